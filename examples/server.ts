@@ -1,0 +1,33 @@
+/**
+ * The bundled example server (`npm start`): settings from `SVC_CONFIG` and the environment, the
+ * embedded store unless Redis is configured, the demo accounts unless `svc.demo.enabled=false`.
+ */
+import { createApp, jsonLogger, loadSettings, SettingsError } from '../lib/index.js';
+
+async function main(): Promise<void> {
+  const settings = loadSettings();
+  const app = await createApp(settings, { logger: jsonLogger });
+  const server = app.listen(settings.port, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : settings.port;
+    jsonLogger.info('listening', { port, issuer: `${settings.baseUrl}/oidc/v1` });
+    process.stdout.write(`svc-connect listening on http://localhost:${port} (issuer ${settings.baseUrl}/oidc/v1)\n`);
+  });
+  const stop = (): void => {
+    server.close(() => {
+      void app.svc.close().then(() => process.exit(0));
+    });
+    setTimeout(() => process.exit(0), 5000).unref();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof SettingsError || err instanceof TypeError) {
+    process.stderr.write(`svc-connect: cannot start: ${err.message}\n`);
+  } else {
+    process.stderr.write(`svc-connect: cannot start: ${err instanceof Error ? err.name : 'error'}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,81 @@
+import Koa, { type Middleware } from 'koa';
+import compose from 'koa-compose';
+import mount from 'koa-mount';
+import type Provider from 'oidc-provider';
+
+import type { SvcStore } from '../../adapters/store.js';
+import { createInteractionsRouter } from '../interactions/router.js';
+import { providerFromRuntime } from '../provider/create-provider.js';
+import { PROVIDER_PATH } from '../provider/paths.js';
+import { resolveRuntime, type RuntimeOptions } from '../provider/runtime.js';
+import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
+import type { Settings } from '../settings/types.js';
+import { errorHandler } from './error-handler.js';
+import { createHealthRouter } from './health.js';
+import { securityHeaders } from './security-headers.js';
+
+/**
+ * The pieces of svc-connect, ready to serve or to mount into an existing Koa app:
+ * `hostApp.keys = svc.cookieKeys; hostApp.use(svc.middleware)` (or under `koa-mount` at the path of
+ * `svc.base-url`).
+ */
+export interface SvcConnect {
+  /** The configured oidc-provider instance. */
+  readonly provider: Provider;
+  /** The store holding all provider state. */
+  readonly store: SvcStore;
+  /** Cookie keys; the host Koa app's `keys` must equal them. */
+  readonly cookieKeys: string[];
+  /** Serves health, interactions and the provider at `/oidc/v1`. */
+  readonly middleware: Middleware;
+  /** Closes the store. */
+  close(): Promise<void>;
+}
+
+/** A Koa app serving svc-connect, with its parts at hand. */
+export type SvcApp = Koa & { readonly svc: SvcConnect };
+
+/**
+ * Builds every piece of svc-connect for `settings` without creating a Koa app, for embedders who
+ * mount them into their own.
+ */
+export async function createSvcConnect(settings: Settings, options: RuntimeOptions = {}): Promise<SvcConnect> {
+  const runtime = await resolveRuntime(settings, options);
+  enforceSafeDefaults(settings, findUnsafeDefaults(settings, { ...runtime.supplied, management: true }), runtime.logger);
+  const provider = providerFromRuntime(settings, runtime);
+  const health = createHealthRouter(runtime.store);
+  const interactions = createInteractionsRouter({ provider, authenticator: runtime.authenticator, baseUrl: settings.baseUrl });
+  const guarded = compose([errorHandler(runtime.logger), health.routes(), interactions.routes(), interactions.allowedMethods()] as Middleware[]);
+  const providerMount = mount(PROVIDER_PATH, provider);
+  const middleware = compose([
+    securityHeaders(),
+    async (ctx, next) => {
+      // oidc-provider renders its own errors; everything else goes through our error handler.
+      const ours = !ctx.path.startsWith(`${PROVIDER_PATH}/`) || ctx.path.startsWith(`${PROVIDER_PATH}/interaction/`);
+      if (ours) await guarded(ctx, next);
+      else await providerMount(ctx, next);
+    },
+  ]);
+  return {
+    provider,
+    store: runtime.store,
+    cookieKeys: runtime.cookieKeys,
+    middleware,
+    close: () => runtime.store.close(),
+  };
+}
+
+/**
+ * A Koa app serving everything of C2 for `settings`: the provider at `/oidc/v1`, the interaction
+ * pages, `/healthz` and `/readyz`, with security headers, `proxy` from settings and `keys` equal to
+ * the cookie keys.
+ */
+export async function createApp(settings: Settings, options: RuntimeOptions = {}): Promise<SvcApp> {
+  const svc = await createSvcConnect(settings, options);
+  const app = new Koa({ proxy: settings.proxy, keys: svc.cookieKeys });
+  app.use(svc.middleware);
+  app.on('error', () => {
+    // Errors are rendered and logged by the middleware; Koa's default handler would print stacks.
+  });
+  return Object.assign(app, { svc });
+}

@@ -1,0 +1,29 @@
+import type { Context } from 'koa';
+
+import { escapeHtml, renderPage, sendPage } from './html.js';
+
+/** Friendly sentences for the errors a person meets in a browser. */
+const EXPLANATIONS: Record<string, string> = {
+  invalid_redirect_uri: 'The application sent you here with a return address it has not registered, so you were not sent back.',
+  invalid_client: 'The application that sent you here is not known to this provider.',
+  invalid_request: 'The application that sent you here made a request this provider cannot accept.',
+  session_not_found: 'Your sign-in session expired or was opened in another browser. Start again from the application.',
+};
+
+/**
+ * The error page for errors the provider cannot redirect back to the client (for example an
+ * unregistered `redirect_uri`). Shows the OAuth error code and description; never internals.
+ * Used as oidc-provider's `renderError`.
+ */
+export async function renderErrorPage(ctx: Context, out: { error?: string; error_description?: string }): Promise<void> {
+  const code = out.error ?? 'server_error';
+  const explanation = EXPLANATIONS[code] ?? 'Something went wrong while signing you in. Start again from the application.';
+  const page = renderPage({
+    title: 'Sign-in could not continue',
+    body: `<h1>Sign-in could not continue</h1>
+<p>${escapeHtml(explanation)}</p>
+<p>Error: <code>${escapeHtml(code)}</code></p>
+${out.error_description ? `<p>Details: ${escapeHtml(out.error_description)}</p>` : ''}`,
+  });
+  sendPage(ctx, page, ctx.status >= 400 ? ctx.status : 400);
+}

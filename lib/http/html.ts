@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+
+import type { Context } from 'koa';
+
+/** Escapes text for HTML element content and double-quoted attribute values. */
+export function escapeHtml(value: unknown): string {
+  return String(value)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+const STYLE = `
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;padding:1rem;background:#f4f5f7;color:#1b1d21;line-height:1.5}
+main{max-width:28rem;margin:2rem auto;background:#fff;border-radius:8px;padding:1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.15)}
+h1{font-size:1.4rem;margin:0 0 1rem}
+label{display:block;font-weight:600;margin:.75rem 0 .25rem}
+input[type=text],input[type=password]{width:100%;padding:.6rem;font-size:1rem;border:1px solid #8a8f98;border-radius:4px}
+input:focus,button:focus{outline:3px solid #1a5fb4;outline-offset:2px}
+button{font-size:1rem;padding:.6rem 1.2rem;border-radius:4px;border:1px solid #1a5fb4;cursor:pointer;margin-top:1rem}
+button.primary{background:#1a5fb4;color:#fff}
+button.secondary{background:#fff;color:#1a5fb4}
+.error{color:#a51d2d;font-weight:600}
+.actions{display:flex;gap:.75rem;flex-wrap:wrap}
+code{word-break:break-all}
+`;
+
+/** A rendered page and the Content-Security-Policy that goes with it. */
+export interface RenderedPage {
+  html: string;
+  csp: string;
+}
+
+/**
+ * Renders a complete, self-contained HTML page (no external assets): inline style allowed by a
+ * nonce, no scripts, frames forbidden, forms limited to `formTargets` (plus `'self'`).
+ */
+export function renderPage(options: { title: string; body: string; formTargets?: string[] }): RenderedPage {
+  const nonce = randomBytes(16).toString('base64');
+  const targets = ["'self'", ...(options.formTargets ?? [])].join(' ');
+  const csp = [
+    "default-src 'none'",
+    `style-src 'nonce-${nonce}'`,
+    "img-src 'self' data:",
+    `form-action ${targets}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+  const html = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(options.title)}</title>
+<style nonce="${nonce}">${STYLE}</style>
+</head>
+<body>
+<main>
+${options.body}
+</main>
+</body>
+</html>`;
+  return { html, csp };
+}
+
+/** Sends a rendered page with its CSP and `Cache-Control: no-store`. */
+export function sendPage(ctx: Context, page: RenderedPage, status = 200): void {
+  ctx.status = status;
+  ctx.type = 'html';
+  ctx.set('Content-Security-Policy', page.csp);
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = page.html;
+}

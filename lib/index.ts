@@ -1,0 +1,18 @@
+/**
+ * svc-connect: a privacy-first OpenID Connect provider on node-oidc-provider and Koa.
+ * @packageDocumentation
+ */
+export { loadSettings, PROPERTY_DEFINITIONS, ruleDerivedEnv, findUnsafeDefaults, enforceSafeDefaults } from './settings/index.js';
+export type { Settings, LoadSettingsOptions, PropertyDefinition, UnsafeDefault, SuppliedParts } from './settings/index.js';
+export { createConfiguration, ID_TOKEN_TTL, INITIAL_ACCESS_TOKEN_TTL, type ConfigurationParts } from './provider/configuration.js';
+export { createProvider } from './provider/create-provider.js';
+export type { RuntimeOptions } from './provider/runtime.js';
+export { generateSigningKeys, validateSigningKeys, type PrivateJwks } from './provider/keys.js';
+export { ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES, CLIENT_AUTH_METHODS } from './provider/algorithms.js';
+export { issuerOf, PROVIDER_PATH, ROUTES } from './provider/paths.js';
+export { createApp, createSvcConnect, type SvcApp, type SvcConnect } from './http/create-app.js';
+export type { Authenticator } from './interactions/authenticator.js';
+export { createStaticAuthenticator, DEMO_ACCOUNTS, type DemoAccount } from './demo/accounts.js';
+export { SettingsError, StoreUnavailableError, AlreadyConsumedError } from './errors.js';
+export { jsonLogger, silentLogger, type Logger, type LogFields } from './logger.js';
+export { createStore, createMemoryStore, GRANTABLE_MODELS, type SvcStore, type MemoryStoreOptions } from '../adapters/index.js';

@@ -1,0 +1,33 @@
+/** Fields of a log line. Never put a token, secret or user claim value here. */
+export type LogFields = Record<string, string | number | boolean | undefined>;
+
+/**
+ * The logging contract of svc-connect: one structured line per event. Embedders pass their own
+ * (pino, winston, …) through the factory options; the default writes JSON lines to stderr.
+ */
+export interface Logger {
+  /** Routine events (listening, registrations). */
+  info(event: string, fields?: LogFields): void;
+  /** Unsafe configuration and recoverable faults. */
+  warn(event: string, fields?: LogFields): void;
+  /** Faults that failed a request. */
+  error(event: string, fields?: LogFields): void;
+}
+
+function line(level: string, event: string, fields?: LogFields): string {
+  return JSON.stringify({ time: new Date().toISOString(), level, event, ...fields });
+}
+
+/** The default logger: JSON lines on stderr. */
+export const jsonLogger: Logger = {
+  info: (event, fields) => process.stderr.write(`${line('info', event, fields)}\n`),
+  warn: (event, fields) => process.stderr.write(`${line('warn', event, fields)}\n`),
+  error: (event, fields) => process.stderr.write(`${line('error', event, fields)}\n`),
+};
+
+/** A logger that drops everything (tests that assert on logs pass a capturing one instead). */
+export const silentLogger: Logger = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};

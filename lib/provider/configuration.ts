@@ -1,0 +1,120 @@
+import type { Adapter, ClientMetadata, Configuration, FindAccount } from 'oidc-provider';
+
+import { renderErrorPage } from '../http/error-page.js';
+import type { Settings } from '../settings/types.js';
+import { CLIENT_AUTH_METHODS, ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES } from './algorithms.js';
+import type { PrivateJwks } from './keys.js';
+import { interactionPath, ROUTES } from './paths.js';
+import { logoutPage, postLogoutPage } from './logout-pages.js';
+
+/** ID token lifetime: 24 hours, fixed (spec 2.6, C3). */
+export const ID_TOKEN_TTL = 86_400;
+/** Initial access token lifetime: two days (C6). */
+export const INITIAL_ACCESS_TOKEN_TTL = 172_800;
+
+/** The parts of a configuration that are not properties: keys, store and accounts. */
+export interface ConfigurationParts {
+  /** Private signing keys of the provider. */
+  jwks: PrivateJwks;
+  /** Cookie signing keys, newest first. */
+  cookieKeys: string[];
+  /** The oidc-provider adapter factory of the store. */
+  adapter: (model: string) => Adapter;
+  /** Resolves an account by its id. */
+  findAccount: FindAccount;
+  /** Statically provisioned clients. */
+  clients?: ClientMetadata[];
+}
+
+/**
+ * Turns {@link Settings} into an oidc-provider `Configuration` (pure: no I/O, no globals).
+ * Code + PKCE (S256) only, 24-hour ID tokens, no refresh tokens, encryption with the C6 lists,
+ * the C2 routes, our interaction pages, no dev interactions.
+ */
+export function createConfiguration(settings: Settings, parts: ConfigurationParts): Configuration {
+  const https = settings.baseUrl.startsWith('https:');
+  const encryptionAlgs = [...ENCRYPTION_ALG_VALUES];
+  const encryptionEncs = [...ENCRYPTION_ENC_VALUES];
+  const signingAlgs = [...SIGNING_ALG_VALUES];
+  return {
+    adapter: parts.adapter,
+    clients: parts.clients ?? [],
+    findAccount: parts.findAccount,
+    jwks: parts.jwks as Configuration['jwks'],
+    cookies: {
+      keys: parts.cookieKeys,
+      // POST at /authorize and /logout needs SameSite=None, which browsers accept only with Secure:
+      // so it is offered on https deployments only (docs/spec-decisions.md).
+      long: { httpOnly: true, sameSite: https ? 'none' : 'lax' },
+      short: { httpOnly: true, sameSite: 'lax' },
+    },
+    enableHttpPostMethods: https,
+    routes: { ...ROUTES },
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    scopes: ['openid'],
+    claims: { openid: ['sub'], auth_time: null, iss: null },
+    acrValues: [],
+    clientAuthMethods: [...CLIENT_AUTH_METHODS],
+    clientDefaults: {
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      id_token_signed_response_alg: 'RS256',
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    extraClientMetadata: {
+      properties: ['allow_unencrypted_userinfo'],
+      validator(_ctx, key, value, metadata) {
+        if (key !== 'allow_unencrypted_userinfo') return;
+        if (value === undefined) {
+          metadata.allow_unencrypted_userinfo = false;
+          return;
+        }
+        if (typeof value !== 'boolean') {
+          // Thrown as invalid_client_metadata by oidc-provider's schema validation.
+          throw new TypeError('allow_unencrypted_userinfo must be a boolean');
+        }
+      },
+    },
+    ttl: {
+      AccessToken: settings.accessToken.ttl,
+      AuthorizationCode: 60,
+      IdToken: ID_TOKEN_TTL,
+      Interaction: 3600,
+      Session: 14 * 24 * 3600,
+      Grant: 14 * 24 * 3600,
+      InitialAccessToken: INITIAL_ACCESS_TOKEN_TTL,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      encryption: { enabled: true },
+      jwtUserinfo: { enabled: true },
+      userinfo: { enabled: true },
+      claimsParameter: { enabled: true },
+      rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: postLogoutPage },
+      registration: { enabled: true, initialAccessToken: true, issueRegistrationAccessToken: true },
+      registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+      resourceIndicators: { enabled: false },
+      revocation: { enabled: false },
+      introspection: { enabled: false },
+    },
+    enabledJWA: {
+      idTokenSigningAlgValues: signingAlgs,
+      userinfoSigningAlgValues: signingAlgs,
+      requestObjectSigningAlgValues: signingAlgs,
+      clientAuthSigningAlgValues: signingAlgs,
+      idTokenEncryptionAlgValues: encryptionAlgs,
+      idTokenEncryptionEncValues: encryptionEncs,
+      userinfoEncryptionAlgValues: encryptionAlgs,
+      userinfoEncryptionEncValues: encryptionEncs,
+      requestObjectEncryptionAlgValues: encryptionAlgs,
+      requestObjectEncryptionEncValues: encryptionEncs,
+    },
+    interactions: {
+      url: (_ctx, interaction) => interactionPath(settings.baseUrl, interaction.uid),
+    },
+    renderError: async (ctx, out) => renderErrorPage(ctx, out),
+  };
+}

@@ -1,0 +1,40 @@
+import Provider from 'oidc-provider';
+
+import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
+import type { Settings } from '../settings/types.js';
+import { createConfiguration } from './configuration.js';
+import { issuerOf } from './paths.js';
+import { resolveRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+
+/**
+ * Builds a ready oidc-provider `Provider` for `settings`: keys, store, accounts and every hook of
+ * svc-connect installed. Mount it at `/oidc/v1` (or use {@link createApp}, which does everything).
+ *
+ * @throws {@link SettingsError} for unsafe defaults under `NODE_ENV=production` or unreadable files.
+ */
+export async function createProvider(settings: Settings, options: RuntimeOptions = {}): Promise<Provider> {
+  const runtime = await resolveRuntime(settings, options);
+  enforceSafeDefaults(settings, findUnsafeDefaults(settings, runtime.supplied), runtime.logger);
+  return providerFromRuntime(settings, runtime);
+}
+
+/** Builds the provider from an already resolved and checked runtime (shared with `createApp`). */
+export function providerFromRuntime(settings: Settings, runtime: Runtime): Provider {
+  const { authenticator, logger } = runtime;
+  const configuration = createConfiguration(settings, {
+    jwks: runtime.jwks,
+    cookieKeys: runtime.cookieKeys,
+    adapter: runtime.store.adapter,
+    clients: runtime.clients,
+    findAccount: async (_ctx, sub) => {
+      if (!(await authenticator.exists(sub))) return undefined;
+      return { accountId: sub, claims: async () => ({ sub }) };
+    },
+  });
+  const provider = new Provider(issuerOf(settings.baseUrl), configuration);
+  provider.proxy = settings.proxy;
+  provider.on('server_error', (_ctx, err: Error) => {
+    logger.error('server_error', { name: err.name, code: (err as { code?: string }).code });
+  });
+  return provider;
+}

@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+
+import type { ClientMetadata } from 'oidc-provider';
+
+import { createStore } from '../../adapters/index.js';
+import type { SvcStore } from '../../adapters/store.js';
+import { createStaticAuthenticator } from '../demo/accounts.js';
+import { SettingsError } from '../errors.js';
+import type { Authenticator } from '../interactions/authenticator.js';
+import { jsonLogger, type Logger } from '../logger.js';
+import type { Settings } from '../settings/types.js';
+import { generateSigningKeys, readSigningKeys, validateSigningKeys, type PrivateJwks } from './keys.js';
+
+/** Parts an embedder may supply in code instead of through properties. */
+export interface RuntimeOptions {
+  /** The store; default: from settings (Redis when configured, else the embedded memory store). */
+  store?: SvcStore;
+  /** Private signing keys; default: `svc.keys.file`, else generated at start. */
+  jwks?: PrivateJwks;
+  /** Signs people in; default: the demo accounts when `svc.demo.enabled`, else required. */
+  authenticator?: Authenticator;
+  /** Statically provisioned clients, added to those of `svc.clients.file`. */
+  clients?: ClientMetadata[];
+  /** Where log lines go; default JSON lines on stderr. */
+  logger?: Logger;
+}
+
+/** Everything resolved: what the provider and the app are built from. */
+export interface Runtime {
+  store: SvcStore;
+  jwks: PrivateJwks;
+  cookieKeys: string[];
+  authenticator: Authenticator;
+  clients: ClientMetadata[];
+  logger: Logger;
+  /** Which parts came from code (for the unsafe-defaults check). */
+  supplied: { store: boolean; keys: boolean };
+}
+
+/** Resolves keys, cookie keys, store, authenticator and clients from settings and code. */
+export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
+  const logger = options.logger ?? jsonLogger;
+  const jwks = options.jwks
+    ? validateSigningKeys(options.jwks, 'options.jwks')
+    : settings.keys.file
+      ? await readSigningKeys(settings.keys.file)
+      : await generateSigningKeys();
+  const cookieKeys = settings.cookies.keys ?? [randomBytes(32).toString('base64url')];
+  let authenticator = options.authenticator;
+  if (!authenticator) {
+    if (!settings.demo.enabled) {
+      throw new TypeError('options.authenticator is required when svc.demo.enabled is false');
+    }
+    authenticator = createStaticAuthenticator();
+  }
+  const clients = [...(settings.clients.file ? await readClients(settings.clients.file) : []), ...(options.clients ?? [])];
+  const store = options.store ?? createStore(settings);
+  return { store, jwks, cookieKeys, authenticator, clients, logger, supplied: { store: !!options.store, keys: !!options.jwks } };
+}
+
+async function readClients(file: string): Promise<ClientMetadata[]> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    throw new SettingsError(`cannot read svc.clients.file ${file}: ${(err as Error).message}`, ['svc.clients.file']);
+  }
+  if (!Array.isArray(parsed) || !parsed.every((c) => c && typeof c === 'object' && typeof (c as ClientMetadata).client_id === 'string')) {
+    throw new SettingsError(`svc.clients.file ${file} must hold an array of client metadata objects with client_id`, ['svc.clients.file']);
+  }
+  return parsed as ClientMetadata[];
+}

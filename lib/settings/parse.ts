@@ -1,0 +1,97 @@
+/**
+ * Value parsers for settings properties. Each takes the raw text and returns the typed value or
+ * throws a plain `Error` whose message says what is wrong (the loader adds the property name).
+ */
+
+/** Parses `true`/`false` (case-insensitive; also `1`/`0`, `yes`/`no`). */
+export function parseBoolean(raw: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(value)) return true;
+  if (['false', '0', 'no'].includes(value)) return false;
+  throw new Error(`expected true or false, got "${raw}"`);
+}
+
+/** Parses a whole number within [min, max]. */
+export function parseInteger(raw: string, min: number, max: number): number {
+  const value = raw.trim();
+  if (!/^\d+$/.test(value)) throw new Error(`expected a whole number, got "${raw}"`);
+  const n = Number(value);
+  if (n < min || n > max) throw new Error(`expected a number from ${min} to ${max}, got ${n}`);
+  return n;
+}
+
+/** Parses an absolute http(s) URL without query or fragment; returns it without a trailing slash. */
+export function parseBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new Error(`expected an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new Error(`expected an http or https URL, got "${raw}"`);
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new Error('must not carry credentials, a query or a fragment');
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/** Parses a URL whose scheme is one of `schemes` (e.g. `redis:`), keeping it as written. */
+export function parseUrlWithScheme(raw: string, schemes: string[]): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new Error('expected an absolute URL');
+  }
+  if (!schemes.includes(url.protocol)) {
+    throw new Error(`expected a URL with scheme ${schemes.map((s) => s.replace(/:$/, '')).join(' or ')}`);
+  }
+  return raw.trim();
+}
+
+/** Parses `host:port,host:port`. */
+export function parseHostPorts(raw: string): { host: string; port: number }[] {
+  const nodes = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const match = /^(.+):(\d{1,5})$/.exec(part);
+      if (!match?.[1] || !match[2]) throw new Error(`expected host:port, got "${part}"`);
+      return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: parseInteger(match[2], 1, 65535) };
+    });
+  if (nodes.length === 0) throw new Error('expected at least one host:port');
+  return nodes;
+}
+
+/** Parses a comma-separated list of secrets, each at least `minLength` characters. */
+export function parseSecretList(raw: string, minLength: number): string[] {
+  const keys = raw
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  if (keys.length === 0) throw new Error('expected at least one key');
+  // Describe the fault by position only: the value is a secret and must not be echoed.
+  keys.forEach((k, i) => {
+    if (k.length < minLength) throw new Error(`key #${i + 1} is shorter than ${minLength} characters`);
+  });
+  return keys;
+}
+
+/** Parses a non-empty string (trimmed). */
+export function parseNonEmpty(raw: string): string {
+  const value = raw.trim();
+  if (!value) throw new Error('must not be empty');
+  return value;
+}
+
+/** Parses an e-mail address of the simple `local@domain` form. */
+export function parseEmailAddress(raw: string): string {
+  const value = raw.trim();
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(value) || value.length > 254) {
+    throw new Error(`expected an e-mail address, got "${raw}"`);
+  }
+  return value;
+}

@@ -1,0 +1,64 @@
+/**
+ * The typed settings of svc-connect. Every member has exactly one home: its property definition in
+ * `definitions.ts`, where its default and documentation live.
+ */
+export interface Settings {
+  /** TCP port of the example server (`svc.port`). */
+  port: number;
+  /** Public base URL; the issuer is `{baseUrl}/oidc/v1` (`svc.base-url`). No trailing slash. */
+  baseUrl: string;
+  redis: {
+    /** Standalone Redis URL (`svc.redis.url`); unset → embedded in-memory store. */
+    url?: string;
+    /** Redis Cluster seed nodes (`svc.redis.cluster-nodes`). */
+    clusterNodes?: { host: string; port: number }[];
+    /** Prefix of every key this provider writes (`svc.redis.key-prefix`). */
+    keyPrefix: string;
+  };
+  mail: {
+    /** SMTP URL (`svc.mail.smtp-url`); unset → mails are written to `outboxDir`. */
+    smtpUrl?: string;
+    /** Folder for `.eml` files when no SMTP is configured (`svc.mail.outbox-dir`). */
+    outboxDir: string;
+    /** Sender address (`svc.mail.from`). */
+    from: string;
+  };
+  management: {
+    /** HTTP Basic user of the management endpoint (`svc.management.user`). */
+    user: string;
+    /** HTTP Basic password of the management endpoint (`svc.management.password`). */
+    password: string;
+  };
+  stage: {
+    /** Deliver the `scope` claim in UserInfo instead of the ID token. */
+    includeScopesInUserInfo: boolean;
+  };
+  keys: {
+    /** A JWKS file with the provider's private signing keys (`svc.keys.file`). */
+    file?: string;
+  };
+  cookies: {
+    /** Keys that sign cookies, newest first (`svc.cookies.keys`); unset → ephemeral. */
+    keys?: string[];
+  };
+  accessToken: {
+    /** Access token lifetime in seconds (`svc.access-token.ttl`). */
+    ttl: number;
+  };
+  demo: {
+    /** Serve the demo accounts and the demo page (`svc.demo.enabled`). */
+    enabled: boolean;
+  };
+  fetch: {
+    /** Allow outbound fetches to private and loopback addresses (`svc.fetch.allow-private-network`). */
+    allowPrivateNetwork: boolean;
+  };
+  /** Trust `X-Forwarded-*` headers (`svc.proxy`). */
+  proxy: boolean;
+  clients: {
+    /** A JSON file holding an array of statically provisioned client metadata (`svc.clients.file`). */
+    file?: string;
+  };
+  /** `true` when `NODE_ENV=production`: unsafe defaults are refused instead of warned about. */
+  production: boolean;
+}

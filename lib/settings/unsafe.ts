@@ -1,0 +1,65 @@
+import { SettingsError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Settings } from './types.js';
+
+/** A default that is fine for trying things out and wrong for production. */
+export interface UnsafeDefault {
+  /** The property to set to fix it. */
+  property: string;
+  /** What is unsafe about it. */
+  reason: string;
+}
+
+/** What the caller supplies in code instead of through properties. */
+export interface SuppliedParts {
+  /** An adapter/store was passed in code (so the memory-store default does not apply). */
+  store?: boolean;
+  /** Signing keys were passed in code. */
+  keys?: boolean;
+  /** The management router and mailer are served by this app. */
+  management?: boolean;
+}
+
+/** Lists the unsafe defaults still in force for `settings`. */
+export function findUnsafeDefaults(settings: Settings, supplied: SuppliedParts = {}): UnsafeDefault[] {
+  const found: UnsafeDefault[] = [];
+  if (!supplied.store && !settings.redis.url && !settings.redis.clusterNodes) {
+    found.push({ property: 'svc.redis.url', reason: 'the embedded in-memory store serves one process and loses everything on restart' });
+  }
+  if (!supplied.keys && !settings.keys.file) {
+    found.push({ property: 'svc.keys.file', reason: 'signing keys are generated at each start, so tokens stop verifying after a restart' });
+  }
+  if (!settings.cookies.keys) {
+    found.push({ property: 'svc.cookies.keys', reason: 'cookie keys are generated at each start, so sessions end on restart' });
+  }
+  if (supplied.management) {
+    if (settings.management.user === 'admin' && settings.management.password === 'admin') {
+      found.push({ property: 'svc.management.password', reason: 'the management endpoint still uses the shipped credentials admin/admin' });
+    }
+    if (!settings.mail.smtpUrl) {
+      found.push({ property: 'svc.mail.smtp-url', reason: `invitation mails are written to ${settings.mail.outboxDir} instead of being sent` });
+    }
+  }
+  return found;
+}
+
+/**
+ * With `NODE_ENV=production` refuses to start while unsafe defaults remain (the error names every
+ * property to set); otherwise warns once per default.
+ *
+ * @throws {@link SettingsError} in production when `found` is not empty.
+ */
+export function enforceSafeDefaults(settings: Settings, found: UnsafeDefault[], logger: Logger): void {
+  if (found.length === 0) return;
+  if (settings.production) {
+    throw new SettingsError(
+      `refusing to start with NODE_ENV=production while unsafe defaults remain; set ${found
+        .map((f) => `${f.property} (${f.reason})`)
+        .join('; ')}`,
+      found.map((f) => f.property),
+    );
+  }
+  for (const f of found) {
+    logger.warn('unsafe_default', { property: f.property, reason: f.reason, fix: `set ${f.property} before production` });
+  }
+}
