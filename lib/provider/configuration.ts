@@ -1,4 +1,4 @@
-import type { Adapter, ClientMetadata, Configuration, FindAccount } from 'oidc-provider';
+import { errors, type Adapter, type ClientMetadata, type Configuration, type FindAccount } from 'oidc-provider';
 
 import { renderErrorPage } from '../http/error-page.js';
 import type { Settings } from '../settings/types.js';
@@ -52,6 +52,14 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     routes: { ...ROUTES },
     responseTypes: ['code'],
     pkce: { required: () => true },
+    extraParams: {
+      // Runs after client and redirect_uri checks, so the error is redirected with `state` (C3).
+      scope(_ctx, value) {
+        if (typeof value !== 'string' || !value.split(' ').includes('openid')) {
+          throw new errors.InvalidScope('the scope must contain openid', 'openid');
+        }
+      },
+    },
     scopes: ['openid'],
     claims: { openid: ['sub'], auth_time: null, iss: null },
     acrValues: [],

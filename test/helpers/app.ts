@@ -1,0 +1,70 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type { ClientMetadata } from 'oidc-provider';
+
+import { createApp, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
+import type { RuntimeOptions } from '../../lib/provider/runtime.js';
+import type { Settings } from '../../lib/settings/types.js';
+
+/** A listening svc-connect app on a free loopback port. */
+export interface RunningApp {
+  /** e.g. `http://127.0.0.1:41234` */
+  baseUrl: string;
+  issuer: string;
+  app: SvcApp;
+  settings: Settings;
+  close(): Promise<void>;
+}
+
+/** Options of {@link startApp}. */
+export interface StartOptions extends RuntimeOptions {
+  /** Extra properties by name (as in a properties file). */
+  properties?: Record<string, string | number | boolean>;
+  /** Clients built once the base URL (and so the port) is known. */
+  clientsFor?: (baseUrl: string) => ClientMetadata[];
+}
+
+/**
+ * Starts the app on 127.0.0.1:0. The server listens first so the issuer can carry the real port.
+ * Settings come from `properties` only (the process environment is ignored).
+ */
+export async function startApp(options: StartOptions = {}): Promise<RunningApp> {
+  let handler: Parameters<typeof createServer>[1] = (_req, res) => {
+    res.statusCode = 503;
+    res.end();
+  };
+  const server: Server = createServer((req, res) => handler?.(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const settings = loadSettings({ env: {}, properties: { 'svc.base-url': baseUrl, 'svc.port': port, ...options.properties } });
+  const { properties: _p, clientsFor, ...runtime } = options;
+  const app = await createApp(settings, {
+    logger: silentLogger,
+    ...runtime,
+    clients: [...(runtime.clients ?? []), ...(clientsFor ? clientsFor(baseUrl) : [])],
+  });
+  handler = app.callback();
+  return {
+    baseUrl,
+    issuer: `${baseUrl}/oidc/v1`,
+    app,
+    settings,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await app.svc.close();
+    },
+  };
+}
+
+/** A confidential test client (client_secret_basic) redirecting to a URL nobody serves. */
+export function confidentialClient(overrides: Partial<ClientMetadata> = {}): ClientMetadata {
+  return {
+    client_id: 'test-rp',
+    client_secret: 'test-rp-secret-that-is-long-enough-0123456789',
+    redirect_uris: ['http://rp.localhost/cb'],
+    ...overrides,
+  };
+}
