@@ -7,7 +7,8 @@ import type { SvcStore } from '../../adapters/store.js';
 import { createInteractionsRouter } from '../interactions/router.js';
 import { providerFromRuntime } from '../provider/create-provider.js';
 import { PROVIDER_PATH } from '../provider/paths.js';
-import { resolveRuntime, type RuntimeOptions } from '../provider/runtime.js';
+import { jsonLogger } from '../logger.js';
+import { resolveRuntime, suppliedParts, type RuntimeOptions } from '../provider/runtime.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
 import { errorHandler } from './error-handler.js';
@@ -40,8 +41,8 @@ export type SvcApp = Koa & { readonly svc: SvcConnect };
  * mount them into their own.
  */
 export async function createSvcConnect(settings: Settings, options: RuntimeOptions = {}): Promise<SvcConnect> {
+  enforceSafeDefaults(settings, findUnsafeDefaults(settings, { ...suppliedParts(options), management: true }), options.logger ?? jsonLogger);
   const runtime = await resolveRuntime(settings, options);
-  enforceSafeDefaults(settings, findUnsafeDefaults(settings, { ...runtime.supplied, management: true }), runtime.logger);
   const provider = providerFromRuntime(settings, runtime);
   const health = createHealthRouter(runtime.store);
   const interactions = createInteractionsRouter({ provider, authenticator: runtime.authenticator, baseUrl: settings.baseUrl });

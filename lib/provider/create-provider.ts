@@ -4,7 +4,8 @@ import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
 import { createConfiguration } from './configuration.js';
 import { issuerOf } from './paths.js';
-import { resolveRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+import { jsonLogger } from '../logger.js';
+import { resolveRuntime, suppliedParts, type Runtime, type RuntimeOptions } from './runtime.js';
 
 /**
  * Builds a ready oidc-provider `Provider` for `settings`: keys, store, accounts and every hook of
@@ -13,8 +14,8 @@ import { resolveRuntime, type Runtime, type RuntimeOptions } from './runtime.js'
  * @throws {@link SettingsError} for unsafe defaults under `NODE_ENV=production` or unreadable files.
  */
 export async function createProvider(settings: Settings, options: RuntimeOptions = {}): Promise<Provider> {
+  enforceSafeDefaults(settings, findUnsafeDefaults(settings, suppliedParts(options)), options.logger ?? jsonLogger);
   const runtime = await resolveRuntime(settings, options);
-  enforceSafeDefaults(settings, findUnsafeDefaults(settings, runtime.supplied), runtime.logger);
   return providerFromRuntime(settings, runtime);
 }
 

@@ -34,8 +34,11 @@ export interface Runtime {
   authenticator: Authenticator;
   clients: ClientMetadata[];
   logger: Logger;
-  /** Which parts came from code (for the unsafe-defaults check). */
-  supplied: { store: boolean; keys: boolean };
+}
+
+/** Which parts the caller supplies in code (for the unsafe-defaults check). */
+export function suppliedParts(options: RuntimeOptions): { store: boolean; keys: boolean } {
+  return { store: !!options.store, keys: !!options.jwks };
 }
 
 /** Resolves keys, cookie keys, store, authenticator and clients from settings and code. */
@@ -50,13 +53,16 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   let authenticator = options.authenticator;
   if (!authenticator) {
     if (!settings.demo.enabled) {
-      throw new TypeError('options.authenticator is required when svc.demo.enabled is false');
+      throw new SettingsError(
+        'svc.demo.enabled is false and no authenticator was given: embed svc-connect with options.authenticator, or set svc.demo.enabled=true to sign in the demo accounts',
+        ['svc.demo.enabled'],
+      );
     }
     authenticator = createStaticAuthenticator();
   }
   const clients = [...(settings.clients.file ? await readClients(settings.clients.file) : []), ...(options.clients ?? [])];
   const store = options.store ?? createStore(settings);
-  return { store, jwks, cookieKeys, authenticator, clients, logger, supplied: { store: !!options.store, keys: !!options.jwks } };
+  return { store, jwks, cookieKeys, authenticator, clients, logger };
 }
 
 async function readClients(file: string): Promise<ClientMetadata[]> {

@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { AdapterPayload } from 'oidc-provider';
+
+import type { SvcStore } from '../../adapters/store.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The adapter contract: every store (memory, Redis standalone, Redis Cluster) runs this same suite.
+ * `makeStore` is called once; ids are random so stores that hold other data are not disturbed.
+ */
+export function describeAdapterContract(name: string, makeStore: () => Promise<SvcStore>): void {
+  describe(`adapter contract: ${name}`, () => {
+    let store: SvcStore;
+    const id = (): string => randomUUID();
+
+    beforeAll(async () => {
+      store = await makeStore();
+    });
+    afterAll(async () => store.close());
+
+    it('answers ping', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    it('returns what was written, as a copy', async () => {
+      const a = store.adapter('AccessToken');
+      const key = id();
+      const payload: AdapterPayload = { accountId: 'acc', clientId: 'c', grantId: id(), scope: 'openid', kind: 'AccessToken', jti: key };
+      await a.upsert(key, payload, 60);
+      const found = await a.find(key);
+      expect(found).toEqual(payload);
+      (found as AdapterPayload).scope = 'changed';
+      expect((await a.find(key))?.scope).toBe('openid');
+      payload.scope = 'mutated-after-write';
+      expect((await a.find(key))?.scope).toBe('openid');
+    });
+
+    it('returns undefined for unknown ids', async () => {
+      expect(await store.adapter('AccessToken').find(id())).toBeUndefined();
+      expect(await store.adapter('Session').findByUid(id())).toBeUndefined();
+      expect(await store.adapter('DeviceCode').findByUserCode(id())).toBeUndefined();
+    });
+
+    it('keeps models apart', async () => {
+      const key = id();
+      await store.adapter('AccessToken').upsert(key, { kind: 'AccessToken' }, 60);
+      expect(await store.adapter('AuthorizationCode').find(key)).toBeUndefined();
+    });
+
+    it('overwrites on upsert', async () => {
+      const a = store.adapter('Grant');
+      const key = id();
+      await a.upsert(key, { accountId: 'one' }, 60);
+      await a.upsert(key, { accountId: 'two' }, 60);
+      expect((await a.find(key))?.accountId).toBe('two');
+    });
+
+    it('expires records after their TTL, with their indexes', async () => {
+      const session = store.adapter('Session');
+      const key = id();
+      const uid = id();
+      await session.upsert(key, { uid, accountId: 'a' }, 1);
+      expect((await session.findByUid(uid))?.accountId).toBe('a');
+      await sleep(1300);
+      expect(await session.find(key)).toBeUndefined();
+      expect(await session.findByUid(uid)).toBeUndefined();
+    });
+
+    it('keeps records without a TTL', async () => {
+      const client = store.adapter('Client');
+      const key = id();
+      await client.upsert(key, { client_id: key });
+      expect((await client.find(key))?.client_id).toBe(key);
+      await client.destroy(key);
+    });
+
+    it('finds sessions by uid and device codes by user code', async () => {
+      const sessionKey = id();
+      const uid = id();
+      await store.adapter('Session').upsert(sessionKey, { uid, accountId: 'x' }, 60);
+      expect((await store.adapter('Session').findByUid(uid))?.accountId).toBe('x');
+      const deviceKey = id();
+      const userCode = id();
+      await store.adapter('DeviceCode').upsert(deviceKey, { userCode, clientId: 'c' }, 60);
+      expect((await store.adapter('DeviceCode').findByUserCode(userCode))?.clientId).toBe('c');
+    });
+
+    it('drops the old uid index when a session is rewritten with a new uid', async () => {
+      const session = store.adapter('Session');
+      const key = id();
+      const oldUid = id();
+      const newUid = id();
+      await session.upsert(key, { uid: oldUid }, 60);
+      await session.upsert(key, { uid: newUid }, 60);
+      expect(await session.findByUid(oldUid)).toBeUndefined();
+      expect((await session.findByUid(newUid))?.uid).toBe(newUid);
+    });
+
+    it('destroys a record and its indexes', async () => {
+      const session = store.adapter('Session');
+      const key = id();
+      const uid = id();
+      await session.upsert(key, { uid }, 60);
+      await session.destroy(key);
+      expect(await session.find(key)).toBeUndefined();
+      expect(await session.findByUid(uid)).toBeUndefined();
+    });
+
+    it('consumes once: marks the record consumed, a second consume rejects with invalid_grant', async () => {
+      const codes = store.adapter('AuthorizationCode');
+      const key = id();
+      await codes.upsert(key, { grantId: id(), kind: 'AuthorizationCode' }, 60);
+      await codes.consume(key);
+      const consumed = await codes.find(key);
+      expect(typeof consumed?.consumed).toBe('number');
+      await expect(codes.consume(key)).rejects.toMatchObject({ error: 'invalid_grant' });
+    });
+
+    it('lets exactly one of 50 concurrent consumers win', async () => {
+      const codes = store.adapter('AuthorizationCode');
+      const key = id();
+      await codes.upsert(key, { grantId: id(), kind: 'AuthorizationCode' }, 60);
+      const results = await Promise.allSettled(Array.from({ length: 50 }, () => codes.consume(key)));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      const losers = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      expect(losers).toHaveLength(49);
+      for (const loser of losers) expect(loser.reason).toMatchObject({ error: 'invalid_grant' });
+    });
+
+    it('rejects consuming an unknown record with invalid_grant', async () => {
+      await expect(store.adapter('AuthorizationCode').consume(id())).rejects.toMatchObject({ error: 'invalid_grant' });
+    });
+
+    it('revokes every record of a grant across models, and nothing else', async () => {
+      const grantId = id();
+      const otherGrant = id();
+      const at = id();
+      const code = id();
+      const keep = id();
+      await store.adapter('AccessToken').upsert(at, { grantId, kind: 'AccessToken' }, 60);
+      await store.adapter('AuthorizationCode').upsert(code, { grantId, kind: 'AuthorizationCode' }, 60);
+      await store.adapter('AccessToken').upsert(keep, { grantId: otherGrant, kind: 'AccessToken' }, 60);
+      await store.adapter('AccessToken').revokeByGrantId(grantId);
+      expect(await store.adapter('AccessToken').find(at)).toBeUndefined();
+      expect(await store.adapter('AuthorizationCode').find(code)).toBeUndefined();
+      expect(await store.adapter('AccessToken').find(keep)).toBeDefined();
+    });
+
+    it('revoking an unknown grant is a no-op', async () => {
+      await expect(store.adapter('AccessToken').revokeByGrantId(id())).resolves.toBeUndefined();
+    });
+  });
+}

@@ -1,0 +1,218 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { describe, expect, it } from '@jest/globals';
+
+import { findUnsafeDefaults, enforceSafeDefaults, loadSettings, PROPERTY_DEFINITIONS, ruleDerivedEnv, SettingsError, silentLogger } from '../../lib/index.js';
+import type { Settings } from '../../lib/settings/types.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-settings-'));
+const file = (name: string, text: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const captureError = (fn: () => unknown): SettingsError => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof SettingsError) return err;
+    throw err;
+  }
+  throw new Error('expected a SettingsError');
+};
+
+/** A valid value for each property, and where it lands in Settings. */
+const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; expected: unknown }> = {
+  'svc.port': { raw: '8080', read: (s) => s.port, expected: 8080 },
+  'svc.base-url': { raw: 'https://id.example.com/', read: (s) => s.baseUrl, expected: 'https://id.example.com' },
+  'svc.redis.url': { raw: 'redis://10.1.2.3:6380/2', read: (s) => s.redis.url, expected: 'redis://10.1.2.3:6380/2' },
+  'svc.redis.cluster-nodes': {
+    raw: 'a:7000,b:7001',
+    read: (s) => s.redis.clusterNodes,
+    expected: [
+      { host: 'a', port: 7000 },
+      { host: 'b', port: 7001 },
+    ],
+  },
+  'svc.redis.key-prefix': { raw: 'idp:', read: (s) => s.redis.keyPrefix, expected: 'idp:' },
+  'svc.mail.smtp-url': { raw: 'smtp://mail.example.com:587', read: (s) => s.mail.smtpUrl, expected: 'smtp://mail.example.com:587' },
+  'svc.mail.outbox-dir': { raw: '/var/mail/out', read: (s) => s.mail.outboxDir, expected: '/var/mail/out' },
+  'svc.mail.from': { raw: 'idp@example.com', read: (s) => s.mail.from, expected: 'idp@example.com' },
+  'svc.management.user': { raw: 'ops', read: (s) => s.management.user, expected: 'ops' },
+  'svc.management.password': { raw: 's3cret-pass', read: (s) => s.management.password, expected: 's3cret-pass' },
+  'svc.stage.include-scopes-in-user-info': { raw: 'true', read: (s) => s.stage.includeScopesInUserInfo, expected: true },
+  'svc.keys.file': { raw: '/etc/svc/keys.json', read: (s) => s.keys.file, expected: '/etc/svc/keys.json' },
+  'svc.cookies.keys': {
+    raw: 'k'.repeat(32) + ',' + 'j'.repeat(40),
+    read: (s) => s.cookies.keys,
+    expected: ['k'.repeat(32), 'j'.repeat(40)],
+  },
+  'svc.access-token.ttl': { raw: '600', read: (s) => s.accessToken.ttl, expected: 600 },
+  'svc.demo.enabled': { raw: 'false', read: (s) => s.demo.enabled, expected: false },
+  'svc.fetch.allow-private-network': { raw: 'true', read: (s) => s.fetch.allowPrivateNetwork, expected: true },
+  'svc.proxy': { raw: 'true', read: (s) => s.proxy, expected: true },
+  'svc.clients.file': { raw: '/etc/svc/clients.json', read: (s) => s.clients.file, expected: '/etc/svc/clients.json' },
+};
+
+describe('loadSettings (C9)', () => {
+  it('has a sample for every property (this table grows with the definitions)', () => {
+    expect(Object.keys(SAMPLES).sort()).toEqual(PROPERTY_DEFINITIONS.map((d) => d.name).sort());
+  });
+
+  it('applies the documented defaults', () => {
+    const s = loadSettings({ env: {} });
+    expect(s.port).toBe(3000);
+    expect(s.baseUrl).toBe('http://localhost:3000');
+    expect(s.redis).toEqual({ keyPrefix: 'svc:' });
+    expect(s.mail).toEqual({ outboxDir: './outbox', from: 'no-reply@localhost' });
+    expect(s.management).toEqual({ user: 'admin', password: 'admin' });
+    expect(s.stage.includeScopesInUserInfo).toBe(false);
+    expect(s.accessToken.ttl).toBe(3600);
+    expect(s.demo.enabled).toBe(true);
+    expect(s.fetch.allowPrivateNetwork).toBe(false);
+    expect(s.proxy).toBe(false);
+    expect(s.production).toBe(false);
+  });
+
+  it('derives the base URL from the port when unset', () => {
+    expect(loadSettings({ env: { PORT: '4000' } }).baseUrl).toBe('http://localhost:4000');
+  });
+
+  it('turns the demo off by default in production', () => {
+    expect(loadSettings({ env: { NODE_ENV: 'production' } }).demo.enabled).toBe(false);
+  });
+
+  describe.each(Object.entries(SAMPLES))('%s', (name, sample) => {
+    const definition = PROPERTY_DEFINITIONS.find((d) => d.name === name);
+
+    it('is read from a .properties file', () => {
+      const path = file(`${name}.properties`, `# comment\n${name} = ${sample.raw}\n`);
+      expect(sample.read(loadSettings({ env: {}, file: path }))).toEqual(sample.expected);
+    });
+
+    it('is read from a .json file (flat and nested)', () => {
+      const flat = file(`${name}.json`, JSON.stringify({ [name]: sample.raw }));
+      expect(sample.read(loadSettings({ env: {}, file: flat }))).toEqual(sample.expected);
+      const nested = name.split('.').reduceRight<unknown>((acc, part) => ({ [part]: acc }), sample.raw);
+      const nestedPath = file(`${name}.nested.json`, JSON.stringify(nested));
+      expect(sample.read(loadSettings({ env: {}, file: nestedPath }))).toEqual(sample.expected);
+    });
+
+    it('is read from its rule-derived environment variable', () => {
+      expect(sample.read(loadSettings({ env: { [ruleDerivedEnv(name)]: sample.raw } }))).toEqual(sample.expected);
+    });
+
+    if (definition?.env) {
+      it(`is read from ${definition.env}`, () => {
+        expect(sample.read(loadSettings({ env: { [definition.env as string]: sample.raw } }))).toEqual(sample.expected);
+      });
+    }
+  });
+
+  it('lets the environment win over the file', () => {
+    const path = file('wins.properties', 'svc.port=1111\nsvc.redis.key-prefix=file:\n');
+    const s = loadSettings({ env: { PORT: '2222', SVC_CONFIG: path } });
+    expect(s.port).toBe(2222);
+    expect(s.redis.keyPrefix).toBe('file:');
+  });
+
+  it('reads the file named by SVC_CONFIG', () => {
+    const path = file('named.json', JSON.stringify({ svc: { port: 5555 } }));
+    expect(loadSettings({ env: { SVC_CONFIG: path } }).port).toBe(5555);
+  });
+
+  it('stops on an unknown svc.* property in a file, naming it', () => {
+    const path = file('unknown.properties', 'svc.prot=3000\n');
+    const err = captureError(() => loadSettings({ env: {}, file: path }));
+    expect(err.properties).toEqual(['svc.prot']);
+    expect(err.message).toContain('svc.prot');
+  });
+
+  it('stops on an unknown SVC_ environment variable, naming it', () => {
+    const err = captureError(() => loadSettings({ env: { SVC_REDIS_ULR: 'redis://x' } }));
+    expect(err.properties).toEqual(['SVC_REDIS_ULR']);
+    expect(err.message).toContain('SVC_REDIS_ULR');
+  });
+
+  it.each([
+    ['svc.port', '70000'],
+    ['svc.port', 'abc'],
+    ['svc.base-url', 'ftp://x'],
+    ['svc.base-url', 'https://x/?q=1'],
+    ['svc.redis.url', 'http://redis'],
+    ['svc.redis.cluster-nodes', 'hostonly'],
+    ['svc.redis.key-prefix', 'a b'],
+    ['svc.mail.smtp-url', 'mail.example.com'],
+    ['svc.mail.from', 'not-an-address'],
+    ['svc.management.user', 'a:b'],
+    ['svc.stage.include-scopes-in-user-info', 'maybe'],
+    ['svc.cookies.keys', 'short'],
+    ['svc.access-token.ttl', '10'],
+    ['svc.demo.enabled', '2'],
+    ['svc.fetch.allow-private-network', 'yes please'],
+    ['svc.proxy', ''],
+  ])('stops on an invalid %s (%j), naming the property', (name, raw) => {
+    const err = captureError(() => loadSettings({ env: {}, properties: { [name]: raw } }));
+    expect(err.properties).toEqual([name]);
+    expect(err.message).toContain(`invalid value for ${name}`);
+  });
+
+  it('never echoes a secret value in its error', () => {
+    const err = captureError(() => loadSettings({ env: { SVC_COOKIES_KEYS: 'tiny-secret-value' } }));
+    expect(err.message).not.toContain('tiny-secret-value');
+  });
+
+  it('stops on conflicting contract and rule-derived variables', () => {
+    const err = captureError(() => loadSettings({ env: { PORT: '1000', SVC_PORT: '2000' } }));
+    expect(err.properties).toEqual(['svc.port']);
+  });
+
+  it('stops on a malformed configuration file', () => {
+    const path = file('broken.json', '{ not json');
+    expect(captureError(() => loadSettings({ env: {}, file: path })).properties).toEqual(['SVC_CONFIG']);
+  });
+});
+
+describe('unsafe defaults', () => {
+  it('lists every unsafe default of a bare configuration', () => {
+    const found = findUnsafeDefaults(loadSettings({ env: {} }), { management: true }).map((f) => f.property);
+    expect(found).toEqual(['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.management.password', 'svc.mail.smtp-url']);
+  });
+
+  it('refuses them in production, naming every property to set', () => {
+    const settings = loadSettings({ env: { NODE_ENV: 'production' } });
+    const err = captureError(() => enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), silentLogger));
+    expect(err.properties).toEqual(['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.management.password', 'svc.mail.smtp-url']);
+    for (const p of err.properties) expect(err.message).toContain(p);
+  });
+
+  it('warns once per default outside production', () => {
+    const lines: string[] = [];
+    const logger = { ...silentLogger, warn: (event: string, fields?: Record<string, unknown>) => lines.push(`${event} ${String(fields?.property)}`) };
+    const settings = loadSettings({ env: {} });
+    enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), logger);
+    expect(lines).toEqual([
+      'unsafe_default svc.redis.url',
+      'unsafe_default svc.keys.file',
+      'unsafe_default svc.cookies.keys',
+      'unsafe_default svc.management.password',
+      'unsafe_default svc.mail.smtp-url',
+    ]);
+  });
+
+  it('accepts a production configuration without unsafe defaults', () => {
+    const settings = loadSettings({
+      env: {
+        NODE_ENV: 'production',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        SVC_KEYS_FILE: '/etc/keys.json',
+        SVC_COOKIES_KEYS: 'x'.repeat(32),
+        SVC_MANAGEMENT_PASSWORD: 'a-strong-password',
+        SMTP_URL: 'smtp://mail:25',
+      },
+    });
+    expect(findUnsafeDefaults(settings, { management: true })).toEqual([]);
+  });
+});
