@@ -1,0 +1,47 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
+
+describe('statically provisioned clients (svc.clients.file)', () => {
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-clients-')), 'clients.json');
+    writeFileSync(file, JSON.stringify([{ client_id: 'from-file', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'] }]));
+    running = await startApp({ properties: { 'svc.clients.file': file } });
+  });
+  afterAll(async () => running.close());
+
+  it('serves authorization requests of a client from the file', async () => {
+    const { challenge } = pkcePair();
+    const response = await fetch(
+      authorizationUrl(running.issuer, {
+        client_id: 'from-file',
+        response_type: 'code',
+        scope: 'openid',
+        redirect_uri: 'https://rp.example/cb',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+      { redirect: 'manual' },
+    );
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toMatch(/^\/oidc\/v1\/interaction\//);
+  });
+
+  it('answers an unknown client with an error page, not a redirect', async () => {
+    const response = await fetch(
+      authorizationUrl(running.issuer, { client_id: 'nobody', response_type: 'code', scope: 'openid', redirect_uri: 'https://rp.example/cb' }),
+      { redirect: 'manual' },
+    );
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+    expect(response.headers.get('content-type')).toContain('text/html');
+    expect(await response.text()).toContain('<code>invalid_client</code>');
+  });
+});
