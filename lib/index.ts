@@ -15,4 +15,4 @@ export type { Authenticator } from './interactions/authenticator.js';
 export { createStaticAuthenticator, DEMO_ACCOUNTS, type DemoAccount } from './demo/accounts.js';
 export { SettingsError, StoreUnavailableError, AlreadyConsumedError } from './errors.js';
 export { jsonLogger, silentLogger, type Logger, type LogFields } from './logger.js';
-export { createStore, createMemoryStore, GRANTABLE_MODELS, type SvcStore, type MemoryStoreOptions } from '../adapters/index.js';
+export { createStore, createMemoryStore, createRedisStore, hashId, GRANTABLE_MODELS, type SvcStore, type MemoryStoreOptions, type RedisStoreOptions } from '../adapters/index.js';

@@ -61,7 +61,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
     authenticator = createStaticAuthenticator();
   }
   const clients = [...(settings.clients.file ? await readClients(settings.clients.file) : []), ...(options.clients ?? [])];
-  const store = options.store ?? createStore(settings);
+  const store = options.store ?? createStore(settings, logger);
   return { store, jwks, cookieKeys, authenticator, clients, logger };
 }
 

@@ -1,0 +1,111 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+
+import { Redis } from 'ioredis';
+
+import { freePort } from './processes.js';
+
+/** The shared Redis every session and CI run has. */
+export const SHARED_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** A key prefix no other test uses. */
+export function testPrefix(label: string): string {
+  return `svc-test:${label}:${randomUUID().slice(0, 8)}:`;
+}
+
+/** Deletes every key under `prefix` (and nothing else) on a standalone Redis. */
+export async function deletePrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** A redis-server of the test's own, on a free loopback port. */
+export interface OwnRedis {
+  port: number;
+  url: string;
+  stop(): void;
+  start(): void;
+  dispose(): void;
+}
+
+function waitForPing(port: number): void {
+  for (let i = 0; i < 100; i += 1) {
+    const r = spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' });
+    if (r.stdout.trim() === 'PONG') return;
+    spawnSync('sleep', ['0.05']);
+  }
+  throw new Error(`redis-server on ${port} did not answer`);
+}
+
+function launch(port: number, dir: string, extra: string[] = []): void {
+  execFileSync('redis-server', [
+    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes',
+    '--dir', dir, '--logfile', join(dir, `redis-${port}.log`), ...extra,
+  ]);
+  waitForPing(port);
+}
+
+/** Starts a standalone redis-server (Debian's) on a free port. */
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+  launch(port, dir);
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    stop: () => {
+      spawnSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave']);
+    },
+    start: () => launch(port, dir),
+    dispose: () => {
+      spawnSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave']);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A 3-master Redis Cluster on free loopback ports. */
+export interface OwnCluster {
+  nodes: { host: string; port: number }[];
+  /** Shuts one master down. */
+  stopNode(index: number): void;
+  startNode(index: number): void;
+  dispose(): void;
+}
+
+/** Starts a 3-master cluster with `redis-cli --cluster create` (~3 s). */
+export async function startOwnCluster(): Promise<OwnCluster> {
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
+  const nodeArgs = (port: number): string[] => ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000'];
+  for (const port of ports) launch(port, dir, nodeArgs(port));
+  execFileSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i += 1) {
+    const info = ports.map((p) => spawnSync('redis-cli', ['-p', String(p), 'cluster', 'info'], { encoding: 'utf8' }).stdout);
+    if (info.every((text) => text.includes('cluster_state:ok'))) break;
+    spawnSync('sleep', ['0.1']);
+  }
+  return {
+    nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
+    stopNode: (i) => {
+      spawnSync('redis-cli', ['-p', String(ports[i]), 'shutdown', 'nosave']);
+    },
+    startNode: (i) => launch(ports[i] as number, dir, nodeArgs(ports[i] as number)),
+    dispose: () => {
+      for (const p of ports) spawnSync('redis-cli', ['-p', String(p), 'shutdown', 'nosave']);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
