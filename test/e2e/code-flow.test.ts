@@ -3,16 +3,17 @@ import * as oidc from 'openid-client';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { signIn } from '../helpers/browser.js';
+import { describeEachStore } from '../helpers/stores.js';
 
 const client = confidentialClient();
 const redirectUri = client.redirect_uris?.[0] as string;
 
-describe('authorization code + PKCE with a real relying party (openid-client)', () => {
+describeEachStore('authorization code + PKCE with a real relying party (openid-client)', (_kind, properties) => {
   let running: RunningApp;
   let config: oidc.Configuration;
 
   beforeAll(async () => {
-    running = await startApp({ clients: [client] });
+    running = await startApp({ clients: [client], properties: properties() });
     config = await oidc.discovery(
       new URL(running.issuer),
       client.client_id,
@@ -85,6 +86,7 @@ describe('authorization code + PKCE with a real relying party (openid-client)', 
   it('serves a public client (token_endpoint_auth_method none) with PKCE', async () => {
     const running2 = await startApp({
       clients: [{ client_id: 'public-rp', token_endpoint_auth_method: 'none', redirect_uris: [redirectUri] }],
+      properties: properties(),
     });
     try {
       const publicConfig = await oidc.discovery(new URL(running2.issuer), 'public-rp', undefined, oidc.None(), {

@@ -3,15 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { signIn } from '../helpers/browser.js';
 import { authorizationUrl, pkcePair, redeemCode, redirectParams } from '../helpers/oauth.js';
+import { describeEachStore } from '../helpers/stores.js';
 
 const client = confidentialClient();
 const redirectUri = (client.redirect_uris as string[])[0] as string;
 
-describe('authorization endpoint rules (C3)', () => {
+describeEachStore('authorization endpoint rules (C3)', (_kind, properties) => {
   let running: RunningApp;
 
   beforeAll(async () => {
-    running = await startApp({ clients: [client] });
+    running = await startApp({ clients: [client], properties: properties() });
   });
   afterAll(async () => running.close());
 

@@ -1,0 +1,33 @@
+import { afterAll, beforeAll, describe } from '@jest/globals';
+
+import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, testPrefix, type OwnCluster } from './redis.js';
+
+/** The stores a feature suite runs against. */
+export type StoreKind = 'memory' | 'redis standalone' | 'redis cluster';
+
+/**
+ * Runs `body` once per store: the embedded memory store, the shared standalone Redis (own key
+ * prefix, cleaned afterwards) and a 3-master Cluster started for this file. `properties()` gives
+ * the svc.* properties selecting the store (call it inside hooks or tests).
+ */
+export function describeEachStore(title: string, body: (kind: StoreKind, properties: () => Record<string, string>) => void): void {
+  describe(`${title} [memory]`, () => body('memory', () => ({})));
+
+  describe(`${title} [redis standalone]`, () => {
+    const prefix = testPrefix('suite');
+    afterAll(async () => deletePrefix(SHARED_REDIS_URL, prefix));
+    body('redis standalone', () => ({ 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix }));
+  });
+
+  describe(`${title} [redis cluster]`, () => {
+    let cluster: OwnCluster | undefined;
+    beforeAll(async () => {
+      cluster = await startOwnCluster();
+    }, 30_000);
+    afterAll(() => cluster?.dispose());
+    body('redis cluster', () => {
+      if (!cluster) throw new Error('cluster not started');
+      return { 'svc.redis.cluster-nodes': cluster.nodes.map((n) => `${n.host}:${n.port}`).join(','), 'svc.redis.key-prefix': testPrefix('suite') };
+    });
+  });
+}
