@@ -16,3 +16,6 @@ export { createStaticAuthenticator, DEMO_ACCOUNTS, type DemoAccount } from './de
 export { SettingsError, StoreUnavailableError, AlreadyConsumedError } from './errors.js';
 export { jsonLogger, silentLogger, type Logger, type LogFields } from './logger.js';
 export { createStore, createMemoryStore, createRedisStore, hashId, GRANTABLE_MODELS, type SvcStore, type MemoryStoreOptions, type RedisStoreOptions } from '../adapters/index.js';
+export { issueInitialAccessToken, revokeInitialAccessToken, type IssuedInitialAccessToken } from './registration/initial-access-tokens.js';
+export { fetchDocument, OutboundFetchError, type OutboundFetchOptions, type FetchedDocument } from './net/fetch.js';
+export { createRegistrationPolicies, POLICY_NAMES, type RegistrationPolicy, type PolicyDependencies } from '../policies/index.js';

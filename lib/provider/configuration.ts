@@ -1,6 +1,8 @@
 import { errors, type Adapter, type ClientMetadata, type Configuration, type FindAccount } from 'oidc-provider';
 
+import { createRegistrationPolicies } from '../../policies/index.js';
 import { renderErrorPage } from '../http/error-page.js';
+import { fetchDocument, providerFetch, type OutboundFetchOptions } from '../net/fetch.js';
 import type { Settings } from '../settings/types.js';
 import { CLIENT_AUTH_METHODS, ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES } from './algorithms.js';
 import type { PrivateJwks } from './keys.js';
@@ -36,6 +38,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
   const encryptionAlgs = [...ENCRYPTION_ALG_VALUES];
   const encryptionEncs = [...ENCRYPTION_ENC_VALUES];
   const signingAlgs = [...SIGNING_ALG_VALUES];
+  const outbound: OutboundFetchOptions = { allowPrivateNetwork: settings.fetch.allowPrivateNetwork };
   return {
     adapter: parts.adapter,
     clients: parts.clients ?? [],
@@ -100,7 +103,12 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       userinfo: { enabled: true },
       claimsParameter: { enabled: true },
       rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: postLogoutPage },
-      registration: { enabled: true, initialAccessToken: true, issueRegistrationAccessToken: true },
+      registration: {
+        enabled: true,
+        initialAccessToken: true,
+        issueRegistrationAccessToken: true,
+        policies: createRegistrationPolicies({ fetch: (url, accept) => fetchDocument(url, outbound, accept) }),
+      },
       registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
       pushedAuthorizationRequests: { enabled: false },
       dPoP: { enabled: false },
@@ -124,5 +132,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       url: (_ctx, interaction) => interactionPath(settings.baseUrl, interaction.uid),
     },
     renderError: async (ctx, out) => renderErrorPage(ctx, out),
+    fetch: providerFetch(outbound),
+    fetchResponseBodyLimits: { jwks_uri: 512 * 1024, sector_identifier_uri: 512 * 1024, 'client_id metadata document': 5 * 1024 },
   };
 }

@@ -2,6 +2,7 @@ import Provider from 'oidc-provider';
 
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
+import { registrationGuard } from '../registration/guard.js';
 import { createConfiguration } from './configuration.js';
 import { issuerOf } from './paths.js';
 import { jsonLogger } from '../logger.js';
@@ -34,6 +35,7 @@ export function providerFromRuntime(settings: Settings, runtime: Runtime): Provi
   });
   const provider = new Provider(issuerOf(settings.baseUrl), configuration);
   provider.proxy = settings.proxy;
+  provider.use(registrationGuard(provider));
   provider.on('server_error', (_ctx, err: Error) => {
     logger.error('server_error', { name: err.name, code: (err as { code?: string }).code });
   });

@@ -37,7 +37,8 @@ export async function runCodeFlow(
         u.host = t.host;
         tokenRequestUrl = u.href;
       }
-      return fetch(u.href, init);
+      // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
+      return fetch(u.href, init as RequestInit);
     };
   }
   const verifier = oidc.randomPKCECodeVerifier();

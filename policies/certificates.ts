@@ -1,0 +1,103 @@
+import { createHash, createPublicKey, X509Certificate, type JsonWebKey, type KeyObject } from 'node:crypto';
+
+import type { JWK } from 'jose';
+
+import { clientKeys, keyLabel } from './client-keys.js';
+import { reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
+
+function parseDer(b64: unknown, where: string, field: string): X509Certificate {
+  if (typeof b64 !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) reject(field, `${where} is not base64-encoded DER`);
+  try {
+    return new X509Certificate(Buffer.from(b64, 'base64'));
+  } catch {
+    return reject(field, `${where} is not a DER X.509 certificate`);
+  }
+}
+
+function parsePem(text: string, url: string, field: string): X509Certificate[] {
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) reject(field, `x5u ${url} holds no PEM certificate`);
+  return blocks.map((pem, i) => {
+    try {
+      return new X509Certificate(pem);
+    } catch {
+      return reject(field, `x5u ${url}: certificate #${i + 1} is not valid PEM`);
+    }
+  });
+}
+
+function spki(key: KeyObject): Buffer {
+  return key.export({ type: 'spki', format: 'der' });
+}
+
+/** Checks a chain: leaf key = JWK, each certificate issued and signed by the next, all within validity. */
+function checkChain(chain: X509Certificate[], jwk: JWK, label: string, what: string, field: string): void {
+  const now = Date.now();
+  let jwkSpki: Buffer;
+  try {
+    // Node's JsonWebKey type is structurally the JWK we hold.
+    jwkSpki = spki(createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }));
+  } catch {
+    return reject(field, `${label} is not a valid public key`);
+  }
+  const leaf = chain[0] as X509Certificate;
+  if (!spki(leaf.publicKey).equals(jwkSpki)) reject(field, `${label}: the ${what} leaf certificate's public key differs from the JWK`);
+  chain.forEach((cert, i) => {
+    if (Date.parse(cert.validFrom) > now || Date.parse(cert.validTo) < now) reject(field, `${label}: ${what} certificate #${i + 1} is expired or not yet valid`);
+    const issuer = chain[i + 1];
+    if (issuer && !(cert.checkIssued(issuer) && cert.verify(issuer.publicKey))) {
+      reject(field, `${label}: ${what} certificate #${i + 1} is not issued and signed by certificate #${i + 2}`);
+    }
+  });
+}
+
+const thumbprint = (cert: X509Certificate, alg: 'sha1' | 'sha256'): string => createHash(alg).update(cert.raw).digest('base64url');
+
+async function vetKey(key: JWK, index: number, field: string, deps: PolicyDependencies): Promise<void> {
+  const label = keyLabel(key, index);
+  let leaf: X509Certificate | undefined;
+  if (key.x5c !== undefined) {
+    if (!Array.isArray(key.x5c) || key.x5c.length === 0) reject(field, `${label}: x5c must be a non-empty array`);
+    const chain = key.x5c.map((c, i) => parseDer(c, `${label}: x5c[${i}]`, field));
+    checkChain(chain, key, label, 'x5c', field);
+    leaf = chain[0];
+  }
+  if (key.x5u !== undefined) {
+    if (typeof key.x5u !== 'string') reject(field, `${label}: x5u must be a URL string`);
+    let text: string;
+    try {
+      const doc = await deps.fetch(key.x5u, 'application/pem-certificate-chain, application/x-pem-file, text/plain');
+      if (doc.status !== 200) reject(field, `${label}: x5u ${key.x5u}: answered HTTP ${doc.status}`);
+      text = doc.body.toString('utf8');
+    } catch (err) {
+      if ((err as { name?: string }).name === 'OutboundFetchError') reject(field, `${label}: x5u ${(err as Error).message}`);
+      throw err;
+    }
+    const chain = parsePem(text, key.x5u, field);
+    checkChain(chain, key, label, 'x5u', field);
+    if (leaf && !leaf.raw.equals((chain[0] as X509Certificate).raw)) reject(field, `${label}: the x5u and x5c leaf certificates differ`);
+    leaf = chain[0];
+  }
+  const x5tS256 = (key as Record<string, unknown>)['x5t#S256'];
+  if ((key.x5t !== undefined || x5tS256 !== undefined) && !leaf) reject(field, `${label}: x5t and x5t#S256 need x5c or x5u to be checked against`);
+  if (leaf && key.x5t !== undefined && key.x5t !== thumbprint(leaf, 'sha1')) {
+    reject(field, `${label}: x5t does not match the SHA-1 thumbprint of the leaf certificate`);
+  }
+  if (leaf && x5tS256 !== undefined && x5tS256 !== thumbprint(leaf, 'sha256')) {
+    reject(field, `${label}: x5t#S256 does not match the SHA-256 thumbprint of the leaf certificate`);
+  }
+}
+
+/**
+ * Policy `svc/certificates`: for every client key with certificate members, the `x5c` leaf's public
+ * key equals the JWK, each certificate is issued and signed by the next and currently valid, `x5t`
+ * / `x5t#S256` equal the leaf's SHA-1 / SHA-256 thumbprints, and an `x5u` chain (fetched through
+ * the guarded fetch) passes the same checks. No trust anchor is required.
+ */
+export function certificatesPolicy(deps: PolicyDependencies): RegistrationPolicy {
+  return async (_ctx, properties) => {
+    const loaded = await clientKeys(properties, deps);
+    if (!loaded) return;
+    for (const [i, key] of loaded.keys.entries()) await vetKey(key, i, loaded.field, deps);
+  };
+}

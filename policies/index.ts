@@ -1,0 +1,21 @@
+import { algorithmsPolicy } from './algorithms.js';
+import { certificatesPolicy } from './certificates.js';
+import { keyVettingPolicy } from './key-vetting.js';
+import { privacyMetadataPolicy } from './privacy-metadata.js';
+import type { PolicyDependencies, RegistrationPolicy } from './types.js';
+
+export type { PolicyDependencies, RegistrationPolicy } from './types.js';
+export { isEncryptionKey, isSignatureKey, unfitReason } from './key-vetting.js';
+
+/** The registration policies applied to every registration and update, in this order. */
+export const POLICY_NAMES = ['svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting'] as const;
+
+/** Builds the named policies (oidc-provider's `features.registration.policies`). */
+export function createRegistrationPolicies(deps: PolicyDependencies): Record<(typeof POLICY_NAMES)[number], RegistrationPolicy> {
+  return {
+    'svc/algorithms': algorithmsPolicy,
+    'svc/privacy-metadata': privacyMetadataPolicy,
+    'svc/certificates': certificatesPolicy(deps),
+    'svc/key-vetting': keyVettingPolicy(deps),
+  };
+}

@@ -1,0 +1,112 @@
+import { execFileSync } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createPublicKey, X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+
+import type { RunningApp } from './app.js';
+
+/** An HTTP answer of {@link register}. */
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+async function asResult(response: Response): Promise<HttpResult> {
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+/** POSTs a registration body (object or raw text) with a Bearer token. */
+export async function register(running: RunningApp, body: unknown, token?: string): Promise<HttpResult> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  return asResult(
+    await fetch(`${running.issuer}/register`, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  );
+}
+
+/** Calls the client configuration endpoint. */
+export async function manage(url: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', token: string, body?: unknown): Promise<HttpResult> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return asResult(await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+}
+
+/** An encryption key pair for a relying party: the private key and its public JWK. */
+export async function encryptionKey(alg: 'RSA-OAEP-256' | 'RSA-OAEP' | 'ECDH-ES+A256KW' | 'ECDH-ES', extra: Partial<JWK> = {}): Promise<{ privateKey: CryptoKey; jwk: JWK }> {
+  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg.startsWith('RSA') ? { modulusLength: 2048 } : { crv: 'P-256' }) });
+  return { privateKey: privateKey as CryptoKey, jwk: { ...(await exportJWK(publicKey)), use: 'enc', kid: `enc-${alg}`, ...extra } };
+}
+
+/** Counts the clients stored in the app's store (via a client id list kept by the test). */
+export async function clientExists(running: RunningApp, clientId: string): Promise<boolean> {
+  return (await running.app.svc.store.adapter('Client').find(clientId)) !== undefined;
+}
+
+/** A tiny HTTP server whose handler the test sets; for jwks_uri and x5u. */
+export interface DocServer {
+  url: string;
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  close(): Promise<void>;
+}
+
+/** Starts a {@link DocServer} on 127.0.0.1. */
+export async function startDocServer(): Promise<DocServer> {
+  const doc: DocServer = {
+    url: '',
+    handler: (_req, res) => res.end(),
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+  const server: Server = createServer((req, res) => doc.handler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  doc.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return doc;
+}
+
+/** A certificate chain made with Debian's openssl: leaf (for an RSA encryption key) and its CA. */
+export interface CertificateChain {
+  /** Public JWK of the leaf key (use=enc). */
+  jwk: JWK;
+  leafPem: string;
+  caPem: string;
+  /** base64 DER, leaf first, for `x5c`. */
+  x5c: string[];
+  /** A self-signed certificate of another key, for mismatch tests. */
+  otherPem: string;
+}
+
+function der(pem: string): string {
+  return new X509Certificate(pem).raw.toString('base64');
+}
+
+/** Generates a CA, a leaf certificate for a fresh RSA key, and an unrelated self-signed one. */
+export function makeCertificateChain(): CertificateChain {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-certs-'));
+  const run = (...args: string[]): void => {
+    execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  };
+  try {
+    run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-subj', '/CN=svc test CA', '-days', '2',
+      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign');
+    run('genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', 'leaf.key');
+    run('req', '-new', '-key', 'leaf.key', '-subj', '/CN=relying party', '-out', 'leaf.csr');
+    run('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'leaf.pem', '-days', '1');
+    run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'other.key', '-out', 'other.pem', '-subj', '/CN=someone else', '-days', '2');
+    const leafPem = readFileSync(join(dir, 'leaf.pem'), 'utf8');
+    const caPem = readFileSync(join(dir, 'ca.pem'), 'utf8');
+    const otherPem = readFileSync(join(dir, 'other.pem'), 'utf8');
+    const jwk = { ...(createPublicKey(readFileSync(join(dir, 'leaf.key'), 'utf8')).export({ format: 'jwk' }) as JWK), use: 'enc', kid: 'cert-key' };
+    return { jwk, leafPem, caPem, x5c: [der(leafPem), der(caPem)], otherPem };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

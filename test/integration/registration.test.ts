@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { issueInitialAccessToken } from '../../lib/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import {
+  encryptionKey,
+  makeCertificateChain,
+  manage,
+  register,
+  startDocServer,
+  type CertificateChain,
+  type DocServer,
+} from '../helpers/registration.js';
+import { describeEachStore } from '../helpers/stores.js';
+
+const REDIRECT = 'https://rp.example/cb';
+
+describeEachStore('client registration (C6)', (_kind, properties) => {
+  let running: RunningApp;
+  let docs: DocServer;
+  let chain: CertificateChain;
+  const iat = async (expiresIn?: number): Promise<string> => (await issueInitialAccessToken(running.app.svc.provider, { expiresIn })).token;
+
+  beforeAll(async () => {
+    running = await startApp({ properties: { ...properties(), 'svc.fetch.allow-private-network': true } });
+    docs = await startDocServer();
+    chain = makeCertificateChain();
+  });
+  afterAll(async () => {
+    await docs.close();
+    await running.close();
+  });
+
+  describe('accepted registrations', () => {
+    it('registers a minimal {redirect_uris} client with the C6 response', async () => {
+      const before = Math.floor(Date.now() / 1000);
+      const res = await register(running, { redirect_uris: [REDIRECT] }, await iat());
+      expect(res.status).toBe(201);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      const body = res.body;
+      expect(body.client_id).toMatch(/^[\w-]{20,}$/);
+      expect(body.client_secret).toEqual(expect.any(String));
+      expect(body.registration_access_token).toEqual(expect.any(String));
+      expect(body.registration_client_uri).toBe(`${running.issuer}/register/${body.client_id as string}`);
+      expect(body.client_id_issued_at).toBeGreaterThanOrEqual(before);
+      expect(body.client_id_issued_at).toBeLessThanOrEqual(before + 5);
+      expect(body.allow_unencrypted_userinfo).toBe(false);
+      expect(body.redirect_uris).toEqual([REDIRECT]);
+    });
+
+    it('accepts RSA-OAEP-256 with an RSA key and defaults the UserInfo signing alg to RS256', async () => {
+      const key = await encryptionKey('RSA-OAEP-256');
+      const res = await register(
+        running,
+        { redirect_uris: [REDIRECT], userinfo_encrypted_response_alg: 'RSA-OAEP-256', id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [key.jwk] } },
+        await iat(),
+      );
+      expect(res.status).toBe(201);
+      expect(res.body.userinfo_signed_response_alg).toBe('RS256');
+      expect(res.body.userinfo_encrypted_response_enc).toBe('A128CBC-HS256');
+    });
+
+    it('accepts ECDH-ES+A256KW with a P-256 key', async () => {
+      const key = await encryptionKey('ECDH-ES+A256KW');
+      const res = await register(
+        running,
+        { redirect_uris: [REDIRECT], id_token_encrypted_response_alg: 'ECDH-ES+A256KW', id_token_encrypted_response_enc: 'A256GCM', jwks: { keys: [key.jwk] } },
+        await iat(),
+      );
+      expect(res.status).toBe(201);
+      expect(res.body.id_token_encrypted_response_alg).toBe('ECDH-ES+A256KW');
+    });
+
+    it('accepts a jwks_uri it fetched and vetted', async () => {
+      const key = await encryptionKey('RSA-OAEP-256');
+      let fetched = 0;
+      docs.handler = (_req, res) => {
+        fetched += 1;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ keys: [key.jwk] }));
+      };
+      const res = await register(
+        running,
+        { redirect_uris: [REDIRECT], userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks_uri: `${docs.url}/jwks` },
+        await iat(),
+      );
+      expect(res.status).toBe(201);
+      expect(fetched).toBe(1);
+      expect(res.body.jwks_uri).toBe(`${docs.url}/jwks`);
+    });
+
+    it('accepts a key with a valid x5c chain and matching thumbprints', async () => {
+      const { createHash, X509Certificate } = await import('node:crypto');
+      const leaf = new X509Certificate(chain.leafPem);
+      const jwk = {
+        ...chain.jwk,
+        x5c: chain.x5c,
+        x5t: createHash('sha1').update(leaf.raw).digest('base64url'),
+        'x5t#S256': createHash('sha256').update(leaf.raw).digest('base64url'),
+      };
+      const res = await register(running, { redirect_uris: [REDIRECT], userinfo_encrypted_response_alg: 'RSA-OAEP', jwks: { keys: [jwk] } }, await iat());
+      expect(res.status).toBe(201);
+    });
+
+    it('accepts a key whose x5u chain it fetched and validated', async () => {
+      docs.handler = (_req, res) => {
+        res.setHeader('content-type', 'application/pem-certificate-chain');
+        res.end(`${chain.leafPem}${chain.caPem}`);
+      };
+      const jwk = { ...chain.jwk, x5u: `${docs.url}/chain.pem` };
+      const res = await register(running, { redirect_uris: [REDIRECT], userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [jwk] } }, await iat());
+      expect(res.status).toBe(201);
+    });
+
+    it('accepts a native app with an http://127.0.0.1 redirect', async () => {
+      const res = await register(
+        running,
+        { application_type: 'native', redirect_uris: ['http://127.0.0.1:8765/cb'], token_endpoint_auth_method: 'none' },
+        await iat(),
+      );
+      expect(res.status).toBe(201);
+      expect(res.body.client_secret).toBeUndefined();
+    });
+
+    it('drops keys with neither use nor key_ops from the stored JWKS', async () => {
+      const enc = await encryptionKey('RSA-OAEP-256');
+      const sig = await encryptionKey('RSA-OAEP-256', { use: 'sig', kid: 'sig-1' });
+      const bare = { kty: enc.jwk.kty, n: (await encryptionKey('RSA-OAEP')).jwk.n, e: 'AQAB', kid: 'bare' };
+      const res = await register(
+        running,
+        { redirect_uris: [REDIRECT], userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [enc.jwk, sig.jwk, bare] } },
+        await iat(),
+      );
+      expect(res.status).toBe(201);
+      const kids = ((res.body.jwks as { keys: { kid: string }[] }).keys ?? []).map((k) => k.kid);
+      expect(kids).toEqual(['enc-RSA-OAEP-256', 'sig-1']);
+    });
+
+    it('stores allow_unencrypted_userinfo: true', async () => {
+      const res = await register(running, { redirect_uris: [REDIRECT], allow_unencrypted_userinfo: true }, await iat());
+      expect(res.status).toBe(201);
+      expect(res.body.allow_unencrypted_userinfo).toBe(true);
+    });
+  });
+
+  describe('initial access tokens', () => {
+    it('works once: a second registration with it → 401 invalid_token', async () => {
+      const token = await iat();
+      expect((await register(running, { redirect_uris: [REDIRECT] }, token)).status).toBe(201);
+      const again = await register(running, { redirect_uris: [REDIRECT] }, token);
+      expect(again.status).toBe(401);
+      expect(again.body.error).toBe('invalid_token');
+      expect(again.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    });
+
+    it('expires: after its TTL → 401 invalid_token', async () => {
+      const token = await iat(1);
+      await new Promise((resolve) => setTimeout(resolve, 1600));
+      const res = await register(running, { redirect_uris: [REDIRECT] }, token);
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('invalid_token');
+    });
+
+    it('is valid for two days by default', async () => {
+      const { expiresAt } = await issueInitialAccessToken(running.app.svc.provider);
+      expect(expiresAt - Math.floor(Date.now() / 1000)).toBeGreaterThanOrEqual(172_799);
+      expect(expiresAt - Math.floor(Date.now() / 1000)).toBeLessThanOrEqual(172_800);
+    });
+
+    it('rejects unknown and missing tokens with 401 invalid_token', async () => {
+      expect((await register(running, { redirect_uris: [REDIRECT] }, 'no-such-token')).body.error).toBe('invalid_token');
+      const missing = await register(running, { redirect_uris: [REDIRECT] });
+      expect(missing.status).toBe(401);
+      expect(missing.body.error).toBe('invalid_token');
+    });
+
+    it('survives a rejected registration and still works afterwards', async () => {
+      const token = await iat();
+      const bad = await register(running, { redirect_uris: [REDIRECT], userinfo_encrypted_response_alg: 'A128KW' }, token);
+      expect(bad.status).toBe(400);
+      expect((await register(running, { redirect_uris: [REDIRECT] }, token)).status).toBe(201);
+    });
+
+    it('lets exactly one of 50 concurrent registrations with one token succeed', async () => {
+      const token = await iat();
+      const results = await Promise.all(Array.from({ length: 50 }, () => register(running, { redirect_uris: [REDIRECT] }, token)));
+      expect(results.filter((r) => r.status === 201)).toHaveLength(1);
+      const losers = results.filter((r) => r.status !== 201);
+      expect(losers).toHaveLength(49);
+      for (const r of losers) expect([r.status, r.body.error]).toEqual([401, 'invalid_token']);
+    });
+  });
+
+  describe('registration access tokens', () => {
+    const fresh = async (): Promise<{ uri: string; token: string; clientId: string }> => {
+      const res = await register(running, { redirect_uris: [REDIRECT], client_name: 'first' }, await iat());
+      return { uri: res.body.registration_client_uri as string, token: res.body.registration_access_token as string, clientId: res.body.client_id as string };
+    };
+
+    it('GET returns the stored metadata and a new token; the old one is dead', async () => {
+      const c = await fresh();
+      const got = await manage(c.uri, 'GET', c.token);
+      expect(got.status).toBe(200);
+      expect(got.body.client_name).toBe('first');
+      expect(got.body.client_id).toBe(c.clientId);
+      expect(got.body.registration_access_token).not.toBe(c.token);
+      expect((await manage(c.uri, 'GET', c.token)).status).toBe(401);
+      expect((await manage(c.uri, 'GET', got.body.registration_access_token as string)).status).toBe(200);
+    });
+
+    it('POST replaces the metadata and rotates the token', async () => {
+      const c = await fresh();
+      const posted = await manage(c.uri, 'POST', c.token, { redirect_uris: ['https://rp.example/other'], client_name: 'second' });
+      expect(posted.status).toBe(200);
+      expect(posted.body.client_name).toBe('second');
+      expect(posted.body.redirect_uris).toEqual(['https://rp.example/other']);
+      expect(posted.body.registration_access_token).not.toBe(c.token);
+      expect((await manage(c.uri, 'GET', c.token)).body.error).toBe('invalid_token');
+      const read = await manage(c.uri, 'GET', posted.body.registration_access_token as string);
+      expect(read.body.client_name).toBe('second');
+    });
+
+    it('PUT replaces the metadata and rotates the token', async () => {
+      const c = await fresh();
+      const put = await manage(c.uri, 'PUT', c.token, { client_id: c.clientId, redirect_uris: [REDIRECT], client_name: 'third' });
+      expect(put.status).toBe(200);
+      expect(put.body.client_name).toBe('third');
+      expect((await manage(c.uri, 'PUT', c.token, { client_id: c.clientId, redirect_uris: [REDIRECT] })).status).toBe(401);
+    });
+
+    it('keeps the token valid when an update is rejected', async () => {
+      const c = await fresh();
+      const bad = await manage(c.uri, 'POST', c.token, { redirect_uris: [REDIRECT], id_token_encrypted_response_alg: 'dir' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toBe('invalid_client_metadata');
+      expect((await manage(c.uri, 'GET', c.token)).status).toBe(200);
+    });
+
+    it('lets exactly one of 20 concurrent GETs with one token succeed, leaving one live token', async () => {
+      const c = await fresh();
+      const results = await Promise.all(Array.from({ length: 20 }, () => manage(c.uri, 'GET', c.token)));
+      const winners = results.filter((r) => r.status === 200);
+      expect(winners).toHaveLength(1);
+      for (const r of results.filter((x) => x.status !== 200)) expect([r.status, r.body.error]).toEqual([401, 'invalid_token']);
+      expect((await manage(c.uri, 'GET', c.token)).status).toBe(401);
+      expect((await manage(c.uri, 'GET', winners[0]?.body.registration_access_token as string)).status).toBe(200);
+    });
+
+    it('DELETE removes the client (204) and its token', async () => {
+      const c = await fresh();
+      const del = await fetch(c.uri, { method: 'DELETE', headers: { authorization: `Bearer ${c.token}` } });
+      expect(del.status).toBe(204);
+      expect((await manage(c.uri, 'GET', c.token)).status).toBe(401);
+      expect(await running.app.svc.store.adapter('Client').find(c.clientId)).toBeUndefined();
+    });
+
+    it('rejects a token of another client with 401', async () => {
+      const a = await fresh();
+      const b = await fresh();
+      expect((await manage(a.uri, 'GET', b.token)).status).toBe(401);
+    });
+  });
+});
