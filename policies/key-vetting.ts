@@ -19,7 +19,7 @@ export function unfitReason(key: JWK, alg: string): string | undefined {
   if (!isEncryptionKey(key)) return 'not an encryption key (needs use=enc or key_ops containing encrypt)';
   if (key.alg !== undefined && key.alg !== alg) return `its alg is ${String(key.alg)}`;
   if (alg.startsWith('RSA-OAEP')) {
-    if (key.kty !== 'RSA') return `a ${String(key.kty)} key cannot do ${alg} (needs RSA)`;
+    if (key.kty !== 'RSA') return `${String(key.kty)} key, but ${alg} needs RSA`;
     const bits = rsaBits(key);
     if (bits < 2048) return `RSA modulus of ${bits} bits, at least 2048 needed`;
     return undefined;
@@ -27,7 +27,7 @@ export function unfitReason(key: JWK, alg: string): string | undefined {
   if (alg.startsWith('ECDH-ES')) {
     if (key.kty === 'EC' && typeof key.crv === 'string' && EC_CURVES.includes(key.crv)) return undefined;
     if (key.kty === 'OKP' && key.crv === 'X25519') return undefined;
-    return `a ${String(key.kty)}${key.crv ? ` ${String(key.crv)}` : ''} key cannot do ${alg} (needs EC P-256/384/521 or X25519)`;
+    return `${String(key.kty)}${key.crv ? ` ${String(key.crv)}` : ''} key, but ${alg} needs EC P-256/384/521 or X25519`;
   }
   return `${alg} is not supported`;
 }

@@ -21,11 +21,23 @@ export interface FlowResult {
 export async function runCodeFlow(
   issuer: string,
   client: ClientMetadata,
-  options: { login?: string; password?: string; tokenOrigin?: string } = {},
+  options: {
+    login?: string;
+    password?: string;
+    tokenOrigin?: string;
+    scope?: string;
+    /** Extra authorization parameters (e.g. `claims`). */
+    params?: Record<string, string>;
+    /** Adjusts the openid-client configuration (e.g. `enableDecryptingResponses`). */
+    configure?: (config: oidc.Configuration) => void;
+    /** Skip the UserInfo call. */
+    skipUserinfo?: boolean;
+  } = {},
 ): Promise<FlowResult> {
   const config = await oidc.discovery(new URL(issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret as string), {
     execute: [oidc.allowInsecureRequests],
   });
+  options.configure?.(config);
   let tokenRequestUrl: string | undefined;
   if (options.tokenOrigin) {
     const target = options.tokenOrigin;
@@ -45,10 +57,11 @@ export async function runCodeFlow(
   const nonce = oidc.randomNonce();
   const url = oidc.buildAuthorizationUrl(config, {
     redirect_uri: (client.redirect_uris as string[])[0] as string,
-    scope: 'openid',
+    scope: options.scope ?? 'openid',
     code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
     nonce,
+    ...options.params,
   });
   const { callbackUrl } = await signIn(url.href, { login: options.login, password: options.password });
   const code = callbackUrl.searchParams.get('code');
@@ -56,6 +69,6 @@ export async function runCodeFlow(
   const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
   const claims = tokens.claims();
   if (!claims) throw new Error('no ID token');
-  const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+  const userinfo = options.skipUserinfo ? { sub: claims.sub } : await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
   return { code, tokens, claims, userinfo, tokenRequestUrl };
 }

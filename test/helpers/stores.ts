@@ -10,16 +10,20 @@ export type StoreKind = 'memory' | 'redis standalone' | 'redis cluster';
  * prefix, cleaned afterwards) and a 3-master Cluster started for this file. `properties()` gives
  * the svc.* properties selecting the store (call it inside hooks or tests).
  */
-export function describeEachStore(title: string, body: (kind: StoreKind, properties: () => Record<string, string>) => void): void {
-  describe(`${title} [memory]`, () => body('memory', () => ({})));
+export function describeEachStore(
+  title: string,
+  body: (kind: StoreKind, properties: () => Record<string, string>) => void,
+  kinds: StoreKind[] = ['memory', 'redis standalone', 'redis cluster'],
+): void {
+  if (kinds.includes('memory')) describe(`${title} [memory]`, () => body('memory', () => ({})));
 
-  describe(`${title} [redis standalone]`, () => {
+  if (kinds.includes('redis standalone')) describe(`${title} [redis standalone]`, () => {
     const prefix = testPrefix('suite');
     afterAll(async () => deletePrefix(SHARED_REDIS_URL, prefix));
     body('redis standalone', () => ({ 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix }));
   });
 
-  describe(`${title} [redis cluster]`, () => {
+  if (kinds.includes('redis cluster')) describe(`${title} [redis cluster]`, () => {
     let cluster: OwnCluster | undefined;
     beforeAll(async () => {
       cluster = await startOwnCluster();

@@ -1,0 +1,32 @@
+import type { SvcStore } from '../../adapters/store.js';
+
+/** A real store that also counts writes per model, to assert that a rejected request stored nothing. */
+export interface CountingStore extends SvcStore {
+  writes(model: string): number;
+}
+
+/** Wraps `inner`, counting `upsert` calls per model; everything else passes through unchanged. */
+export function countingStore(inner: SvcStore): CountingStore {
+  const counts = new Map<string, number>();
+  return {
+    adapter(model) {
+      const adapter = inner.adapter(model);
+      return {
+        ...adapter,
+        upsert: async (id, payload, expiresIn) => {
+          counts.set(model, (counts.get(model) ?? 0) + 1);
+          return adapter.upsert(id, payload, expiresIn);
+        },
+        find: (id) => adapter.find(id),
+        findByUid: (uid) => adapter.findByUid(uid),
+        findByUserCode: (code) => adapter.findByUserCode(code),
+        consume: (id) => adapter.consume(id),
+        destroy: (id) => adapter.destroy(id),
+        revokeByGrantId: (grantId) => adapter.revokeByGrantId(grantId),
+      };
+    },
+    ping: () => inner.ping(),
+    close: () => inner.close(),
+    writes: (model) => counts.get(model) ?? 0,
+  };
+}

@@ -1,0 +1,244 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { JWK } from 'jose';
+
+import { createStore, issueInitialAccessToken, loadSettings } from '../../lib/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { countingStore, type CountingStore } from '../helpers/counting-store.js';
+import { encryptionKey, makeCertificateChain, register, startDocServer, type CertificateChain, type DocServer } from '../helpers/registration.js';
+import { describeEachStore } from '../helpers/stores.js';
+
+const R = ['https://rp.example/cb'];
+
+/** Shared material the cases build their bodies from. */
+interface Material {
+  rsa: JWK;
+  rsa1024: JWK;
+  ec: JWK;
+  chain: CertificateChain;
+  docs: string;
+}
+
+interface RejectionCase {
+  name: string;
+  /** The registration body (a string is sent raw). */
+  body: (m: Material) => unknown;
+  /** Which app: `open` allows private-network fetches (the test's doc server), `strict` does not. */
+  app?: 'open' | 'strict';
+  /** Doc server route the case uses. */
+  serve?: [path: string, handler: (req: IncomingMessage, res: ServerResponse) => void];
+  error: string;
+  /** What the description must name. */
+  names: string;
+}
+
+const enc = (field: string, alg: unknown, extra: (m: Material) => Record<string, unknown> = (m) => ({ jwks: { keys: [m.rsa] } })): RejectionCase => ({
+  name: `${field} ${JSON.stringify(alg)}`,
+  body: (m) => ({ redirect_uris: R, [field]: alg, ...extra(m) }),
+  error: 'invalid_client_metadata',
+  names: field,
+});
+
+const keys = (name: string, alg: string, jwks: (m: Material) => unknown, names = 'jwks'): RejectionCase => ({
+  name,
+  body: (m) => ({ redirect_uris: R, userinfo_encrypted_response_alg: alg, jwks: jwks(m) }),
+  error: 'invalid_client_metadata',
+  names,
+});
+
+const jwksUri = (name: string, url: (m: Material) => string, app: 'open' | 'strict', serve?: RejectionCase['serve']): RejectionCase => ({
+  name,
+  app,
+  serve,
+  body: (m) => ({ redirect_uris: R, userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks_uri: url(m) }),
+  error: 'invalid_client_metadata',
+  names: 'jwks_uri',
+});
+
+const json = (res: ServerResponse, body: unknown): void => {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(body));
+};
+
+const CASES: RejectionCase[] = [
+  // Malformed requests and redirect URIs
+  { name: 'malformed JSON', body: () => '{"redirect_uris": [', error: 'invalid_request', names: 'parse' },
+  { name: 'a JSON array body', body: () => '[]', error: 'invalid_request', names: 'JSON object' },
+  { name: 'no redirect_uris', body: () => ({ client_name: 'x' }), error: 'invalid_redirect_uri', names: 'redirect_uris' },
+  { name: 'empty redirect_uris', body: () => ({ redirect_uris: [] }), error: 'invalid_redirect_uri', names: 'redirect_uris' },
+  { name: 'redirect_uris not an array', body: () => ({ redirect_uris: 'https://rp.example/cb' }), error: 'invalid_redirect_uri', names: 'redirect_uris' },
+  { name: 'a fragment in a redirect URI', body: () => ({ redirect_uris: ['https://rp.example/cb#frag'] }), error: 'invalid_redirect_uri', names: 'redirect_uris' },
+  { name: 'a relative redirect URI', body: () => ({ redirect_uris: ['/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris' },
+  { name: 'response_types code id_token', body: () => ({ redirect_uris: R, response_types: ['code id_token'] }), error: 'invalid_client_metadata', names: 'response_types' },
+  { name: 'grant_types implicit', body: () => ({ redirect_uris: R, grant_types: ['implicit'] }), error: 'invalid_client_metadata', names: 'grant_types' },
+  { name: 'grant_types refresh_token', body: () => ({ redirect_uris: R, grant_types: ['authorization_code', 'refresh_token'] }), error: 'invalid_client_metadata', names: 'grant_types' },
+  { name: 'token_endpoint_auth_method client_secret_jwt', body: () => ({ redirect_uris: R, token_endpoint_auth_method: 'client_secret_jwt' }), error: 'invalid_client_metadata', names: 'token_endpoint_auth_method' },
+  { name: 'allow_unencrypted_userinfo "yes"', body: () => ({ redirect_uris: R, allow_unencrypted_userinfo: 'yes' }), error: 'invalid_client_metadata', names: 'allow_unencrypted_userinfo' },
+
+  // Algorithms: symmetric, none, RSA1_5, PBES2, not RFC 7518, not offered
+  ...['A128KW', 'A192KW', 'A256KW', 'dir', 'A128GCMKW', 'A256GCMKW', 'PBES2-HS256+A128KW', 'PBES2-HS512+A256KW', 'RSA1_5', 'RSA-OAEP-384', 'none', 'FOO-BAR', 'rsa-oaep-256', 42].flatMap(
+    (alg) => [enc('userinfo_encrypted_response_alg', alg), enc('id_token_encrypted_response_alg', alg)],
+  ),
+  enc('request_object_encryption_alg', 'dir'),
+  enc('id_token_signed_response_alg', 'HS256', () => ({})),
+  enc('id_token_signed_response_alg', 'none', () => ({})),
+  enc('id_token_signed_response_alg', 'RS384', () => ({})),
+  enc('id_token_signed_response_alg', 'EdDSA', () => ({})),
+  enc('userinfo_signed_response_alg', 'HS512', () => ({})),
+  enc('request_object_signing_alg', 'none', () => ({})),
+  enc('token_endpoint_auth_signing_alg', 'HS256', () => ({})),
+  enc('id_token_encrypted_response_enc', 'A192GCM', (m) => ({ id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [m.rsa] } })),
+  enc('userinfo_encrypted_response_enc', 'A128CBC', (m) => ({ userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [m.rsa] } })),
+  enc('userinfo_encrypted_response_enc', 'A128GCM', () => ({})),
+
+  // Keys
+  { name: 'encryption requested without keys', body: () => ({ redirect_uris: R, userinfo_encrypted_response_alg: 'RSA-OAEP-256' }), error: 'invalid_client_metadata', names: 'jwks' },
+  { name: 'ID token encryption requested without keys', body: () => ({ redirect_uris: R, id_token_encrypted_response_alg: 'ECDH-ES' }), error: 'invalid_client_metadata', names: 'jwks' },
+  keys('only use=sig keys', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.rsa, use: 'sig' }] })),
+  keys('keys with neither use nor key_ops', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.rsa, use: undefined }] })),
+  keys('key_ops verify only', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.rsa, use: undefined, key_ops: ['verify'] }] })),
+  keys('an RSA 1024 key', 'RSA-OAEP-256', (m) => ({ keys: [m.rsa1024] })),
+  keys('an EC key for RSA-OAEP-256', 'RSA-OAEP-256', (m) => ({ keys: [m.ec] })),
+  keys('an RSA key for ECDH-ES+A256KW', 'ECDH-ES+A256KW', (m) => ({ keys: [m.rsa] })),
+  keys('a secp256k1 key for ECDH-ES', 'ECDH-ES', (m) => ({ keys: [{ ...m.ec, crv: 'secp256k1' }] })),
+  keys('an Ed25519 key for ECDH-ES', 'ECDH-ES', () => ({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo', use: 'enc' }] })),
+  keys('a key whose alg is RSA-OAEP, asked RSA-OAEP-256', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.rsa, alg: 'RSA-OAEP' }] })),
+  keys('an empty key set', 'RSA-OAEP-256', () => ({ keys: [] })),
+  keys('private key material', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.rsa, d: 'AAAA' }] })),
+  keys('a symmetric oct key', 'RSA-OAEP-256', () => ({ keys: [{ kty: 'oct', k: 'AAAA', use: 'enc' }] })),
+  keys('jwks as a string', 'RSA-OAEP-256', () => 'keys'),
+  keys('jwks without keys', 'RSA-OAEP-256', () => ({ set: [] })),
+  keys('a key without kty', 'RSA-OAEP-256', (m) => ({ keys: [{ n: m.rsa.n, e: 'AQAB', use: 'enc' }] })),
+  {
+    name: 'jwks and jwks_uri together',
+    body: (m) => ({ redirect_uris: R, userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [m.rsa] }, jwks_uri: `${m.docs}/jwks-ok` }),
+    error: 'invalid_client_metadata',
+    names: 'jwks',
+  },
+
+  // Certificates
+  keys('x5c of another key', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.rsa, x5c: m.chain.x5c }] }), 'x5c'),
+  keys('x5c not base64', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5c: ['***'] }] }), 'x5c[0]'),
+  keys('x5c not DER', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5c: ['AAAA'] }] }), 'x5c[0]'),
+  keys('x5c chain out of order', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5c: [...m.chain.x5c].reverse() }] }), 'x5c'),
+  keys('x5c empty', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5c: [] }] }), 'x5c'),
+  keys('a wrong x5t', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5c: m.chain.x5c, x5t: 'AAAAAAAAAAAAAAAAAAAAAAAAAAA' }] }), 'x5t'),
+  keys('a wrong x5t#S256', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5c: m.chain.x5c, 'x5t#S256': 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }] }), 'x5t#S256'),
+  keys('x5t without a certificate', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.rsa, x5t: 'AAAAAAAAAAAAAAAAAAAAAAAAAAA' }] }), 'x5t'),
+  {
+    ...keys('x5u unreachable', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5u: 'http://127.0.0.1:1/chain.pem' }] }), 'x5u http://127.0.0.1:1/chain.pem'),
+    app: 'open',
+  },
+  {
+    ...keys('x5u on a private address', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5u: 'https://192.168.1.1/chain.pem' }] }), 'x5u https://192.168.1.1/chain.pem'),
+    app: 'strict',
+  },
+  {
+    ...keys('x5u over http', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5u: 'http://rp.example/chain.pem' }] }), 'must use https'),
+    app: 'strict',
+  },
+  {
+    ...keys('x5u that is not PEM', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5u: `${m.docs}/not-pem` }] }), 'x5u'),
+    app: 'open',
+    serve: ['/not-pem', (_q, s) => s.end('hello')],
+  },
+  {
+    ...keys('x5u of another key', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5u: `${m.docs}/other.pem` }] }), 'x5u'),
+    app: 'open',
+  },
+
+  // jwks_uri
+  jwksUri('jwks_uri unreachable', () => 'http://127.0.0.1:1/jwks', 'open'),
+  jwksUri('jwks_uri on 127.0.0.1', () => 'https://127.0.0.1/jwks', 'strict'),
+  jwksUri('jwks_uri on [::1]', () => 'https://[::1]/jwks', 'strict'),
+  jwksUri('jwks_uri on 10.0.0.1', () => 'https://10.0.0.1/jwks', 'strict'),
+  jwksUri('jwks_uri on 172.16.0.1', () => 'https://172.16.0.1/jwks', 'strict'),
+  jwksUri('jwks_uri on 192.168.1.1', () => 'https://192.168.1.1/jwks', 'strict'),
+  jwksUri('jwks_uri on the metadata address', () => 'https://169.254.169.254/latest/meta-data', 'strict'),
+  jwksUri('jwks_uri on a name resolving to loopback', () => 'https://localhost/jwks', 'strict'),
+  jwksUri('jwks_uri over http', () => 'http://rp.example/jwks', 'strict'),
+  jwksUri('jwks_uri answering 404', (m) => `${m.docs}/missing`, 'open', ['/missing', (_q, s) => { s.statusCode = 404; s.end(); }]),
+  jwksUri('jwks_uri answering non-JSON', (m) => `${m.docs}/html`, 'open', ['/html', (_q, s) => s.end('<html></html>')]),
+  jwksUri('jwks_uri answering JSON without keys', (m) => `${m.docs}/nokeys`, 'open', ['/nokeys', (_q, s) => json(s, { hello: 1 })]),
+  jwksUri('jwks_uri with signature keys only', (m) => `${m.docs}/sigonly`, 'open', ['/sigonly', (_q, s) => json(s, { keys: [{ kty: 'RSA', use: 'sig', e: 'AQAB', n: 'x'.repeat(342) }] })]),
+  jwksUri('jwks_uri larger than 512 KiB', (m) => `${m.docs}/huge`, 'open', ['/huge', (_q, s) => json(s, { keys: [], pad: 'x'.repeat(600 * 1024) })]),
+  jwksUri('jwks_uri redirecting to another host', (m) => `${m.docs}/redirect`, 'open', [
+    '/redirect',
+    (q, s) => {
+      s.statusCode = 302;
+      s.setHeader('location', `http://localhost:${String(q.socket.localPort)}/jwks-ok`);
+      s.end();
+    },
+  ]),
+  jwksUri('jwks_uri too slow (over 5 s)', (m) => `${m.docs}/slow`, 'open', ['/slow', () => undefined]),
+];
+
+describeEachStore(
+  'rejected registrations (C6, C11)',
+  (_kind, properties) => {
+    const apps: Record<'open' | 'strict', { running?: RunningApp; store?: CountingStore; token?: string }> = { open: {}, strict: {} };
+    let docs: DocServer;
+    let material: Material;
+    const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>();
+
+    beforeAll(async () => {
+      docs = await startDocServer();
+      docs.handler = (req, res) => (routes.get(req.url ?? '') ?? ((_q, s) => { s.statusCode = 404; s.end(); }))(req, res);
+      const chain = makeCertificateChain();
+      material = {
+        rsa: (await encryptionKey('RSA-OAEP-256')).jwk,
+        rsa1024: { ...(await encryptionKey('RSA-OAEP-256')).jwk, n: Buffer.alloc(128, 0xab).toString('base64url') },
+        ec: (await encryptionKey('ECDH-ES')).jwk,
+        chain,
+        docs: docs.url,
+      };
+      routes.set('/other.pem', (_q, s) => s.end(chain.otherPem));
+      routes.set('/jwks-ok', (_q, s) => json(s, { keys: [material.rsa] }));
+      for (const c of CASES) if (c.serve) routes.set(c.serve[0], c.serve[1]);
+      for (const mode of ['open', 'strict'] as const) {
+        const props = { ...properties(), 'svc.fetch.allow-private-network': mode === 'open' };
+        const store = countingStore(createStore(loadSettings({ env: {}, properties: props })));
+        const running = await startApp({ store, properties: props });
+        apps[mode] = { running, store, token: (await issueInitialAccessToken(running.app.svc.provider)).token };
+      }
+    }, 30_000);
+
+    afterAll(async () => {
+      await docs.close();
+      for (const mode of ['open', 'strict'] as const) await apps[mode].running?.close();
+    });
+
+    it(`has at least 60 cases (${CASES.length})`, () => {
+      expect(CASES.length).toBeGreaterThanOrEqual(60);
+    });
+
+    it.each(CASES.map((c) => [c.name, c] as const))('rejects %s', async (_name, c) => {
+      const { running, store, token } = apps[c.app ?? 'open'];
+      if (!running || !store || !token) throw new Error('app not started');
+      const before = { clients: store.writes('Client'), rats: store.writes('RegistrationAccessToken') };
+      const res = await register(running, c.body(material), token);
+      expect({ status: res.status, error: res.body.error }).toEqual({ status: 400, error: c.error });
+      expect(res.body.error_description).toEqual(expect.stringContaining(c.names));
+      expect({ clients: store.writes('Client'), rats: store.writes('RegistrationAccessToken') }).toEqual(before);
+    }, 10_000);
+
+    it('left both initial access tokens usable after every rejection', async () => {
+      for (const mode of ['open', 'strict'] as const) {
+        const { running, token } = apps[mode];
+        if (!running || !token) throw new Error('app not started');
+        expect((await register(running, { redirect_uris: R }, token)).status).toBe(201);
+      }
+    });
+  },
+  ['memory', 'redis standalone'],
+);
+
+describe('the rejection corpus', () => {
+  it('names every rule of C6 at least once', () => {
+    const names = CASES.map((c) => c.name).join('\n');
+    for (const rule of ['RSA1_5', 'PBES2', 'dir', 'none', 'HS256', 'RSA 1024', 'EC key for RSA-OAEP', 'x5c of another key', 'x5t', 'x5u', 'jwks_uri', 'fragment', 'malformed JSON']) {
+      expect(names).toContain(rule);
+    }
+  });
+});
