@@ -3,10 +3,11 @@
  * embedded store unless Redis is configured, the demo accounts unless `svc.demo.enabled=false`.
  */
 import { createApp, jsonLogger, loadSettings, SettingsError } from '../lib/index.js';
+import { createDemoClaimModules } from './claim-modules/index.js';
 
 async function main(): Promise<void> {
   const settings = loadSettings();
-  const app = await createApp(settings, { logger: jsonLogger });
+  const app = await createApp(settings, { logger: jsonLogger, claimModules: settings.demo.enabled ? createDemoClaimModules() : [] });
   const server = app.listen(settings.port, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : settings.port;

@@ -19,3 +19,7 @@ export { createStore, createMemoryStore, createRedisStore, hashId, GRANTABLE_MOD
 export { issueInitialAccessToken, revokeInitialAccessToken, type IssuedInitialAccessToken } from './registration/initial-access-tokens.js';
 export { fetchDocument, OutboundFetchError, type OutboundFetchOptions, type FetchedDocument } from './net/fetch.js';
 export { createRegistrationPolicies, POLICY_NAMES, type RegistrationPolicy, type PolicyDependencies } from '../policies/index.js';
+export { ClaimRegistry, SVC_VOCABULARY, type ClaimModule } from './claims/modules.js';
+export { SCOPE_CLAIMS, SUPPORTED_SCOPES, PROTOCOL_CLAIMS } from './claims/scopes.js';
+export { parseClaimName, expandClaimName, printClaimName, ClaimSyntaxError, CLAIM_SYNTAX_LIMITS, type ClaimNameTree, type PathNode, type ItemNode } from './claims/syntax.js';
+export { channelCarriesUserData, channelMode, type Channel } from './claims/privacy.js';

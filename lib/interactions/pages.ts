@@ -39,23 +39,38 @@ export interface ConsentPageModel {
   /** Form action denying the request. */
   denyAction: string;
   clientName: string;
-  /** Scopes being asked for. */
-  scopes: string[];
-  /** Claims being asked for, by name. */
-  claims: string[];
+  /** What is asked for, in plain words. */
+  items: { text: string; essential: boolean }[];
+  /** How each channel treats personal data (see `channelMode`). */
+  channels: { idToken: ChannelMode; userinfo: ChannelMode };
   /** Origin of the client's redirect URI (allowed as a form target after the POST's redirects). */
   redirectOrigin?: string;
 }
 
+/** How a channel treats personal data. */
+export type ChannelMode = 'encrypted' | 'unencrypted' | 'withheld';
+
+const CHANNEL_WORDS: Record<ChannelMode, string> = {
+  encrypted: '<strong>encrypted</strong> to the application\'s own key',
+  unencrypted: '<strong>not encrypted</strong>: the application chose to receive your data in plain form',
+  withheld: 'not encrypted, so <strong>no personal data</strong> is sent this way',
+};
+
+const channelLine = (label: string, mode: ChannelMode): string => `<li>${label}: ${CHANNEL_WORDS[mode]}</li>`;
+
 /** The consent page (C8): form `#consent-allow` approves, form `#consent-deny` denies. */
 export function consentPage(model: ConsentPageModel): RenderedPage {
-  const items = [...model.scopes.map((s) => `scope <code>${escapeHtml(s)}</code>`), ...model.claims.map((c) => `claim <code>${escapeHtml(c)}</code>`)];
+  const items = model.items.length
+    ? `<ul>${model.items.map((i) => `<li>${escapeHtml(i.text)}${i.essential ? ' <em>(required)</em>' : ''}</li>`).join('')}</ul>`
+    : '<p>Only an identifier that lets it recognise you again.</p>';
   return renderPage({
     title: 'Allow access?',
     formTargets: model.redirectOrigin ? [model.redirectOrigin] : [],
     body: `<h1>Allow access?</h1>
 <p><strong>${escapeHtml(model.clientName)}</strong> asks for:</p>
-<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>
+${items}
+<p>How it is delivered:</p>
+<ul>${channelLine('Sign-in token', model.channels.idToken)}${channelLine('Profile request (UserInfo)', model.channels.userinfo)}</ul>
 <div class="actions">
 <form id="consent-allow" method="post" action="${escapeHtml(model.allowAction)}"><button class="primary" type="submit">Allow</button></form>
 <form id="consent-deny" method="post" action="${escapeHtml(model.denyAction)}"><button class="secondary" type="submit">Deny</button></form>

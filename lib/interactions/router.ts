@@ -1,7 +1,11 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
-import type { InteractionResults } from 'oidc-provider';
+import type { Client, InteractionResults } from 'oidc-provider';
+
+import { describeRequest } from '../claims/describe.js';
+import { ESSENTIAL_CLAIMS_REASON } from '../claims/essential-check.js';
+import { channelMode } from '../claims/privacy.js';
 
 import { readFormBody } from '../http/form-body.js';
 import { sendPage } from '../http/html.js';
@@ -14,6 +18,10 @@ export interface InteractionsOptions {
   provider: Provider;
   authenticator: Authenticator;
   baseUrl: string;
+}
+
+function stringParam(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 function originOf(uri: unknown): string | undefined {
@@ -40,29 +48,37 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     ctx.redirect(returnTo);
   };
 
-  const clientNameFor = async (clientId: unknown): Promise<string> => {
+  const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {
     const client = typeof clientId === 'string' ? await provider.Client.find(clientId) : undefined;
-    return client?.clientName ?? (typeof clientId === 'string' ? clientId : 'the application');
+    return { client, name: client?.clientName ?? (typeof clientId === 'string' ? clientId : 'the application') };
   };
 
   router.get('/:uid', async (ctx) => {
     const details = await provider.interactionDetails(ctx.req, ctx.res);
     const path = interactionPath(baseUrl, details.uid);
-    const clientName = await clientNameFor(details.params.client_id);
+    const { name: clientName, client } = await clientFor(details.params.client_id);
     const redirectOrigin = originOf(details.params.redirect_uri);
     if (details.prompt.name === 'login') {
       sendPage(ctx, loginPage({ action: `${path}/login`, clientName, redirectOrigin }));
       return;
     }
-    const promptDetails = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
+    if (details.prompt.reasons.includes(ESSENTIAL_CLAIMS_REASON)) {
+      // The person cannot fix this here: the account lacks a claim the application requires.
+      const missing = (details.prompt.details as { missingEssentialClaims?: string[] }).missingEssentialClaims ?? [];
+      await finish(ctx, { error: 'access_denied', error_description: `essential claims not available for this account: ${missing.join(' ')}` });
+      return;
+    }
     sendPage(
       ctx,
       consentPage({
         allowAction: `${path}/confirm`,
         denyAction: `${path}/abort`,
         clientName,
-        scopes: promptDetails.missingOIDCScope ?? [],
-        claims: promptDetails.missingOIDCClaims ?? [],
+        items: describeRequest(stringParam(details.params.scope), stringParam(details.params.claims)),
+        channels: {
+          idToken: client ? channelMode(client, 'id_token') : 'withheld',
+          userinfo: client ? channelMode(client, 'userinfo') : 'withheld',
+        },
         redirectOrigin,
       }),
     );
@@ -77,7 +93,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const accountId = login && password ? await authenticator.authenticate(login, password) : undefined;
     if (!accountId) {
       const path = interactionPath(baseUrl, details.uid);
-      const clientName = await clientNameFor(details.params.client_id);
+      const { name: clientName } = await clientFor(details.params.client_id);
       sendPage(ctx, loginPage({ action: `${path}/login`, clientName, failed: true, login, redirectOrigin: originOf(details.params.redirect_uri) }), 401);
       return;
     }

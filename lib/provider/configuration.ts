@@ -1,6 +1,10 @@
-import { errors, type Adapter, type ClientMetadata, type Configuration, type FindAccount } from 'oidc-provider';
+import type { Adapter, ClientMetadata, Configuration, FindAccount } from 'oidc-provider';
 
 import { createRegistrationPolicies } from '../../policies/index.js';
+import { claimsParameterAssertion, scopeAssertion } from '../claims/authorization.js';
+import { createInteractionPolicy } from '../claims/essential-check.js';
+import type { ClaimRegistry } from '../claims/modules.js';
+import { SCOPE_CLAIMS, SUPPORTED_SCOPES } from '../claims/scopes.js';
 import { renderErrorPage } from '../http/error-page.js';
 import { fetchDocument, providerFetch, type OutboundFetchOptions } from '../net/fetch.js';
 import type { Settings } from '../settings/types.js';
@@ -26,6 +30,8 @@ export interface ConfigurationParts {
   findAccount: FindAccount;
   /** Statically provisioned clients. */
   clients?: ClientMetadata[];
+  /** The claim modules: what claims exist and who provides them. */
+  registry: ClaimRegistry;
 }
 
 /**
@@ -57,14 +63,12 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     pkce: { required: () => true },
     extraParams: {
       // Runs after client and redirect_uri checks, so the error is redirected with `state` (C3).
-      scope(_ctx, value) {
-        if (typeof value !== 'string' || !value.split(' ').includes('openid')) {
-          throw new errors.InvalidScope('the scope must contain openid', 'openid');
-        }
-      },
+      scope: scopeAssertion(parts.registry),
     },
-    scopes: ['openid'],
-    claims: { openid: ['sub'], auth_time: null, iss: null },
+    scopes: [...SUPPORTED_SCOPES],
+    claims: claimsConfiguration(parts.registry),
+    // Scope claims may travel in the ID token too, when it is encrypted to the client (C4, C5).
+    conformIdTokenClaims: false,
     acrValues: [],
     clientAuthMethods: [...CLIENT_AUTH_METHODS],
     clientDefaults: {
@@ -101,7 +105,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       encryption: { enabled: true },
       jwtUserinfo: { enabled: true },
       userinfo: { enabled: true },
-      claimsParameter: { enabled: true },
+      claimsParameter: { enabled: true, assertClaimsParameter: claimsParameterAssertion(parts.registry) },
       rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: postLogoutPage },
       registration: {
         enabled: true,
@@ -129,10 +133,22 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       requestObjectEncryptionEncValues: encryptionEncs,
     },
     interactions: {
+      policy: createInteractionPolicy(parts.registry),
       url: (_ctx, interaction) => interactionPath(settings.baseUrl, interaction.uid),
     },
     renderError: async (ctx, out) => renderErrorPage(ctx, out),
     fetch: providerFetch(outbound),
     fetchResponseBodyLimits: { jwks_uri: 512 * 1024, sector_identifier_uri: 512 * 1024, 'client_id metadata document': 5 * 1024 },
   };
+}
+
+/**
+ * oidc-provider's `claims` configuration: the fixed scope map, the `scope` claim (protocol data,
+ * always allowed through), and every concrete claim the modules provide (discovery `claims_supported`).
+ */
+function claimsConfiguration(registry: ClaimRegistry): NonNullable<Configuration['claims']> {
+  const claims: Record<string, string[] | null> = { auth_time: null, iss: null };
+  for (const [scope, names] of Object.entries(SCOPE_CLAIMS)) claims[scope] = scope === 'openid' ? [...names, 'scope'] : [...names];
+  for (const name of registry.supportedNames()) if (!(name in claims)) claims[name] = null;
+  return claims;
 }

@@ -2,6 +2,7 @@ import Provider from 'oidc-provider';
 
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
+import { createFindAccount } from '../claims/account.js';
 import { registrationGuard } from '../registration/guard.js';
 import { createConfiguration } from './configuration.js';
 import { issuerOf } from './paths.js';
@@ -22,16 +23,14 @@ export async function createProvider(settings: Settings, options: RuntimeOptions
 
 /** Builds the provider from an already resolved and checked runtime (shared with `createApp`). */
 export function providerFromRuntime(settings: Settings, runtime: Runtime): Provider {
-  const { authenticator, logger } = runtime;
+  const { authenticator, logger, registry } = runtime;
   const configuration = createConfiguration(settings, {
     jwks: runtime.jwks,
     cookieKeys: runtime.cookieKeys,
     adapter: runtime.store.adapter,
     clients: runtime.clients,
-    findAccount: async (_ctx, sub) => {
-      if (!(await authenticator.exists(sub))) return undefined;
-      return { accountId: sub, claims: async () => ({ sub }) };
-    },
+    registry,
+    findAccount: createFindAccount({ authenticator, registry, includeScopesInUserInfo: settings.stage.includeScopesInUserInfo }),
   });
   const provider = new Provider(issuerOf(settings.baseUrl), configuration);
   provider.proxy = settings.proxy;

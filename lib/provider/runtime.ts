@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { createStore } from '../../adapters/index.js';
+import { ClaimRegistry, type ClaimModule } from '../claims/modules.js';
 import type { SvcStore } from '../../adapters/store.js';
 import { createStaticAuthenticator } from '../demo/accounts.js';
 import { SettingsError } from '../errors.js';
@@ -24,6 +25,8 @@ export interface RuntimeOptions {
   clients?: ClientMetadata[];
   /** Where log lines go; default JSON lines on stderr. */
   logger?: Logger;
+  /** Claim modules providing user data (C5); without any, tokens carry `sub` only. */
+  claimModules?: ClaimModule[];
 }
 
 /** Everything resolved: what the provider and the app are built from. */
@@ -34,6 +37,7 @@ export interface Runtime {
   authenticator: Authenticator;
   clients: ClientMetadata[];
   logger: Logger;
+  registry: ClaimRegistry;
 }
 
 /** Which parts the caller supplies in code (for the unsafe-defaults check). */
@@ -62,7 +66,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   }
   const clients = [...(settings.clients.file ? await readClients(settings.clients.file) : []), ...(options.clients ?? [])];
   const store = options.store ?? createStore(settings, logger);
-  return { store, jwks, cookieKeys, authenticator, clients, logger };
+  return { store, jwks, cookieKeys, authenticator, clients, logger, registry: new ClaimRegistry(options.claimModules ?? []) };
 }
 
 async function readClients(file: string): Promise<ClientMetadata[]> {
