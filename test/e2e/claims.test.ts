@@ -1,0 +1,224 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { compactDecrypt, createRemoteJWKSet, jwtVerify } from 'jose';
+
+import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { signIn } from '../helpers/browser.js';
+import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { runCodeFlow } from '../helpers/flow.js';
+import { authorizationUrl, pkcePair, redirectParams } from '../helpers/oauth.js';
+
+const INSURANCE = 'demo.ver.healthinsurance.l0.api.demo';
+const PROTOCOL = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'scope', 'sid'];
+const userData = (claims: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(claims).filter(([k]) => !PROTOCOL.includes(k)));
+
+describe('claims and privacy end to end (C4, C5)', () => {
+  let running: RunningApp;
+  let rsa: RegisteredClient;
+  let ecdh: RegisteredClient;
+  let plain: RegisteredClient;
+  let optout: RegisteredClient;
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+    [rsa, ecdh, plain, optout] = await Promise.all([
+      registerClient(running, 'rsa'),
+      registerClient(running, 'ecdh'),
+      registerClient(running, 'plain'),
+      registerClient(running, 'optout'),
+    ]);
+  });
+  afterAll(async () => running.close());
+
+  /** The authorization redirect for raw parameters (for error cases). */
+  const authorize = async (client: RegisteredClient, params: Record<string, string>, login = 'demo'): Promise<URLSearchParams> => {
+    const { challenge } = pkcePair();
+    const url = authorizationUrl(running.issuer, {
+      client_id: client.metadata.client_id,
+      response_type: 'code',
+      redirect_uri: 'https://rp.example/cb',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'st',
+      scope: 'openid',
+      ...params,
+    });
+    const { callbackUrl } = await signIn(url, { login, password: login });
+    return redirectParams(callbackUrl.href);
+  };
+  const errorBeforeLogin = async (client: RegisteredClient, params: Record<string, string>): Promise<URLSearchParams> => {
+    const { challenge } = pkcePair();
+    const response = await fetch(
+      authorizationUrl(running.issuer, {
+        client_id: client.metadata.client_id,
+        response_type: 'code',
+        redirect_uri: 'https://rp.example/cb',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 'st',
+        scope: 'openid',
+        ...params,
+      }),
+      { redirect: 'manual' },
+    );
+    return redirectParams(response.headers.get('location') as string);
+  };
+
+  it.each([
+    ['RSA-OAEP-256', () => rsa],
+    ['ECDH-ES+A256KW', () => ecdh],
+  ])('encrypts the ID token with %s: it decrypts with the client key, verifies, and carries the claims', async (_alg, client) => {
+    const flow = await runCodeFlow(running.issuer, client().metadata, { scope: 'openid profile email', configure: client().configure });
+    expect(userData(flow.claims)).toEqual({
+      name: 'Erika Mustermann',
+      given_name: 'Erika',
+      family_name: 'Mustermann',
+      birthdate: '1964-08-12',
+      email: 'erika.mustermann@example.com',
+      email_verified: true,
+    });
+    expect(flow.claims.scope).toBe('openid profile email');
+    expect(userData(flow.userinfo)).toEqual(userData(flow.claims));
+  });
+
+  it('answers UserInfo for an encrypting client with application/jwt: a JWE holding a JWS signed RS256', async () => {
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid email', configure: rsa.configure, skipUserinfo: true });
+    const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } });
+    expect(response.headers.get('content-type')).toContain('application/jwt');
+    const jwe = await response.text();
+    expect(jwe.split('.')).toHaveLength(5);
+    const { plaintext, protectedHeader } = await compactDecrypt(jwe, rsa.privateKey as CryptoKey);
+    expect(protectedHeader).toMatchObject({ alg: 'RSA-OAEP-256', enc: 'A128CBC-HS256' });
+    const { payload, protectedHeader: sigHeader } = await jwtVerify(new TextDecoder().decode(plaintext), createRemoteJWKSet(new URL(`${running.issuer}/jwks`)), {
+      issuer: running.issuer,
+      audience: rsa.metadata.client_id,
+    });
+    expect(sigHeader.alg).toBe('RS256');
+    expect(payload).toMatchObject({ sub: 'demo-0001', email: 'erika.mustermann@example.com', email_verified: true });
+  });
+
+  it('gives a client without encryption or opt-out no user data, in the ID token or UserInfo', async () => {
+    const flow = await runCodeFlow(running.issuer, plain.metadata, { scope: 'openid profile email svc.insurance' });
+    expect(userData(flow.claims)).toEqual({});
+    expect(userData(flow.userinfo)).toEqual({});
+    expect(flow.userinfo.sub).toBe('demo-0001');
+  });
+
+  it('refuses an essential claim for a client that cannot receive user data, saying how to fix it', async () => {
+    const params = await errorBeforeLogin(plain, { claims: JSON.stringify({ userinfo: { email: { essential: true } } }) });
+    expect(params.get('error')).toBe('invalid_request');
+    expect(params.get('state')).toBe('st');
+    expect(params.get('error_description')).toBe(
+      'claim email is essential, but the client cannot receive user data in the UserInfo response: register userinfo_encrypted_response_alg (e.g. RSA-OAEP-256) with an encryption key in jwks or jwks_uri, or set allow_unencrypted_userinfo to true',
+    );
+  });
+
+  it('delivers plaintext JSON UserInfo with the claims to a client registered with allow_unencrypted_userinfo', async () => {
+    const flow = await runCodeFlow(running.issuer, optout.metadata, { scope: 'openid email', skipUserinfo: true });
+    const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } });
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(await response.json()).toEqual({ sub: 'demo-0001', email: 'erika.mustermann@example.com', email_verified: true });
+  });
+
+  it('delivers svc.ver.[driverslicense,idcard].l3.nfc for demo as svc.ver.idcard.l3.nfc', async () => {
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, {
+      configure: rsa.configure,
+      params: { claims: JSON.stringify({ userinfo: { 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true } } }) },
+    });
+    expect(userData(flow.userinfo)).toEqual({
+      'svc.ver.idcard.l3.nfc': { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', nationality: 'DE', verified_at: '2025-03-01T10:15:00Z' },
+    });
+  });
+
+  it('delivers the first satisfied alternative in written order, in the ID token too', async () => {
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, {
+      configure: rsa.configure,
+      params: { claims: JSON.stringify({ id_token: { 'svc.ver.[mobile,email].l2': null, 'svc.auth.mobile.l2.otp': null } }) },
+    });
+    expect(Object.keys(userData(flow.claims)).sort()).toEqual(['svc.auth.mobile.l2.otp', 'svc.ver.email.l2']);
+    const proof = flow.claims['svc.auth.mobile.l2.otp'] as Record<string, unknown>;
+    expect(proof).toMatchObject({ executed: true, method: 'otp' });
+    expect(JSON.stringify(proof)).not.toContain('+4915123456789');
+  });
+
+  it('answers an essential svc.ver.idcard.l3.nfc for demo-basic with access_denied', async () => {
+    const params = await authorize(rsa, { claims: JSON.stringify({ userinfo: { 'svc.ver.idcard.l3.nfc': { essential: true } } }) }, 'demo-basic');
+    expect(params.get('error')).toBe('access_denied');
+    expect(params.get('state')).toBe('st');
+  });
+
+  it('omits a voluntary claim the user lacks', async () => {
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, {
+      login: 'demo-basic',
+      password: 'demo-basic',
+      configure: rsa.configure,
+      params: { claims: JSON.stringify({ userinfo: { 'svc.ver.idcard.l3.nfc': null, 'svc.ver.email.l2': null } }) },
+    });
+    expect(Object.keys(userData(flow.userinfo))).toEqual(['svc.ver.email.l2']);
+  });
+
+  it('refuses a claim no module provides with invalid_request', async () => {
+    const params = await errorBeforeLogin(rsa, { claims: JSON.stringify({ userinfo: { middle_name: null } }) });
+    expect(params.get('error')).toBe('invalid_request');
+    expect(params.get('error_description')).toBe('claim middle_name is not provided by any claim module');
+  });
+
+  it('refuses the values member with invalid_request', async () => {
+    const params = await errorBeforeLogin(rsa, { claims: JSON.stringify({ userinfo: { email: { values: ['a@b.c', 'd@e.f'] } } }) });
+    expect(params.get('error')).toBe('invalid_request');
+    expect(params.get('error_description')).toBe('claims.userinfo.email: the values member is not supported (request one value with value)');
+  });
+
+  it('refuses a malformed svc.* name, naming the claim and the offset', async () => {
+    const params = await errorBeforeLogin(rsa, { claims: JSON.stringify({ userinfo: { 'svc.ver.[idcard,.l3': null } }) });
+    expect(params.get('error')).toBe('invalid_request');
+    expect(params.get('error_description')).toBe('claim svc.ver.[idcard,.l3: empty segment at offset 16');
+  });
+
+  it('refuses aggregated and distributed claims with invalid_request', async () => {
+    const params = await errorBeforeLogin(rsa, { claims: JSON.stringify({ userinfo: { _claim_sources: null } }) });
+    expect(params.get('error')).toBe('invalid_request');
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['profile', { name: 'Erika Mustermann', given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12' }],
+    ['email', { email: 'erika.mustermann@example.com', email_verified: true }],
+    ['svc.insurance', { [INSURANCE]: 'A123456780', name: 'Erika Mustermann', birthdate: '1964-08-12' }],
+    [
+      'svc.insurance.verified',
+      {
+        [INSURANCE]: 'A123456780',
+        'svc.ver.idcard.l3.nfc': { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', nationality: 'DE', verified_at: '2025-03-01T10:15:00Z' },
+      },
+    ],
+    ['address phone offline_access', {}],
+  ])('scope %s delivers exactly its claims', async (scope, expected) => {
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: `openid ${scope}`, configure: rsa.configure });
+    expect(userData(flow.userinfo)).toEqual(expected);
+    expect(userData(flow.claims)).toEqual(expected);
+    expect(flow.tokens.refresh_token).toBeUndefined();
+  });
+
+  it('puts the granted scopes in the ID token and not in UserInfo by default', async () => {
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid email', configure: rsa.configure });
+    expect(flow.claims.scope).toBe('openid email');
+    expect(flow.userinfo.scope).toBeUndefined();
+  });
+});
+
+describe('svc.stage.include-scopes-in-user-info=true', () => {
+  let running: RunningApp;
+  let rsa: RegisteredClient;
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules(), properties: { 'svc.stage.include-scopes-in-user-info': true } });
+    rsa = await registerClient(running, 'rsa');
+  });
+  afterAll(async () => running.close());
+
+  it('puts the granted scopes in UserInfo and not in the ID token', async () => {
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid email', configure: rsa.configure });
+    expect(flow.userinfo.scope).toBe('openid email');
+    expect(flow.claims.scope).toBeUndefined();
+  });
+});

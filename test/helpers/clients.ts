@@ -1,0 +1,44 @@
+import type { ClientMetadata } from 'oidc-provider';
+import * as oidc from 'openid-client';
+
+import { issueInitialAccessToken } from '../../lib/index.js';
+import type { RunningApp } from './app.js';
+import { encryptionKey, register } from './registration.js';
+
+/** A client registered through the registration endpoint, with its private decryption key. */
+export interface RegisteredClient {
+  metadata: ClientMetadata;
+  privateKey?: CryptoKey;
+  kid?: string;
+  /** Enables openid-client's decryption with this client's key. */
+  configure: (config: oidc.Configuration) => void;
+}
+
+/** Registers a client through `/register` (with a fresh initial access token). */
+export async function registerClient(
+  running: RunningApp,
+  kind: 'rsa' | 'ecdh' | 'plain' | 'optout' | 'signed-userinfo',
+  extra: Partial<ClientMetadata> = {},
+): Promise<RegisteredClient> {
+  const { token } = await issueInitialAccessToken(running.app.svc.provider);
+  const body: Record<string, unknown> = { redirect_uris: ['https://rp.example/cb'], client_name: `${kind} test client`, ...extra };
+  let key: Awaited<ReturnType<typeof encryptionKey>> | undefined;
+  if (kind === 'rsa' || kind === 'ecdh') {
+    const alg = kind === 'rsa' ? 'RSA-OAEP-256' : 'ECDH-ES+A256KW';
+    key = await encryptionKey(alg);
+    Object.assign(body, { id_token_encrypted_response_alg: alg, userinfo_encrypted_response_alg: alg, jwks: { keys: [key.jwk] } });
+  }
+  if (kind === 'optout') body.allow_unencrypted_userinfo = true;
+  if (kind === 'signed-userinfo') body.userinfo_signed_response_alg = 'RS256';
+  const res = await register(running, body, token);
+  if (res.status !== 201) throw new Error(`registration failed: ${JSON.stringify(res.body)}`);
+  const kid = key?.jwk.kid as string | undefined;
+  return {
+    metadata: res.body as unknown as ClientMetadata,
+    privateKey: key?.privateKey,
+    kid,
+    configure: (config) => {
+      if (key) oidc.enableDecryptingResponses(config, undefined, { key: key.privateKey, kid });
+    },
+  };
+}
