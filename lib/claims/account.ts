@@ -21,7 +21,7 @@ export function requestsFor(scope: string | undefined, claims: ChannelClaims | u
   const named = new Set(explicit.map((r) => r.requested));
   const fromScope = claimsForScope(scope)
     .filter((c) => !named.has(c))
-    .map((c) => ({ requested: c, alternatives: [c], essential: false, hasValue: false }));
+    .map((c) => ({ requested: c, alternatives: [c], essential: false }));
   const skip = new Set(rejected);
   return [...fromScope, ...explicit].filter((r) => !skip.has(r.requested));
 }

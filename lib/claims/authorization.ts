@@ -2,7 +2,7 @@ import { errors, type ClaimsParameter, type Client, type KoaContextWithOIDC } fr
 
 import type { ClaimRegistry } from './modules.js';
 import { channelCarriesUserData, privacyFix, type Channel } from './privacy.js';
-import { validateChannel, withExpansions, type ChannelClaims } from './request.js';
+import { storedForm, validateChannel, type ChannelClaims } from './request.js';
 import { SCOPE_CLAIMS } from './scopes.js';
 
 const CHANNELS: Channel[] = ['userinfo', 'id_token'];
@@ -24,7 +24,7 @@ export function claimsParameterAssertion(registry: ClaimRegistry) {
       if (essential && !channelCarriesUserData(client, channel)) {
         throw new errors.InvalidRequest(`claim ${essential.requested} is essential, but ${privacyFix(channel)}`);
       }
-      rewritten[channel] = withExpansions(members, requests);
+      rewritten[channel] = storedForm(members, requests);
     }
     const params = ctx.oidc.params;
     if (!params) throw new TypeError('claims parameter asserted outside an authorization request');

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import { errors } from 'oidc-provider';
 
 import type { ClaimRegistry } from './modules.js';
@@ -11,9 +13,24 @@ export interface ClaimRequest {
   /** Concrete names to try, in written order. */
   alternatives: string[];
   essential: boolean;
-  /** Present when the relying party asked for a particular value. */
-  value?: unknown;
-  hasValue: boolean;
+  /**
+   * When the relying party asked for a particular value: its SHA-256 over canonical JSON. The value
+   * itself is never stored (C10); delivered values are compared by hash.
+   */
+  valueHash?: string;
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+  }
+  return value;
+}
+
+/** The hash a requested `value` is stored and compared as. */
+export function hashClaimValue(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(canonical(value)) ?? 'undefined').digest('base64url');
 }
 
 /** The members of one channel of the `claims` parameter (`userinfo` or `id_token`). */
@@ -22,7 +39,7 @@ export type ChannelClaims = Record<string, unknown>;
 /** Marker members on the concrete expansions we add next to a bracketed name. */
 const ALTERNATIVE_OF = 'svc_alternative_of';
 const ESSENTIAL = 'svc_essential';
-const VALUE = 'svc_value';
+const VALUE_HASH = 'svc_value_sha256';
 
 /** Claims oidc-provider itself asks for or that carry no user data; never resolved by modules. */
 const NOT_RESOLVED = new Set([...PROTOCOL_CLAIMS, 'acr', 'amr', 'azp', 'sid']);
@@ -62,20 +79,26 @@ export function validateChannel(channel: string, claims: ChannelClaims, registry
       requested: name,
       alternatives,
       essential: isObject(spec) && spec.essential === true,
-      hasValue: isObject(spec) && 'value' in spec,
-      value: isObject(spec) ? spec.value : undefined,
+      ...(isObject(spec) && 'value' in spec ? { valueHash: hashClaimValue(spec.value) } : {}),
     });
   }
   return requests;
 }
 
 /**
- * Adds, after every bracketed svc.* name, its concrete alternatives as members marked with the name
- * they stand for. oidc-provider then lets the delivered concrete name through its claim filters and
- * asks consent for them; {@link channelRequests} reads the groups back.
+ * The form a channel's request is stored in: every requested `value` replaced by its hash (no claim
+ * value is stored, C10), and after every bracketed svc.* name its concrete alternatives as members
+ * marked with the name they stand for. oidc-provider then lets the delivered concrete name through
+ * its claim filters and asks consent for it; {@link channelRequests} reads the groups back.
  */
-export function withExpansions(claims: ChannelClaims, requests: ClaimRequest[]): ChannelClaims {
-  const out: ChannelClaims = { ...claims };
+export function storedForm(claims: ChannelClaims, requests: ClaimRequest[]): ChannelClaims {
+  const out: ChannelClaims = {};
+  for (const [name, spec] of Object.entries(claims)) {
+    if (isObject(spec) && 'value' in spec) {
+      const { value, ...rest } = spec;
+      out[name] = { ...rest, [VALUE_HASH]: hashClaimValue(value) };
+    } else out[name] = spec;
+  }
   for (const request of requests) {
     if (!hasAlternatives(request.requested)) continue;
     for (const concrete of request.alternatives) {
@@ -83,11 +106,18 @@ export function withExpansions(claims: ChannelClaims, requests: ClaimRequest[]):
       out[concrete] = {
         [ALTERNATIVE_OF]: request.requested,
         ...(request.essential ? { [ESSENTIAL]: true } : {}),
-        ...(request.hasValue ? { [VALUE]: request.value } : {}),
+        ...(request.valueHash !== undefined ? { [VALUE_HASH]: request.valueHash } : {}),
       };
     }
   }
   return out;
+}
+
+function valueHashOf(object: Record<string, unknown> | undefined): { valueHash?: string } {
+  if (!object) return {};
+  if (typeof object[VALUE_HASH] === 'string') return { valueHash: object[VALUE_HASH] as string };
+  if ('value' in object) return { valueHash: hashClaimValue(object.value) };
+  return {};
 }
 
 /**
@@ -105,13 +135,7 @@ export function channelRequests(claims: ChannelClaims | undefined): ClaimRequest
       if (existing) {
         if (!existing.alternatives.includes(name)) existing.alternatives.push(name);
       } else {
-        groups.set(group, {
-          requested: group,
-          alternatives: [name],
-          essential: object?.[ESSENTIAL] === true,
-          hasValue: object !== undefined && VALUE in object,
-          value: object?.[VALUE],
-        });
+        groups.set(group, { requested: group, alternatives: [name], essential: object?.[ESSENTIAL] === true, ...valueHashOf(object) });
       }
       continue;
     }
@@ -122,10 +146,10 @@ export function channelRequests(claims: ChannelClaims | undefined): ClaimRequest
       } catch {
         continue;
       }
-      groups.set(name, { requested: name, alternatives, essential: object?.essential === true, hasValue: object !== undefined && 'value' in object, value: object?.value });
+      groups.set(name, { requested: name, alternatives, essential: object?.essential === true, ...valueHashOf(object) });
       continue;
     }
-    groups.set(name, { requested: name, alternatives: [name], essential: object?.essential === true, hasValue: object !== undefined && 'value' in object, value: object?.value });
+    groups.set(name, { requested: name, alternatives: [name], essential: object?.essential === true, ...valueHashOf(object) });
   }
   return [...groups.values()];
 }

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+
+import { createDemoClaimModules, type DemoPerson } from '../../examples/claim-modules/index.js';
+import type { Logger } from '../../lib/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { registerClient } from '../helpers/clients.js';
+import { runCodeFlow } from '../helpers/flow.js';
+import { deletePrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
+
+/** Unique values that must never show up outside an encrypted token or UserInfo response. */
+const S = {
+  name: 'SENTINEL-name-4c1d9e',
+  given: 'SENTINEL-given-8a2f',
+  family: 'SENTINEL-family-1b7e',
+  birthdate: 'SENTINEL-birth-55aa',
+  email: 'sentinel-mail-93bd@example.test',
+  insurance: 'SENTINEL-insurance-77c2',
+  phone: 'SENTINEL-phone-0e4f',
+  nationality: 'SENTINEL-nat-3d1a',
+};
+
+const PEOPLE: Record<string, DemoPerson> = {
+  'demo-0001': {
+    name: S.name,
+    given_name: S.given,
+    family_name: S.family,
+    birthdate: S.birthdate,
+    email: S.email,
+    email_verified: true,
+    healthInsuranceNumber: S.insurance,
+    idcard: { given_name: S.given, family_name: S.family, birthdate: S.birthdate, nationality: S.nationality, verified_at: '2025-01-01T00:00:00Z' },
+    verifiedEmail: { email: S.email, verified_at: '2025-01-01T00:00:00Z' },
+    verifiedMobile: { phone_number: S.phone, verified_at: '2025-01-01T00:00:00Z' },
+    mobileOtpCompletedAt: '2025-01-01T00:00:00Z',
+  },
+};
+
+describe('no user data in logs or in the store (C4, C10)', () => {
+  const prefix = testPrefix('sentinels');
+  const lines: string[] = [];
+  const capture = (level: string): ((event: string, fields?: Record<string, unknown>) => void) => (event, fields) => {
+    lines.push(JSON.stringify({ level, event, ...fields }));
+  };
+  const logger: Logger = { info: capture('info'), warn: capture('warn'), error: capture('error') };
+  const originalWrites = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    // Everything the process prints while the flows run is captured too.
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      lines.push(String(chunk));
+      return originalWrites.out(chunk, ...rest);
+    }) as typeof process.stdout.write;
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      lines.push(String(chunk));
+      return originalWrites.err(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    running = await startApp({
+      logger,
+      claimModules: createDemoClaimModules(PEOPLE),
+      properties: { 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix },
+    });
+  });
+
+  afterAll(async () => {
+    process.stdout.write = originalWrites.out;
+    process.stderr.write = originalWrites.err;
+    await running.close();
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+  });
+
+  it('runs every kind of flow, then finds no sentinel in any log line or any Redis key or value', async () => {
+    const rsa = await registerClient(running, 'rsa');
+    const ecdh = await registerClient(running, 'ecdh');
+    const plain = await registerClient(running, 'plain');
+    const optout = await registerClient(running, 'optout');
+    const all = 'openid profile email svc.insurance svc.insurance.verified';
+    const claims = JSON.stringify({
+      userinfo: { 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true }, 'svc.ver.mobile.l2.api': null },
+      id_token: { 'svc.ver.[mobile,email].l2': null, 'svc.auth.mobile.l2.otp': null, email: { value: S.email } },
+    });
+    const delivered: string[] = [];
+    for (const client of [rsa, ecdh, optout]) {
+      const flow = await runCodeFlow(running.issuer, client.metadata, { scope: all, configure: client.configure, params: { claims } });
+      delivered.push(JSON.stringify(flow.userinfo), JSON.stringify(flow.claims));
+    }
+    const withheld = await runCodeFlow(running.issuer, plain.metadata, { scope: all });
+    // The flows really carried the sentinels where they may (so the scan below is meaningful) …
+    expect(delivered.join()).toContain(S.name);
+    expect(delivered.join()).toContain(S.phone);
+    expect(JSON.stringify(withheld.userinfo)).not.toContain(S.name);
+
+    // … and nowhere else.
+    const redis = new Redis(SHARED_REDIS_URL);
+    const stored: string[] = [];
+    try {
+      for (const key of await redis.keys(`${prefix}*`)) {
+        const type = await redis.type(key);
+        const value = type === 'hash' ? await redis.hgetall(key) : type === 'set' ? await redis.smembers(key) : await redis.get(key);
+        stored.push(key, JSON.stringify(value));
+      }
+    } finally {
+      redis.disconnect();
+    }
+    expect(stored.length).toBeGreaterThan(10);
+    const haystacks = { logs: lines.join('\n'), redis: stored.join('\n') };
+    for (const [where, text] of Object.entries(haystacks)) {
+      for (const [name, sentinel] of Object.entries(S)) {
+        expect({ where, name, found: text.includes(sentinel) }).toEqual({ where, name, found: false });
+      }
+    }
+  });
+});
