@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { FormBrowser } from '../helpers/browser.js';
+import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
+
+describe('the consent page says what is asked for, in plain words (C5, issue 5 item 6)', () => {
+  let running: RunningApp;
+  let rsa: RegisteredClient;
+  let plain: RegisteredClient;
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+    rsa = await registerClient(running, 'rsa');
+    plain = await registerClient(running, 'plain');
+  });
+  afterAll(async () => running.close());
+
+  const consentHtml = async (client: RegisteredClient, params: Record<string, string>): Promise<string> => {
+    const browser = new FormBrowser();
+    const url = authorizationUrl(running.issuer, {
+      client_id: client.metadata.client_id,
+      response_type: 'code',
+      redirect_uri: 'https://rp.example/cb',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      ...params,
+    });
+    await browser.follow(url, running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    return browser.lastPage;
+  };
+
+  it('lists scope claims and alternatives in words, marks required ones, and says the channels are encrypted', async () => {
+    const html = await consentHtml(rsa, {
+      scope: 'openid email svc.insurance',
+      claims: JSON.stringify({ userinfo: { 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true } } }),
+    });
+    expect(html).toContain('<strong>rsa test client</strong> asks for:');
+    expect(html).toContain('<li>your e-mail address</li>');
+    expect(html).toContain('<li>your health insurance member number</li>');
+    expect(html).toContain('<li>one of: your verified driving licence (level 3, NFC); your verified ID card (level 3, NFC) <em>(required)</em></li>');
+    expect(html).toContain('Sign-in token: <strong>encrypted</strong>');
+    expect(html).toContain('Profile request (UserInfo): <strong>encrypted</strong>');
+    expect(html).not.toContain('svc_alternative_of');
+  });
+
+  it('tells the person that a client without encryption receives no personal data', async () => {
+    const html = await consentHtml(plain, { scope: 'openid profile' });
+    expect(html).toContain('Sign-in token: not encrypted, so <strong>no personal data</strong> is sent this way');
+  });
+});
