@@ -23,3 +23,7 @@ export { ClaimRegistry, SVC_VOCABULARY, type ClaimModule } from './claims/module
 export { SCOPE_CLAIMS, SUPPORTED_SCOPES, PROTOCOL_CLAIMS } from './claims/scopes.js';
 export { parseClaimName, expandClaimName, printClaimName, ClaimSyntaxError, CLAIM_SYNTAX_LIMITS, type ClaimNameTree, type PathNode, type ItemNode } from './claims/syntax.js';
 export { channelCarriesUserData, channelMode, type Channel } from './claims/privacy.js';
+export { inviteClient, validateInvitationAddress, InvalidInvitationAddressError, MailDeliveryError, type InviteOptions } from './management/invite.js';
+export { createMailer, type Mailer, type MailMessage, type MailerOptions } from './management/mailer.js';
+export { checkBasicAuth, type BasicAuthResult } from './management/basic-auth.js';
+export { MANAGEMENT_ROLE } from './management/router.js';

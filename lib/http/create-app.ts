@@ -6,7 +6,9 @@ import type Provider from 'oidc-provider';
 import type { SvcStore } from '../../adapters/store.js';
 import { createInteractionsRouter } from '../interactions/router.js';
 import { providerFromRuntime } from '../provider/create-provider.js';
-import { PROVIDER_PATH } from '../provider/paths.js';
+import { createMailer } from '../management/mailer.js';
+import { createManagementRouter, registrationEndpointOf } from '../management/router.js';
+import { issuerOf, PROVIDER_PATH } from '../provider/paths.js';
 import { jsonLogger } from '../logger.js';
 import { resolveRuntime, suppliedParts, type RuntimeOptions } from '../provider/runtime.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
@@ -27,9 +29,9 @@ export interface SvcConnect {
   readonly store: SvcStore;
   /** Cookie keys; the host Koa app's `keys` must equal them. */
   readonly cookieKeys: string[];
-  /** Serves health, interactions and the provider at `/oidc/v1`. */
+  /** Serves health, interactions, management and the provider at `/oidc/v1`. */
   readonly middleware: Middleware;
-  /** Closes the store. */
+  /** Closes the store and the mailer. */
   close(): Promise<void>;
 }
 
@@ -46,13 +48,24 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   const provider = providerFromRuntime(settings, runtime);
   const health = createHealthRouter(runtime.store);
   const interactions = createInteractionsRouter({ provider, authenticator: runtime.authenticator, baseUrl: settings.baseUrl });
-  const guarded = compose([errorHandler(runtime.logger), health.routes(), interactions.routes(), interactions.allowedMethods()] as Middleware[]);
+  const mailer = options.mailer ?? createMailer(settings.mail);
+  const management = createManagementRouter({ provider, mailer, settings, logger: runtime.logger, registrationEndpoint: registrationEndpointOf(issuerOf(settings.baseUrl)) });
+  const guarded = compose([
+    errorHandler(runtime.logger),
+    health.routes(),
+    interactions.routes(),
+    interactions.allowedMethods(),
+    management.routes(),
+  ] as Middleware[]);
   const providerMount = mount(PROVIDER_PATH, provider);
   const middleware = compose([
     securityHeaders(),
     async (ctx, next) => {
       // oidc-provider renders its own errors; everything else goes through our error handler.
-      const ours = !ctx.path.startsWith(`${PROVIDER_PATH}/`) || ctx.path.startsWith(`${PROVIDER_PATH}/interaction/`);
+      const ours =
+        !ctx.path.startsWith(`${PROVIDER_PATH}/`) ||
+        ctx.path.startsWith(`${PROVIDER_PATH}/interaction/`) ||
+        ctx.path.startsWith(`${PROVIDER_PATH}/management/`);
       if (ours) await guarded(ctx, next);
       else await providerMount(ctx, next);
     },
@@ -62,7 +75,10 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     store: runtime.store,
     cookieKeys: runtime.cookieKeys,
     middleware,
-    close: () => runtime.store.close(),
+    async close() {
+      mailer.close();
+      await runtime.store.close();
+    },
   };
 }
 

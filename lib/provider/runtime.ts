@@ -5,6 +5,7 @@ import type { ClientMetadata } from 'oidc-provider';
 
 import { createStore } from '../../adapters/index.js';
 import { ClaimRegistry, type ClaimModule } from '../claims/modules.js';
+import type { Mailer } from '../management/mailer.js';
 import type { SvcStore } from '../../adapters/store.js';
 import { createStaticAuthenticator } from '../demo/accounts.js';
 import { SettingsError } from '../errors.js';
@@ -27,6 +28,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Claim modules providing user data (C5); without any, tokens carry `sub` only. */
   claimModules?: ClaimModule[];
+  /** Sends invitation mails; default: SMTP from `svc.mail.smtp-url`, else the outbox folder. */
+  mailer?: Mailer;
 }
 
 /** Everything resolved: what the provider and the app are built from. */

@@ -137,6 +137,22 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     },
   },
   {
+    name: 'svc.management.lockout-threshold',
+    defaultText: '`5`',
+    doc: 'Failed management logins from one client before it gets 429 for the cool-down.',
+    apply: (s, raw) => {
+      s.management.lockoutThreshold = parseInteger(raw, 1, 1000);
+    },
+  },
+  {
+    name: 'svc.management.lockout-seconds',
+    defaultText: '`300`',
+    doc: 'Cool-down of a management lockout, in seconds.',
+    apply: (s, raw) => {
+      s.management.lockoutSeconds = parseInteger(raw, 1, 86400);
+    },
+  },
+  {
     name: 'svc.stage.include-scopes-in-user-info',
     env: 'SVC_STAGE_INCLUDE_SCOPES_IN_USER_INFO',
     defaultText: '`false`',
@@ -220,7 +236,7 @@ export function defaultSettings(production: boolean): Settings {
     baseUrl: '',
     redis: { keyPrefix: 'svc:' },
     mail: { outboxDir: './outbox', from: 'no-reply@localhost' },
-    management: { user: 'admin', password: 'admin' },
+    management: { user: 'admin', password: 'admin', lockoutThreshold: 5, lockoutSeconds: 300 },
     stage: { includeScopesInUserInfo: false },
     keys: {},
     cookies: {},

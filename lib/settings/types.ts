@@ -28,6 +28,10 @@ export interface Settings {
     user: string;
     /** HTTP Basic password of the management endpoint (`svc.management.password`). */
     password: string;
+    /** Failed logins from one client before it is locked out (`svc.management.lockout-threshold`). */
+    lockoutThreshold: number;
+    /** How long a lockout lasts, in seconds (`svc.management.lockout-seconds`). */
+    lockoutSeconds: number;
   };
   stage: {
     /** Deliver the `scope` claim in UserInfo instead of the ID token. */

@@ -42,6 +42,8 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
   'svc.mail.from': { raw: 'idp@example.com', read: (s) => s.mail.from, expected: 'idp@example.com' },
   'svc.management.user': { raw: 'ops', read: (s) => s.management.user, expected: 'ops' },
   'svc.management.password': { raw: 's3cret-pass', read: (s) => s.management.password, expected: 's3cret-pass' },
+  'svc.management.lockout-threshold': { raw: '3', read: (s) => s.management.lockoutThreshold, expected: 3 },
+  'svc.management.lockout-seconds': { raw: '60', read: (s) => s.management.lockoutSeconds, expected: 60 },
   'svc.stage.include-scopes-in-user-info': { raw: 'true', read: (s) => s.stage.includeScopesInUserInfo, expected: true },
   'svc.keys.file': { raw: '/etc/svc/keys.json', read: (s) => s.keys.file, expected: '/etc/svc/keys.json' },
   'svc.cookies.keys': {
@@ -67,7 +69,7 @@ describe('loadSettings (C9)', () => {
     expect(s.baseUrl).toBe('http://localhost:3000');
     expect(s.redis).toEqual({ keyPrefix: 'svc:' });
     expect(s.mail).toEqual({ outboxDir: './outbox', from: 'no-reply@localhost' });
-    expect(s.management).toEqual({ user: 'admin', password: 'admin' });
+    expect(s.management).toEqual({ user: 'admin', password: 'admin', lockoutThreshold: 5, lockoutSeconds: 300 });
     expect(s.stage.includeScopesInUserInfo).toBe(false);
     expect(s.accessToken.ttl).toBe(3600);
     expect(s.demo.enabled).toBe(true);
@@ -147,6 +149,8 @@ describe('loadSettings (C9)', () => {
     ['svc.mail.smtp-url', 'mail.example.com'],
     ['svc.mail.from', 'not-an-address'],
     ['svc.management.user', 'a:b'],
+    ['svc.management.lockout-threshold', '0'],
+    ['svc.management.lockout-seconds', 'soon'],
     ['svc.stage.include-scopes-in-user-info', 'maybe'],
     ['svc.cookies.keys', 'short'],
     ['svc.access-token.ttl', '10'],

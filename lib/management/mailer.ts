@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import nodemailer from 'nodemailer';
+
+/** One outgoing mail. */
+export interface MailMessage {
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** Sends mail: over SMTP, or into an outbox folder as `.eml` files. */
+export interface Mailer {
+  /** Where mail goes, for logs: `smtp` or `outbox`. */
+  readonly kind: 'smtp' | 'outbox';
+  /** Sends one message; rejects when it could not be delivered to the server or written. */
+  send(message: MailMessage): Promise<void>;
+  /** Releases pooled connections. */
+  close(): void;
+}
+
+/** Options of {@link createMailer}. */
+export interface MailerOptions {
+  /** `smtp://` or `smtps://` URL; unset → outbox. */
+  smtpUrl?: string;
+  /** Folder for `.eml` files when there is no SMTP server. */
+  outboxDir: string;
+}
+
+/**
+ * The mailer of the management invitations: SMTP through nodemailer (pooled, with timeouts), or
+ * `.eml` files written to the outbox folder (mode 0600) when no SMTP server is configured.
+ */
+export function createMailer(options: MailerOptions): Mailer {
+  if (options.smtpUrl) {
+    const transport = nodemailer.createTransport({
+      url: options.smtpUrl,
+      pool: true,
+      maxConnections: 2,
+      connectionTimeout: 5000,
+      greetingTimeout: 5000,
+      socketTimeout: 10000,
+    });
+    return {
+      kind: 'smtp',
+      async send(message) {
+        await transport.sendMail(message);
+      },
+      close: () => transport.close(),
+    };
+  }
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    kind: 'outbox',
+    async send(message) {
+      const info = await transport.sendMail(message);
+      await mkdir(options.outboxDir, { recursive: true, mode: 0o700 });
+      const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`;
+      await writeFile(join(options.outboxDir, name), info.message as Buffer, { mode: 0o600 });
+    },
+    close: () => transport.close(),
+  };
+}

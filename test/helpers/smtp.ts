@@ -1,0 +1,69 @@
+import type { AddressInfo } from 'node:net';
+
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+
+/** A real SMTP server (smtp-server) on a free loopback port that keeps what it receives. */
+export interface TestSmtp {
+  url: string;
+  /** Parsed messages, in arrival order. */
+  mails: ParsedMail[];
+  /** Raw messages, also those the server refused after receiving them. */
+  raw: string[];
+  /** When set, every message is received and then refused with this SMTP error. */
+  refuseWith?: { code: number; message: string };
+  /** Resolves with the oldest message not yet taken by `next` (waiting for one if needed). */
+  next(): Promise<ParsedMail>;
+  close(): Promise<void>;
+}
+
+/** Starts {@link TestSmtp}. */
+export async function startSmtp(): Promise<TestSmtp> {
+  const waiting: ((mail: ParsedMail) => void)[] = [];
+  const unread: ParsedMail[] = [];
+  const smtp: TestSmtp = {
+    url: '',
+    mails: [],
+    raw: [],
+    next: () => {
+      const mail = unread.shift();
+      return mail ? Promise.resolve(mail) : new Promise((resolve) => waiting.push(resolve));
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        smtp.raw.push(raw);
+        if (smtp.refuseWith) {
+          const err = Object.assign(new Error(smtp.refuseWith.message), { responseCode: smtp.refuseWith.code });
+          callback(err);
+          return;
+        }
+        void simpleParser(raw).then((mail) => {
+          smtp.mails.push(mail);
+          const waiter = waiting.shift();
+          if (waiter) waiter(mail);
+          else unread.push(mail);
+          callback();
+        });
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  smtp.url = `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
+  return smtp;
+}
+
+/** The initial access token in an invitation mail's text. */
+export function tokenIn(text: string): string {
+  const match = /Initial access token[^\n]*\n\n(\S+)\n/.exec(text.replace(/\r\n/g, '\n'));
+  if (!match?.[1]) throw new Error('no token in the mail');
+  return match[1];
+}

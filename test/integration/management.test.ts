@@ -1,0 +1,207 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { simpleParser } from 'mailparser';
+
+import { createApp, loadSettings, SettingsError, silentLogger, type Logger } from '../../lib/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { freePort } from '../helpers/processes.js';
+import { register } from '../helpers/registration.js';
+import { startSmtp, tokenIn, type TestSmtp } from '../helpers/smtp.js';
+
+const USER = 'ops';
+const PASSWORD = 'correct horse battery staple';
+const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+async function invite(
+  running: RunningApp,
+  email: string | undefined,
+  authorization?: string,
+  method = 'GET',
+  clientIp = '192.0.2.1',
+): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const url = new URL(`${running.issuer}/management/invite_client`);
+  if (email !== undefined) url.searchParams.set('email', email);
+  // svc.proxy is on in these apps: the lockout keys on the forwarded client address.
+  const headers: Record<string, string> = { 'x-forwarded-for': clientIp };
+  if (authorization) headers.authorization = authorization;
+  const response = await fetch(url, { method, headers });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
+}
+
+describe('management invitations over SMTP (C7)', () => {
+  let smtp: TestSmtp;
+  let running: RunningApp;
+  const lines: string[] = [];
+  const logger: Logger = {
+    info: (e, f) => lines.push(JSON.stringify({ e, ...f })),
+    warn: (e, f) => lines.push(JSON.stringify({ e, ...f })),
+    error: (e, f) => lines.push(JSON.stringify({ e, ...f })),
+  };
+
+  beforeAll(async () => {
+    smtp = await startSmtp();
+    running = await startApp({
+      logger,
+      properties: {
+        'svc.mail.smtp-url': smtp.url,
+        'svc.mail.from': 'idp@example.test',
+        'svc.management.user': USER,
+        'svc.management.password': PASSWORD,
+        'svc.management.lockout-threshold': 3,
+        'svc.management.lockout-seconds': 1,
+        'svc.proxy': true,
+      },
+    });
+  });
+  afterAll(async () => {
+    await running.close();
+    await smtp.close();
+  });
+
+  it('mails a token that registers exactly once, and never shows it in the response or the logs', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const res = await invite(running, 'partner@example.com', basic(USER, PASSWORD));
+    expect(res.status).toBe(202);
+    expect(Object.keys(res.body).sort()).toEqual(['expires_at', 'invited']);
+    expect(res.body.invited).toBe('partner@example.com');
+    expect(res.body.expires_at).toBeGreaterThanOrEqual(before + 172_800);
+    expect(res.body.expires_at).toBeLessThanOrEqual(before + 172_801);
+
+    const mail = await smtp.next();
+    expect(mail.to && !Array.isArray(mail.to) ? mail.to.text : '').toBe('partner@example.com');
+    expect(mail.from?.text).toBe('idp@example.test');
+    const token = tokenIn(mail.text ?? '');
+    expect(mail.text).toContain(`${running.issuer}/register`);
+    expect(mail.text).toContain(new Date((res.body.expires_at as number) * 1000).toISOString());
+    expect(mail.text).toContain(`-H 'Authorization: Bearer ${token}'`);
+    expect(mail.html).toContain(token);
+    expect(JSON.stringify(res.body)).not.toContain(token);
+
+    expect((await register(running, { redirect_uris: ['https://partner.example/cb'] }, token)).status).toBe(201);
+    const again = await register(running, { redirect_uris: ['https://partner.example/cb'] }, token);
+    expect([again.status, again.body.error]).toEqual([401, 'invalid_token']);
+    expect(lines.join('\n')).not.toContain(token);
+    expect(lines.some((l) => l.includes('"e":"invitation_sent"'))).toBe(true);
+  });
+
+  it.each<[string, string | undefined]>([
+    ['a wrong password', basic(USER, 'wrong')],
+    ['a wrong user', basic('root', PASSWORD)],
+    ['no header', undefined],
+    ['a malformed header', 'Basic ***'],
+    ['a Bearer header', 'Bearer abc'],
+  ])('answers %s with 401 and the Basic challenge', async (name, header) => {
+    const res = await invite(running, 'partner@example.com', header, 'GET', `198.51.100.${name.length}`);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('unauthorized');
+    expect(res.headers.get('www-authenticate')).toBe('Basic realm="svc-connect management", charset="UTF-8"');
+  });
+
+  it('locks a client out after repeated failures (429 with Retry-After), and lifts it after the cool-down', async () => {
+    const ip = '203.0.113.9';
+    for (let i = 0; i < 3; i += 1) expect((await invite(running, 'partner@example.com', basic(USER, 'nope'), 'GET', ip)).status).toBe(401);
+    const locked = await invite(running, 'partner@example.com', basic(USER, PASSWORD), 'GET', ip);
+    expect(locked.status).toBe(429);
+    expect(locked.body.error).toBe('too_many_requests');
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await invite(running, 'partner@example.com', basic(USER, PASSWORD), 'GET', '203.0.113.10')).status).toBe(202);
+    await smtp.next();
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect((await invite(running, 'partner@example.com', basic(USER, PASSWORD), 'GET', ip)).status).toBe(202);
+    await smtp.next();
+  });
+
+  it.each<[string, string | undefined, string]>([
+    ['missing', undefined, 'the email query parameter is required'],
+    ['empty', '', 'the email query parameter is required'],
+    ['malformed', 'not-an-address', 'the email query parameter is not a valid e-mail address'],
+    ['with a display name', 'Partner <partner@example.com>', 'the email query parameter is not a valid e-mail address'],
+    ['overlong', `${'a'.repeat(250)}@example.com`, 'the email query parameter is longer than 254 characters'],
+    ['header injection', 'a@example.com\r\nBcc: b@example.com', 'the email query parameter is not a valid e-mail address'],
+  ])('refuses a %s email with 400', async (_name, email, description) => {
+    const sent = smtp.raw.length;
+    const res = await invite(running, email, basic(USER, PASSWORD));
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'invalid_request', error_description: description });
+    expect(smtp.raw.length).toBe(sent);
+  });
+
+  it('answers anything but GET with 405', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE']) {
+      const res = await invite(running, 'partner@example.com', basic(USER, PASSWORD), method);
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('GET');
+    }
+  });
+
+  it('answers 502 when the SMTP server refuses the mail, and the token it carried does not work', async () => {
+    smtp.refuseWith = { code: 552, message: 'mailbox full' };
+    try {
+      const res = await invite(running, 'partner@example.com', basic(USER, PASSWORD));
+      expect(res.status).toBe(502);
+      expect(res.body.error).toBe('mail_delivery_failed');
+    } finally {
+      delete smtp.refuseWith;
+    }
+    const parsed = await simpleParser(smtp.raw[smtp.raw.length - 1] as string);
+    const token = tokenIn(parsed.text ?? '');
+    const res = await register(running, { redirect_uris: ['https://partner.example/cb'] }, token);
+    expect([res.status, res.body.error]).toEqual([401, 'invalid_token']);
+  });
+});
+
+describe('management invitations when SMTP is unreachable', () => {
+  it('answers 502', async () => {
+    const running = await startApp({
+      properties: { 'svc.mail.smtp-url': `smtp://127.0.0.1:${await freePort()}`, 'svc.management.password': PASSWORD },
+    });
+    try {
+      const res = await invite(running, 'partner@example.com', basic('admin', PASSWORD));
+      expect(res.status).toBe(502);
+      expect(res.body.error).toBe('mail_delivery_failed');
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+describe('management invitations into the outbox', () => {
+  it('writes a parseable .eml holding the token, and logs no token', async () => {
+    const outbox = mkdtempSync(join(tmpdir(), 'svc-outbox-'));
+    const lines: string[] = [];
+    const logger: Logger = { info: (e, f) => lines.push(JSON.stringify({ e, ...f })), warn: () => undefined, error: () => undefined };
+    const running = await startApp({ logger, properties: { 'svc.mail.outbox-dir': outbox, 'svc.management.password': PASSWORD } });
+    try {
+      const res = await invite(running, 'partner@example.com', basic('admin', PASSWORD));
+      expect(res.status).toBe(202);
+      const files = readdirSync(outbox).filter((f) => f.endsWith('.eml'));
+      expect(files).toHaveLength(1);
+      const mail = await simpleParser(readFileSync(join(outbox, files[0] as string)));
+      const token = tokenIn(mail.text ?? '');
+      expect((await register(running, { redirect_uris: ['https://partner.example/cb'] }, token)).status).toBe(201);
+      expect(lines.join('\n')).not.toContain(token);
+      expect(lines.join('\n')).toContain('"transport":"outbox"');
+    } finally {
+      await running.close();
+    }
+  });
+});
+
+describe('default management credentials', () => {
+  it('are refused in production, naming svc.management.password', async () => {
+    const settings = loadSettings({
+      env: {
+        NODE_ENV: 'production',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        SVC_KEYS_FILE: '/nonexistent/keys.json',
+        SVC_COOKIES_KEYS: 'x'.repeat(32),
+        SMTP_URL: 'smtp://127.0.0.1:25',
+      },
+    });
+    await expect(createApp(settings, { logger: silentLogger })).rejects.toThrow(SettingsError);
+    await expect(createApp(settings, { logger: silentLogger })).rejects.toThrow(/svc\.management\.password/);
+  });
+});
