@@ -9,10 +9,10 @@ import { generateSigningKeys } from '../../lib/index.js';
 import { confidentialClient } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
-import { deletePrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { ruleDerivedEnv } from '../../lib/index.js';
+import { describeEachStore } from '../helpers/stores.js';
 
-describe('two example-server processes sharing one Redis act as one provider', () => {
-  const prefix = testPrefix('two-procs');
+describeEachStore('two example-server processes sharing one Redis act as one provider', (_kind, properties) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-two-'));
   const client = confidentialClient();
   let a: ServerProcess;
@@ -26,10 +26,10 @@ describe('two example-server processes sharing one Redis act as one provider', (
     const [portA, portB] = [await freePort(), await freePort()];
     urlA = `http://localhost:${portA}`;
     urlB = `http://localhost:${portB}`;
+    const store = Object.fromEntries(Object.entries(properties()).map(([name, value]) => [ruleDerivedEnv(name), value]));
     const shared = {
+      ...store,
       SVC_BASE_URL: urlA,
-      REDIS_URL: SHARED_REDIS_URL,
-      SVC_REDIS_KEY_PREFIX: prefix,
       SVC_KEYS_FILE: join(dir, 'keys.json'),
       SVC_COOKIES_KEYS: randomBytes(32).toString('hex'),
       SVC_CLIENTS_FILE: join(dir, 'clients.json'),
@@ -41,7 +41,6 @@ describe('two example-server processes sharing one Redis act as one provider', (
 
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
-    await deletePrefix(SHARED_REDIS_URL, prefix);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -57,4 +56,4 @@ describe('two example-server processes sharing one Redis act as one provider', (
     const [ka, kb] = await Promise.all([fetch(`${urlA}/oidc/v1/jwks`), fetch(`${urlB}/oidc/v1/jwks`)].map(async (r) => (await r).json()));
     expect(kb).toEqual(ka);
   });
-});
+}, ['redis standalone', 'redis cluster']);
