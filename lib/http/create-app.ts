@@ -6,6 +6,7 @@ import type Provider from 'oidc-provider';
 import type { SvcStore } from '../../adapters/store.js';
 import { createInteractionsRouter } from '../interactions/router.js';
 import { providerFromRuntime } from '../provider/create-provider.js';
+import { createDemoRouter } from '../demo/router.js';
 import { createMailer } from '../management/mailer.js';
 import { createManagementRouter, registrationEndpointOf } from '../management/router.js';
 import { issuerOf, PROVIDER_PATH } from '../provider/paths.js';
@@ -50,12 +51,14 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   const interactions = createInteractionsRouter({ provider, authenticator: runtime.authenticator, baseUrl: settings.baseUrl });
   const mailer = options.mailer ?? createMailer(settings.mail);
   const management = createManagementRouter({ provider, mailer, settings, logger: runtime.logger, registrationEndpoint: registrationEndpointOf(issuerOf(settings.baseUrl)) });
+  const demo = settings.demo.enabled ? createDemoRouter({ provider, baseUrl: settings.baseUrl }) : undefined;
   const guarded = compose([
     errorHandler(runtime.logger),
     health.routes(),
     interactions.routes(),
     interactions.allowedMethods(),
     management.routes(),
+    ...(demo ? [demo.routes()] : []),
   ] as Middleware[]);
   const providerMount = mount(PROVIDER_PATH, provider);
   const middleware = compose([

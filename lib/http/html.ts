@@ -26,6 +26,12 @@ button.secondary{background:#fff;color:#1a5fb4}
 .error{color:#a51d2d;font-weight:600}
 .actions{display:flex;gap:.75rem;flex-wrap:wrap}
 code{word-break:break-all}
+pre{background:#f4f5f7;padding:.75rem;border-radius:4px;overflow-x:auto;white-space:pre-wrap;word-break:break-all;font-size:.85rem}
+fieldset{border:1px solid #c0c4cc;border-radius:4px;margin:.75rem 0;padding:.5rem .75rem}
+fieldset label{display:block;font-weight:400;margin:.25rem 0}
+textarea,select{width:100%;font:inherit;padding:.5rem;border:1px solid #8a8f98;border-radius:4px}
+textarea:focus,select:focus{outline:3px solid #1a5fb4;outline-offset:2px}
+main.wide{max-width:48rem}
 `;
 
 /** A rendered page and the Content-Security-Policy that goes with it. */
@@ -38,7 +44,7 @@ export interface RenderedPage {
  * Renders a complete, self-contained HTML page (no external assets): inline style allowed by a
  * nonce, no scripts, frames forbidden, forms limited to `formTargets` (plus `'self'`).
  */
-export function renderPage(options: { title: string; body: string; formTargets?: string[] }): RenderedPage {
+export function renderPage(options: { title: string; body: string; formTargets?: string[]; wide?: boolean }): RenderedPage {
   const nonce = randomBytes(16).toString('base64');
   const targets = ["'self'", ...(options.formTargets ?? [])].join(' ');
   const csp = [
@@ -59,7 +65,7 @@ export function renderPage(options: { title: string; body: string; formTargets?:
 <style nonce="${nonce}">${STYLE}</style>
 </head>
 <body>
-<main>
+<main${options.wide ? ' class="wide"' : ''}>
 ${options.body}
 </main>
 </body>

@@ -9,6 +9,7 @@ import { channelMode } from '../claims/privacy.js';
 
 import { readFormBody } from '../http/form-body.js';
 import { sendPage } from '../http/html.js';
+import { sameOriginPosts } from '../http/same-origin.js';
 import { interactionPath, PROVIDER_PATH } from '../provider/paths.js';
 import type { Authenticator } from './authenticator.js';
 import { consentPage, loginPage } from './pages.js';
@@ -41,6 +42,7 @@ function originOf(uri: unknown): string | undefined {
 export function createInteractionsRouter(options: InteractionsOptions): Router {
   const { provider, authenticator, baseUrl } = options;
   const router = new Router({ prefix: `${PROVIDER_PATH}/interaction` });
+  router.use(sameOriginPosts(baseUrl));
 
   const finish = async (ctx: Context, result: InteractionResults): Promise<void> => {
     const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: true });

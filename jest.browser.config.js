@@ -1,0 +1,9 @@
+/** Browser tests (`npm run test:browser`): Debian's Chromium driven by playwright-core. */
+import base from './jest.config.js';
+
+export default {
+  ...base,
+  testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/'],
+  testTimeout: 60000,
+};

@@ -1,0 +1,74 @@
+import { escapeHtml, renderPage, type RenderedPage } from '../http/html.js';
+import type { DemoResult } from './relying-party.js';
+
+/** Scopes the demo page offers to tick (`openid` is always sent). */
+export const DEMO_SCOPES = ['profile', 'email', 'svc.insurance', 'svc.insurance.verified'] as const;
+
+const EXAMPLE_CLAIMS = '{"userinfo": {"svc.ver.[driverslicense,idcard].l3.nfc": {"essential": true}}}';
+
+/** The demo form: scopes, a `claims` request and the prompt. */
+export function demoFormPage(action: string, error?: string): RenderedPage {
+  return renderPage({
+    title: 'svc-connect demo',
+    wide: true,
+    body: `<h1>Try svc-connect</h1>
+<p>Run a real authorization code flow as a registered demo application with its own encryption key.
+Sign in as <code>demo</code>/<code>demo</code> (every demo claim) or <code>demo-basic</code>/<code>demo-basic</code>.</p>
+${error ? `<p class="error" role="alert" id="demo-form-error">${escapeHtml(error)}</p>` : ''}
+<form id="demo-form" method="post" action="${escapeHtml(action)}">
+<fieldset><legend>Scopes (openid is always requested)</legend>
+${DEMO_SCOPES.map((s) => `<label><input type="checkbox" name="scope" value="${s}"> ${s}</label>`).join('\n')}
+</fieldset>
+<label for="claims">claims request (JSON, optional)</label>
+<textarea id="claims" name="claims" rows="5" cols="60" placeholder="${escapeHtml(EXAMPLE_CLAIMS)}"></textarea>
+<label for="prompt">prompt</label>
+<select id="prompt" name="prompt"><option value="">(none)</option><option>login</option><option>consent</option><option>none</option></select>
+<div class="actions"><button class="primary" type="submit">Run the flow</button></div>
+</form>`,
+  });
+}
+
+const json = (value: unknown): string => escapeHtml(JSON.stringify(value, null, 2));
+
+/** What the relying party received, decrypted and verified. */
+export function demoResultPage(result: DemoResult, again: string): RenderedPage {
+  return renderPage({
+    title: 'svc-connect demo: result',
+    wide: true,
+    body: `<h1>What the application received</h1>
+<h2>ID token</h2>
+<p>Encrypted (JWE header) → signed (JWS header) → verified claims:</p>
+<pre id="id-token-jwe-header">${json(result.idToken.jweHeader)}</pre>
+<pre id="id-token-jws-header">${json(result.idToken.jwsHeader)}</pre>
+<pre id="id-token-claims">${json(result.idToken.claims)}</pre>
+<h2>UserInfo</h2>
+<p>Content-Type <code>${escapeHtml(result.userinfo.contentType)}</code>${result.userinfo.jweHeader ? ', decrypted and verified:' : ':'}</p>
+${result.userinfo.jweHeader ? `<pre id="userinfo-jwe-header">${json(result.userinfo.jweHeader)}</pre>` : ''}
+<pre id="userinfo-claims">${json(result.userinfo.claims)}</pre>
+<h2>Raw token response</h2>
+<pre id="token-response">${json(result.tokenResponse)}</pre>
+<p><a href="${escapeHtml(again)}">Run another flow</a></p>`,
+  });
+}
+
+const EXPLAIN: Record<string, string> = {
+  access_denied: 'Access was denied: either consent was refused, or the account lacks a claim the request marked essential.',
+  invalid_request: 'The provider refused the request as malformed or not allowed; the description says why.',
+  invalid_scope: 'The scope was not accepted.',
+  login_required: 'prompt=none was sent, but nobody is signed in.',
+  consent_required: 'prompt=none was sent, but this application has no consent yet.',
+  interaction_required: 'prompt=none was sent, but the provider needs to show a page.',
+  invalid_grant: 'The authorization code could not be redeemed (used already or expired).',
+};
+
+/** The error the provider returned (or the flow hit), explained. */
+export function demoErrorPage(error: string, description: string, again: string): RenderedPage {
+  return renderPage({
+    title: 'svc-connect demo: error',
+    body: `<h1>The flow ended with an error</h1>
+<p id="demo-error">Error: <code>${escapeHtml(error)}</code></p>
+${description ? `<p id="demo-error-description">${escapeHtml(description)}</p>` : ''}
+<p>${escapeHtml(EXPLAIN[error] ?? 'See the description above.')}</p>
+<p><a href="${escapeHtml(again)}">Try again</a></p>`,
+  });
+}

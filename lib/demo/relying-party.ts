@@ -1,0 +1,102 @@
+import { randomBytes, createHash } from 'node:crypto';
+
+import { compactDecrypt, createRemoteJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, type JWTPayload } from 'jose';
+import type Provider from 'oidc-provider';
+
+import { issueInitialAccessToken } from '../registration/initial-access-tokens.js';
+
+/** The demo relying party's registration and its private decryption key. */
+export interface DemoClient {
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  privateKey: CryptoKey;
+}
+
+/** What a finished demo flow shows. */
+export interface DemoResult {
+  tokenResponse: Record<string, unknown>;
+  idToken: { jweHeader: Record<string, unknown>; jwsHeader: Record<string, unknown>; claims: JWTPayload };
+  userinfo: { contentType: string; jweHeader?: Record<string, unknown>; claims: Record<string, unknown> };
+}
+
+/** A demo flow failed: the provider's OAuth error, or what went wrong on the way. */
+export class DemoFlowError extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+  ) {
+    super(`${error}: ${description}`);
+    this.name = 'DemoFlowError';
+  }
+}
+
+/**
+ * Registers the demo client through the real registration endpoint (an initial access token, an
+ * RSA-OAEP-256 key of its own for ID token and UserInfo encryption).
+ */
+export async function registerDemoClient(provider: Provider, issuer: string, redirectUri: string): Promise<DemoClient> {
+  const { publicKey, privateKey } = await generateKeyPair('RSA-OAEP-256', { modulusLength: 2048 });
+  const jwk = { ...(await exportJWK(publicKey)), use: 'enc', kid: 'demo-enc' };
+  const { token } = await issueInitialAccessToken(provider);
+  const response = await fetch(`${issuer}/register`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'svc-connect demo page',
+      redirect_uris: [redirectUri],
+      id_token_encrypted_response_alg: 'RSA-OAEP-256',
+      id_token_encrypted_response_enc: 'A256GCM',
+      userinfo_encrypted_response_alg: 'RSA-OAEP-256',
+      userinfo_encrypted_response_enc: 'A256GCM',
+      jwks: { keys: [jwk] },
+    }),
+  });
+  const body = (await response.json()) as Record<string, string>;
+  if (response.status !== 201) throw new DemoFlowError(body.error ?? 'registration_failed', body.error_description ?? `HTTP ${response.status}`);
+  return { clientId: body.client_id as string, clientSecret: body.client_secret as string, redirectUri, privateKey };
+}
+
+/** A fresh PKCE pair, state and nonce for one demo flow. */
+export function newFlowSecrets(): { verifier: string; challenge: string; state: string; nonce: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return {
+    verifier,
+    challenge: createHash('sha256').update(verifier).digest('base64url'),
+    state: randomBytes(16).toString('base64url'),
+    nonce: randomBytes(16).toString('base64url'),
+  };
+}
+
+async function decryptAndVerify(jwe: string, client: DemoClient, issuer: string, jwks: ReturnType<typeof createRemoteJWKSet>) {
+  const jweHeader = decodeProtectedHeader(jwe) as Record<string, unknown>;
+  const { plaintext } = await compactDecrypt(jwe, client.privateKey);
+  const jws = new TextDecoder().decode(plaintext);
+  const { payload, protectedHeader } = await jwtVerify(jws, jwks, { issuer, audience: client.clientId });
+  return { jweHeader, jwsHeader: protectedHeader as Record<string, unknown>, claims: payload };
+}
+
+/** Redeems the code, then decrypts and verifies the ID token and the UserInfo response. */
+export async function completeDemoFlow(client: DemoClient, issuer: string, code: string, verifier: string, nonce: string): Promise<DemoResult> {
+  const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64');
+  const tokenHttp = await fetch(`${issuer}/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: client.redirectUri }).toString(),
+  });
+  const tokenResponse = (await tokenHttp.json()) as Record<string, unknown>;
+  if (tokenHttp.status !== 200) throw new DemoFlowError(String(tokenResponse.error ?? 'token_error'), String(tokenResponse.error_description ?? ''));
+  const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
+  const idToken = await decryptAndVerify(String(tokenResponse.id_token), client, issuer, jwks);
+  if (idToken.claims.nonce !== nonce) throw new DemoFlowError('invalid_id_token', 'the ID token nonce does not match');
+  const userinfoHttp = await fetch(`${issuer}/userinfo`, { headers: { authorization: `Bearer ${String(tokenResponse.access_token)}` } });
+  const contentType = userinfoHttp.headers.get('content-type') ?? '';
+  if (userinfoHttp.status !== 200) {
+    const body = (await userinfoHttp.json()) as Record<string, string>;
+    throw new DemoFlowError(body.error ?? 'userinfo_error', body.error_description ?? '');
+  }
+  const userinfo = contentType.includes('application/jwt')
+    ? await decryptAndVerify(await userinfoHttp.text(), client, issuer, jwks).then((r) => ({ contentType, jweHeader: r.jweHeader, claims: r.claims as Record<string, unknown> }))
+    : { contentType, claims: (await userinfoHttp.json()) as Record<string, unknown> };
+  return { tokenResponse, idToken, userinfo };
+}

@@ -1,0 +1,106 @@
+import Router from '@koa/router';
+import type Provider from 'oidc-provider';
+
+import { readFormBody } from '../http/form-body.js';
+import { sendPage } from '../http/html.js';
+import { sameOriginPosts } from '../http/same-origin.js';
+import { basePathOf, issuerOf } from '../provider/paths.js';
+import { demoErrorPage, demoFormPage, demoResultPage, DEMO_SCOPES } from './pages.js';
+import { completeDemoFlow, DemoFlowError, newFlowSecrets, registerDemoClient, type DemoClient } from './relying-party.js';
+
+/** The demo page's path (C2). */
+export const DEMO_PATH = '/oidcdemo/login';
+const CALLBACK_PATH = '/oidcdemo/callback';
+const STATE_COOKIE = 'svc_demo_state';
+const FLOW_TTL_MS = 10 * 60 * 1000;
+
+/**
+ * `/oidcdemo/login` (C8, only when `svc.demo.enabled`): a person ticks scopes, writes a `claims`
+ * request and runs a real flow as a demo client registered (on first use) through the registration
+ * endpoint with its own encryption key; the result page shows the raw token response and the
+ * decrypted, verified ID token and UserInfo, or the provider's error explained.
+ */
+export function createDemoRouter(options: { provider: Provider; baseUrl: string }): Router {
+  const { provider, baseUrl } = options;
+  const issuer = issuerOf(baseUrl);
+  const base = basePathOf(baseUrl);
+  const redirectUri = `${baseUrl}${CALLBACK_PATH}`;
+  const flows = new Map<string, { verifier: string; nonce: string; expires: number }>();
+  let client: Promise<DemoClient> | undefined;
+  const demoClient = (): Promise<DemoClient> => {
+    client ??= registerDemoClient(provider, issuer, redirectUri).catch((err: unknown) => {
+      client = undefined;
+      throw err;
+    });
+    return client;
+  };
+
+  const router = new Router();
+  router.use(sameOriginPosts(baseUrl));
+
+  router.get(DEMO_PATH, (ctx) => {
+    sendPage(ctx, demoFormPage(`${base}${DEMO_PATH}`));
+  });
+
+  router.post(DEMO_PATH, async (ctx) => {
+    const form = await readFormBody(ctx);
+    const scopes = form.getAll('scope').filter((s) => (DEMO_SCOPES as readonly string[]).includes(s));
+    const claims = (form.get('claims') ?? '').trim();
+    if (claims) {
+      try {
+        JSON.parse(claims);
+      } catch {
+        sendPage(ctx, demoFormPage(`${base}${DEMO_PATH}`, 'The claims request is not valid JSON.'), 400);
+        return;
+      }
+    }
+    const prompt = form.get('prompt') ?? '';
+    const registered = await demoClient();
+    const secrets = newFlowSecrets();
+    const now = Date.now();
+    for (const [k, v] of flows) if (v.expires < now) flows.delete(k);
+    flows.set(secrets.state, { verifier: secrets.verifier, nonce: secrets.nonce, expires: now + FLOW_TTL_MS });
+    ctx.cookies.set(STATE_COOKIE, secrets.state, { httpOnly: true, sameSite: 'lax', signed: true, path: `${base}/oidcdemo`, maxAge: FLOW_TTL_MS });
+    const url = new URL(`${issuer}/authorize`);
+    const params: Record<string, string> = {
+      client_id: registered.clientId,
+      response_type: 'code',
+      redirect_uri: redirectUri,
+      scope: ['openid', ...scopes].join(' '),
+      state: secrets.state,
+      nonce: secrets.nonce,
+      code_challenge: secrets.challenge,
+      code_challenge_method: 'S256',
+    };
+    if (claims) params.claims = claims;
+    if (['login', 'consent', 'none'].includes(prompt)) params.prompt = prompt;
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    ctx.status = 303;
+    ctx.redirect(url.href);
+  });
+
+  router.get(CALLBACK_PATH, async (ctx) => {
+    const again = `${base}${DEMO_PATH}`;
+    const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
+    const flow = flows.get(state);
+    if (!flow || ctx.cookies.get(STATE_COOKIE, { signed: true }) !== state) {
+      sendPage(ctx, demoErrorPage('invalid_state', 'This callback does not belong to a flow started in this browser.', again), 400);
+      return;
+    }
+    flows.delete(state);
+    ctx.cookies.set(STATE_COOKIE, null, { path: `${base}/oidcdemo` });
+    if (typeof ctx.query.error === 'string') {
+      sendPage(ctx, demoErrorPage(ctx.query.error, typeof ctx.query.error_description === 'string' ? ctx.query.error_description : '', again));
+      return;
+    }
+    try {
+      const result = await completeDemoFlow(await demoClient(), issuer, String(ctx.query.code ?? ''), flow.verifier, flow.nonce);
+      sendPage(ctx, demoResultPage(result, again));
+    } catch (err) {
+      if (err instanceof DemoFlowError) sendPage(ctx, demoErrorPage(err.error, err.description, again), 502);
+      else throw err;
+    }
+  });
+
+  return router;
+}
