@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+
+import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { launchChromium, screenshot } from '../helpers/chromium.js';
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string;
+  nodes: { target: string[] }[];
+}
+
+/** Runs axe-core in the page for WCAG 2.x A and AA rules; returns the violations. */
+async function axe(page: Page): Promise<AxeViolation[]> {
+  await page.addScriptTag({ content: axeSource });
+  return page.evaluate(async () => {
+    const w = window as unknown as { axe: { run(ctx: Document, opts: unknown): Promise<{ violations: AxeViolation[] }> } };
+    const result = await w.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => ({ target: n.target })) }));
+  });
+}
+
+describe('login and consent pages in Chromium (C3, C8)', () => {
+  let running: RunningApp;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  /** A fresh browser profile (no cookies) for each test. bypassCSP only lets the test inject axe-core. */
+  const freshPage = async (): Promise<Page> => {
+    const context = await browser.newContext({ bypassCSP: true });
+    contexts.push(context);
+    return context.newPage();
+  };
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+    browser = await launchChromium();
+  }, 30_000);
+  afterAll(async () => {
+    for (const context of contexts) await context.close();
+    await browser?.close();
+    await running?.close();
+  });
+
+  const demo = async (page: Page, prompt = '', scopes: string[] = ['email']): Promise<void> => {
+    await page.goto(`${running.baseUrl}/oidcdemo/login`);
+    for (const scope of scopes) await page.check(`input[name="scope"][value="${scope}"]`);
+    if (prompt) await page.selectOption('#prompt', prompt);
+    await page.click('#demo-form button[type="submit"]');
+  };
+  const signIn = async (page: Page, login: string, password: string): Promise<void> => {
+    await page.fill('input[name="login"]', login);
+    await page.fill('input[name="password"]', password);
+    await page.click('#login-form button[type="submit"]');
+  };
+
+  it('has no detectable WCAG A/AA violations on the login and consent pages', async () => {
+    const page = await freshPage();
+    await demo(page);
+    await page.waitForSelector('#login-form');
+    expect(await page.getAttribute('html', 'lang')).toBe('en');
+    expect(await axe(page)).toEqual([]);
+    await signIn(page, 'demo', 'demo');
+    await page.waitForSelector('#consent-allow');
+    expect(await axe(page)).toEqual([]);
+    await page.close();
+  });
+
+  it('shows the same error for a wrong password and an unknown account, on the login page', async () => {
+    const page = await freshPage();
+    await demo(page);
+    await page.waitForSelector('#login-form');
+    await signIn(page, 'demo', 'not-the-password');
+    await page.waitForSelector('#login-error');
+    await screenshot(page, 'login-error');
+    const wrongPassword = await page.textContent('#login-error');
+    await signIn(page, 'nobody-here', 'whatever');
+    await page.waitForSelector('#login-error');
+    const unknownAccount = await page.textContent('#login-error');
+    expect(wrongPassword).toBe('The login or password is not correct.');
+    expect(unknownAccount).toBe(wrongPassword);
+    await page.close();
+  });
+
+  it('signs in once, then: no prompt → no pages; prompt=login → the login page; prompt=consent → consent again', async () => {
+    const page = await freshPage();
+    await demo(page);
+    await signIn(page, 'demo', 'demo');
+    await page.click('#consent-allow button');
+    await page.waitForSelector('#userinfo-claims');
+
+    await demo(page);
+    await page.waitForSelector('#userinfo-claims');
+
+    await demo(page, 'login');
+    await page.waitForSelector('#login-form');
+    await screenshot(page, 'prompt-login');
+    await signIn(page, 'demo', 'demo');
+    await page.waitForSelector('#userinfo-claims');
+
+    await demo(page, 'consent');
+    await page.waitForSelector('#consent-allow');
+    await screenshot(page, 'prompt-consent');
+    await page.click('#consent-allow button');
+    await page.waitForSelector('#userinfo-claims');
+    await page.close();
+  });
+});

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import * as oidc from 'openid-client';
+
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { FormBrowser, signIn } from '../helpers/browser.js';
+import { authorizationUrl, pkcePair, redirectParams } from '../helpers/oauth.js';
+
+const client = confidentialClient();
+const REDIRECT = (client.redirect_uris as string[])[0] as string;
+
+describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)', () => {
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ clients: [client] });
+  });
+  afterAll(async () => running.close());
+
+  const url = (params: Record<string, string> = {}): string =>
+    authorizationUrl(running.issuer, {
+      client_id: client.client_id,
+      response_type: 'code',
+      scope: 'openid',
+      redirect_uri: REDIRECT,
+      state: 'st',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      ...params,
+    });
+
+  it('prompt=none without a session → login_required; signed in without consent → consent_required; with both → a code', async () => {
+    const browser = new FormBrowser();
+    const none = await browser.follow(url({ prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(none.leftTo as string).get('error')).toBe('login_required');
+
+    // Sign in, then walk away from the consent page.
+    await browser.follow(url(), running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    const noConsent = await browser.follow(url({ prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(noConsent.leftTo as string).get('error')).toBe('consent_required');
+
+    await signIn(url(), { browser });
+    const silent = await browser.follow(url({ prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(silent.leftTo as string).get('code')).toEqual(expect.any(String));
+  });
+
+  it('re-authenticates when max_age is exceeded, and puts auth_time in the ID token', async () => {
+    const config = await oidc.discovery(new URL(running.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret as string), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const browser = new FormBrowser();
+    const first = await signIn(url(), { browser });
+    expect(first.callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const { verifier, challenge } = pkcePair();
+    const step = await browser.follow(url({ max_age: '1', code_challenge: challenge }), running.baseUrl);
+    expect(step.leftTo).toBeUndefined();
+    expect(browser.lastPage).toContain('id="login-form"');
+    const again = await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(again.leftTo as string), { pkceCodeVerifier: verifier, expectedState: 'st', maxAge: 1 });
+    const claims = tokens.claims();
+    expect(claims?.auth_time).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) - 5);
+  });
+
+  it('serves login and consent with a strict CSP, frame protections and no caching', async () => {
+    const browser = new FormBrowser();
+    const login = await browser.follow(url(), running.baseUrl);
+    const consentStep = await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    for (const response of [login.response, consentStep.response]) {
+      const csp = response?.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("base-uri 'none'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(csp).not.toContain('script-src');
+      expect(response?.headers.get('x-frame-options')).toBe('DENY');
+      expect(response?.headers.get('cache-control')).toBe('no-store');
+      expect(response?.headers.get('content-type')).toContain('text/html');
+    }
+  });
+
+  it('refuses a cross-site POST to the login form', async () => {
+    const browser = new FormBrowser();
+    await browser.follow(url(), running.baseUrl);
+    const action = browser.formAction('login-form', running.baseUrl);
+    const body = new URLSearchParams({ login: 'demo', password: 'demo' }).toString();
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const evilOrigin = await browser.request(action, { method: 'POST', headers: { ...form, origin: 'https://evil.example' }, body });
+    expect(evilOrigin.status).toBe(403);
+    expect(await evilOrigin.text()).toContain('cross_site_request');
+    const crossSite = await browser.request(action, { method: 'POST', headers: { ...form, 'sec-fetch-site': 'cross-site', origin: 'null' }, body });
+    expect(crossSite.status).toBe(403);
+    const withoutCookie = await fetch(action, { method: 'POST', headers: form, body, redirect: 'manual' });
+    expect(withoutCookie.status).toBe(400);
+    // The same form from our own origin still works.
+    const ok = await browser.request(action, { method: 'POST', headers: { ...form, 'sec-fetch-site': 'same-origin', origin: 'null' }, body });
+    expect(ok.status).toBe(303);
+  });
+
+  it('answers a failed login with 401 and one message for unknown accounts and wrong passwords', async () => {
+    const texts: string[] = [];
+    for (const [login, password] of [
+      ['demo', 'wrong'],
+      ['no-such-user', 'wrong'],
+    ]) {
+      const browser = new FormBrowser();
+      await browser.follow(url(), running.baseUrl);
+      const step = await browser.submit('login-form', { login: login as string, password: password as string }, running.baseUrl);
+      expect(step.response?.status).toBe(401);
+      texts.push(/<p class="error"[^>]*>([^<]*)<\/p>/.exec(browser.lastPage)?.[1] ?? '');
+    }
+    expect(texts).toEqual(['The login or password is not correct.', 'The login or password is not correct.']);
+  });
+});
