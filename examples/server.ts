@@ -2,16 +2,17 @@
  * The bundled example server (`npm start`): settings from `SVC_CONFIG` and the environment, the
  * embedded store unless Redis is configured, the demo accounts unless `svc.demo.enabled=false`.
  */
-import { createApp, jsonLogger, loadSettings, SettingsError } from '../lib/index.js';
+import { createApp, createPinoLogger, loadSettings, SettingsError } from '../lib/index.js';
 import { createDemoClaimModules } from './claim-modules/index.js';
 
 async function main(): Promise<void> {
   const settings = loadSettings();
-  const app = await createApp(settings, { logger: jsonLogger, claimModules: settings.demo.enabled ? createDemoClaimModules() : [] });
+  const logger = createPinoLogger({ level: settings.log.level });
+  const app = await createApp(settings, { logger, claimModules: settings.demo.enabled ? createDemoClaimModules() : [] });
   const server = app.listen(settings.port, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : settings.port;
-    jsonLogger.info('listening', { port, issuer: `${settings.baseUrl}/oidc/v1` });
+    logger.info('listening', { port, issuer: `${settings.baseUrl}/oidc/v1` });
     process.stdout.write(`svc-connect listening on http://localhost:${port} (issuer ${settings.baseUrl}/oidc/v1)\n`);
   });
   const stop = (): void => {

@@ -14,7 +14,10 @@ export { createApp, createSvcConnect, type SvcApp, type SvcConnect } from './htt
 export type { Authenticator } from './interactions/authenticator.js';
 export { createStaticAuthenticator, DEMO_ACCOUNTS, type DemoAccount } from './demo/accounts.js';
 export { SettingsError, StoreUnavailableError, AlreadyConsumedError } from './errors.js';
-export { jsonLogger, silentLogger, type Logger, type LogFields } from './logger.js';
+export { silentLogger, type Logger, type LogFields } from './logger.js';
+export { createPinoLogger, LOG_LEVELS } from './observability/pino-logger.js';
+export { createMetrics, type Metrics } from './observability/metrics.js';
+export { routeOf } from './observability/routes.js';
 export { createStore, createMemoryStore, createRedisStore, hashId, GRANTABLE_MODELS, type SvcStore, type MemoryStoreOptions, type RedisStoreOptions } from '../adapters/index.js';
 export { issueInitialAccessToken, revokeInitialAccessToken, type IssuedInitialAccessToken } from './registration/initial-access-tokens.js';
 export { fetchDocument, OutboundFetchError, type OutboundFetchOptions, type FetchedDocument } from './net/fetch.js';

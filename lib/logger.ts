@@ -14,17 +14,6 @@ export interface Logger {
   error(event: string, fields?: LogFields): void;
 }
 
-function line(level: string, event: string, fields?: LogFields): string {
-  return JSON.stringify({ time: new Date().toISOString(), level, event, ...fields });
-}
-
-/** The default logger: JSON lines on stderr. */
-export const jsonLogger: Logger = {
-  info: (event, fields) => process.stderr.write(`${line('info', event, fields)}\n`),
-  warn: (event, fields) => process.stderr.write(`${line('warn', event, fields)}\n`),
-  error: (event, fields) => process.stderr.write(`${line('error', event, fields)}\n`),
-};
-
 /** A logger that drops everything (tests that assert on logs pass a capturing one instead). */
 export const silentLogger: Logger = {
   info: () => undefined,

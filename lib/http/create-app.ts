@@ -9,8 +9,10 @@ import { providerFromRuntime } from '../provider/create-provider.js';
 import { createDemoRouter } from '../demo/router.js';
 import { createMailer } from '../management/mailer.js';
 import { createManagementRouter, registrationEndpointOf } from '../management/router.js';
-import { issuerOf, PROVIDER_PATH } from '../provider/paths.js';
-import { jsonLogger } from '../logger.js';
+import { basePathOf, issuerOf, PROVIDER_PATH } from '../provider/paths.js';
+import { createMetrics, createMetricsRouter } from '../observability/metrics.js';
+import { createPinoLogger } from '../observability/pino-logger.js';
+import { requestLogging } from '../observability/request-log.js';
 import { resolveRuntime, suppliedParts, type RuntimeOptions } from '../provider/runtime.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
@@ -44,24 +46,28 @@ export type SvcApp = Koa & { readonly svc: SvcConnect };
  * mount them into their own.
  */
 export async function createSvcConnect(settings: Settings, options: RuntimeOptions = {}): Promise<SvcConnect> {
-  enforceSafeDefaults(settings, findUnsafeDefaults(settings, { ...suppliedParts(options), management: true }), options.logger ?? jsonLogger);
-  const runtime = await resolveRuntime(settings, options);
-  const provider = providerFromRuntime(settings, runtime);
+  const logger = options.logger ?? createPinoLogger({ level: settings.log.level });
+  enforceSafeDefaults(settings, findUnsafeDefaults(settings, { ...suppliedParts(options), management: true }), logger);
+  const runtime = await resolveRuntime(settings, { ...options, logger });
+  const metrics = settings.metrics.enabled ? createMetrics() : undefined;
+  const provider = providerFromRuntime(settings, runtime, metrics);
   const health = createHealthRouter(runtime.store);
   const interactions = createInteractionsRouter({ provider, authenticator: runtime.authenticator, baseUrl: settings.baseUrl });
   const mailer = options.mailer ?? createMailer(settings.mail);
-  const management = createManagementRouter({ provider, mailer, settings, logger: runtime.logger, registrationEndpoint: registrationEndpointOf(issuerOf(settings.baseUrl)) });
+  const management = createManagementRouter({ provider, mailer, settings, logger, metrics, registrationEndpoint: registrationEndpointOf(issuerOf(settings.baseUrl)) });
   const demo = settings.demo.enabled ? createDemoRouter({ provider, baseUrl: settings.baseUrl }) : undefined;
   const guarded = compose([
-    errorHandler(runtime.logger),
+    errorHandler(logger),
     health.routes(),
     interactions.routes(),
     interactions.allowedMethods(),
     management.routes(),
     ...(demo ? [demo.routes()] : []),
+    ...(metrics ? [createMetricsRouter(metrics).routes()] : []),
   ] as Middleware[]);
   const providerMount = mount(PROVIDER_PATH, provider);
   const middleware = compose([
+    requestLogging(logger, basePathOf(settings.baseUrl), metrics),
     securityHeaders(),
     async (ctx, next) => {
       // oidc-provider renders its own errors; everything else goes through our error handler.

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { PROVIDER_PATH, ROUTES } from '../provider/paths.js';
 import type { Settings } from '../settings/types.js';
 import { checkBasicAuth } from './basic-auth.js';
@@ -27,6 +28,8 @@ export interface ManagementOptions {
   mailer: Mailer;
   settings: Settings;
   logger: Logger;
+  /** Counts invitations and failed logins, when metrics are on. */
+  metrics?: Metrics;
   /** Absolute URL of the registration endpoint, named in the mail. */
   registrationEndpoint: string;
 }
@@ -56,7 +59,8 @@ export function createManagementRouter(options: ManagementOptions): Router {
     const auth = checkBasicAuth(ctx.get('authorization') || undefined, settings.management.user, settings.management.password);
     if (auth !== 'ok') {
       const locked = auth === 'missing' ? 0 : lockout.failure(ctx.ip);
-      logger.warn('management_login_failed', { reason: auth, ip: ctx.ip, locked_for: locked || undefined });
+      logger.warn('management_login_failed', { request_id: ctx.state.requestId as string | undefined, reason: auth, ip: ctx.ip, locked_for: locked || undefined });
+      options.metrics?.securityEvents.inc({ event: 'management_login_failed' });
       ctx.set('WWW-Authenticate', REALM);
       return fail(ctx, 401, 'unauthorized', auth === 'missing' ? 'management credentials are required (HTTP Basic)' : 'the management credentials are not valid');
     }
@@ -71,14 +75,20 @@ export function createManagementRouter(options: ManagementOptions): Router {
         email: String(ctx.query.email ?? ''),
         registrationEndpoint: options.registrationEndpoint,
       });
-      logger.info('invitation_sent', { domain: invited.slice(invited.lastIndexOf('@') + 1), expires_at: expiresAt, transport: mailer.kind });
+      logger.info('invitation_sent', {
+        request_id: ctx.state.requestId as string | undefined,
+        domain: invited.slice(invited.lastIndexOf('@') + 1),
+        expires_at: expiresAt,
+        transport: mailer.kind,
+      });
+      options.metrics?.securityEvents.inc({ event: 'invitation_sent' });
       ctx.status = 202;
       ctx.set('Cache-Control', 'no-store');
       ctx.body = { invited, expires_at: expiresAt };
     } catch (err) {
       if (err instanceof InvalidInvitationAddressError) return fail(ctx, 400, 'invalid_request', err.message);
       if (err instanceof MailDeliveryError) {
-        logger.error('invitation_mail_failed', { code: err.code, transport: mailer.kind });
+        logger.error('invitation_mail_failed', { request_id: ctx.state.requestId as string | undefined, code: err.code, transport: mailer.kind });
         return fail(ctx, 502, 'mail_delivery_failed', 'the invitation mail could not be sent; no invitation was issued');
       }
       throw err;

@@ -6,7 +6,9 @@ import { createFindAccount } from '../claims/account.js';
 import { registrationGuard } from '../registration/guard.js';
 import { createConfiguration } from './configuration.js';
 import { issuerOf } from './paths.js';
-import { jsonLogger } from '../logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { createPinoLogger } from '../observability/pino-logger.js';
+import { observeProvider } from '../observability/provider-events.js';
 import { resolveRuntime, suppliedParts, type Runtime, type RuntimeOptions } from './runtime.js';
 
 /**
@@ -16,13 +18,14 @@ import { resolveRuntime, suppliedParts, type Runtime, type RuntimeOptions } from
  * @throws {@link SettingsError} for unsafe defaults under `NODE_ENV=production` or unreadable files.
  */
 export async function createProvider(settings: Settings, options: RuntimeOptions = {}): Promise<Provider> {
-  enforceSafeDefaults(settings, findUnsafeDefaults(settings, suppliedParts(options)), options.logger ?? jsonLogger);
-  const runtime = await resolveRuntime(settings, options);
+  const logger = options.logger ?? createPinoLogger({ level: settings.log.level });
+  enforceSafeDefaults(settings, findUnsafeDefaults(settings, suppliedParts(options)), logger);
+  const runtime = await resolveRuntime(settings, { ...options, logger });
   return providerFromRuntime(settings, runtime);
 }
 
 /** Builds the provider from an already resolved and checked runtime (shared with `createApp`). */
-export function providerFromRuntime(settings: Settings, runtime: Runtime): Provider {
+export function providerFromRuntime(settings: Settings, runtime: Runtime, metrics?: Metrics): Provider {
   const { authenticator, logger, registry } = runtime;
   const configuration = createConfiguration(settings, {
     jwks: runtime.jwks,
@@ -34,9 +37,7 @@ export function providerFromRuntime(settings: Settings, runtime: Runtime): Provi
   });
   const provider = new Provider(issuerOf(settings.baseUrl), configuration);
   provider.proxy = settings.proxy;
-  provider.use(registrationGuard(provider));
-  provider.on('server_error', (_ctx, err: Error) => {
-    logger.error('server_error', { name: err.name, code: (err as { code?: string }).code });
-  });
+  provider.use(registrationGuard(provider, logger, metrics));
+  observeProvider(provider, logger, metrics);
   return provider;
 }

@@ -10,7 +10,8 @@ import type { SvcStore } from '../../adapters/store.js';
 import { createStaticAuthenticator } from '../demo/accounts.js';
 import { SettingsError } from '../errors.js';
 import type { Authenticator } from '../interactions/authenticator.js';
-import { jsonLogger, type Logger } from '../logger.js';
+import type { Logger } from '../logger.js';
+import { createPinoLogger } from '../observability/pino-logger.js';
 import type { Settings } from '../settings/types.js';
 import { generateSigningKeys, readSigningKeys, validateSigningKeys, type PrivateJwks } from './keys.js';
 
@@ -24,7 +25,7 @@ export interface RuntimeOptions {
   authenticator?: Authenticator;
   /** Statically provisioned clients, added to those of `svc.clients.file`. */
   clients?: ClientMetadata[];
-  /** Where log lines go; default JSON lines on stderr. */
+  /** Where log lines go; default JSON lines (pino) on stdout at `svc.log.level`. */
   logger?: Logger;
   /** Claim modules providing user data (C5); without any, tokens carry `sub` only. */
   claimModules?: ClaimModule[];
@@ -50,7 +51,7 @@ export function suppliedParts(options: RuntimeOptions): { store: boolean; keys: 
 
 /** Resolves keys, cookie keys, store, authenticator and clients from settings and code. */
 export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
-  const logger = options.logger ?? jsonLogger;
+  const logger = options.logger ?? createPinoLogger({ level: settings.log.level });
   const jwks = options.jwks
     ? validateSigningKeys(options.jwks, 'options.jwks')
     : settings.keys.file

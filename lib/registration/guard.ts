@@ -2,6 +2,8 @@ import type { Context, Next } from 'koa';
 import type Provider from 'oidc-provider';
 import { errors } from 'oidc-provider';
 
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { ROUTES } from '../provider/paths.js';
 import { claim, release } from './single-use.js';
 
@@ -57,8 +59,8 @@ async function readJson(ctx: Context): Promise<unknown> {
  *   the response carries a new one and the presented one is destroyed; on failure it stays valid.
  *   `POST` is served as `PUT` (RFC 7592 replacement), with `client_id` filled in when omitted.
  */
-export function registrationGuard(provider: Provider): (ctx: Context, next: Next) => Promise<void> {
-  const guard = guardRoutes(provider);
+export function registrationGuard(provider: Provider, logger: Logger, metrics?: Metrics): (ctx: Context, next: Next) => Promise<void> {
+  const guard = guardRoutes(provider, logger, metrics);
   return async (ctx, next) => {
     try {
       await guard(ctx, next);
@@ -68,7 +70,11 @@ export function registrationGuard(provider: Provider): (ctx: Context, next: Next
   };
 }
 
-function guardRoutes(provider: Provider): (ctx: Context, next: Next) => Promise<void> {
+function guardRoutes(provider: Provider, logger: Logger, metrics?: Metrics): (ctx: Context, next: Next) => Promise<void> {
+  const event = (ctx: Context, name: string, fields: Record<string, string | undefined> = {}): void => {
+    logger.info(name, { request_id: (ctx.state as { requestId?: string }).requestId, ...fields });
+    metrics?.securityEvents.inc({ event: name });
+  };
   const base = ROUTES.registration;
   return async (ctx, next) => {
     const path = ctx.path;
@@ -82,8 +88,10 @@ function guardRoutes(provider: Provider): (ctx: Context, next: Next) => Promise<
         await next();
         registered = ctx.status === 201;
       } finally {
-        if (registered) await adapter.destroy(token);
-        else await release(adapter, token);
+        if (registered) {
+          await adapter.destroy(token);
+          event(ctx, 'initial_access_token_used');
+        } else await release(adapter, token);
       }
       return;
     }
@@ -119,8 +127,10 @@ function guardRoutes(provider: Provider): (ctx: Context, next: Next) => Promise<
       }
     } finally {
       // PUT: oidc-provider already destroyed the presented token and issued a new one.
-      if (succeeded) await adapter.destroy(token);
-      else await release(adapter, token);
+      if (succeeded) {
+        await adapter.destroy(token);
+        event(ctx, 'registration_access_token_rotated', { client_id: clientPath });
+      } else await release(adapter, token);
     }
   };
 }

@@ -1,3 +1,4 @@
+import { LOG_LEVELS } from '../observability/pino-logger.js';
 import type { Settings } from './types.js';
 import {
   parseBaseUrl,
@@ -217,6 +218,24 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     },
   },
   {
+    name: 'svc.metrics.enabled',
+    defaultText: '`false`',
+    doc: 'Serve Prometheus metrics at `/metrics` (keep that path off the public internet).',
+    apply: (s, raw) => {
+      s.metrics.enabled = parseBoolean(raw);
+    },
+  },
+  {
+    name: 'svc.log.level',
+    defaultText: '`info`',
+    doc: 'Lowest log level written: `trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`.',
+    apply: (s, raw) => {
+      const level = raw.trim().toLowerCase();
+      if (!LOG_LEVELS.includes(level as (typeof LOG_LEVELS)[number])) throw new Error(`expected one of ${LOG_LEVELS.join(', ')}`);
+      s.log.level = level as (typeof LOG_LEVELS)[number];
+    },
+  },
+  {
     name: 'svc.clients.file',
     defaultText: 'unset',
     doc: 'A JSON file holding an array of client metadata objects provisioned statically at start.',
@@ -244,6 +263,8 @@ export function defaultSettings(production: boolean): Settings {
     demo: { enabled: !production },
     fetch: { allowPrivateNetwork: false },
     proxy: false,
+    metrics: { enabled: false },
+    log: { level: 'info' },
     clients: {},
     production,
   };

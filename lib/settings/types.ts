@@ -59,6 +59,14 @@ export interface Settings {
   };
   /** Trust `X-Forwarded-*` headers (`svc.proxy`). */
   proxy: boolean;
+  metrics: {
+    /** Serve Prometheus metrics at `/metrics` (`svc.metrics.enabled`). */
+    enabled: boolean;
+  };
+  log: {
+    /** Lowest level written (`svc.log.level`). */
+    level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+  };
   clients: {
     /** A JSON file holding an array of statically provisioned client metadata (`svc.clients.file`). */
     file?: string;

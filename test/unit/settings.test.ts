@@ -55,6 +55,8 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
   'svc.demo.enabled': { raw: 'false', read: (s) => s.demo.enabled, expected: false },
   'svc.fetch.allow-private-network': { raw: 'true', read: (s) => s.fetch.allowPrivateNetwork, expected: true },
   'svc.proxy': { raw: 'true', read: (s) => s.proxy, expected: true },
+  'svc.metrics.enabled': { raw: 'true', read: (s) => s.metrics.enabled, expected: true },
+  'svc.log.level': { raw: 'WARN', read: (s) => s.log.level, expected: 'warn' },
   'svc.clients.file': { raw: '/etc/svc/clients.json', read: (s) => s.clients.file, expected: '/etc/svc/clients.json' },
 };
 
@@ -157,6 +159,8 @@ describe('loadSettings (C9)', () => {
     ['svc.demo.enabled', '2'],
     ['svc.fetch.allow-private-network', 'yes please'],
     ['svc.proxy', ''],
+    ['svc.metrics.enabled', 'on'],
+    ['svc.log.level', 'verbose'],
   ])('stops on an invalid %s (%j), naming the property', (name, raw) => {
     const err = captureError(() => loadSettings({ env: {}, properties: { [name]: raw } }));
     expect(err.properties).toEqual([name]);

@@ -1,0 +1,109 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ClientMetadata } from 'oidc-provider';
+import { simpleParser } from 'mailparser';
+
+import { createDemoClaimModules, DEMO_PEOPLE } from '../../examples/claim-modules/index.js';
+import { createPinoLogger } from '../../lib/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { runCodeFlow } from '../helpers/flow.js';
+import { encryptionKey, manage, register } from '../helpers/registration.js';
+import { tokenIn } from '../helpers/smtp.js';
+import * as oidc from 'openid-client';
+
+const SENTINEL = 'SENTINEL-obs-name-61f0';
+
+describe('structured logs and metrics (issue 8)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-obs-'));
+  const logFile = join(dir, 'log.jsonl');
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({
+      logger: createPinoLogger({ destination: logFile }),
+      claimModules: createDemoClaimModules({ 'demo-0001': { ...DEMO_PEOPLE['demo-0001'], name: SENTINEL } }),
+      properties: { 'svc.metrics.enabled': true, 'svc.mail.outbox-dir': join(dir, 'outbox'), 'svc.management.password': 'obs-password' },
+    });
+  });
+  afterAll(async () => running.close());
+
+  it('logs a full flow, a registration and an invitation as JSON lines without tokens or claim values, and counts them', async () => {
+    const invited = await fetch(`${running.issuer}/management/invite_client?email=rp@example.com`, {
+      headers: { authorization: `Basic ${Buffer.from('admin:obs-password').toString('base64')}`, 'x-request-id': 'invite-request-0001' },
+    });
+    expect(invited.status).toBe(202);
+    expect(invited.headers.get('x-request-id')).toBe('invite-request-0001');
+    const mailFile = readdirSync(join(dir, 'outbox'))[0] as string;
+    const iat = tokenIn((await simpleParser(readFileSync(join(dir, 'outbox', mailFile)))).text ?? '');
+
+    const key = await encryptionKey('RSA-OAEP-256');
+    const registered = await register(
+      running,
+      { redirect_uris: ['https://rp.example/cb'], id_token_encrypted_response_alg: 'RSA-OAEP-256', userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [key.jwk] } },
+      iat,
+    );
+    expect(registered.status).toBe(201);
+    const read = await manage(registered.body.registration_client_uri as string, 'GET', registered.body.registration_access_token as string);
+    const client = registered.body as unknown as ClientMetadata;
+    const flow = await runCodeFlow(running.issuer, client, {
+      scope: 'openid profile',
+      configure: (config) => oidc.enableDecryptingResponses(config, undefined, { key: key.privateKey, kid: key.jwk.kid as string }),
+    });
+    expect(flow.userinfo.name).toBe(SENTINEL);
+
+    const text = readFileSync(logFile, 'utf8');
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const line of lines) {
+      expect(typeof line.time).toBe('string');
+      expect(['info', 'warn', 'error']).toContain(line.level);
+      expect(typeof line.event).toBe('string');
+    }
+    const events = new Set(lines.map((l) => l.event));
+    for (const e of ['request', 'invitation_sent', 'initial_access_token_used', 'client_registered', 'registration_access_token_rotated', 'tokens_issued']) {
+      expect([...events]).toContain(e);
+    }
+    const requests = lines.filter((l) => l.event === 'request');
+    expect(requests.find((l) => l.request_id === 'invite-request-0001')).toMatchObject({ route: '/oidc/v1/management/invite_client', status: 202, method: 'GET' });
+    expect(requests.some((l) => l.route === '/oidc/v1/interaction/:uid/login')).toBe(true);
+    expect(lines.find((l) => l.event === 'invitation_sent')).toMatchObject({ request_id: 'invite-request-0001', domain: 'example.com' });
+
+    const secrets = {
+      iat,
+      client_secret: client.client_secret as string,
+      rat1: registered.body.registration_access_token as string,
+      rat2: read.body.registration_access_token as string,
+      code: flow.code,
+      access_token: flow.tokens.access_token,
+      sentinel: SENTINEL,
+      management_password: 'obs-password',
+    };
+    for (const [name, secret] of Object.entries(secrets)) expect({ name, found: text.includes(secret) }).toEqual({ name, found: false });
+    expect(text).not.toContain('rp@example.com');
+  });
+
+  it('serves the named Prometheus series at /metrics after a flow', async () => {
+    const response = await fetch(`${running.baseUrl}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/plain');
+    const body = await response.text();
+    expect(body).toMatch(/^svc_http_requests_total\{route="\/oidc\/v1\/token",method="POST",status="200"\} [1-9]/m);
+    expect(body).toMatch(/^svc_http_request_duration_seconds_bucket\{le="0\.005",route="\/oidc\/v1\/token",method="POST"\}/m);
+    expect(body).toMatch(/^svc_flows_completed_total [1-9]/m);
+    expect(body).toMatch(/^svc_registrations_total\{event="created"\} 1/m);
+    expect(body).toMatch(/^svc_security_events_total\{event="invitation_sent"\} 1/m);
+    expect(body).toMatch(/^svc_store_errors_total 0/m);
+    expect(body).toContain('svc_process_cpu_user_seconds_total');
+  });
+
+  it('does not serve /metrics unless enabled', async () => {
+    const other = await startApp();
+    try {
+      expect((await fetch(`${other.baseUrl}/metrics`)).status).toBe(404);
+    } finally {
+      await other.close();
+    }
+  });
+});
