@@ -2,10 +2,13 @@
  * The bundled example server (`npm start`): settings from `SVC_CONFIG` and the environment, the
  * embedded store unless Redis is configured, the demo accounts unless `svc.demo.enabled=false`.
  */
+import { pathToFileURL } from 'node:url';
+
 import { createApp, createPinoLogger, loadSettings, SettingsError } from '../lib/index.js';
 import { createDemoClaimModules } from './claim-modules/index.js';
 
-async function main(): Promise<void> {
+/** Starts the example server and stops it on SIGINT/SIGTERM. */
+export async function runServer(): Promise<void> {
   const settings = loadSettings();
   const logger = createPinoLogger({ level: settings.log.level });
   const app = await createApp(settings, { logger, claimModules: settings.demo.enabled ? createDemoClaimModules() : [] });
@@ -25,11 +28,16 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
-main().catch((err: unknown) => {
+/** Reports a failed start on stderr (the message names the property) and exits 1. */
+export function exitOnStartFailure(err: unknown): never {
   if (err instanceof SettingsError || err instanceof TypeError) {
     process.stderr.write(`svc-connect: cannot start: ${err.message}\n`);
   } else {
     process.stderr.write(`svc-connect: cannot start: ${err instanceof Error ? err.name : 'error'}\n`);
   }
   process.exit(1);
-});
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runServer().catch(exitOnStartFailure);
+}

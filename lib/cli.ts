@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+/**
+ * The `svc-connect` command line: `serve`, `keys generate`, `client-keys`, `invite`, `register`.
+ * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
+ */
+import { pathToFileURL } from 'node:url';
+
+import { clientKeysCommand } from './cli/client-keys.js';
+import { CliError, type CliIo, type Command } from './cli/common.js';
+import { inviteCommand } from './cli/invite.js';
+import { keysCommand } from './cli/keys.js';
+import { registerCommand } from './cli/register.js';
+import { serveCommand } from './cli/serve.js';
+
+const COMMANDS: Command[] = [serveCommand, keysCommand, clientKeysCommand, inviteCommand, registerCommand];
+
+const overview = `Usage: svc-connect <command> [options]
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`).join('\n')}
+
+Run "svc-connect <command> --help" for a command's options.`;
+
+/** Runs the command line; returns the exit code. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.out(`${overview}\n`);
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(`svc-connect: unknown command ${name}\n\n${overview}\n`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(`${command.usage}\n`);
+    return 0;
+  }
+  try {
+    await command.run(rest, io);
+    return 0;
+  } catch (err) {
+    if (err instanceof CliError) {
+      process.stderr.write(`svc-connect ${name}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`svc-connect ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2), { out: (text) => process.stdout.write(text), env: process.env }).then(
+    (code) => {
+      if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
+    },
+    () => {
+      process.exitCode = 1;
+    },
+  );
+}

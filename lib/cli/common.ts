@@ -1,0 +1,82 @@
+import { writeFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** A failure the command line reports as one line on stderr, with its exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    /** 1: the operation failed; 2: the command line was wrong. */
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** One sub-command. */
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  run(argv: string[], io: CliIo): Promise<void>;
+}
+
+/** Where a command writes (tests capture these). */
+export interface CliIo {
+  out(text: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Flags as parsed: string options, single or repeated. */
+export type Flags = Record<string, string | string[] | undefined>;
+
+/** Parses string flags strictly: unknown flags and missing values are usage errors (exit 2). */
+export function flags(argv: string[], options: NonNullable<ParseArgsConfig['options']>, usage: string): Flags {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Flags;
+  } catch (err) {
+    throw new CliError(`${(err as Error).message}\n\n${usage}`, 2);
+  }
+}
+
+/** Writes a secret file readable by its owner only. */
+export function writeSecretFile(path: string, content: string): void {
+  writeFileSync(path, content, { mode: 0o600 });
+}
+
+/** The provider's base URL from `--url` or `SVC_BASE_URL`, without a trailing slash. */
+export function baseUrlFrom(url: string | undefined, env: NodeJS.ProcessEnv): string {
+  const value = url ?? env.SVC_BASE_URL ?? 'http://localhost:3000';
+  try {
+    return new URL(value).href.replace(/\/+$/, '');
+  } catch {
+    throw new CliError(`--url: ${value} is not an absolute URL`, 2);
+  }
+}
+
+/** `fetch` with a clear error when the server cannot be reached. */
+export async function call(url: string, init: RequestInit): Promise<{ status: number; body: Record<string, unknown> }> {
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    throw new CliError(`cannot reach ${new URL(url).origin} (${cause})`);
+  }
+  const text = await response.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    body = { error: 'unexpected_response', error_description: `HTTP ${response.status} with a non-JSON body` };
+  }
+  return { status: response.status, body };
+}
+
+/** Throws a CliError for an OAuth error answer. */
+export function failOnError(result: { status: number; body: Record<string, unknown> }, what: string): void {
+  if (result.status >= 400) {
+    const { error, error_description: description } = result.body;
+    throw new CliError(`${what} failed: HTTP ${result.status} ${String(error ?? '')}${description ? `: ${String(description)}` : ''}`);
+  }
+}

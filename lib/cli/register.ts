@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+
+import { baseUrlFrom, call, CliError, failOnError, flags, type Command } from './common.js';
+
+const usage = `Usage: svc-connect register [--url BASE_URL] (--body FILE | --redirect-uri URI ...)
+
+Registers a client with an initial access token (from SVC_INITIAL_ACCESS_TOKEN, or --token) and
+prints the registration response: client_id, client_secret, registration_access_token and
+registration_client_uri. FILE is a JSON registration body (e.g. from svc-connect client-keys);
+--redirect-uri registers a minimal client.`;
+
+/** `svc-connect register`. */
+export const registerCommand: Command = {
+  name: 'register',
+  summary: 'register a client with an initial access token and print it',
+  usage,
+  async run(argv, io) {
+    const values = flags(argv, { url: { type: 'string' }, token: { type: 'string' }, body: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true } }, usage);
+    const token = (values.token as string | undefined) ?? io.env.SVC_INITIAL_ACCESS_TOKEN;
+    const bodyFile = values.body as string | undefined;
+    const redirectUris = values['redirect-uri'] as string[] | undefined;
+    if (!token) throw new CliError(`an initial access token is required (SVC_INITIAL_ACCESS_TOKEN or --token)\n\n${usage}`, 2);
+    let body: unknown;
+    if (bodyFile) {
+      try {
+        body = JSON.parse(readFileSync(bodyFile, 'utf8')) as unknown;
+      } catch (err) {
+        throw new CliError(`--body: cannot read ${bodyFile} as JSON (${(err as NodeJS.ErrnoException).code ?? 'invalid JSON'})`, 2);
+      }
+      const registration = (body as { registration?: unknown }).registration;
+      if (registration) body = registration;
+    } else if (redirectUris) body = { redirect_uris: redirectUris };
+    else throw new CliError(`give --body FILE or --redirect-uri URI\n\n${usage}`, 2);
+    const result = await call(`${baseUrlFrom(values.url as string | undefined, io.env)}/oidc/v1/register`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    failOnError(result, 'registration');
+    io.out(`${JSON.stringify(result.body, null, 2)}\n`);
+  },
+};
