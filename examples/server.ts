@@ -2,9 +2,8 @@
  * The bundled example server (`npm start`): settings from `SVC_CONFIG` and the environment, the
  * embedded store unless Redis is configured, the demo accounts unless `svc.demo.enabled=false`.
  */
-import { pathToFileURL } from 'node:url';
-
 import { createApp, createPinoLogger, loadSettings, SettingsError } from '../lib/index.js';
+import { isMainModule } from '../lib/is-main.js';
 import { createDemoClaimModules } from './claim-modules/index.js';
 
 /** Starts the example server and stops it on SIGINT/SIGTERM. */
@@ -38,6 +37,6 @@ export function exitOnStartFailure(err: unknown): never {
   process.exit(1);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMainModule(import.meta.url)) {
   runServer().catch(exitOnStartFailure);
 }

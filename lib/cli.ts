@@ -3,14 +3,13 @@
  * The `svc-connect` command line: `serve`, `keys generate`, `client-keys`, `invite`, `register`.
  * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
  */
-import { pathToFileURL } from 'node:url';
-
 import { clientKeysCommand } from './cli/client-keys.js';
 import { CliError, type CliIo, type Command } from './cli/common.js';
 import { inviteCommand } from './cli/invite.js';
 import { keysCommand } from './cli/keys.js';
 import { registerCommand } from './cli/register.js';
 import { serveCommand } from './cli/serve.js';
+import { isMainModule } from './is-main.js';
 
 const COMMANDS: Command[] = [serveCommand, keysCommand, clientKeysCommand, inviteCommand, registerCommand];
 
@@ -50,7 +49,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMainModule(import.meta.url)) {
   main(process.argv.slice(2), { out: (text) => process.stdout.write(text), env: process.env }).then(
     (code) => {
       if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
