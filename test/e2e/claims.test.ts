@@ -31,39 +31,24 @@ describe('claims and privacy end to end (C4, C5)', () => {
   });
   afterAll(async () => running.close());
 
-  /** The authorization redirect for raw parameters (for error cases). */
-  const authorize = async (client: RegisteredClient, params: Record<string, string>, login = 'demo'): Promise<URLSearchParams> => {
-    const { challenge } = pkcePair();
-    const url = authorizationUrl(running.issuer, {
+  /** An authorization URL for a registered client with PKCE, state `st` and scope `openid`. */
+  const urlFor = (client: RegisteredClient, params: Record<string, string>): string =>
+    authorizationUrl(running.issuer, {
       client_id: client.metadata.client_id,
       response_type: 'code',
       redirect_uri: 'https://rp.example/cb',
-      code_challenge: challenge,
+      code_challenge: pkcePair().challenge,
       code_challenge_method: 'S256',
       state: 'st',
       scope: 'openid',
       ...params,
     });
-    const { callbackUrl } = await signIn(url, { login, password: login });
-    return redirectParams(callbackUrl.href);
-  };
-  const errorBeforeLogin = async (client: RegisteredClient, params: Record<string, string>): Promise<URLSearchParams> => {
-    const { challenge } = pkcePair();
-    const response = await fetch(
-      authorizationUrl(running.issuer, {
-        client_id: client.metadata.client_id,
-        response_type: 'code',
-        redirect_uri: 'https://rp.example/cb',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        state: 'st',
-        scope: 'openid',
-        ...params,
-      }),
-      { redirect: 'manual' },
-    );
-    return redirectParams(response.headers.get('location') as string);
-  };
+  /** The redirect back to the client after signing in as `login`. */
+  const authorize = async (client: RegisteredClient, params: Record<string, string>, login = 'demo'): Promise<URLSearchParams> =>
+    redirectParams((await signIn(urlFor(client, params), { login, password: login })).callbackUrl.href);
+  /** The redirect back to the client for a request refused before any page. */
+  const errorBeforeLogin = async (client: RegisteredClient, params: Record<string, string>): Promise<URLSearchParams> =>
+    redirectParams((await fetch(urlFor(client, params), { redirect: 'manual' })).headers.get('location') as string);
 
   it.each([
     ['RSA-OAEP-256', () => rsa],
