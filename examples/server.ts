@@ -15,6 +15,7 @@ export async function runServer(): Promise<void> {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : settings.port;
     logger.info('listening', { port, issuer: `${settings.baseUrl}/oidc/v1` });
+    logger.flush?.();
     process.stdout.write(`svc-connect listening on http://localhost:${port} (issuer ${settings.baseUrl}/oidc/v1)\n`);
   });
   const stop = (): void => {

@@ -12,6 +12,8 @@ export interface Logger {
   warn(event: string, fields?: LogFields): void;
   /** Faults that failed a request. */
   error(event: string, fields?: LogFields): void;
+  /** Writes out buffered lines (called when the app closes). */
+  flush?(): void;
 }
 
 /** A logger that drops everything (tests that assert on logs pass a capturing one instead). */

@@ -87,6 +87,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     async close() {
       mailer.close();
       await runtime.store.close();
+      logger.flush?.();
     },
   };
 }

@@ -7,13 +7,30 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 
 /**
  * A {@link Logger} on pino: one JSON line per event (`{"level","time","event",…fields,"msg"}`),
- * written synchronously to `destination` (default stdout) at `level` and above.
+ * written to `destination` (default stdout) at `level` and above. Writes are asynchronous and
+ * buffered (pino's default; `sync: true` writes each line at once); `flush()` writes what is buffered.
  */
-export function createPinoLogger(options: { level?: (typeof LOG_LEVELS)[number]; destination?: number | string } = {}): Logger & { pino: Pino } {
+export function createPinoLogger(
+  options: { level?: (typeof LOG_LEVELS)[number]; destination?: number | string; sync?: boolean } = {},
+): Logger & { pino: Pino } {
+  const destination = pino.destination({ dest: options.destination ?? 1, sync: options.sync ?? false, minLength: options.sync ? 0 : 4096 });
   const instance = pino(
     { level: options.level ?? 'info', base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
-    pino.destination({ dest: options.destination ?? 1, sync: true }),
+    destination,
   );
-  const at = (level: Level) => (event: string, fields?: LogFields) => instance[level]({ event, ...fields }, event);
-  return { pino: instance, info: at('info'), warn: at('warn'), error: at('error') };
+  const flush = (): void => {
+    try {
+      destination.flushSync();
+    } catch {
+      // not open yet: nothing buffered
+    }
+  };
+  const at = (level: Level, urgent: boolean) => (event: string, fields?: LogFields) => {
+    instance[level]({ event, ...fields }, event);
+    // Warnings and errors are rare and must be seen at once; request lines may wait in the buffer.
+    if (urgent) flush();
+  };
+  // An exiting process writes what is still buffered.
+  process.once('exit', flush);
+  return { pino: instance, info: at('info', false), warn: at('warn', true), error: at('error', true), flush };
 }

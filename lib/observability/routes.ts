@@ -1,10 +1,4 @@
-/**
- * The route template of a request path, for logs and metric labels: ids, uids and tokens in paths
- * are replaced by placeholders, unknown paths become `other` (bounded label values, nothing secret).
- */
-export function routeOf(path: string, basePath = ''): string {
-  const p = basePath && path.startsWith(basePath) ? path.slice(basePath.length) || '/' : path;
-  const exact = new Set([
+const EXACT = new Set([
     '/healthz',
     '/readyz',
     '/metrics',
@@ -20,15 +14,23 @@ export function routeOf(path: string, basePath = ''): string {
     '/oidc/v1/logout/success',
     '/oidc/v1/register',
     '/oidc/v1/management/invite_client',
-  ]);
-  if (exact.has(p)) return p;
-  const patterns: [RegExp, string][] = [
-    [/^\/oidc\/v1\/authorize\/[^/]+$/, '/oidc/v1/authorize/:uid'],
-    [/^\/oidc\/v1\/register\/[^/]+$/, '/oidc/v1/register/:client_id'],
-    [/^\/oidc\/v1\/interaction\/[^/]+$/, '/oidc/v1/interaction/:uid'],
-    [/^\/oidc\/v1\/interaction\/[^/]+\/(login|confirm|abort)$/, '/oidc/v1/interaction/:uid/$1'],
-  ];
-  for (const [re, template] of patterns) {
+]);
+
+const PATTERNS: [RegExp, string][] = [
+  [/^\/oidc\/v1\/authorize\/[^/]+$/, '/oidc/v1/authorize/:uid'],
+  [/^\/oidc\/v1\/register\/[^/]+$/, '/oidc/v1/register/:client_id'],
+  [/^\/oidc\/v1\/interaction\/[^/]+$/, '/oidc/v1/interaction/:uid'],
+  [/^\/oidc\/v1\/interaction\/[^/]+\/(login|confirm|abort)$/, '/oidc/v1/interaction/:uid/$1'],
+];
+
+/**
+ * The route template of a request path, for logs and metric labels: ids, uids and tokens in paths
+ * are replaced by placeholders, unknown paths become `other` (bounded label values, nothing secret).
+ */
+export function routeOf(path: string, basePath = ''): string {
+  const p = basePath && path.startsWith(basePath) ? path.slice(basePath.length) || '/' : path;
+  if (EXACT.has(p)) return p;
+  for (const [re, template] of PATTERNS) {
     const m = re.exec(p);
     if (m) return template.replace('$1', m[1] ?? '');
   }

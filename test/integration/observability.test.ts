@@ -23,7 +23,7 @@ describe('structured logs and metrics (issue 8)', () => {
 
   beforeAll(async () => {
     running = await startApp({
-      logger: createPinoLogger({ destination: logFile }),
+      logger: createPinoLogger({ destination: logFile, sync: true }),
       claimModules: createDemoClaimModules({ 'demo-0001': { ...DEMO_PEOPLE['demo-0001'], name: SENTINEL } }),
       properties: { 'svc.metrics.enabled': true, 'svc.mail.outbox-dir': join(dir, 'outbox'), 'svc.management.password': 'obs-password' },
     });
