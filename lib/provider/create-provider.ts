@@ -3,9 +3,10 @@ import Provider from 'oidc-provider';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
 import { createFindAccount } from '../claims/account.js';
+import { hashPresentedClientSecrets, withHashedClientSecrets, withHashedStaticSecrets } from '../registration/client-secrets.js';
 import { registrationGuard } from '../registration/guard.js';
 import { createConfiguration } from './configuration.js';
-import { issuerOf } from './paths.js';
+import { issuerOf, ROUTES } from './paths.js';
 import type { Metrics } from '../observability/metrics.js';
 import { createPinoLogger } from '../observability/pino-logger.js';
 import { observeProvider } from '../observability/provider-events.js';
@@ -30,14 +31,15 @@ export function providerFromRuntime(settings: Settings, runtime: Runtime, metric
   const configuration = createConfiguration(settings, {
     jwks: runtime.jwks,
     cookieKeys: runtime.cookieKeys,
-    adapter: runtime.store.adapter,
-    clients: runtime.clients,
+    adapter: withHashedClientSecrets(runtime.store.adapter),
+    clients: withHashedStaticSecrets(runtime.clients),
     registry,
     findAccount: createFindAccount({ authenticator, registry, includeScopesInUserInfo: settings.stage.includeScopesInUserInfo }),
   });
   const provider = new Provider(issuerOf(settings.baseUrl), configuration);
   provider.proxy = settings.proxy;
   provider.use(registrationGuard(provider, logger, metrics));
+  provider.use(hashPresentedClientSecrets(ROUTES.token));
   observeProvider(provider, logger, metrics);
   return provider;
 }

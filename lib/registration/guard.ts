@@ -5,6 +5,7 @@ import { errors } from 'oidc-provider';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ROUTES } from '../provider/paths.js';
+import { hashClientSecret, isHashedClientSecret } from './client-secrets.js';
 import { claim, release } from './single-use.js';
 
 const BODY_LIMIT = 56 * 1024;
@@ -57,7 +58,8 @@ async function readJson(ctx: Context): Promise<unknown> {
  *   registrations with one token: exactly one proceeds, the others get 401 `invalid_token`.
  * - `GET|POST|PUT /register/{id}`: the registration access token is claimed atomically; on success
  *   the response carries a new one and the presented one is destroyed; on failure it stays valid.
- *   `POST` is served as `PUT` (RFC 7592 replacement), with `client_id` filled in when omitted.
+ *   `POST` is served as `PUT` (RFC 7592 replacement), with `client_id` filled in when omitted; a
+ *   `client_secret` in the body is compared hashed, and responses do not repeat the (hashed) secret.
  */
 export function registrationGuard(provider: Provider, logger: Logger, metrics?: Metrics): (ctx: Context, next: Next) => Promise<void> {
   const guard = guardRoutes(provider, logger, metrics);
@@ -106,10 +108,13 @@ function guardRoutes(provider: Provider, logger: Logger, metrics?: Metrics): (ct
 
     let succeeded = false;
     try {
-      if (ctx.method === 'POST') {
+      if (ctx.method === 'POST' || ctx.method === 'PUT') {
         const body = await readJson(ctx);
-        if (body && typeof body === 'object' && !Array.isArray(body) && !('client_id' in body)) {
-          (body as Record<string, unknown>).client_id = clientPath;
+        if (body && typeof body === 'object' && !Array.isArray(body)) {
+          const fields = body as Record<string, unknown>;
+          if (ctx.method === 'POST' && !('client_id' in fields)) fields.client_id = clientPath;
+          // The stored secret is hashed: compare the presented one in the same form.
+          if (typeof fields.client_secret === 'string') fields.client_secret = hashClientSecret(fields.client_secret);
         }
         // oidc-provider reads an already parsed body from `ctx.request.body` (Koa's type lacks it).
         (ctx.request as { body?: unknown }).body = body;
@@ -118,6 +123,8 @@ function guardRoutes(provider: Provider, logger: Logger, metrics?: Metrics): (ct
       const method = ctx.method;
       await next();
       succeeded = ctx.status === 200;
+      // The secret was shown once, at registration; what is stored is only its hash.
+      if (succeeded && isHashedClientSecret((ctx.body as Record<string, unknown>).client_secret)) delete (ctx.body as Record<string, unknown>).client_secret;
       if (succeeded && method === 'GET') {
         const presented = await provider.RegistrationAccessToken.find(token);
         // The typings omit this constructor's argument; oidc-provider's own PUT handler passes it.

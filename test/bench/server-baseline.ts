@@ -1,13 +1,18 @@
 /**
  * Bench baseline: vanilla oidc-provider 9 with the same keys, the same encryption settings, the same
  * statically registered client, its built-in dev interactions and the same store adapter as ours,
- * and nothing else of ours.
+ * and nothing else of ours. Its account model returns the same claim values as the demo account and
+ * puts scope claims in the ID token too (`conformIdTokenClaims: false`), so both servers sign and
+ * encrypt the same payloads and the comparison measures svc-connect's own work.
  */
 import Provider from 'oidc-provider';
 
 import { createMemoryStore } from '../../adapters/memory.js';
 import { createRedisStore } from '../../adapters/redis.js';
+import { DEMO_PEOPLE } from '../../examples/claim-modules/index.js';
 import { benchClient, type ServerSpec } from './common.js';
+
+const person = DEMO_PEOPLE['demo-0001'];
 
 const spec = JSON.parse(process.env.BENCH_SERVER ?? '{}') as ServerSpec;
 const store = spec.redisUrl ? createRedisStore({ url: spec.redisUrl, keyPrefix: spec.keyPrefix }) : createMemoryStore();
@@ -18,6 +23,19 @@ const provider = new Provider(`http://127.0.0.1:${spec.port}`, {
   clients: [benchClient(spec.encryptionJwk, spec.signingAlg)],
   jwks: spec.jwks as never, // the same private JWKS as ours; the typings want oidc-provider's own JWK type
   cookies: { keys: [spec.cookieKey] },
+  conformIdTokenClaims: false,
+  findAccount: (_ctx, sub) => ({
+    accountId: sub,
+    claims: () => ({
+      sub,
+      name: person?.name,
+      given_name: person?.given_name,
+      family_name: person?.family_name,
+      birthdate: person?.birthdate,
+      email: person?.email,
+      email_verified: person?.email_verified,
+    }),
+  }),
   scopes: ['openid', 'profile', 'email'],
   claims: { openid: ['sub'], profile: ['name', 'given_name', 'family_name', 'birthdate'], email: ['email', 'email_verified'] },
   features: { encryption: { enabled: true }, jwtUserinfo: { enabled: true } },
