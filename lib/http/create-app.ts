@@ -16,6 +16,7 @@ import { requestLogging } from '../observability/request-log.js';
 import { resolveRuntime, suppliedParts, type RuntimeOptions } from '../provider/runtime.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
+import { bodyLimit } from './body-limit.js';
 import { errorHandler } from './error-handler.js';
 import { createHealthRouter } from './health.js';
 import { securityHeaders } from './security-headers.js';
@@ -69,6 +70,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   const middleware = compose([
     requestLogging(logger, basePathOf(settings.baseUrl), metrics),
     securityHeaders(),
+    bodyLimit(),
     async (ctx, next) => {
       // oidc-provider renders its own errors; everything else goes through our error handler.
       const ours =

@@ -24,6 +24,13 @@ export interface OutboundFetchOptions {
    * @default 3
    */
   maxRedirects?: number;
+  /**
+   * Which resolved addresses are refused; default {@link isForbiddenAddress}. Tests replace it to let
+   * a loopback server stand in for a public one.
+   */
+  isForbidden?: (address: string) => boolean;
+  /** Extra trusted CA certificates (PEM) for https targets; tests use it for their own servers. */
+  ca?: string;
 }
 
 /** Why an outbound fetch failed; the message names the URL and the rule, never a response body. */
@@ -44,18 +51,18 @@ export interface FetchedDocument {
   body: Buffer;
 }
 
-async function resolveTarget(url: URL, allowPrivate: boolean): Promise<{ address: string; family: number }> {
+async function resolveTarget(url: URL, allowPrivate: boolean, isForbidden: (address: string) => boolean): Promise<{ address: string; family: number }> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true, verbatim: true }).catch(() => []);
   if (addresses.length === 0) throw new OutboundFetchError(url.href, 'the host name does not resolve');
   if (!allowPrivate) {
-    const bad = addresses.find((a) => isForbiddenAddress(a.address));
+    const bad = addresses.find((a) => isForbidden(a.address));
     if (bad) throw new OutboundFetchError(url.href, `resolves to a loopback, private, link-local or reserved address (${bad.address})`);
   }
   return addresses[0] as { address: string; family: number };
 }
 
-function once(url: URL, target: { address: string; family: number }, deadline: number, maxBytes: number, accept: string): Promise<{ response: IncomingMessage; body: Buffer }> {
+function once(url: URL, target: { address: string; family: number }, deadline: number, maxBytes: number, accept: string, ca?: string): Promise<{ response: IncomingMessage; body: Buffer }> {
   return new Promise((resolve, reject) => {
     // Connect to the address we vetted, not to a second resolution (no DNS rebinding).
     const pinned: LookupFunction = (_host, options, callback) => {
@@ -64,7 +71,7 @@ function once(url: URL, target: { address: string; family: number }, deadline: n
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const remaining = Math.max(1, deadline - Date.now());
-    const req = send(url, { method: 'GET', lookup: pinned, headers: { accept, 'user-agent': 'svc-connect' }, timeout: remaining });
+    const req = send(url, { method: 'GET', lookup: pinned, headers: { accept, 'user-agent': 'svc-connect' }, timeout: remaining, ...(ca ? { ca } : {}) });
     const timer = setTimeout(() => req.destroy(new OutboundFetchError(url.href, 'timed out')), remaining);
     req.on('timeout', () => req.destroy(new OutboundFetchError(url.href, 'timed out')));
     req.on('error', (err) => {
@@ -117,8 +124,8 @@ export async function fetchDocument(href: string, options: OutboundFetchOptions,
     const schemes = options.allowPrivateNetwork ? ['https:', 'http:'] : ['https:'];
     if (!schemes.includes(url.protocol)) throw new OutboundFetchError(url.href, 'must use https');
     if (url.username || url.password) throw new OutboundFetchError(url.href, 'must not carry credentials');
-    const target = await resolveTarget(url, options.allowPrivateNetwork);
-    const { response, body } = await once(url, target, deadline, maxBytes, accept);
+    const target = await resolveTarget(url, options.allowPrivateNetwork, options.isForbidden ?? isForbiddenAddress);
+    const { response, body } = await once(url, target, deadline, maxBytes, accept, options.ca);
     const status = response.statusCode ?? 0;
     const location = response.headers.location;
     if (status >= 300 && status < 400 && location) {

@@ -1,0 +1,22 @@
+import type { Middleware } from 'koa';
+
+/** Largest request body accepted anywhere, in bytes (oidc-provider itself stops at 56 KiB). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Refuses a request whose declared body is larger than {@link MAX_BODY_BYTES} with 413 before
+ * anything reads it. (Oversized headers never get this far: Node answers 431.)
+ */
+export function bodyLimit(): Middleware {
+  return async (ctx, next) => {
+    const declared = Number(ctx.get('content-length') || '0');
+    if (declared > MAX_BODY_BYTES) {
+      ctx.status = 413;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.set('Connection', 'close');
+      ctx.body = { error: 'invalid_request', error_description: `request body larger than ${MAX_BODY_BYTES} bytes` };
+      return;
+    }
+    await next();
+  };
+}

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+
+import { issueInitialAccessToken } from '../../lib/index.js';
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { signIn } from '../helpers/browser.js';
+import { authorizationUrl, pkcePair, redeemCode } from '../helpers/oauth.js';
+import { manage, register } from '../helpers/registration.js';
+import { describeEachStore } from '../helpers/stores.js';
+
+const REPEATS = 20;
+const client = confidentialClient();
+const REDIRECT = (client.redirect_uris as string[])[0] as string;
+
+describeEachStore(
+  'races, each repeated 20 times (issue 10, item 1)',
+  (_kind, properties) => {
+    let running: RunningApp;
+    beforeAll(async () => {
+      running = await startApp({ clients: [client], properties: properties() });
+    });
+    afterAll(async () => running.close());
+
+    it('100 concurrent registrations with one initial access token → exactly one 201', async () => {
+      for (let i = 0; i < REPEATS; i += 1) {
+        const { token } = await issueInitialAccessToken(running.app.svc.provider);
+        const results = await Promise.all(Array.from({ length: 100 }, () => register(running, { redirect_uris: ['https://rp.example/cb'] }, token)));
+        const statuses = results.map((r) => r.status);
+        expect({ round: i, created: statuses.filter((s) => s === 201).length, refused: statuses.filter((s) => s === 401).length }).toEqual({ round: i, created: 1, refused: 99 });
+      }
+    }, 120_000);
+
+    it('50 concurrent redemptions of one code → exactly one token response', async () => {
+      for (let i = 0; i < REPEATS; i += 1) {
+        const { verifier, challenge } = pkcePair();
+        const { callbackUrl } = await signIn(
+          authorizationUrl(running.issuer, { client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' }),
+        );
+        const code = callbackUrl.searchParams.get('code') as string;
+        const results = await Promise.all(Array.from({ length: 50 }, () => redeemCode(running.issuer, client, code, verifier)));
+        const ok = results.filter((r) => r.status === 200);
+        expect({ round: i, ok: ok.length, invalidGrant: results.filter((r) => r.body.error === 'invalid_grant').length }).toEqual({ round: i, ok: 1, invalidGrant: 49 });
+        expect(ok[0]?.body.access_token).toEqual(expect.any(String));
+      }
+    }, 120_000);
+
+    it('20 concurrent reads with one registration access token → exactly one 200 and one surviving token', async () => {
+      for (let i = 0; i < REPEATS; i += 1) {
+        const { token } = await issueInitialAccessToken(running.app.svc.provider);
+        const created = await register(running, { redirect_uris: ['https://rp.example/cb'] }, token);
+        const uri = created.body.registration_client_uri as string;
+        const results = await Promise.all(Array.from({ length: 20 }, () => manage(uri, 'GET', created.body.registration_access_token as string)));
+        const winners = results.filter((r) => r.status === 200);
+        expect({ round: i, winners: winners.length, refused: results.filter((r) => r.status === 401).length }).toEqual({ round: i, winners: 1, refused: 19 });
+        expect((await manage(uri, 'GET', created.body.registration_access_token as string)).status).toBe(401);
+        expect((await manage(uri, 'GET', winners[0]?.body.registration_access_token as string)).status).toBe(200);
+      }
+    }, 120_000);
+  },
+  ['redis standalone', 'redis cluster'],
+);

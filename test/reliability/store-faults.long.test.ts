@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { FormBrowser } from '../helpers/browser.js';
+import { authorizationUrl, pkcePair, redeemCode } from '../helpers/oauth.js';
+import { startOwnCluster, startOwnRedis, type OwnCluster, type OwnRedis } from '../helpers/redis.js';
+
+const client = confidentialClient();
+const REDIRECT = (client.redirect_uris as string[])[0] as string;
+
+interface Sample {
+  at: number;
+  ms: number;
+  status: number;
+  what: string;
+}
+
+/** Steady load: complete flows by 4 workers, every HTTP request timed; a flow that fails just ends. */
+function steadyLoad(running: RunningApp): { samples: Sample[]; flowsOkAfter(t: number): number; stop(): Promise<void> } {
+  const samples: Sample[] = [];
+  const completed: number[] = [];
+  let stopped = false;
+  const timed = async (what: string, call: () => Promise<Response>): Promise<Response> => {
+    const at = Date.now();
+    const response = await call();
+    samples.push({ at, ms: Date.now() - at, status: response.status, what });
+    return response;
+  };
+  const flow = async (): Promise<void> => {
+    const browser = new FormBrowser();
+    const { verifier, challenge } = pkcePair();
+    let url = authorizationUrl(running.issuer, { client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' });
+    let init: RequestInit | undefined;
+    for (let hop = 0; hop < 12; hop += 1) {
+      const response = await timed('authorization', () => browser.request(url, init));
+      const location = response.headers.get('location');
+      if (location?.startsWith(REDIRECT)) {
+        const code = new URL(location).searchParams.get('code');
+        if (!code) return;
+        const tokenAt = Date.now();
+        const token = await redeemCode(running.issuer, client, code, verifier);
+        samples.push({ at: tokenAt, ms: Date.now() - tokenAt, status: token.status, what: 'token' });
+        if (token.status !== 200) return;
+        const info = await timed('userinfo', () => fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${String(token.body.access_token)}` } }));
+        if (info.status === 200) completed.push(Date.now());
+        await info.arrayBuffer();
+        return;
+      }
+      if (location) {
+        await response.arrayBuffer();
+        url = new URL(location, url).href;
+        init = undefined;
+        continue;
+      }
+      const html = await response.text();
+      const form = /<form[^>]*id="(login-form|consent-allow)"[^>]*action="([^"]+)"/.exec(html);
+      if (response.status !== 200 || !form?.[2]) return;
+      url = new URL(form[2], url).href;
+      init = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form[1] === 'login-form' ? 'login=demo&password=demo' : '' };
+    }
+  };
+  const workers = Array.from({ length: 4 }, async () => {
+    while (!stopped) {
+      try {
+        await flow();
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+  });
+  return {
+    samples,
+    flowsOkAfter: (t) => completed.filter((c) => c > t).length,
+    async stop() {
+      stopped = true;
+      await Promise.all(workers);
+    },
+  };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitUntil(check: () => boolean, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) return Number.POSITIVE_INFINITY;
+    await sleep(50);
+  }
+  return Date.now() - started;
+}
+
+function expectOnlyFastCleanAnswers(samples: Sample[]): void {
+  const slow = samples.filter((s) => s.ms >= 3000);
+  const broken = samples.filter((s) => s.status >= 500 && s.status !== 503);
+  expect({ requests: samples.length > 50, slow: slow.slice(0, 3), broken: broken.slice(0, 3) }).toEqual({ requests: true, slow: [], broken: [] });
+}
+
+describe('store faults under a steady load of flows (issue 10, item 2)', () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => {
+    unhandled.push(reason);
+  };
+  beforeAll(() => {
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterAll(() => {
+    process.off('unhandledRejection', onUnhandled);
+  });
+
+  describe('Redis standalone stopped and started again', () => {
+    let redis: OwnRedis;
+    let running: RunningApp;
+    beforeAll(async () => {
+      redis = await startOwnRedis();
+      running = await startApp({ clients: [client], properties: { 'svc.redis.url': redis.url } });
+    });
+    afterAll(async () => {
+      await running.close();
+      redis.dispose();
+    });
+
+    it('answers every request within 3 s (503 while down), and flows succeed again within 5 s of the restart', async () => {
+      const load = steadyLoad(running);
+      await sleep(1500);
+      expect(load.flowsOkAfter(0)).toBeGreaterThan(0);
+      redis.stop();
+      const down = Date.now();
+      await sleep(4000);
+      expect(load.samples.filter((s) => s.at > down + 500 && s.status === 503).length).toBeGreaterThan(0);
+      redis.start();
+      const back = Date.now();
+      const recovery = await waitUntil(() => load.flowsOkAfter(back) > 0, 10_000);
+      await load.stop();
+      expect(recovery).toBeLessThan(5000);
+      expectOnlyFastCleanAnswers(load.samples);
+      expect((await fetch(`${running.baseUrl}/readyz`)).status).toBe(200);
+      expect(unhandled).toEqual([]);
+    }, 60_000);
+  });
+
+  describe('a Redis Cluster master stopped and started again', () => {
+    let cluster: OwnCluster;
+    let running: RunningApp;
+    beforeAll(async () => {
+      cluster = await startOwnCluster();
+      running = await startApp({ clients: [client], properties: { 'svc.redis.cluster-nodes': cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',') } });
+    }, 30_000);
+    afterAll(async () => {
+      await running.close();
+      cluster.dispose();
+    });
+
+    it('answers every request within 3 s while a master is away, and flows succeed again within 5 s of its return', async () => {
+      const load = steadyLoad(running);
+      await sleep(1500);
+      expect(load.flowsOkAfter(0)).toBeGreaterThan(0);
+      cluster.stopNode(1);
+      const down = Date.now();
+      await sleep(4000);
+      expect(load.samples.filter((s) => s.at > down + 500 && s.status === 503).length).toBeGreaterThan(0);
+      cluster.startNode(1);
+      const back = Date.now();
+      const recovery = await waitUntil(() => load.flowsOkAfter(back) > 0, 15_000);
+      await load.stop();
+      expect(recovery).toBeLessThan(5000);
+      expectOnlyFastCleanAnswers(load.samples);
+      expect(unhandled).toEqual([]);
+    }, 90_000);
+  });
+});

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { FormBrowser } from '../helpers/browser.js';
+import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
+
+const client = confidentialClient();
+const REDIRECT = (client.redirect_uris as string[])[0] as string;
+
+/** Every Set-Cookie of a browser walking through login and consent. */
+async function cookiesOfAFlow(running: RunningApp, headers: Record<string, string> = {}): Promise<string[]> {
+  const seen: string[] = [];
+  let url = authorizationUrl(running.issuer, {
+    client_id: client.client_id,
+    response_type: 'code',
+    scope: 'openid',
+    redirect_uri: REDIRECT,
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+  });
+  const cookieJar = new Map<string, string>();
+  let method = 'GET';
+  let body: string | undefined;
+  for (let hop = 0; hop < 12; hop += 1) {
+    const response = await fetch(url, {
+      method,
+      redirect: 'manual',
+      body,
+      headers: { ...headers, cookie: [...cookieJar].map(([k, v]) => `${k}=${v}`).join('; '), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+    });
+    for (const line of response.headers.getSetCookie()) {
+      seen.push(line);
+      const [pair] = line.split(';');
+      const eq = pair?.indexOf('=') ?? -1;
+      if (pair && eq > 0) cookieJar.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+    const location = response.headers.get('location');
+    if (location) {
+      if (location.startsWith(REDIRECT)) break;
+      const next = new URL(location, url);
+      // Behind the (simulated) TLS-terminating proxy the provider speaks https; the test talks to it in http.
+      if (headers['x-forwarded-proto'] === 'https') next.protocol = 'http:';
+      url = next.href;
+      method = 'GET';
+      body = undefined;
+      continue;
+    }
+    const html = await response.text();
+    const action = /<form[^>]*id="(login-form|consent-allow)"[^>]*action="([^"]+)"/.exec(html);
+    if (!action?.[2]) break;
+    const target = new URL(action[2], url);
+    if (headers['x-forwarded-proto'] === 'https') target.protocol = 'http:';
+    url = target.href;
+    method = 'POST';
+    body = action[1] === 'login-form' ? 'login=demo&password=demo' : '';
+  }
+  return seen;
+}
+
+describe('web safety (issue 10, item 7)', () => {
+  let running: RunningApp;
+  let behindProxy: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ clients: [client], claimModules: createDemoClaimModules() });
+    behindProxy = await startApp({ clients: [client], properties: { 'svc.proxy': true } });
+  });
+  afterAll(async () => {
+    await running.close();
+    await behindProxy.close();
+  });
+
+  it('sets every cookie HttpOnly with a SameSite attribute', async () => {
+    const cookies = await cookiesOfAFlow(running);
+    expect(cookies.length).toBeGreaterThan(3);
+    for (const cookie of cookies) {
+      expect(cookie).toMatch(/;\s*httponly/i);
+      expect(cookie).toMatch(/;\s*samesite=(lax|strict|none)/i);
+    }
+  });
+
+  it('sets cookies Secure behind a TLS-terminating proxy (svc.proxy=true, X-Forwarded-Proto: https)', async () => {
+    const cookies = await cookiesOfAFlow(behindProxy, { 'x-forwarded-proto': 'https' });
+    expect(cookies.length).toBeGreaterThan(3);
+    for (const cookie of cookies) expect(cookie).toMatch(/;\s*secure/i);
+  });
+
+  it('protects every HTML page with a CSP and frame protections', async () => {
+    const browser = new FormBrowser();
+    const pages: [string, Response | undefined][] = [];
+    const start = await browser.follow(
+      authorizationUrl(running.issuer, { client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+      running.baseUrl,
+    );
+    pages.push(['login', start.response]);
+    pages.push(['failed login', (await browser.submit('login-form', { login: 'demo', password: 'x' }, running.baseUrl)).response]);
+    pages.push(['consent', (await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl)).response]);
+    pages.push(['error page', await fetch(authorizationUrl(running.issuer, { client_id: 'nobody', response_type: 'code', scope: 'openid', redirect_uri: REDIRECT }))]);
+    pages.push(['demo form', await fetch(`${running.baseUrl}/oidcdemo/login`)]);
+    pages.push(['logout page', await fetch(`${running.issuer}/logout`)]);
+    for (const [name, response] of pages) {
+      expect({ name, type: response?.headers.get('content-type')?.split(';')[0] }).toEqual({ name, type: 'text/html' });
+      const csp = response?.headers.get('content-security-policy') ?? '';
+      expect({ name, frameAncestors: csp.includes("frame-ancestors 'none'"), defaultNone: csp.includes("default-src 'none'") }).toEqual({ name, frameAncestors: true, defaultNone: true });
+      expect({ name, xfo: response?.headers.get('x-frame-options') }).toEqual({ name, xfo: 'DENY' });
+    }
+  });
+
+  it('never redirects to an unregistered redirect_uri, whatever else is wrong', async () => {
+    for (const params of [
+      { response_type: 'code' },
+      { response_type: 'token' },
+      { response_type: 'code', prompt: 'none' },
+      { response_type: 'code', scope: 'profile' },
+      { response_type: 'code', claims: '{not json' },
+    ]) {
+      const response = await fetch(
+        authorizationUrl(running.issuer, { client_id: client.client_id, scope: 'openid', redirect_uri: 'https://evil.example/cb', ...params }),
+        { redirect: 'manual' },
+      );
+      expect(response.status).toBe(400);
+      expect(response.headers.get('location')).toBeNull();
+    }
+  });
+});
