@@ -92,8 +92,16 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     healthy = true;
   });
 
-  /** Runs one store operation with the fail-fast timeout; protocol errors pass, the rest → 503. */
-  const run = async <T>(operation: () => Promise<T>): Promise<T> => {
+  /**
+   * A small circuit breaker: after an operation finds Redis unavailable, further operations fail at
+   * once for `BREAKER_MS` (one probe at a time goes through to notice recovery). A request that needs
+   * several store operations thus fails within one timeout, not one per operation.
+   */
+  const BREAKER_MS = 1000;
+  let openUntil = 0;
+  let probing = false;
+
+  const attempt = async <T>(operation: () => Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     try {
       return await Promise.race([
@@ -102,11 +110,29 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
           timer = setTimeout(() => reject(new Error('store operation timed out')), timeoutMs);
         }),
       ]);
-    } catch (err) {
-      if (err instanceof errors.OIDCProviderError) throw err;
-      throw new StoreUnavailableError({ cause: err });
     } finally {
       clearTimeout(timer);
+    }
+  };
+
+  /** Runs one store operation with the fail-fast timeout; protocol errors pass, the rest → 503. */
+  const run = async <T>(operation: () => Promise<T>): Promise<T> => {
+    const open = Date.now() < openUntil;
+    if (open && probing) throw new StoreUnavailableError();
+    if (open) probing = true;
+    try {
+      const result = await attempt(operation);
+      openUntil = 0;
+      return result;
+    } catch (err) {
+      if (err instanceof errors.OIDCProviderError) {
+        openUntil = 0;
+        throw err;
+      }
+      openUntil = Date.now() + BREAKER_MS;
+      throw new StoreUnavailableError({ cause: err });
+    } finally {
+      if (open) probing = false;
     }
   };
 

@@ -26,6 +26,8 @@ export class StoreUnavailableError extends errors.OIDCProviderError {
   constructor(options?: { cause?: unknown }) {
     super(503, 'server_error');
     this.name = 'StoreUnavailableError';
+    // oidc-provider hides errors of status 500 and above; this one is safe to show (fixed text).
+    this.expose = true;
     this.error_description = 'the provider store is temporarily unavailable, try again shortly';
     if (options?.cause !== undefined) this.cause = options.cause;
   }
