@@ -72,4 +72,6 @@ for (const n of profile.nodes) {
 const top = (m: Map<string, number>, n: number): string =>
   [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`).join('\n');
 const ours = new Map([...byFunction].filter(([k]) => / (lib|adapters|policies|examples)\/|pino|koa-compose|koa-mount|@koa\/router|prom-client/.test(k)));
+const { writeFileSync } = await import('node:fs');
+writeFileSync(join(tmpdir(), `svc-profile-${kind}.json`), JSON.stringify({ flows: driven.flows, byFunction: Object.fromEntries(byFunction), total }));
 process.stdout.write(`\n${kind}: self time by package/folder\n${top(byFile, 15)}\n\nby function\n${top(byFunction, 30)}\n\nin svc-connect's own code and its extra packages\n${top(ours, 25)}\n`);
