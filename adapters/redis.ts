@@ -21,7 +21,7 @@ export interface RedisStoreOptions {
   keyPrefix?: string;
   /**
    * Longest wait for one store operation before it fails with 503 `server_error`, in ms.
-   * @default 1500
+   * @default 1200
    */
   operationTimeoutMs?: number;
   /** Where connection faults are logged (state changes only, never payloads). */
@@ -55,7 +55,7 @@ function ttlOf(expiresIn: number | undefined): number {
  */
 export function createRedisStore(options: RedisStoreOptions): SvcStore & { readonly client: Redis | Cluster } {
   const prefix = options.keyPrefix ?? 'svc:';
-  const timeoutMs = options.operationTimeoutMs ?? 1500;
+  const timeoutMs = options.operationTimeoutMs ?? 1200;
   const logger = options.logger ?? silentLogger;
   const connection: RedisOptions = {
     connectTimeout: 1000,
@@ -122,11 +122,13 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     if (open) probing = true;
     try {
       const result = await attempt(operation);
-      openUntil = 0;
+      // Only the probe closes the breaker: an operation that started before a failure and succeeded
+      // on another Cluster node says nothing about the node that failed.
+      if (open) openUntil = 0;
       return result;
     } catch (err) {
       if (err instanceof errors.OIDCProviderError) {
-        openUntil = 0;
+        if (open) openUntil = 0;
         throw err;
       }
       openUntil = Date.now() + BREAKER_MS;
