@@ -6,7 +6,7 @@ import type { SvcStore } from './store.js';
 
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
 export { createRedisStore, hashId, type RedisStoreOptions } from './redis.js';
-export { GRANTABLE_MODELS, type SvcStore } from './store.js';
+export { decorateAdapter, GRANTABLE_MODELS, type SvcStore } from './store.js';
 
 /**
  * The store the settings ask for: Redis Cluster when `svc.redis.cluster-nodes` is set, standalone

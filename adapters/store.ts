@@ -30,3 +30,19 @@ export const GRANTABLE_MODELS: ReadonlySet<string> = new Set([
   'BackchannelAuthenticationRequest',
   'PreAuthorizedCode',
 ]);
+
+/**
+ * An adapter that runs `overrides` and delegates everything else to `inner` (methods called on
+ * `inner`, so class-based adapters keep their `this`).
+ */
+export function decorateAdapter(inner: Adapter, overrides: Partial<Adapter>): Adapter {
+  return {
+    upsert: overrides.upsert ?? ((id, payload, expiresIn) => inner.upsert(id, payload, expiresIn)),
+    find: overrides.find ?? ((id) => inner.find(id)),
+    findByUid: overrides.findByUid ?? ((uid) => inner.findByUid(uid)),
+    findByUserCode: overrides.findByUserCode ?? ((code) => inner.findByUserCode(code)),
+    consume: overrides.consume ?? ((id) => inner.consume(id)),
+    destroy: overrides.destroy ?? ((id) => inner.destroy(id)),
+    revokeByGrantId: overrides.revokeByGrantId ?? ((grantId) => inner.revokeByGrantId(grantId)),
+  };
+}

@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Adapter, ClientMetadata } from 'oidc-provider';
 
+import { decorateAdapter } from '../../adapters/store.js';
+
 const PREFIX = 'sha256:';
 const FORM_LIMIT = 56 * 1024;
 
@@ -28,20 +30,13 @@ export function withHashedClientSecrets(adapter: (model: string) => Adapter): (m
   return (model) => {
     const inner = adapter(model);
     if (model !== 'Client') return inner;
-    return {
-      ...inner,
+    return decorateAdapter(inner, {
       upsert: (id, payload, expiresIn) => {
         const secret = payload.client_secret;
         const stored = typeof secret === 'string' && !isHashedClientSecret(secret) ? { ...payload, client_secret: hashClientSecret(secret) } : payload;
         return inner.upsert(id, stored, expiresIn);
       },
-      find: (id) => inner.find(id),
-      findByUid: (uid) => inner.findByUid(uid),
-      findByUserCode: (code) => inner.findByUserCode(code),
-      consume: (id) => inner.consume(id),
-      destroy: (id) => inner.destroy(id),
-      revokeByGrantId: (grantId) => inner.revokeByGrantId(grantId),
-    };
+    });
   };
 }
 

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Redis } from 'ioredis';
 
 import { createDemoClaimModules, type DemoPerson } from '../../examples/claim-modules/index.js';
 import type { Logger } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';
 import { runCodeFlow } from '../helpers/flow.js';
-import { deletePrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { deletePrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 /** Unique values that must never show up outside an encrypted token or UserInfo response. */
 const S = {
@@ -92,17 +91,7 @@ describe('no user data in logs or in the store (C4, C10)', () => {
     expect(JSON.stringify(withheld.userinfo)).not.toContain(S.name);
 
     // … and nowhere else.
-    const redis = new Redis(SHARED_REDIS_URL);
-    const stored: string[] = [];
-    try {
-      for (const key of await redis.keys(`${prefix}*`)) {
-        const type = await redis.type(key);
-        const value = type === 'hash' ? await redis.hgetall(key) : type === 'set' ? await redis.smembers(key) : await redis.get(key);
-        stored.push(key, JSON.stringify(value));
-      }
-    } finally {
-      redis.disconnect();
-    }
+    const stored = [...(await dumpPrefix(SHARED_REDIS_URL, prefix))].flat();
     expect(stored.length).toBeGreaterThan(10);
     const haystacks = { logs: lines.join('\n'), redis: stored.join('\n') };
     for (const [where, text] of Object.entries(haystacks)) {

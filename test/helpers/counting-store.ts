@@ -1,4 +1,4 @@
-import type { SvcStore } from '../../adapters/store.js';
+import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 
 /** A real store that also counts writes per model, to assert that a rejected request stored nothing. */
 export interface CountingStore extends SvcStore {
@@ -11,19 +11,12 @@ export function countingStore(inner: SvcStore): CountingStore {
   return {
     adapter(model) {
       const adapter = inner.adapter(model);
-      return {
-        ...adapter,
+      return decorateAdapter(adapter, {
         upsert: async (id, payload, expiresIn) => {
           counts.set(model, (counts.get(model) ?? 0) + 1);
           return adapter.upsert(id, payload, expiresIn);
         },
-        find: (id) => adapter.find(id),
-        findByUid: (uid) => adapter.findByUid(uid),
-        findByUserCode: (code) => adapter.findByUserCode(code),
-        consume: (id) => adapter.consume(id),
-        destroy: (id) => adapter.destroy(id),
-        revokeByGrantId: (grantId) => adapter.revokeByGrantId(grantId),
-      };
+      });
     },
     ping: () => inner.ping(),
     close: () => inner.close(),

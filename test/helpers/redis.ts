@@ -109,3 +109,19 @@ export async function startOwnCluster(): Promise<OwnCluster> {
     },
   };
 }
+
+/** Every key under `prefix` on a standalone Redis with its value(s) as JSON text. */
+export async function dumpPrefix(url: string, prefix: string): Promise<Map<string, string>> {
+  const redis = new Redis(url);
+  const out = new Map<string, string>();
+  try {
+    for (const key of await redis.keys(`${prefix}*`)) {
+      const type = await redis.type(key);
+      const value = type === 'hash' ? await redis.hgetall(key) : type === 'set' ? await redis.smembers(key) : await redis.get(key);
+      out.set(key, JSON.stringify(value));
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return out;
+}
