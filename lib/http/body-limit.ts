@@ -8,15 +8,16 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * anything reads it. (Oversized headers never get this far: Node answers 431.)
  */
 export function bodyLimit(): Middleware {
-  return async (ctx, next) => {
+  // Not async: a pass-through layer on every request should not add a promise of its own.
+  return (ctx, next) => {
     const declared = Number(ctx.get('content-length') || '0');
     if (declared > MAX_BODY_BYTES) {
       ctx.status = 413;
       ctx.set('Cache-Control', 'no-store');
       ctx.set('Connection', 'close');
       ctx.body = { error: 'invalid_request', error_description: `request body larger than ${MAX_BODY_BYTES} bytes` };
-      return;
+      return Promise.resolve();
     }
-    await next();
+    return next();
   };
 }

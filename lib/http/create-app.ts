@@ -71,14 +71,11 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     requestLogging(logger, basePathOf(settings.baseUrl), metrics),
     securityHeaders(),
     bodyLimit(),
-    async (ctx, next) => {
+    (ctx, next) => {
       // oidc-provider renders its own errors; everything else goes through our error handler.
-      const ours =
-        !ctx.path.startsWith(`${PROVIDER_PATH}/`) ||
-        ctx.path.startsWith(`${PROVIDER_PATH}/interaction/`) ||
-        ctx.path.startsWith(`${PROVIDER_PATH}/management/`);
-      if (ours) await guarded(ctx, next);
-      else await providerMount(ctx, next);
+      const path = ctx.path;
+      const ours = !path.startsWith(`${PROVIDER_PATH}/`) || path.startsWith(`${PROVIDER_PATH}/interaction/`) || path.startsWith(`${PROVIDER_PATH}/management/`);
+      return ours ? guarded(ctx, next) : providerMount(ctx, next);
     },
   ]);
   return {

@@ -63,8 +63,7 @@ async function readForm(ctx: Context): Promise<URLSearchParams | undefined> {
  * again.
  */
 export function hashPresentedClientSecrets(tokenPath: string): (ctx: Context, next: Next) => Promise<void> {
-  return async (ctx, next) => {
-    if (ctx.method !== 'POST' || ctx.path !== tokenPath) return next();
+  const rewrite = async (ctx: Context, next: Next): Promise<void> => {
     const authorization = ctx.get('authorization');
     const basic = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(authorization);
     if (basic?.[1]) {
@@ -100,4 +99,6 @@ export function hashPresentedClientSecrets(tokenPath: string): (ctx: Context, ne
     }
     await next();
   };
+  // Every other provider request passes straight through, without a layer of its own.
+  return (ctx, next) => (ctx.method === 'POST' && ctx.path === tokenPath ? rewrite(ctx, next) : next());
 }

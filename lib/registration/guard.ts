@@ -63,13 +63,16 @@ async function readJson(ctx: Context): Promise<unknown> {
  */
 export function registrationGuard(provider: Provider, logger: Logger, metrics?: Metrics): (ctx: Context, next: Next) => Promise<void> {
   const guard = guardRoutes(provider, logger, metrics);
-  return async (ctx, next) => {
+  const base = ROUTES.registration;
+  const guarded = async (ctx: Context, next: Next): Promise<void> => {
     try {
       await guard(ctx, next);
     } catch (err) {
       renderError(ctx, err);
     }
   };
+  // Every other provider request passes straight through, without a layer of its own.
+  return (ctx, next) => (ctx.path === base || ctx.path.startsWith(`${base}/`) ? guarded(ctx, next) : next());
 }
 
 function guardRoutes(provider: Provider, logger: Logger, metrics?: Metrics): (ctx: Context, next: Next) => Promise<void> {
