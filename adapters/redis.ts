@@ -21,7 +21,7 @@ export interface RedisStoreOptions {
   keyPrefix?: string;
   /**
    * Longest wait for one store operation before it fails with 503 `server_error`, in ms.
-   * @default 1200
+   * @default 800
    */
   operationTimeoutMs?: number;
   /** Where connection faults are logged (state changes only, never payloads). */
@@ -55,7 +55,7 @@ function ttlOf(expiresIn: number | undefined): number {
  */
 export function createRedisStore(options: RedisStoreOptions): SvcStore & { readonly client: Redis | Cluster } {
   const prefix = options.keyPrefix ?? 'svc:';
-  const timeoutMs = options.operationTimeoutMs ?? 1200;
+  const timeoutMs = options.operationTimeoutMs ?? 800;
   const logger = options.logger ?? silentLogger;
   const connection: RedisOptions = {
     connectTimeout: 1000,
@@ -97,7 +97,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
    * once for `BREAKER_MS` (one probe at a time goes through to notice recovery). A request that needs
    * several store operations thus fails within one timeout, not one per operation.
    */
-  const BREAKER_MS = 1000;
+  const BREAKER_MS = 2000;
   let openUntil = 0;
   let probing = false;
 
