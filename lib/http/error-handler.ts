@@ -25,7 +25,12 @@ const CODE_BY_STATUS: Record<number, string> = {
   429: 'too_many_requests',
 };
 
-function errorBody(err: ErrorLike): { status: number; error: string; error_description: string } {
+/**
+ * The HTTP status and OAuth JSON body for an error: exposed errors keep their code and description,
+ * anything else becomes a 500 `server_error` with a fixed description.
+ */
+export function oauthErrorBody(caught: unknown): { status: number; error: string; error_description: string } {
+  const err = (caught ?? {}) as ErrorLike;
   const status = err.statusCode ?? err.status ?? 500;
   if (!err.expose || status >= 500) {
     if (err.expose && err.error) return { status, error: err.error, error_description: err.error_description ?? '' };
@@ -50,7 +55,7 @@ export function errorHandler(logger: Logger): Middleware {
       }
     } catch (caught) {
       const err = (caught ?? {}) as ErrorLike;
-      const out = errorBody(err);
+      const out = oauthErrorBody(err);
       if (out.error === 'server_error') logger.error('request_failed', { path: ctx.path, name: err.name, code: err.code });
       ctx.status = out.status;
       if (ctx.accepts('json', 'html') === 'html') {

@@ -4,6 +4,7 @@ import type { Context, Next } from 'koa';
 import type { Adapter, ClientMetadata } from 'oidc-provider';
 
 import { decorateAdapter } from '../../adapters/store.js';
+import { readBodyText } from '../http/form-body.js';
 
 const PREFIX = 'sha256:';
 const FORM_LIMIT = 56 * 1024;
@@ -45,17 +46,6 @@ export function withHashedStaticSecrets(clients: readonly ClientMetadata[]): Cli
   return clients.map((c) => (typeof c.client_secret === 'string' && !isHashedClientSecret(c.client_secret) ? { ...c, client_secret: hashClientSecret(c.client_secret) } : c));
 }
 
-async function readForm(ctx: Context): Promise<URLSearchParams | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > FORM_LIMIT) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
-
 /**
  * `provider.use` middleware for client authentication at `tokenPath`: the presented client secret
  * (HTTP Basic or `client_secret` in the form) is replaced by its hash before oidc-provider compares
@@ -80,8 +70,8 @@ export function hashPresentedClientSecrets(tokenPath: string): (ctx: Context, ne
         ctx.req.headers.authorization = `Basic ${Buffer.from(rewritten, 'utf8').toString('base64')}`;
       }
     } else if (ctx.is('application/x-www-form-urlencoded')) {
-      const form = await readForm(ctx);
-      if (!form) {
+      const text = await readBodyText(ctx, FORM_LIMIT);
+      if (text === undefined) {
         ctx.status = 413;
         ctx.set('Cache-Control', 'no-store');
         ctx.body = { error: 'invalid_request', error_description: 'request body too large' };
@@ -89,7 +79,7 @@ export function hashPresentedClientSecrets(tokenPath: string): (ctx: Context, ne
       }
       // Repeated parameters stay repeated, so oidc-provider still refuses them.
       const body: Record<string, string | string[]> = {};
-      for (const [key, value] of form) {
+      for (const [key, value] of new URLSearchParams(text)) {
         const v = key === 'client_secret' ? hashClientSecret(value) : value;
         const seen = body[key];
         body[key] = seen === undefined ? v : [...(Array.isArray(seen) ? seen : [seen]), v];

@@ -2,6 +2,8 @@ import type { Context, Next } from 'koa';
 import type Provider from 'oidc-provider';
 import { errors } from 'oidc-provider';
 
+import { oauthErrorBody } from '../http/error-handler.js';
+import { readBodyText } from '../http/form-body.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ROUTES } from '../provider/paths.js';
@@ -24,28 +26,18 @@ function invalidToken(ctx: Context, description: string): void {
 
 /** Renders an error thrown by the guard itself as OAuth JSON (oidc-provider's handler is not around it). */
 function renderError(ctx: Context, err: unknown): void {
-  const e = err as { expose?: boolean; status?: number; statusCode?: number; error?: string; error_description?: string };
+  const { status, ...body } = oauthErrorBody(err);
   ctx.set('Cache-Control', 'no-store');
-  if (e.expose && e.error) {
-    ctx.status = e.statusCode ?? e.status ?? 400;
-    ctx.body = { error: e.error, error_description: e.error_description ?? '' };
-  } else {
-    ctx.status = 500;
-    ctx.body = { error: 'server_error', error_description: 'the request could not be completed' };
-  }
+  ctx.status = status;
+  ctx.body = body;
 }
 
 /** Reads a JSON body for the POST → PUT mapping and hands it to oidc-provider as already parsed. */
 async function readJson(ctx: Context): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) throw new errors.InvalidRequest('request entity too large');
-    chunks.push(chunk as Buffer);
-  }
+  const text = await readBodyText(ctx, BODY_LIMIT);
+  if (text === undefined) throw new errors.InvalidRequest('request entity too large');
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    return JSON.parse(text) as unknown;
   } catch {
     throw new errors.InvalidRequest('failed to parse the request body');
   }

@@ -44,11 +44,6 @@ export async function encryptionKey(alg: 'RSA-OAEP-256' | 'RSA-OAEP' | 'ECDH-ES+
   return { privateKey: privateKey as CryptoKey, jwk: { ...(await exportJWK(publicKey)), use: 'enc', kid: `enc-${alg}`, ...extra } };
 }
 
-/** Counts the clients stored in the app's store (via a client id list kept by the test). */
-export async function clientExists(running: RunningApp, clientId: string): Promise<boolean> {
-  return (await running.app.svc.store.adapter('Client').find(clientId)) !== undefined;
-}
-
 /** A tiny HTTP server whose handler the test sets; for jwks_uri and x5u. */
 export interface DocServer {
   url: string;
