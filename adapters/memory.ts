@@ -1,6 +1,7 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError } from '../lib/errors.js';
+import { createMemoryAttempts } from './memory-attempts.js';
 import { GRANTABLE_MODELS, type SvcStore } from './store.js';
 
 interface Entry {
@@ -56,7 +57,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore {
     }
     for (const map of [uids, userCodes]) for (const [k, v] of map) if (v.expiresAt <= t) map.delete(k);
   };
-  const timer = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
+  const attempts = createMemoryAttempts(now);
+  const timer = setInterval(() => {
+    sweep();
+    attempts.sweep();
+  }, options.sweepIntervalMs ?? 60_000);
   timer.unref();
 
   const lookup = (map: Map<string, { key: string; expiresAt: number }>, value: string): AdapterPayload | undefined => {
@@ -133,6 +138,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore {
 
   return {
     adapter,
+    attempts,
     async ping() {
       // In-process: always answers.
     },

@@ -41,3 +41,46 @@ export const INDEX_TAKE = `
 local members = redis.call('SMEMBERS', KEYS[1])
 redis.call('DEL', KEYS[1])
 return members`;
+
+/**
+ * KEYS[1] attempt hash (`n` count in window, `w` window end ms, `u` locked until ms, `s` lockouts);
+ * ARGV: limit, window ms, base cool-down ms, max cool-down ms, strike memory ms. Uses the server's
+ * clock, so processes with skewed clocks agree. Returns 0 (allowed) or the ms until allowed again.
+ */
+export const ATTEMPT_TAKE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local base = tonumber(ARGV[3])
+local max = tonumber(ARGV[4])
+local memory = tonumber(ARGV[5])
+local u = tonumber(redis.call('HGET', KEYS[1], 'u') or '0')
+if u > now then return u - now end
+local w = tonumber(redis.call('HGET', KEYS[1], 'w') or '0')
+local n = 1
+if w > now then n = redis.call('HINCRBY', KEYS[1], 'n', 1) else
+  w = now + window
+  redis.call('HSET', KEYS[1], 'n', 1, 'w', w)
+end
+local s = tonumber(redis.call('HGET', KEYS[1], 's') or '0')
+if n <= limit then
+  local keep = w - now
+  if s > 0 and memory > keep then keep = memory end
+  redis.call('PEXPIRE', KEYS[1], keep)
+  return 0
+end
+s = s + 1
+local cool = base * (2 ^ (s - 1))
+if cool > max then cool = max end
+redis.call('HSET', KEYS[1], 's', s, 'u', now + cool, 'n', 0, 'w', 0)
+local keep = memory
+if cool > keep then keep = cool end
+redis.call('PEXPIRE', KEYS[1], keep)
+return cool`;
+
+/** KEYS[1] attempt hash. Gives one reservation back (never below zero). */
+export const ATTEMPT_GIVE_BACK = `
+local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+if n > 0 then redis.call('HINCRBY', KEYS[1], 'n', -1) end
+return 1`;

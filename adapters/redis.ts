@@ -5,8 +5,8 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
-import { CONSUME, INDEX_ADD, INDEX_TAKE, UPSERT } from './redis-scripts.js';
-import { GRANTABLE_MODELS, type SvcStore } from './store.js';
+import { ATTEMPT_GIVE_BACK, ATTEMPT_TAKE, CONSUME, INDEX_ADD, INDEX_TAKE, UPSERT } from './redis-scripts.js';
+import { GRANTABLE_MODELS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -33,6 +33,8 @@ interface ScriptCommands {
   svcConsume(key: string, now: number): Promise<number>;
   svcIndexAdd(key: string, member: string, ttl: number): Promise<number>;
   svcIndexTake(key: string): Promise<string[]>;
+  svcAttemptTake(key: string, limit: number, windowMs: number, baseMs: number, maxMs: number, memoryMs: number): Promise<number>;
+  svcAttemptGiveBack(key: string): Promise<number>;
 }
 
 type Client = (Redis | Cluster) & ScriptCommands;
@@ -81,6 +83,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   client.defineCommand('svcConsume', { numberOfKeys: 1, lua: CONSUME });
   client.defineCommand('svcIndexAdd', { numberOfKeys: 1, lua: INDEX_ADD });
   client.defineCommand('svcIndexTake', { numberOfKeys: 1, lua: INDEX_TAKE });
+  client.defineCommand('svcAttemptTake', { numberOfKeys: 1, lua: ATTEMPT_TAKE });
+  client.defineCommand('svcAttemptGiveBack', { numberOfKeys: 1, lua: ATTEMPT_GIVE_BACK });
 
   let healthy = true;
   client.on('error', (err: Error) => {
@@ -198,9 +202,33 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       }),
   });
 
+  const attemptKey = (key: string): string => `${prefix}attempts:${hashId(key)}`;
+  const attempts: AttemptCounter = {
+    take: (key, rule) =>
+      run(() =>
+        client.svcAttemptTake(
+          attemptKey(key),
+          rule.limit,
+          rule.windowSeconds * 1000,
+          rule.coolDownSeconds * 1000,
+          rule.maxCoolDownSeconds * 1000,
+          STRIKE_MEMORY_SECONDS * 1000,
+        ),
+      ),
+    giveBack: (key) =>
+      run(async () => {
+        await client.svcAttemptGiveBack(attemptKey(key));
+      }),
+    reset: (key) =>
+      run(async () => {
+        await client.del(attemptKey(key));
+      }),
+  };
+
   return {
     client,
     adapter,
+    attempts,
     ping: () =>
       run(async () => {
         await client.ping();

@@ -14,6 +14,8 @@ import type { Adapter } from 'oidc-provider';
 export interface SvcStore {
   /** The oidc-provider adapter factory: one adapter per model name. */
   readonly adapter: (model: string) => Adapter;
+  /** Attempt counters for throttling (login, management), shared by every process on the store. */
+  readonly attempts: AttemptCounter;
   /** Resolves when the store answers; rejects otherwise (used by `/readyz`). */
   ping(): Promise<void>;
   /** Releases connections and timers. */
@@ -46,3 +48,41 @@ export function decorateAdapter(inner: Adapter, overrides: Partial<Adapter>): Ad
     revokeByGrantId: overrides.revokeByGrantId ?? ((grantId) => inner.revokeByGrantId(grantId)),
   };
 }
+
+/** How a throttled key is counted (see {@link AttemptCounter}). */
+export interface AttemptRule {
+  /** Attempts allowed within one window; the next one starts a cool-down. */
+  limit: number;
+  /** Length of a counting window, in seconds, from the first attempt in it. */
+  windowSeconds: number;
+  /** Cool-down after the first lockout, in seconds; each further lockout doubles it. */
+  coolDownSeconds: number;
+  /** Longest cool-down, in seconds. */
+  maxCoolDownSeconds: number;
+}
+
+/**
+ * Atomic attempt counting in the store, so every provider process sees the same counts.
+ * Keys are opaque strings chosen by the caller (hash or MAC anything personal first); the store
+ * keeps them only hashed.
+ *
+ * An attempt is reserved before it is judged ({@link AttemptCounter.take}), so concurrent attempts
+ * cannot all slip through before a lockout is recorded: of any number of concurrent takes, at most
+ * `limit` are allowed per window.
+ */
+export interface AttemptCounter {
+  /**
+   * Reserves one attempt for `key`. Resolves 0 when allowed, otherwise the milliseconds until the
+   * key may try again (a lockout starts when an attempt beyond `rule.limit` arrives; attempts during
+   * a lockout are refused and not counted). Lockouts grow: each one doubles the cool-down, up to
+   * `rule.maxCoolDownSeconds`, and the count of lockouts is remembered for a day.
+   */
+  take(key: string, rule: AttemptRule): Promise<number>;
+  /** Returns one reservation (an attempt that turned out not to count, e.g. a successful one). */
+  giveBack(key: string): Promise<void>;
+  /** Forgets everything about `key` (after a successful login by name). */
+  reset(key: string): Promise<void>;
+}
+
+/** How long the number of lockouts of a key is remembered, in seconds. */
+export const STRIKE_MEMORY_SECONDS = 86_400;

@@ -152,5 +152,63 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
     it('revoking an unknown grant is a no-op', async () => {
       await expect(store.adapter('AccessToken').revokeByGrantId(id())).resolves.toBeUndefined();
     });
+
+    describe('attempt counting', () => {
+      const rule = { limit: 3, windowSeconds: 60, coolDownSeconds: 30, maxCoolDownSeconds: 100 };
+
+      it('allows `limit` attempts, then refuses with the cool-down and does not count refused attempts', async () => {
+        const key = id();
+        for (let i = 0; i < 3; i += 1) expect(await store.attempts.take(key, rule)).toBe(0);
+        const locked = await store.attempts.take(key, rule);
+        expect(locked).toBeGreaterThan(29_000);
+        expect(locked).toBeLessThanOrEqual(30_000);
+        const again = await store.attempts.take(key, rule);
+        expect(again).toBeGreaterThan(0);
+        expect(again).toBeLessThanOrEqual(locked);
+      });
+
+      it('gives reservations back and resets', async () => {
+        const key = id();
+        for (let i = 0; i < 3; i += 1) expect(await store.attempts.take(key, rule)).toBe(0);
+        await store.attempts.giveBack(key);
+        expect(await store.attempts.take(key, rule)).toBe(0);
+        expect(await store.attempts.take(key, rule)).toBeGreaterThan(0);
+        await store.attempts.reset(key);
+        expect(await store.attempts.take(key, rule)).toBe(0);
+      });
+
+      it('doubles the cool-down with each lockout, up to the maximum', async () => {
+        const key = id();
+        const quick = { limit: 1, windowSeconds: 60, coolDownSeconds: 0.2, maxCoolDownSeconds: 0.5 };
+        const lockouts: number[] = [];
+        while (lockouts.length < 3) {
+          const wait = await store.attempts.take(key, quick);
+          if (wait > 0) {
+            lockouts.push(wait);
+            // Poll until the lockout has passed (no fixed sleep: the store says how long).
+            while ((await store.attempts.take(key, { ...quick, limit: 1_000 })) > 0) await sleep(Math.min(wait, 50));
+            await store.attempts.giveBack(key);
+          }
+        }
+        expect(lockouts[0]).toBeLessThanOrEqual(200);
+        expect(lockouts[1]).toBeGreaterThan(200);
+        expect(lockouts[1]).toBeLessThanOrEqual(400);
+        expect(lockouts[2]).toBeGreaterThan(400);
+        expect(lockouts[2]).toBeLessThanOrEqual(500);
+      });
+
+      it('of 40 concurrent attempts allows exactly `limit`', async () => {
+        const key = id();
+        const results = await Promise.all(Array.from({ length: 40 }, () => store.attempts.take(key, rule)));
+        expect(results.filter((r) => r === 0)).toHaveLength(3);
+      });
+
+      it('keeps keys apart', async () => {
+        const a = id();
+        const b = id();
+        for (let i = 0; i < 4; i += 1) await store.attempts.take(a, rule);
+        expect(await store.attempts.take(b, rule)).toBe(0);
+      });
+    });
   });
 }

@@ -18,6 +18,7 @@ export function countingStore(inner: SvcStore): CountingStore {
         },
       });
     },
+    attempts: inner.attempts,
     ping: () => inner.ping(),
     close: () => inner.close(),
     writes: (model) => counts.get(model) ?? 0,
