@@ -8,6 +8,7 @@ import { createInteractionsRouter } from '../interactions/router.js';
 import { providerFromRuntime } from '../provider/create-provider.js';
 import { createDemoRouter } from '../demo/router.js';
 import { createMailer } from '../management/mailer.js';
+import { createLoginThrottle } from '../interactions/login-throttle.js';
 import { createManagementRouter, registrationEndpointOf } from '../management/router.js';
 import { basePathOf, issuerOf, PROVIDER_PATH } from '../provider/paths.js';
 import { createMetrics, createMetricsRouter } from '../observability/metrics.js';
@@ -53,9 +54,20 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   const metrics = settings.metrics.enabled ? createMetrics() : undefined;
   const provider = providerFromRuntime(settings, runtime, metrics);
   const health = createHealthRouter(runtime.store);
-  const interactions = createInteractionsRouter({ provider, authenticator: runtime.authenticator, baseUrl: settings.baseUrl });
+  const throttle = createLoginThrottle({
+    attempts: runtime.store.attempts,
+    rule: {
+      limit: settings.login.lockoutThreshold,
+      windowSeconds: settings.login.lockoutWindowSeconds,
+      coolDownSeconds: settings.login.lockoutSeconds,
+      maxCoolDownSeconds: Math.max(settings.login.lockoutSeconds, settings.login.lockoutMaxSeconds),
+    },
+    proxy: { proxy: settings.proxy, hops: settings.proxyHops },
+    nameKey: runtime.cookieKeys[0] ?? '',
+  });
+  const interactions = createInteractionsRouter({ provider, authenticator: runtime.authenticator, baseUrl: settings.baseUrl, throttle });
   const mailer = options.mailer ?? createMailer(settings.mail);
-  const management = createManagementRouter({ provider, mailer, settings, logger, metrics, registrationEndpoint: registrationEndpointOf(issuerOf(settings.baseUrl)) });
+  const management = createManagementRouter({ provider, mailer, settings, logger, metrics, attempts: runtime.store.attempts, registrationEndpoint: registrationEndpointOf(issuerOf(settings.baseUrl)) });
   const demo = settings.demo.enabled ? createDemoRouter({ provider, baseUrl: settings.baseUrl }) : undefined;
   const guarded = compose([
     errorHandler(logger),
@@ -98,7 +110,8 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
  */
 export async function createApp(settings: Settings, options: RuntimeOptions = {}): Promise<SvcApp> {
   const svc = await createSvcConnect(settings, options);
-  const app = new Koa({ proxy: settings.proxy, keys: svc.cookieKeys });
+  // Koa's ctx.ip then reads the same X-Forwarded-For entry as clientAddress (svc.proxy.hops).
+  const app = new Koa({ proxy: settings.proxy, keys: svc.cookieKeys, maxIpsCount: settings.proxyHops });
   app.use(svc.middleware);
   app.on('error', () => {
     // Errors are rendered and logged by the middleware; Koa's default handler would print stacks.

@@ -1,13 +1,22 @@
 import type { Context } from 'koa';
+import { errors } from 'oidc-provider';
 
 /** Largest form body accepted by our own pages, in bytes. */
 export const FORM_BODY_LIMIT = 16 * 1024;
 
 /**
- * Reads the raw request body as UTF-8 text, at most `limit` bytes (declared or streamed).
+ * Reads the raw request body as text in `charset` (default UTF-8), at most `limit` bytes (declared
+ * or streamed).
  * @returns the text, or `undefined` when the body is larger than `limit`.
+ * @throws `invalid_request` for a charset this runtime cannot decode.
  */
-export async function readBodyText(ctx: Context, limit: number): Promise<string | undefined> {
+export async function readBodyText(ctx: Context, limit: number, charset = 'utf-8'): Promise<string | undefined> {
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(charset);
+  } catch {
+    throw new errors.InvalidRequest('failed to parse the request body (unsupported charset)');
+  }
   if (Number(ctx.get('content-length') || '0') > limit) return undefined;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -17,7 +26,7 @@ export async function readBodyText(ctx: Context, limit: number): Promise<string 
     if (size > limit) return undefined;
     chunks.push(buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return decoder.decode(Buffer.concat(chunks));
 }
 
 /**

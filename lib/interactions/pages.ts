@@ -12,6 +12,18 @@ export interface LoginPageModel {
   login?: string;
   /** Origin of the client's redirect URI (allowed as a form target after the POST's redirects). */
   redirectOrigin?: string;
+  /** Sign-ins are throttled: seconds until the next attempt is accepted. */
+  retryAfterSeconds?: number;
+}
+
+/** The error line of the login page: wrong credentials, or too many attempts and when to retry. */
+function loginMessage(model: LoginPageModel): string {
+  if (model.retryAfterSeconds) {
+    const at = new Date(Date.now() + model.retryAfterSeconds * 1000).toISOString().slice(11, 19);
+    const wait = model.retryAfterSeconds < 120 ? `${model.retryAfterSeconds} seconds` : `${Math.ceil(model.retryAfterSeconds / 60)} minutes`;
+    return `<p class="error" role="alert" id="login-error" data-retry-after="${model.retryAfterSeconds}">Too many failed sign-ins. Try again in ${wait} (after ${at} UTC).</p>`;
+  }
+  return model.failed ? '<p class="error" role="alert" id="login-error">The login or password is not correct.</p>' : '';
 }
 
 /** The login page (C8): form `#login-form` with inputs `login` and `password`. */
@@ -21,10 +33,10 @@ export function loginPage(model: LoginPageModel): RenderedPage {
     formTargets: model.redirectOrigin ? [model.redirectOrigin] : [],
     body: `<h1>Sign in</h1>
 <p>to continue to <strong>${escapeHtml(model.clientName)}</strong></p>
-${model.failed ? '<p class="error" role="alert" id="login-error">The login or password is not correct.</p>' : ''}
+${loginMessage(model)}
 <form id="login-form" method="post" action="${escapeHtml(model.action)}" autocomplete="on">
 <label for="login">Login</label>
-<input id="login" name="login" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${escapeHtml(model.login ?? '')}"${model.failed ? ' aria-describedby="login-error"' : ''}>
+<input id="login" name="login" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${escapeHtml(model.login ?? '')}"${model.failed || model.retryAfterSeconds ? ' aria-describedby="login-error"' : ''}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <div class="actions"><button class="primary" type="submit">Sign in</button></div>

@@ -12,6 +12,7 @@ import { sendPage } from '../http/html.js';
 import { sameOriginPosts } from '../http/same-origin.js';
 import { interactionPath, PROVIDER_PATH } from '../provider/paths.js';
 import type { Authenticator } from './authenticator.js';
+import type { LoginThrottle } from './login-throttle.js';
 import { consentPage, loginPage } from './pages.js';
 
 /** What the interactions router needs. */
@@ -19,6 +20,8 @@ export interface InteractionsOptions {
   provider: Provider;
   authenticator: Authenticator;
   baseUrl: string;
+  /** Counts failed sign-ins per login name and client address (C8); every attempt passes it. */
+  throttle: LoginThrottle;
 }
 
 function stringParam(value: unknown): string | undefined {
@@ -40,7 +43,7 @@ function originOf(uri: unknown): string | undefined {
  * (`access_denied` to the client).
  */
 export function createInteractionsRouter(options: InteractionsOptions): Router {
-  const { provider, authenticator, baseUrl } = options;
+  const { provider, authenticator, baseUrl, throttle } = options;
   const router = new Router({ prefix: `${PROVIDER_PATH}/interaction` });
   router.use(sameOriginPosts(baseUrl));
 
@@ -92,13 +95,21 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const form = await readFormBody(ctx);
     const login = form.get('login') ?? '';
     const password = form.get('password') ?? '';
-    const accountId = login && password ? await authenticator.authenticate(login, password) : undefined;
-    if (!accountId) {
+    const page = async (status: number, model: { failed?: boolean; retryAfterSeconds?: number }): Promise<void> => {
       const path = interactionPath(baseUrl, details.uid);
       const { name: clientName } = await clientFor(details.params.client_id);
-      sendPage(ctx, loginPage({ action: `${path}/login`, clientName, failed: true, login, redirectOrigin: originOf(details.params.redirect_uri) }), 401);
-      return;
+      sendPage(ctx, loginPage({ action: `${path}/login`, clientName, login, redirectOrigin: originOf(details.params.redirect_uri), ...model }), status);
+    };
+    // An empty field guesses nothing: the form is shown again without counting an attempt.
+    if (!login || !password) return page(401, { failed: true });
+    const attempt = await throttle.begin(ctx, login);
+    if (!attempt.allowed) {
+      ctx.set('Retry-After', String(attempt.retryAfterSeconds));
+      return page(429, { retryAfterSeconds: attempt.retryAfterSeconds });
     }
+    const accountId = await authenticator.authenticate(login, password);
+    if (!accountId) return page(401, { failed: true });
+    await attempt.succeeded();
     await finish(ctx, { login: { accountId } });
   });
 

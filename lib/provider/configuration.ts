@@ -40,7 +40,6 @@ export interface ConfigurationParts {
  * the C2 routes, our interaction pages, no dev interactions.
  */
 export function createConfiguration(settings: Settings, parts: ConfigurationParts): Configuration {
-  const https = settings.baseUrl.startsWith('https:');
   const encryptionAlgs = [...ENCRYPTION_ALG_VALUES];
   const encryptionEncs = [...ENCRYPTION_ENC_VALUES];
   const signingAlgs = [...SIGNING_ALG_VALUES];
@@ -52,12 +51,14 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     jwks: parts.jwks as Configuration['jwks'],
     cookies: {
       keys: parts.cookieKeys,
-      // POST at /authorize and /logout needs SameSite=None, which browsers accept only with Secure:
-      // so it is offered on https deployments only (docs/spec-decisions.md).
-      long: { httpOnly: true, sameSite: https ? 'none' : 'lax' },
+      // A cross-site form POST to /authorize carries the session cookie only with SameSite=None
+      // (oidc-provider requires it for POST). On http deployments browsers refuse None without
+      // Secure, so the cookies are sent as Lax there (laxCookiesOnHttp; docs/spec-decisions.md).
+      long: { httpOnly: true, sameSite: 'none' },
       short: { httpOnly: true, sameSite: 'lax' },
     },
-    enableHttpPostMethods: https,
+    // OpenID Connect Core 3.1.2.1: the authorization endpoint supports GET and POST (C2).
+    enableHttpPostMethods: true,
     routes: { ...ROUTES },
     responseTypes: ['code'],
     pkce: { required: () => true },

@@ -3,10 +3,12 @@ import Provider from 'oidc-provider';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
 import { createFindAccount } from '../claims/account.js';
-import { hashPresentedClientSecrets, withHashedClientSecrets, withHashedStaticSecrets } from '../registration/client-secrets.js';
-import { registrationGuard } from '../registration/guard.js';
+import { withHashedClientSecrets, withHashedStaticSecrets } from '../registration/client-secrets.js';
+import { settleSingleUseTokens, withSingleUseTokens } from '../registration/single-use-tokens.js';
 import { createConfiguration } from './configuration.js';
-import { issuerOf, ROUTES } from './paths.js';
+import { laxCookiesOnHttp } from './http-cookies.js';
+import { issuerOf } from './paths.js';
+import { normalizeProviderRequests } from './request-normalizer.js';
 import type { Metrics } from '../observability/metrics.js';
 import { createPinoLogger } from '../observability/pino-logger.js';
 import { observeProvider } from '../observability/provider-events.js';
@@ -31,15 +33,18 @@ export function providerFromRuntime(settings: Settings, runtime: Runtime, metric
   const configuration = createConfiguration(settings, {
     jwks: runtime.jwks,
     cookieKeys: runtime.cookieKeys,
-    adapter: withHashedClientSecrets(runtime.store.adapter),
+    adapter: withSingleUseTokens(withHashedClientSecrets(runtime.store.adapter)),
     clients: withHashedStaticSecrets(runtime.clients),
     registry,
     findAccount: createFindAccount({ authenticator, registry, includeScopesInUserInfo: settings.stage.includeScopesInUserInfo }),
   });
   const provider = new Provider(issuerOf(settings.baseUrl), configuration);
   provider.proxy = settings.proxy;
-  provider.use(registrationGuard(provider, logger, metrics));
-  provider.use(hashPresentedClientSecrets(ROUTES.token));
+  // No path decides a check: presented secrets are hashed on every request, single-use tokens are
+  // claimed in the store when oidc-provider looks them up, and settled by the route it resolved.
+  if (!settings.baseUrl.startsWith('https:')) provider.use(laxCookiesOnHttp());
+  provider.use(normalizeProviderRequests());
+  provider.use(settleSingleUseTokens(logger, metrics));
   observeProvider(provider, logger, metrics);
   return provider;
 }

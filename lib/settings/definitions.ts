@@ -218,6 +218,47 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     },
   },
   {
+    name: 'svc.proxy.hops',
+    env: 'SVC_PROXY_HOPS',
+    defaultText: '`1`',
+    doc: 'Trusted proxies in front (with `svc.proxy=true`): the client address is the `X-Forwarded-For` entry this many from the right, never the client-written left end.',
+    apply: (s, raw) => {
+      s.proxyHops = parseInteger(raw, 1, 10);
+    },
+  },
+  {
+    name: 'svc.login.lockout-threshold',
+    defaultText: '`5`',
+    doc: 'Failed sign-ins for one login name, or from one client address, within the window before further attempts get 429 (C8).',
+    apply: (s, raw) => {
+      s.login.lockoutThreshold = parseInteger(raw, 1, 1000);
+    },
+  },
+  {
+    name: 'svc.login.lockout-window',
+    defaultText: '`900`',
+    doc: 'The window failed sign-ins are counted in, in seconds (15 minutes).',
+    apply: (s, raw) => {
+      s.login.lockoutWindowSeconds = parseInteger(raw, 1, 86400);
+    },
+  },
+  {
+    name: 'svc.login.lockout-seconds',
+    defaultText: '`60`',
+    doc: 'Cool-down of the first sign-in lockout, in seconds; each further lockout within a day doubles it.',
+    apply: (s, raw) => {
+      s.login.lockoutSeconds = parseInteger(raw, 1, 86400);
+    },
+  },
+  {
+    name: 'svc.login.lockout-max-seconds',
+    defaultText: '`3600`',
+    doc: 'Longest sign-in cool-down, in seconds.',
+    apply: (s, raw) => {
+      s.login.lockoutMaxSeconds = parseInteger(raw, 1, 86400);
+    },
+  },
+  {
     name: 'svc.metrics.enabled',
     defaultText: '`false`',
     doc: 'Serve Prometheus metrics at `/metrics` (keep that path off the public internet).',
@@ -263,6 +304,8 @@ export function defaultSettings(production: boolean): Settings {
     demo: { enabled: !production },
     fetch: { allowPrivateNetwork: false },
     proxy: false,
+    proxyHops: 1,
+    login: { lockoutThreshold: 5, lockoutWindowSeconds: 900, lockoutSeconds: 60, lockoutMaxSeconds: 3600 },
     metrics: { enabled: false },
     log: { level: 'info' },
     clients: {},

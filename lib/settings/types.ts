@@ -59,6 +59,18 @@ export interface Settings {
   };
   /** Trust `X-Forwarded-*` headers (`svc.proxy`). */
   proxy: boolean;
+  /** Trusted proxies in front; the client address is the `X-Forwarded-For` entry this many from the right (`svc.proxy.hops`). */
+  proxyHops: number;
+  login: {
+    /** Failed sign-ins per login name or client address before a lockout (`svc.login.lockout-threshold`). */
+    lockoutThreshold: number;
+    /** Counting window, seconds (`svc.login.lockout-window`). */
+    lockoutWindowSeconds: number;
+    /** First cool-down, seconds; doubles with each lockout (`svc.login.lockout-seconds`). */
+    lockoutSeconds: number;
+    /** Longest cool-down, seconds (`svc.login.lockout-max-seconds`). */
+    lockoutMaxSeconds: number;
+  };
   metrics: {
     /** Serve Prometheus metrics at `/metrics` (`svc.metrics.enabled`). */
     enabled: boolean;

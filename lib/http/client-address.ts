@@ -1,0 +1,41 @@
+import { isIPv6 } from 'node:net';
+
+import type { Context } from 'koa';
+
+/** Where the client address comes from (`svc.proxy`, `svc.proxy.hops`). */
+export interface ProxyTrust {
+  /** Trust `X-Forwarded-For`. */
+  proxy: boolean;
+  /** Trusted proxies in front of the provider. */
+  hops: number;
+}
+
+/**
+ * The client's address: the socket peer, or, behind `hops` trusted proxies, the `X-Forwarded-For`
+ * entry `hops` from the right. Each trusted proxy appends the peer it saw, so entries further left
+ * were written by the client and are never used. Koa's `ctx.ip` reads the left end, so it is not
+ * used for anything that counts.
+ */
+export function clientAddress(ctx: Context, trust: ProxyTrust): string {
+  const peer = ctx.req.socket.remoteAddress ?? '';
+  if (!trust.proxy) return peer;
+  const header = ctx.get('x-forwarded-for');
+  if (!header) return peer;
+  const entries = header.split(',').map((e) => e.trim());
+  return entries[Math.max(0, entries.length - trust.hops)] || peer;
+}
+
+/**
+ * The key an address is throttled under: an IPv4 address as it is (IPv4-mapped IPv6 included),
+ * an IPv6 address by its /64 (one subscriber usually holds a whole /64, so counting single
+ * addresses would give an attacker 2^64 budgets).
+ */
+export function throttleAddressKey(address: string): string {
+  const plain = address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+  if (!isIPv6(plain)) return plain;
+  const [head = '', tail = ''] = plain.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = plain.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => parseInt(g || '0', 16).toString(16)).join(':')}::/64`;
+}

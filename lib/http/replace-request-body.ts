@@ -1,0 +1,37 @@
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+
+import type { Context } from 'koa';
+
+/**
+ * Puts `body` in place of the request body that a middleware has read, as a fresh stream with the
+ * original request's headers (its `content-length` set to the new length), socket, method and URL.
+ * Parsers further down (oidc-provider's own among them) read and parse it as they would the
+ * original: nothing is handed over pre-parsed.
+ */
+export function replaceRequestBody(ctx: Context, body: Buffer, contentType?: string): void {
+  const original = ctx.req;
+  const headers = { ...original.headers, 'content-length': String(body.length) };
+  delete headers['transfer-encoding'];
+  if (contentType) headers['content-type'] = contentType;
+  const stream = Readable.from([body], { objectMode: false });
+  // A Readable standing in for the IncomingMessage: readers of a request use these members.
+  const replacement = Object.assign(stream, {
+    headers,
+    rawHeaders: original.rawHeaders,
+    method: original.method,
+    url: original.url,
+    httpVersion: original.httpVersion,
+    httpVersionMajor: original.httpVersionMajor,
+    httpVersionMinor: original.httpVersionMinor,
+    socket: original.socket,
+    connection: original.socket,
+    complete: true,
+    aborted: false,
+    trailers: {},
+    rawTrailers: [],
+  }) as unknown as IncomingMessage;
+  ctx.req = replacement;
+  ctx.request.req = replacement;
+  ctx.response.req = replacement;
+}

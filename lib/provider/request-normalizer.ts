@@ -1,0 +1,138 @@
+import * as querystring from 'node:querystring';
+
+import type { Context, Next } from 'koa';
+
+import { oauthErrorBody } from '../http/error-handler.js';
+import { readBodyText } from '../http/form-body.js';
+import { replaceRequestBody } from '../http/replace-request-body.js';
+import { hashClientSecret, isHashedClientSecret } from '../registration/client-secrets.js';
+import { ROUTES } from './paths.js';
+
+/** oidc-provider's own body limit. */
+const BODY_LIMIT = 56 * 1024;
+const FORM = 'application/x-www-form-urlencoded';
+const JSON_TYPE = 'application/json';
+
+/**
+ * The canonical client configuration path (`/register/{client_id}`), for the POST → PUT mapping
+ * only. The mapping is not a check: a POST under any other spelling reaches no route and gets 404,
+ * and every check of the update runs inside oidc-provider's own PUT route.
+ */
+const CLIENT_CONFIGURATION = new RegExp(`^${ROUTES.registration}/([A-Za-z0-9_-]+)$`);
+
+type Fields = Record<string, unknown>;
+
+function hashSecrets(fields: Fields): boolean {
+  const value = fields.client_secret;
+  if (typeof value === 'string') fields.client_secret = hashClientSecret(value);
+  else if (Array.isArray(value)) fields.client_secret = value.map((v) => (typeof v === 'string' ? hashClientSecret(v) : v));
+  else return false;
+  return true;
+}
+
+/**
+ * `id_token_hint` on an authorization request is ignored (C3), whatever its form (an ID token
+ * encrypted to the client cannot be read by the provider). An authorization request is recognised
+ * by its content (it carries `response_type`), never by its path; logout keeps its hint.
+ */
+function dropIgnoredHints(fields: Fields): boolean {
+  if (fields.response_type === undefined || fields.id_token_hint === undefined) return false;
+  delete fields.id_token_hint;
+  return true;
+}
+
+/** The presented secret of an HTTP Basic header, replaced by its hash (parsed as oidc-provider does). */
+function hashBasicSecret(ctx: Context): void {
+  const header = ctx.req.headers.authorization;
+  if (header === undefined) return;
+  const parts = header.split(' ');
+  if (parts.length !== 2 || parts[0]?.toLowerCase() !== 'basic' || !parts[1]) return;
+  const decoded = Buffer.from(parts[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return;
+  let secret: string;
+  try {
+    secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, '%20'));
+  } catch {
+    return; // malformed: oidc-provider refuses it with invalid_request itself
+  }
+  const rewritten = `${decoded.slice(0, colon)}:${encodeURIComponent(hashClientSecret(secret))}`;
+  ctx.req.headers.authorization = `Basic ${Buffer.from(rewritten, 'utf8').toString('base64')}`;
+}
+
+/** Reads, normalizes and puts back a form or JSON body; `false` when the request was answered. */
+async function normalizeBody(ctx: Context, mappedClientId: string | undefined): Promise<boolean> {
+  const form = ctx.is(FORM) === FORM;
+  const json = !form && ctx.is(JSON_TYPE) === JSON_TYPE;
+  if (!form && !json) return true;
+  const raw = await readBodyText(ctx, BODY_LIMIT, ctx.request.charset || 'utf-8');
+  if (raw === undefined) {
+    ctx.status = 413;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { error: 'invalid_request', error_description: `request body larger than ${BODY_LIMIT} bytes` };
+    return false;
+  }
+  let text = raw;
+  if (form) {
+    const fields: Fields = querystring.parse(raw);
+    const hashed = hashSecrets(fields);
+    const dropped = dropIgnoredHints(fields);
+    const changed = hashed || dropped;
+    if (changed) text = querystring.stringify(fields as querystring.ParsedUrlQueryInput);
+  } else {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      parsed = undefined; // oidc-provider answers invalid_request for the original text
+    }
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const fields = parsed as Fields;
+      let changed = hashSecrets(fields);
+      if (mappedClientId !== undefined && fields.client_id === undefined) {
+        fields.client_id = mappedClientId;
+        changed = true;
+      }
+      if (changed) text = JSON.stringify(fields);
+    }
+  }
+  replaceRequestBody(ctx, Buffer.from(text, 'utf8'), text === raw ? undefined : form ? FORM : JSON_TYPE);
+  return true;
+}
+
+/**
+ * `provider.use` middleware that puts every provider request in the form our rules expect, on every
+ * path and method alike (no path decides a check):
+ * - a presented client secret (HTTP Basic, or `client_secret` in a form or JSON body) is replaced
+ *   by its hash before oidc-provider compares it with the stored hash, so a stolen hash never
+ *   authenticates: it would be hashed again;
+ * - `id_token_hint` is dropped from authorization requests (query or form);
+ * - `POST` on the canonical client configuration path is served as `PUT` (RFC 7592 replacement),
+ *   with `client_id` filled in when omitted;
+ * - a response never repeats a stored (hashed) client secret.
+ * Bodies are read once and handed on as a fresh stream for oidc-provider to parse itself.
+ */
+export function normalizeProviderRequests(): (ctx: Context, next: Next) => Promise<void> {
+  return async (ctx, next) => {
+    try {
+      hashBasicSecret(ctx);
+      const query = ctx.querystring ? ctx.query : undefined;
+      if (query && dropIgnoredHints(query)) ctx.query = query;
+      let mappedClientId: string | undefined;
+      if (ctx.method === 'POST') {
+        mappedClientId = CLIENT_CONFIGURATION.exec(ctx.path)?.[1];
+        if (mappedClientId !== undefined) ctx.method = 'PUT';
+      }
+      if ((ctx.method === 'POST' || ctx.method === 'PUT') && !(await normalizeBody(ctx, mappedClientId))) return;
+    } catch (err) {
+      const { status, ...body } = oauthErrorBody(err);
+      ctx.status = status;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = body;
+      return;
+    }
+    await next();
+    const body = ctx.body as Record<string, unknown> | undefined;
+    if (body && typeof body === 'object' && isHashedClientSecret(body.client_secret)) delete body.client_secret;
+  };
+}
