@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { generateSigningKeys } from '../../lib/index.js';
 import { confidentialClient } from '../helpers/app.js';
+import { FormBrowser } from '../helpers/browser.js';
 import { runCodeFlow } from '../helpers/flow.js';
+import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
 import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
 import { ruleDerivedEnv } from '../../lib/index.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -33,6 +35,10 @@ describeEachStore('two example-server processes sharing one Redis act as one pro
       SVC_KEYS_FILE: join(dir, 'keys.json'),
       SVC_COOKIES_KEYS: randomBytes(32).toString('hex'),
       SVC_CLIENTS_FILE: join(dir, 'clients.json'),
+      // Throttle tests name their client address; the flows above come from the socket peer.
+      [ruleDerivedEnv('svc.proxy')]: 'true',
+      [ruleDerivedEnv('svc.management.lockout-threshold')]: '3',
+      [ruleDerivedEnv('svc.login.lockout-threshold')]: '3',
     };
     a = startServerProcess({ ...shared, PORT: String(portA) });
     b = startServerProcess({ ...shared, PORT: String(portB) });
@@ -50,6 +56,52 @@ describeEachStore('two example-server processes sharing one Redis act as one pro
     expect(flow.claims.sub).toBe('demo-0001');
     expect(flow.claims.iss).toBe(`${urlA}/oidc/v1`);
     expect(flow.userinfo.sub).toBe('demo-0001');
+  });
+
+  it('shares the management lockout: failures on A lock the address out on B', async () => {
+    const invite = (url: string, password: string): Promise<Response> =>
+      fetch(`${url}/oidc/v1/management/invite_client?email=partner%40example.com`, {
+        headers: { authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`, 'x-forwarded-for': '203.0.113.70' },
+      });
+    const statuses = [];
+    for (const [url, password] of [[urlA, 'w1'], [urlB, 'w2'], [urlA, 'w3'], [urlB, 'w4'], [urlA, 'w5']] as const) statuses.push((await invite(url, password)).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+  });
+
+  it('shares the login throttle: wrong passwords on A and B count as one, and the right one is refused on both', async () => {
+    const interaction = async (url: string): Promise<{ attempt(password: string): Promise<number> }> => {
+      const browser = new FormBrowser();
+      await browser.follow(
+        authorizationUrl(`${url}/oidc/v1`, {
+          client_id: client.client_id,
+          response_type: 'code',
+          scope: 'openid',
+          redirect_uri: (client.redirect_uris as string[])[0],
+          code_challenge: pkcePair().challenge,
+          code_challenge_method: 'S256',
+        }),
+        url,
+      );
+      const action = browser.formAction('login-form', url);
+      let n = 0;
+      return {
+        async attempt(password) {
+          n += 1;
+          const response = await browser.request(action, {
+            method: 'POST',
+            // A new address each time: only the name's count can lock.
+            // Both processes serve one public origin (the base URL, A's).
+            headers: { 'content-type': 'application/x-www-form-urlencoded', origin: urlA, 'x-forwarded-for': `198.51.100.${n + (url === urlA ? 0 : 100)}` },
+            body: new URLSearchParams({ login: 'demo-basic', password }).toString(),
+          });
+          await response.text();
+          return response.status;
+        },
+      };
+    };
+    const [onA, onB] = [await interaction(urlA), await interaction(urlB)];
+    const statuses = [await onA.attempt('x1'), await onB.attempt('x2'), await onA.attempt('x3'), await onB.attempt('demo-basic'), await onA.attempt('demo-basic')];
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
   });
 
   it('publishes the same keys from both processes', async () => {

@@ -149,6 +149,83 @@ describe('management invitations over SMTP (C7)', () => {
     expect(smtp.raw.length).toBe(sent);
   });
 
+  const post = async (path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> => {
+    const response = await fetch(`${running.baseUrl}${path}`, { method: 'POST', headers: { 'x-forwarded-for': '192.0.2.40', ...headers }, body });
+    return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
+  };
+  const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+  it('accepts POST with the email in a form body or the query (C7)', async () => {
+    const auth = { authorization: basic(USER, PASSWORD) };
+    const inForm = await post('/oidc/v1/management/invite_client', { ...auth, ...FORM }, 'email=form%40example.com');
+    expect([inForm.status, inForm.body.invited]).toEqual([202, 'form@example.com']);
+    expect((await smtp.next()).to).toMatchObject({ text: 'form@example.com' });
+    const inQuery = await post('/oidc/v1/management/invite_client?email=query%40example.com', auth);
+    expect([inQuery.status, inQuery.body.invited]).toEqual([202, 'query@example.com']);
+    await smtp.next();
+  });
+
+  it.each<[string, Record<string, string>, string | undefined, number, string]>([
+    ['the email twice (query and form)', FORM, 'email=b%40example.com', 400, 'give the email parameter once'],
+    ['a JSON body', { 'content-type': 'application/json' }, '{"email":"a@example.com"}', 415, 'send the email parameter in the query or as an application/x-www-form-urlencoded body'],
+    ['an oversized form', FORM, `email=a%40example.com&pad=${'x'.repeat(20_000)}`, 413, 'request body larger than 16384 bytes'],
+  ])('refuses a POST with %s, mailing nothing', async (_name, headers, body, status, description) => {
+    const sent = smtp.raw.length;
+    const res = await post('/oidc/v1/management/invite_client?email=a%40example.com', { authorization: basic(USER, PASSWORD), ...headers }, body);
+    expect([res.status, res.body]).toEqual([status, { error: 'invalid_request', error_description: description }]);
+    expect(smtp.raw.length).toBe(sent);
+  });
+
+  it.each<[string, Record<string, string>]>([
+    ['Sec-Fetch-Site: cross-site', { 'sec-fetch-site': 'cross-site' }],
+    ['Sec-Fetch-Site: same-site', { 'sec-fetch-site': 'same-site' }],
+    ['Sec-Fetch-Site: cross-site with our own Origin', { 'sec-fetch-site': 'cross-site', origin: 'ORIGIN' }],
+    ['Origin: https://evil.example', { origin: 'https://evil.example' }],
+    ['Origin: null without Sec-Fetch-Site', { origin: 'null' }],
+    ['our Origin on another port', { origin: 'ORIGIN:1' }],
+  ])('refuses a cross-site request (%s) with 403 on GET and POST, under every spelling served, mailing nothing', async (_name, site) => {
+    const sent = smtp.raw.length;
+    const origin = new URL(running.baseUrl).origin;
+    const headers = Object.fromEntries(Object.entries(site).map(([k, v]) => [k, v === 'ORIGIN' ? origin : v === 'ORIGIN:1' ? `${origin.replace(/:\d+$/, '')}:1` : v]));
+    const auth = { authorization: basic(USER, PASSWORD) };
+    for (const path of ['/oidc/v1/management/invite_client', '/oidc/v1/management/INVITE_CLIENT', '/oidc/v1/management/invite_client/']) {
+      const viaGet = await fetch(`${running.baseUrl}${path}?email=victim%40example.com`, { headers: { ...auth, ...headers, 'x-forwarded-for': '192.0.2.41' } });
+      expect([viaGet.status, ((await viaGet.json()) as Record<string, unknown>).error]).toEqual([403, 'cross_site_request']);
+      const viaPost = await post(path, { ...auth, ...FORM, ...headers }, 'email=victim%40example.com');
+      expect([viaPost.status, viaPost.body.error]).toEqual([403, 'cross_site_request']);
+    }
+    // Spellings the management router does not serve are not served at all.
+    for (const path of ['/oidc/v1/MANAGEMENT/invite_client', '/oidc/v1//management/invite_client']) {
+      const other = await fetch(`${running.baseUrl}${path}?email=victim%40example.com`, { headers: { ...auth, ...headers } });
+      expect(other.status).toBe(404);
+    }
+    expect(smtp.raw.length).toBe(sent);
+  });
+
+  it('serves a request from its own origin', async () => {
+    const origin = new URL(running.baseUrl).origin;
+    const res = await post('/oidc/v1/management/invite_client', { authorization: basic(USER, PASSWORD), ...FORM, origin, 'sec-fetch-site': 'same-origin' }, 'email=own%40example.com');
+    expect(res.status).toBe(202);
+    await smtp.next();
+  });
+
+  it('locks out the address the trusted proxy saw, whatever the client writes to the left of X-Forwarded-For', async () => {
+    const peer = '203.0.113.50';
+    const sent = smtp.raw.length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i += 1) statuses.push((await invite(running, 'partner@example.com', basic(USER, `wrong-${i}`), 'GET', `10.1.1.${i}, ${peer}`)).status);
+    // The right credentials behind a fresh spoofed left end are refused: the address is locked.
+    for (let i = 0; i < 3; i += 1) statuses.push((await invite(running, 'partner@example.com', basic(USER, PASSWORD), 'GET', `198.18.0.${i}, ${peer}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+    expect(smtp.raw.length).toBe(sent);
+  });
+
+  it('of 20 concurrent wrong passwords from one address, exactly 3 are judged', async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, (_v, i) => invite(running, 'partner@example.com', basic(USER, `guess-${i}`), 'GET', '203.0.113.60')));
+    const statuses = answers.map((a) => a.status);
+    expect([statuses.filter((s) => s === 401).length, statuses.filter((s) => s === 429).length]).toEqual([3, 17]);
+  });
+
   it('answers 502 when the SMTP server refuses the mail, and the token it carried does not work', async () => {
     smtp.refuseWith = { code: 552, message: 'mailbox full' };
     try {
