@@ -8,12 +8,18 @@ export class FormBrowser {
   /** The last HTML page received. */
   lastPage = '';
 
+  /** Every `Set-Cookie` line received, in order. */
+  readonly seenSetCookies: string[] = [];
+
   /** Sends a request with the jar's cookies; stores the response's cookies; never follows redirects. */
   async request(url: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
     const response = await fetch(url, { ...init, headers, redirect: 'manual' });
-    for (const line of response.headers.getSetCookie()) this.store(line);
+    for (const line of response.headers.getSetCookie()) {
+      this.seenSetCookies.push(line);
+      this.store(line);
+    }
     return response;
   }
 
