@@ -19,6 +19,8 @@ interface Claim {
   model: string;
   id: string;
   adapter: Adapter;
+  /** oidc-provider's own deletion of the claimed token failed (it is spent anyway). */
+  destroyFailed?: unknown;
 }
 
 const claimsOf = new WeakMap<object, Claim[]>();
@@ -95,6 +97,19 @@ export function withSingleUseTokens(adapter: (model: string) => Adapter): (model
         claimsOf.set(ctx, claims);
         return inner.find(id);
       },
+      // oidc-provider deletes the token it used (update, delete). The token was claimed before the
+      // request was served, so it is spent whether or not that deletion lands: a failure is
+      // recorded and logged when the request settles, never turned into an error after a success.
+      destroy: async (id) => {
+        try {
+          await inner.destroy(id);
+        } catch (err) {
+          const ctx = Provider.ctx;
+          const claimed = ctx ? claimsOf.get(ctx)?.find((c) => c.id === id && c.model === model) : undefined;
+          if (!claimed) throw err;
+          claimed.destroyFailed = err;
+        }
+      },
     });
   };
 }
@@ -128,6 +143,7 @@ export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: 
 
   const settle = async (ctx: Context, claim: Claim): Promise<void> => {
     const { model, id, adapter } = claim;
+    if (claim.destroyFailed !== undefined) await cleanUp(ctx, `destroy ${model}`, Promise.reject(claim.destroyFailed));
     const succeeded = ctx.status >= 200 && ctx.status < 300;
     if (!succeeded) return cleanUp(ctx, `release ${model}`, release(adapter, id));
     if (model === 'InitialAccessToken') {
