@@ -65,7 +65,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     proxy: { proxy: settings.proxy, hops: settings.proxyHops },
     nameKey: runtime.cookieKeys[0] ?? '',
   });
-  const interactions = createInteractionsRouter({ provider, authenticator: runtime.authenticator, baseUrl: settings.baseUrl, throttle });
+  const interactions = createInteractionsRouter({ provider, authenticator: runtime.authenticator, baseUrl: settings.baseUrl, throttle, logger, metrics });
   const mailer = options.mailer ?? createMailer(settings.mail);
   const management = createManagementRouter({ provider, mailer, settings, logger, metrics, attempts: runtime.store.attempts, registrationEndpoint: registrationEndpointOf(issuerOf(settings.baseUrl)) });
   const demo = settings.demo.enabled ? createDemoRouter({ provider, baseUrl: settings.baseUrl }) : undefined;

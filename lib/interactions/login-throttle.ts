@@ -16,6 +16,8 @@ export type LoginAttempt =
       readonly allowed: false;
       /** Seconds until the name or address may try again. */
       readonly retryAfterSeconds: number;
+      /** What is locked: the login name, the client address, or both. */
+      readonly locked: 'name' | 'address' | 'both';
     };
 
 /**
@@ -61,7 +63,8 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
         // The refused attempt is not counted against the side that still had budget.
         if (nameWait === 0) await attempts.giveBack(nameKey);
         if (addressWait === 0) await attempts.giveBack(addressKey);
-        return { allowed: false, retryAfterSeconds: Math.ceil(Math.max(nameWait, addressWait) / 1000) };
+        const locked = nameWait > 0 && addressWait > 0 ? 'both' : nameWait > 0 ? 'name' : 'address';
+        return { allowed: false, retryAfterSeconds: Math.ceil(Math.max(nameWait, addressWait) / 1000), locked };
       }
       return {
         allowed: true,

@@ -13,6 +13,8 @@ import { sameOriginPosts } from '../http/same-origin.js';
 import { interactionPath, PROVIDER_PATH } from '../provider/paths.js';
 import type { Authenticator } from './authenticator.js';
 import type { LoginThrottle } from './login-throttle.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { consentPage, loginPage } from './pages.js';
 
 /** What the interactions router needs. */
@@ -22,6 +24,10 @@ export interface InteractionsOptions {
   baseUrl: string;
   /** Counts failed sign-ins per login name and client address (C8); every attempt passes it. */
   throttle: LoginThrottle;
+  /** Logs `login_throttled` (no login name, no address). */
+  logger?: Logger;
+  /** Counts `login_throttled` security events, when metrics are on. */
+  metrics?: Metrics;
 }
 
 function stringParam(value: unknown): string | undefined {
@@ -104,6 +110,8 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (!login || !password) return page(401, { failed: true });
     const attempt = await throttle.begin(ctx, login);
     if (!attempt.allowed) {
+      options.logger?.warn('login_throttled', { request_id: ctx.state.requestId as string | undefined, locked: attempt.locked, retry_after: attempt.retryAfterSeconds });
+      options.metrics?.securityEvents.inc({ event: 'login_throttled' });
       ctx.set('Retry-After', String(attempt.retryAfterSeconds));
       return page(429, { retryAfterSeconds: attempt.retryAfterSeconds });
     }

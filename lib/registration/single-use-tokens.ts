@@ -167,7 +167,8 @@ export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: 
       (ctx.body as Record<string, unknown>).registration_access_token = next;
       await cleanUp(ctx, 'destroy RegistrationAccessToken', adapter.destroy(id));
     }
-    event(ctx, oidc.route === 'client_delete' ? 'client_deleted' : 'registration_access_token_rotated', { client_id: clientId });
+    // A delete is logged as client_deleted by the provider events; it rotates nothing.
+    if (oidc.route !== 'client_delete') event(ctx, 'registration_access_token_rotated', { client_id: clientId });
   };
 
   return async (ctx, next) => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
+import type { Logger } from '../../lib/index.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { FormBrowser } from '../helpers/browser.js';
 import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
@@ -53,9 +54,16 @@ const freshAddress = (): string => {
 
 describeEachStore('login throttling per name and address (C8)', (_kind, properties) => {
   let running: RunningApp;
+  const lines: string[] = [];
+  const logger: Logger = {
+    info: (e, f) => lines.push(JSON.stringify({ e, ...f })),
+    warn: (e, f) => lines.push(JSON.stringify({ e, ...f })),
+    error: (e, f) => lines.push(JSON.stringify({ e, ...f })),
+  };
 
   beforeAll(async () => {
     running = await startApp({
+      logger,
       clients: [client],
       properties: { ...properties(), 'svc.proxy': true, 'svc.login.lockout-seconds': 1, 'svc.login.lockout-max-seconds': 2 },
     });
@@ -84,6 +92,11 @@ describeEachStore('login throttling per name and address (C8)', (_kind, properti
     expect((await form.attempt('demo', 'demo', freshAddress())).status).toBe(429);
     const after = await afterCoolDown(() => form.attempt('demo', 'demo', freshAddress()));
     expect(after.status).toBe(303);
+    const throttled = lines.filter((l) => l.includes('"e":"login_throttled"'));
+    expect(throttled.length).toBeGreaterThanOrEqual(25);
+    expect(throttled[0]).toContain('"locked":"name"');
+    // Neither the login name nor a password nor an address is in any line.
+    expect(lines.join('\n')).not.toMatch(/demo"|wrong-\d|198\.51\./);
   });
 
   it('counts one client address across names, and a spoofed X-Forwarded-For left end does not escape it', async () => {
