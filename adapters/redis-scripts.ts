@@ -55,15 +55,16 @@ local window = tonumber(ARGV[2])
 local base = tonumber(ARGV[3])
 local max = tonumber(ARGV[4])
 local memory = tonumber(ARGV[5])
-local u = tonumber(redis.call('HGET', KEYS[1], 'u') or '0')
+local h = redis.call('HMGET', KEYS[1], 'u', 'w', 's')
+local u = tonumber(h[1] or '0')
 if u > now then return u - now end
-local w = tonumber(redis.call('HGET', KEYS[1], 'w') or '0')
+local w = tonumber(h[2] or '0')
+local s = tonumber(h[3] or '0')
 local n = 1
 if w > now then n = redis.call('HINCRBY', KEYS[1], 'n', 1) else
   w = now + window
   redis.call('HSET', KEYS[1], 'n', 1, 'w', w)
 end
-local s = tonumber(redis.call('HGET', KEYS[1], 's') or '0')
 if n <= limit then
   local keep = w - now
   if s > 0 and memory > keep then keep = memory end
