@@ -69,8 +69,7 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
       return {
         allowed: true,
         async succeeded() {
-          await attempts.reset(nameKey);
-          await attempts.giveBack(addressKey);
+          await Promise.all([attempts.reset(nameKey), attempts.giveBack(addressKey)]);
         },
       };
     },
