@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
-import { createStore, issueInitialAccessToken, loadSettings, type Logger } from '../../lib/index.js';
+import { createStore, issueInitialAccessToken, loadSettings } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { manage, register } from '../helpers/registration.js';
 import { describeEachStore } from '../helpers/stores.js';
+import { capturingLogger } from '../helpers/logs.js';
 
 /**
  * Issue 13, item 7: once a success is decided, nothing after it turns it into an error. The fault is
@@ -32,12 +33,7 @@ function failingDestroys(inner: SvcStore): SvcStore {
 
 describeEachStore('clean-up failures after a success (issue 13)', (_kind, properties) => {
   let running: RunningApp;
-  const lines: string[] = [];
-  const logger: Logger = {
-    info: (e, f) => lines.push(JSON.stringify({ e, ...f })),
-    warn: (e, f) => lines.push(JSON.stringify({ e, ...f })),
-    error: (e, f) => lines.push(JSON.stringify({ e, ...f })),
-  };
+  const { logger, lines } = capturingLogger();
 
   beforeAll(async () => {
     const props = properties();

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
-import type { Logger } from '../../lib/index.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { FormBrowser } from '../helpers/browser.js';
 import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
 import { describeEachStore } from '../helpers/stores.js';
+import { capturingLogger } from '../helpers/logs.js';
 
 const client = confidentialClient();
 const REDIRECT = (client.redirect_uris as string[])[0] as string;
@@ -54,12 +54,7 @@ const freshAddress = (): string => {
 
 describeEachStore('login throttling per name and address (C8)', (_kind, properties) => {
   let running: RunningApp;
-  const lines: string[] = [];
-  const logger: Logger = {
-    info: (e, f) => lines.push(JSON.stringify({ e, ...f })),
-    warn: (e, f) => lines.push(JSON.stringify({ e, ...f })),
-    error: (e, f) => lines.push(JSON.stringify({ e, ...f })),
-  };
+  const { logger, lines } = capturingLogger();
 
   beforeAll(async () => {
     running = await startApp({

@@ -10,6 +10,7 @@ import { startApp, type RunningApp } from '../helpers/app.js';
 import { freePort } from '../helpers/processes.js';
 import { register } from '../helpers/registration.js';
 import { startSmtp, tokenIn, type TestSmtp } from '../helpers/smtp.js';
+import { capturingLogger } from '../helpers/logs.js';
 
 const USER = 'ops';
 const PASSWORD = 'correct horse battery staple';
@@ -34,12 +35,7 @@ async function invite(
 describe('management invitations over SMTP (C7)', () => {
   let smtp: TestSmtp;
   let running: RunningApp;
-  const lines: string[] = [];
-  const logger: Logger = {
-    info: (e, f) => lines.push(JSON.stringify({ e, ...f })),
-    warn: (e, f) => lines.push(JSON.stringify({ e, ...f })),
-    error: (e, f) => lines.push(JSON.stringify({ e, ...f })),
-  };
+  const { logger, lines } = capturingLogger();
 
   beforeAll(async () => {
     smtp = await startSmtp();
