@@ -7,6 +7,8 @@ import type { SvcStore } from './store.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
 export { createRedisStore, hashId, type RedisStoreOptions } from './redis.js';
 export { decorateAdapter, GRANTABLE_MODELS, type SvcStore } from './store.js';
+export { InvalidCursorError } from '../lib/errors.js';
+export { refOf, type ListedRecord, type RecordPage, type StoreInventory } from './inventory.js';
 
 /**
  * The store the settings ask for: Redis Cluster when `svc.redis.cluster-nodes` is set, standalone
@@ -18,6 +20,7 @@ export function createStore(settings: Settings, logger?: Logger): SvcStore {
       url: settings.redis.url,
       clusterNodes: settings.redis.clusterNodes,
       keyPrefix: settings.redis.keyPrefix,
+      operationTimeoutMs: settings.redis.operationTimeoutMs,
       logger,
     });
   }

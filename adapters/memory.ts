@@ -2,6 +2,8 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError } from '../lib/errors.js';
 import { createMemoryAttempts } from './memory-attempts.js';
+import type { StoreInventory } from './inventory.js';
+import { createMemoryInventory } from './memory-inventory.js';
 import { GRANTABLE_MODELS, type SvcStore } from './store.js';
 
 interface Entry {
@@ -9,6 +11,8 @@ interface Entry {
   json: string;
   /** Epoch milliseconds, or Infinity. */
   expiresAt: number;
+  /** What the indexes hold for this record (so removing it needs no parse). */
+  indexed?: Pick<AdapterPayload, 'uid' | 'userCode' | 'grantId'>;
 }
 
 interface IndexEntry {
@@ -29,7 +33,7 @@ export interface MemoryStoreOptions {
  * the Redis store (TTLs, atomic consume, grant and uid indexes). Nothing is evicted before it
  * expires. One process only; everything is lost on restart.
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore {
+export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & { readonly inventory: StoreInventory } {
   const records = new Map<string, Entry>();
   const grants = new Map<string, IndexEntry>();
   const uids = new Map<string, { key: string; expiresAt: number }>();
@@ -71,7 +75,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore {
     return entry ? (JSON.parse(entry.json) as AdapterPayload) : undefined;
   };
 
-  const removeIndexes = (key: string, payload: AdapterPayload): void => {
+  const removeIndexes = (key: string, payload: Entry['indexed'] = {}): void => {
     if (payload.uid && uids.get(payload.uid)?.key === key) uids.delete(payload.uid);
     if (payload.userCode && userCodes.get(payload.userCode)?.key === key) userCodes.delete(payload.userCode);
     if (payload.grantId) {
@@ -87,9 +91,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore {
       async upsert(id, payload, expiresIn) {
         const key = keyOf(id);
         const previous = live(key);
-        if (previous) removeIndexes(key, JSON.parse(previous.json) as AdapterPayload);
+        if (previous) removeIndexes(key, previous.indexed);
         const expiresAt = expiryOf(expiresIn);
-        records.set(key, { json: JSON.stringify(payload), expiresAt });
+        const indexed = payload.uid || payload.userCode || payload.grantId ? { uid: payload.uid, userCode: payload.userCode, grantId: payload.grantId } : undefined;
+        records.set(key, { json: JSON.stringify(payload), expiresAt, indexed });
         if (model === 'Session' && payload.uid) uids.set(payload.uid, { key, expiresAt });
         if (payload.userCode) userCodes.set(payload.userCode, { key, expiresAt });
         if (payload.grantId && GRANTABLE_MODELS.has(model)) {
@@ -121,7 +126,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore {
         const key = keyOf(id);
         const entry = live(key);
         records.delete(key);
-        if (entry) removeIndexes(key, JSON.parse(entry.json) as AdapterPayload);
+        if (entry) removeIndexes(key, entry.indexed);
       },
       async revokeByGrantId(grantId) {
         const index = grants.get(grantId);
@@ -130,7 +135,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore {
         for (const key of index.members.keys()) {
           const entry = records.get(key);
           records.delete(key);
-          if (entry) removeIndexes(key, JSON.parse(entry.json) as AdapterPayload);
+          if (entry) removeIndexes(key, entry.indexed);
         }
       },
     };
@@ -138,7 +143,34 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore {
 
   return {
     adapter,
+    async unconsume(model, id) {
+      // One synchronous step, like consume; the expiry is left as it is.
+      const entry = live(`${model}:${id}`);
+      if (!entry) return false;
+      const payload = JSON.parse(entry.json) as AdapterPayload;
+      delete payload.consumed;
+      entry.json = JSON.stringify(payload);
+      return true;
+    },
     attempts,
+    inventory: createMemoryInventory({
+      entries(model) {
+        const start = `${model}:`;
+        const found: [string, string][] = [];
+        for (const key of [...records.keys()]) {
+          const entry = key.startsWith(start) ? live(key) : undefined;
+          if (entry) found.push([key.slice(start.length), entry.json]);
+        }
+        return found;
+      },
+      destroy: (model, id) => adapter(model).destroy(id),
+      grantIds: () => [...grants.keys()],
+      async revokeByGrantId(grantId) {
+        const removed = grants.get(grantId)?.members.size ?? 0;
+        await adapter('Grant').revokeByGrantId(grantId);
+        return removed;
+      },
+    }),
     async ping() {
       // In-process: always answers.
     },

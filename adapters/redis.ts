@@ -1,11 +1,17 @@
-import { createHash } from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { hash } from 'node:crypto';
 
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
-import { ATTEMPT_GIVE_BACK, ATTEMPT_TAKE, CONSUME, INDEX_ADD, INDEX_TAKE, UPSERT } from './redis-scripts.js';
+import type { StoreInventory } from './inventory.js';
+import { RequestBatch, type AddCommand, type Answer, type DeferredCommand } from './redis-batch.js';
+import { createRedisInventory } from './redis-inventory.js';
+import { createRecordCache, type RecordCache } from './redis-record-cache.js';
+import { decodeLegacyRecord, decodeRecord, encodeRecord, isWrongType, sameButExpiry } from './redis-records.js';
+import { ATTEMPT_GIVE_BACK, ATTEMPT_TAKE, CONSUME, INDEX_ADD, INDEX_TAKE, UNCONSUME } from './redis-scripts.js';
 import { GRANTABLE_MODELS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
@@ -26,11 +32,20 @@ export interface RedisStoreOptions {
   operationTimeoutMs?: number;
   /** Where connection faults are logged (state changes only, never payloads). */
   logger?: Logger;
+  /**
+   * Models kept in an in-process cache that every process on the store invalidates at once (pub/sub
+   * on `{prefix}invalidate`): read on nearly every request, written rarely. `[]` turns it off.
+   * @default ["Client", "ClientSuspension"]
+   */
+  cachedModels?: string[];
 }
 
+/** Models whose writes a request may defer to its end and whose reads it remembers (see `SvcStore.batch`). */
+export const FLOW_MODELS: ReadonlySet<string> = new Set(['Interaction', 'Session', 'Grant', 'AuthorizationCode', 'AccessToken']);
+
 interface ScriptCommands {
-  svcUpsert(key: string, payload: string, jtiFlag: string, ttl: number, consumed: string): Promise<number>;
   svcConsume(key: string, now: number): Promise<number>;
+  svcUnconsume(key: string): Promise<number>;
   svcIndexAdd(key: string, member: string, ttl: number): Promise<number>;
   svcIndexTake(key: string): Promise<string[]>;
   svcAttemptTake(key: string, limit: number, windowMs: number, baseMs: number, maxMs: number, memoryMs: number): Promise<number>;
@@ -38,24 +53,34 @@ interface ScriptCommands {
 }
 
 type Client = (Redis | Cluster) & ScriptCommands;
+/** A pipeline with the store's scripts (ioredis adds defined commands to pipelines too). */
+type Pipe = ChainableCommander & { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => Pipe };
 
 /** The id part of a key: a SHA-256 of the id, so keys never hold a bearer value (issue 3, item 5). */
 export function hashId(id: string): string {
-  return createHash('sha256').update(id).digest('base64url');
+  return hash('sha256', id, 'base64url');
 }
 
 function ttlOf(expiresIn: number | undefined): number {
   return typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? Math.ceil(expiresIn) : 0;
 }
 
+const setRecord = (key: string, value: string, ttl: number): AddCommand => (p) => void (ttl ? p.set(key, value, 'EX', ttl) : p.set(key, value));
+
+/** How long a session written or found here is remembered by uid (a hint, checked against the record). */
+const UID_MEMO_ENTRIES = 50_000;
+
 /**
  * The Redis store: all provider state in a standalone Redis or a Redis Cluster, shared by any number
- * of provider processes. Keys are `{prefix}{Model}:{sha256(id)}`; payloads are stored without their
- * `jti` (restored from the id on `find`), so a dump of Redis yields no usable token. Every script
- * touches one key: atomic and Cluster-safe. When Redis is unreachable, operations fail within
- * `operationTimeoutMs` with a 503 `server_error`, and the client reconnects by itself.
+ * of provider processes. Keys are `{prefix}{Model}:{sha256(id)}`; records are strings (header and
+ * payload JSON, see `redis-records.ts`) stored without their `jti` (restored from the id on
+ * `find`), so a dump of Redis yields no usable token. A write is one `SET`; every script touches one
+ * key: atomic and Cluster-safe. Within a request ({@link SvcStore.batch}) the writes of a flow go
+ * out together at its end and reads are remembered; clients and their disabling marks are cached in
+ * every process and invalidated everywhere by pub/sub. When Redis is unreachable, operations fail
+ * within `operationTimeoutMs` with a 503 `server_error`, and the client reconnects by itself.
  */
-export function createRedisStore(options: RedisStoreOptions): SvcStore & { readonly client: Redis | Cluster } {
+export function createRedisStore(options: RedisStoreOptions): SvcStore & { readonly client: Redis | Cluster; readonly inventory: StoreInventory } {
   const prefix = options.keyPrefix ?? 'svc:';
   const timeoutMs = options.operationTimeoutMs ?? 800;
   const logger = options.logger ?? silentLogger;
@@ -66,6 +91,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     retryStrategy: (times) => Math.min(times * 100, 1000),
   };
   let client: Client;
+  const clustered = !!options.clusterNodes?.length;
   if (options.clusterNodes?.length) {
     client = new Cluster(options.clusterNodes, {
       redisOptions: connection,
@@ -79,8 +105,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   } else {
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }
-  client.defineCommand('svcUpsert', { numberOfKeys: 1, lua: UPSERT });
   client.defineCommand('svcConsume', { numberOfKeys: 1, lua: CONSUME });
+  client.defineCommand('svcUnconsume', { numberOfKeys: 1, lua: UNCONSUME });
   client.defineCommand('svcIndexAdd', { numberOfKeys: 1, lua: INDEX_ADD });
   client.defineCommand('svcIndexTake', { numberOfKeys: 1, lua: INDEX_TAKE });
   client.defineCommand('svcAttemptTake', { numberOfKeys: 1, lua: ATTEMPT_TAKE });
@@ -142,98 +168,304 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     }
   };
 
+  /** Sends commands together: one pipeline on a standalone server, one per command on a Cluster (keys in different slots). */
+  const dispatch = (commands: AddCommand[]): Promise<Answer[]> =>
+    run(async () => {
+      if (!clustered) {
+        const pipeline = client.pipeline();
+        for (const add of commands) add(pipeline);
+        return (await pipeline.exec()) ?? [];
+      }
+      return Promise.all(
+        commands.map(async (add) => {
+          const pipeline = client.pipeline();
+          add(pipeline);
+          return ((await pipeline.exec()) ?? [])[0] ?? [new Error('no answer'), undefined];
+        }),
+      );
+    });
+
+  /** An answer's result, or the store error its failure stands for (opening the breaker like any failed operation). */
+  const resultOf = async <T>([err, result]: Answer): Promise<T> => {
+    if (err) return run(() => Promise.reject(err));
+    return result as T;
+  };
+
+  const scope = new AsyncLocalStorage<RequestBatch>();
+  const currentBatch = (): RequestBatch | undefined => {
+    const batch = scope.getStore();
+    return batch && !batch.closed ? batch : undefined;
+  };
+  /** One command: with the others of this tick inside a request, on its own otherwise. */
+  const send = async <T>(add: AddCommand): Promise<T> => {
+    const batch = currentBatch();
+    return resultOf<T>(batch ? await batch.send(add) : ((await dispatch([add]))[0] as Answer));
+  };
+
+  /** Writes the deferred record writes and commands of a batch (all at once). */
+  const flush = async (batch: RequestBatch): Promise<void> => {
+    if (!batch.pending) return;
+    const { records, commands } = batch.take();
+    const adds: AddCommand[] = [];
+    const deleted = records.filter(([, r]) => r === null).map(([key]) => key);
+    if (deleted.length && !clustered) adds.push((p) => void p.del(...deleted));
+    else for (const key of deleted) adds.push((p) => void p.del(key));
+    for (const [key, record] of records) if (record) adds.push(setRecord(key, record.value, record.ttl));
+    for (const command of commands) adds.push(command.add);
+    for (const answer of await dispatch(adds)) await resultOf(answer);
+  };
+
+  const cachedModels = new Set(options.cachedModels ?? ['Client', 'ClientSuspension']);
+  const channel = `${prefix}invalidate`;
+  const cache: RecordCache | undefined = cachedModels.size
+    ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger })
+    : undefined;
+  const cacheName = (key: string): string => key.slice(prefix.length);
+  /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
+  const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
+    cache?.drop(cacheName(key));
+    try {
+      return await run(async () => {
+        const multi = client.multi();
+        add(multi);
+        multi.publish(channel, cacheName(key));
+        const answers = (await multi.exec()) ?? [];
+        for (const [err] of answers) if (err) throw err;
+        return answers[0]?.[1];
+      });
+    } finally {
+      cache?.drop(cacheName(key));
+    }
+  };
+
   const recordKey = (model: string, id: string): string => `${prefix}${model}:${hashId(id)}`;
   const grantKey = (grantId: string): string => `${prefix}grant:${hashId(grantId)}`;
   const uidKey = (uid: string): string => `${prefix}sessionUid:${hashId(uid)}`;
   const userCodeKey = (code: string): string => `${prefix}userCode:${hashId(code)}`;
+  const uidMemo = new Map<string, string>();
+  const remember = (uid: string, id: string): void => {
+    if (uidMemo.size >= UID_MEMO_ENTRIES) uidMemo.delete(uidMemo.keys().next().value as string);
+    uidMemo.set(uid, id);
+  };
 
-  const read = async (key: string, id: string): Promise<AdapterPayload | undefined> => {
-    const fields = await client.hgetall(key);
-    if (!fields.p) return undefined;
-    const payload = JSON.parse(fields.p) as AdapterPayload;
-    if (fields.j === '1') payload.jti = id;
-    if (fields.c) payload.consumed = Number(fields.c);
-    return payload;
+  /** The stored string of a record (records of earlier versions, hashes, re-encoded); `null` when missing. */
+  const readRaw = async (key: string, id: string): Promise<string | null> => {
+    const add: AddCommand = (p) => void p.get(key);
+    const batch = currentBatch();
+    const [err, value] = batch ? await batch.send(add) : ((await dispatch([add]))[0] as Answer);
+    if (!err) return (value as string | null) ?? null;
+    if (!isWrongType(err)) return resultOf([err, undefined]);
+    const legacy = decodeLegacyRecord(id, await run(() => client.hgetall(key)));
+    return legacy ? encodeRecord(id, legacy) : null;
+  };
+
+  /** Reads a record, through the request's batch for flow models and the cache for cached ones. */
+  const readRecord = async (model: string, key: string, id: string): Promise<string | null> => {
+    const batch = FLOW_MODELS.has(model) ? currentBatch() : undefined;
+    if (batch) {
+      const pending = batch.records.get(key);
+      if (pending !== undefined) return pending ? pending.value : null;
+      let read = batch.reads.get(key);
+      if (!read) {
+        read = readRaw(key, id);
+        batch.reads.set(key, read);
+        read.catch(() => batch.reads.delete(key));
+      }
+      return read;
+    }
+    if (cache && cachedModels.has(model) && cache.active) {
+      // Invalidations already received by this process are handled first: an invalidation Redis sent
+      // before it answered the writer (and so before the writer's response reached anyone) is read
+      // from its socket in the same event-loop turn as the request that follows, before this check.
+      await new Promise((resolve) => setImmediate(resolve));
+      const cached = cache.get(cacheName(key));
+      if (cached !== undefined) return cached;
+      const ticket = cache.begin();
+      const value = await readRaw(key, id);
+      cache.fill(cacheName(key), ticket, value);
+      return value;
+    }
+    return readRaw(key, id);
+  };
+
+  const decode = (id: string, raw: string | null): AdapterPayload | undefined => (raw === null ? undefined : decodeRecord(id, raw));
+
+  /** Inside a request, reads what a token's next steps will ask for (its grant, its session) in the same round trip. */
+  const prefetch = (payload: AdapterPayload): void => {
+    if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId), payload.grantId).catch(() => undefined);
+    const uid = payload.sessionUid;
+    const id = typeof uid === 'string' && payload.expiresWithSession ? uidMemo.get(uid) : undefined;
+    if (id !== undefined) readRecord('Session', recordKey('Session', id), id).catch(() => undefined);
   };
 
   /** Follows an index key to its record; a stale index (record rewritten or gone) finds nothing. */
   const readIndexed = async (model: string, index: string, member: 'uid' | 'userCode', value: string): Promise<AdapterPayload | undefined> => {
-    const id = await client.get(index);
+    const id = await send<string | null>((p) => void p.get(index));
     if (!id) return undefined;
-    const payload = await read(recordKey(model, id), id);
+    const payload = decode(id, await readRecord(model, recordKey(model, id), id));
     return payload && payload[member] === value ? payload : undefined;
   };
 
+  /** A session by uid: the request's own writes, then the remembered id (checked against the record), then the index. */
+  const findByUid = async (model: string, uid: string): Promise<AdapterPayload | undefined> => {
+    const written = currentBatch()?.uids.get(uid);
+    if (written !== undefined) {
+      const payload = decode(written, await readRecord(model, recordKey(model, written), written));
+      if (payload?.uid === uid) return payload;
+    }
+    const memo = model === 'Session' ? uidMemo.get(uid) : undefined;
+    if (memo !== undefined) {
+      const payload = decode(memo, await readRecord(model, recordKey(model, memo), memo));
+      if (payload?.uid === uid) return payload;
+    }
+    const found = await readIndexed(model, uidKey(uid), 'uid', uid);
+    if (found && typeof found.jti === 'string' && model === 'Session') remember(uid, found.jti);
+    return found;
+  };
+
+  /** Deferred inside a request for flow models; at once (one round trip) otherwise. */
+  const write = async (model: string, key: string, record: { value: string; ttl: number } | null, extra: DeferredCommand[]): Promise<void> => {
+    const batch = FLOW_MODELS.has(model) ? currentBatch() : undefined;
+    if (batch) {
+      batch.records.set(key, record);
+      batch.reads.delete(key);
+      batch.commands.push(...extra);
+      return;
+    }
+    const add: AddCommand = record ? setRecord(key, record.value, record.ttl) : (p) => void p.del(key);
+    if (cache && cachedModels.has(model)) {
+      await writeCached(key, add);
+      for (const answer of extra.length ? await dispatch(extra.map((e) => e.add)) : []) await resultOf(answer);
+      return;
+    }
+    for (const answer of await dispatch([add, ...extra.map((e) => e.add)])) await resultOf(answer);
+  };
+
+  /** Runs an operation that must act at once after the request's deferred writes (consume, revoke). */
+  const inOrder = async <T>(operation: () => Promise<T>): Promise<T> => {
+    const batch = currentBatch();
+    if (batch) await run(() => flush(batch));
+    return operation();
+  };
+
   const adapter = (model: string): Adapter => ({
-    upsert: (id, payload, expiresIn) =>
-      run(async () => {
-        const ttl = ttlOf(expiresIn);
-        const key = recordKey(model, id);
-        const { jti, consumed, ...rest } = payload;
-        const stored = jti !== undefined && jti !== id ? { ...rest, jti } : rest;
-        const writes: Promise<unknown>[] = [
-          client.svcUpsert(key, JSON.stringify(stored), jti === id ? '1' : '0', ttl, consumed ? String(consumed) : ''),
-        ];
-        // The uid index holds the session id so `findByUid` can restore `jti`. A session id alone is
-        // not a usable credential: the session cookie is signed with the cookie keys, which are not
-        // in Redis. Bearer tokens (access tokens, codes, registration tokens) have no such index.
-        if (model === 'Session' && payload.uid) writes.push(ttl ? client.set(uidKey(payload.uid), id, 'EX', ttl) : client.set(uidKey(payload.uid), id));
-        if (payload.userCode) writes.push(ttl ? client.set(userCodeKey(payload.userCode), id, 'EX', ttl) : client.set(userCodeKey(payload.userCode), id));
-        if (payload.grantId && GRANTABLE_MODELS.has(model)) writes.push(client.svcIndexAdd(grantKey(payload.grantId), key, ttl));
-        await Promise.all(writes);
-      }),
-    find: (id) => run(() => read(recordKey(model, id), id)),
-    findByUid: (uid) => run(() => readIndexed(model, uidKey(uid), 'uid', uid)),
-    findByUserCode: (userCode) => run(() => readIndexed(model, userCodeKey(userCode), 'userCode', userCode)),
+    upsert: async (id, payload, expiresIn) => {
+      const ttl = ttlOf(expiresIn);
+      const key = recordKey(model, id);
+      const value = encodeRecord(id, payload);
+      const extra: DeferredCommand[] = [];
+      // The uid index holds the session id so `findByUid` can restore `jti`. A session id alone is
+      // not a usable credential: the session cookie is signed with the cookie keys, which are not
+      // in Redis. Bearer tokens (access tokens, codes, registration tokens) have no such index.
+      if (model === 'Session' && payload.uid) {
+        const batch = currentBatch();
+        if (batch) {
+          // A session rewritten unchanged but for its expiry within a minute is not written again.
+          const known = batch.records.get(key)?.value ?? (batch.reads.has(key) ? await batch.reads.get(key) : undefined);
+          const before = known ? decodeRecord(id, known) : undefined;
+          if (before && sameButExpiry(before, payload) && Math.abs(Number(payload.exp) - Number(before.exp)) < 60) return;
+          batch.uids.set(payload.uid, id);
+        }
+        remember(payload.uid, id);
+        const index = uidKey(payload.uid);
+        extra.push({ key: index, add: (p) => void (ttl ? p.set(index, id, 'EX', ttl) : p.set(index, id)) });
+      }
+      if (payload.userCode) {
+        const index = userCodeKey(payload.userCode);
+        extra.push({ key: index, add: (p) => void (ttl ? p.set(index, id, 'EX', ttl) : p.set(index, id)) });
+      }
+      if (payload.grantId && GRANTABLE_MODELS.has(model)) {
+        const index = grantKey(payload.grantId);
+        extra.push({ key: index, add: (p) => void (p as Pipe).svcIndexAdd(index, key, ttl) });
+      }
+      await write(model, key, { value, ttl }, extra);
+    },
+    find: async (id) => {
+      const payload = decode(id, await readRecord(model, recordKey(model, id), id));
+      const batch = currentBatch();
+      if (payload && batch && (model === 'AccessToken' || model === 'AuthorizationCode')) prefetch(payload);
+      return payload;
+    },
+    findByUid: (uid) => findByUid(model, uid),
+    findByUserCode: (userCode) => readIndexed(model, userCodeKey(userCode), 'userCode', userCode),
     consume: (id) =>
-      run(async () => {
-        const result = await client.svcConsume(recordKey(model, id), Math.floor(Date.now() / 1000));
+      inOrder(async () => {
+        const key = recordKey(model, id);
+        currentBatch()?.reads.delete(key);
+        if (cache && cachedModels.has(model)) cache.drop(cacheName(key));
+        const result = await send<number>((p) => void (p as Pipe).svcConsume(key, Math.floor(Date.now() / 1000)));
         if (result === -1) throw new errors.InvalidGrant(`${model} not found or expired`);
         if (result === 0) throw new AlreadyConsumedError(model);
       }),
-    destroy: (id) =>
-      run(async () => {
-        await client.del(recordKey(model, id));
-      }),
+    destroy: (id) => write(model, recordKey(model, id), null, []),
     revokeByGrantId: (grantId) =>
-      run(async () => {
-        const members = await client.svcIndexTake(grantKey(grantId));
-        await Promise.all(members.map((member) => client.del(member)));
+      inOrder(async () => {
+        const members = await run(() => client.svcIndexTake(grantKey(grantId)));
+        currentBatch()?.reads.clear();
+        if (members.length) for (const answer of await dispatch(members.map((member) => (p: ChainableCommander) => void p.del(member)))) await resultOf(answer);
       }),
   });
 
   const attemptKey = (key: string): string => `${prefix}attempts:${hashId(key)}`;
+  // Reservations are given back at once, not with the request's other writes: a reservation held
+  // until the request ends would count against concurrent sign-ins from the same address for longer.
+  // Issued together (a sign-in's reset and give-back), they still go in one round trip.
   const attempts: AttemptCounter = {
     take: (key, rule) =>
-      run(() =>
-        client.svcAttemptTake(
-          attemptKey(key),
-          rule.limit,
-          rule.windowSeconds * 1000,
-          rule.coolDownSeconds * 1000,
-          rule.maxCoolDownSeconds * 1000,
-          STRIKE_MEMORY_SECONDS * 1000,
-        ),
+      send<number>((p) =>
+        void (p as Pipe).svcAttemptTake(attemptKey(key), rule.limit, rule.windowSeconds * 1000, rule.coolDownSeconds * 1000, rule.maxCoolDownSeconds * 1000, STRIKE_MEMORY_SECONDS * 1000),
       ),
-    giveBack: (key) =>
-      run(async () => {
-        await client.svcAttemptGiveBack(attemptKey(key));
-      }),
-    reset: (key) =>
-      run(async () => {
-        await client.del(attemptKey(key));
-      }),
+    giveBack: async (key) => {
+      await send((p) => void (p as Pipe).svcAttemptGiveBack(attemptKey(key)));
+    },
+    reset: async (key) => {
+      await send((p) => void p.del(attemptKey(key)));
+    },
   };
 
   return {
     client,
     adapter,
+    async batch<T>(fn: () => Promise<T>): Promise<T> {
+      if (scope.getStore()) return fn();
+      const batch = new RequestBatch(dispatch);
+      let result: T;
+      try {
+        result = await scope.run(batch, fn);
+      } catch (err) {
+        batch.closed = true;
+        // The request failed: what it wrote until then is written as it would have been without the batch.
+        await flush(batch).catch(() => undefined);
+        throw err;
+      }
+      batch.closed = true;
+      await flush(batch);
+      return result;
+    },
+    unconsume: (model, id) =>
+      inOrder(async () => {
+        const key = recordKey(model, id);
+        currentBatch()?.reads.delete(key);
+        return (await send<number>((p) => void (p as Pipe).svcUnconsume(key))) === 1;
+      }),
     attempts,
+    inventory: createRedisInventory({
+      client,
+      prefix,
+      run,
+      takeIndex: (key) => client.svcIndexTake(key),
+      remove: async (model, key) => {
+        const del: AddCommand = (p) => void p.del(key);
+        const removed = cache && cachedModels.has(model) ? await writeCached(key, del) : await resultOf((await dispatch([del]))[0] as Answer);
+        return Number(removed) > 0;
+      },
+    }),
     ping: () =>
       run(async () => {
         await client.ping();
       }),
     async close() {
+      cache?.close();
       try {
         await client.quit();
       } catch {

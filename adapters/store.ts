@@ -1,5 +1,7 @@
 import type { Adapter } from 'oidc-provider';
 
+import type { StoreInventory } from './inventory.js';
+
 /**
  * A store holds all provider state for one provider (or for several processes sharing it, on
  * Redis). It hands oidc-provider one adapter per model, answers readiness probes, and closes.
@@ -9,13 +11,40 @@ import type { Adapter } from 'oidc-provider';
  * - `find` returns a copy, never a live reference;
  * - `consume` is atomic: of concurrent consumers exactly one succeeds, the others reject with
  *   `invalid_grant`;
- * - `revokeByGrantId` removes every record written with that `grantId`, whatever its model.
+ * - `unconsume` removes only the consumed mark, atomically, keeping the payload and the expiry;
+ * - `revokeByGrantId` removes every record written with that `grantId`, whatever its model;
+ * - `inventory.list` pages through the live records of a model, each live record at least once,
+ *   never an id or `jti`; `inventory.destroy` and `revokeGrant` act by reference (SHA-256 of the id).
  */
 export interface SvcStore {
   /** The oidc-provider adapter factory: one adapter per model name. */
   readonly adapter: (model: string) => Adapter;
+  /**
+   * Gives a consumed record back: removes its consumed mark (see `consume`) in one atomic step that
+   * touches only that record and keeps its payload and remaining lifetime. Resolves `true` when the
+   * record exists (now unconsumed, whether or not it was consumed), `false` when it is gone.
+   * Single-use tokens use it when their request fails: unlike rewriting the whole record, it cannot
+   * leave the record deleted or half written, and it never extends a lifetime.
+   */
+  unconsume(model: string, id: string): Promise<boolean>;
   /** Attempt counters for throttling (login, management), shared by every process on the store. */
   readonly attempts: AttemptCounter;
+  /**
+   * Enumerates and removes records by reference, for the operator's toolbox (both built-in stores
+   * have it). A store without it serves everything but the toolbox's listings and revocations.
+   */
+  readonly inventory?: StoreInventory;
+  /**
+   * Runs `fn` (one request) as one unit of store work: writes of the models of a flow (interactions,
+   * sessions, grants, codes, access tokens) may be deferred and sent together
+   * when `fn` settles, reads inside `fn` see them, records read twice are read once, and commands
+   * issued together go together. Resolves once every deferred write landed; rejects with a 503
+   * `server_error` when one failed, even if `fn` succeeded, so a response is never sent for writes
+   * that did not happen. Single-use claims (`consume`), revocations and everything of other models act
+   * at once, after the writes deferred before them. Nested calls join the outer one. A store without
+   * round trips (memory) need not have it.
+   */
+  batch?<T>(fn: () => Promise<T>): Promise<T>;
   /** Resolves when the store answers; rejects otherwise (used by `/readyz`). */
   ping(): Promise<void>;
   /** Releases connections and timers. */

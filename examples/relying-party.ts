@@ -1,10 +1,13 @@
 /**
  * A relying party from scratch (docs/relying-party.md): make an encryption key pair, register with
  * an initial access token, run the code flow with PKCE, and decrypt the ID token and UserInfo with
- * openid-client. Run it: `SVC_ISSUER=http://localhost:3000/oidc/v1 SVC_INITIAL_ACCESS_TOKEN=… npx tsx
- * examples/relying-party.ts`, open the printed URL, sign in, and paste the URL you land on.
+ * openid-client. Run it: `SVC_INITIAL_ACCESS_TOKEN=… npx tsx examples/relying-party.ts` (optional:
+ * `SVC_ISSUER`, default `http://localhost:3000/oidc/v1`; `SVC_REDIRECT_URI`, default
+ * `http://localhost:8080/callback`), open the printed URL and sign in: the example listens on the
+ * redirect URI and finishes by itself. When it cannot listen there, paste the address you land on.
  */
-import { createInterface } from 'node:readline/promises';
+import { createServer, type Server } from 'node:http';
+import { createInterface } from 'node:readline';
 
 import { exportJWK, generateKeyPair } from 'jose';
 import * as oidc from 'openid-client';
@@ -74,27 +77,91 @@ export async function runRelyingParty(options: RelyingPartyOptions): Promise<Rel
   return { clientId: config.clientMetadata().client_id, idTokenClaims, userinfo };
 }
 
-if (isMainModule(import.meta.url)) {
+/** A local HTTP server on the redirect URI's host and port: resolves with the first callback it receives. */
+async function listenForCallback(redirectUri: URL): Promise<{ callback: Promise<URL>; server: Server } | undefined> {
+  if (redirectUri.protocol !== 'http:') return undefined;
+  let resolveCallback: (url: URL) => void = () => undefined;
+  const callback = new Promise<URL>((resolve) => (resolveCallback = resolve));
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', redirectUri);
+    if (url.pathname !== redirectUri.pathname) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Signed in: the relying party example finishes in your terminal. You can close this page.\n');
+    resolveCallback(url);
+  });
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    const port = Number(redirectUri.port || 80);
+    // localhost: every loopback family, as a browser may try ::1 or 127.0.0.1.
+    if (redirectUri.hostname === 'localhost') server.listen(port, () => resolve(true));
+    else server.listen(port, redirectUri.hostname.replace(/^\[|\]$/g, ''), () => resolve(true));
+  });
+  if (!listening) return undefined;
+  return { callback, server };
+}
+
+/** Reads the pasted callback address; rejects when standard input closes first. */
+function pastedCallback(): { callback: Promise<URL>; close(): void } {
+  const rl = createInterface({ input: process.stdin });
+  const callback = new Promise<URL>((resolve, reject) => {
+    rl.once('line', (line) => {
+      try {
+        resolve(new URL(line.trim()));
+      } catch {
+        reject(new Error(`not an address: ${line.trim().slice(0, 80)}`));
+      }
+    });
+    rl.once('close', () => reject(new Error('standard input closed before the callback address was pasted')));
+  });
+  return { callback, close: () => rl.close() };
+}
+
+/** `npx tsx examples/relying-party.ts` (docs/relying-party.md). */
+async function main(): Promise<void> {
   const issuer = process.env.SVC_ISSUER ?? 'http://localhost:3000/oidc/v1';
   const initialAccessToken = process.env.SVC_INITIAL_ACCESS_TOKEN;
+  const redirectUri = new URL(process.env.SVC_REDIRECT_URI ?? 'http://localhost:8080/callback');
   if (!initialAccessToken) {
     process.stderr.write('set SVC_INITIAL_ACCESS_TOKEN (from an invitation mail or `svc-connect invite`)\n');
     process.exit(2);
   }
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  runRelyingParty({
-    issuer,
-    initialAccessToken,
-    redirectUri: 'http://localhost:8080/callback',
-    async authorize(url) {
-      process.stdout.write(`Open this URL, sign in, and paste the address you land on (it will not load):\n${url.href}\n`);
-      return new URL(await rl.question('> '));
-    },
-  })
-    .then((result) => process.stdout.write(`${JSON.stringify(result, null, 2)}\n`))
-    .catch((err: unknown) => {
-      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
-    })
-    .finally(() => rl.close());
+  // Decide how the callback arrives before the one-use token is spent.
+  const listener = await listenForCallback(redirectUri);
+  if (!listener && !process.stdin.isTTY) {
+    process.stderr.write(`cannot listen on ${redirectUri.host} for the callback, and standard input is not a terminal to paste it into; free that port or set SVC_REDIRECT_URI (the token is still unused)\n`);
+    process.exit(2);
+  }
+  const paste = listener ? undefined : pastedCallback();
+  let clientId = '';
+  try {
+    const result = await runRelyingParty({
+      issuer,
+      initialAccessToken,
+      redirectUri: redirectUri.href,
+      async authorize(url) {
+        process.stdout.write(
+          listener
+            ? `Open this URL and sign in (as demo/demo on the example server); this example listens on ${redirectUri.href}:\n${url.href}\n`
+            : `Open this URL, sign in, and paste the address you land on (it will not load):\n${url.href}\n> `,
+        );
+        clientId = url.searchParams.get('client_id') ?? '';
+        return (listener ?? paste)?.callback as Promise<URL>;
+      },
+    });
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } catch (err) {
+    const spent = clientId ? ` (client ${clientId} is registered and the initial access token is spent: ask for a new one to start again)` : '';
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}${spent}\n`);
+    process.exitCode = 1;
+  } finally {
+    paste?.close();
+    listener?.server.closeAllConnections();
+    listener?.server.close();
+  }
+}
+
+if (isMainModule(import.meta.url)) {
+  void main();
 }

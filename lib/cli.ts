@@ -1,17 +1,23 @@
 #!/usr/bin/env node
 /**
- * The `svc-connect` command line: `serve`, `keys generate`, `client-keys`, `invite`, `register`.
+ * The `svc-connect` command line: `serve`, `config check`, `keys`, `client-keys`, `invite`, `register`, and the
+ * operator toolbox over the management API: `clients`, `invitations`, `subjects`.
  * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
  */
 import { clientKeysCommand } from './cli/client-keys.js';
-import { CliError, type CliIo, type Command } from './cli/common.js';
+import { clientsCommand } from './cli/clients.js';
+import { configCommand } from './cli/config.js';
+import { CliError } from './errors.js';
+import { type CliIo, type Command } from './cli/common.js';
+import { invitationsCommand } from './cli/invitations.js';
 import { inviteCommand } from './cli/invite.js';
 import { keysCommand } from './cli/keys.js';
 import { registerCommand } from './cli/register.js';
 import { serveCommand } from './cli/serve.js';
+import { subjectsCommand } from './cli/subjects.js';
 import { isMainModule } from './is-main.js';
 
-const COMMANDS: Command[] = [serveCommand, keysCommand, clientKeysCommand, inviteCommand, registerCommand];
+const COMMANDS: Command[] = [serveCommand, configCommand, keysCommand, clientKeysCommand, inviteCommand, registerCommand, clientsCommand, invitationsCommand, subjectsCommand];
 
 const overview = `Usage: svc-connect <command> [options]
 
@@ -50,7 +56,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 }
 
 if (isMainModule(import.meta.url)) {
-  main(process.argv.slice(2), { out: (text) => process.stdout.write(text), env: process.env }).then(
+  main(process.argv.slice(2), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), env: process.env }).then(
     (code) => {
       if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
     },

@@ -1,10 +1,43 @@
 import { errors } from 'oidc-provider';
 
 /**
+ * The stable `code` of every error class of svc-connect, by class name. Logs, metrics and callers
+ * key on these strings; a code never changes its meaning and is never reused. Protocol errors
+ * (answered on the wire) extend oidc-provider's error classes and keep its OAuth `error`; the code
+ * is for logs, never part of a response.
+ */
+export const ERROR_CODES = {
+  SettingsError: 'SVC_SETTINGS_INVALID',
+  StoreUnavailableError: 'SVC_STORE_UNAVAILABLE',
+  AlreadyConsumedError: 'SVC_ALREADY_CONSUMED',
+  OutboundFetchError: 'SVC_OUTBOUND_FETCH_FAILED',
+  ClientKeysRefusedError: 'SVC_CLIENT_KEYS_REFUSED',
+  InvalidInvitationAddressError: 'SVC_INVALID_INVITATION_ADDRESS',
+  MailDeliveryError: 'SVC_MAIL_FAILED',
+  InvalidCursorError: 'SVC_INVALID_CURSOR',
+  ToolboxError: 'SVC_TOOLBOX_REFUSED',
+  ClaimSyntaxError: 'SVC_CLAIM_SYNTAX',
+  CliError: 'SVC_CLI_FAILED',
+  DemoFlowError: 'SVC_DEMO_FLOW_FAILED',
+} as const;
+
+/** One of the {@link ERROR_CODES}. */
+export type SvcErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+const KNOWN_CODES = new Set<string>(Object.values(ERROR_CODES));
+
+/** True for an error thrown by svc-connect itself (one of the classes of this module), by its code. */
+export function isSvcError(err: unknown): err is Error & { readonly code: SvcErrorCode } {
+  return err instanceof Error && KNOWN_CODES.has((err as { code?: unknown }).code as string);
+}
+
+/**
  * A configuration property is unknown, malformed or unsafe. Thrown at start, before anything
  * listens; the message names the property (and never echoes a secret value).
  */
 export class SettingsError extends TypeError {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.SettingsError;
   /** The offending property names, e.g. `['svc.port']`. */
   readonly properties: string[];
 
@@ -21,7 +54,7 @@ export class SettingsError extends TypeError {
  */
 export class StoreUnavailableError extends errors.OIDCProviderError {
   /** Stable code for logs and metrics. */
-  readonly code = 'SVC_STORE_UNAVAILABLE';
+  readonly code = ERROR_CODES.StoreUnavailableError;
 
   constructor(options?: { cause?: unknown }) {
     super(503, 'server_error');
@@ -38,8 +71,142 @@ export class StoreUnavailableError extends errors.OIDCProviderError {
  * The loser of the race fails with `invalid_grant`.
  */
 export class AlreadyConsumedError extends errors.InvalidGrant {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.AlreadyConsumedError;
+
   constructor(kind: string) {
     super(`${kind} already consumed`);
     this.name = 'AlreadyConsumedError';
+  }
+}
+
+/** Why an outbound fetch failed; the message names the URL and the rule, never a response body. */
+export class OutboundFetchError extends Error {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.OutboundFetchError;
+
+  constructor(
+    /** The URL that was (or would have been) fetched. */
+    readonly url: string,
+    /** The rule it broke or what failed, e.g. `resolves to a private address`. */
+    readonly reason: string,
+  ) {
+    super(`${url}: ${reason}`);
+    this.name = 'OutboundFetchError';
+  }
+}
+
+/** Why a refreshed JWK Set was refused as a whole: no key in it passed the key rules. */
+export class ClientKeysRefusedError extends Error {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.ClientKeysRefusedError;
+
+  constructor(
+    /** The client's `jwks_uri`. */
+    readonly url: string,
+    /** "key #1 ("enc-1"): RSA public exponent 1 is below 65537", bounded in length. */
+    readonly rule: string,
+  ) {
+    super(`jwks_uri ${url}: no key passed the key rules (${rule})`);
+    this.name = 'ClientKeysRefusedError';
+  }
+}
+
+/** An invitation address is missing, malformed or too long (answered 400 `invalid_request`). */
+export class InvalidInvitationAddressError extends Error {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.InvalidInvitationAddressError;
+
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'InvalidInvitationAddressError';
+  }
+}
+
+/** The invitation mail could not be sent; the token issued for it was destroyed. */
+export class MailDeliveryError extends Error {
+  /** Stable code for logs and metrics. */
+  readonly code = ERROR_CODES.MailDeliveryError;
+
+  constructor(options?: { cause?: unknown }) {
+    super('the invitation mail could not be sent', options);
+    this.name = 'MailDeliveryError';
+  }
+}
+
+/** A listing cursor that was not handed out by this store (or no longer fits it). */
+export class InvalidCursorError extends Error {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.InvalidCursorError;
+
+  constructor() {
+    super('the cursor is not one this store handed out; start the listing again without a cursor');
+    this.name = 'InvalidCursorError';
+  }
+}
+
+/** A toolbox action that cannot be done, with the HTTP answer it gets (`status`, `error`, the message as description). */
+export class ToolboxError extends Error {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.ToolboxError;
+
+  constructor(
+    /** HTTP status. */
+    readonly status: number,
+    /** OAuth-style error code. */
+    readonly error: string,
+    description: string,
+  ) {
+    super(description);
+    this.name = 'ToolboxError';
+  }
+}
+
+/** A malformed svc.* claim name: the reason and the 0-based offset of the fault. */
+export class ClaimSyntaxError extends Error {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.ClaimSyntaxError;
+
+  constructor(
+    /** The claim name as given (the message shows at most 80 characters of it). */
+    readonly claim: string,
+    /** 0-based offset of the fault. */
+    readonly offset: number,
+    /** What is wrong there. */
+    readonly reason: string,
+  ) {
+    super(`claim ${claim.length > 80 ? `${claim.slice(0, 80)}…` : claim}: ${reason} at offset ${offset}`);
+    this.name = 'ClaimSyntaxError';
+  }
+}
+
+/** A failure the command line reports as one line on stderr, with its exit code. */
+export class CliError extends Error {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.CliError;
+
+  constructor(
+    message: string,
+    /** 1: the operation failed; 2: the command line was wrong. */
+    readonly exitCode: 1 | 2 = 1,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** A demo flow failed: the provider's OAuth error, or what went wrong on the way. */
+export class DemoFlowError extends Error {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.DemoFlowError;
+
+  constructor(
+    /** The OAuth `error` (the provider's, or one naming the failed step). */
+    readonly error: string,
+    /** Its description. */
+    readonly description: string,
+  ) {
+    super(`${error}: ${description}`);
+    this.name = 'DemoFlowError';
   }
 }

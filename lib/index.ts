@@ -1,32 +1,62 @@
 /**
  * svc-connect: a privacy-first OpenID Connect provider on node-oidc-provider and Koa.
+ *
+ * The public API, and only it (docs/api-report.md lists every export with its signature): the three
+ * faces (a configuration factory, a ready provider, a Koa app or middleware), settings, the plug-in
+ * contracts (authenticator, claim modules), stores, provider keys, initial access tokens and
+ * invitations, logging, and the error vocabulary. Everything else is internal and may change.
  * @packageDocumentation
  */
-export { loadSettings, PROPERTY_DEFINITIONS, ruleDerivedEnv, findUnsafeDefaults, enforceSafeDefaults } from './settings/index.js';
-export type { Settings, LoadSettingsOptions, PropertyDefinition, UnsafeDefault, SuppliedParts } from './settings/index.js';
-export { createConfiguration, ID_TOKEN_TTL, INITIAL_ACCESS_TOKEN_TTL, type ConfigurationParts } from './provider/configuration.js';
+
+// The three faces (C1).
+export { createConfiguration, type ConfigurationParts } from './provider/configuration.js';
 export { createProvider } from './provider/create-provider.js';
+export { createApp, createSvcConnect, type KeysReload, type SvcApp, type SvcConnect, type SvcInfo } from './http/create-app.js';
 export type { RuntimeOptions } from './provider/runtime.js';
-export { generateSigningKeys, validateSigningKeys, type PrivateJwks } from './provider/keys.js';
-export { ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES, CLIENT_AUTH_METHODS } from './provider/algorithms.js';
-export { issuerOf, PROVIDER_PATH, ROUTES } from './provider/paths.js';
-export { createApp, createSvcConnect, type SvcApp, type SvcConnect } from './http/create-app.js';
+
+// Settings (C9).
+export { loadSettings, type LoadSettingsOptions } from './settings/load.js';
+export type { Settings } from './settings/types.js';
+
+// Plug-in contracts: who signs people in, who provides claims.
 export type { Authenticator } from './interactions/authenticator.js';
-export { createStaticAuthenticator, DEMO_ACCOUNTS, type DemoAccount } from './demo/accounts.js';
-export { SettingsError, StoreUnavailableError, AlreadyConsumedError } from './errors.js';
-export { silentLogger, type Logger, type LogFields } from './logger.js';
-export { createPinoLogger, LOG_LEVELS } from './observability/pino-logger.js';
-export { createMetrics, type Metrics } from './observability/metrics.js';
-export { routeOf } from './observability/routes.js';
-export { createStore, createMemoryStore, createRedisStore, hashId, GRANTABLE_MODELS, type SvcStore, type MemoryStoreOptions, type RedisStoreOptions } from '../adapters/index.js';
+export { ClaimRegistry, type ClaimModule } from './claims/modules.js';
+export type { AuthenticatorModuleExport, ClaimModulesExport, ModuleContext } from './provider/plugin-modules.js';
+
+// Stores.
+export { createMemoryStore, createRedisStore, createStore, type MemoryStoreOptions, type RedisStoreOptions, type SvcStore } from '../adapters/index.js';
+export type { AttemptCounter, AttemptRule } from '../adapters/store.js';
+export type { ListedRecord, RecordPage, StoreInventory } from '../adapters/inventory.js';
+
+// Provider keys, and their rotation in a keys file (what `svc-connect keys rotate|status` does).
+export { generateProviderKeys, type PrivateJwks } from './provider/keys.js';
+export { keysStatus, rotateKeysFile, type KeyStatus, type RotationOptions, type RotationStep } from './provider/key-rotation.js';
+export type { KeyState } from './provider/key-states.js';
+
+// Registration and invitations (C6, C7).
 export { issueInitialAccessToken, revokeInitialAccessToken, type IssuedInitialAccessToken } from './registration/initial-access-tokens.js';
-export { fetchDocument, OutboundFetchError, type OutboundFetchOptions, type FetchedDocument } from './net/fetch.js';
-export { createRegistrationPolicies, POLICY_NAMES, type RegistrationPolicy, type PolicyDependencies } from '../policies/index.js';
-export { ClaimRegistry, SVC_VOCABULARY, type ClaimModule } from './claims/modules.js';
-export { SCOPE_CLAIMS, SUPPORTED_SCOPES, PROTOCOL_CLAIMS } from './claims/scopes.js';
-export { parseClaimName, expandClaimName, printClaimName, ClaimSyntaxError, CLAIM_SYNTAX_LIMITS, type ClaimNameTree, type PathNode, type ItemNode } from './claims/syntax.js';
-export { channelCarriesUserData, channelMode, type Channel } from './claims/privacy.js';
-export { inviteClient, validateInvitationAddress, InvalidInvitationAddressError, MailDeliveryError, type InviteOptions } from './management/invite.js';
-export { createMailer, type Mailer, type MailMessage, type MailerOptions } from './management/mailer.js';
-export { checkBasicAuth, type BasicAuthResult } from './management/basic-auth.js';
-export { MANAGEMENT_ROLE } from './management/router.js';
+export { inviteClient, type InviteOptions } from './management/invite.js';
+export { createMailer, type Mailer, type MailerOptions, type MailMessage, type MailReceipt } from './management/mailer.js';
+
+// Logging.
+export { silentLogger, type LogFields, type Logger } from './logger.js';
+export { createPinoLogger, createSettingsLogger, LOG_LEVELS, type LogFormat, type LogLevel } from './observability/pino-logger.js';
+
+// The error vocabulary.
+export {
+  AlreadyConsumedError,
+  ClaimSyntaxError,
+  CliError,
+  ClientKeysRefusedError,
+  DemoFlowError,
+  ERROR_CODES,
+  InvalidCursorError,
+  InvalidInvitationAddressError,
+  isSvcError,
+  MailDeliveryError,
+  OutboundFetchError,
+  SettingsError,
+  StoreUnavailableError,
+  ToolboxError,
+  type SvcErrorCode,
+} from './errors.js';

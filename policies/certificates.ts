@@ -3,7 +3,15 @@ import { createHash, createPublicKey, X509Certificate, type JsonWebKey, type Key
 import type { JWK } from 'jose';
 
 import { clientKeys, keyLabel } from './client-keys.js';
+import { budgetedFetch } from './fetch-budget.js';
+import { keySizeDefect } from './key-judgement.js';
 import { reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
+
+/** Most certificates an `x5c` or `x5u` chain may hold: each one is parsed and verified. */
+export const MAX_CHAIN = 8;
+
+const BEGIN = '-----BEGIN CERTIFICATE-----';
+const END = '-----END CERTIFICATE-----';
 
 function parseDer(b64: unknown, where: string, field: string): X509Certificate {
   if (typeof b64 !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) reject(field, `${where} is not base64-encoded DER`);
@@ -14,8 +22,17 @@ function parseDer(b64: unknown, where: string, field: string): X509Certificate {
   }
 }
 
-function parsePem(text: string, url: string, field: string): X509Certificate[] {
-  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+/** The PEM certificates in `text`, found by a linear scan (a lazy regular expression is quadratic on BEGIN lines without END). */
+function parsePem(text: string, url: string, field: string, label: string): X509Certificate[] {
+  const blocks: string[] = [];
+  let at = text.indexOf(BEGIN);
+  while (at !== -1) {
+    const end = text.indexOf(END, at + BEGIN.length);
+    if (end === -1) break;
+    blocks.push(text.slice(at, end + END.length));
+    if (blocks.length > MAX_CHAIN) reject(field, `${label}: x5u ${url} holds more than ${MAX_CHAIN} certificates`);
+    at = text.indexOf(BEGIN, end + END.length);
+  }
   if (blocks.length === 0) reject(field, `x5u ${url} holds no PEM certificate`);
   return blocks.map((pem, i) => {
     try {
@@ -24,6 +41,21 @@ function parsePem(text: string, url: string, field: string): X509Certificate[] {
       return reject(field, `x5u ${url}: certificate #${i + 1} is not valid PEM`);
     }
   });
+}
+
+/**
+ * Why verifying with a certificate's public key could cost more than using a client key the rules
+ * accept, or `undefined` ({@link keySizeDefect}, read from lengths, so a 64 KiB exponent is never
+ * used). Keys node:crypto cannot express as a JWK (RSA-PSS, DSA) are refused.
+ */
+function issuerKeyDefect(cert: X509Certificate): string | undefined {
+  let jwk: JWK;
+  try {
+    jwk = cert.publicKey.export({ format: 'jwk' });
+  } catch {
+    return `a ${String(cert.publicKey.asymmetricKeyType)} key, which is not supported; only RSA, EC and OKP keys are`;
+  }
+  return keySizeDefect(jwk);
 }
 
 function spki(key: KeyObject): Buffer {
@@ -45,6 +77,8 @@ function checkChain(chain: X509Certificate[], jwk: JWK, label: string, what: str
   chain.forEach((cert, i) => {
     if (Date.parse(cert.validFrom) > now || Date.parse(cert.validTo) < now) reject(field, `${label}: ${what} certificate #${i + 1} is expired or not yet valid`);
     const issuer = chain[i + 1];
+    const cost = issuer && issuerKeyDefect(issuer);
+    if (cost) reject(field, `${label}: ${what} certificate #${i + 2}'s public key: ${cost}`);
     if (issuer && !(cert.checkIssued(issuer) && cert.verify(issuer.publicKey))) {
       reject(field, `${label}: ${what} certificate #${i + 1} is not issued and signed by certificate #${i + 2}`);
     }
@@ -53,11 +87,12 @@ function checkChain(chain: X509Certificate[], jwk: JWK, label: string, what: str
 
 const thumbprint = (cert: X509Certificate, alg: 'sha1' | 'sha256'): string => createHash(alg).update(cert.raw).digest('base64url');
 
-async function vetKey(key: JWK, index: number, field: string, deps: PolicyDependencies): Promise<void> {
+async function vetKey(key: JWK, index: number, field: string, fetch: PolicyDependencies['fetch']): Promise<void> {
   const label = keyLabel(key, index);
   let leaf: X509Certificate | undefined;
   if (key.x5c !== undefined) {
     if (!Array.isArray(key.x5c) || key.x5c.length === 0) reject(field, `${label}: x5c must be a non-empty array`);
+    if (key.x5c.length > MAX_CHAIN) reject(field, `${label}: x5c holds ${key.x5c.length} certificates, at most ${MAX_CHAIN}`);
     const chain = key.x5c.map((c, i) => parseDer(c, `${label}: x5c[${i}]`, field));
     checkChain(chain, key, label, 'x5c', field);
     leaf = chain[0];
@@ -66,14 +101,14 @@ async function vetKey(key: JWK, index: number, field: string, deps: PolicyDepend
     if (typeof key.x5u !== 'string') reject(field, `${label}: x5u must be a URL string`);
     let text: string;
     try {
-      const doc = await deps.fetch(key.x5u, 'application/pem-certificate-chain, application/x-pem-file, text/plain');
+      const doc = await fetch(key.x5u, 'application/pem-certificate-chain, application/x-pem-file, text/plain');
       if (doc.status !== 200) reject(field, `${label}: x5u ${key.x5u}: answered HTTP ${doc.status}`);
       text = doc.body.toString('utf8');
     } catch (err) {
       if ((err as { name?: string }).name === 'OutboundFetchError') reject(field, `${label}: x5u ${(err as Error).message}`);
       throw err;
     }
-    const chain = parsePem(text, key.x5u, field);
+    const chain = parsePem(text, key.x5u, field, label);
     checkChain(chain, key, label, 'x5u', field);
     if (leaf && !leaf.raw.equals((chain[0] as X509Certificate).raw)) reject(field, `${label}: the x5u and x5c leaf certificates differ`);
     leaf = chain[0];
@@ -92,12 +127,19 @@ async function vetKey(key: JWK, index: number, field: string, deps: PolicyDepend
  * Policy `svc/certificates`: for every client key with certificate members, the `x5c` leaf's public
  * key equals the JWK, each certificate is issued and signed by the next and currently valid, `x5t`
  * / `x5t#S256` equal the leaf's SHA-1 / SHA-256 thumbprints, and an `x5u` chain (fetched through
- * the guarded fetch) passes the same checks. No trust anchor is required.
+ * the guarded fetch) passes the same checks. No trust anchor is required. The keys themselves were
+ * judged when the set was loaded (`clientKeys` → `keyDefect`), before any `x5u` is fetched; as the
+ * leaf's key must equal the JWK, a certificate for a weak key fails with the key's own rule.
+ *
+ * What one request can cost is bounded: a chain holds at most {@link MAX_CHAIN} certificates, an
+ * issuer's key is judged by the size limits of client keys before anything is verified with it,
+ * and the request's `jwks_uri` and `x5u` fetches share one 5 s budget ({@link budgetedFetch}).
  */
 export function certificatesPolicy(deps: PolicyDependencies): RegistrationPolicy {
   return async (_ctx, properties) => {
     const loaded = await clientKeys(properties, deps);
     if (!loaded) return;
-    for (const [i, key] of loaded.keys.entries()) await vetKey(key, i, loaded.field, deps);
+    const fetch = budgetedFetch(properties, deps);
+    for (const [i, key] of loaded.keys.entries()) await vetKey(key, i, loaded.field, fetch);
   };
 }

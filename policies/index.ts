@@ -2,13 +2,15 @@ import { algorithmsPolicy } from './algorithms.js';
 import { certificatesPolicy } from './certificates.js';
 import { keyVettingPolicy } from './key-vetting.js';
 import { privacyMetadataPolicy } from './privacy-metadata.js';
+import { signatureKeysPolicy } from './signature-keys.js';
 import type { PolicyDependencies, RegistrationPolicy } from './types.js';
 
 export type { PolicyDependencies, RegistrationPolicy } from './types.js';
-export { isEncryptionKey, isSignatureKey, unfitReason } from './key-vetting.js';
+export { fitReason, isCandidateFor, isEncryptionKey, isSignatureKey, signatureFitReason, unfitReason, unfitSignatureReason } from './key-fit.js';
+export { keyDefect } from './key-judgement.js';
 
 /** The registration policies applied to every registration and update, in this order. */
-export const POLICY_NAMES = ['svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting'] as const;
+export const POLICY_NAMES = ['svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys'] as const;
 
 /** Builds the named policies (oidc-provider's `features.registration.policies`). */
 export function createRegistrationPolicies(deps: PolicyDependencies): Record<(typeof POLICY_NAMES)[number], RegistrationPolicy> {
@@ -17,5 +19,6 @@ export function createRegistrationPolicies(deps: PolicyDependencies): Record<(ty
     'svc/privacy-metadata': privacyMetadataPolicy,
     'svc/certificates': certificatesPolicy(deps),
     'svc/key-vetting': keyVettingPolicy(deps),
+    'svc/signature-keys': signatureKeysPolicy(deps),
   };
 }

@@ -1,51 +1,83 @@
 import { errors, type ClaimsParameter, type Client, type KoaContextWithOIDC } from 'oidc-provider';
 
+import { CLAIMS_BUDGET, CLAIMS_CHANNELS, decodeClaimsParameter } from './budget.js';
 import type { ClaimRegistry } from './modules.js';
-import { channelCarriesUserData, privacyFix, type Channel } from './privacy.js';
-import { storedForm, validateChannel, type ChannelClaims } from './request.js';
+import { assertStoredRequestSize } from './request-size.js';
+import { channelCarriesUserData, privacyFix } from './privacy.js';
+import { validateChannel } from './request.js';
 import { SCOPE_CLAIMS } from './scopes.js';
-
-const CHANNELS: Channel[] = ['userinfo', 'id_token'];
+import { storedForm } from './stored-form.js';
+import { deliverableClaims, offeredScopes } from './supported.js';
+import { ExpansionBudget } from './syntax.js';
+import type { ClaimValueMac } from './value-mac.js';
 
 /**
- * oidc-provider's `features.claimsParameter.assertClaimsParameter`: validates the `claims`
- * parameter (C5), refuses essential claims a client cannot receive (C4), and stores the request
- * with the concrete expansions of bracketed names. Runs after the client and `redirect_uri` are
- * validated, so its `invalid_request` is redirected to the client with `state`.
+ * Checks a `claims` parameter (`text` as sent, `claims` as parsed) and returns its stored form:
+ * the budget first (size, then concrete names counted, not expanded), then every member (C5),
+ * essential claims the client cannot receive (C4); expansions are taken from one budget per request.
+ * @throws `invalid_request` naming the limit or the member at fault.
  */
-export function claimsParameterAssertion(registry: ClaimRegistry) {
-  return async (ctx: KoaContextWithOIDC, claims: ClaimsParameter, client: Client): Promise<void> => {
-    const rewritten: Record<string, unknown> = { ...claims };
-    for (const channel of CHANNELS) {
-      const members = claims[channel] as ChannelClaims | undefined;
-      if (members === undefined) continue;
-      const requests = validateChannel(channel, members, registry);
-      const essential = requests.find((r) => r.essential);
-      if (essential && !channelCarriesUserData(client, channel)) {
-        throw new errors.InvalidRequest(`claim ${essential.requested} is essential, but ${privacyFix(channel)}`);
-      }
-      rewritten[channel] = storedForm(members, requests);
+export function rewriteClaimsParameter(
+  text: string,
+  claims: Readonly<Record<string, unknown>>,
+  client: Client,
+  registry: ClaimRegistry,
+  mac: ClaimValueMac,
+  budget = new ExpansionBudget(CLAIMS_BUDGET.maxNames),
+): Record<string, unknown> {
+  const decoded = decodeClaimsParameter(text, claims);
+  const values = mac.forClient(client.clientId);
+  // Only the two channels are kept: oidc-provider reads nothing else, so nothing else is stored.
+  const rewritten: Record<string, unknown> = {};
+  for (const channel of CLAIMS_CHANNELS) {
+    const members = decoded[channel];
+    if (members === undefined) continue;
+    const requests = validateChannel(channel, members, registry, values, budget);
+    const essential = requests.find((r) => r.essential);
+    if (essential && !channelCarriesUserData(client, channel)) {
+      throw new errors.InvalidRequest(`claim ${essential.requested} is essential, but ${privacyFix(channel)}`);
     }
+    rewritten[channel] = storedForm(members, requests, deliverableClaims(registry));
+  }
+  return rewritten;
+}
+
+/**
+ * oidc-provider's `features.claimsParameter.assertClaimsParameter`: checks the `claims` parameter
+ * within its budget and replaces it with its stored form ({@link rewriteClaimsParameter}). Runs
+ * after the client and `redirect_uri` are validated, so its `invalid_request` is redirected to the
+ * client with `state`, and before anything of the request is stored.
+ */
+export function claimsParameterAssertion(registry: ClaimRegistry, mac: ClaimValueMac) {
+  return async (ctx: KoaContextWithOIDC, claims: ClaimsParameter, client: Client): Promise<void> => {
     const params = ctx.oidc.params;
     if (!params) throw new TypeError('claims parameter asserted outside an authorization request');
-    params.claims = JSON.stringify(rewritten);
+    const text = typeof params.claims === 'string' ? params.claims : JSON.stringify(claims);
+    params.claims = JSON.stringify(rewriteClaimsParameter(text, claims as Record<string, unknown>, client, registry, mac));
   };
 }
 
 /**
- * The `scope` parameter check (an `extraParams` validator): `openid` is required (C3), and every
- * claim of a requested scope must be provided by a claim module (C5). Unknown scopes are ignored.
+ * The `scope` parameter check (an `extraParams` validator, so it runs on every authorization and
+ * pushed authorization request): `openid` is required (C3); scopes the deployment does not offer
+ * (unknown ones, and those whose claims the modules do not all provide, see `scopeOffer`) are
+ * ignored, as oidc-provider ignores every scope outside `scopes_supported`; every claim of an offered
+ * scope must be provided by a claim module (C5; true by construction, checked again here); then the
+ * whole request's stored size ({@link assertStoredRequestSize}).
  */
 export function scopeAssertion(registry: ClaimRegistry) {
-  return (_ctx: KoaContextWithOIDC, value: string | undefined): void => {
+  const offered = offeredScopes(registry);
+  return (ctx: KoaContextWithOIDC, value: string | undefined): void => {
     const scopes = typeof value === 'string' ? value.split(' ') : [];
     if (!scopes.includes('openid')) throw new errors.InvalidScope('the scope must contain openid', 'openid');
     for (const scope of scopes) {
+      if (!offered.has(scope)) continue;
       for (const claim of SCOPE_CLAIMS[scope] ?? []) {
         if (claim !== 'sub' && !registry.providerOf(claim)) {
           throw new errors.InvalidRequest(`claim ${claim} (scope ${scope}) is not provided by any claim module`);
         }
       }
     }
+    assertStoredRequestSize(ctx);
   };
 }

@@ -1,6 +1,7 @@
-import { channelRequests, type ChannelClaims } from './request.js';
+import type { ChannelClaims, ClaimRequest } from './request.js';
 import { claimsForScope } from './scopes.js';
-import { expandClaimName, isSvcClaimName } from './syntax.js';
+import { channelRequests } from './stored-form.js';
+import { isSvcClaimName } from './syntax.js';
 
 const STANDARD: Record<string, string> = {
   name: 'your full name',
@@ -25,15 +26,9 @@ export function describeClaim(name: string): string {
 }
 
 /** A requested name, alternatives included, in plain words: "one of: driving licence (…), ID card (…)". */
-export function describeRequested(name: string): string {
-  if (!name.includes('[')) return describeClaim(name);
-  let options: string[];
-  try {
-    options = expandClaimName(name);
-  } catch {
-    return name;
-  }
-  return `one of: ${options.map(describeClaim).join('; ')}`;
+export function describeRequested(request: ClaimRequest): string {
+  if (!request.requested.includes('[')) return describeClaim(request.requested);
+  return `one of: ${request.alternatives.map(describeClaim).join('; ')}`;
 }
 
 /** What an authorization request asks for, in plain words, each with whether it is essential. */
@@ -49,7 +44,7 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
   for (const channel of ['id_token', 'userinfo']) {
     for (const request of channelRequests(parsed[channel] as ChannelClaims | undefined)) {
       const existing = items.get(request.requested);
-      items.set(request.requested, { text: describeRequested(request.requested), essential: request.essential || (existing?.essential ?? false) });
+      items.set(request.requested, { text: describeRequested(request), essential: request.essential || (existing?.essential ?? false) });
     }
   }
   return [...items.values()];

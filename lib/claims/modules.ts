@@ -60,7 +60,9 @@ export class ClaimRegistry {
       }
       const exact = new Set<string>();
       const patterns: RegExp[] = [];
-      for (const entry of module.provides) {
+      const provides: readonly unknown[] = module.provides;
+      for (const entry of provides) {
+        if (typeof entry !== 'string') throw new TypeError(`claimModules[${i}] (${module.name}): provides must list claim names (strings)`);
         if (entry.includes('*')) patterns.push(patternToRegExp(entry));
         else {
           if (isSvcClaimName(entry)) {

@@ -1,3 +1,4 @@
+import { ClaimSyntaxError } from '../errors.js';
 /**
  * The svc.* claim syntax (C5): `svc.ver.<path>` and `svc.auth.<path>`, where below `ver`/`auth`
  * any segment, or a whole sub-path, may be a bracketed, comma-separated, nestable list of
@@ -21,18 +22,6 @@ export interface ClaimNameTree {
   /** `ver` (verification claims) or `auth` (authentication claims). */
   family: 'ver' | 'auth';
   path: PathNode;
-}
-
-/** A malformed svc.* claim name: the reason and the 0-based offset of the fault. */
-export class ClaimSyntaxError extends Error {
-  constructor(
-    readonly claim: string,
-    readonly offset: number,
-    readonly reason: string,
-  ) {
-    super(`claim ${claim.length > 80 ? `${claim.slice(0, 80)}…` : claim}: ${reason} at offset ${offset}`);
-    this.name = 'ClaimSyntaxError';
-  }
 }
 
 const SEGMENT = /[a-z0-9_-]/;
@@ -113,35 +102,78 @@ class Parser {
 }
 
 /**
- * Parses an svc.* claim name.
+ * How many concrete names a parsed name stands for, counted without materialising them. The count
+ * saturates just above the per-name limit (`maxExpansions + 1`), so deep products stay cheap.
+ */
+export function countClaimNames(tree: ClaimNameTree): number {
+  return countPath(tree.path);
+}
+
+const SATURATED = CLAIM_SYNTAX_LIMITS.maxExpansions + 1;
+
+function countPath(path: PathNode): number {
+  let product = 1;
+  for (const item of path.items) {
+    const options = item.kind === 'segment' ? 1 : item.options.reduce((sum, o) => Math.min(SATURATED, sum + countPath(o)), 0);
+    product = Math.min(SATURATED, product * options);
+  }
+  return product;
+}
+
+/**
+ * Parses an svc.* claim name and checks its limits (expansions are counted, not materialised).
  * @throws {@link ClaimSyntaxError} with the offset and reason of the first fault.
  */
 export function parseClaimName(name: string): ClaimNameTree {
   const tree = new Parser(name).parse();
-  expandTree(tree, name);
+  if (countClaimNames(tree) > CLAIM_SYNTAX_LIMITS.maxExpansions) {
+    throw new ClaimSyntaxError(name, 0, `more than ${CLAIM_SYNTAX_LIMITS.maxExpansions} alternatives`);
+  }
   return tree;
 }
 
-function expandPath(path: PathNode, claim: string): string[] {
+/**
+ * Counts the concrete names an expansion materialises, and stops it at a limit: the second line
+ * of the claims budget (C5), behind counting. One budget is shared by every name of a request.
+ */
+export class ExpansionBudget {
+  /** Concrete names materialised so far. */
+  materialized = 0;
+
+  constructor(
+    /** How many concrete names may be materialised in all. */
+    readonly limit: number,
+  ) {}
+
+  /** Takes `count` names from the budget. @throws RangeError, taking nothing, when they do not fit. */
+  take(count: number): void {
+    if (this.materialized + count > this.limit) throw new RangeError(`more than ${this.limit} concrete claim names`);
+    this.materialized += count;
+  }
+}
+
+function expandPath(path: PathNode): string[] {
   let acc = [''];
   for (const item of path.items) {
-    const options = item.kind === 'segment' ? [item.value] : item.options.flatMap((o) => expandPath(o, claim));
+    const options = item.kind === 'segment' ? [item.value] : item.options.flatMap((o) => expandPath(o));
     const next: string[] = [];
-    for (const prefix of acc) {
-      for (const option of options) {
-        if (next.length === CLAIM_SYNTAX_LIMITS.maxExpansions) {
-          throw new ClaimSyntaxError(claim, 0, `more than ${CLAIM_SYNTAX_LIMITS.maxExpansions} alternatives`);
-        }
-        next.push(prefix ? `${prefix}.${option}` : option);
-      }
-    }
+    for (const prefix of acc) for (const option of options) next.push(prefix ? `${prefix}.${option}` : option);
     acc = next;
   }
   return acc;
 }
 
-function expandTree(tree: ClaimNameTree, claim: string): string[] {
-  return expandPath(tree.path, claim).map((p) => `svc.${tree.family}.${p}`);
+/**
+ * The concrete names of a tree from {@link parseClaimName}, in written order. Each name is taken
+ * from `budget` when one is given, so a request never materialises more than its budget.
+ */
+export function expandClaimTree(tree: ClaimNameTree, budget?: ExpansionBudget): string[] {
+  // Taken before any work: parseClaimName counted the tree (at most maxExpansions names), so no
+  // intermediate list grows beyond what the budget allowed.
+  const count = countClaimNames(tree);
+  if (count > CLAIM_SYNTAX_LIMITS.maxExpansions) throw new RangeError(`more than ${CLAIM_SYNTAX_LIMITS.maxExpansions} alternatives`);
+  budget?.take(count);
+  return expandPath(tree.path).map((p) => `svc.${tree.family}.${p}`);
 }
 
 /**
@@ -150,7 +182,7 @@ function expandTree(tree: ClaimNameTree, claim: string): string[] {
  * @throws {@link ClaimSyntaxError} for malformed names.
  */
 export function expandClaimName(name: string): string[] {
-  return expandTree(new Parser(name).parse(), name);
+  return expandClaimTree(parseClaimName(name));
 }
 
 function printPath(path: PathNode): string {

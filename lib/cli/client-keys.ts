@@ -1,6 +1,7 @@
 import { exportJWK, generateKeyPair } from 'jose';
 
-import { CliError, flags, writeSecretFile, type Command } from './common.js';
+import { CliError } from '../errors.js';
+import { flags, writeSecretFile, type Command } from './common.js';
 
 const ALGS = ['RSA-OAEP-256', 'RSA-OAEP', 'ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A256KW'];
 

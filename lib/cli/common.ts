@@ -1,17 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-/** A failure the command line reports as one line on stderr, with its exit code. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    /** 1: the operation failed; 2: the command line was wrong. */
-    readonly exitCode: 1 | 2 = 1,
-  ) {
-    super(message);
-    this.name = 'CliError';
-  }
-}
+import { CliError } from '../errors.js';
 
 /** One sub-command. */
 export interface Command {
@@ -23,7 +13,10 @@ export interface Command {
 
 /** Where a command writes (tests capture these). */
 export interface CliIo {
+  /** Results (stdout): what scripts read. */
   out(text: string): void;
+  /** Notes for the person at the terminal (stderr); default: dropped. */
+  err?(text: string): void;
   env: NodeJS.ProcessEnv;
 }
 
@@ -76,7 +69,8 @@ export async function call(url: string, init: RequestInit): Promise<{ status: nu
 /** Throws a CliError for an OAuth error answer. */
 export function failOnError(result: { status: number; body: Record<string, unknown> }, what: string): void {
   if (result.status >= 400) {
-    const { error, error_description: description } = result.body;
-    throw new CliError(`${what} failed: HTTP ${result.status} ${String(error ?? '')}${description ? `: ${String(description)}` : ''}`);
+    const error = typeof result.body.error === 'string' ? result.body.error : '';
+    const description = typeof result.body.error_description === 'string' ? result.body.error_description : '';
+    throw new CliError(`${what} failed: HTTP ${result.status} ${error}${description ? `: ${description}` : ''}`);
   }
 }

@@ -1,25 +1,96 @@
-import { generateSigningKeys } from '../provider/keys.js';
-import { CliError, flags, writeSecretFile, type Command } from './common.js';
+import { SettingsError, CliError } from '../errors.js';
+import { DEFAULT_PUBLISH_SECONDS, keysStatus, rotateKeysFile, type RotationStep } from '../provider/key-rotation.js';
+import { generateProviderKeys } from '../provider/keys.js';
+import { flags, writeSecretFile, type CliIo, type Command } from './common.js';
+import { table, when } from './management-api.js';
 
 const usage = `Usage: svc-connect keys generate [--out FILE]
+       svc-connect keys rotate --file FILE [--publish-seconds N]
+       svc-connect keys status --file FILE
 
-Generates the provider's signing keys (RSA 2048 for RS256/PS256, EC P-256 for ES256) as a private
-JWKS. With --out the file is written with mode 0600; point svc.keys.file at it. Without --out the
-JWKS is printed.`;
+generate: the provider's keys as a private JWKS: signing keys (RSA 2048 for RS256/PS256, EC P-256
+for ES256, use "sig") and request-object decryption keys (RSA 2048 for RSA-OAEP*, EC P-256 for
+ECDH-ES*, use "enc"). With --out the file is written with mode 0600; point svc.keys.file at it.
+Without --out the JWKS is printed.
 
-/** `svc-connect keys generate`. */
+rotate: advances the rotation of the keys file FILE by one safe step (see
+docs/operations/key-rotation.md): (1) adds a next key for every current key: published in the JWKS,
+signing nothing; (2) once the next keys have been published for N seconds (default
+${DEFAULT_PUBLISH_SECONDS}), promotes them: they sign, the old keys are retiring (still published);
+(3) once retiring for 24 h (the longest ID token lifetime), drops the old keys. Run it again for
+each step; it waits (and says until when) while a step is not due. After each step, reload every
+server process (kill -HUP, or restart): they read the file again and log keys_reloaded.
+
+status: the keys of FILE, their states, which algs each signs, and what rotate would do next.`;
+
+function report(io: CliIo, file: string, step: RotationStep): void {
+  const reload = `Reload every server now (kill -HUP <pid>, or restart them): they publish and sign with ${file} as it is after their reload.`;
+  switch (step.step) {
+    case 'added':
+      io.out(`added next keys ${step.kids.join(', ')} to ${file}: published in the JWKS, signing nothing yet.\n${reload}\nThen run "svc-connect keys rotate --file ${file}" again after ${when(step.promoteAfter)} to let them sign.\n`);
+      return;
+    case 'promoted':
+      io.out(`promoted ${step.kids.join(', ')}: they sign now; ${step.retiring.join(', ')} are retiring (still published, so tokens they signed keep verifying).\n${reload}\nRun "svc-connect keys rotate --file ${file}" again after ${when(step.retireAfter)} to drop the retiring keys.\n`);
+      return;
+    case 'retired':
+      io.out(`dropped the retired keys ${step.kids.join(', ')} from ${file}; the rotation is complete.\n${reload}\n`);
+      return;
+    case 'waiting':
+      io.out(`nothing to do yet: ${step.reason}; run again after ${when(step.until)}. ${file} is unchanged.\n`);
+  }
+}
+
+function fileFlag(rest: string[], extra: Record<string, { type: 'string' }>): Record<string, string | undefined> {
+  const values = flags(rest, { file: { type: 'string' }, ...extra }, usage) as Record<string, string | undefined>;
+  if (!values.file) throw new CliError(`--file is required\n\n${usage}`, 2);
+  return values;
+}
+
+/** `svc-connect keys generate | rotate | status`. */
 export const keysCommand: Command = {
   name: 'keys',
-  summary: 'generate the provider signing keys (a private JWKS file for svc.keys.file)',
+  summary: 'generate the provider keys (svc.keys.file), rotate them safely, show their states',
   usage,
   async run(argv, io) {
     const [sub, ...rest] = argv;
-    if (sub !== 'generate') throw new CliError(`unknown keys command ${sub ?? '(none)'}\n\n${usage}`, 2);
-    const out = flags(rest, { out: { type: 'string' } }, usage).out as string | undefined;
-    const jwks = JSON.stringify(await generateSigningKeys(), null, 2);
-    if (out) {
-      writeSecretFile(out, `${jwks}\n`);
-      io.out(`wrote ${out} (mode 0600); set svc.keys.file=${out}\n`);
-    } else io.out(`${jwks}\n`);
+    if (sub === 'generate') {
+      const out = flags(rest, { out: { type: 'string' } }, usage).out as string | undefined;
+      const jwks = JSON.stringify(await generateProviderKeys(), null, 2);
+      if (out) {
+        writeSecretFile(out, `${jwks}\n`);
+        io.out(`wrote ${out} (mode 0600); set svc.keys.file=${out}\n`);
+      } else io.out(`${jwks}\n`);
+      return;
+    }
+    if (sub !== 'rotate' && sub !== 'status') throw new CliError(`unknown keys command ${sub ?? '(none)'}\n\n${usage}`, 2);
+    const values = fileFlag(rest, sub === 'rotate' ? { 'publish-seconds': { type: 'string' } } : {});
+    const file = values.file as string;
+    const publish = values['publish-seconds'];
+    if (publish !== undefined && !/^\d{1,7}$/.test(publish)) throw new CliError('--publish-seconds: expected a whole number of seconds', 2);
+    try {
+      if (sub === 'rotate') {
+        report(io, file, await rotateKeysFile(file, publish === undefined ? {} : { publishSeconds: Number(publish) }));
+        return;
+      }
+      const status = await keysStatus(file);
+      table(
+        io,
+        ['KID', 'TYPE', 'USE', 'STATE', 'SINCE', 'SIGNS'],
+        status.keys.map((k) => [k.kid, k.kty, k.use, k.state, k.since ? when(k.since) : '-', k.signs.join(',') || '-']),
+      );
+      const next = status.next;
+      io.out(
+        next.step === 'waiting'
+          ? `next rotate: waits until ${when(next.until)} (${next.reason})\n`
+          : next.step === 'added'
+            ? 'next rotate: adds next keys\n'
+            : next.step === 'promoted'
+              ? `next rotate: promotes ${next.kids.join(', ')}\n`
+              : `next rotate: drops ${next.kids.join(', ')}\n`,
+      );
+    } catch (err) {
+      if (err instanceof SettingsError) throw new CliError(err.message);
+      throw err;
+    }
   },
 };

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 
-import { baseUrlFrom, call, CliError, failOnError, flags, type Command } from './common.js';
+import { CliError } from '../errors.js';
+import { baseUrlFrom, call, failOnError, flags, type Command } from './common.js';
 
 const usage = `Usage: svc-connect register [--url BASE_URL] (--body FILE | --redirect-uri URI ...)
 

@@ -1,4 +1,5 @@
 import { escapeHtml, renderPage, type RenderedPage } from '../http/html.js';
+import type { DemoRequestMode } from './pushed-request.js';
 import type { DemoResult } from './relying-party.js';
 
 /** Scopes the demo page offers to tick (`openid` is always sent). */
@@ -23,6 +24,10 @@ ${DEMO_SCOPES.map((s) => `<label><input type="checkbox" name="scope" value="${s}
 <textarea id="claims" name="claims" rows="5" cols="60" placeholder="${escapeHtml(EXAMPLE_CLAIMS)}"></textarea>
 <label for="prompt">prompt</label>
 <select id="prompt" name="prompt"><option value="">(none)</option><option>login</option><option>consent</option><option>none</option></select>
+<fieldset><legend>How the request travels</legend>
+<label><input type="checkbox" id="par" name="par" value="encrypted"> As a signed request object, encrypted to the provider, through a pushed authorization request (PAR)</label>
+<p>The browser URL then holds only <code>client_id</code> and <code>request_uri</code>: the claims request never passes through the browser, its history or any log on the way.</p>
+</fieldset>
 <div class="actions"><button class="primary" type="submit">Run the flow</button></div>
 </form>`,
   });
@@ -30,12 +35,25 @@ ${DEMO_SCOPES.map((s) => `<label><input type="checkbox" name="scope" value="${s}
 
 const json = (value: unknown): string => escapeHtml(JSON.stringify(value, null, 2));
 
-/** What the relying party received, decrypted and verified. */
-export function demoResultPage(result: DemoResult, again: string): RenderedPage {
+const HOW_SENT: Record<DemoRequestMode, string> = {
+  query: 'Every parameter, the claims request included, travelled in the URL (browser history, logs, Referer).',
+  par: 'The parameters were pushed to /par first (this client must use PAR); the URL holds only client_id and request_uri.',
+  'par-encrypted':
+    'The parameters were signed (PS256) and encrypted (RSA-OAEP-256, A256GCM) to the provider as a request object and pushed to /par; the URL holds only client_id and request_uri.',
+};
+
+/** What the relying party sent, and what it received, decrypted and verified. */
+export function demoResultPage(result: DemoResult, again: string, request: { sentTo: string; mode: DemoRequestMode }): RenderedPage {
+  const names = [...new URL(request.sentTo).searchParams.keys()];
   return renderPage({
     title: 'svc-connect demo: result',
     wide: true,
     body: `<h1>What the application received</h1>
+<h2>Authorization request</h2>
+<p id="authorization-mode">${escapeHtml(HOW_SENT[request.mode])}</p>
+<p>The browser was sent to:</p>
+<pre id="authorization-url">${escapeHtml(request.sentTo)}</pre>
+<p>Parameters in that URL: <code id="authorization-url-parameters">${escapeHtml(names.join(' '))}</code></p>
 <h2>ID token</h2>
 <p>Encrypted (JWE header) → signed (JWS header) → verified claims:</p>
 <pre id="id-token-jwe-header">${json(result.idToken.jweHeader)}</pre>

@@ -4,13 +4,19 @@ import { compactDecrypt, createRemoteJWKSet, decodeProtectedHeader, exportJWK, g
 import type Provider from 'oidc-provider';
 
 import { issueInitialAccessToken } from '../registration/initial-access-tokens.js';
+import { DemoFlowError } from '../errors.js';
 
-/** The demo relying party's registration and its private decryption key. */
+/** The demo relying party's registration, its private decryption key and its request-object signing key. */
 export interface DemoClient {
   clientId: string;
   clientSecret: string;
   redirectUri: string;
   privateKey: CryptoKey;
+  /** Signs its request objects (PS256). */
+  signingKey: CryptoKey;
+  signingKid: string;
+  /** The provider requires pushed authorization requests of it (`svc.par.required`). */
+  requiresPar: boolean;
 }
 
 /** What a finished demo flow shows. */
@@ -20,24 +26,22 @@ export interface DemoResult {
   userinfo: { contentType: string; jweHeader?: Record<string, unknown>; claims: Record<string, unknown> };
 }
 
-/** A demo flow failed: the provider's OAuth error, or what went wrong on the way. */
-export class DemoFlowError extends Error {
-  constructor(
-    readonly error: string,
-    readonly description: string,
-  ) {
-    super(`${error}: ${description}`);
-    this.name = 'DemoFlowError';
-  }
-}
+/** A string member of an OAuth JSON answer, or `fallback`. */
+export const member = (body: Record<string, unknown>, name: string, fallback: string): string => {
+  const value = body[name];
+  return typeof value === 'string' ? value : fallback;
+};
 
 /**
  * Registers the demo client through the real registration endpoint (an initial access token, an
- * RSA-OAEP-256 key of its own for ID token and UserInfo encryption).
+ * RSA-OAEP-256 key of its own for ID token and UserInfo encryption, a PS256 key signing its
+ * request objects, which it encrypts RSA-OAEP-256 / A256GCM to the provider).
  */
 export async function registerDemoClient(provider: Provider, issuer: string, redirectUri: string): Promise<DemoClient> {
   const { publicKey, privateKey } = await generateKeyPair('RSA-OAEP-256', { modulusLength: 2048 });
   const jwk = { ...(await exportJWK(publicKey)), use: 'enc', kid: 'demo-enc' };
+  const signing = await generateKeyPair('PS256', { modulusLength: 2048 });
+  const signingJwk = { ...(await exportJWK(signing.publicKey)), use: 'sig', kid: 'demo-sig' };
   const { token } = await issueInitialAccessToken(provider);
   const response = await fetch(`${issuer}/register`, {
     method: 'POST',
@@ -49,12 +53,23 @@ export async function registerDemoClient(provider: Provider, issuer: string, red
       id_token_encrypted_response_enc: 'A256GCM',
       userinfo_encrypted_response_alg: 'RSA-OAEP-256',
       userinfo_encrypted_response_enc: 'A256GCM',
-      jwks: { keys: [jwk] },
+      request_object_signing_alg: 'PS256',
+      request_object_encryption_alg: 'RSA-OAEP-256',
+      request_object_encryption_enc: 'A256GCM',
+      jwks: { keys: [jwk, signingJwk] },
     }),
   });
-  const body = (await response.json()) as Record<string, string>;
-  if (response.status !== 201) throw new DemoFlowError(body.error ?? 'registration_failed', body.error_description ?? `HTTP ${response.status}`);
-  return { clientId: body.client_id as string, clientSecret: body.client_secret as string, redirectUri, privateKey };
+  const body = (await response.json()) as Record<string, unknown>;
+  if (response.status !== 201) throw new DemoFlowError(member(body, 'error', 'registration_failed'), member(body, 'error_description', `HTTP ${response.status}`));
+  return {
+    clientId: body.client_id as string,
+    clientSecret: body.client_secret as string,
+    redirectUri,
+    privateKey,
+    signingKey: signing.privateKey,
+    signingKid: signingJwk.kid,
+    requiresPar: body.require_pushed_authorization_requests === true,
+  };
 }
 
 /** A fresh PKCE pair, state and nonce for one demo flow. */
@@ -85,7 +100,7 @@ export async function completeDemoFlow(client: DemoClient, issuer: string, code:
     body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: client.redirectUri }).toString(),
   });
   const tokenResponse = (await tokenHttp.json()) as Record<string, unknown>;
-  if (tokenHttp.status !== 200) throw new DemoFlowError(String(tokenResponse.error ?? 'token_error'), String(tokenResponse.error_description ?? ''));
+  if (tokenHttp.status !== 200) throw new DemoFlowError(member(tokenResponse, 'error', 'token_error'), member(tokenResponse, 'error_description', ''));
   const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
   const idToken = await decryptAndVerify(String(tokenResponse.id_token), client, issuer, jwks);
   if (idToken.claims.nonce !== nonce) throw new DemoFlowError('invalid_id_token', 'the ID token nonce does not match');
@@ -96,7 +111,7 @@ export async function completeDemoFlow(client: DemoClient, issuer: string, code:
     throw new DemoFlowError(body.error ?? 'userinfo_error', body.error_description ?? '');
   }
   const userinfo = contentType.includes('application/jwt')
-    ? await decryptAndVerify(await userinfoHttp.text(), client, issuer, jwks).then((r) => ({ contentType, jweHeader: r.jweHeader, claims: r.claims as Record<string, unknown> }))
+    ? await decryptAndVerify(await userinfoHttp.text(), client, issuer, jwks).then((r) => ({ contentType, jweHeader: r.jweHeader, claims: r.claims }))
     : { contentType, claims: (await userinfoHttp.json()) as Record<string, unknown> };
   return { tokenResponse, idToken, userinfo };
 }

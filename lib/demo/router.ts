@@ -4,9 +4,12 @@ import type Provider from 'oidc-provider';
 import { readFormBody } from '../http/form-body.js';
 import { sendPage } from '../http/html.js';
 import { sameOriginPosts } from '../http/same-origin.js';
+import { silentLogger, type Logger } from '../logger.js';
 import { basePathOf, issuerOf } from '../provider/paths.js';
 import { demoErrorPage, demoFormPage, demoResultPage, DEMO_SCOPES } from './pages.js';
-import { completeDemoFlow, DemoFlowError, newFlowSecrets, registerDemoClient, type DemoClient } from './relying-party.js';
+import { authorizationRedirect, type DemoRequestMode } from './pushed-request.js';
+import { DemoFlowError } from '../errors.js';
+import { completeDemoFlow, newFlowSecrets, registerDemoClient, type DemoClient } from './relying-party.js';
 
 /** The demo page's path (C2). */
 export const DEMO_PATH = '/oidcdemo/login';
@@ -14,18 +17,27 @@ const CALLBACK_PATH = '/oidcdemo/callback';
 const STATE_COOKIE = 'svc_demo_state';
 const FLOW_TTL_MS = 10 * 60 * 1000;
 
+/** Logs a failed demo flow: the OAuth error code (when it is one) and our code, never the description. */
+function logDemoFailure(logger: Logger, requestId: string | undefined, err: DemoFlowError): void {
+  logger.warn('demo_flow_failed', { request_id: requestId, error: /^[a-z_]{1,64}$/.test(err.error) ? err.error : undefined, code: err.code });
+}
+
 /**
  * `/oidcdemo/login` (C8, only when `svc.demo.enabled`): a person ticks scopes, writes a `claims`
  * request and runs a real flow as a demo client registered (on first use) through the registration
- * endpoint with its own encryption key; the result page shows the raw token response and the
- * decrypted, verified ID token and UserInfo, or the provider's error explained.
+ * endpoint with its own encryption and signing keys; the request goes in the query string, or,
+ * with the PAR switch, as a signed request object encrypted to the provider and pushed to `/par`
+ * (the browser URL then holds only `client_id` and `request_uri`). The result page shows where the
+ * browser was sent, the raw token response and the decrypted, verified ID token and UserInfo, or
+ * the provider's error explained (and logged as `demo_flow_failed`, the error code only).
  */
-export function createDemoRouter(options: { provider: Provider; baseUrl: string }): Router {
+export function createDemoRouter(options: { provider: Provider; baseUrl: string; logger?: Logger }): Router {
   const { provider, baseUrl } = options;
+  const logger = options.logger ?? silentLogger;
   const issuer = issuerOf(baseUrl);
   const base = basePathOf(baseUrl);
   const redirectUri = `${baseUrl}${CALLBACK_PATH}`;
-  const flows = new Map<string, { verifier: string; nonce: string; expires: number }>();
+  const flows = new Map<string, { verifier: string; nonce: string; expires: number; sentTo: string; mode: DemoRequestMode }>();
   let client: Promise<DemoClient> | undefined;
   const demoClient = (): Promise<DemoClient> => {
     client ??= registerDemoClient(provider, issuer, redirectUri).catch((err: unknown) => {
@@ -56,12 +68,8 @@ export function createDemoRouter(options: { provider: Provider; baseUrl: string 
     }
     const prompt = form.get('prompt') ?? '';
     const registered = await demoClient();
+    const mode: DemoRequestMode = form.get('par') === 'encrypted' ? 'par-encrypted' : registered.requiresPar ? 'par' : 'query';
     const secrets = newFlowSecrets();
-    const now = Date.now();
-    for (const [k, v] of flows) if (v.expires < now) flows.delete(k);
-    flows.set(secrets.state, { verifier: secrets.verifier, nonce: secrets.nonce, expires: now + FLOW_TTL_MS });
-    ctx.cookies.set(STATE_COOKIE, secrets.state, { httpOnly: true, sameSite: 'lax', signed: true, path: `${base}/oidcdemo`, maxAge: FLOW_TTL_MS });
-    const url = new URL(`${issuer}/authorize`);
     const params: Record<string, string> = {
       client_id: registered.clientId,
       response_type: 'code',
@@ -74,7 +82,19 @@ export function createDemoRouter(options: { provider: Provider; baseUrl: string 
     };
     if (claims) params.claims = claims;
     if (['login', 'consent', 'none'].includes(prompt)) params.prompt = prompt;
-    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    let url: URL;
+    try {
+      url = await authorizationRedirect(registered, issuer, params, mode);
+    } catch (err) {
+      if (!(err instanceof DemoFlowError)) throw err;
+      logDemoFailure(logger, ctx.state.requestId as string | undefined, err);
+      sendPage(ctx, demoErrorPage(err.error, err.description, `${base}${DEMO_PATH}`), 502);
+      return;
+    }
+    const now = Date.now();
+    for (const [k, v] of flows) if (v.expires < now) flows.delete(k);
+    flows.set(secrets.state, { verifier: secrets.verifier, nonce: secrets.nonce, expires: now + FLOW_TTL_MS, sentTo: url.href, mode });
+    ctx.cookies.set(STATE_COOKIE, secrets.state, { httpOnly: true, sameSite: 'lax', signed: true, path: `${base}/oidcdemo`, maxAge: FLOW_TTL_MS });
     ctx.status = 303;
     ctx.redirect(url.href);
   });
@@ -95,10 +115,11 @@ export function createDemoRouter(options: { provider: Provider; baseUrl: string 
     }
     try {
       const result = await completeDemoFlow(await demoClient(), issuer, String(ctx.query.code ?? ''), flow.verifier, flow.nonce);
-      sendPage(ctx, demoResultPage(result, again));
+      sendPage(ctx, demoResultPage(result, again, { sentTo: flow.sentTo, mode: flow.mode }));
     } catch (err) {
-      if (err instanceof DemoFlowError) sendPage(ctx, demoErrorPage(err.error, err.description, again), 502);
-      else throw err;
+      if (!(err instanceof DemoFlowError)) throw err;
+      logDemoFailure(logger, ctx.state.requestId as string | undefined, err);
+      sendPage(ctx, demoErrorPage(err.error, err.description, again), 502);
     }
   });
 

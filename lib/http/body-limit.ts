@@ -1,4 +1,6 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
+
+import { sendError } from './error-response.js';
 
 /** Largest request body accepted anywhere, in bytes (oidc-provider itself stops at 56 KiB). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -9,15 +11,14 @@ export const MAX_BODY_BYTES = 64 * 1024;
  */
 export function bodyLimit(): Middleware {
   // Not async: a pass-through layer on every request should not add a promise of its own.
-  return (ctx, next) => {
-    const declared = Number(ctx.get('content-length') || '0');
-    if (declared > MAX_BODY_BYTES) {
-      ctx.status = 413;
-      ctx.set('Cache-Control', 'no-store');
-      ctx.set('Connection', 'close');
-      ctx.body = { error: 'invalid_request', error_description: `request body larger than ${MAX_BODY_BYTES} bytes` };
-      return Promise.resolve();
-    }
-    return next();
-  };
+  return (ctx, next) => (refuseOversizedBody(ctx) ? Promise.resolve() : next());
+}
+
+/** The step of {@link bodyLimit}: answers 413 and returns `true` when the declared body is too large. */
+export function refuseOversizedBody(ctx: Context): boolean {
+  const declared = Number(ctx.req.headers['content-length'] || '0');
+  if (!(declared > MAX_BODY_BYTES)) return false;
+  ctx.set('Connection', 'close');
+  sendError(ctx, 413, 'invalid_request', `request body larger than ${MAX_BODY_BYTES} bytes`);
+  return true;
 }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 
 import type { Context } from 'koa';
@@ -22,7 +23,29 @@ export function clientAddress(ctx: Context, trust: ProxyTrust): string {
   const header = ctx.get('x-forwarded-for');
   if (!header) return peer;
   const entries = header.split(',').map((e) => e.trim());
-  return entries[Math.max(0, entries.length - trust.hops)] || peer;
+  const entry = entries[Math.max(0, entries.length - trust.hops)];
+  return entry ? withoutPort(entry) : peer;
+}
+
+/**
+ * The address of an `X-Forwarded-For` entry without the port some proxies append
+ * (`198.51.100.8:4000`, `[2001:db8::1]:443`), so one client is one counter, not one per connection.
+ */
+export function withoutPort(entry: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d*)?$/.exec(entry);
+  if (bracketed?.[1]) return bracketed[1];
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d*$/.exec(entry);
+  if (v4?.[1]) return v4[1];
+  return entry;
+}
+
+/**
+ * The store key a client address is counted under in `scope`: a keyed MAC of its
+ * {@link throttleAddressKey}, so a dump of the store does not list who knocked (the key is not in
+ * the store; the cookie key is used).
+ */
+export function addressCounterKey(scope: string, address: string, macKey: string): string {
+  return `${scope}:${createHmac('sha256', macKey).update(throttleAddressKey(address), 'utf8').digest('base64url')}`;
 }
 
 /**

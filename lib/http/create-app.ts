@@ -4,6 +4,7 @@ import mount from 'koa-mount';
 import type Provider from 'oidc-provider';
 
 import type { SvcStore } from '../../adapters/store.js';
+import { scopeOffer } from '../claims/supported.js';
 import { createInteractionsRouter } from '../interactions/router.js';
 import { providerFromRuntime } from '../provider/create-provider.js';
 import { createDemoRouter } from '../demo/router.js';
@@ -12,15 +13,18 @@ import { createLoginThrottle } from '../interactions/login-throttle.js';
 import { createManagementRouter, registrationEndpointOf } from '../management/router.js';
 import { basePathOf, issuerOf, PROVIDER_PATH } from '../provider/paths.js';
 import { createMetrics, createMetricsRouter } from '../observability/metrics.js';
-import { createPinoLogger } from '../observability/pino-logger.js';
-import { requestLogging } from '../observability/request-log.js';
+import { createSettingsLogger } from '../observability/pino-logger.js';
 import { resolveRuntime, suppliedParts, type RuntimeOptions } from '../provider/runtime.js';
+import { signingKids } from '../provider/key-states.js';
+import { readSigningKeys } from '../provider/keys.js';
+import { SettingsError } from '../errors.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
-import { bodyLimit } from './body-limit.js';
-import { errorHandler } from './error-handler.js';
+import { errorHandler, logUnhandledErrors } from './error-handler.js';
+import { CookieKeyring } from './cookie-keyring.js';
+import { frontDoor } from './front-door.js';
 import { createHealthRouter } from './health.js';
-import { securityHeaders } from './security-headers.js';
+import { mountProvider } from './mount-provider.js';
 
 /**
  * The pieces of svc-connect, ready to serve or to mount into an existing Koa app:
@@ -34,10 +38,42 @@ export interface SvcConnect {
   readonly store: SvcStore;
   /** Cookie keys; the host Koa app's `keys` must equal them. */
   readonly cookieKeys: string[];
-  /** Serves health, interactions, management and the provider at `/oidc/v1`. */
+  /**
+   * Serves health, interactions, management, the demo and the provider at `/oidc/v1`, relative to
+   * where it is mounted: at the root, or under the path of `svc.base-url` with
+   * `mount('/auth', svc.middleware)`. Every URL it prints carries that path.
+   */
   readonly middleware: Middleware;
+  /**
+   * Reads `svc.keys.file` again and serves the provider with those keys from the next request on
+   * (the bundled server calls it on SIGHUP; see `svc-connect keys rotate`). Logs `keys_reloaded`, or
+   * `keys_reload_failed` and keeps the keys in use; skipped (`keys_reload_skipped`) when the keys
+   * came from code or were generated at start.
+   */
+  reloadKeys(): Promise<KeysReload>;
+  /** What this instance runs on, for the start line. */
+  readonly info: SvcInfo;
   /** Closes the store and the mailer. */
   close(): Promise<void>;
+}
+
+/** What {@link SvcConnect.reloadKeys} did. */
+export interface KeysReload {
+  reloaded: boolean;
+  /** Why not, when not. */
+  reason?: string;
+  /** The signing alg → `kid` the provider signs with now. */
+  signing?: Record<string, string>;
+}
+
+/** What a svc-connect instance runs on. */
+export interface SvcInfo {
+  /** The store kind. */
+  store: 'memory' | 'redis' | 'redis-cluster' | 'custom';
+  /** Where the provider keys come from. */
+  keys: 'file' | 'code' | 'ephemeral';
+  /** How many unsafe defaults were warned about at start. */
+  warnings: number;
 }
 
 /** A Koa app serving svc-connect, with its parts at hand. */
@@ -48,11 +84,17 @@ export type SvcApp = Koa & { readonly svc: SvcConnect };
  * mount them into their own.
  */
 export async function createSvcConnect(settings: Settings, options: RuntimeOptions = {}): Promise<SvcConnect> {
-  const logger = options.logger ?? createPinoLogger({ level: settings.log.level });
-  enforceSafeDefaults(settings, findUnsafeDefaults(settings, { ...suppliedParts(options), management: true }), logger);
+  const logger = options.logger ?? createSettingsLogger(settings);
+  const unsafe = findUnsafeDefaults(settings, { ...suppliedParts(options), management: true });
+  enforceSafeDefaults(settings, unsafe, logger);
   const runtime = await resolveRuntime(settings, { ...options, logger });
   const metrics = settings.metrics.enabled ? createMetrics() : undefined;
   const provider = providerFromRuntime(settings, runtime, metrics);
+  const info: SvcInfo = {
+    store: options.store ? 'custom' : settings.redis.clusterNodes ? 'redis-cluster' : settings.redis.url ? 'redis' : 'memory',
+    keys: options.jwks ? 'code' : settings.keys.file ? 'file' : 'ephemeral',
+    warnings: unsafe.length,
+  };
   const health = createHealthRouter(runtime.store);
   const throttle = createLoginThrottle({
     attempts: runtime.store.attempts,
@@ -65,10 +107,32 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     proxy: { proxy: settings.proxy, hops: settings.proxyHops },
     nameKey: runtime.cookieKeys[0] ?? '',
   });
-  const interactions = createInteractionsRouter({ provider, authenticator: runtime.authenticator, baseUrl: settings.baseUrl, throttle, logger, metrics });
+  const offer = scopeOffer(runtime.registry);
+  for (const { scope, missing } of offer.partial) {
+    logger.warn('scope_not_offered', { scope, missing: missing.join(' '), fix: 'add a claim module providing these claims, or leave the scope unoffered' });
+  }
+  const interactions = createInteractionsRouter({
+    provider,
+    authenticator: runtime.authenticator,
+    baseUrl: settings.baseUrl,
+    throttle,
+    logger,
+    metrics,
+    offeredScopes: new Set(offer.offered),
+  });
   const mailer = options.mailer ?? createMailer(settings.mail);
-  const management = createManagementRouter({ provider, mailer, settings, logger, metrics, attempts: runtime.store.attempts, registrationEndpoint: registrationEndpointOf(issuerOf(settings.baseUrl)) });
-  const demo = settings.demo.enabled ? createDemoRouter({ provider, baseUrl: settings.baseUrl }) : undefined;
+  const management = createManagementRouter({
+    provider,
+    mailer,
+    settings,
+    logger,
+    metrics,
+    attempts: runtime.store.attempts,
+    registrationEndpoint: registrationEndpointOf(issuerOf(settings.baseUrl)),
+    counterKey: runtime.cookieKeys[0] ?? '',
+    toolbox: { store: runtime.store, staticClients: runtime.clients, logger, subjectKey: runtime.cookieKeys[0] ?? '' },
+  });
+  const demo = settings.demo.enabled ? createDemoRouter({ provider, baseUrl: settings.baseUrl, logger }) : undefined;
   const guarded = compose([
     errorHandler(logger),
     health.routes(),
@@ -78,23 +142,63 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     ...(demo ? [demo.routes()] : []),
     ...(metrics ? [createMetricsRouter(metrics).routes()] : []),
   ] as Middleware[]);
-  const providerMount = mount(PROVIDER_PATH, provider);
-  const middleware = compose([
-    requestLogging(logger, basePathOf(settings.baseUrl), metrics),
-    securityHeaders(),
-    bodyLimit(),
-    (ctx, next) => {
+  // Below their exact prefixes only one of our routers can match (the others are health, metrics,
+  // the demo and each other's prefixes): those requests skip the rest. Any other spelling goes
+  // through every router, as before.
+  const pages = compose([errorHandler(logger), interactions.routes(), interactions.allowedMethods()] as Middleware[]);
+  const toolbox = compose([errorHandler(logger), management.routes()] as Middleware[]);
+  const publicPath = `${basePathOf(settings.baseUrl)}${PROVIDER_PATH}`;
+  // The provider in service; a key reload swaps in one built with the new keys (requests under way
+  // finish on the one they started with: all state is in the store).
+  let current = provider;
+  let providerMount = mountProvider(provider, publicPath);
+  const middleware = frontDoor({
+    baseUrl: settings.baseUrl,
+    proxy: settings.proxy,
+    logger,
+    metrics,
+    store: runtime.store,
+    dispatch: (ctx, next) => {
       // oidc-provider renders its own errors; everything else goes through our error handler.
       const path = ctx.path;
-      const ours = !path.startsWith(`${PROVIDER_PATH}/`) || path.startsWith(`${PROVIDER_PATH}/interaction/`) || path.startsWith(`${PROVIDER_PATH}/management/`);
-      return ours ? guarded(ctx, next) : providerMount(ctx, next);
+      if (!path.startsWith(`${PROVIDER_PATH}/`)) return guarded(ctx, next);
+      if (path.startsWith(`${PROVIDER_PATH}/interaction/`)) return pages(ctx, next);
+      if (path.startsWith(`${PROVIDER_PATH}/management/`)) return toolbox(ctx, next);
+      return providerMount(ctx, next) as Promise<void>;
     },
-  ]);
+  });
+  const reloadKeys = async (): Promise<KeysReload> => {
+    const file = settings.keys.file;
+    if (info.keys !== 'file' || !file) {
+      const reason = info.keys === 'code' ? 'the keys were given in code' : 'svc.keys.file is not set (the keys were generated at start)';
+      logger.warn('keys_reload_skipped', { reason });
+      return { reloaded: false, reason };
+    }
+    try {
+      const jwks = await readSigningKeys(file);
+      const fresh = providerFromRuntime(settings, { ...runtime, jwks }, metrics);
+      current = fresh;
+      providerMount = mountProvider(fresh, publicPath);
+      const signing = signingKids(jwks.keys);
+      logger.info('keys_reloaded', { file, published: jwks.keys.length, signing: Object.entries(signing).map(([alg, kid]) => `${alg}=${kid}`).join(' ') });
+      // Rare and operator-facing: written at once, not left in the log buffer.
+      logger.flush?.();
+      return { reloaded: true, signing };
+    } catch (err) {
+      const reason = err instanceof SettingsError ? err.message : err instanceof Error ? err.name : 'error';
+      logger.error('keys_reload_failed', { file, reason, kept: 'the keys in use' });
+      return { reloaded: false, reason };
+    }
+  };
   return {
-    provider,
+    get provider() {
+      return current;
+    },
     store: runtime.store,
     cookieKeys: runtime.cookieKeys,
     middleware,
+    reloadKeys,
+    info,
     async close() {
       mailer.close();
       await runtime.store.close();
@@ -106,15 +210,20 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
 /**
  * A Koa app serving everything of C2 for `settings`: the provider at `/oidc/v1`, the interaction
  * pages, `/healthz` and `/readyz`, with security headers, `proxy` from settings and `keys` equal to
- * the cookie keys.
+ * the cookie keys. Everything is served below the path of `svc.base-url` (`/auth/oidc/v1/…` for
+ * `https://example.com/auth`).
  */
 export async function createApp(settings: Settings, options: RuntimeOptions = {}): Promise<SvcApp> {
-  const svc = await createSvcConnect(settings, options);
+  const logger = options.logger ?? createSettingsLogger(settings);
+  const svc = await createSvcConnect(settings, { ...options, logger });
   // Koa's ctx.ip then reads the same X-Forwarded-For entry as clientAddress (svc.proxy.hops).
-  const app = new Koa({ proxy: settings.proxy, keys: svc.cookieKeys, maxIpsCount: settings.proxyHops });
-  app.use(svc.middleware);
-  app.on('error', () => {
-    // Errors are rendered and logged by the middleware; Koa's default handler would print stacks.
-  });
+  const app = new Koa({ proxy: settings.proxy, maxIpsCount: settings.proxyHops });
+  // The same signatures as Keygrip over svc.cookieKeys, computed for less (see CookieKeyring).
+  app.keys = new CookieKeyring(svc.cookieKeys);
+  // A base URL with a path (https://example.com/auth) is served under that path, and only there.
+  const basePath = basePathOf(settings.baseUrl);
+  app.use(basePath ? mount(basePath, svc.middleware) : svc.middleware);
+  // What escapes every handler is logged by name and code (Koa's default would print stacks).
+  app.on('error', logUnhandledErrors(logger));
   return Object.assign(app, { svc });
 }

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 
 import type { SvcStore } from '../../adapters/store.js';
+import { noStore, sendError } from './error-response.js';
 
 /** How long `/readyz` waits for the store. */
 const READY_TIMEOUT_MS = 2000;
@@ -9,11 +10,11 @@ const READY_TIMEOUT_MS = 2000;
 export function createHealthRouter(store: SvcStore): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
-    ctx.set('Cache-Control', 'no-store');
+    noStore(ctx);
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    ctx.set('Cache-Control', 'no-store');
+    noStore(ctx);
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -24,8 +25,7 @@ export function createHealthRouter(store: SvcStore): Router {
       ]);
       ctx.body = { status: 'ready' };
     } catch {
-      ctx.status = 503;
-      ctx.body = { status: 'unavailable', error: 'store_unavailable', error_description: 'the provider store does not answer' };
+      sendError(ctx, 503, 'store_unavailable', 'the provider store does not answer', { status: 'unavailable' });
     } finally {
       clearTimeout(timer);
     }

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 import type { Context } from 'koa';
 
+import { noStore } from './error-response.js';
+
 /** Escapes text for HTML element content and double-quoted attribute values. */
 export function escapeHtml(value: unknown): string {
   return String(value)
@@ -78,6 +80,6 @@ export function sendPage(ctx: Context, page: RenderedPage, status = 200): void {
   ctx.status = status;
   ctx.type = 'html';
   ctx.set('Content-Security-Policy', page.csp);
-  ctx.set('Cache-Control', 'no-store');
+  noStore(ctx);
   ctx.body = page.html;
 }

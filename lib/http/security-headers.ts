@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 
 /** The CSP for responses that set none of their own (JSON, oidc-provider's own pages). */
 export const DEFAULT_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -19,7 +19,13 @@ const SECURE_HEADERS = { ...HEADERS, 'Strict-Transport-Security': 'max-age=31536
 export function securityHeaders(): Middleware {
   // Not async: a pass-through layer on every request should not add a promise of its own.
   return (ctx, next) => {
-    ctx.set(ctx.secure ? SECURE_HEADERS : HEADERS);
+    setSecurityHeaders(ctx);
     return next();
   };
+}
+
+/** The step of {@link securityHeaders}: sets the headers on `ctx`'s response. */
+export function setSecurityHeaders(ctx: Context): void {
+  const headers = ctx.secure ? SECURE_HEADERS : HEADERS;
+  for (const name in headers) ctx.res.setHeader(name, headers[name as keyof typeof headers]);
 }

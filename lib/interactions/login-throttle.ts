@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import type { Context } from 'koa';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
-import { clientAddress, throttleAddressKey, type ProxyTrust } from '../http/client-address.js';
+import { addressCounterKey, clientAddress, type ProxyTrust } from '../http/client-address.js';
 
 /** What a sign-in attempt may do next (see {@link LoginThrottle.begin}). */
 export type LoginAttempt =
@@ -37,8 +37,8 @@ export interface LoginThrottleOptions {
   /** Which `X-Forwarded-For` entry is the client (`svc.proxy`, `svc.proxy.hops`). */
   proxy: ProxyTrust;
   /**
-   * Key of the MAC that turns login names into counter keys. It must not be kept in the store
-   * (the cookie key is used), so a store dump does not list who tried to sign in.
+   * Key of the MAC that turns login names and client addresses into counter keys. It must not be
+   * kept in the store (the cookie key is used), so a store dump does not list who tried to sign in.
    */
   nameKey: string;
 }
@@ -56,7 +56,7 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
   return {
     async begin(ctx, login) {
       const nameKey = nameKeyOf(login);
-      const addressKey = `login-address:${throttleAddressKey(clientAddress(ctx, options.proxy))}`;
+      const addressKey = addressCounterKey('login-address', clientAddress(ctx, options.proxy), options.nameKey);
       // Both are reserved before the password is judged, so concurrent guesses cannot all slip in.
       const [nameWait, addressWait] = await Promise.all([attempts.take(nameKey, rule), attempts.take(addressKey, rule)]);
       if (nameWait > 0 || addressWait > 0) {

@@ -3,6 +3,9 @@ import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import type { Client, InteractionResults } from 'oidc-provider';
 
+/** An interaction as `provider.interactionDetails` loads it. */
+type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+
 import { describeRequest } from '../claims/describe.js';
 import { ESSENTIAL_CLAIMS_REASON } from '../claims/essential-check.js';
 import { channelMode } from '../claims/privacy.js';
@@ -28,6 +31,11 @@ export interface InteractionsOptions {
   logger?: Logger;
   /** Counts `login_throttled` security events, when metrics are on. */
   metrics?: Metrics;
+  /**
+   * The scopes the deployment offers (C5); the consent page describes only their claims, since the
+   * provider serves a request without the others. Default: every scope of the map.
+   */
+  offeredScopes?: ReadonlySet<string>;
 }
 
 function stringParam(value: unknown): string | undefined {
@@ -51,12 +59,20 @@ function originOf(uri: unknown): string | undefined {
 export function createInteractionsRouter(options: InteractionsOptions): Router {
   const { provider, authenticator, baseUrl, throttle } = options;
   const router = new Router({ prefix: `${PROVIDER_PATH}/interaction` });
+  const offeredOnly = (scope: string | undefined): string | undefined =>
+    options.offeredScopes && scope !== undefined ? scope.split(' ').filter((s) => options.offeredScopes?.has(s)).join(' ') : scope;
   router.use(sameOriginPosts(baseUrl));
 
-  const finish = async (ctx: Context, result: InteractionResults): Promise<void> => {
-    const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: true });
+  /**
+   * Records the result on the interaction this request already loaded and sends the browser back to
+   * the provider (what `provider.interactionResult` does with `mergeWithLastSubmission`, without
+   * loading the interaction, its cookie and its session a second time).
+   */
+  const finish = async (ctx: Context, interaction: Interaction, result: InteractionResults): Promise<void> => {
+    interaction.result = 'error' in result ? result : { ...interaction.lastSubmission, ...result };
+    await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
     ctx.status = 303;
-    ctx.redirect(returnTo);
+    ctx.redirect(interaction.returnTo);
   };
 
   const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {
@@ -76,7 +92,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (details.prompt.reasons.includes(ESSENTIAL_CLAIMS_REASON)) {
       // The person cannot fix this here: the account lacks a claim the application requires.
       const missing = (details.prompt.details as { missingEssentialClaims?: string[] }).missingEssentialClaims ?? [];
-      await finish(ctx, { error: 'access_denied', error_description: `essential claims not available for this account: ${missing.join(' ')}` });
+      await finish(ctx, details, { error: 'access_denied', error_description: `essential claims not available for this account: ${missing.join(' ')}` });
       return;
     }
     sendPage(
@@ -85,7 +101,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
         allowAction: `${path}/confirm`,
         denyAction: `${path}/abort`,
         clientName,
-        items: describeRequest(stringParam(details.params.scope), stringParam(details.params.claims)),
+        items: describeRequest(offeredOnly(stringParam(details.params.scope)), stringParam(details.params.claims)),
         channels: {
           idToken: client ? channelMode(client, 'id_token') : 'withheld',
           userinfo: client ? channelMode(client, 'userinfo') : 'withheld',
@@ -118,7 +134,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const accountId = await authenticator.authenticate(login, password);
     if (!accountId) return page(401, { failed: true });
     await attempt.succeeded();
-    await finish(ctx, { login: { accountId } });
+    await finish(ctx, details, { login: { accountId } });
   });
 
   router.post('/:uid/confirm', async (ctx) => {
@@ -135,12 +151,11 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
     if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
     const grantId = await grant.save();
-    await finish(ctx, { consent: details.grantId ? {} : { grantId } });
+    await finish(ctx, details, { consent: details.grantId ? {} : { grantId } });
   });
 
   router.post('/:uid/abort', async (ctx) => {
-    await provider.interactionDetails(ctx.req, ctx.res);
-    await finish(ctx, { error: 'access_denied', error_description: 'the end-user denied the request' });
+    await finish(ctx, await provider.interactionDetails(ctx.req, ctx.res), { error: 'access_denied', error_description: 'the end-user denied the request' });
   });
 
   return router;

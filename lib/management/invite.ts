@@ -2,30 +2,11 @@ import type Provider from 'oidc-provider';
 
 import { issueInitialAccessToken, revokeInitialAccessToken } from '../registration/initial-access-tokens.js';
 import { invitationMail } from './invitation-mail.js';
-import type { Mailer } from './mailer.js';
+import type { Mailer, MailReceipt } from './mailer.js';
+import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
 
 /** Longest accepted e-mail address (RFC 5321 path limit). */
 export const MAX_EMAIL_LENGTH = 254;
-
-/** The address is missing, malformed or too long. */
-export class InvalidInvitationAddressError extends Error {
-  /** Stable code for logs. */
-  readonly code = 'SVC_INVALID_INVITATION_ADDRESS';
-  constructor(reason: string) {
-    super(reason);
-    this.name = 'InvalidInvitationAddressError';
-  }
-}
-
-/** The invitation mail could not be sent; the token issued for it was destroyed. */
-export class MailDeliveryError extends Error {
-  /** Stable code for logs and metrics. */
-  readonly code = 'SVC_MAIL_FAILED';
-  constructor(options?: { cause?: unknown }) {
-    super('the invitation mail could not be sent', options);
-    this.name = 'MailDeliveryError';
-  }
-}
 
 /** Checks an invitee address (a single `local@domain`, no display name, at most 254 characters). */
 export function validateInvitationAddress(email: unknown): string {
@@ -54,19 +35,21 @@ export interface InviteOptions {
 
 /**
  * Invites a relying party: issues a single-use initial access token (two days) and mails it to
- * `email`. The token never leaves by any other way. When the mail cannot be sent the token is
+ * `email`. The token never leaves by any other way; the result says where the mail went (the SMTP
+ * server, or the outbox file), never the token. When the mail cannot be sent the token is
  * destroyed and {@link MailDeliveryError} is thrown.
  *
  * @throws {@link InvalidInvitationAddressError} for a bad address (nothing is issued).
  */
-export async function inviteClient(options: InviteOptions): Promise<{ invited: string; expiresAt: number }> {
+export async function inviteClient(options: InviteOptions): Promise<{ invited: string; expiresAt: number; mail?: MailReceipt }> {
   const email = validateInvitationAddress(options.email);
   const { token, expiresAt } = await issueInitialAccessToken(options.provider, { expiresIn: options.expiresIn });
+  let receipt: MailReceipt | void;
   try {
-    await options.mailer.send(invitationMail({ from: options.from, to: email, token, expiresAt, registrationEndpoint: options.registrationEndpoint }));
+    receipt = await options.mailer.send(invitationMail({ from: options.from, to: email, token, expiresAt, registrationEndpoint: options.registrationEndpoint }));
   } catch (cause) {
     await revokeInitialAccessToken(options.provider, token);
     throw new MailDeliveryError({ cause });
   }
-  return { invited: email, expiresAt };
+  return { invited: email, expiresAt, ...(receipt ? { mail: receipt } : {}) };
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 import nodemailer from 'nodemailer';
 
@@ -13,12 +13,28 @@ export interface MailMessage {
   html: string;
 }
 
+/** Where one mail went: the SMTP server that accepted it, or the `.eml` file written. */
+export type MailReceipt =
+  | {
+      transport: 'smtp';
+      /** `host:port` of the SMTP server (never its credentials). */
+      host: string;
+    }
+  | {
+      transport: 'outbox';
+      /** Absolute path of the `.eml` file. */
+      file: string;
+    };
+
 /** Sends mail: over SMTP, or into an outbox folder as `.eml` files. */
 export interface Mailer {
   /** Where mail goes, for logs: `smtp` or `outbox`. */
   readonly kind: 'smtp' | 'outbox';
-  /** Sends one message; rejects when it could not be delivered to the server or written. */
-  send(message: MailMessage): Promise<void>;
+  /**
+   * Sends one message; rejects when it could not be delivered to the server or written. Resolves
+   * with where it went (mailers supplied by embedders may resolve with nothing).
+   */
+  send(message: MailMessage): Promise<MailReceipt | void>;
   /** Releases pooled connections. */
   close(): void;
 }
@@ -45,10 +61,13 @@ export function createMailer(options: MailerOptions): Mailer {
       greetingTimeout: 5000,
       socketTimeout: 10000,
     });
+    const url = new URL(options.smtpUrl);
+    const host = `${url.hostname}:${url.port || (url.protocol === 'smtps:' ? '465' : '587')}`;
     return {
       kind: 'smtp',
       async send(message) {
         await transport.sendMail(message);
+        return { transport: 'smtp', host };
       },
       close: () => transport.close(),
     };
@@ -60,7 +79,9 @@ export function createMailer(options: MailerOptions): Mailer {
       const info = await transport.sendMail(message);
       await mkdir(options.outboxDir, { recursive: true, mode: 0o700 });
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`;
-      await writeFile(join(options.outboxDir, name), info.message as Buffer, { mode: 0o600 });
+      const file = resolve(join(options.outboxDir, name));
+      await writeFile(file, info.message as Buffer, { mode: 0o600 });
+      return { transport: 'outbox', file };
     },
     close: () => transport.close(),
   };

@@ -1,55 +1,87 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+
+import ipaddr from 'ipaddr.js';
+
+/*
+ * Which addresses an outbound fetch may reach (C11). The special-purpose ranges come from ipaddr.js,
+ * whose `range()` follows IANA's IPv4 and IPv6 Special-Purpose Address Registries: loopback,
+ * unspecified, private (RFC 1918), carrier-grade NAT, link-local (cloud metadata at 169.254.169.254),
+ * IETF protocol assignments (192.0.0.0/24, 2001::/23), documentation (192.0.2.0/24, 198.51.100.0/24,
+ * 203.0.113.0/24, 2001:db8::/32, 3fff::/20), benchmarking, AS112, AMT, multicast, broadcast,
+ * 240.0.0.0/4, unique-local, site-local, discard-only (100::/64), NAT64 (64:ff9b::/96,
+ * 64:ff9b:1::/48), 6to4 (2002::/16), Teredo (2001::/32), ORCHID and ORCHIDv2, drone tags, SRv6
+ * SIDs (5f00::/16), IPv4-mapped (::ffff:0:0/96) and IPv4-translated (::ffff:0:0:0/96).
+ *
+ * Where ipaddr.js falls short we add to it, briefly:
+ * - IPv6 outside 2000::/3 is refused outright. 2000::/3 is the only block IANA allocates as global
+ *   unicast (RFC 4291 2.4); everything else is special or IETF-reserved. This closes what ipaddr.js
+ *   calls "unicast" although it is not: IPv4-compatible ::/96 (`::127.0.0.1`, deprecated by
+ *   RFC 4291 2.5.5.1), the dummy prefix 100:0:0:1::/64 (RFC 9780), and any future assignment there.
+ * - ipaddr.js reads `::a.b.c.d` (IPv4-compatible) as IPv4-mapped `::ffff:a.b.c.d`, which is another
+ *   address. We hand it only the canonical hex spelling (WHATWG URL serialisation), never a dotted one.
+ * - An address with a zone id (`fe80::1%eth0`) is scoped to one link: never a public host.
+ * - Every address that embeds an IPv4 address (mapped, compatible, translated, NAT64, 6to4, Teredo
+ *   server and client) is judged by that IPv4 address as well; a mapped address only by it, since a
+ *   dual-stack socket connecting to `::ffff:a.b.c.d` reaches exactly `a.b.c.d`.
+ */
+
+type IPv4 = ipaddr.IPv4;
+type IPv6 = ipaddr.IPv6;
+
+const GLOBAL_UNICAST: [IPv6, number] = ipaddr.IPv6.parseCIDR('2000::/3');
+
+function forbiddenIPv4(address: IPv4): boolean {
+  return address.range() !== 'unicast';
+}
+
+const v4 = (high: number, low: number): IPv4 => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+
+/** The IPv4 addresses an IPv6 address carries inside it, by the embedding its prefix defines. */
+function embeddedIPv4(address: IPv6): IPv4[] {
+  const p = address.parts as [number, number, number, number, number, number, number, number];
+  const zeros = (from: number, to: number): boolean => p.slice(from, to).every((x) => x === 0);
+  const out: IPv4[] = [];
+  // ::a.b.c.d compatible (includes :: and ::1), ::ffff:a.b.c.d mapped, ::ffff:0:a.b.c.d translated.
+  if (zeros(0, 5) && (p[5] === 0 || p[5] === 0xffff)) out.push(v4(p[6], p[7]));
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) out.push(v4(p[6], p[7]));
+  // NAT64 well-known prefix 64:ff9b::/96 (RFC 6052).
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) out.push(v4(p[6], p[7]));
+  // 6to4 2002:AABB:CCDD::/48 (RFC 3056).
+  if (p[0] === 0x2002) out.push(v4(p[1], p[2]));
+  // Teredo 2001:0:SSSS:SSSS:flags:port:CCCC:CCCC, the client address inverted (RFC 4380).
+  if (p[0] === 0x2001 && p[1] === 0) out.push(v4(p[2], p[3]), v4(~p[6] & 0xffff, ~p[7] & 0xffff));
+  return out;
+}
+
+/** Parses an IPv6 literal by its canonical hex spelling (see the note on `::a.b.c.d` above). */
+function parseIPv6(literal: string): IPv6 | undefined {
+  try {
+    const canonical = new URL(`http://[${literal}]/`).hostname.slice(1, -1);
+    return ipaddr.IPv6.parse(canonical);
+  } catch {
+    return undefined;
+  }
+}
+
+function forbiddenIPv6(address: IPv6): boolean {
+  const embedded = embeddedIPv4(address);
+  if (address.range() === 'ipv4Mapped') return embedded.some(forbiddenIPv4);
+  if (embedded.some(forbiddenIPv4)) return true;
+  return !address.match(GLOBAL_UNICAST) || address.range() !== 'unicast';
+}
 
 /**
- * Address ranges an outbound fetch must never reach unless private networks are allowed: loopback,
- * private, carrier-grade NAT, link-local (cloud metadata at 169.254.169.254), unique-local,
- * documentation, benchmarking, multicast, reserved and unspecified ranges.
+ * True when `address` (an IP literal, as DNS or a URL gives it) lies in a range outbound fetches
+ * must not reach: every special-purpose IPv4 and IPv6 range, IPv6 outside global unicast, any
+ * address that embeds a forbidden IPv4 address, any scoped (`%zone`) address, and anything that is
+ * not an IP literal at all.
  */
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['64:ff9b:1::', 48],
-  ['100::', 64],
-  ['2001::', 23],
-  ['2001:db8::', 32],
-  ['2002::', 16],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
-}
-
-/** True when `address` (an IP literal) lies in a range outbound fetches must not reach. */
 export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped?.[1]) return blocked.check(mapped[1], 'ipv4');
-    return blocked.check(address, 'ipv6');
-  }
-  return true;
+  // node:net accepts only dotted-decimal IPv4 (no octal, hex or short forms), so ipaddr.js reads
+  // the same four numbers the socket would connect to.
+  if (family === 4) return forbiddenIPv4(ipaddr.IPv4.parse(address));
+  if (family !== 6 || address.includes('%')) return true;
+  const parsed = parseIPv6(address);
+  return parsed === undefined || forbiddenIPv6(parsed);
 }

@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 
 import { isForbiddenAddress } from './addresses.js';
+import { OutboundFetchError } from '../errors.js';
 
 /** Limits of the one outbound fetch (C11). */
 export interface OutboundFetchOptions {
@@ -33,49 +34,111 @@ export interface OutboundFetchOptions {
   ca?: string;
 }
 
-/** Why an outbound fetch failed; the message names the URL and the rule, never a response body. */
-export class OutboundFetchError extends Error {
-  constructor(
-    readonly url: string,
-    readonly reason: string,
-  ) {
-    super(`${url}: ${reason}`);
-    this.name = 'OutboundFetchError';
-  }
-}
-
 /** A fetched document. */
 export interface FetchedDocument {
   status: number;
   contentType: string;
   body: Buffer;
+  /**
+   * The response's caching headers (`cache-control`, `expires`, `date`, `age`, `etag`,
+   * `last-modified`), lower-case names; oidc-provider reads them to decide when to fetch again.
+   */
+  headers: Record<string, string>;
 }
 
-async function resolveTarget(url: URL, allowPrivate: boolean, isForbidden: (address: string) => boolean): Promise<{ address: string; family: number }> {
+/** Per-request choices of the caller (oidc-provider's own `fetch` options, {@link providerFetch}). */
+export interface OutboundRequest {
+  /** Aborts the request (DNS, connection and body) when it fires. */
+  signal?: AbortSignal;
+  /**
+   * `GET` or `HEAD`; nothing else is ever sent.
+   * @default 'GET'
+   */
+  method?: 'GET' | 'HEAD';
+  /**
+   * `follow` (same host only), `manual` (return the 3xx as it is) or `error` (fail on a redirect).
+   * @default 'follow'
+   */
+  redirect?: 'follow' | 'manual' | 'error';
+}
+
+const CACHE_HEADERS = ['cache-control', 'expires', 'date', 'age', 'etag', 'last-modified'];
+
+type Target = { address: string; family: number };
+
+function abortReason(signal: AbortSignal): string {
+  // A DOMException (AbortSignal.timeout) is not always an Error of this realm; its name is enough.
+  const name: unknown = (signal.reason as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' && /^[A-Za-z]{1,40}$/.test(name) ? name : 'AbortError';
+}
+
+/** Settles with `work`, or fails at the deadline or when the caller aborts, whichever comes first. */
+function bounded<T>(work: Promise<T>, url: URL, deadline: number, signal?: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => finish(() => reject(new OutboundFetchError(url.href, 'timed out'))), Math.max(1, deadline - Date.now()));
+    const onAbort = (): void => finish(() => reject(new OutboundFetchError(url.href, `was aborted (${abortReason(signal as AbortSignal)})`)));
+    function finish(settle: () => void): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      settle();
+    }
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => finish(() => resolve(v)),
+      (e: unknown) => finish(() => reject(e instanceof Error ? e : new OutboundFetchError(url.href, 'could not be fetched'))),
+    );
+  });
+}
+
+async function resolveTarget(url: URL, allowPrivate: boolean, isForbidden: (address: string) => boolean, deadline: number, signal?: AbortSignal): Promise<Target> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true, verbatim: true }).catch(() => []);
+  const addresses = isIP(host)
+    ? [{ address: host, family: isIP(host) }]
+    : // A lookup failure is an unresolvable name: refused below with that reason.
+      await bounded(lookup(host, { all: true, verbatim: true }).catch(() => []), url, deadline, signal);
   if (addresses.length === 0) throw new OutboundFetchError(url.href, 'the host name does not resolve');
   if (!allowPrivate) {
     const bad = addresses.find((a) => isForbidden(a.address));
     if (bad) throw new OutboundFetchError(url.href, `resolves to a loopback, private, link-local or reserved address (${bad.address})`);
   }
-  return addresses[0] as { address: string; family: number };
+  return addresses[0] as Target;
 }
 
-function once(url: URL, target: { address: string; family: number }, deadline: number, maxBytes: number, accept: string, ca?: string): Promise<{ response: IncomingMessage; body: Buffer }> {
+interface Exchange {
+  url: URL;
+  target: Target;
+  deadline: number;
+  maxBytes: number;
+  accept: string;
+  method: 'GET' | 'HEAD';
+  ca?: string;
+  signal?: AbortSignal;
+}
+
+function once(x: Exchange): Promise<{ response: IncomingMessage; body: Buffer }> {
+  const { url, target, maxBytes } = x;
   return new Promise((resolve, reject) => {
     // Connect to the address we vetted, not to a second resolution (no DNS rebinding).
     const pinned: LookupFunction = (_host, options, callback) => {
-      if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
+      if ((options as { all?: boolean }).all) (callback as (e: null, a: Target[]) => void)(null, [target]);
       else callback(null, target.address, target.family);
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const remaining = Math.max(1, deadline - Date.now());
-    const req = send(url, { method: 'GET', lookup: pinned, headers: { accept, 'user-agent': 'svc-connect' }, timeout: remaining, ...(ca ? { ca } : {}) });
+    const remaining = Math.max(1, x.deadline - Date.now());
+    const req = send(url, { method: x.method, lookup: pinned, headers: { accept: x.accept, 'user-agent': 'svc-connect' }, timeout: remaining, ...(x.ca ? { ca: x.ca } : {}) });
     const timer = setTimeout(() => req.destroy(new OutboundFetchError(url.href, 'timed out')), remaining);
+    const onAbort = (): void => {
+      req.destroy(new OutboundFetchError(url.href, `was aborted (${abortReason(x.signal as AbortSignal)})`));
+    };
+    x.signal?.addEventListener('abort', onAbort, { once: true });
+    const done = (): void => {
+      clearTimeout(timer);
+      x.signal?.removeEventListener('abort', onAbort);
+    };
     req.on('timeout', () => req.destroy(new OutboundFetchError(url.href, 'timed out')));
     req.on('error', (err) => {
-      clearTimeout(timer);
+      done();
       reject(err instanceof OutboundFetchError ? err : new OutboundFetchError(url.href, `could not be fetched (${(err as NodeJS.ErrnoException).code ?? err.name})`));
     });
     req.on('response', (response) => {
@@ -92,27 +155,31 @@ function once(url: URL, target: { address: string; family: number }, deadline: n
         else chunks.push(chunk);
       });
       response.on('end', () => {
-        clearTimeout(timer);
+        done();
         resolve({ response, body: Buffer.concat(chunks) });
       });
       response.on('error', () => undefined);
     });
+    if (x.signal?.aborted) onAbort();
     req.end();
   });
 }
 
 /**
  * The one outbound fetch of svc-connect (C11), for `jwks_uri` and `x5u`: https only (plus http
- * when private networks are allowed), at most 5 s and 512 KiB, redirects only within the same host,
- * and never to loopback, private, link-local or metadata addresses (checked on the resolved address,
- * which is the one connected to) unless private networks are allowed.
+ * when private networks are allowed), at most 5 s (DNS included) and 512 KiB, redirects only within
+ * the same host, and never to loopback, private, link-local, metadata or other special-purpose
+ * addresses (checked on the resolved address, which is the one connected to) unless private
+ * networks are allowed. `request` carries the caller's abort signal, method and redirect mode.
  *
  * @throws {@link OutboundFetchError} naming the URL and the rule that stopped it.
  */
-export async function fetchDocument(href: string, options: OutboundFetchOptions, accept = 'application/json'): Promise<FetchedDocument> {
+export async function fetchDocument(href: string, options: OutboundFetchOptions, accept = 'application/json', request: OutboundRequest = {}): Promise<FetchedDocument> {
   const timeoutMs = Math.min(options.timeoutMs ?? 5000, 5000);
   const maxBytes = options.maxBytes ?? 512 * 1024;
   const deadline = Date.now() + timeoutMs;
+  const method = request.method ?? 'GET';
+  if (method !== 'GET' && method !== 'HEAD') throw new OutboundFetchError(href, `method ${String(method)} is not allowed (GET and HEAD only)`);
   let url: URL;
   try {
     url = new URL(href);
@@ -121,31 +188,27 @@ export async function fetchDocument(href: string, options: OutboundFetchOptions,
   }
   const originalHost = url.host;
   for (let hop = 0; hop <= (options.maxRedirects ?? 3); hop += 1) {
+    if (request.signal?.aborted) throw new OutboundFetchError(url.href, `was aborted (${abortReason(request.signal)})`);
     const schemes = options.allowPrivateNetwork ? ['https:', 'http:'] : ['https:'];
     if (!schemes.includes(url.protocol)) throw new OutboundFetchError(url.href, 'must use https');
     if (url.username || url.password) throw new OutboundFetchError(url.href, 'must not carry credentials');
-    const target = await resolveTarget(url, options.allowPrivateNetwork, options.isForbidden ?? isForbiddenAddress);
-    const { response, body } = await once(url, target, deadline, maxBytes, accept, options.ca);
+    const target = await resolveTarget(url, options.allowPrivateNetwork, options.isForbidden ?? isForbiddenAddress, deadline, request.signal);
+    const { response, body } = await once({ url, target, deadline, maxBytes, accept, method, ca: options.ca, signal: request.signal });
     const status = response.statusCode ?? 0;
     const location = response.headers.location;
-    if (status >= 300 && status < 400 && location) {
+    if (status >= 300 && status < 400 && location && request.redirect !== 'manual') {
+      if (request.redirect === 'error') throw new OutboundFetchError(url.href, 'redirects, and the caller allows no redirects');
       const next = new URL(location, url);
       if (next.host !== originalHost) throw new OutboundFetchError(url.href, `redirects to another host (${next.host})`);
       url = next;
       continue;
     }
-    return { status, contentType: String(response.headers['content-type'] ?? ''), body };
+    const headers: Record<string, string> = {};
+    for (const name of CACHE_HEADERS) {
+      const value = response.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    return { status, contentType: String(response.headers['content-type'] ?? ''), body, headers };
   }
   throw new OutboundFetchError(href, 'too many redirects');
-}
-
-/**
- * oidc-provider's `fetch` configuration backed by {@link fetchDocument}, so the provider's own
- * `jwks_uri` refreshes obey the same rules.
- */
-export function providerFetch(options: OutboundFetchOptions): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
-  return async (input) => {
-    const doc = await fetchDocument(input instanceof Request ? input.url : String(input), options);
-    return new Response(new Uint8Array(doc.body), { status: doc.status, headers: { 'content-type': doc.contentType } });
-  };
 }

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+import { noStore } from '../http/error-response.js';
+
 /** The Prometheus series of one svc-connect app (its own registry, so several apps can coexist). */
 export interface Metrics {
   registry: Registry;
@@ -43,7 +45,7 @@ export function createMetrics(): Metrics {
 export function createMetricsRouter(metrics: Metrics): Router {
   const router = new Router();
   router.get('/metrics', async (ctx) => {
-    ctx.set('Cache-Control', 'no-store');
+    noStore(ctx);
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   });

@@ -1,22 +1,37 @@
+import { isatty } from 'node:tty';
+
 import { pino, type Logger as Pino, type Level } from 'pino';
 
 import type { LogFields, Logger } from '../logger.js';
+import type { Settings } from '../settings/types.js';
+import { prettyLine } from './pretty.js';
 
 /** Log levels accepted by `svc.log.level`. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
+/** A log level of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Log line formats accepted by `svc.log.format`. */
+export type LogFormat = 'pretty' | 'json';
+
 /**
  * A {@link Logger} on pino: one JSON line per event (`{"level","time","event",…fields,"msg"}`),
- * written to `destination` (default stdout) at `level` and above. Writes are asynchronous and
- * buffered (pino's default; `sync: true` writes each line at once); `flush()` writes what is buffered.
+ * or with `format: "pretty"` one readable line (`10:42:01.123 INFO  event key=value …`, the level
+ * coloured on a terminal), written to `destination` (default stdout) at `level` and above. Writes
+ * are asynchronous and buffered (pino's default; `sync: true` writes each line at once); `flush()`
+ * writes what is buffered.
  */
 export function createPinoLogger(
-  options: { level?: (typeof LOG_LEVELS)[number]; destination?: number | string; sync?: boolean } = {},
+  options: { level?: LogLevel; destination?: number | string; sync?: boolean; format?: LogFormat } = {},
 ): Logger & { pino: Pino } {
-  const destination = pino.destination({ dest: options.destination ?? 1, sync: options.sync ?? false, minLength: options.sync ? 0 : 4096 });
+  const dest = options.destination ?? 1;
+  const destination = pino.destination({ dest, sync: options.sync ?? false, minLength: options.sync ? 0 : 4096 });
+  const colour = typeof dest === 'number' && isatty(dest);
+  const stream = options.format === 'pretty' ? { write: (line: string) => destination.write(prettyLine(line, colour)) } : destination;
   const instance = pino(
     { level: options.level ?? 'info', base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
-    destination,
+    stream,
   );
   const flush = (): void => {
     try {
@@ -33,4 +48,14 @@ export function createPinoLogger(
   // An exiting process writes what is still buffered.
   process.once('exit', flush);
   return { pino: instance, info: at('info', false), warn: at('warn', true), error: at('error', true), flush };
+}
+
+/** The log format when `svc.log.format` is unset: `pretty` on a terminal outside production, else `json`. */
+export function defaultLogFormat(production: boolean, fd = 1): LogFormat {
+  return !production && isatty(fd) ? 'pretty' : 'json';
+}
+
+/** The logger the settings ask for: `svc.log.level`, and `svc.log.format` (or its default) on stdout. */
+export function createSettingsLogger(settings: Pick<Settings, 'log' | 'production'>): Logger & { pino: Pino } {
+  return createPinoLogger({ level: settings.log.level, format: settings.log.format ?? defaultLogFormat(settings.production) });
 }

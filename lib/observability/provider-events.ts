@@ -2,6 +2,7 @@ import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
 import type { Logger } from '../logger.js';
+import { PROVIDER_EVENTS } from '../provider/seams.js';
 import type { Metrics } from './metrics.js';
 
 const requestId = (ctx: KoaContextWithOIDC | undefined): string | undefined => (ctx?.state as { requestId?: string } | undefined)?.requestId;
@@ -15,22 +16,22 @@ export function observeProvider(provider: Provider, logger: Logger, metrics?: Me
     logger.info(event, { request_id: requestId(ctx), client_id: client.clientId });
     metrics?.registrations.inc({ event: metricEvent });
   };
-  provider.on('registration_create.success', registration('client_registered', 'created'));
-  provider.on('registration_update.success', registration('client_updated', 'updated'));
-  provider.on('registration_delete.success', registration('client_deleted', 'deleted'));
-  provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
-    logger.info('tokens_issued', { request_id: requestId(ctx), client_id: ctx.oidc.client?.clientId, grant_type: String(ctx.oidc.params?.grant_type ?? '') });
+  provider.on(PROVIDER_EVENTS.registrationCreated, registration('client_registered', 'created'));
+  provider.on(PROVIDER_EVENTS.registrationUpdated, registration('client_updated', 'updated'));
+  provider.on(PROVIDER_EVENTS.registrationDeleted, registration('client_deleted', 'deleted'));
+  provider.on(PROVIDER_EVENTS.grantSucceeded, (ctx: KoaContextWithOIDC) => {
+    logger.info('tokens_issued', { request_id: requestId(ctx), client_id: ctx.oidc.client?.clientId, grant_type: typeof ctx.oidc.params?.grant_type === 'string' ? ctx.oidc.params.grant_type : '' });
     metrics?.flows.inc();
   });
   const failure = (event: string) => (ctx: KoaContextWithOIDC, err: { error?: string }) => {
     logger.warn(event, { request_id: requestId(ctx), error: err.error, client_id: ctx?.oidc?.client?.clientId });
   };
-  provider.on('authorization.error', failure('authorization_error'));
-  provider.on('grant.error', failure('grant_error'));
-  provider.on('registration_create.error', failure('registration_create_error'));
-  provider.on('registration_update.error', failure('registration_update_error'));
-  provider.on('userinfo.error', failure('userinfo_error'));
-  provider.on('server_error', (ctx: KoaContextWithOIDC, err: Error & { code?: string }) => {
+  provider.on(PROVIDER_EVENTS.authorizationFailed, failure('authorization_error'));
+  provider.on(PROVIDER_EVENTS.grantFailed, failure('grant_error'));
+  provider.on(PROVIDER_EVENTS.registrationCreateFailed, failure('registration_create_error'));
+  provider.on(PROVIDER_EVENTS.registrationUpdateFailed, failure('registration_update_error'));
+  provider.on(PROVIDER_EVENTS.userinfoFailed, failure('userinfo_error'));
+  provider.on(PROVIDER_EVENTS.serverError, (ctx: KoaContextWithOIDC, err: Error & { code?: string }) => {
     logger.error('server_error', { request_id: requestId(ctx), name: err.name, code: err.code });
     if (err.code === 'SVC_STORE_UNAVAILABLE') metrics?.storeErrors.inc();
   });

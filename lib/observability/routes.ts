@@ -13,7 +13,11 @@ const EXACT = new Set([
     '/oidc/v1/logout/confirm',
     '/oidc/v1/logout/success',
     '/oidc/v1/register',
+    '/oidc/v1/par',
     '/oidc/v1/management/invite_client',
+    '/oidc/v1/management/clients',
+    '/oidc/v1/management/invitations',
+    '/oidc/v1/management/subjects/revoke',
 ]);
 
 const PATTERNS: [RegExp, string][] = [
@@ -21,6 +25,9 @@ const PATTERNS: [RegExp, string][] = [
   [/^\/oidc\/v1\/register\/[^/]+$/, '/oidc/v1/register/:client_id'],
   [/^\/oidc\/v1\/interaction\/[^/]+$/, '/oidc/v1/interaction/:uid'],
   [/^\/oidc\/v1\/interaction\/[^/]+\/(login|confirm|abort)$/, '/oidc/v1/interaction/:uid/$1'],
+  [/^\/oidc\/v1\/management\/clients\/[^/]+$/, '/oidc/v1/management/clients/:client_id'],
+  [/^\/oidc\/v1\/management\/clients\/[^/]+\/(disable|enable|revoke-grants)$/, '/oidc/v1/management/clients/:client_id/$1'],
+  [/^\/oidc\/v1\/management\/invitations\/[^/]+$/, '/oidc/v1/management/invitations/:id'],
 ];
 
 /**

@@ -4,14 +4,21 @@ import { createRegistrationPolicies } from '../../policies/index.js';
 import { claimsParameterAssertion, scopeAssertion } from '../claims/authorization.js';
 import { createInteractionPolicy } from '../claims/essential-check.js';
 import type { ClaimRegistry } from '../claims/modules.js';
-import { SCOPE_CLAIMS, SUPPORTED_SCOPES } from '../claims/scopes.js';
+import { SCOPE_CLAIMS } from '../claims/scopes.js';
+import { scopeOffer } from '../claims/supported.js';
+import { ClaimValueMac } from '../claims/value-mac.js';
 import { renderErrorPage } from '../http/error-page.js';
-import { fetchDocument, providerFetch, type OutboundFetchOptions } from '../net/fetch.js';
+import { fetchDocument, type OutboundFetchOptions } from '../net/fetch.js';
+import { providerFetch } from '../net/provider-fetch.js';
+import { silentLogger, type Logger } from '../logger.js';
 import type { Settings } from '../settings/types.js';
 import { CLIENT_AUTH_METHODS, ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES } from './algorithms.js';
 import type { PrivateJwks } from './keys.js';
-import { interactionPath, ROUTES } from './paths.js';
+import { basePathOf, interactionPath, PROVIDER_PATH, ROUTES } from './paths.js';
 import { logoutPage, postLogoutPage } from './logout-pages.js';
+import { checkedOnce, withPushedRequests } from './pushed-requests.js';
+import { assertRequestObject } from './request-objects.js';
+import { vettedJwksFetch } from './vetted-jwks-fetch.js';
 
 /** ID token lifetime: 24 hours, fixed (spec 2.6, C3). */
 export const ID_TOKEN_TTL = 86_400;
@@ -32,6 +39,11 @@ export interface ConfigurationParts {
   clients?: ClientMetadata[];
   /** The claim modules: what claims exist and who provides them. */
   registry: ClaimRegistry;
+  /**
+   * Where `client_keys_refused` warnings go (client keys refused when oidc-provider fetches them).
+   * @default silentLogger
+   */
+  logger?: Logger;
 }
 
 /**
@@ -44,17 +56,23 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
   const encryptionEncs = [...ENCRYPTION_ENC_VALUES];
   const signingAlgs = [...SIGNING_ALG_VALUES];
   const outbound: OutboundFetchOptions = { allowPrivateNetwork: settings.fetch.allowPrivateNetwork };
+  // Requested claim values are kept only as MACs keyed from the cookie keys (never in the store).
+  const valueMac = new ClaimValueMac(parts.cookieKeys);
   return {
-    adapter: parts.adapter,
+    // Pushed requests are stored checked, used once and bound to their client (RFC 9126).
+    adapter: withPushedRequests(parts.adapter),
     clients: parts.clients ?? [],
     findAccount: parts.findAccount,
-    jwks: parts.jwks as Configuration['jwks'],
+    jwks: parts.jwks,
     cookies: {
       keys: parts.cookieKeys,
       // A cross-site form POST to /authorize carries the session cookie only with SameSite=None
       // (oidc-provider requires it for POST). On http deployments browsers refuse None without
       // Secure, so the cookies are sent as Lax there (laxCookiesOnHttp; docs/spec-decisions.md).
-      long: { httpOnly: true, sameSite: 'none' },
+      // The session cookie belongs to the provider's path under svc.base-url (C2), not to the
+      // whole host: other applications on the host never receive it, and two providers under
+      // different paths keep their own sessions.
+      long: { httpOnly: true, sameSite: 'none', path: `${basePathOf(settings.baseUrl)}${PROVIDER_PATH}` },
       short: { httpOnly: true, sameSite: 'lax' },
     },
     // OpenID Connect Core 3.1.2.1: the authorization endpoint supports GET and POST (C2).
@@ -66,7 +84,8 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       // Runs after client and redirect_uri checks, so the error is redirected with `state` (C3).
       scope: scopeAssertion(parts.registry),
     },
-    scopes: [...SUPPORTED_SCOPES],
+    // Only the scopes whose claims the modules provide (C5); a request naming another is served without it.
+    scopes: [...scopeOffer(parts.registry).offered],
     claims: claimsConfiguration(parts.registry),
     // Scope claims may travel in the ID token too, when it is encrypted to the client (C4, C5).
     conformIdTokenClaims: false,
@@ -106,7 +125,13 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       encryption: { enabled: true },
       jwtUserinfo: { enabled: true },
       userinfo: { enabled: true },
-      claimsParameter: { enabled: true, assertClaimsParameter: claimsParameterAssertion(parts.registry) },
+      // Checked (budget first) in the query, a form body, a request object and a pushed request;
+      // a pushed request's stored form is not checked again when /authorize loads it.
+      claimsParameter: { enabled: true, assertClaimsParameter: checkedOnce(claimsParameterAssertion(parts.registry, valueMac)) },
+      // Request objects by value (RFC 9101), signed by the client (never `none`), optionally
+      // encrypted to the provider's `use: "enc"` keys; `request_uri` to a client's server is not
+      // supported (oidc-provider 9 dereferences none), only the provider's own PAR URNs.
+      requestObjects: { enabled: true, requireSignedRequestObject: false, assertJwtClaimsAndHeader: assertRequestObject },
       rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: postLogoutPage },
       registration: {
         enabled: true,
@@ -115,7 +140,8 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
         policies: createRegistrationPolicies({ fetch: (url, accept) => fetchDocument(url, outbound, accept) }),
       },
       registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
-      pushedAuthorizationRequests: { enabled: false },
+      // RFC 9126 at /par: client-authenticated, `request_uri` valid 60 s, used once, bound to the client.
+      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: settings.par.required, allowUnregisteredRedirectUris: false },
       dPoP: { enabled: false },
       resourceIndicators: { enabled: false },
       revocation: { enabled: false },
@@ -134,22 +160,28 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       requestObjectEncryptionEncValues: encryptionEncs,
     },
     interactions: {
-      policy: createInteractionPolicy(parts.registry),
+      policy: createInteractionPolicy(parts.registry, valueMac),
       url: (_ctx, interaction) => interactionPath(settings.baseUrl, interaction.uid),
     },
     renderError: async (ctx, out) => renderErrorPage(ctx, out),
-    fetch: providerFetch(outbound),
+    // Keys oidc-provider fetches later from a jwks_uri are judged again at that moment (C6).
+    fetch: vettedJwksFetch(providerFetch(outbound), parts.logger ?? silentLogger),
     fetchResponseBodyLimits: { jwks_uri: 512 * 1024, sector_identifier_uri: 512 * 1024, 'client_id metadata document': 5 * 1024 },
   };
 }
 
 /**
- * oidc-provider's `claims` configuration: the fixed scope map, the `scope` claim (protocol data,
- * always allowed through), and every concrete claim the modules provide (discovery `claims_supported`).
+ * oidc-provider's `claims` configuration: the offered scopes of the fixed map, the `scope` claim
+ * (protocol data, always allowed through), and every concrete claim the modules provide (discovery
+ * `claims_supported`).
  */
 function claimsConfiguration(registry: ClaimRegistry): NonNullable<Configuration['claims']> {
   const claims: Record<string, string[] | null> = { auth_time: null, iss: null };
-  for (const [scope, names] of Object.entries(SCOPE_CLAIMS)) claims[scope] = scope === 'openid' ? [...names, 'scope'] : [...names];
+  // oidc-provider adds every scope named here to scopes_supported: only the offered ones are named.
+  for (const scope of scopeOffer(registry).offered) {
+    const names = SCOPE_CLAIMS[scope] ?? [];
+    claims[scope] = scope === 'openid' ? [...names, 'scope'] : [...names];
+  }
   for (const name of registry.supportedNames()) if (!(name in claims)) claims[name] = null;
   return claims;
 }

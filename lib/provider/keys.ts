@@ -3,10 +3,21 @@ import { readFile } from 'node:fs/promises';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
 import { SettingsError } from '../errors.js';
+import { providerOrder, stateFault, stateOf } from './key-states.js';
 
-/** A JSON Web Key Set with private signing keys. */
+/** A JSON Web Key Set with the provider's private keys: signing keys and, optionally, decryption keys. */
 export interface PrivateJwks {
   keys: JWK[];
+}
+
+/** Curves the provider accepts for its own EC keys. */
+const EC_CURVES = ['P-256', 'P-384', 'P-521'];
+/** Smallest RSA modulus the provider accepts for its own keys, in bits. */
+const MIN_RSA_BITS = 2048;
+
+async function privateJwk(key: CryptoKey, use: 'sig' | 'enc'): Promise<JWK> {
+  const jwk = await exportJWK(key);
+  return { ...jwk, kid: await calculateJwkThumbprint(jwk), use };
 }
 
 /**
@@ -18,18 +29,48 @@ export async function generateSigningKeys(): Promise<PrivateJwks> {
     generateKeyPair('RS256', { modulusLength: 2048, extractable: true }),
     generateKeyPair('ES256', { crv: 'P-256', extractable: true }),
   ]);
-  const keys = await Promise.all(
-    [rsa.privateKey, ec.privateKey].map(async (key) => {
-      const jwk = await exportJWK(key);
-      return { ...jwk, kid: await calculateJwkThumbprint(jwk), use: 'sig' };
-    }),
-  );
-  return { keys };
+  return { keys: await Promise.all([rsa.privateKey, ec.privateKey].map((key) => privateJwk(key, 'sig'))) };
 }
 
 /**
- * Checks a private JWKS: every key private, asymmetric, with a unique `kid`; at least one RSA key
- * (RS256 is the default signing alg).
+ * Generates the provider's decryption keys for encrypted request objects (RFC 9101): one RSA 2048
+ * key (RSA-OAEP, RSA-OAEP-256) and one EC P-256 key (ECDH-ES, ECDH-ES+A*KW), each with a thumbprint
+ * `kid` and `use: "enc"`. Relying parties find them in the provider's JWKS.
+ */
+export async function generateEncryptionKeys(): Promise<PrivateJwks> {
+  const [rsa, ec] = await Promise.all([
+    generateKeyPair('RSA-OAEP-256', { modulusLength: 2048, extractable: true }),
+    generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true }),
+  ]);
+  return { keys: await Promise.all([rsa.privateKey, ec.privateKey].map((key) => privateJwk(key, 'enc'))) };
+}
+
+/**
+ * Generates every key the provider holds: the signing keys ({@link generateSigningKeys}) followed
+ * by the request-object decryption keys ({@link generateEncryptionKeys}). This is what
+ * `svc-connect keys generate` writes and what a start without `svc.keys.file` uses.
+ */
+export async function generateProviderKeys(): Promise<PrivateJwks> {
+  const [signing, encryption] = await Promise.all([generateSigningKeys(), generateEncryptionKeys()]);
+  return { keys: [...signing.keys, ...encryption.keys] };
+}
+
+/** The real bit length of an RSA key's modulus (leading zero bytes do not count). */
+export const rsaBits = (key: JWK): number => {
+  const hex = typeof key.n === 'string' ? Buffer.from(key.n, 'base64url').toString('hex') : '';
+  return hex === '' ? 0 : BigInt(`0x${hex}`).toString(2).length;
+};
+
+/**
+ * Checks a private JWKS: every key private, RSA or EC, with a unique `kid`; `use` is `sig`
+ * (signing ID tokens and UserInfo) or `enc` (decrypting request objects), or absent (both); RSA
+ * keys have at least 2048 bits and EC keys a NIST curve; at least one RSA signing key (RS256 is
+ * the default signing alg). Signing and decryption keys are distinct keys with distinct `kid`s.
+ *
+ * Keys may carry rotation members (`svc_state`: `next`, `current` — the default — or `retiring`;
+ * `svc_since`: epoch seconds; see `svc-connect keys rotate`): there must be a current RSA signing key,
+ * and no `next` or `retiring` key may be the one oidc-provider would sign with. The result is the
+ * keys in the order the provider is given them (current, next, retiring) without those members.
  *
  * @throws {@link SettingsError} naming `svc.keys.file` and the faulty key's position.
  */
@@ -46,14 +87,26 @@ export function validateSigningKeys(jwks: unknown, source: string): PrivateJwks 
     if (!key || typeof key !== 'object') fail(`key #${i + 1} is not an object`);
     if (key.kty !== 'RSA' && key.kty !== 'EC') fail(`key #${i + 1} has kty ${String(key.kty)}; only RSA and EC are accepted`);
     if (!key.d) fail(`key #${i + 1} has no private part`);
-    if (key.use && key.use !== 'sig') fail(`key #${i + 1} has use ${key.use}; signing keys need use "sig"`);
+    if (key.use !== undefined && key.use !== 'sig' && key.use !== 'enc') {
+      fail(`key #${i + 1} has use ${String(key.use)}; keys need use "sig" (signing) or "enc" (request object decryption)`);
+    }
+    if (key.kty === 'RSA' && rsaBits(key) < MIN_RSA_BITS) fail(`key #${i + 1} is an RSA key of ${rsaBits(key)} bits; at least ${MIN_RSA_BITS} are needed`);
+    if (key.kty === 'EC' && !EC_CURVES.includes(String(key.crv))) fail(`key #${i + 1} is on curve ${String(key.crv)}; EC keys need P-256, P-384 or P-521`);
+    const fault = stateFault(key);
+    if (fault) fail(`key #${i + 1} ${fault}`);
     if (!key.kid) fail(`key #${i + 1} has no kid`);
     if (kids.has(key.kid as string)) fail(`kid ${key.kid} appears twice`);
     kids.add(key.kid as string);
   });
-  if (!keys.some((k) => k.kty === 'RSA')) fail('no RSA key (RS256 is the default signing algorithm)');
-  return { keys };
+  if (!keys.some((k) => k.kty === 'RSA' && k.use !== 'enc')) fail('no RSA signing key (RS256 is the default signing algorithm)');
+  if (!keys.some((k) => k.kty === 'RSA' && k.use !== 'enc' && stateOf(k) === 'current')) fail('no current RSA signing key (every RSA signing key is next or retiring)');
+  const ordered = providerOrder(keys);
+  if ('fault' in ordered) return fail(ordered.fault);
+  return { keys: ordered.keys };
 }
+
+/** {@link validateSigningKeys} under the name of what it checks: every key of the provider. */
+export const validateProviderKeys = validateSigningKeys;
 
 /** Reads and validates the JWKS file named by `svc.keys.file`. */
 export async function readSigningKeys(file: string): Promise<PrivateJwks> {

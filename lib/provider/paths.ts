@@ -9,6 +9,7 @@ export const ROUTES = {
   end_session: '/logout',
   registration: '/register',
   jwks: '/jwks',
+  pushed_authorization_request: '/par',
 } as const;
 
 /** The path part of the base URL, without a trailing slash (`''` at the root). */

@@ -2,14 +2,17 @@ import * as querystring from 'node:querystring';
 
 import type { Context, Next } from 'koa';
 
-import { oauthErrorBody } from '../http/error-handler.js';
+import { logCaughtError, sendCaughtError, sendError } from '../http/error-response.js';
 import { readBodyText } from '../http/form-body.js';
 import { replaceRequestBody } from '../http/replace-request-body.js';
+import type { Logger } from '../logger.js';
 import { hashClientSecret, isHashedClientSecret } from '../registration/client-secrets.js';
 import { ROUTES } from './paths.js';
+import { PROVIDER_BODY_LIMIT_BYTES } from './seams.js';
+import { recordRequestEnvelope } from './request-objects.js';
 
 /** oidc-provider's own body limit. */
-const BODY_LIMIT = 56 * 1024;
+const BODY_LIMIT = PROVIDER_BODY_LIMIT_BYTES;
 const FORM = 'application/x-www-form-urlencoded';
 const JSON_TYPE = 'application/json';
 
@@ -25,7 +28,7 @@ type Fields = Record<string, unknown>;
 function hashSecrets(fields: Fields): boolean {
   const value = fields.client_secret;
   if (typeof value === 'string') fields.client_secret = hashClientSecret(value);
-  else if (Array.isArray(value)) fields.client_secret = value.map((v) => (typeof v === 'string' ? hashClientSecret(v) : v));
+  else if (Array.isArray(value)) fields.client_secret = value.map((v: unknown) => (typeof v === 'string' ? hashClientSecret(v) : v));
   else return false;
   return true;
 }
@@ -67,14 +70,13 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined): 
   if (!form && !json) return true;
   const raw = await readBodyText(ctx, BODY_LIMIT, ctx.request.charset || 'utf-8');
   if (raw === undefined) {
-    ctx.status = 413;
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = { error: 'invalid_request', error_description: `request body larger than ${BODY_LIMIT} bytes` };
+    sendError(ctx, 413, 'invalid_request', `request body larger than ${BODY_LIMIT} bytes`);
     return false;
   }
   let text = raw;
   if (form) {
     const fields: Fields = querystring.parse(raw);
+    recordRequestEnvelope(ctx, fields.request);
     const hashed = hashSecrets(fields);
     const dropped = dropIgnoredHints(fields);
     const changed = hashed || dropped;
@@ -106,18 +108,23 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined): 
  * - a presented client secret (HTTP Basic, or `client_secret` in a form or JSON body) is replaced
  *   by its hash before oidc-provider compares it with the stored hash, so a stolen hash never
  *   authenticates: it would be hashed again;
- * - `id_token_hint` is dropped from authorization requests (query or form);
+ * - `id_token_hint` is dropped from authorization requests (query or form; inside request objects
+ *   the request-object check drops it);
+ * - the JWE header of an encrypted `request` parameter is remembered for the request-object check
+ *   (the registered `request_object_encryption_alg`/`_enc`), before oidc-provider decrypts it;
  * - `POST` on the canonical client configuration path is served as `PUT` (RFC 7592 replacement),
  *   with `client_id` filled in when omitted;
  * - a response never repeats a stored (hashed) client secret.
- * Bodies are read once and handed on as a fresh stream for oidc-provider to parse itself.
+ * Bodies are read once and handed on as a fresh stream for oidc-provider to parse itself. A body
+ * that cannot be read is answered here with an OAuth JSON error, and logged.
  */
-export function normalizeProviderRequests(): (ctx: Context, next: Next) => Promise<void> {
+export function normalizeProviderRequests(logger: Logger): (ctx: Context, next: Next) => Promise<void> {
   return async (ctx, next) => {
     try {
       hashBasicSecret(ctx);
       const query = ctx.querystring ? ctx.query : undefined;
       if (query && dropIgnoredHints(query)) ctx.query = query;
+      recordRequestEnvelope(ctx, query?.request);
       let mappedClientId: string | undefined;
       if (ctx.method === 'POST') {
         mappedClientId = CLIENT_CONFIGURATION.exec(ctx.path)?.[1];
@@ -125,10 +132,7 @@ export function normalizeProviderRequests(): (ctx: Context, next: Next) => Promi
       }
       if ((ctx.method === 'POST' || ctx.method === 'PUT') && !(await normalizeBody(ctx, mappedClientId))) return;
     } catch (err) {
-      const { status, ...body } = oauthErrorBody(err);
-      ctx.status = status;
-      ctx.set('Cache-Control', 'no-store');
-      ctx.body = body;
+      logCaughtError(logger, ctx, err, sendCaughtError(ctx, err));
       return;
     }
     await next();

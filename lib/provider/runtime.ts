@@ -11,23 +11,27 @@ import { createStaticAuthenticator } from '../demo/accounts.js';
 import { SettingsError } from '../errors.js';
 import type { Authenticator } from '../interactions/authenticator.js';
 import type { Logger } from '../logger.js';
-import { createPinoLogger } from '../observability/pino-logger.js';
+import { createSettingsLogger } from '../observability/pino-logger.js';
+import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
 import type { Settings } from '../settings/types.js';
-import { generateSigningKeys, readSigningKeys, validateSigningKeys, type PrivateJwks } from './keys.js';
+import { generateProviderKeys, readSigningKeys, validateSigningKeys, type PrivateJwks } from './keys.js';
 
 /** Parts an embedder may supply in code instead of through properties. */
 export interface RuntimeOptions {
   /** The store; default: from settings (Redis when configured, else the embedded memory store). */
   store?: SvcStore;
-  /** Private signing keys; default: `svc.keys.file`, else generated at start. */
+  /**
+   * The provider's private keys: signing keys, and decryption keys (`use: "enc"`) for encrypted
+   * request objects; default: `svc.keys.file`, else generated at start (both kinds).
+   */
   jwks?: PrivateJwks;
-  /** Signs people in; default: the demo accounts when `svc.demo.enabled`, else required. */
+  /** Signs people in; default: `svc.authenticator.module`, else the demo accounts when `svc.demo.enabled`, else required. */
   authenticator?: Authenticator;
   /** Statically provisioned clients, added to those of `svc.clients.file`. */
   clients?: ClientMetadata[];
   /** Where log lines go; default JSON lines (pino) on stdout at `svc.log.level`. */
   logger?: Logger;
-  /** Claim modules providing user data (C5); without any, tokens carry `sub` only. */
+  /** Claim modules providing user data (C5), before those of `svc.claims.modules`; without any, tokens carry `sub` only. */
   claimModules?: ClaimModule[];
   /** Sends invitation mails; default: SMTP from `svc.mail.smtp-url`, else the outbox folder. */
   mailer?: Mailer;
@@ -45,32 +49,35 @@ export interface Runtime {
 }
 
 /** Which parts the caller supplies in code (for the unsafe-defaults check). */
-export function suppliedParts(options: RuntimeOptions): { store: boolean; keys: boolean } {
-  return { store: !!options.store, keys: !!options.jwks };
+export function suppliedParts(options: RuntimeOptions): { store: boolean; keys: boolean; authenticator: boolean } {
+  return { store: !!options.store, keys: !!options.jwks, authenticator: !!options.authenticator };
 }
 
 /** Resolves keys, cookie keys, store, authenticator and clients from settings and code. */
 export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
-  const logger = options.logger ?? createPinoLogger({ level: settings.log.level });
+  const logger = options.logger ?? createSettingsLogger(settings);
   const jwks = options.jwks
     ? validateSigningKeys(options.jwks, 'options.jwks')
     : settings.keys.file
       ? await readSigningKeys(settings.keys.file)
-      : await generateSigningKeys();
+      : await generateProviderKeys();
   const cookieKeys = settings.cookies.keys ?? [randomBytes(32).toString('base64url')];
-  let authenticator = options.authenticator;
+  // Modules named by properties are loaded once, at start (code given in options wins).
+  const context = { settings, logger };
+  let authenticator = options.authenticator ?? (settings.authenticator.module ? await loadAuthenticatorModule(settings.authenticator.module, context) : undefined);
   if (!authenticator) {
     if (!settings.demo.enabled) {
       throw new SettingsError(
-        'svc.demo.enabled is false and no authenticator was given: embed svc-connect with options.authenticator, or set svc.demo.enabled=true to sign in the demo accounts',
-        ['svc.demo.enabled'],
+        'svc.demo.enabled is false and no authenticator was given: set svc.authenticator.module to a module signing in your users (docs/operations/production.md), embed svc-connect with options.authenticator, or set svc.demo.enabled=true to sign in the demo accounts',
+        ['svc.authenticator.module', 'svc.demo.enabled'],
       );
     }
     authenticator = createStaticAuthenticator();
   }
+  const claimModules = [...(options.claimModules ?? []), ...(settings.claims.modules ? await loadClaimModules(settings.claims.modules, context) : [])];
   const clients = [...(settings.clients.file ? await readClients(settings.clients.file) : []), ...(options.clients ?? [])];
   const store = options.store ?? createStore(settings, logger);
-  return { store, jwks, cookieKeys, authenticator, clients, logger, registry: new ClaimRegistry(options.claimModules ?? []) };
+  return { store, jwks, cookieKeys, authenticator, clients, logger, registry: new ClaimRegistry(claimModules) };
 }
 
 async function readClients(file: string): Promise<ClientMetadata[]> {

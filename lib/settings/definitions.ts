@@ -29,6 +29,8 @@ export interface PropertyDefinition {
   secret?: boolean;
   /** Parses the raw value and stores it in `settings`; throws an `Error` describing a bad value. */
   apply(settings: Settings, raw: string): void;
+  /** The effective value in `settings` (what `svc-connect config check` prints; secrets are redacted there). */
+  read(settings: Settings): unknown;
 }
 
 /**
@@ -46,6 +48,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'PORT',
     defaultText: '`3000`',
     doc: 'TCP port the example server listens on.',
+    read: (s) => s.port,
     apply: (s, raw) => {
       s.port = parseInteger(raw, 0, 65535);
     },
@@ -55,6 +58,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_BASE_URL',
     defaultText: '`http://localhost:{port}`',
     doc: 'Public base URL of the provider. The issuer is `{base-url}/oidc/v1`.',
+    read: (s) => s.baseUrl,
     apply: (s, raw) => {
       s.baseUrl = parseBaseUrl(raw);
     },
@@ -64,6 +68,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'REDIS_URL',
     defaultText: 'unset → embedded in-memory store (one process, lost on restart; warned, refused in production)',
     doc: 'Standalone Redis holding all provider state, e.g. `redis://127.0.0.1:6379/0`.',
+    read: (s) => s.redis.url,
     apply: (s, raw) => {
       s.redis.url = parseUrlWithScheme(raw, ['redis:', 'rediss:']);
     },
@@ -73,6 +78,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_REDIS_CLUSTER_NODES',
     defaultText: 'unset',
     doc: 'Redis Cluster seed nodes as `host:port,host:port`; takes precedence over `svc.redis.url`.',
+    read: (s) => s.redis.clusterNodes,
     apply: (s, raw) => {
       s.redis.clusterNodes = parseHostPorts(raw);
     },
@@ -82,10 +88,21 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_REDIS_KEY_PREFIX',
     defaultText: '`svc:`',
     doc: 'Prefix of every Redis key the provider writes.',
+    read: (s) => s.redis.keyPrefix,
     apply: (s, raw) => {
       const prefix = parseNonEmpty(raw);
       if (/[\s{}]/.test(prefix)) throw new Error('must not contain whitespace or braces');
       s.redis.keyPrefix = prefix;
+    },
+  },
+  {
+    name: 'svc.redis.operation-timeout-ms',
+    env: 'SVC_REDIS_OPERATION_TIMEOUT_MS',
+    defaultText: '`800`',
+    doc: 'Longest wait for one Redis operation before the request fails with 503 `server_error` (fail fast while Redis is away). Raise it only for slow links; test suites on a busy machine use a few seconds.',
+    read: (s) => s.redis.operationTimeoutMs,
+    apply: (s, raw) => {
+      s.redis.operationTimeoutMs = parseInteger(raw, 50, 60000);
     },
   },
   {
@@ -94,6 +111,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     defaultText: 'unset → mails are written as `.eml` files to `svc.mail.outbox-dir` (warned, refused in production)',
     doc: 'SMTP server for invitation mails, e.g. `smtp://user:pass@mail.example.com:587`.',
     secret: true,
+    read: (s) => s.mail.smtpUrl,
     apply: (s, raw) => {
       s.mail.smtpUrl = parseUrlWithScheme(raw, ['smtp:', 'smtps:']);
     },
@@ -103,6 +121,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_MAIL_OUTBOX_DIR',
     defaultText: '`./outbox`',
     doc: 'Folder for `.eml` files when no SMTP server is configured.',
+    read: (s) => s.mail.outboxDir,
     apply: (s, raw) => {
       s.mail.outboxDir = parseNonEmpty(raw);
     },
@@ -112,6 +131,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_MAIL_FROM',
     defaultText: '`no-reply@localhost`',
     doc: 'Sender address of invitation mails.',
+    read: (s) => s.mail.from,
     apply: (s, raw) => {
       s.mail.from = parseEmailAddress(raw);
     },
@@ -121,6 +141,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_MANAGEMENT_USER',
     defaultText: '`admin` (warned, refused in production)',
     doc: 'HTTP Basic user name of the management endpoint (role `MANAGEMENT`).',
+    read: (s) => s.management.user,
     apply: (s, raw) => {
       const user = parseNonEmpty(raw);
       if (user.includes(':')) throw new Error('must not contain ":"');
@@ -133,6 +154,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     defaultText: '`admin` (warned, refused in production)',
     doc: 'HTTP Basic password of the management endpoint.',
     secret: true,
+    read: (s) => s.management.password,
     apply: (s, raw) => {
       s.management.password = parseNonEmpty(raw);
     },
@@ -141,6 +163,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.management.lockout-threshold',
     defaultText: '`5`',
     doc: 'Failed management logins from one client before it gets 429 for the cool-down.',
+    read: (s) => s.management.lockoutThreshold,
     apply: (s, raw) => {
       s.management.lockoutThreshold = parseInteger(raw, 1, 1000);
     },
@@ -149,6 +172,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.management.lockout-seconds',
     defaultText: '`300`',
     doc: 'Cool-down of a management lockout, in seconds.',
+    read: (s) => s.management.lockoutSeconds,
     apply: (s, raw) => {
       s.management.lockoutSeconds = parseInteger(raw, 1, 86400);
     },
@@ -158,6 +182,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_STAGE_INCLUDE_SCOPES_IN_USER_INFO',
     defaultText: '`false`',
     doc: '`true`: the granted scopes travel as a `scope` claim in UserInfo instead of the ID token.',
+    read: (s) => s.stage.includeScopesInUserInfo,
     apply: (s, raw) => {
       s.stage.includeScopesInUserInfo = parseBoolean(raw);
     },
@@ -166,7 +191,8 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.keys.file',
     env: 'SVC_KEYS_FILE',
     defaultText: 'unset → ephemeral keys generated at each start (warned, refused in production)',
-    doc: 'A JWKS file with the private signing keys of the provider (RSA for RS256/PS256, EC P-256 for ES256).',
+    doc: 'A JWKS file with the private keys of the provider (`svc-connect keys generate`): signing keys (`use: "sig"`; RSA for RS256/PS256, EC P-256 for ES256) and decryption keys for encrypted request objects (`use: "enc"`; RSA for RSA-OAEP*, EC for ECDH-ES*). Without `enc` keys, encrypted request objects are not offered.',
+    read: (s) => s.keys.file,
     apply: (s, raw) => {
       s.keys.file = parseNonEmpty(raw);
     },
@@ -177,6 +203,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     defaultText: 'unset → ephemeral keys (warned, refused in production)',
     doc: 'Comma-separated cookie signing keys, newest first, each at least 32 characters.',
     secret: true,
+    read: (s) => s.cookies.keys,
     apply: (s, raw) => {
       s.cookies.keys = parseSecretList(raw, 32);
     },
@@ -186,15 +213,26 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_ACCESS_TOKEN_TTL',
     defaultText: '`3600`',
     doc: 'Access token lifetime in seconds (60 to 86400).',
+    read: (s) => s.accessToken.ttl,
     apply: (s, raw) => {
       s.accessToken.ttl = parseInteger(raw, 60, 86400);
+    },
+  },
+  {
+    name: 'svc.par.required',
+    defaultText: '`false`',
+    doc: '`true`: every client must push its authorization requests to `/oidc/v1/par` (RFC 9126) and send only `client_id` and `request_uri` to `/authorize`, as if each had registered `require_pushed_authorization_requests`; discovery then says `require_pushed_authorization_requests: true`. Applies to clients registered before the change too.',
+    read: (s) => s.par.required,
+    apply: (s, raw) => {
+      s.par.required = parseBoolean(raw);
     },
   },
   {
     name: 'svc.demo.enabled',
     env: 'SVC_DEMO_ENABLED',
     defaultText: '`true` unless `NODE_ENV=production`',
-    doc: 'Serve the demo accounts and the `/oidcdemo/login` page.',
+    doc: 'Serve the demo accounts and the `/oidcdemo/login` page. Warned about at start; `true` stops the start under `NODE_ENV=production`.',
+    read: (s) => s.demo.enabled,
     apply: (s, raw) => {
       s.demo.enabled = parseBoolean(raw);
     },
@@ -203,7 +241,8 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.fetch.allow-private-network',
     env: 'SVC_FETCH_ALLOW_PRIVATE_NETWORK',
     defaultText: '`false`',
-    doc: 'Allow `jwks_uri`/`x5u` fetches over http and to loopback or private addresses. Tests and local development only.',
+    doc: 'Allow `jwks_uri`/`x5u` fetches over http and to loopback or private addresses. Tests and local development only: warned about at start; `true` stops the start under `NODE_ENV=production`.',
+    read: (s) => s.fetch.allowPrivateNetwork,
     apply: (s, raw) => {
       s.fetch.allowPrivateNetwork = parseBoolean(raw);
     },
@@ -213,6 +252,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_PROXY',
     defaultText: '`false`',
     doc: 'Trust `X-Forwarded-*` headers (set when running behind a TLS-terminating proxy).',
+    read: (s) => s.proxy,
     apply: (s, raw) => {
       s.proxy = parseBoolean(raw);
     },
@@ -222,6 +262,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_PROXY_HOPS',
     defaultText: '`1`',
     doc: 'Trusted proxies in front (with `svc.proxy=true`): the client address is the `X-Forwarded-For` entry this many from the right, never the client-written left end.',
+    read: (s) => s.proxyHops,
     apply: (s, raw) => {
       s.proxyHops = parseInteger(raw, 1, 10);
     },
@@ -230,6 +271,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.login.lockout-threshold',
     defaultText: '`5`',
     doc: 'Failed sign-ins for one login name, or from one client address, within the window before further attempts get 429 (C8).',
+    read: (s) => s.login.lockoutThreshold,
     apply: (s, raw) => {
       s.login.lockoutThreshold = parseInteger(raw, 1, 1000);
     },
@@ -238,6 +280,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.login.lockout-window',
     defaultText: '`900`',
     doc: 'The window failed sign-ins are counted in, in seconds (15 minutes).',
+    read: (s) => s.login.lockoutWindowSeconds,
     apply: (s, raw) => {
       s.login.lockoutWindowSeconds = parseInteger(raw, 1, 86400);
     },
@@ -246,6 +289,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.login.lockout-seconds',
     defaultText: '`60`',
     doc: 'Cool-down of the first sign-in lockout, in seconds; each further lockout within a day doubles it.',
+    read: (s) => s.login.lockoutSeconds,
     apply: (s, raw) => {
       s.login.lockoutSeconds = parseInteger(raw, 1, 86400);
     },
@@ -254,6 +298,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.login.lockout-max-seconds',
     defaultText: '`3600`',
     doc: 'Longest sign-in cool-down, in seconds.',
+    read: (s) => s.login.lockoutMaxSeconds,
     apply: (s, raw) => {
       s.login.lockoutMaxSeconds = parseInteger(raw, 1, 86400);
     },
@@ -262,6 +307,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.metrics.enabled',
     defaultText: '`false`',
     doc: 'Serve Prometheus metrics at `/metrics` (keep that path off the public internet).',
+    read: (s) => s.metrics.enabled,
     apply: (s, raw) => {
       s.metrics.enabled = parseBoolean(raw);
     },
@@ -270,6 +316,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.log.level',
     defaultText: '`info`',
     doc: 'Lowest log level written: `trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`.',
+    read: (s) => s.log.level,
     apply: (s, raw) => {
       const level = raw.trim().toLowerCase();
       if (!LOG_LEVELS.includes(level as (typeof LOG_LEVELS)[number])) throw new Error(`expected one of ${LOG_LEVELS.join(', ')}`);
@@ -277,11 +324,43 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     },
   },
   {
+    name: 'svc.log.format',
+    defaultText: '`pretty` when standard output is a terminal and `NODE_ENV` is not `production`, else `json`',
+    doc: 'How log lines are written: `json` (one JSON object a line, for collectors) or `pretty` (time, level, event and fields on one readable line, for a person at a terminal).',
+    read: (s) => s.log.format,
+    apply: (s, raw) => {
+      const format = raw.trim().toLowerCase();
+      if (format !== 'pretty' && format !== 'json') throw new Error('expected pretty or json');
+      s.log.format = format;
+    },
+  },
+  {
     name: 'svc.clients.file',
     defaultText: 'unset',
     doc: 'A JSON file holding an array of client metadata objects provisioned statically at start.',
+    read: (s) => s.clients.file,
     apply: (s, raw) => {
       s.clients.file = parseNonEmpty(raw);
+    },
+  },
+  {
+    name: 'svc.authenticator.module',
+    defaultText: 'unset → the demo accounts while `svc.demo.enabled`, else an authenticator given in code is required',
+    doc: 'The ES module that signs people in: a path (absolute or relative to the working directory) or `file:` URL whose default export is an `Authenticator` (`authenticate`, `exists`) or a function returning one, given `{ settings, logger }`. Loaded at start; a module that cannot be loaded or does not fit stops the start naming this property. Replaces the demo accounts; `options.authenticator` in code wins over it. `examples/authenticator-file.ts` signs in users of a JSON file with scrypt hashes.',
+    read: (s) => s.authenticator.module,
+    apply: (s, raw) => {
+      s.authenticator.module = parseNonEmpty(raw);
+    },
+  },
+  {
+    name: 'svc.claims.modules',
+    defaultText: 'unset → no claim modules (the example server: the demo modules while `svc.demo.enabled`)',
+    doc: 'Comma-separated ES modules providing claims (C5), each a path or `file:` URL whose default export is a `ClaimModule`, a list of them, or a function returning either, given `{ settings, logger }`. Loaded at start in this order, after the modules given in code; a module that cannot be loaded or does not fit stops the start naming this property. `examples/claims-file.ts` provides the claims of the users file.',
+    read: (s) => s.claims.modules,
+    apply: (s, raw) => {
+      const modules = raw.split(',').map((m) => m.trim());
+      if (modules.some((m) => !m)) throw new Error('expected comma-separated module paths, none of them empty');
+      s.claims.modules = modules;
     },
   },
 ];
@@ -294,13 +373,14 @@ export function defaultSettings(production: boolean): Settings {
   return {
     port: 3000,
     baseUrl: '',
-    redis: { keyPrefix: 'svc:' },
+    redis: { keyPrefix: 'svc:', operationTimeoutMs: 800 },
     mail: { outboxDir: './outbox', from: 'no-reply@localhost' },
     management: { user: 'admin', password: 'admin', lockoutThreshold: 5, lockoutSeconds: 300 },
     stage: { includeScopesInUserInfo: false },
     keys: {},
     cookies: {},
     accessToken: { ttl: 3600 },
+    par: { required: false },
     demo: { enabled: !production },
     fetch: { allowPrivateNetwork: false },
     proxy: false,
@@ -309,6 +389,8 @@ export function defaultSettings(production: boolean): Settings {
     metrics: { enabled: false },
     log: { level: 'info' },
     clients: {},
+    authenticator: {},
+    claims: {},
     production,
   };
 }

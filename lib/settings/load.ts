@@ -4,6 +4,7 @@ import { extname } from 'node:path';
 import { SettingsError } from '../errors.js';
 import { defaultSettings, PROPERTY_DEFINITIONS, ruleDerivedEnv, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
+import { closestResembled } from './resemblance.js';
 import type { Settings } from './types.js';
 
 /** Where {@link loadSettings} reads from. */
@@ -14,20 +15,68 @@ export interface LoadSettingsOptions {
   file?: string;
   /** Extra properties by name (e.g. from code); the environment still wins over them. */
   properties?: Record<string, string | number | boolean>;
+  /**
+   * Told about each `SVC_` environment variable that is not an svc-connect property and does not
+   * look like one (it is ignored): its name, never its value. Default: a process warning, once per
+   * name and process.
+   */
+  onIgnoredVariable?: (variable: string, message: string) => void;
 }
 
 /** Environment variables of ours that are not properties. */
 const NON_PROPERTY_ENV = new Set(['SVC_CONFIG']);
 
+const ENV_RULE = { prefix: 'SVC_', separator: /_/ };
+const PROPERTY_RULE = { prefix: 'svc.', separator: /[.-]/ };
+
+const warnedVariables = new Set<string>();
+function warnOnce(variable: string, message: string): void {
+  if (warnedVariables.has(variable)) return;
+  warnedVariables.add(variable);
+  process.emitWarning(message, { code: 'SVC_IGNORED_VARIABLE' });
+}
+
+/**
+ * Whether `NODE_ENV` asks for production: `production` or `prod` in any letter case, with spaces
+ * around ignored: another letter case or a stray space must not quietly turn the production refusals
+ * into warnings.
+ */
+export function isProductionEnvironment(value: string | undefined): boolean {
+  const normalized = (value ?? '').trim().toLowerCase();
+  return normalized === 'production' || normalized === 'prod';
+}
+
 /**
  * Loads {@link Settings} from a properties/JSON file, explicit properties and the environment
  * (environment wins), applies defaults, and validates every value.
  *
- * @throws {@link SettingsError} naming the property when a property is unknown or its value invalid.
+ * Names: every name in the file and in `properties` must be a property. Of the environment, the
+ * variables of the properties are read; another variable starting with `SVC_` (any letter case) is
+ * an error when it looks like one of them (a close misspelling: at most one edit for names of up to
+ * seven characters after `SVC_`, two for longer ones; the same words in another order; another
+ * letter case), and is otherwise ignored and reported to `onIgnoredVariable`. Other variables are
+ * not looked at.
+ *
+ * @throws {@link SettingsError} naming the property when a property is unknown or its value invalid,
+ * and naming the variable and the property it resembles for a mistyped variable.
  */
 export function loadSettings(options: LoadSettingsOptions = {}): Settings {
+  return loadSettingsWithSources(options).settings;
+}
+
+/**
+ * Where a property's effective value came from: its default, the configuration file, code
+ * (`options.properties`), or an environment variable.
+ */
+export type SettingSource = { kind: 'default' } | { kind: 'file'; file: string } | { kind: 'code' } | { kind: 'env'; variable: string };
+
+/**
+ * {@link loadSettings}, also saying where each property's value came from (for
+ * `svc-connect config check`). Same checks, same errors.
+ */
+export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { settings: Settings; sources: Map<string, SettingSource> } {
   const env = options.env ?? process.env;
-  const production = env.NODE_ENV === 'production';
+  const production = isProductionEnvironment(env.NODE_ENV);
   const raw = new Map<string, { value: string; source: string }>();
 
   const file = options.file ?? env.SVC_CONFIG;
@@ -37,14 +86,18 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   for (const [name, value] of Object.entries(options.properties ?? {})) {
     raw.set(name, { value: String(value), source: 'code' });
   }
-  for (const [name, entry] of fromEnvironment(env)) raw.set(name, entry);
+  for (const [name, entry] of fromEnvironment(env, options.onIgnoredVariable ?? warnOnce)) raw.set(name, entry);
 
   const known = new Map(PROPERTY_DEFINITIONS.map((d) => [d.name, d]));
   const unknown = [...raw.keys()].filter((name) => !known.has(name));
   if (unknown.length > 0) {
+    const hint = (name: string): string => {
+      const like = closestResembled(name, known.keys(), PROPERTY_RULE);
+      return like ? `; did you mean ${like}?` : '';
+    };
     throw new SettingsError(
       `unknown propert${unknown.length === 1 ? 'y' : 'ies'}: ${unknown
-        .map((n) => `${n} (from ${raw.get(n)?.source})`)
+        .map((n) => `${n} (from ${raw.get(n)?.source}${hint(n)})`)
         .join(', ')}`,
       unknown,
     );
@@ -56,7 +109,15 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     if (entry) applyOne(settings, definition, entry);
   }
   if (!raw.has('svc.base-url')) settings.baseUrl = `http://localhost:${settings.port}`;
-  return settings;
+  const sources = new Map<string, SettingSource>();
+  for (const definition of PROPERTY_DEFINITIONS) {
+    const entry = raw.get(definition.name);
+    sources.set(
+      definition.name,
+      !entry ? { kind: 'default' } : entry.source === 'code' ? { kind: 'code' } : entry.source === file ? { kind: 'file', file } : { kind: 'env', variable: entry.source },
+    );
+  }
+  return { settings, sources };
 }
 
 function applyOne(settings: Settings, definition: PropertyDefinition, entry: { value: string; source: string }): void {
@@ -69,19 +130,24 @@ function applyOne(settings: Settings, definition: PropertyDefinition, entry: { v
   }
 }
 
-function fromEnvironment(env: NodeJS.ProcessEnv): Map<string, { value: string; source: string }> {
+function fromEnvironment(env: NodeJS.ProcessEnv, onIgnored: (variable: string, message: string) => void): Map<string, { value: string; source: string }> {
   const found = new Map<string, { value: string; source: string }>();
   const byEnv = new Map<string, PropertyDefinition>();
   for (const d of PROPERTY_DEFINITIONS) {
     byEnv.set(ruleDerivedEnv(d.name), d);
     if (d.env) byEnv.set(d.env, d);
   }
+  const ours = [...byEnv.keys(), ...NON_PROPERTY_ENV].filter((name) => name.startsWith(ENV_RULE.prefix));
+  const mistyped: string[] = [];
   for (const [variable, value] of Object.entries(env)) {
     if (value === undefined) continue;
     const definition = byEnv.get(variable);
     if (!definition) {
-      if (variable.startsWith('SVC_') && !NON_PROPERTY_ENV.has(variable)) {
-        throw new SettingsError(`unknown environment variable ${variable}: no svc-connect property has this name`, [variable]);
+      if (variable.toUpperCase().startsWith(ENV_RULE.prefix) && !NON_PROPERTY_ENV.has(variable)) {
+        const like = closestResembled(variable, ours, ENV_RULE);
+        const property = like ? byEnv.get(like)?.name : undefined;
+        if (like) mistyped.push(`${variable} (did you mean ${like}${property ? `, property ${property}` : ''}?)`);
+        else onIgnored(variable, `ignoring environment variable ${variable}: it is not an svc-connect property and does not look like one`);
       }
       continue;
     }
@@ -93,6 +159,12 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Map<string, { value: string; s
       );
     }
     found.set(definition.name, { value, source: variable });
+  }
+  if (mistyped.length > 0) {
+    throw new SettingsError(
+      `unknown environment variable${mistyped.length === 1 ? '' : 's'} ${mistyped.join(', ')}: no svc-connect property has this name`,
+      mistyped.map((m) => m.split(' ')[0] as string),
+    );
   }
   return found;
 }

@@ -14,6 +14,8 @@ export interface Settings {
     clusterNodes?: { host: string; port: number }[];
     /** Prefix of every key this provider writes (`svc.redis.key-prefix`). */
     keyPrefix: string;
+    /** Fail-fast wait for one Redis operation in ms (`svc.redis.operation-timeout-ms`). */
+    operationTimeoutMs: number;
   };
   mail: {
     /** SMTP URL (`svc.mail.smtp-url`); unset → mails are written to `outboxDir`. */
@@ -49,6 +51,10 @@ export interface Settings {
     /** Access token lifetime in seconds (`svc.access-token.ttl`). */
     ttl: number;
   };
+  par: {
+    /** Every client must push its authorization requests to `/oidc/v1/par` first (`svc.par.required`). */
+    required: boolean;
+  };
   demo: {
     /** Serve the demo accounts and the demo page (`svc.demo.enabled`). */
     enabled: boolean;
@@ -78,10 +84,20 @@ export interface Settings {
   log: {
     /** Lowest level written (`svc.log.level`). */
     level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+    /** `pretty` or `json` (`svc.log.format`); unset: `pretty` on a terminal outside production, else `json`. */
+    format?: 'pretty' | 'json';
   };
   clients: {
     /** A JSON file holding an array of statically provisioned client metadata (`svc.clients.file`). */
     file?: string;
+  };
+  authenticator: {
+    /** The ES module whose default export signs people in (`svc.authenticator.module`). */
+    module?: string;
+  };
+  claims: {
+    /** ES modules whose default exports provide claims, in order (`svc.claims.modules`). */
+    modules?: string[];
   };
   /** `true` when `NODE_ENV=production`: unsafe defaults are refused instead of warned about. */
   production: boolean;

@@ -16,11 +16,16 @@ export interface SuppliedParts {
   store?: boolean;
   /** Signing keys were passed in code. */
   keys?: boolean;
+  /** An authenticator was passed in code (the demo accounts then do not sign in). */
+  authenticator?: boolean;
   /** The management router and mailer are served by this app. */
   management?: boolean;
 }
 
-/** Lists the unsafe defaults still in force for `settings`. */
+/**
+ * Lists the unsafe defaults still in force for `settings`, and the settings that are unsafe in
+ * production whoever set them (`svc.demo.enabled`, `svc.fetch.allow-private-network`).
+ */
 export function findUnsafeDefaults(settings: Settings, supplied: SuppliedParts = {}): UnsafeDefault[] {
   const found: UnsafeDefault[] = [];
   if (!supplied.store && !settings.redis.url && !settings.redis.clusterNodes) {
@@ -31,6 +36,21 @@ export function findUnsafeDefaults(settings: Settings, supplied: SuppliedParts =
   }
   if (!settings.cookies.keys) {
     found.push({ property: 'svc.cookies.keys', reason: 'cookie keys are generated at each start, so sessions end on restart' });
+  }
+  if (settings.demo.enabled) {
+    const ownAuthenticator = supplied.authenticator || settings.authenticator.module !== undefined;
+    found.push({
+      property: 'svc.demo.enabled',
+      reason: ownAuthenticator
+        ? '/oidcdemo/login registers clients and runs flows for anyone who can sign in (the demo accounts do not: an authenticator is configured)'
+        : 'the demo accounts demo/demo and demo-basic/demo-basic sign in, and /oidcdemo/login registers clients',
+    });
+  }
+  if (settings.fetch.allowPrivateNetwork) {
+    found.push({
+      property: 'svc.fetch.allow-private-network',
+      reason: 'jwks_uri and x5u are fetched over http and from loopback and private addresses (a server-side request forgery surface)',
+    });
   }
   if (supplied.management) {
     if (settings.management.user === 'admin' && settings.management.password === 'admin') {

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { AdapterPayload } from 'oidc-provider';
 
+import { refOf, type ListedRecord } from '../../adapters/inventory.js';
+import { InvalidCursorError } from '../../lib/errors.js';
 import type { SvcStore } from '../../adapters/store.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -64,7 +66,9 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
       const uid = id();
       await session.upsert(key, { uid, accountId: 'a' }, 1);
       expect((await session.findByUid(uid))?.accountId).toBe('a');
-      await sleep(1300);
+      // The store expires it by its own clock (a Redis TTL): poll until both are gone (a store
+      // that never expires them fails by the test timeout), never a fixed sleep.
+      while ((await session.find(key)) || (await session.findByUid(uid))) await sleep(50);
       expect(await session.find(key)).toBeUndefined();
       expect(await session.findByUid(uid)).toBeUndefined();
     });
@@ -134,6 +138,63 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
       await expect(store.adapter('AuthorizationCode').consume(id())).rejects.toMatchObject({ error: 'invalid_grant' });
     });
 
+    describe('unconsume (giving a single-use record back)', () => {
+      it('removes only the consumed mark: the payload stays, and the record can be consumed once more', async () => {
+        const tokens = store.adapter('RegistrationAccessToken');
+        const key = id();
+        const payload: AdapterPayload = { clientId: 'c', kind: 'RegistrationAccessToken', jti: key, policies: ['a', 'b'] };
+        await tokens.upsert(key, payload);
+        await tokens.consume(key);
+        await expect(store.unconsume('RegistrationAccessToken', key)).resolves.toBe(true);
+        expect(await tokens.find(key)).toEqual(payload);
+        await tokens.consume(key);
+        await expect(tokens.consume(key)).rejects.toMatchObject({ error: 'invalid_grant' });
+      });
+
+      it('is a no-op on a record that is not consumed, and keeps models apart', async () => {
+        const key = id();
+        await store.adapter('InitialAccessToken').upsert(key, { kind: 'InitialAccessToken', jti: key }, 60);
+        await store.adapter('RegistrationAccessToken').upsert(key, { kind: 'RegistrationAccessToken', jti: key });
+        await store.adapter('RegistrationAccessToken').consume(key);
+        await expect(store.unconsume('InitialAccessToken', key)).resolves.toBe(true);
+        expect(await store.adapter('InitialAccessToken').find(key)).toEqual({ kind: 'InitialAccessToken', jti: key });
+        expect(typeof (await store.adapter('RegistrationAccessToken').find(key))?.consumed).toBe('number');
+      });
+
+      it('resolves false for an unknown or deleted record and creates nothing', async () => {
+        const tokens = store.adapter('RegistrationAccessToken');
+        const key = id();
+        await expect(store.unconsume('RegistrationAccessToken', key)).resolves.toBe(false);
+        expect(await tokens.find(key)).toBeUndefined();
+        await tokens.upsert(key, { kind: 'RegistrationAccessToken' });
+        await tokens.consume(key);
+        await tokens.destroy(key);
+        await expect(store.unconsume('RegistrationAccessToken', key)).resolves.toBe(false);
+        expect(await tokens.find(key)).toBeUndefined();
+      });
+
+      it('keeps the expiry: a record given back still expires when it was due', async () => {
+        const tokens = store.adapter('InitialAccessToken');
+        const key = id();
+        await tokens.upsert(key, { kind: 'InitialAccessToken' }, 1);
+        await tokens.consume(key);
+        await expect(store.unconsume('InitialAccessToken', key)).resolves.toBe(true);
+        // Polled, not slept: with its TTL lost the record would never go and the test would time out.
+        while (await tokens.find(key)) await sleep(100);
+        await expect(store.unconsume('InitialAccessToken', key)).resolves.toBe(false);
+      });
+
+      it('after a record is given back, exactly one of 30 concurrent consumers wins again', async () => {
+        const tokens = store.adapter('InitialAccessToken');
+        const key = id();
+        await tokens.upsert(key, { kind: 'InitialAccessToken' }, 60);
+        await tokens.consume(key);
+        await store.unconsume('InitialAccessToken', key);
+        const results = await Promise.allSettled(Array.from({ length: 30 }, () => tokens.consume(key)));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      });
+    });
+
     it('revokes every record of a grant across models, and nothing else', async () => {
       const grantId = id();
       const otherGrant = id();
@@ -151,6 +212,91 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
 
     it('revoking an unknown grant is a no-op', async () => {
       await expect(store.adapter('AccessToken').revokeByGrantId(id())).resolves.toBeUndefined();
+    });
+
+    describe('inventory (listing and removing by reference)', () => {
+      const model = (): string => `Inv${randomUUID().slice(0, 8)}`;
+      const inventory = (): NonNullable<SvcStore['inventory']> => {
+        if (!store.inventory) throw new Error('the store has no inventory');
+        return store.inventory;
+      };
+      const listAll = async (m: string, limit: number): Promise<{ records: ListedRecord[]; pages: number }> => {
+        const records: ListedRecord[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await inventory().list(m, { cursor, limit });
+          expect(page.records.length).toBeLessThanOrEqual(limit);
+          records.push(...page.records);
+          cursor = page.cursor;
+          pages += 1;
+        } while (cursor !== undefined);
+        return { records, pages };
+      };
+
+      it('pages through every live record of a model, at most `limit` a page, naming each by the SHA-256 of its id and never showing the id or jti', async () => {
+        const m = model();
+        const ids = Array.from({ length: 23 }, () => `secret-${id()}`);
+        await Promise.all(ids.map((key, i) => store.adapter(m).upsert(key, { jti: key, clientId: `client-${i}`, kind: m }, i % 2 ? 60 : undefined)));
+        await store.adapter(`${m}Other`).upsert(id(), { clientId: 'elsewhere' }, 60);
+        const { records, pages } = await listAll(m, 5);
+        expect(pages).toBeGreaterThanOrEqual(5);
+        expect(new Set(records.map((r) => r.ref))).toEqual(new Set(ids.map(refOf)));
+        expect(new Set(records.map((r) => r.payload.clientId))).toEqual(new Set(ids.map((_k, i) => `client-${i}`)));
+        const dump = JSON.stringify(records);
+        for (const key of ids) expect(dump).not.toContain(key);
+        for (const r of records) expect(r.payload).not.toHaveProperty('jti');
+      });
+
+      it('shows the consumed mark, and never a removed or expired record', async () => {
+        const m = model();
+        const [kept, consumed, removed, expiring] = [id(), id(), id(), id()];
+        for (const key of [kept, consumed, removed]) await store.adapter(m).upsert(key, { kind: m }, 60);
+        await store.adapter(m).upsert(expiring, { kind: m }, 1);
+        await store.adapter(m).consume(consumed);
+        await store.adapter(m).destroy(removed);
+        while (await store.adapter(m).find(expiring)) await sleep(100);
+        const { records } = await listAll(m, 50);
+        expect(records.map((r) => r.ref).sort()).toEqual([kept, consumed].map(refOf).sort());
+        expect(records.find((r) => r.ref === refOf(consumed))?.payload.consumed).toEqual(expect.any(Number));
+        expect(records.find((r) => r.ref === refOf(kept))?.payload.consumed).toBeUndefined();
+      });
+
+      it('lists nothing for an empty model, and refuses a cursor it did not hand out', async () => {
+        expect(await inventory().list(model(), { limit: 10 })).toEqual({ records: [] });
+        for (const cursor of ['not-a-cursor', Buffer.from('{"n":"elsewhere:1","c":"0","p":[]}').toString('base64url'), '']) {
+          await expect(inventory().list(model(), { cursor, limit: 10 })).rejects.toBeInstanceOf(InvalidCursorError);
+        }
+      });
+
+      it('destroys one record by reference (with its indexes), and answers false for an unknown, malformed or other-model reference', async () => {
+        const m = model();
+        const [a, b] = [id(), id()];
+        await store.adapter(m).upsert(a, { uid: `uid-${a}`, kind: m }, 60);
+        await store.adapter(m).upsert(b, { kind: m }, 60);
+        expect(await inventory().destroy(`${m}Other`, refOf(a))).toBe(false);
+        expect(await inventory().destroy(m, refOf(a))).toBe(true);
+        expect(await store.adapter(m).find(a)).toBeUndefined();
+        expect(await store.adapter(m).find(b)).toBeDefined();
+        expect(await inventory().destroy(m, refOf(a))).toBe(false);
+        expect(await inventory().destroy(m, a)).toBe(false);
+        expect(await inventory().destroy(m, '*')).toBe(false);
+      });
+
+      it('revokes every record of a grant by the grant reference, and nothing else', async () => {
+        const grant = id();
+        const other = id();
+        const [code, token, kept] = [id(), id(), id()];
+        await store.adapter('AuthorizationCode').upsert(code, { grantId: grant }, 60);
+        await store.adapter('AccessToken').upsert(token, { grantId: grant }, 60);
+        await store.adapter('AccessToken').upsert(kept, { grantId: other }, 60);
+        expect(await inventory().revokeGrant(refOf(grant))).toBe(2);
+        expect(await store.adapter('AuthorizationCode').find(code)).toBeUndefined();
+        expect(await store.adapter('AccessToken').find(token)).toBeUndefined();
+        expect(await store.adapter('AccessToken').find(kept)).toBeDefined();
+        expect(await inventory().revokeGrant(refOf(grant))).toBe(0);
+        expect(await inventory().revokeGrant('not a ref')).toBe(0);
+      });
     });
 
     describe('attempt counting', () => {

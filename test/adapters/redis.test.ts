@@ -1,13 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { RedisOptions } from 'ioredis';
 
+import { refOf } from '../../adapters/inventory.js';
+import { InvalidCursorError } from '../../lib/errors.js';
 import { createRedisStore } from '../../adapters/redis.js';
-import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, testPrefix, type OwnCluster } from '../helpers/redis.js';
+import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster } from '../helpers/redis.js';
+import { describeBatchContract } from './batch-contract.js';
 import { describeAdapterContract } from './contract.js';
 
 const standalonePrefix = testPrefix('contract');
 afterAll(async () => deletePrefix(SHARED_REDIS_URL, standalonePrefix));
 
-describeAdapterContract('redis standalone', async () => createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: standalonePrefix }));
+describeAdapterContract('redis standalone', async () => createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: standalonePrefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS }));
+describeBatchContract('redis standalone', async () => createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: standalonePrefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS }));
 
 let cluster: OwnCluster;
 beforeAll(async () => {
@@ -15,12 +20,13 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(() => cluster?.dispose());
 
-describeAdapterContract('redis cluster (3 masters)', async () => createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: testPrefix('cluster') }));
+describeAdapterContract('redis cluster (3 masters)', async () => createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: testPrefix('cluster'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS }));
+describeBatchContract('redis cluster (3 masters)', async () => createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: testPrefix('cluster'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS }));
 
 describe('redis store key layout', () => {
   it('keeps ids out of keys and payloads: keys hold a SHA-256 of the id, jti is restored on find', async () => {
     const prefix = testPrefix('layout');
-    const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix });
+    const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
     try {
       const token = 'secret-access-token-value-1234567890';
       await store.adapter('AccessToken').upsert(token, { jti: token, grantId: 'g1', kind: 'AccessToken' }, 60);
@@ -39,9 +45,40 @@ describe('redis store key layout', () => {
     }
   });
 
+  it('lists only its own prefix, even when the prefix holds glob characters', async () => {
+    const base = testPrefix('glob');
+    const mine = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: `${base}a*`, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    const neighbour = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: `${base}ab`, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      await mine.adapter('Client').upsert('mine', { client_id: 'mine' });
+      await neighbour.adapter('Client').upsert('theirs', { client_id: 'theirs' });
+      const page = await mine.inventory.list('Client', { limit: 50 });
+      expect(page.records.map((r) => r.payload.client_id)).toEqual(['mine']);
+      expect(await mine.inventory.destroy('Client', refOf('theirs'))).toBe(false);
+      expect(await neighbour.adapter('Client').find('theirs')).toBeDefined();
+    } finally {
+      await deletePrefix(SHARED_REDIS_URL, base);
+      await Promise.all([mine.close(), neighbour.close()]);
+    }
+  });
+
+  it('refuses a cursor whose pending references are not references', async () => {
+    const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: testPrefix('cursor'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      const options = store.client.options as RedisOptions;
+      const node = `${options.host ?? ''}:${options.port ?? ''}`;
+      const forged = (p: unknown[]): string => Buffer.from(JSON.stringify({ n: node, c: '0', p })).toString('base64url');
+      await expect(store.inventory.list('Client', { limit: 5, cursor: forged([]) })).resolves.toEqual({ records: [] });
+      await expect(store.inventory.list('Client', { limit: 5, cursor: forged(['*']) })).rejects.toBeInstanceOf(InvalidCursorError);
+      await expect(store.inventory.list('Client', { limit: 5, cursor: forged([refOf('x'), 7]) })).rejects.toBeInstanceOf(InvalidCursorError);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('expires a grant index with its longest-lived member', async () => {
     const prefix = testPrefix('index-ttl');
-    const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix });
+    const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
     try {
       await store.adapter('AuthorizationCode').upsert('code-1', { grantId: 'grant-x' }, 30);
       await store.adapter('AccessToken').upsert('at-1', { grantId: 'grant-x' }, 300);

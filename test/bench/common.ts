@@ -41,6 +41,8 @@ export interface ServerSpec {
   redisUrl?: string;
   keyPrefix: string;
   cookieKey: string;
+  /** Vanilla server only: oidc-provider's own memory adapter or the plain Redis adapter (`builtin`), or svc-connect's (`ours`). */
+  adapter?: 'builtin' | 'ours';
   /** Issue this many initial access tokens at start and write them to `iatFile`. */
   iats?: number;
   iatFile?: string;

@@ -19,6 +19,8 @@ interface DriverSpec {
   scope: string;
   registrationBody?: unknown;
   iatFile?: string;
+  /** Development aid (`trace.ts`): before each step, an ECHO naming it on this Redis (seen by MONITOR). */
+  traceRedis?: string;
 }
 
 const spec = JSON.parse(process.env.BENCH_DRIVER ?? '{}') as DriverSpec;
@@ -28,7 +30,12 @@ const basic = `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('ba
 
 const latencies: Record<string, number[]> = {};
 let measuring = false;
+const tracer = spec.traceRedis ? new (await import('ioredis')).Redis(spec.traceRedis) : undefined;
 const time = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {
+  if (tracer) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await tracer.echo(`step ${step}`);
+  }
   const started = performance.now();
   const result = await fn();
   if (measuring) (latencies[step] ??= []).push(performance.now() - started);
@@ -117,7 +124,7 @@ async function oneFlow(): Promise<void> {
     fetch(discovery.token_endpoint as string, {
       method: 'POST',
       headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: code as string, code_verifier: verifier, redirect_uri: REDIRECT_URI }).toString(),
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: code, code_verifier: verifier, redirect_uri: REDIRECT_URI }).toString(),
     }),
   );
   const tokens = (await tokenResponse.json()) as { access_token?: string; id_token?: string; error?: string };
@@ -179,5 +186,6 @@ await Promise.all(
     }
   }),
 );
+tracer?.disconnect();
 const result: DriverResult = { flows, errors, seconds: (measuredEnd - measuredStart) / 1000, latencies, firstError };
 process.stdout.write(`${JSON.stringify(result)}\n`);

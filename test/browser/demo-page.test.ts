@@ -20,11 +20,14 @@ describe('the demo page in Chromium (C8)', () => {
     await running?.close();
   });
 
-  const startFlow = async (page: Page): Promise<void> => {
+  const CLAIMS = JSON.stringify({ userinfo: { 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true } } });
+
+  const startFlow = async (page: Page, options: { par?: boolean } = {}): Promise<void> => {
     await page.goto(`${running.baseUrl}/oidcdemo/login`);
     await screenshot(page, 'demo-form');
     for (const scope of ['profile', 'email', 'svc.insurance.verified']) await page.check(`input[name="scope"][value="${scope}"]`);
-    await page.fill('#claims', JSON.stringify({ userinfo: { 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true } } }));
+    await page.fill('#claims', CLAIMS);
+    if (options.par) await page.check('#par');
     await page.click('#demo-form button[type="submit"]');
     await page.waitForSelector('#login-form');
     await screenshot(page, 'login');
@@ -52,6 +55,41 @@ describe('the demo page in Chromium (C8)', () => {
     const idToken = JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as Record<string, unknown>;
     expect(idToken).toMatchObject({ sub: 'demo-0001', name: 'Erika Mustermann', scope: 'openid profile email svc.insurance.verified' });
     expect(JSON.parse((await page.textContent('#id-token-jwe-header')) ?? '{}')).toMatchObject({ alg: 'RSA-OAEP-256', enc: 'A256GCM' });
+    await page.close();
+  });
+
+  it('with the PAR switch: the browser URL holds only client_id and request_uri, the claims arrive all the same', async () => {
+    const page = await browser.newPage();
+    const visited: string[] = [];
+    page.on('request', (request) => {
+      if (request.isNavigationRequest()) visited.push(request.url());
+    });
+    await startFlow(page, { par: true });
+    await page.click('#consent-allow button');
+    await page.waitForSelector('#userinfo-claims');
+    await screenshot(page, 'demo-result-par');
+    const authorize = visited.filter((u) => new URL(u).pathname === '/oidc/v1/authorize');
+    expect(authorize).toHaveLength(1);
+    const sent = new URL(authorize[0] as string);
+    expect([...sent.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+    expect(sent.searchParams.get('request_uri')).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]+$/);
+    // No URL the browser opened carried the claims request or any other authorization parameter.
+    for (const url of visited) for (const leak of ['claims', 'svc.ver', 'code_challenge', 'nonce', 'scope=']) expect({ url, leak, found: decodeURIComponent(url).includes(leak) }).toEqual({ url, leak, found: false });
+    expect(await page.textContent('#authorization-url-parameters')).toBe('client_id request_uri');
+    expect(await page.textContent('#authorization-url')).toBe(sent.href);
+    expect(await page.textContent('#authorization-mode')).toContain('encrypted (RSA-OAEP-256, A256GCM)');
+    const userinfo = JSON.parse((await page.textContent('#userinfo-claims')) ?? '{}') as Record<string, unknown>;
+    expect(userinfo['svc.ver.idcard.l3.nfc']).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann' });
+    await page.close();
+  });
+
+  it('without the switch the result page shows every parameter in the URL', async () => {
+    const page = await browser.newPage();
+    await startFlow(page);
+    await page.click('#consent-allow button');
+    await page.waitForSelector('#authorization-url-parameters');
+    const names = ((await page.textContent('#authorization-url-parameters')) ?? '').split(' ').sort();
+    expect(names).toEqual(['claims', 'client_id', 'code_challenge', 'code_challenge_method', 'nonce', 'redirect_uri', 'response_type', 'scope', 'state']);
     await page.close();
   });
 

@@ -89,25 +89,49 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
 
   it('signs in once, then: no prompt → no pages; prompt=login → the login page; prompt=consent → consent again', async () => {
     const page = await freshPage();
+    // Which of our pages the browser was shown, in order (login or consent), per step.
+    let shown: string[] = [];
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) shown.push(new URL(frame.url()).pathname);
+    });
+    const pagesShown = (): string[] => {
+      const kinds: string[] = [];
+      for (const path of shown) if (/\/interaction\//.test(path)) kinds.push(path);
+      shown = [];
+      return kinds;
+    };
+    const subject = async (): Promise<unknown> => (JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as { sub?: unknown }).sub;
+
     await demo(page);
+    await page.waitForSelector('#login-form');
     await signIn(page, 'demo', 'demo');
     await page.click('#consent-allow button');
     await page.waitForSelector('#userinfo-claims');
+    expect(await subject()).toBe('demo-0001');
+    expect(pagesShown().length).toBeGreaterThanOrEqual(2); // login, then consent
 
     await demo(page);
     await page.waitForSelector('#userinfo-claims');
+    expect(pagesShown()).toEqual([]); // signed in and consented: straight back, no page
+    expect(await subject()).toBe('demo-0001');
 
     await demo(page, 'login');
     await page.waitForSelector('#login-form');
+    expect(await page.isVisible('#consent-allow')).toBe(false);
     await screenshot(page, 'prompt-login');
     await signIn(page, 'demo', 'demo');
     await page.waitForSelector('#userinfo-claims');
+    expect(await subject()).toBe('demo-0001');
+    expect(pagesShown().length).toBeGreaterThanOrEqual(1); // the login page, no consent needed
+    expect(await page.isVisible('#consent-allow')).toBe(false);
 
     await demo(page, 'consent');
     await page.waitForSelector('#consent-allow');
+    expect(await page.isVisible('#login-form')).toBe(false); // still signed in: consent only
     await screenshot(page, 'prompt-consent');
     await page.click('#consent-allow button');
     await page.waitForSelector('#userinfo-claims');
+    expect(await subject()).toBe('demo-0001');
     await page.close();
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { FormBrowser, signIn } from '../helpers/browser.js';
+import { FormBrowser, signIn } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
 
 /**
@@ -24,7 +24,7 @@ describe('authorization requests: encrypted id_token_hint and form POST on http 
       new URL(running.issuer),
       rp.metadata.client_id,
       undefined,
-      oidc.ClientSecretBasic(rp.metadata.client_secret as string),
+      oidc.ClientSecretBasic(rp.metadata.client_secret),
       { execute: [oidc.allowInsecureRequests] },
     );
     rp.configure(config);

@@ -3,10 +3,8 @@ import { compactDecrypt, createRemoteJWKSet, jwtVerify } from 'jose';
 
 import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { signIn } from '../helpers/browser.js';
+import { authorizationUrl, pkcePair, redirectParams, runCodeFlow, signIn } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
-import { runCodeFlow } from '../helpers/flow.js';
-import { authorizationUrl, pkcePair, redirectParams } from '../helpers/oauth.js';
 
 const INSURANCE = 'demo.ver.healthinsurance.l0.api.demo';
 const PROTOCOL = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'scope', 'sid'];

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { issueInitialAccessToken, validateSigningKeys } from '../../lib/index.js';
+import { issueInitialAccessToken } from '../../lib/index.js';
+import { validateSigningKeys } from '../../lib/provider/keys.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { freePort, waitFor } from '../helpers/processes.js';
 
@@ -45,25 +47,26 @@ describe('the svc-connect command line (issue 8)', () => {
   it('prints an overview with --help (0), and refuses an unknown command (2)', async () => {
     const help = await cli(['--help']);
     expect(help.code).toBe(0);
-    for (const c of ['serve', 'keys', 'client-keys', 'invite', 'register']) expect(help.stdout).toContain(`  ${c}`);
+    for (const c of ['serve', 'config', 'keys', 'client-keys', 'invite', 'register', 'clients', 'invitations', 'subjects']) expect(help.stdout).toContain(`  ${c}`);
     const unknown = await cli(['frobnicate']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command frobnicate');
   });
 
-  it.each(['serve', 'keys', 'client-keys', 'invite', 'register'])('prints usage for %s --help', async (command) => {
+  it.each(['serve', 'config', 'keys', 'client-keys', 'invite', 'register', 'clients', 'invitations', 'subjects'])('prints usage for %s --help', async (command) => {
     const result = await cli([command, '--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`Usage: svc-connect ${command}`);
   });
 
-  it('keys generate --out writes a private JWKS with RSA and P-256 keys, mode 0600', async () => {
+  it('keys generate --out writes a private JWKS with RSA and P-256 keys for signing and for request-object decryption, mode 0600', async () => {
     const file = join(dir, 'keys.json');
     const result = await cli(['keys', 'generate', '--out', file]);
     expect(result.code).toBe(0);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const jwks = validateSigningKeys(JSON.parse(readFileSync(file, 'utf8')), file);
-    expect(jwks.keys.map((k) => `${k.kty}${k.crv ? `:${k.crv}` : ''}`).sort()).toEqual(['EC:P-256', 'RSA']);
+    expect(jwks.keys.map((k) => `${k.use}:${k.kty}${k.crv ? `:${k.crv}` : ''}`).sort()).toEqual(['enc:EC:P-256', 'enc:RSA', 'sig:EC:P-256', 'sig:RSA']);
+    expect(new Set(jwks.keys.map((k) => k.kid)).size).toBe(4);
     expect((await cli(['keys', 'rotate'])).code).toBe(2);
     expect((await cli(['keys', 'generate', '--bogus'])).code).toBe(2);
   });
@@ -98,7 +101,11 @@ describe('the svc-connect command line (issue 8)', () => {
   it('invite calls the management endpoint; wrong password → 1; unreachable server → 1; no --email → 2', async () => {
     const ok = await cli(['invite', '--url', running.baseUrl, '--email', 'rp@example.com'], { SVC_MANAGEMENT_PASSWORD: 'cli-password' });
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ invited: 'rp@example.com' });
+    const answer = JSON.parse(ok.stdout) as { invited: string; mail: { transport: string; file: string } };
+    expect(answer).toMatchObject({ invited: 'rp@example.com', mail: { transport: 'outbox' } });
+    // Where the mail went, for the person at the terminal: the .eml file holding the token.
+    expect(ok.stderr).toContain(`mail for rp@example.com written to ${answer.mail.file} on the server`);
+    expect(readFileSync(answer.mail.file, 'utf8')).toContain('Initial access token');
     const wrong = await cli(['invite', '--url', running.baseUrl, '--email', 'rp@example.com'], { SVC_MANAGEMENT_PASSWORD: 'nope' });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('invitation failed: HTTP 401 unauthorized');
@@ -106,6 +113,110 @@ describe('the svc-connect command line (issue 8)', () => {
     expect(down.code).toBe(1);
     expect(down.stderr).toContain('cannot reach http://127.0.0.1:');
     expect((await cli(['invite', '--url', running.baseUrl], { SVC_MANAGEMENT_PASSWORD: 'x' })).code).toBe(2);
+  });
+
+  it('clients list/show/disable/enable/revoke-grants/delete over the management API, never printing a secret', async () => {
+    const env = { SVC_MANAGEMENT_PASSWORD: 'cli-password', SVC_BASE_URL: running.baseUrl };
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const registered = await fetch(`${running.issuer}/register`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: ['https://rp.example/cb'], client_name: 'CLI listed app' }),
+    });
+    const client = (await registered.json()) as { client_id: string; client_secret: string; registration_access_token: string };
+
+    const listed = await cli(['clients', 'list', '--all'], env);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^CLIENT_ID\s+STATE\s+ISSUED\s+NAME$/m);
+    expect(listed.stdout).toMatch(new RegExp(`^${client.client_id}\\s+enabled\\s+\\S+\\s+CLI listed app$`, 'm'));
+
+    const shown = await cli(['clients', 'show', client.client_id], env);
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ disabled: false, client: { client_id: client.client_id, client_name: 'CLI listed app' } });
+    for (const output of [listed.stdout, shown.stdout]) {
+      expect(output).not.toContain(client.client_secret);
+      expect(output).not.toContain(client.registration_access_token);
+    }
+
+    const disabled = await cli(['clients', 'disable', client.client_id, '--url', running.baseUrl], { SVC_MANAGEMENT_PASSWORD: 'cli-password' });
+    expect([disabled.code, JSON.parse(disabled.stdout)]).toEqual([0, { client_id: client.client_id, disabled: true, changed: true }]);
+    expect(disabled.stderr).toContain(`client ${client.client_id} is disabled`);
+    expect((await cli(['clients', 'list', '--json'], env)).stdout).toContain('"disabled": true');
+    expect((await cli(['clients', 'enable', client.client_id], env)).code).toBe(0);
+    const revoked = await cli(['clients', 'revoke-grants', client.client_id], env);
+    expect(JSON.parse(revoked.stdout)).toMatchObject({ client_id: client.client_id, revoked_grants: 0 });
+    const passwordFile = join(dir, 'management-password');
+    writeFileSync(passwordFile, 'cli-password\n', { mode: 0o600 });
+    expect((await cli(['clients', 'delete', client.client_id, '--password-file', passwordFile], { SVC_BASE_URL: running.baseUrl })).code).toBe(0);
+    const gone = await cli(['clients', 'show', client.client_id], env);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain(`show failed: HTTP 404 not_found: no client ${client.client_id}`);
+  });
+
+  it('invitations list/revoke and subjects revoke over the management API', async () => {
+    const env = { SVC_MANAGEMENT_PASSWORD: 'cli-password', SVC_BASE_URL: running.baseUrl };
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const listed = await cli(['invitations', 'list', '--all', '--json'], env);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain(token);
+    const ids = (JSON.parse(listed.stdout) as { invitations: { id: string }[] }).invitations.map((i) => i.id);
+    const id = `inv_${createHash('sha256').update(token).digest('base64url')}`;
+    expect(ids).toContain(id);
+    expect((await cli(['invitations', 'list'], env)).stdout).toMatch(new RegExp(`^${id}\\s+\\S+Z\\s+\\S+Z$`, 'm'));
+    const revoked = await cli(['invitations', 'revoke', id], env);
+    expect([revoked.code, JSON.parse(revoked.stdout)]).toEqual([0, { id, revoked: true }]);
+    const again = await cli(['invitations', 'revoke', id], env);
+    expect([again.code, again.stderr]).toEqual([1, expect.stringContaining('revoke failed: HTTP 404 not_found')]);
+    const subject = await cli(['subjects', 'revoke', 'nobody-signed-in'], env);
+    expect([subject.code, JSON.parse(subject.stdout)]).toEqual([0, expect.objectContaining({ revoked_sessions: 0, revoked_grants: 0 })]);
+  });
+
+  it('toolbox usage errors exit 2; a wrong password exits 1', async () => {
+    for (const args of [['clients'], ['clients', 'frobnicate'], ['clients', 'show'], ['clients', 'list', 'extra'], ['invitations', 'revoke'], ['subjects', 'revoke'], ['subjects', 'revoke', 'a', 'b'], ['clients', 'list', '--bogus']]) {
+      expect([args.join(' '), (await cli(args, { SVC_MANAGEMENT_PASSWORD: 'x', SVC_BASE_URL: running.baseUrl })).code]).toEqual([args.join(' '), 2]);
+    }
+    const noPassword = await cli(['clients', 'list'], { SVC_BASE_URL: running.baseUrl });
+    expect([noPassword.code, noPassword.stderr]).toEqual([2, expect.stringContaining('set SVC_MANAGEMENT_PASSWORD')]);
+    const wrong = await cli(['clients', 'list'], { SVC_MANAGEMENT_PASSWORD: 'wrong', SVC_BASE_URL: running.baseUrl });
+    expect([wrong.code, wrong.stderr]).toEqual([1, expect.stringContaining('clients listing failed: HTTP 401 unauthorized')]);
+  });
+
+  it('config check prints every effective value with its source, secrets redacted, and the warnings; exit 0', async () => {
+    const properties = join(dir, 'check.properties');
+    writeFileSync(properties, 'svc.port = 4000\nsvc.mail.from = idp@example.com\n');
+    const cookieKey = 'c'.repeat(40);
+    const result = await cli(['config', 'check', '--file', properties], { SVC_MANAGEMENT_PASSWORD: 'a-secret-password', SVC_COOKIES_KEYS: cookieKey, SVC_UNRELATED_THING: 'x' });
+    expect(result.code).toBe(0);
+    const row = (name: string): string[] => (new RegExp(`^${name.replace(/\./g, '\\.')}\\s+(\\S+)\\s+(.+)$`, 'm').exec(result.stdout) ?? []).slice(1);
+    expect(row('svc.port')).toEqual(['4000', `file ${properties}`]);
+    expect(row('svc.mail.from')).toEqual(['idp@example.com', `file ${properties}`]);
+    expect(row('svc.base-url')).toEqual(['http://localhost:4000', 'default (from svc.port)']);
+    expect(row('svc.management.password')).toEqual(['<redacted>', 'env SVC_MANAGEMENT_PASSWORD']);
+    expect(row('svc.cookies.keys')).toEqual(['<redacted>', 'env SVC_COOKIES_KEYS']);
+    expect(row('svc.redis.url')).toEqual(['-', 'default']);
+    expect(row('svc.access-token.ttl')).toEqual(['3600', 'default']);
+    expect(result.stdout).not.toContain('a-secret-password');
+    expect(result.stdout).not.toContain(cookieKey);
+    expect(result.stdout).toContain('ignored: environment variable SVC_UNRELATED_THING');
+    expect(result.stdout).toContain('warning: svc.redis.url: the embedded in-memory store');
+    expect(result.stdout).toMatch(/configuration OK: the server would start with \d+ warnings\n$/);
+  });
+
+  it.each<[string, Record<string, string>, () => void]>([
+    ['an invalid value', { PORT: 'abc' }, () => undefined],
+    ['a mistyped variable', { SVC_MANAGMENT_PASSWORD: 'x' }, () => undefined],
+    ['unsafe defaults under NODE_ENV=production', { NODE_ENV: 'production' }, () => undefined],
+    ['a broken keys file', { SVC_KEYS_FILE: join(dir, 'broken-keys.json') }, () => writeFileSync(join(dir, 'broken-keys.json'), '{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}')],
+    ['a missing authenticator module', { SVC_AUTHENTICATOR_MODULE: join(dir, 'no-such-module.js') }, () => undefined],
+  ])('config check refuses %s with exit 1 and the message the server stops with', async (_name, env, prepare) => {
+    prepare();
+    const check = await cli(['config', 'check'], env);
+    const serve = await cli(['serve'], { PORT: String(await freePort()), ...env });
+    expect(check.code).toBe(1);
+    expect(serve.code).toBe(1);
+    const message = /cannot start: (.*)$/m.exec(serve.stderr)?.[1];
+    expect(message).toBeDefined();
+    expect(check.stderr.split('\n').filter((l) => l.includes('cannot start:'))).toEqual([`svc-connect config: cannot start: ${message as string}`]);
   });
 
   it('serve runs the example server', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 import { compactDecrypt } from 'jose';
 import * as oidc from 'openid-client';
@@ -60,7 +60,7 @@ describeEachStore(
       await expect(compactDecrypt(rawIdToken, keyA.privateKey)).rejects.toThrow();
       await expect(compactDecrypt(rawIdToken, keyB.privateKey)).resolves.toBeDefined();
 
-      const config = await oidc.discovery(new URL(running.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret as string), {
+      const config = await oidc.discovery(new URL(running.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), {
         execute: [oidc.allowInsecureRequests],
       });
       const userinfo = await oidc.fetchUserInfo(config, first.tokens.access_token, first.claims.sub);

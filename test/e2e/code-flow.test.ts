@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { signIn } from '../helpers/browser.js';
+import { signIn } from '../helpers/flow.js';
 import { describeEachStore } from '../helpers/stores.js';
 
 const client = confidentialClient();
@@ -18,7 +18,7 @@ describeEachStore('authorization code + PKCE with a real relying party (openid-c
       new URL(running.issuer),
       client.client_id,
       undefined,
-      oidc.ClientSecretBasic(client.client_secret as string),
+      oidc.ClientSecretBasic(client.client_secret),
       { execute: [oidc.allowInsecureRequests] },
     );
   });

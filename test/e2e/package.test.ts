@@ -19,6 +19,8 @@ describe('the packed tarball (issue 8)', () => {
     expect(files).toContain('package/dist/lib/index.js');
     expect(files).toContain('package/dist/lib/index.d.ts');
     expect(files).toContain('package/dist/lib/cli.js');
+    expect(files).toContain('package/dist/examples/index.js');
+    expect(files).toContain('package/dist/examples/index.d.ts');
     expect(files.some((f) => f.startsWith('package/test/') || f.startsWith('package/lib/') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toBe(false);
 
     const scratch = mkdtempSync(join(tmpdir(), 'svc-scratch-'));
@@ -27,9 +29,13 @@ describe('the packed tarball (issue 8)', () => {
     writeFileSync(
       join(scratch, 'app.ts'),
       `import { createApp, createConfiguration, loadSettings, type ClaimModule, type SvcApp } from 'svc-connect';
+import { createDemoClaimModules, personModule, tableLookup, DEMO_PEOPLE, type PersonLookup } from 'svc-connect/examples';
 const settings = loadSettings({ env: {}, properties: { 'svc.port': 0 } });
 const module: ClaimModule = { name: 'm', provides: ['email'], resolve: () => ({}) };
+const lookup: PersonLookup = tableLookup(DEMO_PEOPLE);
 export const build = (): Promise<SvcApp> => createApp(settings, { claimModules: [module] });
+export const person: ClaimModule = personModule(lookup);
+export const buildWithExamples = (): Promise<SvcApp> => createApp(settings, { claimModules: createDemoClaimModules() });
 export const configure: typeof createConfiguration = createConfiguration;
 `,
     );
@@ -42,15 +48,17 @@ export const configure: typeof createConfiguration = createConfiguration;
     writeFileSync(
       join(scratch, 'serve.mjs'),
       `import { createApp, loadSettings, silentLogger } from 'svc-connect';
-const app = await createApp(loadSettings({ env: {}, properties: { 'svc.base-url': 'http://127.0.0.1:1' } }), { logger: silentLogger });
+import { createDemoClaimModules } from 'svc-connect/examples';
+const app = await createApp(loadSettings({ env: {}, properties: { 'svc.base-url': 'http://127.0.0.1:1' } }), { logger: silentLogger, claimModules: createDemoClaimModules() });
 const server = app.listen(0, '127.0.0.1');
 await new Promise((r) => server.once('listening', r));
 const res = await fetch('http://127.0.0.1:' + server.address().port + '/oidc/v1/.well-known/openid-configuration');
-console.log(JSON.stringify({ status: res.status, issuer: (await res.json()).issuer }));
+const doc = await res.json();
+console.log(JSON.stringify({ status: res.status, issuer: doc.issuer, scopes: doc.scopes_supported }));
 server.close(); await app.svc.close();`,
     );
-    const served = JSON.parse(run(process.execPath, ['serve.mjs'], scratch).trim().split('\n').pop() as string) as { status: number; issuer: string };
-    expect(served).toEqual({ status: 200, issuer: 'http://127.0.0.1:1/oidc/v1' });
+    const served = JSON.parse(run(process.execPath, ['serve.mjs'], scratch).trim().split('\n').pop() as string) as { status: number; issuer: string; scopes: string[] };
+    expect(served).toEqual({ status: 200, issuer: 'http://127.0.0.1:1/oidc/v1', scopes: ['openid', 'profile', 'email', 'svc.insurance', 'svc.insurance.verified'] });
     expect(run(join(scratch, 'node_modules/.bin/svc-connect'), ['--help'], scratch)).toContain('Usage: svc-connect <command>');
   }, 240_000);
 });

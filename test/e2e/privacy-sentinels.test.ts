@@ -50,11 +50,11 @@ describe('no user data in logs or in the store (C4, C10)', () => {
     process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
       lines.push(String(chunk));
       return originalWrites.out(chunk, ...rest);
-    }) as typeof process.stdout.write;
+    });
     process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
       lines.push(String(chunk));
       return originalWrites.err(chunk, ...rest);
-    }) as typeof process.stderr.write;
+    });
     running = await startApp({
       logger,
       claimModules: createDemoClaimModules(PEOPLE),

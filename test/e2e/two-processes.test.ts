@@ -3,15 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
-import { generateSigningKeys } from '../../lib/index.js';
+import { generateSigningKeys } from '../../lib/provider/keys.js';
 import { confidentialClient } from '../helpers/app.js';
-import { FormBrowser } from '../helpers/browser.js';
-import { runCodeFlow } from '../helpers/flow.js';
-import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
+import { authorizationUrl, FormBrowser, pkcePair, runCodeFlow } from '../helpers/flow.js';
 import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
-import { ruleDerivedEnv } from '../../lib/index.js';
+import { ruleDerivedEnv } from '../../lib/settings/definitions.js';
 import { describeEachStore } from '../helpers/stores.js';
 
 describeEachStore('two example-server processes sharing one Redis act as one provider', (_kind, properties) => {
@@ -105,7 +103,7 @@ describeEachStore('two example-server processes sharing one Redis act as one pro
   });
 
   it('publishes the same keys from both processes', async () => {
-    const [ka, kb] = await Promise.all([fetch(`${urlA}/oidc/v1/jwks`), fetch(`${urlB}/oidc/v1/jwks`)].map(async (r) => (await r).json()));
+    const [ka, kb] = await Promise.all([fetch(`${urlA}/oidc/v1/jwks`), fetch(`${urlB}/oidc/v1/jwks`)].map(async (r): Promise<unknown> => (await r).json()));
     expect(kb).toEqual(ka);
   });
 }, ['redis standalone', 'redis cluster']);

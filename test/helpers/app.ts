@@ -6,6 +6,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import { createApp, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
 import type { RuntimeOptions } from '../../lib/provider/runtime.js';
 import type { Settings } from '../../lib/settings/types.js';
+import { TEST_STORE_TIMEOUT_MS } from './redis.js';
 
 /** A listening svc-connect app on a free loopback port. */
 export interface RunningApp {
@@ -23,6 +24,11 @@ export interface StartOptions extends RuntimeOptions {
   properties?: Record<string, string | number | boolean>;
   /** Clients built once the base URL (and so the port) is known. */
   clientsFor?: (baseUrl: string) => ClientMetadata[];
+  /**
+   * `https`: `svc.base-url` is `https://127.0.0.1:<port>`, as behind a TLS-terminating proxy, while
+   * the test still talks plain http to the returned `baseUrl`.
+   */
+  publicScheme?: 'https';
 }
 
 /**
@@ -38,14 +44,18 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
-  const settings = loadSettings({ env: {}, properties: { 'svc.base-url': baseUrl, 'svc.port': port, ...options.properties } });
-  const { properties: _p, clientsFor, ...runtime } = options;
+  const settings = loadSettings({
+    env: {},
+    properties: { 'svc.base-url': options.publicScheme === 'https' ? baseUrl.replace(/^http:/, 'https:') : baseUrl, 'svc.port': port, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS, ...options.properties },
+  });
+  const { properties: _p, clientsFor, publicScheme: _s, ...runtime } = options;
   const app = await createApp(settings, {
     logger: silentLogger,
     ...runtime,
     clients: [...(runtime.clients ?? []), ...(clientsFor ? clientsFor(baseUrl) : [])],
   });
-  handler = app.callback();
+  const callback = app.callback();
+  handler = (req, res) => void callback(req, res);
   return {
     baseUrl,
     issuer: `${baseUrl}/oidc/v1`,

@@ -32,7 +32,7 @@ export async function registerClient(
   if (kind === 'signed-userinfo') body.userinfo_signed_response_alg = 'RS256';
   const res = await register(running, body, token);
   if (res.status !== 201) throw new Error(`registration failed: ${JSON.stringify(res.body)}`);
-  const kid = key?.jwk.kid as string | undefined;
+  const kid = key?.jwk.kid;
   return {
     metadata: res.body as unknown as ClientMetadata,
     privateKey: key?.privateKey,

@@ -18,6 +18,7 @@ export function countingStore(inner: SvcStore): CountingStore {
         },
       });
     },
+    unconsume: (model, id) => inner.unconsume(model, id),
     attempts: inner.attempts,
     ping: () => inner.ping(),
     close: () => inner.close(),

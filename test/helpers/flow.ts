@@ -1,7 +1,168 @@
+/**
+ * The one flow driver of the tests, from the lowest level up:
+ * - OAuth pieces by hand ({@link pkcePair}, {@link authorizationUrl}, {@link redirectParams},
+ *   {@link redeemCode}) for tests that send exactly the request they mean;
+ * - {@link FormBrowser}, a cookie jar that follows redirects and submits our HTML forms, and
+ *   {@link signIn}, which drives an authorization request through login and consent;
+ * - {@link runCodeFlow}, the whole code flow as a real relying party (openid-client) runs it.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
 import type { ClientMetadata } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
-import { signIn } from './browser.js';
+/** A PKCE pair (S256). */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** Builds an authorization URL from raw parameters (undefined values are left out). */
+export function authorizationUrl(issuer: string, params: Record<string, string | undefined>): string {
+  const url = new URL(`${issuer}/authorize`);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, v);
+  return url.href;
+}
+
+/** Reads `error`/`state`/`code` from a redirect Location (query or fragment). */
+export function redirectParams(location: string): URLSearchParams {
+  const url = new URL(location);
+  return url.hash ? new URLSearchParams(url.hash.slice(1)) : url.searchParams;
+}
+
+/** Redeems an authorization code at the token endpoint with client_secret_basic. */
+export async function redeemCode(
+  issuer: string,
+  client: ClientMetadata,
+  code: string,
+  verifier: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const basic = Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret as string)}`).toString('base64');
+  const response = await fetch(`${issuer}/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: (client.redirect_uris as string[])[0] as string,
+    }).toString(),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/**
+ * A minimal browser for driving the login and consent pages over real HTTP: a cookie jar, manual
+ * redirects, and HTML form submission by form id.
+ */
+export class FormBrowser {
+  private readonly cookies = new Map<string, string>();
+
+  /** The last HTML page received. */
+  lastPage = '';
+
+  /** Every `Set-Cookie` line received, in order. */
+  readonly seenSetCookies: string[] = [];
+
+  /** Sends a request with the jar's cookies; stores the response's cookies; never follows redirects. */
+  async request(url: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    const response = await fetch(url, { ...init, headers, redirect: 'manual' });
+    for (const line of response.headers.getSetCookie()) {
+      this.seenSetCookies.push(line);
+      this.store(line);
+    }
+    return response;
+  }
+
+  private store(line: string): void {
+    const [pair, ...attributes] = line.split(';');
+    const eq = pair?.indexOf('=') ?? -1;
+    if (!pair || eq < 0) return;
+    const name = pair.slice(0, eq).trim();
+    const value = pair.slice(eq + 1).trim();
+    const expired = attributes.some((a) => {
+      const [k, v] = a.split('=');
+      return k?.trim().toLowerCase() === 'expires' && v !== undefined && Date.parse(v) < Date.now();
+    });
+    if (!value || expired) this.cookies.delete(name);
+    else this.cookies.set(name, value);
+  }
+
+  /** Forgets every cookie (a fresh browser). */
+  clearCookies(): void {
+    this.cookies.clear();
+  }
+
+  /**
+   * Follows redirects from `url` while they stay on `origin`; returns the first response that is
+   * not such a redirect, or the Location that leaves `origin`.
+   */
+  async follow(url: string, origin: string, init?: RequestInit): Promise<{ response?: Response; leftTo?: string }> {
+    let response = await this.request(url, init);
+    for (let hops = 0; hops < 20; hops += 1) {
+      const location = response.headers.get('location');
+      if (response.status < 300 || response.status >= 400 || !location) {
+        if ((response.headers.get('content-type') ?? '').includes('html')) this.lastPage = await response.clone().text();
+        return { response };
+      }
+      const next = new URL(location, response.url || url).href;
+      if (!next.startsWith(origin)) return { leftTo: next };
+      response = await this.request(next);
+    }
+    throw new Error('too many redirects');
+  }
+
+  /** Finds form `#id` in the last page: its absolute action URL. */
+  formAction(id: string, pageUrl: string): string {
+    const match = new RegExp(`<form[^>]*id="${id}"[^>]*>`).exec(this.lastPage);
+    const action = match ? /action="([^"]*)"/.exec(match[0])?.[1] : undefined;
+    if (!action) throw new Error(`form #${id} not found on the page`);
+    return new URL(action.replace(/&amp;/g, '&'), pageUrl).href;
+  }
+
+  /** Submits form `#id` of the last page with `fields`, following redirects on `origin`. */
+  async submit(id: string, fields: Record<string, string>, origin: string): Promise<{ response?: Response; leftTo?: string }> {
+    return this.follow(this.formAction(id, origin), origin, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+}
+
+/** Result of {@link signIn}: where the provider finally sent the browser. */
+export interface SignInResult {
+  /** The redirect to the client (carrying `code` or `error`). */
+  callbackUrl: URL;
+  browser: FormBrowser;
+}
+
+/**
+ * Drives an authorization request through login and consent and returns the redirect to the
+ * client. `consent: 'deny'` presses the deny form.
+ */
+export async function signIn(
+  authorizationUrl: string,
+  options: { login?: string; password?: string; consent?: 'allow' | 'deny'; browser?: FormBrowser } = {},
+): Promise<SignInResult> {
+  const browser = options.browser ?? new FormBrowser();
+  const origin = new URL(authorizationUrl).origin;
+  let step = await browser.follow(authorizationUrl, origin);
+  for (let pages = 0; pages < 4 && !step.leftTo; pages += 1) {
+    const page = browser.lastPage;
+    if (page.includes('id="login-form"')) {
+      step = await browser.submit('login-form', { login: options.login ?? 'demo', password: options.password ?? 'demo' }, origin);
+    } else if (page.includes('id="consent-allow"')) {
+      step = await browser.submit(options.consent === 'deny' ? 'consent-deny' : 'consent-allow', {}, origin);
+    } else {
+      throw new Error(`unexpected page (status ${step.response?.status}): ${page.slice(0, 300)}`);
+    }
+  }
+  if (!step.leftTo) throw new Error('the provider never redirected back to the client');
+  return { callbackUrl: new URL(step.leftTo), browser };
+}
 
 /** Everything a completed code flow produced. */
 export interface FlowResult {
@@ -32,9 +193,11 @@ export async function runCodeFlow(
     configure?: (config: oidc.Configuration) => void;
     /** Skip the UserInfo call. */
     skipUserinfo?: boolean;
+    /** The browser (cookie jar) to sign in with; default a fresh one. */
+    browser?: FormBrowser;
   } = {},
 ): Promise<FlowResult> {
-  const config = await oidc.discovery(new URL(issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret as string), {
+  const config = await oidc.discovery(new URL(issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), {
     execute: [oidc.allowInsecureRequests],
   });
   options.configure?.(config);
@@ -63,7 +226,7 @@ export async function runCodeFlow(
     nonce,
     ...options.params,
   });
-  const { callbackUrl } = await signIn(url.href, { login: options.login, password: options.password });
+  const { callbackUrl } = await signIn(url.href, { login: options.login, password: options.password, browser: options.browser });
   const code = callbackUrl.searchParams.get('code');
   if (!code) throw new Error(`no code in ${callbackUrl.href}`);
   const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { TEST_STORE_TIMEOUT_MS } from './redis.js';
 
 /** A free TCP port on 127.0.0.1 (listen on 0, read it, close). */
 export async function freePort(): Promise<number> {
@@ -24,7 +25,7 @@ export interface ServerProcess {
 export function startServerProcess(env: Record<string, string>): ServerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'examples/server.ts'], {
     cwd: new URL('../..', import.meta.url).pathname,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SVC_REDIS_OPERATION_TIMEOUT_MS: String(TEST_STORE_TIMEOUT_MS), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

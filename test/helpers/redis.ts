@@ -110,6 +110,17 @@ export async function startOwnCluster(): Promise<OwnCluster> {
   };
 }
 
+/**
+ * The bytes a stored record holds: its string (header and payload JSON), or for a record of an
+ * earlier version (a hash) its field names and values; `undefined` for index keys (sets).
+ */
+export async function recordBytes(redis: Redis, key: string): Promise<number | undefined> {
+  const type = await redis.type(key);
+  if (type === 'string') return Buffer.byteLength((await redis.get(key)) ?? '');
+  if (type !== 'hash') return undefined;
+  return Object.entries(await redis.hgetall(key)).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+}
+
 /** Every key under `prefix` on a standalone Redis with its value(s) as JSON text. */
 export async function dumpPrefix(url: string, prefix: string): Promise<Map<string, string>> {
   const redis = new Redis(url);
@@ -125,3 +136,10 @@ export async function dumpPrefix(url: string, prefix: string): Promise<Map<strin
   }
   return out;
 }
+
+/**
+ * The Redis operation timeout test stores use: generous, so a busy machine does not fail a test
+ * (the production default of 800 ms is for failing fast while Redis is away; the fault suites set
+ * it back explicitly).
+ */
+export const TEST_STORE_TIMEOUT_MS = 10_000;

@@ -31,6 +31,16 @@ export async function register(running: RunningApp, body: unknown, token?: strin
   );
 }
 
+/**
+ * True while an initial access token is in the store and unspent (a request that used it marks it
+ * consumed): a refusal must leave it so. Checked in the store, so no test needs to spend the token
+ * to show it, and tests sharing one need no order.
+ */
+export async function isUnspent(running: RunningApp, token: string): Promise<boolean> {
+  const stored = await running.app.svc.store.adapter('InitialAccessToken').find(token);
+  return stored !== undefined && (stored.consumed as unknown) === undefined;
+}
+
 /** Calls the client configuration endpoint. */
 export async function manage(url: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', token: string, body?: unknown): Promise<HttpResult> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
@@ -41,7 +51,7 @@ export async function manage(url: string, method: 'GET' | 'POST' | 'PUT' | 'DELE
 /** An encryption key pair for a relying party: the private key and its public JWK. */
 export async function encryptionKey(alg: 'RSA-OAEP-256' | 'RSA-OAEP' | 'ECDH-ES+A256KW' | 'ECDH-ES', extra: Partial<JWK> = {}): Promise<{ privateKey: CryptoKey; jwk: JWK }> {
   const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg.startsWith('RSA') ? { modulusLength: 2048 } : { crv: 'P-256' }) });
-  return { privateKey: privateKey as CryptoKey, jwk: { ...(await exportJWK(publicKey)), use: 'enc', kid: `enc-${alg}`, ...extra } };
+  return { privateKey: privateKey, jwk: { ...(await exportJWK(publicKey)), use: 'enc', kid: `enc-${alg}`, ...extra } };
 }
 
 /** A tiny HTTP server whose handler the test sets; for jwks_uri and x5u. */

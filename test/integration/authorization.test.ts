@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { signIn } from '../helpers/browser.js';
-import { authorizationUrl, pkcePair, redeemCode, redirectParams } from '../helpers/oauth.js';
+import { authorizationUrl, pkcePair, redeemCode, redirectParams, signIn } from '../helpers/flow.js';
 import { describeEachStore } from '../helpers/stores.js';
 
 const client = confidentialClient();

@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { FormBrowser } from '../helpers/browser.js';
+import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
-import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
 
 describe('the consent page says what is asked for, in plain words (C5, issue 5 item 6)', () => {
   let running: RunningApp;

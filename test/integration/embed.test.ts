@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -7,7 +7,7 @@ import * as oidc from 'openid-client';
 import { createHostApp } from '../../examples/embed-koa.js';
 import { loadSettings, silentLogger, type SvcConnect } from '../../lib/index.js';
 import { confidentialClient } from '../helpers/app.js';
-import { signIn } from '../helpers/browser.js';
+import { signIn } from '../helpers/flow.js';
 
 describe('embedding in an existing Koa app (examples/embed-koa.ts)', () => {
   const server = createServer();
@@ -20,7 +20,8 @@ describe('embedding in an existing Koa app (examples/embed-koa.ts)', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const hosted = await createHostApp(loadSettings({ env: {}, properties: { 'svc.base-url': base } }), { logger: silentLogger, clients: [client] });
     svc = hosted.svc;
-    server.on('request', hosted.app.callback());
+    const callback = hosted.app.callback();
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => void callback(req, res));
   });
   afterAll(async () => {
     server.closeAllConnections();
@@ -34,7 +35,7 @@ describe('embedding in an existing Koa app (examples/embed-koa.ts)', () => {
   });
 
   it('runs a full code flow through the host app', async () => {
-    const config = await oidc.discovery(new URL(`${base}/oidc/v1`), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret as string), {
+    const config = await oidc.discovery(new URL(`${base}/oidc/v1`), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), {
       execute: [oidc.allowInsecureRequests],
     });
     const verifier = oidc.randomPKCECodeVerifier();
@@ -47,5 +48,52 @@ describe('embedding in an existing Koa app (examples/embed-koa.ts)', () => {
     const { callbackUrl } = await signIn(url.href);
     const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: verifier, idTokenExpected: true });
     expect(tokens.claims()?.sub).toBe('demo-0001');
+  });
+
+  describe('with claimModules: [] (C5, issue 15)', () => {
+    const discover = (): Promise<oidc.Configuration> =>
+      oidc.discovery(new URL(`${base}/oidc/v1`), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), { execute: [oidc.allowInsecureRequests] });
+    const authorizationUrl = async (config: oidc.Configuration, verifier: string, extra: Record<string, string> = {}): Promise<URL> =>
+      oidc.buildAuthorizationUrl(config, {
+        redirect_uri: (client.redirect_uris as string[])[0] as string,
+        scope: 'openid profile email',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state: 'st',
+        ...extra,
+      });
+
+    it('advertises neither profile nor email, nor their claims', () => {
+      return discover().then((config) => {
+        const metadata = config.serverMetadata();
+        expect(metadata.scopes_supported).toEqual(['openid']);
+        for (const claim of ['name', 'given_name', 'family_name', 'birthdate', 'email', 'email_verified']) expect(metadata.claims_supported).not.toContain(claim);
+      });
+    });
+
+    it('serves scope=openid profile email without the scopes it does not offer: consent asks for nothing more, tokens carry sub', async () => {
+      const config = await discover();
+      const verifier = oidc.randomPKCECodeVerifier();
+      const { callbackUrl, browser } = await signIn((await authorizationUrl(config, verifier)).href);
+      expect(callbackUrl.searchParams.get('error')).toBeNull();
+      expect(browser.lastPage).toContain('id="consent-allow"');
+      for (const text of ['your full name', 'your e-mail address']) expect(browser.lastPage).not.toContain(text);
+      const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: verifier, expectedState: 'st', idTokenExpected: true });
+      expect(tokens.scope).toBe('openid');
+      const { sub, scope, name, email } = tokens.claims() as oidc.IDToken;
+      expect({ sub, scope, name, email }).toEqual({ sub: 'demo-0001', scope: 'openid', name: undefined, email: undefined });
+    });
+
+    it('refuses a claims request for a claim no module provides with invalid_request, redirected with state', async () => {
+      const config = await discover();
+      const url = await authorizationUrl(config, oidc.randomPKCECodeVerifier(), { claims: JSON.stringify({ userinfo: { email: null } }) });
+      const response = await fetch(url, { redirect: 'manual' });
+      const location = new URL(response.headers.get('location') as string);
+      expect(Object.fromEntries(location.searchParams)).toMatchObject({
+        error: 'invalid_request',
+        error_description: 'claim email is not provided by any claim module',
+        state: 'st',
+      });
+    });
   });
 });

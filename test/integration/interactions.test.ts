@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { FormBrowser, signIn } from '../helpers/browser.js';
-import { authorizationUrl, pkcePair, redirectParams } from '../helpers/oauth.js';
+import { clockAhead } from '../helpers/clock.js';
+import { authorizationUrl, FormBrowser, pkcePair, redirectParams, signIn } from '../helpers/flow.js';
 
 const client = confidentialClient();
 const REDIRECT = (client.redirect_uris as string[])[0] as string;
@@ -46,21 +46,26 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
   });
 
   it('re-authenticates when max_age is exceeded, and puts auth_time in the ID token', async () => {
-    const config = await oidc.discovery(new URL(running.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret as string), {
+    const config = await oidc.discovery(new URL(running.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), {
       execute: [oidc.allowInsecureRequests],
     });
     const browser = new FormBrowser();
     const first = await signIn(url(), { browser });
     expect(first.callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
-    await new Promise((resolve) => setTimeout(resolve, 2100));
-    const { verifier, challenge } = pkcePair();
-    const step = await browser.follow(url({ max_age: '1', code_challenge: challenge }), running.baseUrl);
-    expect(step.leftTo).toBeUndefined();
-    expect(browser.lastPage).toContain('id="login-form"');
-    const again = await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(again.leftTo as string), { pkceCodeVerifier: verifier, expectedState: 'st', maxAge: 1 });
-    const claims = tokens.claims();
-    expect(claims?.auth_time).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) - 5);
+    // 2.1 s later (the clock moved, not waited for), the session is older than max_age=1.
+    const clock = clockAhead(2100);
+    try {
+      const { verifier, challenge } = pkcePair();
+      const step = await browser.follow(url({ max_age: '1', code_challenge: challenge }), running.baseUrl);
+      expect(step.leftTo).toBeUndefined();
+      expect(browser.lastPage).toContain('id="login-form"');
+      const again = await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(again.leftTo as string), { pkceCodeVerifier: verifier, expectedState: 'st', maxAge: 1 });
+      const claims = tokens.claims();
+      expect(claims?.auth_time).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) - 5);
+    } finally {
+      clock.restore();
+    }
   });
 
   it('serves login and consent with a strict CSP, frame protections and no caching', async () => {

@@ -1,10 +1,14 @@
+import { createHash } from 'node:crypto';
+
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
+import { throttleAddressKey } from '../../lib/http/client-address.js';
+
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { FormBrowser } from '../helpers/browser.js';
-import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
+import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { capturingLogger } from '../helpers/logs.js';
+import { dumpPrefix } from '../helpers/redis.js';
 
 const client = confidentialClient();
 const REDIRECT = (client.redirect_uris as string[])[0] as string;
@@ -66,6 +70,8 @@ describeEachStore('login throttling per name and address (C8)', (_kind, properti
   afterAll(async () => running.close());
 
   it('30 wrong passwords for one name from 30 addresses: 5 are judged, the rest get 429 with a retry time; the right one works after the cool-down', async () => {
+    // Only this test's lines: the others of the suite may have run before it.
+    const from = lines.length;
     const form = await loginForm(running);
     const statuses: number[] = [];
     let locked: Response | undefined;
@@ -87,7 +93,7 @@ describeEachStore('login throttling per name and address (C8)', (_kind, properti
     expect((await form.attempt('demo', 'demo', freshAddress())).status).toBe(429);
     const after = await afterCoolDown(() => form.attempt('demo', 'demo', freshAddress()));
     expect(after.status).toBe(303);
-    const throttled = lines.filter((l) => l.includes('"e":"login_throttled"'));
+    const throttled = lines.slice(from).filter((l) => l.includes('"e":"login_throttled"'));
     expect(throttled.length).toBeGreaterThanOrEqual(25);
     expect(throttled[0]).toContain('"locked":"name"');
     // Neither the login name nor a password nor an address is in any line.
@@ -133,5 +139,22 @@ describeEachStore('login throttling per name and address (C8)', (_kind, properti
     const address = freshAddress();
     for (let i = 0; i < 8; i += 1) expect((await form.attempt('empty-fields', '', address)).status).toBe(401);
     expect((await form.attempt('demo', 'demo', address)).status).toBe(303);
+  });
+
+  it('counts one client once whatever port the trusted proxy appended, and keeps neither its address nor a plain hash of it in the store', async () => {
+    const form = await loginForm(running);
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i += 1) statuses.push((await form.attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    const props = properties();
+    if (props['svc.redis.url']) {
+      const dump = await dumpPrefix(props['svc.redis.url'], props['svc.redis.key-prefix'] ?? '');
+      const text = [...dump].flat().join('\n');
+      const plain = createHash('sha256').update(`login-address:${throttleAddressKey('203.0.113.177')}`).digest('base64url');
+      for (const needle of ['203.0.113.177', plain, createHash('sha256').update('203.0.113.177').digest('hex'), createHash('sha256').update('203.0.113.177').digest('base64url')]) {
+        expect(text).not.toContain(needle);
+      }
+      expect([...dump.keys()].some((k) => k.includes('attempts:'))).toBe(true); // the counter is there, under a key that says nothing
+    }
   });
 }, ['memory', 'redis standalone']);

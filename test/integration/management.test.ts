@@ -61,7 +61,8 @@ describe('management invitations over SMTP (C7)', () => {
     const before = Math.floor(Date.now() / 1000);
     const res = await invite(running, 'partner@example.com', basic(USER, PASSWORD));
     expect(res.status).toBe(202);
-    expect(Object.keys(res.body).sort()).toEqual(['expires_at', 'invited']);
+    expect(Object.keys(res.body).sort()).toEqual(['expires_at', 'invited', 'mail']);
+    expect(res.body.mail).toEqual({ transport: 'smtp', host: new URL(smtp.url).host });
     expect(res.body.invited).toBe('partner@example.com');
     expect(res.body.expires_at).toBeGreaterThanOrEqual(before + 172_800);
     expect(res.body.expires_at).toBeLessThanOrEqual(before + 172_801);
@@ -179,6 +180,12 @@ describe('management invitations over SMTP (C7)', () => {
     ['Origin: https://evil.example', { origin: 'https://evil.example' }],
     ['Origin: null without Sec-Fetch-Site', { origin: 'null' }],
     ['our Origin on another port', { origin: 'ORIGIN:1' }],
+    ['Sec-Fetch-Site: same-origin with a foreign Origin', { 'sec-fetch-site': 'same-origin', origin: 'https://evil.example' }],
+    ['Sec-Fetch-Site: none with a foreign Origin', { 'sec-fetch-site': 'none', origin: 'https://evil.example' }],
+    ['Sec-Fetch-Site: same-origin with Origin: null', { 'sec-fetch-site': 'same-origin', origin: 'null' }],
+    ['Sec-Fetch-Site: CROSS-SITE in capitals', { 'sec-fetch-site': 'CROSS-SITE' }],
+    ['a foreign Referer without Origin or Sec-Fetch-Site', { referer: 'https://evil.example/page' }],
+    ['a Referer that is not a URL, without Origin or Sec-Fetch-Site', { referer: 'not a url' }],
   ])('refuses a cross-site request (%s) with 403 on GET and POST, under every spelling served, mailing nothing', async (_name, site) => {
     const sent = smtp.raw.length;
     const origin = new URL(running.baseUrl).origin;
@@ -195,6 +202,22 @@ describe('management invitations over SMTP (C7)', () => {
       const other = await fetch(`${running.baseUrl}${path}?email=victim%40example.com`, { headers: { ...auth, ...headers } });
       expect(other.status).toBe(404);
     }
+    expect(smtp.raw.length).toBe(sent);
+  });
+
+  it('serves a request with a Referer from its own origin and no other browser header', async () => {
+    const res = await post('/oidc/v1/management/invite_client', { authorization: basic(USER, PASSWORD), ...FORM, referer: `${running.baseUrl}/somewhere` }, 'email=own-referer%40example.com');
+    expect(res.status).toBe(202);
+    await smtp.next();
+  });
+
+  it('counts one client once whatever port the trusted proxy appended to its address', async () => {
+    const sent = smtp.raw.length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await invite(running, 'partner@example.com', basic(USER, `wrong-${i}`), 'GET', `evil, 198.51.100.8:4000${i}`)).status);
+    for (let i = 0; i < 2; i += 1) statuses.push((await invite(running, 'partner@example.com', basic(USER, `wrong-${i}`), 'GET', `evil, [2001:db8:7:7::${i + 1}]:443`)).status);
+    for (let i = 0; i < 3; i += 1) statuses.push((await invite(running, 'partner@example.com', basic(USER, `wrong-${i}`), 'GET', `evil, [2001:db8:7:7::${i + 10}]:${i + 1}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 401, 401, 401, 429, 429]);
     expect(smtp.raw.length).toBe(sent);
   });
 

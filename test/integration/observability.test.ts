@@ -20,6 +20,15 @@ describe('structured logs and metrics (issue 8)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-obs-'));
   const logFile = join(dir, 'log.jsonl');
   let running: RunningApp;
+  /** What the suite's one invitation, registration, read and code flow produced (its tests only look). */
+  let done: {
+    invited: Response;
+    iat: string;
+    registered: Awaited<ReturnType<typeof register>>;
+    read: Awaited<ReturnType<typeof manage>>;
+    client: ClientMetadata;
+    flow: Awaited<ReturnType<typeof runCodeFlow>>;
+  };
 
   beforeAll(async () => {
     running = await startApp({
@@ -27,31 +36,33 @@ describe('structured logs and metrics (issue 8)', () => {
       claimModules: createDemoClaimModules({ 'demo-0001': { ...DEMO_PEOPLE['demo-0001'], name: SENTINEL } }),
       properties: { 'svc.metrics.enabled': true, 'svc.mail.outbox-dir': join(dir, 'outbox'), 'svc.management.password': 'obs-password' },
     });
-  });
-  afterAll(async () => running.close());
-
-  it('logs a full flow, a registration and an invitation as JSON lines without tokens or claim values, and counts them', async () => {
+    // Done once before the tests, so each of them (logs, metrics) holds alone and in any order.
     const invited = await fetch(`${running.issuer}/management/invite_client?email=rp@example.com`, {
       headers: { authorization: `Basic ${Buffer.from('admin:obs-password').toString('base64')}`, 'x-request-id': 'invite-request-0001' },
     });
-    expect(invited.status).toBe(202);
-    expect(invited.headers.get('x-request-id')).toBe('invite-request-0001');
     const mailFile = readdirSync(join(dir, 'outbox'))[0] as string;
     const iat = tokenIn((await simpleParser(readFileSync(join(dir, 'outbox', mailFile)))).text ?? '');
-
     const key = await encryptionKey('RSA-OAEP-256');
     const registered = await register(
       running,
       { redirect_uris: ['https://rp.example/cb'], id_token_encrypted_response_alg: 'RSA-OAEP-256', userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [key.jwk] } },
       iat,
     );
-    expect(registered.status).toBe(201);
     const read = await manage(registered.body.registration_client_uri as string, 'GET', registered.body.registration_access_token as string);
     const client = registered.body as unknown as ClientMetadata;
     const flow = await runCodeFlow(running.issuer, client, {
       scope: 'openid profile',
       configure: (config) => oidc.enableDecryptingResponses(config, undefined, { key: key.privateKey, kid: key.jwk.kid as string }),
     });
+    done = { invited, iat, registered, read, client, flow };
+  }, 30_000);
+  afterAll(async () => running.close());
+
+  it('logs a full flow, a registration and an invitation as JSON lines without tokens or claim values, and counts them', () => {
+    const { invited, iat, registered, read, client, flow } = done;
+    expect(invited.status).toBe(202);
+    expect(invited.headers.get('x-request-id')).toBe('invite-request-0001');
+    expect(registered.status).toBe(201);
     expect(flow.userinfo.name).toBe(SENTINEL);
 
     const text = readFileSync(logFile, 'utf8');

@@ -3,9 +3,14 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 
-import { issueInitialAccessToken } from '../../lib/index.js';
+import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
+import { createStore, issueInitialAccessToken, loadSettings } from '../../lib/index.js';
+import { PUSHED_REQUEST_MODEL, PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js';
 import { hashClientSecret } from '../../lib/registration/client-secrets.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { bracketFlood } from '../helpers/claims-requests.js';
+import { countingStore, type CountingStore } from '../helpers/counting-store.js';
+import { pkcePair } from '../helpers/flow.js';
 import { describeEachStore } from '../helpers/stores.js';
 
 /**
@@ -258,5 +263,84 @@ describeEachStore('every protected operation under every path spelling (issue 13
         { numRuns: 60 },
       );
     });
+  });
+}, ['memory', 'redis standalone']);
+
+describeEachStore('pushed authorization requests under every path spelling (issue 17)', (_kind, properties) => {
+  let running: RunningApp;
+  let store: CountingStore;
+  const client = confidentialClient({ client_id: 'par-rp' });
+  const posting = confidentialClient({ client_id: 'par-post-rp', token_endpoint_auth_method: 'client_secret_post' });
+  const reached: string[] = [];
+
+  beforeAll(async () => {
+    store = countingStore(createStore(loadSettings({ env: {}, properties: properties() })));
+    running = await startApp({ store, clients: [client, posting], properties: properties(), claimModules: createDemoClaimModules() });
+  });
+  afterAll(async () => {
+    await running.close();
+    expect(reached).toHaveLength(SERVED_SPELLINGS);
+  });
+
+  const form = (fields: Record<string, string>): string => new URLSearchParams(fields).toString();
+  const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+  const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+  const fields = (of = client, extra: Record<string, string> = {}): Record<string, string> => ({
+    client_id: of.client_id,
+    response_type: 'code',
+    redirect_uri: (of.redirect_uris as string[])[0] as string,
+    scope: 'openid',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    ...extra,
+  });
+  const writes = (): number[] => [store.writes(PUSHED_REQUEST_MODEL), store.writes(PUSHED_REQUEST_USE_MODEL)];
+  /** Where the canonical /authorize sends the browser for `requestUri`: an interaction page or the client (with `error`). */
+  const authorize = async (requestUri: string): Promise<string> => {
+    const response = await fetch(`${running.issuer}/authorize?${form({ client_id: client.client_id, request_uri: requestUri })}`, { redirect: 'manual' });
+    const location = new URL(response.headers.get('location') ?? '/none', running.issuer);
+    return location.pathname.includes('/interaction/') ? 'interaction' : String(location.searchParams.get('error'));
+  };
+
+  it.each(spellings('/par'))('%s: stored hashes never authenticate, the claims budget holds and nothing is stored, a good push is used once', async (path) => {
+    const secret = client.client_secret as string;
+    const before = writes();
+    const hashes: [string, Record<string, string>, string][] = [
+      ['basic hash', { authorization: basic(client.client_id, hashClientSecret(secret)) }, form(fields())],
+      ['post hash', {}, form(fields(posting, { client_secret: hashClientSecret(posting.client_secret as string) }))],
+    ];
+    for (const [name, headers, body] of hashes) {
+      const answer = await send(running, 'POST', path, { ...FORM, ...headers }, body);
+      if (NOT_SERVED.includes(answer.status)) continue;
+      expect({ name, status: answer.status, error: answer.body.error }).toEqual({ name, status: 401, error: 'invalid_client' });
+    }
+    const flood = await send(running, 'POST', path, { ...FORM, authorization: basic(client.client_id, secret) }, form(fields(client, { claims: JSON.stringify({ userinfo: bracketFlood(3) }) })));
+    expect(writes()).toEqual(before);
+    if (NOT_SERVED.includes(flood.status)) return;
+    expect([flood.status, flood.body.error, flood.body.error_description]).toEqual([400, 'invalid_request', 'the claims parameter expands to 387 claim names; at most 256 are allowed']);
+    // A good push (its id_token_hint dropped by content, not by path) is stored once and used once.
+    const pushed = await send(running, 'POST', path, { ...FORM, authorization: basic(client.client_id, secret) }, form(fields(client, { id_token_hint: 'a.b.c.d.e' })));
+    expect(pushed.status).toBe(201);
+    const requestUri = pushed.body.request_uri as string;
+    expect(await authorize(requestUri)).toBe('interaction');
+    expect(await authorize(requestUri)).toBe('invalid_request_uri');
+    reached.push(path);
+  });
+
+  it('HEAD and GET at /par are not served', async () => {
+    for (const method of ['HEAD', 'GET']) expect(NOT_SERVED).toContain((await send(running, method, '/oidc/v1/par')).status);
+  });
+
+  it('generated spellings: a stored hash never authenticates at /par, and nothing is stored (fast-check)', async () => {
+    const hash = hashClientSecret(client.client_secret as string);
+    const before = writes();
+    await fc.assert(
+      fc.asyncProperty(spellingArbitrary('/par'), async (path) => {
+        const answer = await send(running, 'POST', path.replace('#f', ''), { ...FORM, authorization: basic(client.client_id, hash) }, form(fields()));
+        expect(answer.status === 401 ? answer.body.error : NOT_SERVED.includes(answer.status)).toBe(answer.status === 401 ? 'invalid_client' : true);
+      }),
+      { numRuns: 40 },
+    );
+    expect(writes()).toEqual(before);
   });
 }, ['memory', 'redis standalone']);

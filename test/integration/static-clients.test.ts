@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
+import { authorizationUrl, pkcePair } from '../helpers/flow.js';
 
 describe('statically provisioned clients (svc.clients.file)', () => {
   let running: RunningApp;

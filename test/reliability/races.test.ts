@@ -2,8 +2,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { signIn } from '../helpers/browser.js';
-import { authorizationUrl, pkcePair, redeemCode } from '../helpers/oauth.js';
+import { authorizationUrl, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
 import { manage, register } from '../helpers/registration.js';
 import { describeEachStore } from '../helpers/stores.js';
 

@@ -8,10 +8,11 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { fetchDocument, issueInitialAccessToken, OutboundFetchError } from '../../lib/index.js';
+import { issueInitialAccessToken, OutboundFetchError } from '../../lib/index.js';
+import { fetchDocument } from '../../lib/net/fetch.js';
 import { isForbiddenAddress } from '../../lib/net/addresses.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { encryptionKey, makeCertificateChain, register } from '../helpers/registration.js';
+import { encryptionKey, isUnspent, makeCertificateChain, register } from '../helpers/registration.js';
 
 const TARGETS = [
   'https://127.0.0.1/keys',
@@ -22,6 +23,14 @@ const TARGETS = [
   'https://169.254.169.254/latest/meta-data/keys',
   'https://localhost/keys',
   'http://rp.example/keys',
+  // IPv6 spellings of loopback and metadata addresses (issue 14, item 5), as the URL parser writes them
+  'https://[::7f00:1]/keys',
+  'https://[::ffff:a9fe:a9fe]/latest/meta-data/keys',
+  'https://[::ffff:0:7f00:1]/keys',
+  'https://[64:ff9b::a9fe:a9fe]/latest/meta-data/keys',
+  'https://[2002:7f00:1::]/keys',
+  'https://[2001:0:7f00:1::1]/keys',
+  'https://[::]/keys',
 ];
 
 describe('SSRF: jwks_uri and x5u never reach private addresses (issue 10, item 4)', () => {
@@ -41,16 +50,21 @@ describe('SSRF: jwks_uri and x5u never reach private addresses (issue 10, item 4
     const res = await register(running, { redirect_uris: ['https://rp.example/cb'], userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks_uri: url }, token);
     expect([res.status, res.body.error]).toEqual([400, 'invalid_client_metadata']);
     expect(res.body.error_description).toContain(`jwks_uri: ${url}`);
+    expect(await isUnspent(running, token)).toBe(true);
   });
 
   it.each(TARGETS)('refuses x5u %s with invalid_client_metadata', async (url) => {
     const res = await register(running, { redirect_uris: ['https://rp.example/cb'], userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [{ ...chain.jwk, x5u: url }] } }, token);
     expect([res.status, res.body.error]).toEqual([400, 'invalid_client_metadata']);
     expect(res.body.error_description).toContain(`x5u ${url}`);
+    expect(await isUnspent(running, token)).toBe(true);
   });
 
-  it('left the initial access token usable', async () => {
-    expect((await register(running, { redirect_uris: ['https://rp.example/cb'], userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [enc.jwk] } }, token)).status).toBe(201);
+  it('leaves an initial access token usable after a refusal: it then registers a client', async () => {
+    const own = (await issueInitialAccessToken(running.app.svc.provider)).token;
+    const refused = await register(running, { redirect_uris: ['https://rp.example/cb'], userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks_uri: TARGETS[0] }, own);
+    expect(refused.status).toBe(400);
+    expect((await register(running, { redirect_uris: ['https://rp.example/cb'], userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [enc.jwk] } }, own)).status).toBe(201);
   });
 });
 

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { FormBrowser } from '../helpers/browser.js';
-import { authorizationUrl, pkcePair, redeemCode } from '../helpers/oauth.js';
+import { authorizationUrl, FormBrowser, pkcePair, redeemCode } from '../helpers/flow.js';
 import { startOwnCluster, startOwnRedis, type OwnCluster, type OwnRedis } from '../helpers/redis.js';
 
 const client = confidentialClient();
@@ -120,7 +119,7 @@ describe('store faults under a steady load of flows (issue 10, item 2)', () => {
     let running: RunningApp;
     beforeAll(async () => {
       redis = await startOwnRedis();
-      running = await startApp({ clients: [client], properties: { 'svc.redis.url': redis.url } });
+      running = await startApp({ clients: [client], properties: { 'svc.redis.url': redis.url, 'svc.redis.operation-timeout-ms': 800 } });
     });
     afterAll(async () => {
       await running.close();
@@ -151,7 +150,7 @@ describe('store faults under a steady load of flows (issue 10, item 2)', () => {
     let running: RunningApp;
     beforeAll(async () => {
       cluster = await startOwnCluster();
-      running = await startApp({ clients: [client], properties: { 'svc.redis.cluster-nodes': cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',') } });
+      running = await startApp({ clients: [client], properties: { 'svc.redis.cluster-nodes': cluster.nodes.map((n) => `${n.host}:${n.port}`).join(','), 'svc.redis.operation-timeout-ms': 800 } });
     }, 30_000);
     afterAll(async () => {
       await running.close();

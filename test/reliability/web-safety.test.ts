@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { FormBrowser } from '../helpers/browser.js';
-import { authorizationUrl, pkcePair } from '../helpers/oauth.js';
+import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
 
 const client = confidentialClient();
 const REDIRECT = (client.redirect_uris as string[])[0] as string;
@@ -64,7 +63,7 @@ describe('web safety (issue 10, item 7)', () => {
 
   beforeAll(async () => {
     running = await startApp({ clients: [client], claimModules: createDemoClaimModules() });
-    behindProxy = await startApp({ clients: [client], properties: { 'svc.proxy': true } });
+    behindProxy = await startApp({ clients: [client], properties: { 'svc.proxy': true }, publicScheme: 'https' });
   });
   afterAll(async () => {
     await running.close();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 
-import { ClaimSyntaxError, CLAIM_SYNTAX_LIMITS, expandClaimName, parseClaimName, printClaimName, type ClaimNameTree, type PathNode } from '../../lib/claims/syntax.js';
+import { ClaimSyntaxError } from '../../lib/errors.js';
+import { CLAIM_SYNTAX_LIMITS, expandClaimName, parseClaimName, printClaimName, type ClaimNameTree, type PathNode } from '../../lib/claims/syntax.js';
 
 describe('svc.* claim syntax: valid names (C5)', () => {
   it.each<[string, string[]]>([

@@ -1,52 +1,72 @@
+import { createHash } from 'node:crypto';
+
 import { describe, expect, it } from '@jest/globals';
+import type { Client } from 'oidc-provider';
 
 import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
 import { ClaimRegistry } from '../../lib/index.js';
-import { channelRequests, hashClaimValue, storedForm, validateChannel } from '../../lib/claims/request.js';
+import { rewriteClaimsParameter } from '../../lib/claims/authorization.js';
+import type { ChannelClaims } from '../../lib/claims/request.js';
 import { resolveRequests } from '../../lib/claims/resolve.js';
+import { channelRequests } from '../../lib/claims/stored-form.js';
+import { ClaimValueMac } from '../../lib/claims/value-mac.js';
 
 const registry = new ClaimRegistry(createDemoClaimModules());
-const roundTrip = (claims: Record<string, unknown>) => channelRequests(storedForm(claims, validateChannel('userinfo', claims, registry)));
+const mac = new ClaimValueMac(['claims-resolve-test-cookie-key']);
+const matcher = mac.forClient('unit-rp');
+/** A client encrypting both channels (only its registration is read). */
+const encrypting = { clientId: 'unit-rp', idTokenEncryptedResponseAlg: 'RSA-OAEP-256', userinfoEncryptedResponseAlg: 'RSA-OAEP-256' } as unknown as Client;
+/** The stored form of a `userinfo` channel, as the authorization request keeps it. */
+const stored = (userinfo: Record<string, unknown>): ChannelClaims => {
+  const claims = { userinfo };
+  return rewriteClaimsParameter(JSON.stringify(claims), claims, encrypting, registry, mac).userinfo as ChannelClaims;
+};
+const roundTrip = (claims: Record<string, unknown>) => channelRequests(stored(claims));
 
 describe('claim requests and resolution', () => {
-  it('stores a requested value only as its hash and still matches it', async () => {
-    const claims = { email: { value: 'erika.mustermann@example.com', essential: true } };
-    const stored = storedForm(claims, validateChannel('userinfo', claims, registry));
-    expect(JSON.stringify(stored)).not.toContain('erika');
-    expect(stored.email).toEqual({ essential: true, svc_value_sha256: hashClaimValue('erika.mustermann@example.com') });
-    const { values, missingEssential } = await resolveRequests(registry, 'demo-0001', channelRequests(stored));
+  it('stores a requested value only as its keyed MAC and still matches it', async () => {
+    const form = stored({ email: { value: 'erika.mustermann@example.com', essential: true } });
+    expect(JSON.stringify(form)).not.toContain('erika');
+    expect(JSON.stringify(form)).not.toContain(createHash('sha256').update(JSON.stringify('erika.mustermann@example.com')).digest('base64url'));
+    expect(form.email).toEqual({ essential: true, svc_mac: matcher.mac('erika.mustermann@example.com') });
+    const { values, missingEssential } = await resolveRequests(registry, 'demo-0001', channelRequests(form), matcher);
     expect(values).toEqual({ email: 'erika.mustermann@example.com' });
     expect(missingEssential).toEqual([]);
   });
 
   it('does not deliver a claim whose value differs from the requested one', async () => {
-    const { values, missingEssential } = await resolveRequests(registry, 'demo-0001', roundTrip({ email: { value: 'someone@else.example', essential: true } }));
+    const { values, missingEssential } = await resolveRequests(registry, 'demo-0001', roundTrip({ email: { value: 'someone@else.example', essential: true } }), matcher);
     expect(values).toEqual({});
     expect(missingEssential).toEqual(['email']);
   });
 
-  it('rebuilds bracketed requests from their marked expansions, even when the bracketed member is gone', async () => {
-    const claims = { 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true } };
-    const stored = storedForm(claims, validateChannel('userinfo', claims, registry));
-    delete stored['svc.ver.[driverslicense,idcard].l3.nfc'];
-    const requests = channelRequests(stored);
-    expect(requests).toEqual([
+  it('reads a bracketed request whole while its member is there (consent, essential check)', () => {
+    expect(roundTrip({ 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true } })).toEqual([
       { requested: 'svc.ver.[driverslicense,idcard].l3.nfc', alternatives: ['svc.ver.driverslicense.l3.nfc', 'svc.ver.idcard.l3.nfc'], essential: true },
     ]);
-    const { values } = await resolveRequests(registry, 'demo-0001', requests);
+  });
+
+  it('rebuilds bracketed requests from their marked expansions, even when the bracketed member is gone', async () => {
+    const form = stored({ 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true } });
+    delete form['svc.ver.[driverslicense,idcard].l3.nfc'];
+    const requests = channelRequests(form);
+    // Only the alternatives oidc-provider can deliver are marked (no module lists a driving licence
+    // here); essential was settled at consent, on the stored request with its bracketed member.
+    expect(requests).toEqual([{ requested: 'svc_of:0', alternatives: ['svc.ver.idcard.l3.nfc'], essential: false }]);
+    const { values } = await resolveRequests(registry, 'demo-0001', requests, matcher);
     expect(Object.keys(values)).toEqual(['svc.ver.idcard.l3.nfc']);
   });
 
   it('reports essential alternatives nobody satisfies under the requested name', async () => {
-    const { missingEssential } = await resolveRequests(registry, 'demo-0002', roundTrip({ 'svc.ver.[idcard,driverslicense].l3.nfc': { essential: true } }));
+    const { missingEssential } = await resolveRequests(registry, 'demo-0002', roundTrip({ 'svc.ver.[idcard,driverslicense].l3.nfc': { essential: true } }), matcher);
     expect(missingEssential).toEqual(['svc.ver.[idcard,driverslicense].l3.nfc']);
   });
 
   it('accepts alternatives when at least one is provided by a module', () => {
-    expect(() => validateChannel('userinfo', { 'svc.ver.[passport,idcard].l3.nfc': null }, registry)).not.toThrow();
+    expect(() => stored({ 'svc.ver.[passport,idcard].l3.nfc': null })).not.toThrow();
     let caught: unknown;
     try {
-      validateChannel('userinfo', { 'svc.ver.[passport,visa].l3.nfc': null }, registry);
+      stored({ 'svc.ver.[passport,visa].l3.nfc': null });
     } catch (err) {
       caught = err;
     }

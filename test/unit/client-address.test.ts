@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Context } from 'koa';
 
-import { clientAddress, throttleAddressKey } from '../../lib/http/client-address.js';
+import { addressCounterKey, clientAddress, throttleAddressKey, withoutPort } from '../../lib/http/client-address.js';
 
 /** The two things clientAddress reads of a Koa context: the socket peer and a header. */
 const request = (peer: string, forwardedFor?: string): Context =>
@@ -16,6 +16,9 @@ describe('clientAddress (svc.proxy, svc.proxy.hops)', () => {
     ['more hops than entries: the left-most (what the first trusted proxy saw)', '198.51.100.8', true, 3, '198.51.100.8'],
     ['no header behind a proxy: the peer', undefined, true, 1, '10.0.0.1'],
     ['spaces around entries', ' 1.1.1.1 ,  203.0.113.3 ', true, 1, '203.0.113.3'],
+    ['a port the proxy appended to an IPv4 entry', 'evil, 198.51.100.8:40001', true, 1, '198.51.100.8'],
+    ['a port the proxy appended to a bracketed IPv6 entry', 'evil, [2001:db8:1:2::9]:443', true, 1, '2001:db8:1:2::9'],
+    ['a bracketed IPv6 entry without port', '[2001:db8::1]', true, 1, '2001:db8::1'],
   ])('%s', (_name, header, proxy, hops, expected) => {
     expect(clientAddress(request('10.0.0.1', header), { proxy, hops })).toBe(expected);
   });
@@ -31,5 +34,32 @@ describe('throttleAddressKey', () => {
     ['::1', '0:0:0:0::/64'],
   ])('%s → %s (an IPv6 subscriber holds a /64: one budget for all of it)', (address, key) => {
     expect(throttleAddressKey(address)).toBe(key);
+  });
+});
+
+describe('withoutPort', () => {
+  it.each([
+    ['198.51.100.8:4000', '198.51.100.8'],
+    ['198.51.100.8', '198.51.100.8'],
+    ['[2001:db8::1]:443', '2001:db8::1'],
+    ['[2001:db8::1]', '2001:db8::1'],
+    ['2001:db8::1', '2001:db8::1'],
+    ['::ffff:198.51.100.8', '::ffff:198.51.100.8'],
+  ])('%s → %s', (entry, address) => {
+    expect(withoutPort(entry)).toBe(address);
+  });
+});
+
+describe('addressCounterKey', () => {
+  it('keys one client the same whatever port or /64 member it comes from, and is a keyed MAC', () => {
+    const key = 'k'.repeat(32);
+    const a = addressCounterKey('login-address', clientAddress(request('10.0.0.1', 'x, 198.51.100.8:1'), { proxy: true, hops: 1 }), key);
+    const b = addressCounterKey('login-address', clientAddress(request('10.0.0.1', 'y, 198.51.100.8:2'), { proxy: true, hops: 1 }), key);
+    expect(a).toBe(b);
+    expect(addressCounterKey('login-address', '2001:db8:1:2::1', key)).toBe(addressCounterKey('login-address', '2001:db8:1:2:ffff::9', key));
+    // The address is not readable from the key, and another key gives another counter.
+    expect(a).not.toContain('198.51.100.8');
+    expect(a).not.toBe(addressCounterKey('login-address', '198.51.100.8', 'other'.repeat(8)));
+    expect(a.startsWith('login-address:')).toBe(true);
   });
 });

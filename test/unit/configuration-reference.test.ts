@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 import { describe, expect, it } from '@jest/globals';
 
-import { PROPERTY_DEFINITIONS, ruleDerivedEnv } from '../../lib/index.js';
+import { PROPERTY_DEFINITIONS, ruleDerivedEnv } from '../../lib/settings/definitions.js';
 import { REFERENCE_END, REFERENCE_START, renderPropertiesTable } from '../../lib/settings/reference.js';
 
 const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');

@@ -1,10 +1,13 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { isIP, type AddressInfo } from 'node:net';
 
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
+import fc from 'fast-check';
 
-import { fetchDocument, OutboundFetchError } from '../../lib/index.js';
+import { OutboundFetchError } from '../../lib/index.js';
+import { fetchDocument } from '../../lib/net/fetch.js';
 import { isForbiddenAddress } from '../../lib/net/addresses.js';
+import { providerFetch } from '../../lib/net/provider-fetch.js';
 
 describe('isForbiddenAddress (C11)', () => {
   it.each([
@@ -16,6 +19,127 @@ describe('isForbiddenAddress (C11)', () => {
 
   it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(false);
+  });
+});
+
+/** IANA's IPv4 Special-Purpose Address Registry, plus multicast: written out here, independent of the code. */
+const FORBIDDEN_V4: [string, number][] = [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.31.196.0', 24], ['192.52.193.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16],
+  ['192.175.48.0', 24], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+];
+const v4ToInt = (a: string): number => a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
+const intToV4 = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+const inTable = (n: number): boolean => FORBIDDEN_V4.some(([net, bits]) => Math.floor(n / 2 ** (32 - bits)) === Math.floor(v4ToInt(net) / 2 ** (32 - bits)));
+
+/** Any address inside one of the ranges above. */
+const forbiddenV4 = fc
+  .tuple(fc.constantFrom(...FORBIDDEN_V4), fc.integer({ min: 0, max: 2 ** 32 - 1 }))
+  .map(([[net, bits], host]) => intToV4(v4ToInt(net) + (bits === 32 ? 0 : host % 2 ** (32 - bits))));
+const hextet = fc.integer({ min: 0, max: 0xffff });
+
+/** The 8 hextets of an IPv6 address, written in one of the spellings a resolver or URL might use. */
+function spell(parts: number[], how: 'compressed' | 'full' | 'padded-upper' | 'dotted' | 'dotted-compressed'): string {
+  const hex = parts.map((p) => p.toString(16));
+  const dotted = (): string => `${parts[6]! >> 8}.${parts[6]! & 255}.${parts[7]! >> 8}.${parts[7]! & 255}`;
+  switch (how) {
+    case 'compressed':
+      return new URL(`http://[${hex.join(':')}]/`).hostname.slice(1, -1);
+    case 'full':
+      return hex.join(':');
+    case 'padded-upper':
+      return parts.map((p) => p.toString(16).padStart(4, '0').toUpperCase()).join(':');
+    case 'dotted':
+      return `${hex.slice(0, 6).join(':')}:${dotted()}`;
+    case 'dotted-compressed': {
+      // The longest run (two or more) of zero hextets among the first six becomes '::'.
+      let best = [-1, 0];
+      for (let i = 0; i < 6; i += 1) {
+        let j = i;
+        while (j < 6 && parts[j] === 0) j += 1;
+        if (j - i > best[1]! && j - i >= 2) best = [i, j - i];
+      }
+      if (best[0]! < 0) return `${hex.slice(0, 6).join(':')}:${dotted()}`;
+      const left = hex.slice(0, best[0]).join(':');
+      const right = hex.slice(best[0]! + best[1]!, 6).join(':');
+      return `${left}::${right ? `${right}:` : ''}${dotted()}`;
+    }
+  }
+}
+const spelling = fc.constantFrom('compressed' as const, 'full' as const, 'padded-upper' as const, 'dotted' as const, 'dotted-compressed' as const);
+const split = (v4: string): [number, number] => {
+  const n = v4ToInt(v4);
+  return [n >>> 16, n & 0xffff];
+};
+
+describe('isForbiddenAddress: every special-purpose range and every spelling (issue 14, item 5)', () => {
+  it.each([
+    // IPv4-compatible ::/96 (deprecated), the reported bypass, in several spellings
+    '::127.0.0.1', '::7f00:1', '0:0:0:0:0:0:7f00:1', '0000:0000:0000:0000:0000:0000:7F00:0001', '::8.8.8.8', '::808:808', '::a9fe:a9fe',
+    // IPv4-mapped and IPv4-translated
+    '::ffff:127.0.0.1', '::FFFF:7F00:1', '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:1', '::ffff:a9fe:a9fe', '::ffff:169.254.169.254', '::ffff:0a00:0001',
+    '::ffff:0:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:808:808',
+    // NAT64 (RFC 6052, RFC 8215), also for a public IPv4 address
+    '64:ff9b::7f00:1', '64:ff9b::127.0.0.1', '64:FF9B::A9FE:A9FE', '64:ff9b::808:808', '64:ff9b:1::1',
+    // 6to4 and Teredo
+    '2002:7f00:1::', '2002:a9fe:a9fe::1', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001::1', '2001:0:7f00:1::1',
+    // unspecified, loopback, link-local with zone ids, unique-local, site-local, multicast
+    '::', '::0', '0::0', '::1', '0:0:0:0:0:0:0:1', '0000:0000:0000:0000:0000:0000:0000:0001', 'fe80::1%eth0', 'fe80::1%1', 'FE80::1', 'febf::1',
+    '2606:4700::1111%eth0', 'fc00::1', 'FD00:EC2::254', 'fec0::1', 'ff02::1', 'FF05::1:3',
+    // discard-only, dummy, IETF protocol assignments, AMT, AS112, ORCHID, ORCHIDv2, drone tags, documentation, SRv6, benchmarking
+    '100::1', '100:0:0:1::1', '2001:1::1', '2001:2::1', '2001:3::1', '2001:4:112::1', '2620:4f:8000::1', '2001:10::1', '2001:20::1',
+    '2001:30::1', '2001:db8::1', '2001:DB8:85A3::8A2E:370:7334', '3fff::1', '3fff:fff::1', '5f00::1', '5f00:ffff::1',
+    // outside 2000::/3 altogether (IETF reserved)
+    '1::1', '4000::1', 'e000::1',
+    // IPv4 special-purpose ranges not in the list above
+    '192.0.0.8', '192.0.0.170', '192.0.2.1', '192.31.196.1', '192.52.193.1', '192.88.99.1', '192.175.48.1', '198.18.0.1', '198.19.255.255',
+    '198.51.100.1', '203.0.113.1', '240.0.0.1', '100.127.255.255',
+    // not an IP literal in the form node:net accepts (octal, hex, short forms)
+    '0177.0.0.1', '0x7f.0.0.1', '127.1', '2130706433', '1.2.3.4%eth0', '', '[::1]',
+  ])('forbids %s', (address) => {
+    expect(isForbiddenAddress(address)).toBe(true);
+  });
+
+  it.each([
+    '8.8.8.8', '1.1.1.1', '2606:4700::1111', '2606:4700:0:0:0:0:0:1111', '2606:4700:4700::1111', '2001:4860:4860::8888',
+    '2A00:1450:4001:82B::200E', '2a00:1450:4001:082b:0000:0000:0000:200e', '::ffff:8.8.8.8', '::FFFF:808:808', '::ffff:0808:0808',
+    '100.128.0.1', '192.0.1.1', '198.20.0.1', '2003::1',
+  ])('allows %s', (address) => {
+    expect(isForbiddenAddress(address)).toBe(false);
+  });
+
+  it('judges every IPv4 address exactly as IANA\'s special-purpose table does, also in its IPv4-mapped form (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 32 - 1 }), (n) => {
+        const address = intToV4(n);
+        expect(isForbiddenAddress(address)).toBe(inTable(n));
+        expect(isForbiddenAddress(`::ffff:${address}`)).toBe(inTable(n));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('forbids every IPv6 address that embeds a forbidden IPv4 address, in every form and spelling (fast-check)', () => {
+    const embeddings = fc.oneof(
+      forbiddenV4.map((a) => ({ form: 'mapped', parts: [0, 0, 0, 0, 0, 0xffff, ...split(a)] })),
+      forbiddenV4.map((a) => ({ form: 'compatible', parts: [0, 0, 0, 0, 0, 0, ...split(a)] })),
+      forbiddenV4.map((a) => ({ form: 'translated', parts: [0, 0, 0, 0, 0xffff, 0, ...split(a)] })),
+      forbiddenV4.map((a) => ({ form: 'nat64', parts: [0x64, 0xff9b, 0, 0, 0, 0, ...split(a)] })),
+      fc.tuple(forbiddenV4, fc.array(hextet, { minLength: 5, maxLength: 5 })).map(([a, rest]) => ({ form: '6to4', parts: [0x2002, ...split(a), ...rest] })),
+      fc.tuple(forbiddenV4, fc.array(hextet, { minLength: 4, maxLength: 4 })).map(([a, rest]) => ({ form: 'teredo server', parts: [0x2001, 0, ...split(a), ...rest] })),
+      fc.tuple(forbiddenV4, fc.array(hextet, { minLength: 4, maxLength: 4 })).map(([a, rest]) => ({
+        form: 'teredo client',
+        parts: [0x2001, 0, ...rest, ...split(a).map((h) => ~h & 0xffff)],
+      })),
+    );
+    fc.assert(
+      fc.property(embeddings, spelling, ({ parts }, how) => {
+        const address = spell(parts, how);
+        // A spelling node:net does not take as IPv6 would be forbidden for the wrong reason.
+        expect([address, isIP(address), isForbiddenAddress(address)]).toEqual([address, 6, true]);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 
@@ -54,6 +178,142 @@ describe('fetchDocument (C11)', () => {
       await expect(fetchDocument(`${base}/never`, { allowPrivateNetwork: true, timeoutMs: 300 })).rejects.toThrow('timed out');
     } finally {
       server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('providerFetch: oidc-provider\'s own request options, the same limits (issue 14, item 5)', () => {
+  const open = { allowPrivateNetwork: true };
+
+  /** A loopback server that records what arrives and answers with `handler` (or never). */
+  async function recorder(handler?: (req: IncomingMessage, res: ServerResponse) => void) {
+    const seen: { url: string; method: string; accept: string | undefined; closed: Promise<void> }[] = [];
+    let arrived: () => void = () => undefined;
+    const firstArrival = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const server = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', method: req.method ?? '', accept: req.headers.accept, closed: new Promise((resolve) => req.socket.once('close', () => resolve())) });
+      arrived();
+      handler?.(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      seen,
+      firstArrival,
+      close: () => {
+        server.closeAllConnections();
+        server.close();
+      },
+    };
+  }
+
+  it('the caller\'s AbortSignal aborts a request in flight and closes the connection', async () => {
+    const server = await recorder();
+    try {
+      const controller = new AbortController();
+      const pending = providerFetch(open)(`${server.base}/keys`, { signal: controller.signal }).catch((e: unknown) => e);
+      await server.firstArrival;
+      controller.abort();
+      const err = await pending;
+      expect(err).toBeInstanceOf(OutboundFetchError);
+      expect((err as Error).message).toBe(`${server.base}/keys: was aborted (AbortError)`);
+      await server.seen[0]?.closed;
+    } finally {
+      server.close();
+    }
+  });
+
+  it('an already aborted signal (oidc-provider\'s timeout fired) never connects', async () => {
+    const server = await recorder((_req, res) => res.end('{}'));
+    try {
+      const signal = AbortSignal.abort(new DOMException('timed out', 'TimeoutError'));
+      await expect(providerFetch(open)(`${server.base}/keys`, { signal })).rejects.toThrow(`${server.base}/keys: was aborted (TimeoutError)`);
+      expect(server.seen).toHaveLength(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('sends oidc-provider\'s accept header and method, refuses other methods, passes caching headers back', async () => {
+    const server = await recorder((_req, res) => {
+      res.setHeader('content-type', 'application/jwk-set+json');
+      res.setHeader('cache-control', 'max-age=120');
+      res.setHeader('set-cookie', 'tracker=1');
+      res.end('{"keys":[]}');
+    });
+    try {
+      const fetch = providerFetch(open);
+      const response = await fetch(`${server.base}/keys`, { method: 'GET', headers: { Accept: 'application/json' } });
+      expect([response.status, await response.text()]).toEqual([200, '{"keys":[]}']);
+      expect(response.headers.get('cache-control')).toBe('max-age=120');
+      expect(response.headers.get('content-type')).toBe('application/jwk-set+json');
+      expect(response.headers.get('set-cookie')).toBeNull();
+      const head = await fetch(new URL(`${server.base}/head`), { method: 'HEAD' });
+      expect([head.status, await head.text()]).toEqual([200, '']);
+      await expect(fetch(`${server.base}/post`, { method: 'POST', body: 'x' })).rejects.toThrow(`${server.base}/post: method POST is not allowed (GET and HEAD only)`);
+      expect(server.seen.map((s) => [s.url, s.method, s.accept])).toEqual([
+        ['/keys', 'GET', 'application/json'],
+        ['/head', 'HEAD', 'application/json'],
+      ]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('keeps the 512 KiB body limit, same-host redirects and the caller\'s redirect mode', async () => {
+    const server = await recorder((req, res) => {
+      if (req.url === '/big') res.end('x'.repeat(512 * 1024 + 1));
+      else if (req.url === '/exact') res.end('x'.repeat(512 * 1024));
+      else if (req.url === '/away') {
+        res.statusCode = 302;
+        res.setHeader('location', 'http://127.0.0.2:1/keys');
+        res.end();
+      } else if (req.url === '/hop') {
+        res.statusCode = 302;
+        res.setHeader('location', '/exact');
+        res.end();
+      }
+    });
+    try {
+      const fetch = providerFetch(open);
+      await expect(fetch(`${server.base}/big`)).rejects.toThrow(`${server.base}/big: response larger than 524288 bytes`);
+      expect((await (await fetch(`${server.base}/hop`)).arrayBuffer()).byteLength).toBe(512 * 1024);
+      await expect(fetch(`${server.base}/away`)).rejects.toThrow(`${server.base}/away: redirects to another host (127.0.0.2:1)`);
+      expect((await fetch(`${server.base}/hop`, { redirect: 'manual' })).status).toBe(302);
+      await expect(fetch(`${server.base}/hop`, { redirect: 'error' })).rejects.toThrow(`${server.base}/hop: redirects, and the caller allows no redirects`);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('refuses private targets when private networks are not allowed, whatever the caller asks', async () => {
+    for (const url of ['https://[::127.0.0.1]/keys', 'https://[::ffff:7f00:1]/keys', 'https://[64:ff9b::a9fe:a9fe]/latest', 'https://[2002:7f00:1::]/keys', 'http://rp.example/keys']) {
+      await expect(providerFetch({ allowPrivateNetwork: false })(url, { signal: new AbortController().signal })).rejects.toBeInstanceOf(OutboundFetchError);
+    }
+  });
+
+  it('stops at 5 s even when a longer timeout is configured (fake clock)', async () => {
+    const server = await recorder();
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      const pending = providerFetch({ ...open, timeoutMs: 60_000 })(`${server.base}/slow`).catch((e: unknown) => e);
+      await server.firstArrival;
+      jest.advanceTimersByTime(4_999);
+      await new Promise((resolve) => setImmediate(resolve));
+      let settled = false;
+      void pending.then(() => {
+        settled = true;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(settled).toBe(false);
+      jest.advanceTimersByTime(1);
+      const err = await pending;
+      expect((err as Error).message).toBe(`${server.base}/slow: timed out`);
+    } finally {
+      jest.useRealTimers();
       server.close();
     }
   });

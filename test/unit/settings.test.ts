@@ -4,7 +4,9 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from '@jest/globals';
 
-import { findUnsafeDefaults, enforceSafeDefaults, loadSettings, PROPERTY_DEFINITIONS, ruleDerivedEnv, SettingsError, silentLogger } from '../../lib/index.js';
+import { loadSettings, SettingsError, silentLogger } from '../../lib/index.js';
+import { findUnsafeDefaults, enforceSafeDefaults } from '../../lib/settings/unsafe.js';
+import { PROPERTY_DEFINITIONS, ruleDerivedEnv } from '../../lib/settings/definitions.js';
 import type { Settings } from '../../lib/settings/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-settings-'));
@@ -37,6 +39,7 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
     ],
   },
   'svc.redis.key-prefix': { raw: 'idp:', read: (s) => s.redis.keyPrefix, expected: 'idp:' },
+  'svc.redis.operation-timeout-ms': { raw: '2500', read: (s) => s.redis.operationTimeoutMs, expected: 2500 },
   'svc.mail.smtp-url': { raw: 'smtp://mail.example.com:587', read: (s) => s.mail.smtpUrl, expected: 'smtp://mail.example.com:587' },
   'svc.mail.outbox-dir': { raw: '/var/mail/out', read: (s) => s.mail.outboxDir, expected: '/var/mail/out' },
   'svc.mail.from': { raw: 'idp@example.com', read: (s) => s.mail.from, expected: 'idp@example.com' },
@@ -52,6 +55,7 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
     expected: ['k'.repeat(32), 'j'.repeat(40)],
   },
   'svc.access-token.ttl': { raw: '600', read: (s) => s.accessToken.ttl, expected: 600 },
+  'svc.par.required': { raw: 'true', read: (s) => s.par.required, expected: true },
   'svc.demo.enabled': { raw: 'false', read: (s) => s.demo.enabled, expected: false },
   'svc.fetch.allow-private-network': { raw: 'true', read: (s) => s.fetch.allowPrivateNetwork, expected: true },
   'svc.proxy': { raw: 'true', read: (s) => s.proxy, expected: true },
@@ -62,7 +66,10 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
   'svc.login.lockout-max-seconds': { raw: '7200', read: (s) => s.login.lockoutMaxSeconds, expected: 7200 },
   'svc.metrics.enabled': { raw: 'true', read: (s) => s.metrics.enabled, expected: true },
   'svc.log.level': { raw: 'WARN', read: (s) => s.log.level, expected: 'warn' },
+  'svc.log.format': { raw: 'JSON', read: (s) => s.log.format, expected: 'json' },
   'svc.clients.file': { raw: '/etc/svc/clients.json', read: (s) => s.clients.file, expected: '/etc/svc/clients.json' },
+  'svc.authenticator.module': { raw: '/opt/idp/authenticator.js', read: (s) => s.authenticator.module, expected: '/opt/idp/authenticator.js' },
+  'svc.claims.modules': { raw: './claims/person.js, /opt/idp/mail.js', read: (s) => s.claims.modules, expected: ['./claims/person.js', '/opt/idp/mail.js'] },
 };
 
 describe('loadSettings (C9)', () => {
@@ -70,15 +77,24 @@ describe('loadSettings (C9)', () => {
     expect(Object.keys(SAMPLES).sort()).toEqual(PROPERTY_DEFINITIONS.map((d) => d.name).sort());
   });
 
+  it('reads back every property as its definition says (what config check prints)', () => {
+    for (const [name, sample] of Object.entries(SAMPLES)) {
+      const definition = PROPERTY_DEFINITIONS.find((d) => d.name === name);
+      const settings = loadSettings({ env: {}, properties: { [name]: sample.raw } });
+      expect([name, definition?.read(settings)]).toEqual([name, sample.expected]);
+    }
+  });
+
   it('applies the documented defaults', () => {
     const s = loadSettings({ env: {} });
     expect(s.port).toBe(3000);
     expect(s.baseUrl).toBe('http://localhost:3000');
-    expect(s.redis).toEqual({ keyPrefix: 'svc:' });
+    expect(s.redis).toEqual({ keyPrefix: 'svc:', operationTimeoutMs: 800 });
     expect(s.mail).toEqual({ outboxDir: './outbox', from: 'no-reply@localhost' });
     expect(s.management).toEqual({ user: 'admin', password: 'admin', lockoutThreshold: 5, lockoutSeconds: 300 });
     expect(s.stage.includeScopesInUserInfo).toBe(false);
     expect(s.accessToken.ttl).toBe(3600);
+    expect(s.par.required).toBe(false);
     expect(s.demo.enabled).toBe(true);
     expect(s.fetch.allowPrivateNetwork).toBe(false);
     expect(s.proxy).toBe(false);
@@ -153,6 +169,8 @@ describe('loadSettings (C9)', () => {
     ['svc.redis.url', 'http://redis'],
     ['svc.redis.cluster-nodes', 'hostonly'],
     ['svc.redis.key-prefix', 'a b'],
+    ['svc.redis.operation-timeout-ms', '0'],
+    ['svc.redis.operation-timeout-ms', '1.5'],
     ['svc.mail.smtp-url', 'mail.example.com'],
     ['svc.mail.from', 'not-an-address'],
     ['svc.management.user', 'a:b'],
@@ -169,6 +187,9 @@ describe('loadSettings (C9)', () => {
     ['svc.login.lockout-window', '-1'],
     ['svc.metrics.enabled', 'on'],
     ['svc.log.level', 'verbose'],
+    ['svc.log.format', 'yaml'],
+    ['svc.authenticator.module', ' '],
+    ['svc.claims.modules', 'a.js,'],
   ])('stops on an invalid %s (%j), naming the property', (name, raw) => {
     const err = captureError(() => loadSettings({ env: {}, properties: { [name]: raw } }));
     expect(err.properties).toEqual([name]);
@@ -194,7 +215,7 @@ describe('loadSettings (C9)', () => {
 describe('unsafe defaults', () => {
   it('lists every unsafe default of a bare configuration', () => {
     const found = findUnsafeDefaults(loadSettings({ env: {} }), { management: true }).map((f) => f.property);
-    expect(found).toEqual(['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.management.password', 'svc.mail.smtp-url']);
+    expect(found).toEqual(['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.demo.enabled', 'svc.management.password', 'svc.mail.smtp-url']);
   });
 
   it('refuses them in production, naming every property to set', () => {
@@ -213,9 +234,53 @@ describe('unsafe defaults', () => {
       'unsafe_default svc.redis.url',
       'unsafe_default svc.keys.file',
       'unsafe_default svc.cookies.keys',
+      'unsafe_default svc.demo.enabled',
       'unsafe_default svc.management.password',
       'unsafe_default svc.mail.smtp-url',
     ]);
+  });
+
+  const production = {
+    NODE_ENV: 'production',
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    SVC_KEYS_FILE: '/etc/keys.json',
+    SVC_COOKIES_KEYS: 'x'.repeat(32),
+    SVC_MANAGEMENT_PASSWORD: 'a-strong-password',
+    SMTP_URL: 'smtp://mail:25',
+  };
+
+  it.each([
+    ['SVC_DEMO_ENABLED', 'svc.demo.enabled', 'demo accounts'],
+    ['SVC_FETCH_ALLOW_PRIVATE_NETWORK', 'svc.fetch.allow-private-network', 'private addresses'],
+  ])('refuses %s=true in production, naming %s', (variable, property, words) => {
+    for (const value of ['true', ' TRUE ', '1', 'Yes']) {
+      const settings = loadSettings({ env: { ...production, [variable]: value } });
+      const err = captureError(() => enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), silentLogger));
+      expect(err.properties).toEqual([property]);
+      expect(err.message).toContain(property);
+      expect(err.message).toContain(words);
+    }
+    const settings = loadSettings({ env: { ...production, [variable]: 'true' } });
+    expect(findUnsafeDefaults(settings, { management: true }).map((f) => f.property)).toEqual([property]);
+  });
+
+  it('does not say the demo accounts sign in when an authenticator is configured (code or svc.authenticator.module)', () => {
+    const reasonFor = (settings: Settings, supplied = {}): string | undefined => findUnsafeDefaults(settings, supplied).find((f) => f.property === 'svc.demo.enabled')?.reason;
+    expect(reasonFor(loadSettings({ env: {} }))).toContain('the demo accounts demo/demo and demo-basic/demo-basic sign in');
+    for (const [settings, supplied] of [
+      [loadSettings({ env: {} }), { authenticator: true }],
+      [loadSettings({ env: { SVC_AUTHENTICATOR_MODULE: './auth.js' } }), {}],
+    ] as const) {
+      expect(reasonFor(settings, supplied)).toBe('/oidcdemo/login registers clients and runs flows for anyone who can sign in (the demo accounts do not: an authenticator is configured)');
+    }
+  });
+
+  it('warns about a private-network fetch outside production', () => {
+    const lines: string[] = [];
+    const logger = { ...silentLogger, warn: (event: string, fields?: Record<string, unknown>) => lines.push(`${event} ${String(fields?.property)}`) };
+    const settings = loadSettings({ env: { SVC_FETCH_ALLOW_PRIVATE_NETWORK: 'true', SVC_DEMO_ENABLED: 'false' } });
+    enforceSafeDefaults(settings, findUnsafeDefaults(settings), logger);
+    expect(lines).toEqual(['unsafe_default svc.redis.url', 'unsafe_default svc.keys.file', 'unsafe_default svc.cookies.keys', 'unsafe_default svc.fetch.allow-private-network']);
   });
 
   it('accepts a production configuration without unsafe defaults', () => {

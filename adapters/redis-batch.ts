@@ -1,0 +1,83 @@
+import type { ChainableCommander } from 'ioredis';
+
+/** Adds one command to a pipeline. */
+export type AddCommand = (pipeline: ChainableCommander) => void;
+
+/** One command's answer in a pipeline: `[error, result]` as ioredis gives it. */
+export type Answer = [Error | null, unknown];
+
+/** A write whose answer nobody waits for inside the request (an index). */
+export interface DeferredCommand {
+  /** The key it touches (for Cluster routing and ordering). */
+  key: string;
+  add: AddCommand;
+}
+
+/** A record as the request's deferred writes leave it: the stored string and its TTL, or `null` (deleted). */
+export type PendingRecord = { value: string; ttl: number } | null;
+
+interface Queued {
+  add: AddCommand;
+  resolve: (answer: Answer) => void;
+}
+
+/**
+ * The store work of one request (see `SvcStore.batch`), for the models of a flow:
+ * - writes are deferred and sent together, in one pipeline, when the request ends (before its
+ *   response goes out); reads in the request see them ({@link RequestBatch.records});
+ * - reads are remembered for the rest of the request ({@link RequestBatch.reads}), so a record read
+ *   twice, or read ahead of time (prefetched), costs one command;
+ * - commands sent in the same tick (parallel reads, the two attempt reservations of a sign-in) go
+ *   in one pipeline ({@link RequestBatch.send}).
+ */
+export class RequestBatch {
+  /** Record key → what the request's deferred writes leave there, in write order. */
+  readonly records = new Map<string, PendingRecord>();
+  /** Other deferred writes, in order. */
+  readonly commands: DeferredCommand[] = [];
+  /** Record key → the stored string read in this request (`null`: not found), or the read under way. */
+  readonly reads = new Map<string, Promise<string | null>>();
+  /** Session uid → record key, for sessions written or found in this request. */
+  readonly uids = new Map<string, string>();
+  /** Set once the request's writes were sent: later store calls act at once. */
+  closed = false;
+  private queue: Queued[] = [];
+
+  constructor(private readonly dispatch: (commands: AddCommand[]) => Promise<Answer[]>) {}
+
+  /** Whether writes are waiting. */
+  get pending(): boolean {
+    return this.records.size > 0 || this.commands.length > 0;
+  }
+
+  /**
+   * Sends one command with the others of this tick in one pipeline; resolves its answer (errors
+   * are answers too, so a caller can fall back, e.g. on WRONGTYPE).
+   */
+  send(add: AddCommand): Promise<Answer> {
+    return new Promise((resolve) => {
+      this.queue.push({ add, resolve });
+      if (this.queue.length === 1) process.nextTick(() => void this.drain());
+    });
+  }
+
+  private async drain(): Promise<void> {
+    const queued = this.queue;
+    this.queue = [];
+    let answers: Answer[];
+    try {
+      answers = await this.dispatch(queued.map((q) => q.add));
+    } catch (err) {
+      answers = queued.map(() => [err as Error, undefined]);
+    }
+    queued.forEach((q, i) => q.resolve(answers[i] ?? [new Error('no answer'), undefined]));
+  }
+
+  /** Takes the deferred writes (record writes collapsed to the last one per key). */
+  take(): { records: [string, PendingRecord][]; commands: DeferredCommand[] } {
+    const out = { records: [...this.records], commands: [...this.commands] };
+    this.records.clear();
+    this.commands.length = 0;
+    return out;
+  }
+}

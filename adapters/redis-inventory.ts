@@ -1,0 +1,133 @@
+import { Cluster, type Redis } from 'ioredis';
+
+import { isRef, listedPayload, MAX_PAGE, type ListedRecord, type StoreInventory } from './inventory.js';
+import { decodeLegacyRecord, decodeRecord, isWrongType } from './redis-records.js';
+import { InvalidCursorError } from '../lib/errors.js';
+
+/** What the Redis store lends its inventory. */
+export interface RedisInventoryDeps {
+  client: Redis | Cluster;
+  /** The key prefix of every key of this store. */
+  prefix: string;
+  /** Runs one store operation with the store's fail-fast timeout and circuit breaker. */
+  run: <T>(operation: () => Promise<T>) => Promise<T>;
+  /** The grant-index script: returns the members of the index at `key` and deletes it. */
+  takeIndex: (key: string) => Promise<string[]>;
+  /** Deletes the record of `model` at `key` as the store deletes records (cached ones everywhere); `true` when it existed. */
+  remove: (model: string, key: string) => Promise<boolean>;
+}
+
+/** Where a listing stands: the node being scanned, its SCAN cursor, and references read but not yet handed out. */
+interface ScanState {
+  /** `host:port` of the master being scanned; `''` once every master is done. */
+  node: string;
+  scan: string;
+  pending: string[];
+}
+
+/** SCAN calls one page may make before it returns (short, even empty) with a cursor. */
+const SCANS_PER_PAGE = 64;
+
+const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+
+const nodeName = (node: Redis): string => `${node.options.host ?? ''}:${node.options.port ?? ''}`;
+
+function encode(state: ScanState): string {
+  return Buffer.from(JSON.stringify({ n: state.node, c: state.scan, p: state.pending })).toString('base64url');
+}
+
+/** The largest cursor Redis accepts (an unsigned 64-bit integer); a larger one is refused as a store error. */
+const MAX_SCAN_CURSOR = 2n ** 64n - 1n;
+
+function decode(cursor: string, nodes: string[]): ScanState {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { n?: unknown; c?: unknown; p?: unknown };
+    const { n, c, p } = value;
+    if (typeof n === 'string' && (n === '' || nodes.includes(n)) && typeof c === 'string' && /^\d{1,20}$/.test(c) && BigInt(c) <= MAX_SCAN_CURSOR && Array.isArray(p) && p.length <= MAX_PAGE && p.every((r) => typeof r === 'string' && isRef(r))) {
+      return { node: n, scan: c, pending: p as string[] };
+    }
+  } catch {
+    // not JSON: refused below
+  }
+  throw new InvalidCursorError();
+}
+
+/**
+ * The Redis store's {@link StoreInventory}: `SCAN … MATCH {prefix}{Model}:*` on the standalone
+ * server, or on every master of a Cluster in turn. The cursor (opaque, base64url JSON) names the
+ * node, its SCAN cursor, and the references of a batch that did not fit the page, so a page never
+ * holds more than `limit` records and nothing is skipped. A page makes at most 64 SCAN calls, so a
+ * sparse keyspace yields short pages with a cursor rather than one long request.
+ */
+export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
+  const { client, prefix, run } = deps;
+  const masters = (): Redis[] => (client instanceof Cluster ? client.nodes('master') : [client]).slice().sort((a, b) => nodeName(a).localeCompare(nodeName(b)));
+
+  const read = async (model: string, ref: string): Promise<ListedRecord | undefined> => {
+    const key = `${prefix}${model}:${ref}`;
+    // The id is not known here (only its hash): a jti left out of the payload is not restored.
+    const payload = await run(async () => {
+      try {
+        const value = await client.get(key);
+        return value === null ? undefined : decodeRecord('', value);
+      } catch (err) {
+        if (!isWrongType(err)) throw err;
+        return decodeLegacyRecord('', await client.hgetall(key));
+      }
+    });
+    return payload ? { ref, payload: listedPayload(payload) } : undefined;
+  };
+
+  return {
+    async list(model, page) {
+      const limit = Math.max(1, Math.min(page.limit, MAX_PAGE));
+      const nodes = masters();
+      const names = nodes.map(nodeName);
+      const state: ScanState = page.cursor === undefined ? { node: names[0] ?? '', scan: '0', pending: [] } : decode(page.cursor, names);
+      const keyStart = `${prefix}${model}:`;
+      const pattern = `${escapeGlob(keyStart)}*`;
+      const records: ListedRecord[] = [];
+      const seen = new Set<string>();
+      let done = false;
+      let scans = 0;
+      while (records.length < limit) {
+        if (state.pending.length > 0) {
+          const refs = state.pending.splice(0, limit - records.length);
+          for (const record of await Promise.all(refs.map((ref) => read(model, ref)))) {
+            if (record && !seen.has(record.ref)) {
+              seen.add(record.ref);
+              records.push(record);
+            }
+          }
+          continue;
+        }
+        if (scans >= SCANS_PER_PAGE) break;
+        const index = names.indexOf(state.node);
+        const node = nodes[index];
+        if (!node) {
+          done = true;
+          break;
+        }
+        const [next, keys] = await run(() => node.scan(state.scan, 'MATCH', pattern, 'COUNT', Math.max(limit - records.length, 16)));
+        scans += 1;
+        state.pending = keys.map((key) => key.slice(keyStart.length)).filter(isRef);
+        if (next === '0') {
+          state.node = names[index + 1] ?? '';
+          state.scan = '0';
+        } else state.scan = next;
+      }
+      if (state.pending.length === 0 && !names.includes(state.node)) done = true;
+      return { records, ...(done ? {} : { cursor: encode(state) }) };
+    },
+    async destroy(model, ref) {
+      if (!isRef(ref)) return false;
+      return deps.remove(model, `${prefix}${model}:${ref}`);
+    },
+    async revokeGrant(ref) {
+      if (!isRef(ref)) return 0;
+      const members = await run(() => deps.takeIndex(`${prefix}grant:${ref}`));
+      const removed = await Promise.all(members.map((member) => run(() => client.del(member))));
+      return removed.reduce((sum, n) => sum + n, 0);
+    },
+  };
+}

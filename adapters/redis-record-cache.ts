@@ -1,0 +1,124 @@
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+
+import type { Logger } from '../lib/logger.js';
+
+/** What {@link createRecordCache} needs. */
+export interface RecordCacheOptions {
+  /** The store's client (standalone) — the subscriber is a duplicate of it. */
+  client: Redis | Cluster;
+  /** Cluster seed nodes: the subscriber connects to the first (a PUBLISH reaches every node's subscribers). */
+  clusterNodes?: { host: string; port: number }[];
+  connection: RedisOptions;
+  /** The invalidation channel. */
+  channel: string;
+  logger: Logger;
+  /** @default 60000 */
+  maxAgeMs?: number;
+  /** @default 10000 */
+  maxEntries?: number;
+}
+
+/** A cached raw record: its stored string, or `null` for a record known not to exist. */
+export type Cached = string | null;
+
+/**
+ * An in-process cache of records that are read on nearly every request and written rarely (clients
+ * and their disabling marks), kept consistent across every process on the store by Redis pub/sub:
+ * every write of a cached record publishes its key on {@link RecordCacheOptions.channel} in the
+ * same MULTI as the write, and every process drops that key when the message arrives.
+ *
+ * It serves nothing unless its subscriber is subscribed: while the subscription is down (start,
+ * reconnect, a Redis failover) the cache is empty and every read goes to Redis, so a missed message
+ * cannot leave a stale entry behind. A read that started before an invalidation does not fill the
+ * cache when it ends ({@link RecordCache.begin}). Entries live at most `maxAgeMs` in any case.
+ */
+export interface RecordCache {
+  /** The cached raw record of `key`, or `undefined` when not cached. */
+  get(key: string): Cached | undefined;
+  /** A ticket to take before reading `key` from Redis; {@link RecordCache.fill} refuses a stale one. */
+  begin(): number;
+  /** Caches what a read that began with `ticket` found. */
+  fill(key: string, ticket: number, value: Cached): void;
+  /** Drops `key` here (the store also publishes it to the other processes). */
+  drop(key: string): void;
+  /** Whether the cache serves (its subscription is up). */
+  readonly active: boolean;
+  close(): void;
+}
+
+/** The pub/sub-invalidated record cache of the Redis store. */
+export function createRecordCache(options: RecordCacheOptions): RecordCache {
+  const maxAge = options.maxAgeMs ?? 60_000;
+  const maxEntries = options.maxEntries ?? 10_000;
+  const entries = new Map<string, { value: Cached; at: number }>();
+  // Bumped by every invalidation and every loss of the subscription: a read ticket from before
+  // does not fill the cache.
+  let epoch = 0;
+  let active = false;
+  let closed = false;
+
+  const deactivate = (): void => {
+    if (active) options.logger.warn('store_cache_paused', { store: 'redis', reason: 'invalidation channel down' });
+    active = false;
+    entries.clear();
+    epoch += 1;
+  };
+  const seed = options.clusterNodes?.[0];
+  const subscriber = seed
+    ? new Redis({ ...options.connection, host: seed.host, port: seed.port, autoResubscribe: false, enableOfflineQueue: false, lazyConnect: true })
+    : (options.client as Redis).duplicate({ autoResubscribe: false, enableOfflineQueue: false, lazyConnect: true });
+  subscriber.on('message', (channel: string, key: string) => {
+    if (channel !== options.channel) return;
+    entries.delete(key);
+    epoch += 1;
+  });
+  subscriber.on('error', () => {
+    // Connection faults are logged by the store's own client; the cache just pauses.
+  });
+  subscriber.on('close', deactivate);
+  subscriber.on('ready', () => {
+    subscriber.subscribe(options.channel).then(
+      () => {
+        if (closed) return;
+        entries.clear();
+        epoch += 1;
+        active = true;
+      },
+      () => deactivate(),
+    );
+  });
+  subscriber.connect().catch(() => undefined);
+
+  return {
+    get(key) {
+      if (!active) return undefined;
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      if (Date.now() - entry.at > maxAge) {
+        entries.delete(key);
+        return undefined;
+      }
+      return entry.value;
+    },
+    begin: () => epoch,
+    fill(key, ticket, value) {
+      if (!active || ticket !== epoch) return;
+      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+      entries.set(key, { value, at: Date.now() });
+    },
+    drop(key) {
+      entries.delete(key);
+      epoch += 1;
+    },
+    get active() {
+      return active;
+    },
+    close() {
+      closed = true;
+      active = false;
+      entries.clear();
+      if (subscriber.status === 'ready') subscriber.quit().catch(() => subscriber.disconnect());
+      else subscriber.disconnect();
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import type { AdapterPayload } from 'oidc-provider';
+
+/**
+ * How the Redis store keeps a record: one string per key, written with one `SET … EX` (or `SET`
+ * for a record without lifetime), so a write is one command and replaces the whole record and its
+ * expiry at once.
+ *
+ * The string is a header, `|`, then the payload JSON. The header's first character is `j` when the
+ * payload's `jti` equals the id and was left out of the JSON (it is restored from the id on read,
+ * so a dump of Redis holds no token value), `-` otherwise; a consumed record carries `c` and the
+ * epoch seconds of its consumption after it (`jc1795519703|{…}`). Consuming and giving back rewrite
+ * only the header, in a script, keeping the expiry (`SET … KEEPTTL`).
+ *
+ * Records written by earlier versions are hashes (`p` payload, `j` flag, `c` consumed); they are
+ * still read ({@link decodeLegacyRecord}), consumed and given back, until rewritten or expired.
+ */
+
+/** The stored form of `payload` for the record `id`. */
+export function encodeRecord(id: string, payload: AdapterPayload): string {
+  const stored: Record<string, unknown> = { ...payload };
+  const consumed = Number(stored.consumed);
+  delete stored.consumed;
+  const jtiIsId = stored.jti === id;
+  if (jtiIsId || stored.jti === undefined) delete stored.jti;
+  return `${jtiIsId ? 'j' : '-'}${consumed ? `c${consumed}` : ''}|${JSON.stringify(stored)}`;
+}
+
+/** The payload of the stored string `value` of the record `id` (a fresh object); `undefined` if malformed. */
+export function decodeRecord(id: string, value: string): AdapterPayload | undefined {
+  const bar = value.indexOf('|');
+  if (bar < 1) return undefined;
+  const payload = JSON.parse(value.slice(bar + 1)) as AdapterPayload;
+  if (value.charCodeAt(0) === 106 /* j */) payload.jti = id;
+  if (bar > 1 && value.charCodeAt(1) === 99 /* c */) payload.consumed = Number(value.slice(2, bar));
+  return payload;
+}
+
+/** The payload of a record kept as a hash by an earlier version (`p`, `j`, `c`); `undefined` when there is none. */
+export function decodeLegacyRecord(id: string, fields: Record<string, string>): AdapterPayload | undefined {
+  if (!fields.p) return undefined;
+  const payload = JSON.parse(fields.p) as AdapterPayload;
+  if (fields.j === '1') payload.jti = id;
+  if (fields.c) payload.consumed = Number(fields.c);
+  return payload;
+}
+
+/** True for the error Redis answers when a string command meets a hash (a record of an earlier version). */
+export function isWrongType(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('WRONGTYPE');
+}
+
+/** Two payloads equal but for their expiry (`exp`), whatever the order of their members. */
+export function sameButExpiry(a: AdapterPayload, b: AdapterPayload): boolean {
+  const { exp: _a, ...restA } = a;
+  const { exp: _b, ...restB } = b;
+  return sameJson(restA, restB);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}

@@ -1,0 +1,68 @@
+/**
+ * An authenticator for `svc.authenticator.module`: signs in the people of a users file
+ * (examples/users-file.ts; `AUTH_USERS_FILE`, default `users.json`) by their scrypt hashes.
+ *
+ *   SVC_AUTHENTICATOR_MODULE=examples/authenticator-file.ts AUTH_USERS_FILE=/etc/svc-connect/users.json npm start
+ *
+ * Make a hash for the file (the password is read from standard input, not from the command line):
+ *
+ *   npx tsx examples/authenticator-file.ts hash
+ */
+import { createInterface } from 'node:readline/promises';
+
+import type { Authenticator, ModuleContext } from '../lib/index.js';
+import { isMainModule } from '../lib/is-main.js';
+import { hashPassword, readUsersFile, usersFilePath, verifyPassword, type FileUser } from './users-file.js';
+
+/**
+ * An {@link Authenticator} over `users`: an unknown login costs the same scrypt work as a wrong
+ * password (a hash of the first user's strength), so timing does not tell which logins exist.
+ */
+export async function fileAuthenticator(users: readonly FileUser[]): Promise<Authenticator> {
+  const byLogin = new Map(users.map((u) => [u.login, u]));
+  const subs = new Set(users.map((u) => u.sub));
+  const [, n, r, p] = users[0]?.password.split(':') ?? [];
+  const decoy = await hashPassword(`decoy ${Math.random()}`, users[0] ? { N: Number(n), r: Number(r), p: Number(p) } : undefined);
+  return {
+    async authenticate(login, password) {
+      const user = byLogin.get(login);
+      const ok = await verifyPassword(password, user?.password ?? decoy);
+      return user && ok ? user.sub : undefined;
+    },
+    async exists(accountId) {
+      return subs.has(accountId);
+    },
+  };
+}
+
+/** `svc.authenticator.module`'s default export: the users of `AUTH_USERS_FILE`, read at start. */
+export default async function createFileAuthenticator(context: ModuleContext): Promise<Authenticator> {
+  const path = usersFilePath();
+  const users = readUsersFile(path);
+  context.logger.info('users_file_loaded', { file: path, users: users.length });
+  return fileAuthenticator(users);
+}
+
+if (isMainModule(import.meta.url)) {
+  if (process.argv[2] !== 'hash') {
+    process.stderr.write('usage: npx tsx examples/authenticator-file.ts hash   (reads the password from standard input)\n');
+    process.exit(2);
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: false });
+  let answered = false;
+  rl.on('close', () => {
+    if (!answered) {
+      process.stderr.write('no password on standard input\n');
+      process.exit(2);
+    }
+  });
+  process.stderr.write('password: ');
+  const line = await rl.question('');
+  answered = true;
+  rl.close();
+  if (!line) {
+    process.stderr.write('the password must not be empty\n');
+    process.exit(2);
+  }
+  process.stdout.write(`${await hashPassword(line)}\n`);
+}

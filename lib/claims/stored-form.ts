@@ -1,0 +1,154 @@
+import type { DecodedMember } from './budget.js';
+import { isObject, NOT_RESOLVED, type ChannelClaims, type ClaimRequest } from './request.js';
+import { expandClaimName, hasAlternatives } from './syntax.js';
+
+/**
+ * The stored form of one channel of the `claims` parameter: what the interaction, the code and the
+ * access token keep. Only members we wrote survive; a relying party cannot smuggle any in.
+ *
+ * - Every requested member, in written order, as `null` or `{"essential": true, "svc_mac": …}`:
+ *   `svc_mac` is the keyed MAC of a requested `value` (never the value, never an unkeyed hash);
+ *   a `value` asked for a protocol claim (`sub`, `acr`, …) and every other member the relying
+ *   party sent are dropped.
+ * - After them, each deliverable concrete alternative of the bracketed members (a name in
+ *   oidc-provider's `claims_supported`, not requested by its own name in the channel), as
+ *   `{"svc_of": [mark, …]}`, one mark per bracketed member it stands in: `[g, i]` is alternative
+ *   `i` (in written order) of bracketed member `g` (0-based, counting bracketed members). When
+ *   that member asked for a value, its first mark carries the MAC (`[g, 0, mac]`) and the others
+ *   say so (`[g, i, 1]`); the bracketed member itself then keeps `svc_mac` only when it has no
+ *   deliverable alternative. oidc-provider asks consent for the marked names and lets them
+ *   through its claim filters; the bracketed name, which it never grants, is dropped by those
+ *   filters before delivery, so there the groups are rebuilt from the marks alone. Alternatives
+ *   oidc-provider cannot deliver are not stored: its filters would drop them anyway.
+ */
+export const STORED_MEMBERS = { mac: 'svc_mac', alternativeOf: 'svc_of' } as const;
+
+/** Marks of the previous stored form (records at most an hour old at an upgrade): never honoured. */
+const LEGACY_MARKS = ['svc_alternative_of', 'svc_value_sha256', 'svc_essential'];
+
+type Mark = [number, number] | [number, number, string | 1];
+
+function storedSpec(spec: unknown, valueMac: string | undefined): Record<string, unknown> | null {
+  if (!isObject(spec)) return null;
+  const out: Record<string, unknown> = {};
+  if (spec.essential === true) out.essential = true;
+  if (valueMac !== undefined) out[STORED_MEMBERS.mac] = valueMac;
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+function isMarked(spec: unknown): spec is Record<string, Mark[]> {
+  return isObject(spec) && Array.isArray(spec[STORED_MEMBERS.alternativeOf]);
+}
+
+/**
+ * The stored form of a validated channel: `members` as decoded, `requests` as validated from them.
+ * `deliverable` is oidc-provider's `claims_supported`.
+ */
+export function storedForm(
+  members: readonly DecodedMember[],
+  requests: readonly ClaimRequest[],
+  deliverable: ReadonlySet<string>,
+): ChannelClaims {
+  const out: ChannelClaims = {};
+  const byName = new Map(requests.map((r) => [r.requested, r]));
+  const explicit = new Set(members.map((m) => m.name).filter((name) => !hasAlternatives(name)));
+  for (const { name, spec } of members) {
+    const request = byName.get(name);
+    // Protocol claims have no request (never resolved here): a value asked for one (e.g. `sub`) is
+    // dropped, as nothing compares it (oidc-provider must not see it in clear either).
+    let valueMac = request?.valueMac;
+    if (request && hasAlternatives(name) && request.alternatives.some((a) => deliverable.has(a) && !explicit.has(a))) valueMac = undefined;
+    out[name] = storedSpec(spec, valueMac);
+  }
+  let group = 0;
+  for (const request of requests) {
+    if (!hasAlternatives(request.requested)) continue;
+    let position = 0;
+    for (const concrete of request.alternatives) {
+      if (!deliverable.has(concrete) || explicit.has(concrete)) continue;
+      const marked = out[concrete];
+      const target = isMarked(marked) ? marked : (out[concrete] = { [STORED_MEMBERS.alternativeOf]: [] as Mark[] });
+      const valueMark: [] | [string | 1] = request.valueMac === undefined ? [] : [position === 0 ? request.valueMac : 1];
+      target[STORED_MEMBERS.alternativeOf]?.push([group, position, ...valueMark] as Mark);
+      position += 1;
+    }
+    group += 1;
+  }
+  return out;
+}
+
+type GroupEntry = { request: ClaimRequest; fromName: boolean; marked: [number, string][]; valued: boolean; valueMac?: string };
+
+function readMarks(name: string, marks: unknown[], groups: Map<number, GroupEntry>, out: ClaimRequest[]): void {
+  for (const mark of marks) {
+    if (!Array.isArray(mark) || !Number.isInteger(mark[0]) || !Number.isInteger(mark[1])) continue;
+    const [g, i, value] = mark as [number, number, unknown];
+    let entry = groups.get(g);
+    if (!entry) {
+      entry = { request: { requested: `svc_of:${g}`, alternatives: [], essential: false }, fromName: false, marked: [], valued: false };
+      groups.set(g, entry);
+      out.push(entry.request);
+    }
+    entry.marked.push([i, name]);
+    if (value !== undefined) entry.valued = true;
+    if (typeof value === 'string') entry.valueMac = value;
+  }
+}
+
+/** Settles the groups once every member is read: alternatives from marks, and the group's MAC. */
+function settle(groups: Map<number, GroupEntry>): void {
+  for (const entry of groups.values()) {
+    const { request } = entry;
+    if (!entry.fromName) request.alternatives = entry.marked.sort((a, b) => a[0] - b[0]).map(([, name]) => name);
+    // A group that asked for a value but whose MAC did not come through matches nothing ('' never does).
+    if (request.valueMac === undefined && entry.valued) request.valueMac = entry.valueMac ?? '';
+  }
+}
+
+const cache = new WeakMap<object, ClaimRequest[]>();
+
+/**
+ * Reads one channel of a stored claims request back into requests, in order; decoded once per
+ * object. With its bracketed members (as stored: the essential check, the consent page) a group
+ * is the bracketed name with all its alternatives; without them (after oidc-provider's claim
+ * filters: delivery) it is rebuilt from the marks of the concrete names that passed, in written
+ * order. Unknown shapes and marks of the previous stored form are skipped (never delivered).
+ */
+export function channelRequests(claims: ChannelClaims | undefined): ClaimRequest[] {
+  if (!claims) return [];
+  const cached = cache.get(claims);
+  if (cached) return cached;
+  const out: ClaimRequest[] = [];
+  const groups = new Map<number, GroupEntry>();
+  let group = 0;
+  for (const [name, spec] of Object.entries(claims)) {
+    if (NOT_RESOLVED.has(name) || name.startsWith('_')) continue;
+    const object = isObject(spec) ? spec : undefined;
+    if (object && LEGACY_MARKS.some((m) => m in object)) continue;
+    const marks = object?.[STORED_MEMBERS.alternativeOf];
+    if (Array.isArray(marks)) {
+      readMarks(name, marks, groups, out);
+      continue;
+    }
+    const essential = object?.essential === true;
+    const valueMac = typeof object?.[STORED_MEMBERS.mac] === 'string' ? { valueMac: object[STORED_MEMBERS.mac] as string } : {};
+    if (!hasAlternatives(name)) {
+      out.push({ requested: name, alternatives: [name], essential, ...valueMac });
+      continue;
+    }
+    const g = group;
+    group += 1;
+    let alternatives: string[];
+    try {
+      alternatives = expandClaimName(name);
+    } catch {
+      continue;
+    }
+    const request: ClaimRequest = { requested: name, alternatives, essential, ...valueMac };
+    groups.set(g, { request, fromName: true, marked: [], valued: false });
+    out.push(request);
+  }
+  settle(groups);
+  cache.set(claims, out);
+  return out;
+}

@@ -1,0 +1,66 @@
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+
+/** The HKDF `info` that separates the claim value key from every other use of the cookie keys. */
+export const CLAIM_VALUE_MAC_INFO = 'svc-connect claim value mac';
+
+/**
+ * Bytes of HMAC-SHA-256 kept: 96 bits (16 base64url characters). The MAC only decides equality
+ * under a key nobody outside the provider holds, so a false match has odds of 2^-96 per comparison
+ * and cannot be searched for offline; the short form keeps the stored request small (C5).
+ */
+const MAC_BYTES = 12;
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+  }
+  return value;
+}
+
+/** Makes and checks the MACs of requested values for one client (see {@link ClaimValueMac}). */
+export interface ValueMatcher {
+  /** The MAC a requested `value` is stored as (newest key). */
+  mac(value: unknown): string;
+  /** Whether `value` is the value a stored MAC was made from, under any configured key. */
+  matches(value: unknown, stored: string): boolean;
+}
+
+/**
+ * How a requested claim `value` (user data, C5) is kept: never itself, never as an unkeyed hash,
+ * only as a keyed MAC: HMAC-SHA-256 over the JSON of `[client_id, value]` (the value in canonical
+ * JSON), truncated to 96 bits, base64url. The key is derived with HKDF-SHA-256 from the provider's
+ * cookie keys, which are not in the store, so a dump of the store cannot confirm a guessed value;
+ * whoever holds the cookie keys can. Binding the client id keeps a dump from telling that two
+ * relying parties asked for the same value.
+ *
+ * New MACs use the first (newest) cookie key; a stored MAC matches under any configured key, so a
+ * flow pending while the keys rotate keeps working until its key is dropped from the list. After
+ * that it simply does not match: the claim is treated as not having the requested value.
+ */
+export class ClaimValueMac {
+  private readonly keys: Buffer[];
+
+  /** @throws TypeError when no cookie key is given. */
+  constructor(cookieKeys: readonly string[]) {
+    if (cookieKeys.length === 0 || cookieKeys.some((k) => typeof k !== 'string' || k.length === 0)) {
+      throw new TypeError('cookies.keys must hold at least one non-empty key to derive the claim value MAC key');
+    }
+    this.keys = cookieKeys.map((k) => Buffer.from(hkdfSync('sha256', Buffer.from(k, 'utf8'), Buffer.alloc(0), CLAIM_VALUE_MAC_INFO, 32)));
+  }
+
+  /** The MACs of values requested by `clientId`. */
+  forClient(clientId: string): ValueMatcher {
+    const input = (value: unknown): string => JSON.stringify([clientId, canonical(value) ?? null]);
+    const macWith = (key: Buffer, text: string): Buffer => createHmac('sha256', key).update(text, 'utf8').digest().subarray(0, MAC_BYTES);
+    return {
+      mac: (value) => macWith(this.keys[0] as Buffer, input(value)).toString('base64url'),
+      matches: (value, stored) => {
+        const expected = Buffer.from(stored, 'base64url');
+        if (expected.length !== MAC_BYTES) return false;
+        const text = input(value);
+        return this.keys.some((key) => timingSafeEqual(macWith(key, text), expected));
+      },
+    };
+  }
+}

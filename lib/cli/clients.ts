@@ -1,0 +1,82 @@
+import { CliError } from '../errors.js';
+import { type CliIo, type Command } from './common.js';
+import { CONNECTION_HELP, connect, pages, parseCommand, request, table, when } from './management-api.js';
+
+const usage = `Usage: svc-connect clients <command> [CLIENT_ID] [options]
+
+  list [--limit N] [--cursor C] [--all] [--json]   stored clients, a page at a time (--all: every page)
+  show CLIENT_ID                                   one client's metadata, without secrets
+  disable CLIENT_ID                                refuse the client at authorize, token, UserInfo and registration
+  enable CLIENT_ID                                 lift a disable
+  delete CLIENT_ID                                 delete the client and revoke its grants
+  revoke-grants CLIENT_ID                          revoke every grant (and token) of the client
+
+Calls the provider's management API (role MANAGEMENT); every action is written to the provider's log
+as a management_audit event. Statically provisioned clients are shown but not changed here.
+${CONNECTION_HELP}`;
+
+const ACTIONS = {
+  disable: { method: 'POST', suffix: '/disable', note: (id: string) => `client ${id} is disabled: refused at authorize, token, UserInfo and registration until enabled` },
+  enable: { method: 'POST', suffix: '/enable', note: (id: string) => `client ${id} is enabled` },
+  delete: { method: 'DELETE', suffix: '', note: (id: string) => `client ${id} is deleted, with its grants` },
+  'revoke-grants': { method: 'POST', suffix: '/revoke-grants', note: (id: string) => `every grant of client ${id} is revoked; its tokens no longer work` },
+} as const;
+
+function stateOf(client: Record<string, unknown>): string {
+  if (client.static) return 'static';
+  return client.disabled ? 'disabled' : 'enabled';
+}
+
+async function list(values: Record<string, string | boolean | undefined>, io: CliIo): Promise<void> {
+  const connection = connect(values, io);
+  const { items, first, next } = await pages(connection, '/clients', 'clients', {
+    limit: values.limit as string | undefined,
+    cursor: values.cursor as string | undefined,
+    all: values.all === true,
+  });
+  const statics = (first.static_clients as Record<string, unknown>[] | undefined) ?? [];
+  if (values.json) {
+    io.out(`${JSON.stringify({ clients: items, ...(statics.length ? { static_clients: statics } : {}), ...(next ? { next_cursor: next } : {}) }, null, 2)}\n`);
+    return;
+  }
+  const rows = [...statics, ...items].map((c) => [
+    String(c.client_id),
+    stateOf(c),
+    when(c.client_id_issued_at),
+    typeof c.client_name === 'string' ? c.client_name : '',
+  ]);
+  table(io, ['CLIENT_ID', 'STATE', 'ISSUED', 'NAME'], rows);
+  if (next) io.err?.(`more clients: run again with --cursor ${next} (or --all)\n`);
+}
+
+/** `svc-connect clients`. */
+export const clientsCommand: Command = {
+  name: 'clients',
+  summary: 'list, show, disable, enable or delete clients; revoke their grants (management API)',
+  usage,
+  async run(argv, io) {
+    const { values, positionals } = parseCommand(
+      argv,
+      { limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } },
+      usage,
+    );
+    const [sub, clientId, ...extra] = positionals;
+    if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')}\n\n${usage}`, 2);
+    if (sub === 'list') {
+      if (clientId) throw new CliError(`list takes no CLIENT_ID\n\n${usage}`, 2);
+      return list(values, io);
+    }
+    if (sub !== 'show' && !(sub && sub in ACTIONS)) throw new CliError(`unknown clients command ${sub ?? '(none)'}\n\n${usage}`, 2);
+    if (!clientId) throw new CliError(`${sub} needs a CLIENT_ID\n\n${usage}`, 2);
+    const connection = connect(values, io);
+    const path = `/clients/${encodeURIComponent(clientId)}`;
+    if (sub === 'show') {
+      io.out(`${JSON.stringify(await request(connection, 'GET', path, 'show'), null, 2)}\n`);
+      return;
+    }
+    const action = ACTIONS[sub as keyof typeof ACTIONS];
+    const body = await request(connection, action.method, `${path}${action.suffix}`, sub);
+    io.out(`${JSON.stringify(body)}\n`);
+    io.err?.(`${action.note(clientId)}\n`);
+  },
+};

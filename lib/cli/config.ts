@@ -1,0 +1,105 @@
+import { SettingsError, CliError } from '../errors.js';
+import type { LogFields } from '../logger.js';
+import { defaultLogFormat } from '../observability/pino-logger.js';
+import { PROPERTY_DEFINITIONS } from '../settings/definitions.js';
+import { loadSettingsWithSources, type SettingSource } from '../settings/load.js';
+import type { Settings } from '../settings/types.js';
+import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
+import { flags, type CliIo, type Command } from './common.js';
+import { table } from './management-api.js';
+
+const usage = `Usage: svc-connect config check [--file FILE]
+
+Loads the configuration exactly as "svc-connect serve" would — the file named by --file or
+SVC_CONFIG (.properties or .json) and the environment — and prints every property's effective
+value (secrets redacted) and where it came from (default, file, env VARIABLE). Then runs the
+server's start checks without starting it: the unsafe defaults (refused under NODE_ENV=production),
+the keys file, the clients file, the authenticator and claim modules. It does not connect to Redis
+or SMTP.
+
+Exits 0 when the server would start (warnings are listed), 1 with the server's own message when it
+would not, 2 when the command line is wrong.`;
+
+/** The effective value as printed: secrets redacted, lists joined, unset as `-`. */
+function shown(value: unknown, secret: boolean): string {
+  if (value === undefined) return '-';
+  if (secret) return '<redacted>';
+  if (Array.isArray(value)) return value.map((v) => (v && typeof v === 'object' ? `${String((v as { host: string }).host)}:${String((v as { port: number }).port)}` : String(v))).join(',');
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function sourceText(name: string, source: SettingSource | undefined): string {
+  switch (source?.kind) {
+    case 'file':
+      return `file ${source.file}`;
+    case 'env':
+      return `env ${source.variable}`;
+    case 'code':
+      return 'code';
+    default:
+      return name === 'svc.base-url' ? 'default (from svc.port)' : 'default';
+  }
+}
+
+/** The server's message for a start that fails (as `svc-connect serve` prints it after "cannot start: "). */
+function startFailure(err: unknown): CliError {
+  if (err instanceof SettingsError || err instanceof TypeError) return new CliError(`cannot start: ${err.message}`);
+  return new CliError(`cannot start: ${err instanceof Error ? err.name : 'error'}`);
+}
+
+/** The start checks of the bundled server, without listening or connecting: resolves to the warnings. */
+async function startChecks(settings: Settings): Promise<{ warnings: { event: string; fields?: LogFields }[] }> {
+  const warnings: { event: string; fields?: LogFields }[] = [];
+  const logger = { info: () => undefined, warn: (event: string, fields?: LogFields) => warnings.push({ event, fields }), error: (event: string, fields?: LogFields) => warnings.push({ event, fields }) };
+  // The same check as createApp (the bundled server serves management): throws under production.
+  enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), logger);
+  // Keys, clients, authenticator and claim modules as the server resolves them; a throwaway memory
+  // store stands in for Redis, which is not contacted.
+  // Loaded here, not at the top: they bring oidc-provider, which the other commands do not need.
+  const [{ createMemoryStore }, { resolveRuntime }] = await Promise.all([import('../../adapters/memory.js'), import('../provider/runtime.js')]);
+  const store = createMemoryStore();
+  try {
+    await resolveRuntime(settings, { store, logger });
+  } finally {
+    await store.close();
+  }
+  return { warnings };
+}
+
+/** `svc-connect config check`. */
+export const configCommand: Command = {
+  name: 'config',
+  summary: 'check a configuration without starting the server: effective values, their sources, warnings',
+  usage,
+  async run(argv, io: CliIo) {
+    const [sub, ...rest] = argv;
+    if (sub !== 'check') throw new CliError(`unknown config command ${sub ?? '(none)'}\n\n${usage}`, 2);
+    const file = flags(rest, { file: { type: 'string' } }, usage).file as string | undefined;
+    const ignored: string[] = [];
+    let loaded;
+    try {
+      loaded = loadSettingsWithSources({ env: io.env, ...(file ? { file } : {}), onIgnoredVariable: (variable) => ignored.push(variable) });
+    } catch (err) {
+      throw startFailure(err);
+    }
+    const { settings, sources } = loaded;
+    table(
+      io,
+      ['PROPERTY', 'VALUE', 'SOURCE'],
+      PROPERTY_DEFINITIONS.map((d) => [d.name, shown(d.read(settings), !!d.secret && d.read(settings) !== undefined), sourceText(d.name, sources.get(d.name))]),
+    );
+    io.out(`\nNODE_ENV=${io.env.NODE_ENV ?? '(unset)'}; log lines: ${settings.log.format ?? `${defaultLogFormat(settings.production)} (svc.log.format unset)`}\n`);
+    for (const variable of ignored) io.out(`ignored: environment variable ${variable} (not an svc-connect property)\n`);
+    let checks;
+    try {
+      checks = await startChecks(settings);
+    } catch (err) {
+      throw startFailure(err);
+    }
+    for (const { event, fields } of checks.warnings) {
+      io.out(event === 'unsafe_default' ? `warning: ${String(fields?.property)}: ${String(fields?.reason)}\n` : `warning: ${event} ${JSON.stringify(fields ?? {})}\n`);
+    }
+    const count = checks.warnings.length;
+    io.out(`configuration OK: the server would start${count ? ` with ${count} warning${count === 1 ? '' : 's'}` : ''}\n`);
+  },
+};

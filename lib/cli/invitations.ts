@@ -1,0 +1,45 @@
+import { CliError } from '../errors.js';
+import { type Command } from './common.js';
+import { CONNECTION_HELP, connect, pages, parseCommand, request, table, when } from './management-api.js';
+
+const usage = `Usage: svc-connect invitations <command> [ID] [options]
+
+  list [--limit N] [--cursor C] [--all] [--json]   pending invitations (unused initial access tokens)
+  revoke ID                                        revoke one: its mailed token stops working
+
+An invitation is named by an id (inv_…, derived from the token by SHA-256), never by its token.
+Send invitations with "svc-connect invite".
+${CONNECTION_HELP}`;
+
+/** `svc-connect invitations`. */
+export const invitationsCommand: Command = {
+  name: 'invitations',
+  summary: 'list or revoke pending invitations (management API)',
+  usage,
+  async run(argv, io) {
+    const { values, positionals } = parseCommand(
+      argv,
+      { limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } },
+      usage,
+    );
+    const [sub, id, ...extra] = positionals;
+    if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')}\n\n${usage}`, 2);
+    if (sub === 'list') {
+      if (id) throw new CliError(`list takes no ID\n\n${usage}`, 2);
+      const { items, next } = await pages(connect(values, io), '/invitations', 'invitations', {
+        limit: values.limit as string | undefined,
+        cursor: values.cursor as string | undefined,
+        all: values.all === true,
+      });
+      if (values.json) io.out(`${JSON.stringify({ invitations: items, ...(next ? { next_cursor: next } : {}) }, null, 2)}\n`);
+      else table(io, ['ID', 'ISSUED', 'EXPIRES'], items.map((i) => [String(i.id), when(i.issued_at), when(i.expires_at)]));
+      if (next && !values.json) io.err?.(`more invitations: run again with --cursor ${next} (or --all)\n`);
+      return;
+    }
+    if (sub !== 'revoke') throw new CliError(`unknown invitations command ${sub ?? '(none)'}\n\n${usage}`, 2);
+    if (!id) throw new CliError(`revoke needs an ID (from "svc-connect invitations list")\n\n${usage}`, 2);
+    const body = await request(connect(values, io), 'DELETE', `/invitations/${encodeURIComponent(id)}`, 'revoke');
+    io.out(`${JSON.stringify(body)}\n`);
+    io.err?.(`invitation ${id} is revoked; its token no longer registers a client\n`);
+  },
+};

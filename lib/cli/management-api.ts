@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+import { CliError } from '../errors.js';
+import { baseUrlFrom, call, failOnError, type CliIo } from './common.js';
+
+/** The flags every toolbox command takes to reach the management API. */
+export const CONNECTION_FLAGS = {
+  url: { type: 'string' },
+  user: { type: 'string' },
+  'password-file': { type: 'string' },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
+/** How to reach the management API, for usage texts. */
+export const CONNECTION_HELP = `Connection: --url BASE_URL (default SVC_BASE_URL or http://localhost:3000), --user USER
+(default SVC_MANAGEMENT_USER or admin); the password comes from --password-file FILE or
+SVC_MANAGEMENT_PASSWORD, never from a flag (so it stays out of shell history).`;
+
+/** Parsed flags and positionals of a toolbox command. */
+export interface ParsedCommand {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+/** Parses flags strictly, with positionals; unknown flags are usage errors (exit 2). */
+export function parseCommand(argv: string[], options: NonNullable<ParseArgsConfig['options']>, usage: string): ParsedCommand {
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options: { ...CONNECTION_FLAGS, ...options }, strict: true, allowPositionals: true });
+    return { values, positionals };
+  } catch (err) {
+    throw new CliError(`${(err as Error).message}\n\n${usage}`, 2);
+  }
+}
+
+/** A connection to the management API of one provider. */
+export interface ManagementConnection {
+  /** `{base}/oidc/v1/management` */
+  root: string;
+  authorization: string;
+}
+
+/** The connection from `--url`, `--user`, `--password-file` and the environment. */
+export function connect(values: ParsedCommand['values'], io: CliIo): ManagementConnection {
+  const file = values['password-file'];
+  let password: string | undefined;
+  if (typeof file === 'string') {
+    try {
+      password = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      throw new CliError(`--password-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`, 2);
+    }
+  } else password = io.env.SVC_MANAGEMENT_PASSWORD;
+  if (!password) throw new CliError('set SVC_MANAGEMENT_PASSWORD (or --password-file) to the management password', 2);
+  const user = typeof values.user === 'string' ? values.user : (io.env.SVC_MANAGEMENT_USER ?? 'admin');
+  const url = typeof values.url === 'string' ? values.url : undefined;
+  return {
+    root: `${baseUrlFrom(url, io.env)}/oidc/v1/management`,
+    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+  };
+}
+
+/** One management API call; an error answer becomes a CliError naming what failed (exit 1). */
+export async function request(
+  connection: ManagementConnection,
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  what: string,
+  form?: Record<string, string>,
+): Promise<Record<string, unknown>> {
+  const headers: Record<string, string> = { authorization: connection.authorization, accept: 'application/json' };
+  if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+  const result = await call(`${connection.root}${path}`, { method, headers, body: form ? new URLSearchParams(form).toString() : undefined });
+  failOnError(result, what);
+  return result.body;
+}
+
+/** Every page of a listing (`--all`), or one page from `--cursor`; `key` names the array in the answer. */
+export async function pages(
+  connection: ManagementConnection,
+  path: string,
+  key: string,
+  options: { limit?: string; cursor?: string; all: boolean },
+): Promise<{ items: Record<string, unknown>[]; first: Record<string, unknown>; next?: string }> {
+  const items: Record<string, unknown>[] = [];
+  let cursor = options.cursor;
+  let first: Record<string, unknown> | undefined;
+  for (;;) {
+    const query = new URLSearchParams({ ...(options.limit ? { limit: options.limit } : {}), ...(cursor ? { cursor } : {}) }).toString();
+    const body = await request(connection, 'GET', `${path}${query ? `?${query}` : ''}`, `${key} listing`);
+    first ??= body;
+    items.push(...((body[key] as Record<string, unknown>[] | undefined) ?? []));
+    cursor = typeof body.next_cursor === 'string' ? body.next_cursor : undefined;
+    if (!options.all || !cursor) return { items, first, ...(cursor ? { next: cursor } : {}) };
+  }
+}
+
+/** Prints rows as aligned columns under a header. */
+export function table(io: CliIo, header: string[], rows: string[][]): void {
+  rows = rows.map((row) => row.map(printable));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
+  io.out(`${[header, ...rows].map(line).join('\n')}\n`);
+}
+
+/**
+ * A value as it may reach an operator's terminal: control characters (C0, DEL, C1; escape sequences
+ * and line breaks among them) and Unicode line/paragraph separators and bidi overrides shown as
+ * `\\uXXXX`, so a client's own metadata (its `client_name`) cannot recolour, hide or forge rows or
+ * talk to the terminal.
+ */
+export function printable(value: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** An epoch-seconds value as an ISO date-time (or `-`). */
+export function when(value: unknown): string {
+  return typeof value === 'number' ? new Date(value * 1000).toISOString().replace(/\.000Z$/, 'Z') : '-';
+}

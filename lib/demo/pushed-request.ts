@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+
+import { CompactEncrypt, importJWK, SignJWT, type JWK } from 'jose';
+
+import { member, type DemoClient } from './relying-party.js';
+import { DemoFlowError } from '../errors.js';
+
+/**
+ * How the demo page sends its authorization request: in the query string, pushed to `/par` as
+ * plain parameters (the client must use PAR), or pushed as a signed request object encrypted to
+ * the provider (the switch on the page).
+ */
+export type DemoRequestMode = 'query' | 'par' | 'par-encrypted';
+
+/** The request object's lifetime, in seconds. */
+const REQUEST_OBJECT_TTL = 60;
+
+/** The provider's RSA encryption key for request objects, from its JWKS (`use: "enc"`). */
+async function providerEncryptionKey(issuer: string): Promise<{ key: CryptoKey; kid?: string }> {
+  const response = await fetch(`${issuer}/jwks`);
+  const { keys } = (await response.json()) as { keys: JWK[] };
+  const jwk = keys.find((k) => k.use === 'enc' && k.kty === 'RSA');
+  if (!jwk) throw new DemoFlowError('request_object_encryption', 'the provider publishes no RSA encryption key (use "enc") in its JWKS: regenerate svc.keys.file with svc-connect keys generate');
+  return { key: (await importJWK(jwk, 'RSA-OAEP-256')) as CryptoKey, kid: jwk.kid };
+}
+
+/**
+ * `params` as a request object (RFC 9101): signed PS256 with the demo client's key (`iss` the
+ * client, `aud` the issuer, 60 s), then encrypted RSA-OAEP-256 / A256GCM to the provider's key, so
+ * that only the provider can read the claims request.
+ */
+export async function encryptedRequestObject(client: DemoClient, issuer: string, params: Record<string, string>): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const claims: Record<string, unknown> = { ...params };
+  if (typeof params.claims === 'string') claims.claims = JSON.parse(params.claims) as unknown;
+  const jws = await new SignJWT({ ...claims, iss: client.clientId, aud: issuer, iat: now, nbf: now, exp: now + REQUEST_OBJECT_TTL, jti: randomBytes(16).toString('base64url') })
+    .setProtectedHeader({ alg: 'PS256', kid: client.signingKid, typ: 'oauth-authz-req+jwt' })
+    .sign(client.signingKey);
+  const { key, kid } = await providerEncryptionKey(issuer);
+  return new CompactEncrypt(new TextEncoder().encode(jws)).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', cty: 'JWT', ...(kid ? { kid } : {}) }).encrypt(key);
+}
+
+/** Pushes `fields` to `/par` (RFC 9126) with `client_secret_basic`; returns the `request_uri`. */
+export async function pushAuthorizationRequest(client: DemoClient, issuer: string, fields: Record<string, string>): Promise<string> {
+  const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64');
+  const response = await fetch(`${issuer}/par`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
+  const body = (await response.json()) as Record<string, unknown>;
+  if (response.status !== 201 || typeof body.request_uri !== 'string') {
+    throw new DemoFlowError(member(body, 'error', 'pushed_authorization_request_failed'), member(body, 'error_description', `HTTP ${response.status}`));
+  }
+  return body.request_uri;
+}
+
+/**
+ * The authorization URL the browser is sent to. In the query mode it carries every parameter; in
+ * both PAR modes the parameters were pushed first and it carries only `client_id` and `request_uri`.
+ */
+export async function authorizationRedirect(client: DemoClient, issuer: string, params: Record<string, string>, mode: DemoRequestMode): Promise<URL> {
+  const url = new URL(`${issuer}/authorize`);
+  if (mode === 'query') {
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    return url;
+  }
+  const fields = mode === 'par-encrypted' ? { client_id: client.clientId, request: await encryptedRequestObject(client, issuer, params) } : params;
+  url.searchParams.set('client_id', client.clientId);
+  url.searchParams.set('request_uri', await pushAuthorizationRequest(client, issuer, fields));
+  return url;
+}

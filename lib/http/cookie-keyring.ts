@@ -1,0 +1,42 @@
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+
+/**
+ * The signer of Koa's signed cookies (`app.keys`, which Koa and oidc-provider hand to the `cookies`
+ * package), making the very signatures Keygrip makes — HMAC-SHA1 of `name=value` under the newest
+ * key, base64url without padding — so cookies signed by either verify with the other, across a
+ * rolling upgrade too. It is cheaper per cookie: the keys are imported once (Node re-checks a
+ * string key's type on every HMAC), and a signature is compared with `timingSafeEqual` after a
+ * length check (signature lengths are public) instead of Keygrip's compare, which hashes both
+ * sides again under a random key. A flow reads and writes some forty signed cookies.
+ */
+export class CookieKeyring {
+  private readonly keys: readonly KeyObject[];
+
+  /** @param keys the cookie keys, newest first (signing uses the first; all verify). */
+  constructor(keys: readonly string[]) {
+    if (keys.length === 0) throw new TypeError('CookieKeyring: at least one cookie key is required');
+    this.keys = keys.map((key) => createSecretKey(Buffer.from(key, 'utf8')));
+  }
+
+  /** The signature of `data` under the newest key. */
+  sign(data: string): string {
+    return createHmac('sha1', this.keys[0] as KeyObject)
+      .update(data)
+      .digest('base64url');
+  }
+
+  /** Whether `digest` is a signature of `data` under any key. */
+  verify(data: string, digest: string): boolean {
+    return this.index(data, digest) > -1;
+  }
+
+  /** The index of the key that signed `data` as `digest`, or -1. */
+  index(data: string, digest: string): number {
+    const given = Buffer.from(digest, 'utf8');
+    for (let i = 0; i < this.keys.length; i += 1) {
+      const expected = Buffer.from(createHmac('sha1', this.keys[i] as KeyObject).update(data).digest('base64url'), 'utf8');
+      if (expected.length === given.length && timingSafeEqual(expected, given)) return i;
+    }
+    return -1;
+  }
+}

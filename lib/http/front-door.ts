@@ -1,0 +1,85 @@
+import type { Context, Middleware, Next } from 'koa';
+
+import type { SvcStore } from '../../adapters/store.js';
+import { StoreUnavailableError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { beginRequestLog } from '../observability/request-log.js';
+import { refuseOversizedBody } from './body-limit.js';
+import { renderErrorPage } from './error-page.js';
+import { logCaughtError, oauthErrorBody, sendError } from './error-response.js';
+import { originPinner } from './public-origin.js';
+import { setSecurityHeaders } from './security-headers.js';
+
+/** What {@link frontDoor} needs. */
+export interface FrontDoorOptions {
+  baseUrl: string;
+  proxy: boolean;
+  logger: Logger;
+  metrics?: Metrics;
+  /** Each request runs as one unit of store work ({@link SvcStore.batch}). */
+  store: Pick<SvcStore, 'batch'>;
+  /** What serves the request (the provider, our pages, health, management). */
+  dispatch: Middleware;
+}
+
+/**
+ * The one layer every request passes before it is served, doing in order what were five
+ * pass-through middlewares (one promise per request instead of five): pins the public origin
+ * ({@link originPinner}), gives the request its id and log line ({@link beginRequestLog}), sets the
+ * security headers ({@link setSecurityHeaders}), refuses an oversized body
+ * ({@link refuseOversizedBody}), and runs the request as one unit of store work
+ * ({@link runAsStoreBatch}).
+ */
+export function frontDoor(options: FrontDoorOptions): Middleware {
+  const pin = originPinner(options.baseUrl, options.proxy);
+  const { logger, metrics, store, dispatch } = options;
+  return async (ctx, next) => {
+    pin(ctx);
+    // Paths are seen relative to where the middleware is mounted (createApp mounts it at the base path).
+    const end = beginRequestLog(ctx, logger, '', metrics);
+    setSecurityHeaders(ctx);
+    try {
+      if (refuseOversizedBody(ctx)) return;
+      await runAsStoreBatch(ctx, store, logger, () => dispatch(ctx, next) as Promise<void>);
+    } finally {
+      end();
+    }
+  };
+}
+
+/**
+ * Runs `serve` as one unit of store work: the writes of the flow it makes are sent together when it
+ * ends, before the response goes out. When they fail, the response it prepared is replaced by a
+ * 503 `server_error` (JSON, or the error page for a browser), so nobody is sent a code, token or
+ * cookie whose records were not stored.
+ */
+export async function runAsStoreBatch(ctx: Context, store: Pick<SvcStore, 'batch'>, logger: Logger, serve: () => Promise<void>): Promise<void> {
+  if (!store.batch) return serve();
+  try {
+    await store.batch(serve);
+  } catch (caught) {
+    if (!(caught instanceof StoreUnavailableError)) throw caught;
+    const out = oauthErrorBody(caught);
+    logCaughtError(logger, ctx, caught, out);
+    // Nothing of the prepared answer goes out: no redirect, no cookie.
+    const requestId = ctx.res.getHeader('x-request-id');
+    for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
+    setSecurityHeaders(ctx);
+    if (typeof requestId === 'string') ctx.res.setHeader('X-Request-Id', requestId);
+    if (ctx.accepts('json', 'html') === 'html') {
+      ctx.status = out.status;
+      await renderErrorPage(ctx, out);
+      ctx.status = out.status;
+    } else sendError(ctx, out.status, out.error, out.error_description);
+  }
+}
+
+/**
+ * `provider.use` middleware running each provider request as one unit of store work, for a provider
+ * served without {@link frontDoor} (`createProvider` mounted by an embedder). Under the front door
+ * it joins the request's unit.
+ */
+export function providerStoreBatch(store: Pick<SvcStore, 'batch'>, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
+  return (ctx, next) => runAsStoreBatch(ctx, store, logger, next);
+}

@@ -1,0 +1,92 @@
+import type { Middleware } from 'koa';
+
+import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
+import { addressCounterKey, clientAddress } from '../http/client-address.js';
+import { sendError } from '../http/error-response.js';
+import { isCrossSite } from '../http/same-origin.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Settings } from '../settings/types.js';
+import { checkBasicAuth } from './basic-auth.js';
+
+/** The role an authenticated management user has (spec 5). */
+export const MANAGEMENT_ROLE = 'MANAGEMENT';
+
+const REALM = 'Basic realm="svc-connect management", charset="UTF-8"';
+
+/** What the management guard needs. */
+export interface GuardOptions {
+  settings: Settings;
+  logger: Logger;
+  /** Counts failed logins and cross-site refusals, when metrics are on. */
+  metrics?: Metrics;
+  /** The shared store's attempt counters (the lockout). */
+  attempts: AttemptCounter;
+  /** Key of the MAC that turns client addresses into lockout counter keys; never kept in the store. */
+  counterKey: string;
+}
+
+/** How the management lockout counts: `threshold` failures per window, then the cool-down (C7). */
+function lockoutRule(settings: Settings): AttemptRule {
+  const coolDown = settings.management.lockoutSeconds;
+  return { limit: settings.management.lockoutThreshold, windowSeconds: Math.max(coolDown, 900), coolDownSeconds: coolDown, maxCoolDownSeconds: Math.max(coolDown, 3600) };
+}
+
+/**
+ * The one gate in front of every management action (C7): a cross-site request is refused with 403
+ * before anything else; then one attempt is reserved in the shared store for the client address
+ * (the `X-Forwarded-For` entry `svc.proxy.hops` from the right behind a proxy), so every process
+ * sees one count and repeated failures get 429 with `Retry-After`; then HTTP Basic against
+ * `svc.management.user`/`password` (constant time) grants role MANAGEMENT (`ctx.state.role`, and
+ * `ctx.state.managementUser` for the audit log), or 401 with the Basic challenge.
+ */
+export function managementGuard(options: GuardOptions): Middleware {
+  const { settings, logger, attempts } = options;
+  const origin = new URL(settings.baseUrl).origin;
+  const rule = lockoutRule(settings);
+  return async (ctx, next) => {
+    const requestId = ctx.state.requestId as string | undefined;
+    if (isCrossSite(ctx, origin)) {
+      logger.warn('management_cross_site_refused', { request_id: requestId });
+      options.metrics?.securityEvents.inc({ event: 'management_cross_site_refused' });
+      return sendError(ctx, 403, 'cross_site_request', 'management requests cannot be sent from another site');
+    }
+    const address = clientAddress(ctx, { proxy: settings.proxy, hops: settings.proxyHops });
+    const key = addressCounterKey('management', address, options.counterKey);
+    // The attempt is reserved before the credentials are judged: concurrent guesses cannot all
+    // slip in before the lockout is recorded.
+    const waitMs = await attempts.take(key, rule);
+    if (waitMs > 0) {
+      ctx.set('Retry-After', String(Math.ceil(waitMs / 1000)));
+      return sendError(ctx, 429, 'too_many_requests', 'too many failed logins from this client; try again later');
+    }
+    const auth = checkBasicAuth(ctx.get('authorization') || undefined, settings.management.user, settings.management.password);
+    if (auth !== 'ok') {
+      if (auth === 'missing') await attempts.giveBack(key);
+      logger.warn('management_login_failed', { request_id: requestId, reason: auth, ip: address });
+      options.metrics?.securityEvents.inc({ event: 'management_login_failed' });
+      ctx.set('WWW-Authenticate', REALM);
+      return sendError(ctx, 401, 'unauthorized', auth === 'missing' ? 'management credentials are required (HTTP Basic)' : 'the management credentials are not valid');
+    }
+    await attempts.reset(key);
+    ctx.state.role = MANAGEMENT_ROLE;
+    ctx.state.managementUser = settings.management.user;
+    await next();
+  };
+}
+
+/**
+ * Refuses every method but `methods` with 405 and `Allow` (before any other check, so a wrong
+ * method costs no login attempt). `HEAD` counts as `GET` where `GET` is allowed and reads only;
+ * where `GET` acts (`invite_client` mails), `headAsGet: false` refuses `HEAD` too.
+ */
+export function allowMethods(methods: readonly string[], options: { headAsGet?: boolean } = {}): Middleware {
+  const allowed = new Set(methods.includes('GET') && options.headAsGet !== false ? [...methods, 'HEAD'] : methods);
+  return async (ctx, next) => {
+    if (!allowed.has(ctx.method)) {
+      ctx.set('Allow', methods.join(', '));
+      return sendError(ctx, 405, 'method_not_allowed', `use ${methods.join(' or ')}`);
+    }
+    await next();
+  };
+}

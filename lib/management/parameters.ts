@@ -1,0 +1,25 @@
+import type { Context } from 'koa';
+
+import { FORM_BODY_LIMIT, readBodyText } from '../http/form-body.js';
+
+/**
+ * One named parameter of a management request, from the query or (POST) an
+ * `application/x-www-form-urlencoded` body of at most {@link FORM_BODY_LIMIT} bytes. Given twice
+ * (query and form, or repeated) → 400; another body type → 415; too large → 413. A missing
+ * parameter is the empty string (the action says what it needs).
+ */
+export async function singleParameter(ctx: Context, name: string): Promise<{ value: string } | { error: string; status: number }> {
+  const fromQuery = ctx.query[name];
+  let fromForm: string[] = [];
+  if (ctx.method === 'POST' && (ctx.request.length ?? 0) + (ctx.get('transfer-encoding') ? 1 : 0) > 0) {
+    if (ctx.is('application/x-www-form-urlencoded') !== 'application/x-www-form-urlencoded') {
+      return { status: 415, error: `send the ${name} parameter in the query or as an application/x-www-form-urlencoded body` };
+    }
+    const text = await readBodyText(ctx, FORM_BODY_LIMIT);
+    if (text === undefined) return { status: 413, error: `request body larger than ${FORM_BODY_LIMIT} bytes` };
+    fromForm = new URLSearchParams(text).getAll(name);
+  }
+  const all = [...(Array.isArray(fromQuery) ? fromQuery : fromQuery === undefined ? [] : [fromQuery]), ...fromForm];
+  if (all.length > 1) return { status: 400, error: `give the ${name} parameter once` };
+  return { value: all[0] ?? '' };
+}

@@ -1,0 +1,162 @@
+import type { AdapterPayload, ClientMetadata } from 'oidc-provider';
+
+import { type ListedRecord, type StoreInventory } from '../../adapters/inventory.js';
+import type { SvcStore } from '../../adapters/store.js';
+import { clientSummary, clientView } from './client-view.js';
+import { SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
+import { ToolboxError } from '../errors.js';
+
+/** One page of a listing as the API answers it. */
+export interface Page<T> {
+  items: T[];
+  next_cursor?: string;
+}
+
+/** What the toolbox acts on. */
+export interface Toolbox {
+  /** The store as it is (not oidc-provider's wrapped adapters: a disabled client is still shown). */
+  store: SvcStore;
+  /** Clients provisioned in code or `svc.clients.file`: shown, never disabled or deleted here. */
+  staticClients: readonly ClientMetadata[];
+}
+
+const PAGE_ALL = 500;
+
+function inventoryOf(toolbox: Toolbox): StoreInventory {
+  if (!toolbox.store.inventory) throw new ToolboxError(501, 'not_supported', 'this store cannot list or remove records (it has no inventory)');
+  return toolbox.store.inventory;
+}
+
+/** Visits every live record of `model`, page by page. */
+async function eachRecord(inventory: StoreInventory, model: string, visit: (record: ListedRecord) => Promise<void>): Promise<void> {
+  let cursor: string | undefined;
+  do {
+    const page = await inventory.list(model, { cursor, limit: PAGE_ALL });
+    for (const record of page.records) await visit(record);
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+}
+
+/** Revokes the grants whose payload satisfies `match`: every token of the grant, then the grant. */
+async function revokeGrantsWhere(inventory: StoreInventory, match: (grant: AdapterPayload) => boolean): Promise<{ grants: number; tokens: number }> {
+  const seen = new Set<string>();
+  let grants = 0;
+  let tokens = 0;
+  await eachRecord(inventory, 'Grant', async ({ ref, payload }) => {
+    if (seen.has(ref) || !match(payload)) return;
+    seen.add(ref);
+    tokens += await inventory.revokeGrant(ref);
+    if (await inventory.destroy('Grant', ref)) grants += 1;
+  });
+  return { grants, tokens };
+}
+
+const staticClient = (toolbox: Toolbox, clientId: string): ClientMetadata | undefined => toolbox.staticClients.find((c) => c.client_id === clientId);
+
+async function storedClient(toolbox: Toolbox, clientId: string): Promise<AdapterPayload> {
+  if (staticClient(toolbox, clientId)) {
+    throw new ToolboxError(409, 'static_client', `client ${clientId} is provisioned statically (svc.clients.file or code); change it there`);
+  }
+  const payload = await toolbox.store.adapter('Client').find(clientId);
+  if (!payload) throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
+  return payload;
+}
+
+/** One page of the stored clients; the first page also names the statically provisioned ones apart. */
+export async function listClients(
+  toolbox: Toolbox,
+  page: { cursor?: string; limit: number },
+): Promise<Page<Record<string, unknown>> & { static_clients?: Record<string, unknown>[] }> {
+  const result = await inventoryOf(toolbox).list('Client', page);
+  const marks = toolbox.store.adapter(SUSPENSION_MODEL);
+  const items = await Promise.all(
+    result.records.map(async ({ payload }) => {
+      const mark = suspensionOf(await marks.find(String(payload.client_id)));
+      return { ...clientSummary(payload), disabled: !!mark };
+    }),
+  );
+  return {
+    items,
+    ...(page.cursor === undefined ? { static_clients: toolbox.staticClients.map((c) => ({ ...clientSummary(c), disabled: false, static: true })) } : {}),
+    ...(result.cursor ? { next_cursor: result.cursor } : {}),
+  };
+}
+
+/** A client's metadata without secrets, and whether it is disabled or static. */
+export async function showClient(toolbox: Toolbox, clientId: string): Promise<Record<string, unknown>> {
+  const provisioned = staticClient(toolbox, clientId);
+  if (provisioned) return { client: clientView(provisioned), disabled: false, static: true };
+  const payload = await toolbox.store.adapter('Client').find(clientId);
+  if (!payload) throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
+  const mark = suspensionOf(await toolbox.store.adapter(SUSPENSION_MODEL).find(clientId));
+  return { client: clientView(payload), disabled: !!mark, ...(mark ?? {}), static: false };
+}
+
+/** Disables or enables a stored client; `changed` is false when it already was so. */
+export async function setClientDisabled(toolbox: Toolbox, clientId: string, disabled: boolean, user: string): Promise<{ client_id: string; disabled: boolean; changed: boolean }> {
+  await storedClient(toolbox, clientId);
+  const marks = toolbox.store.adapter(SUSPENSION_MODEL);
+  const before = !!(await marks.find(clientId));
+  if (disabled && !before) await marks.upsert(clientId, { disabled_at: Math.floor(Date.now() / 1000), disabled_by: user });
+  if (!disabled && before) await marks.destroy(clientId);
+  return { client_id: clientId, disabled, changed: before !== disabled };
+}
+
+/** Revokes every grant of a client (static ones included): its codes and access tokens stop working. */
+export async function revokeClientGrants(toolbox: Toolbox, clientId: string): Promise<{ client_id: string; revoked_grants: number; revoked_tokens: number }> {
+  const inventory = inventoryOf(toolbox);
+  if (!staticClient(toolbox, clientId) && !(await toolbox.store.adapter('Client').find(clientId))) throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
+  const { grants, tokens } = await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId);
+  return { client_id: clientId, revoked_grants: grants, revoked_tokens: tokens };
+}
+
+/** Deletes a stored client: its grants first (so no token of it outlives it), then the client and its mark. */
+export async function deleteClient(toolbox: Toolbox, clientId: string): Promise<{ client_id: string; deleted: true; revoked_grants: number; revoked_tokens: number }> {
+  const inventory = inventoryOf(toolbox);
+  await storedClient(toolbox, clientId);
+  const { grants, tokens } = await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId);
+  await toolbox.store.adapter('Client').destroy(clientId);
+  await toolbox.store.adapter(SUSPENSION_MODEL).destroy(clientId);
+  return { client_id: clientId, deleted: true, revoked_grants: grants, revoked_tokens: tokens };
+}
+
+/** Invitation ids are `inv_` and the reference, so an id is never mistaken for (or logged as) a token. */
+const INVITATION_ID = /^inv_([A-Za-z0-9_-]{43})$/;
+
+/** The id an invitation is shown under. */
+export const invitationId = (ref: string): string => `inv_${ref}`;
+
+/** True for a well-formed invitation id. */
+export const isInvitationId = (value: string): boolean => INVITATION_ID.test(value);
+
+/**
+ * A page of pending invitations: initial access tokens not yet used, each named by its reference
+ * (`inv_` and the SHA-256 of the token, which cannot be used to register), with issue and expiry times.
+ */
+export async function listInvitations(toolbox: Toolbox, page: { cursor?: string; limit: number }): Promise<Page<Record<string, unknown>>> {
+  const result = await inventoryOf(toolbox).list('InitialAccessToken', page);
+  const items = result.records
+    .filter(({ payload }) => !payload.consumed)
+    .map(({ ref, payload }) => ({ id: invitationId(ref), issued_at: payload.iat, expires_at: payload.exp }));
+  return { items, ...(result.cursor ? { next_cursor: result.cursor } : {}) };
+}
+
+/** Revokes a pending invitation by its id (reference): the mailed token stops working. */
+export async function revokeInvitation(toolbox: Toolbox, id: string): Promise<{ id: string; revoked: true }> {
+  const inventory = inventoryOf(toolbox);
+  const ref = INVITATION_ID.exec(id)?.[1];
+  if (!ref) throw new ToolboxError(400, 'invalid_request', 'an invitation id is inv_ and 43 base64url characters (from the invitation list); never the token itself');
+  if (!(await inventory.destroy('InitialAccessToken', ref))) throw new ToolboxError(404, 'not_found', 'no pending invitation with this id');
+  return { id, revoked: true };
+}
+
+/** Ends every session of a person (`sub`) and revokes every grant they gave, with its tokens. */
+export async function revokeSubject(toolbox: Toolbox, sub: string): Promise<{ revoked_sessions: number; revoked_grants: number; revoked_tokens: number }> {
+  const inventory = inventoryOf(toolbox);
+  let sessions = 0;
+  await eachRecord(inventory, 'Session', async ({ ref, payload }) => {
+    if (payload.accountId === sub && (await inventory.destroy('Session', ref))) sessions += 1;
+  });
+  const { grants, tokens } = await revokeGrantsWhere(inventory, (grant) => grant.accountId === sub);
+  return { revoked_sessions: sessions, revoked_grants: grants, revoked_tokens: tokens };
+}

@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
+
+import { SettingsError } from '../errors.js';
+import { RETIRE_AFTER_SECONDS, signingKids, sinceOf, stateOf, type KeyState, type StatefulJwk } from './key-states.js';
+import { rsaBits, validateSigningKeys } from './keys.js';
+
+/**
+ * How long `next` keys are published before a rotation lets them sign, by default: relying parties
+ * that cache the provider's JWKS (without fetching again for an unknown `kid`) learn them first.
+ */
+export const DEFAULT_PUBLISH_SECONDS = 3600;
+
+/** What one `rotate` run did. */
+export type RotationStep =
+  | { step: 'added'; kids: string[]; promoteAfter: number }
+  | { step: 'promoted'; kids: string[]; retiring: string[]; retireAfter: number }
+  | { step: 'retired'; kids: string[] }
+  | { step: 'waiting'; reason: string; until: number };
+
+/** Options of {@link rotateKeys}. */
+export interface RotationOptions {
+  /** The time, epoch seconds; default now. */
+  now?: number;
+  /** Seconds `next` keys are published before they may sign. @default 3600 */
+  publishSeconds?: number;
+}
+
+const EC_SIGNING_ALG: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
+
+/** A fresh key of the same kind as `key`: key type, size or curve, `use`, `alg` and `key_ops`. */
+async function sameKind(key: JWK): Promise<JWK> {
+  const pair =
+    key.kty === 'RSA'
+      ? await generateKeyPair(key.use === 'enc' ? 'RSA-OAEP-256' : 'RS256', { modulusLength: Math.max(2048, rsaBits(key)), extractable: true })
+      : await generateKeyPair(key.use === 'enc' ? 'ECDH-ES' : (EC_SIGNING_ALG[String(key.crv)] ?? 'ES256'), { crv: String(key.crv), extractable: true });
+  const jwk = await exportJWK(pair.privateKey);
+  return {
+    ...jwk,
+    kid: await calculateJwkThumbprint(jwk),
+    ...(key.use ? { use: key.use } : {}),
+    ...(key.alg ? { alg: key.alg } : {}),
+    ...(key.key_ops ? { key_ops: key.key_ops } : {}),
+  };
+}
+
+const inState = (keys: StatefulJwk[], state: KeyState): StatefulJwk[] => keys.filter((k) => stateOf(k) === state);
+const kidsOf = (keys: StatefulJwk[]): string[] => keys.map((k) => String(k.kid));
+const at = (key: StatefulJwk, state: KeyState, since: number): StatefulJwk => ({ ...key, svc_state: state, svc_since: since });
+
+/**
+ * Advances the rotation of a keys file by one safe step, one rotation at a time:
+ * 1. `next` keys published for at least `publishSeconds` are promoted: they become `current` and
+ *    sign; the keys that signed until now become `retiring` (still published);
+ * 2. otherwise, with no `next` keys, `retiring` keys retiring for at least 24 h (the longest ID
+ *    token lifetime) are dropped;
+ * 3. otherwise, with neither, a `next` key is added for every current key, of the same kind
+ *    (published from the next reload on, signing nothing yet);
+ * 4. anything else waits, and says until when.
+ *
+ * Pure apart from generating keys: `jwks` is not changed; the result holds the new key set.
+ */
+export async function rotateKeys(jwks: { keys: StatefulJwk[] }, options: RotationOptions = {}): Promise<{ keys: StatefulJwk[]; result: RotationStep }> {
+  const now = options.now ?? Math.floor(Date.now() / 1000);
+  const publishSeconds = options.publishSeconds ?? DEFAULT_PUBLISH_SECONDS;
+  const keys = jwks.keys;
+  const next = inState(keys, 'next');
+  const current = inState(keys, 'current');
+  const retiring = inState(keys, 'retiring');
+  if (next.length > 0) {
+    const ready = Math.max(...next.map(sinceOf)) + publishSeconds;
+    if (ready > now) return { keys, result: { step: 'waiting', reason: `the next keys ${kidsOf(next).join(', ')} have not been published for ${publishSeconds} s yet`, until: ready } };
+    const promoted = keys.map((k) => (stateOf(k) === 'next' ? at(k, 'current', now) : stateOf(k) === 'current' ? at(k, 'retiring', now) : k));
+    return { keys: promoted, result: { step: 'promoted', kids: kidsOf(next), retiring: kidsOf(current), retireAfter: now + RETIRE_AFTER_SECONDS } };
+  }
+  if (retiring.length > 0) {
+    const due = retiring.filter((k) => sinceOf(k) + RETIRE_AFTER_SECONDS <= now);
+    if (due.length === 0) {
+      const until = Math.min(...retiring.map((k) => sinceOf(k) + RETIRE_AFTER_SECONDS));
+      return { keys, result: { step: 'waiting', reason: `the retiring keys ${kidsOf(retiring).join(', ')} may still verify ID tokens they signed`, until } };
+    }
+    return { keys: keys.filter((k) => !due.includes(k)), result: { step: 'retired', kids: kidsOf(due) } };
+  }
+  const added = await Promise.all(current.map(async (k) => at(await sameKind(k), 'next', now)));
+  return { keys: [...keys, ...added], result: { step: 'added', kids: kidsOf(added), promoteAfter: now + publishSeconds } };
+}
+
+async function readKeysFile(file: string): Promise<{ keys: StatefulJwk[] }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new SettingsError(`cannot read the keys file ${file} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`, ['svc.keys.file']);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new SettingsError(`the keys file ${file} is not valid JSON`, ['svc.keys.file']);
+  }
+  validateSigningKeys(parsed, file);
+  return parsed as { keys: StatefulJwk[] };
+}
+
+/**
+ * Runs one rotation step ({@link rotateKeys}) on the keys file `file`: reads and judges it as a
+ * server would, computes the step, judges the result the same way, and replaces the file atomically
+ * (a temporary file of mode 0600 renamed over it), holding `FILE.lock` so two rotations cannot
+ * interleave. Running servers use the new keys once they reload them (SIGHUP or restart).
+ *
+ * @throws {@link SettingsError} for an unreadable or invalid file, or a rotation already running.
+ */
+export async function rotateKeysFile(file: string, options: RotationOptions = {}): Promise<RotationStep> {
+  const lock = `${file}.lock`;
+  let handle;
+  try {
+    handle = await open(lock, 'wx', 0o600);
+  } catch {
+    throw new SettingsError(`another rotation of ${file} is running (${lock} exists; remove it if no rotation is running)`, ['svc.keys.file']);
+  }
+  try {
+    const jwks = await readKeysFile(file);
+    const { keys, result } = await rotateKeys(jwks, options);
+    if (result.step === 'waiting') return result;
+    const rotated = { ...jwks, keys };
+    validateSigningKeys(rotated, `${file} (after rotation)`);
+    const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    await writeFile(temporary, `${JSON.stringify(rotated, null, 2)}\n`, { mode: 0o600 });
+    await rename(temporary, file);
+    return result;
+  } finally {
+    await handle.close();
+    await rm(lock, { force: true });
+  }
+}
+
+/** One key of a keys file as `keys status` shows it. */
+export interface KeyStatus {
+  kid: string;
+  kty: string;
+  use: string;
+  state: KeyState;
+  since: number;
+  /** The algs this key signs with once the servers have loaded the file. */
+  signs: string[];
+}
+
+/** The keys of `file`, their states, and what the next `rotate` run would do at `now`. */
+export async function keysStatus(file: string, options: RotationOptions = {}): Promise<{ keys: KeyStatus[]; next: RotationStep }> {
+  const jwks = await readKeysFile(file);
+  const ordered = validateSigningKeys(jwks, file).keys;
+  const signers = Object.entries(signingKids(ordered));
+  const plan = await rotateKeys(jwks, { ...options });
+  return {
+    keys: jwks.keys.map((k) => ({
+      kid: String(k.kid),
+      kty: k.kty === 'EC' ? `EC ${String(k.crv)}` : `RSA ${rsaBits(k)}`,
+      use: k.use ?? 'sig+enc',
+      state: stateOf(k),
+      since: sinceOf(k),
+      signs: signers.filter(([, kid]) => kid === k.kid).map(([alg]) => alg),
+    })),
+    next: plan.result,
+  };
+}

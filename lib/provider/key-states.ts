@@ -1,0 +1,104 @@
+import type { JWK } from 'jose';
+
+import { SIGNING_ALG_VALUES } from './algorithms.js';
+
+/**
+ * Where a provider key stands in a rotation (`svc_state` in the keys file; absent means `current`):
+ * - `next`: published in the JWKS, never signs — relying parties learn it before it is used;
+ * - `current`: signs (and is published);
+ * - `retiring`: published so tokens it signed keep verifying, never signs; dropped by the next
+ *   rotation once it has been retiring for {@link RETIRE_AFTER_SECONDS}.
+ */
+export type KeyState = 'next' | 'current' | 'retiring';
+
+/** The states, in the order the provider is given its keys (the first fitting key signs). */
+export const KEY_STATES: readonly KeyState[] = ['current', 'next', 'retiring'];
+
+/**
+ * How long a key keeps being published after it stopped signing: the longest lifetime of anything
+ * it signed, the ID token (24 h, fixed by C3; a test keeps this equal to `ID_TOKEN_TTL`).
+ */
+export const RETIRE_AFTER_SECONDS = 86_400;
+
+/** A key of the keys file with its rotation members. */
+export type StatefulJwk = JWK & { svc_state?: unknown; svc_since?: unknown };
+
+/** The state of a key (`current` when the file says nothing). */
+export function stateOf(key: StatefulJwk): KeyState {
+  return (key.svc_state as KeyState | undefined) ?? 'current';
+}
+
+/** When the key entered its state, epoch seconds (0 when the file does not say). */
+export function sinceOf(key: StatefulJwk): number {
+  return typeof key.svc_since === 'number' ? key.svc_since : 0;
+}
+
+/** A key without the rotation members (what oidc-provider is given). */
+export function withoutState(key: StatefulJwk): JWK {
+  const { svc_state: _state, svc_since: _since, ...jwk } = key;
+  return jwk;
+}
+
+/** The rotation members of a key are well formed; returns a fault, or undefined. */
+export function stateFault(key: StatefulJwk): string | undefined {
+  if (key.svc_state !== undefined && !KEY_STATES.includes(key.svc_state as KeyState)) return `has svc_state ${JSON.stringify(key.svc_state)}; expected next, current or retiring`;
+  if (key.svc_since !== undefined && !(typeof key.svc_since === 'number' && Number.isInteger(key.svc_since) && key.svc_since >= 0)) return 'has an svc_since that is not epoch seconds';
+  return undefined;
+}
+
+const CURVE_OF: Record<string, string> = { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' };
+const ALG_OF_CURVE: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
+
+/**
+ * The key oidc-provider signs `alg` with, given `keys` in the order it receives them: the keys that
+ * fit (key type, curve, `alg`, `use`, `key_ops`), best scored first (one point for an `alg`, one
+ * for a `use`, as oidc-provider normalises them), the first of equals winning. Mirrors
+ * oidc-provider's key selection, so a keys file whose `next` key would sign is refused at load.
+ */
+export function signingKeyFor(alg: string, keys: readonly JWK[]): JWK | undefined {
+  const kty = alg.startsWith('ES') ? 'EC' : 'RSA';
+  const crv = CURVE_OF[alg];
+  // oidc-provider gives a key its only fitting alg (an EC signing key: its curve's), and `use: sig`
+  // to a key that can only sign.
+  const effectiveAlg = (k: JWK): string | undefined => k.alg ?? (k.kty === 'EC' && k.use === 'sig' ? ALG_OF_CURVE[String(k.crv)] : undefined);
+  const candidates = keys.filter(
+    (k) =>
+      k.kty === kty &&
+      (crv === undefined || k.crv === crv) &&
+      (effectiveAlg(k) === undefined || effectiveAlg(k) === alg) &&
+      (k.use === undefined || k.use === 'sig') &&
+      (!Array.isArray(k.key_ops) || k.key_ops.includes('sign')),
+  );
+  const score = (k: JWK): number => (effectiveAlg(k) ? 1 : 0) + (k.use ? 1 : 0);
+  return candidates.reduce<JWK | undefined>((best, k) => (best === undefined || score(k) > score(best) ? k : best), undefined);
+}
+
+/** Which key signs each signing alg the provider offers (`alg → kid`), for logs and status. */
+export function signingKids(keys: readonly JWK[]): Record<string, string> {
+  const kids: Record<string, string> = {};
+  for (const alg of SIGNING_ALG_VALUES) {
+    const key = signingKeyFor(alg, keys);
+    if (key?.kid) kids[alg] = key.kid;
+  }
+  return kids;
+}
+
+/**
+ * The keys in the order oidc-provider gets them — `current` first, then `next`, then `retiring`
+ * (each group in file order) — without their rotation members, after checking that for every
+ * signing alg the key oidc-provider will pick is a `current` one.
+ *
+ * @returns the ordered keys, or a fault naming the key that would sign out of turn.
+ */
+export function providerOrder(keys: readonly StatefulJwk[]): { keys: JWK[] } | { fault: string } {
+  const ordered = KEY_STATES.flatMap((state) => keys.filter((k) => stateOf(k) === state));
+  const plain = ordered.map(withoutState);
+  for (const alg of SIGNING_ALG_VALUES) {
+    const chosen = signingKeyFor(alg, plain);
+    const source = chosen ? ordered[plain.indexOf(chosen)] : undefined;
+    if (source && stateOf(source) !== 'current') {
+      return { fault: `the ${stateOf(source)} key ${String(source.kid)} would sign ${alg} before every current key; give it the same use and alg members as the current key` };
+    }
+  }
+  return { keys: plain };
+}

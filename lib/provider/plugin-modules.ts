@@ -1,0 +1,116 @@
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import type { ClaimModule } from '../claims/modules.js';
+import { SettingsError } from '../errors.js';
+import type { Authenticator } from '../interactions/authenticator.js';
+import type { Logger } from '../logger.js';
+import type { Settings } from '../settings/types.js';
+
+/** What a module named by `svc.authenticator.module` or `svc.claims.modules` is given when its default export is a function. */
+export interface ModuleContext {
+  /** The loaded settings. */
+  readonly settings: Readonly<Settings>;
+  /** The provider's logger (never log secrets or claim values). */
+  readonly logger: Logger;
+}
+
+/**
+ * The default export of an `svc.authenticator.module`: an {@link Authenticator}, or a function
+ * (maybe async) returning one.
+ */
+export type AuthenticatorModuleExport = Authenticator | ((context: ModuleContext) => Authenticator | Promise<Authenticator>);
+
+/**
+ * The default export of a module in `svc.claims.modules`: a {@link ClaimModule} or a list of them,
+ * or a function (maybe async) returning either.
+ */
+export type ClaimModulesExport =
+  | ClaimModule
+  | readonly ClaimModule[]
+  | ((context: ModuleContext) => ClaimModule | readonly ClaimModule[] | Promise<ClaimModule | readonly ClaimModule[]>);
+
+/** First line of an error message, shortened: enough to see the cause, nothing of a module's source. */
+function causeOf(err: unknown): string {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  const line = text.split('\n')[0] ?? '';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
+
+/** A module path as written (absolute, relative to the working directory, or a `file:` URL) → URL. */
+function moduleUrl(path: string): string {
+  if (path.startsWith('file:')) return path;
+  return pathToFileURL(isAbsolute(path) ? path : resolve(process.cwd(), path)).href;
+}
+
+async function importDefault(property: string, path: string): Promise<unknown> {
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = (await import(moduleUrl(path))) as Record<string, unknown>;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new SettingsError(`cannot load ${property} ${path}: ${code ? `${code}: ` : ''}${causeOf(err)}`, [property]);
+  }
+  if (!('default' in loaded) || loaded.default === undefined) {
+    throw new SettingsError(`${property} ${path} has no default export (export default the ${property === 'svc.claims.modules' ? 'claim module' : 'authenticator'}, or a function returning it)`, [property]);
+  }
+  return loaded.default;
+}
+
+async function callFactory(property: string, path: string, value: unknown, context: ModuleContext): Promise<unknown> {
+  if (typeof value !== 'function') return value;
+  try {
+    return await (value as (context: ModuleContext) => unknown)(context);
+  } catch (err) {
+    throw new SettingsError(`${property} ${path}: its default export failed: ${causeOf(err)}`, [property]);
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/**
+ * Loads the authenticator named by `svc.authenticator.module` (ESM, by dynamic import).
+ * @throws {@link SettingsError} naming the property and the module when it cannot be loaded or
+ * does not fit {@link Authenticator} (which member is missing).
+ */
+export async function loadAuthenticatorModule(path: string, context: ModuleContext): Promise<Authenticator> {
+  const property = 'svc.authenticator.module';
+  const value = await callFactory(property, path, await importDefault(property, path), context);
+  if (!isObject(value)) {
+    throw new SettingsError(`${property} ${path} must export default an authenticator (an object with authenticate and exists functions) or a function returning one; got ${value === null ? 'null' : typeof value}`, [property]);
+  }
+  const missing = ['authenticate', 'exists'].filter((member) => typeof value[member] !== 'function');
+  if (missing.length > 0) {
+    throw new SettingsError(`${property} ${path}: the authenticator has no ${missing.join(' and no ')} function (see the Authenticator interface)`, [property]);
+  }
+  return value as unknown as Authenticator;
+}
+
+/**
+ * Loads the claim modules named by `svc.claims.modules`, in order (ESM, by dynamic import).
+ * @throws {@link SettingsError} naming the property and the module when one cannot be loaded or
+ * does not fit {@link ClaimModule} (which member is wrong).
+ */
+export async function loadClaimModules(paths: readonly string[], context: ModuleContext): Promise<ClaimModule[]> {
+  const property = 'svc.claims.modules';
+  const modules: ClaimModule[] = [];
+  for (const path of paths) {
+    const value = await callFactory(property, path, await importDefault(property, path), context);
+    const list: unknown[] = Array.isArray(value) ? (value as unknown[]) : [value];
+    if (list.length === 0) throw new SettingsError(`${property} ${path} exports no claim module (an empty list)`, [property]);
+    list.forEach((entry, i) => {
+      const where = Array.isArray(value) ? `${path} [${i}]` : path;
+      if (!isObject(entry)) {
+        throw new SettingsError(`${property} ${where} must export default a claim module (name, provides, resolve), a list of them, or a function returning either; got ${entry === null ? 'null' : typeof entry}`, [property]);
+      }
+      const faults = [
+        typeof entry.name === 'string' && entry.name ? undefined : 'a name (string)',
+        Array.isArray(entry.provides) && (entry.provides as unknown[]).every((p) => typeof p === 'string') ? undefined : 'provides (a list of claim names)',
+        typeof entry.resolve === 'function' ? undefined : 'a resolve function',
+      ].filter(Boolean);
+      if (faults.length > 0) throw new SettingsError(`${property} ${where}: the claim module needs ${faults.join(', ')} (see the ClaimModule interface)`, [property]);
+      modules.push(entry as unknown as ClaimModule);
+    });
+  }
+  return modules;
+}

@@ -1,0 +1,84 @@
+import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
+
+/*
+ * What svc-connect relies on in oidc-provider beyond its typed configuration, in one place.
+ * `test/unit/oidc-provider-seams.test.ts` pins every assumption named here (and the few used in
+ * place, listed in docs/architecture.md#oidc-providers-seams) against the installed oidc-provider,
+ * so an upgrade that changes one fails that test, not production.
+ */
+
+/**
+ * The oidc-provider minor svc-connect is written and tested against, and the minor of its type
+ * package (`@types/oidc-provider` has no 9.13 release; 9.12 is the newest). package.json pins both
+ * with `~`; the seams test fails when either installed version leaves them.
+ */
+export const OIDC_PROVIDER_VERSIONS = { runtime: '9.13', types: '9.12' } as const;
+
+/** `ctx.oidc.route` values we key on (oidc-provider's router names, not paths). */
+export const ROUTE_NAMES = {
+  authorization: 'authorization',
+  pushedAuthorizationRequest: 'pushed_authorization_request',
+  /** `POST /register` */
+  registration: 'registration',
+  /** `GET /register/{id}` */
+  clientRead: 'client',
+  /** `PUT /register/{id}` */
+  clientUpdate: 'client_update',
+  /** `DELETE /register/{id}` */
+  clientDelete: 'client_delete',
+} as const;
+
+/**
+ * Provider events we listen to. The `*.success` of registration pass `(ctx, client)`,
+ * `grant.success` passes `(ctx)`, the `*.error` events and `server_error` pass `(ctx, err)`.
+ */
+export const PROVIDER_EVENTS = {
+  registrationCreated: 'registration_create.success',
+  registrationUpdated: 'registration_update.success',
+  registrationDeleted: 'registration_delete.success',
+  grantSucceeded: 'grant.success',
+  authorizationFailed: 'authorization.error',
+  grantFailed: 'grant.error',
+  registrationCreateFailed: 'registration_create.error',
+  registrationUpdateFailed: 'registration_update.error',
+  userinfoFailed: 'userinfo.error',
+  serverError: 'server_error',
+} as const;
+
+/** Model names (adapter factory argument) and `ctx.oidc.entities` names we treat specially. */
+export const MODEL_NAMES = {
+  client: 'Client',
+  initialAccessToken: 'InitialAccessToken',
+  registrationAccessToken: 'RegistrationAccessToken',
+  /** Also the name of its entity in `ctx.oidc.entities` once `/authorize` loaded a `request_uri`. */
+  pushedAuthorizationRequest: 'PushedAuthorizationRequest',
+} as const;
+
+/**
+ * oidc-provider keeps a client's JWK Set fetched from `jwks_uri` fresh for at least this many
+ * seconds (longer when `Cache-Control: max-age` or `Expires` say so) before it fetches it again.
+ */
+export const CLIENT_JWKS_MIN_FRESH_SECONDS = 60;
+
+/** The lifetime oidc-provider gives a pushed authorization request (`expires_in` of `/par`). */
+export const PUSHED_REQUEST_TTL_SECONDS = 60;
+
+/**
+ * oidc-provider accepts a stored token up to this many seconds past its `exp` (its default
+ * `clockTolerance`, which we keep): a token ends on time because the store expires its record at
+ * its TTL, not because oidc-provider checks `exp`.
+ */
+export const PROVIDER_CLOCK_TOLERANCE_SECONDS = 15;
+
+/** Largest request body oidc-provider's own parser reads, in bytes (it refuses larger ones). */
+export const PROVIDER_BODY_LIMIT_BYTES = 56 * 1024;
+
+/**
+ * The provider request being served, from oidc-provider's request context (`Provider.ctx`, an
+ * `AsyncLocalStorage`): set in adapter calls, hooks and `fetch` made while serving a request, with
+ * `ctx.oidc.route`, `client`, `params` and `entities` filled in as far as the route got;
+ * `undefined` outside a request (code, tests, start-up).
+ */
+export function currentRequest(): KoaContextWithOIDC | undefined {
+  return Provider.ctx;
+}

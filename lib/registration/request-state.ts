@@ -1,0 +1,64 @@
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+
+/** A single-use token claimed in the store by a request, settled when the request ends. */
+export interface Claim {
+  model: string;
+  id: string;
+  /** The store's adapter for the model (below the claiming wrapper: reads do not claim). */
+  adapter: Adapter;
+  /** Gives the record back: the store's atomic `unconsume`. Resolves `false` when it is gone. */
+  unconsume: () => Promise<boolean>;
+  /** The record as claimed, without its consumed mark (absent when reading it failed). */
+  snapshot?: AdapterPayload;
+  /** oidc-provider deleted the record during the request (the deletion may have failed). */
+  deleted?: boolean;
+  /** oidc-provider's deletion of the claimed token failed (it is spent anyway). */
+  destroyFailed?: unknown;
+}
+
+/**
+ * A record oidc-provider wrote while serving a request that claimed a token (a registration's
+ * client and registration access token, an update's metadata and next token). Undone when the
+ * request fails, so a failed request leaves the store as it found it.
+ */
+export interface Write {
+  model: string;
+  id: string;
+  adapter: Adapter;
+  /** The record before the request wrote it; absent when the request created it. */
+  previous?: AdapterPayload;
+}
+
+/** What one request claimed and wrote. */
+export interface RequestState {
+  claims: Claim[];
+  writes: Write[];
+}
+
+/** A copy of `payload` without its consumed mark (nested values copied too). */
+export function withoutConsumedMark(payload: AdapterPayload): AdapterPayload {
+  const copy = structuredClone(payload);
+  delete copy.consumed;
+  return copy;
+}
+
+const states = new WeakMap<object, RequestState>();
+
+/** The state of the request `ctx`; created on first use when `create` is set. */
+export function requestState(ctx: object, create: true): RequestState;
+export function requestState(ctx: object, create?: false): RequestState | undefined;
+export function requestState(ctx: object, create = false): RequestState | undefined {
+  let state = states.get(ctx);
+  if (!state && create) {
+    state = { claims: [], writes: [] };
+    states.set(ctx, state);
+  }
+  return state;
+}
+
+/** Removes and returns the state of `ctx` (when the request settles; later store calls are not tracked). */
+export function takeRequestState(ctx: object): RequestState | undefined {
+  const state = states.get(ctx);
+  states.delete(ctx);
+  return state;
+}

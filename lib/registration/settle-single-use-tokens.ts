@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+
+import type { Context, Next } from 'koa';
+import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
+
+import { sendCaughtError } from '../http/error-response.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { MODEL_NAMES, ROUTE_NAMES } from '../provider/seams.js';
+import { takeRequestState, withoutConsumedMark, type Claim, type RequestState } from './request-state.js';
+
+/** Seconds left until `payload.exp`; `undefined` when the record does not expire. */
+function remainingLifetime(payload: AdapterPayload): number | undefined {
+  return typeof payload.exp === 'number' ? payload.exp - Math.floor(Date.now() / 1000) : undefined;
+}
+
+/**
+ * Copies a claimed token's record under a fresh random value (same client, policies and expiry)
+ * and returns the value. The copy is made in the store, so no oidc-provider class is constructed.
+ * A copy whose write failed is deleted again (it may have landed; nobody holds its value); when
+ * that fails too, `cleanupFailed` hears of it.
+ */
+async function reissue(adapter: Adapter, id: string, cleanupFailed: (err: unknown) => void): Promise<string> {
+  const payload = await adapter.find(id);
+  if (!payload) throw new errors.InvalidToken('registration access token not found');
+  const value = randomBytes(32).toString('base64url');
+  const copy: AdapterPayload = { ...withoutConsumedMark(payload), jti: value, iat: Math.floor(Date.now() / 1000) };
+  try {
+    await adapter.upsert(value, copy, remainingLifetime(payload));
+  } catch (err) {
+    await adapter.destroy(value).catch(cleanupFailed);
+    throw err;
+  }
+  return value;
+}
+
+/**
+ * Gives a claimed token back after its request failed. The store removes the consumed mark in one
+ * step that touches only that record (`unconsume`), so a partly failing store cannot delete or
+ * half-write it. When the record is gone because the request itself deleted it to replace it, and
+ * the replacement never reached the caller (an update that failed after oidc-provider deleted the
+ * presented registration access token), it is re-created from the record as claimed. A record
+ * gone otherwise (expired, deleted on purpose: a token presented for another client) stays gone.
+ */
+async function giveBack(claim: Claim, replaced: boolean): Promise<'released' | 'restored' | 'gone'> {
+  if (await claim.unconsume()) return 'released';
+  if (!claim.deleted || !replaced || !claim.snapshot) return 'gone';
+  const remaining = remainingLifetime(claim.snapshot);
+  if (remaining !== undefined && remaining <= 0) return 'gone';
+  await claim.adapter.upsert(claim.id, claim.snapshot, remaining);
+  return 'restored';
+}
+
+/**
+ * `provider.use` middleware that settles the tokens a request claimed, keyed on what oidc-provider
+ * resolved (its route name and the response status), never on the path:
+ * - a 2xx registration destroys the initial access token;
+ * - a 2xx read (`client` route) answers with a freshly issued registration access token and
+ *   destroys the presented one; update and delete already replaced or destroyed it (oidc-provider's
+ *   `rotateRegistrationAccessToken`);
+ * - any other outcome first undoes what the request wrote (a client it created is removed, a
+ *   client it updated gets its previous record back, a registration access token it issued is
+ *   deleted), then gives the claimed tokens back ({@link giveBack}). An initial access token is
+ *   given back only when every client its request created is gone again: if removing one fails,
+ *   the token stays spent and the orphan is logged, so one token never registers two clients.
+ * Once a success is decided, clean-up failures are logged, never turned into an error response.
+ */
+export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: Context, next: Next) => Promise<void> {
+  const requestId = (ctx: Context): string | undefined => (ctx.state as { requestId?: string }).requestId;
+  const event = (ctx: Context, level: 'info' | 'warn', name: string, fields: Record<string, string | undefined> = {}): void => {
+    logger[level](name, { request_id: requestId(ctx), ...fields });
+    metrics?.securityEvents.inc({ event: name });
+  };
+  const failed = (ctx: Context, what: string, err: unknown, clientId?: string): void => {
+    logger.error('token_cleanup_failed', {
+      request_id: requestId(ctx),
+      what,
+      client_id: clientId,
+      code: (err as { code?: string }).code,
+      name: (err as Error).name,
+    });
+  };
+  const cleanUp = async (ctx: Context, what: string, work: Promise<unknown>, clientId?: string): Promise<boolean> => {
+    try {
+      await work;
+      return true;
+    } catch (err) {
+      failed(ctx, what, err, clientId);
+      return false;
+    }
+  };
+
+  /** Undoes the request's writes, newest first; `false` when a client it created is still there. */
+  const undoWrites = async (ctx: Context, state: RequestState): Promise<boolean> => {
+    let clientsGone = true;
+    for (const write of [...state.writes].reverse()) {
+      const { model, id, adapter, previous } = write;
+      const clientId = model === MODEL_NAMES.client ? id : undefined;
+      const undone = previous
+        ? await cleanUp(ctx, `restore ${model}`, adapter.upsert(id, previous), clientId)
+        : await cleanUp(ctx, `remove unfinished ${model}`, adapter.destroy(id), clientId);
+      if (model !== MODEL_NAMES.client) continue;
+      if (!undone && !previous) clientsGone = false;
+      if (undone) event(ctx, 'warn', 'registration_undone', { route: (ctx as unknown as KoaContextWithOIDC).oidc?.route, client_id: id });
+    }
+    return clientsGone;
+  };
+
+  const settleFailure = async (ctx: Context, state: RequestState): Promise<void> => {
+    const clientsGone = await undoWrites(ctx, state);
+    const replaced = state.writes.some((w) => w.model === MODEL_NAMES.registrationAccessToken);
+    for (const c of state.claims) {
+      // Its client could not be removed: the token stays spent (the orphan is logged above).
+      if (c.model === MODEL_NAMES.initialAccessToken && !clientsGone) continue;
+      try {
+        const outcome = await giveBack(c, replaced);
+        if (outcome === 'restored') event(ctx, 'warn', 'registration_access_token_restored', { client_id: c.snapshot?.clientId });
+      } catch (err) {
+        failed(ctx, `release ${c.model}`, err);
+      }
+    }
+  };
+
+  const settleSuccess = async (ctx: Context, claim: Claim): Promise<void> => {
+    const { model, id, adapter } = claim;
+    if (model === MODEL_NAMES.initialAccessToken) {
+      await cleanUp(ctx, 'destroy InitialAccessToken', adapter.destroy(id));
+      return event(ctx, 'info', 'initial_access_token_used');
+    }
+    const oidc = (ctx as unknown as KoaContextWithOIDC).oidc;
+    const clientId = oidc.client?.clientId;
+    if (oidc.route === ROUTE_NAMES.clientRead) {
+      let next: string;
+      try {
+        next = await reissue(adapter, id, (err) => failed(ctx, 'remove unsent RegistrationAccessToken', err, clientId));
+      } catch (err) {
+        // The read cannot be answered without its next token: give the presented one back.
+        failed(ctx, 'reissue RegistrationAccessToken', err, clientId);
+        await cleanUp(ctx, 'release RegistrationAccessToken', giveBack(claim, false));
+        sendCaughtError(ctx, err);
+        return;
+      }
+      (ctx.body as Record<string, unknown>).registration_access_token = next;
+      await cleanUp(ctx, 'destroy RegistrationAccessToken', adapter.destroy(id));
+    }
+    // A delete is logged as client_deleted by the provider events; it rotates nothing.
+    if (oidc.route !== ROUTE_NAMES.clientDelete) event(ctx, 'info', 'registration_access_token_rotated', { client_id: clientId });
+  };
+
+  const settle = async (ctx: Context, state: RequestState): Promise<void> => {
+    for (const c of state.claims) if (c.destroyFailed !== undefined) failed(ctx, `destroy ${c.model}`, c.destroyFailed);
+    if (ctx.status < 200 || ctx.status >= 300) return settleFailure(ctx, state);
+    for (const c of state.claims) await settleSuccess(ctx, c);
+  };
+
+  return async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      const state = takeRequestState(ctx);
+      if (state) await settle(ctx, state);
+    }
+  };
+}

@@ -1,0 +1,46 @@
+import type { ClientMetadata } from 'oidc-provider';
+
+import { OutboundFetchError } from '../lib/errors.js';
+import type { FetchedDocument } from '../lib/net/fetch.js';
+import type { PolicyDependencies } from './types.js';
+
+/** How long all outbound fetches of one registration request (its `jwks_uri` and every `x5u`) may take together, in ms. */
+export const FETCH_BUDGET_MS = 5000;
+
+const deadlines = new WeakMap<ClientMetadata, number>();
+
+/**
+ * The guarded fetch of C11 for the policies of one registration request, within one shared time
+ * budget: the request's first fetch starts a {@link FETCH_BUDGET_MS} clock, every fetch fails
+ * with an {@link OutboundFetchError} when it runs out, and once it has run out nothing more is
+ * fetched. So 32 keys with an `x5u` each cost at most 5 s, not 32 × 5 s. A fetch given up on ends
+ * within its own limits (5 s, 512 KiB) and is ignored.
+ *
+ * @param properties - the request's metadata object, the same for every policy of the request
+ * @param deps - the policies' dependencies, whose `fetch` does the work
+ */
+export function budgetedFetch(properties: ClientMetadata, deps: PolicyDependencies): (url: string, accept: string) => Promise<FetchedDocument> {
+  return async (url, accept) => {
+    let deadline = deadlines.get(properties);
+    if (deadline === undefined) {
+      deadline = Date.now() + FETCH_BUDGET_MS;
+      deadlines.set(properties, deadline);
+    }
+    const spent = `the outbound fetches of one registration request share ${FETCH_BUDGET_MS / 1000} s`;
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new OutboundFetchError(url, `not fetched: ${spent}, and they are spent`);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new OutboundFetchError(url, `timed out (${spent})`)), remaining);
+    });
+    const pending = deps.fetch(url, accept);
+    // Its failure is the answer when it settles first (the race rethrows it); after the budget
+    // expired the request already failed with the timeout, and a late failure has nobody to tell.
+    pending.catch(() => undefined);
+    try {
+      return await Promise.race([pending, expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}

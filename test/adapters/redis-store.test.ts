@@ -1,0 +1,209 @@
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
+import { Redis, type Cluster } from 'ioredis';
+
+import { refOf } from '../../adapters/inventory.js';
+import { createRedisStore, hashId } from '../../adapters/redis.js';
+import { StoreUnavailableError } from '../../lib/errors.js';
+import { deletePrefix, SHARED_REDIS_URL, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
+
+type Store = ReturnType<typeof createRedisStore>;
+
+const admin = new Redis(SHARED_REDIS_URL);
+const prefixes: string[] = [];
+const stores: Store[] = [];
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((s) => s.close()));
+  await Promise.all(prefixes.splice(0).map((p) => deletePrefix(SHARED_REDIS_URL, p)));
+});
+afterAll(() => admin.disconnect());
+
+function open(prefix: string, url = SHARED_REDIS_URL): Store {
+  const store = createRedisStore({ url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+  stores.push(store);
+  return store;
+}
+
+function fresh(label: string): string {
+  const prefix = testPrefix(label);
+  prefixes.push(prefix);
+  return prefix;
+}
+
+/** Counts what a store's client sends: round trips (a pipeline is one) and commands. */
+function countSent(client: Redis | Cluster): { trips: number; commands: number } {
+  const counts = { trips: 0, commands: 0 };
+  const pipelines = new WeakSet<object>();
+  const original = client.sendCommand.bind(client) as (command: unknown, stream?: unknown) => unknown;
+  (client as { sendCommand: unknown }).sendCommand = (command: unknown, stream?: { isPipeline?: boolean }): unknown => {
+    counts.commands += 1;
+    if (!stream?.isPipeline) counts.trips += 1;
+    else if (!pipelines.has(stream)) {
+      pipelines.add(stream);
+      counts.trips += 1;
+    }
+    return original(command, stream);
+  };
+  return counts;
+}
+
+/** Waits until `n` connections are subscribed to the store's invalidation channel (bounded by polls, not time). */
+async function subscribers(prefix: string, n: number): Promise<void> {
+  for (let i = 0; i < 500; i += 1) {
+    const [, count] = (await admin.call('PUBSUB', 'NUMSUB', `${prefix}invalidate`)) as [string, number];
+    if (count >= n) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('the stores never subscribed');
+}
+
+const jwks = (kid: string): { keys: { kty: string; kid: string; n: string; e: string }[] } => ({ keys: [{ kty: 'RSA', kid, n: 'AQAB', e: 'AQAB' }] });
+
+describe('redis store: clients cached in every process, invalidated everywhere at once', () => {
+  it('serves a client from the cache, and sees an update, a disabling mark, its removal and a deletion made through another store at once', async () => {
+    const prefix = fresh('cache');
+    const [a, b] = [open(prefix), open(prefix)];
+    await subscribers(prefix, 2);
+    const sent = countSent(b.client);
+    await a.adapter('Client').upsert('rp', { client_id: 'rp', jwks: jwks('one') });
+    expect((await b.adapter('Client').find('rp'))?.jwks).toEqual(jwks('one'));
+    expect(await b.adapter('ClientSuspension').find('rp')).toBeUndefined();
+    const warm = sent.commands;
+    expect((await b.adapter('Client').find('rp'))?.jwks).toEqual(jwks('one'));
+    expect(await b.adapter('ClientSuspension').find('rp')).toBeUndefined();
+    expect(sent.commands).toBe(warm);
+
+    await a.adapter('Client').upsert('rp', { client_id: 'rp', jwks: jwks('two') });
+    expect((await b.adapter('Client').find('rp'))?.jwks).toEqual(jwks('two'));
+    await a.adapter('ClientSuspension').upsert('rp', { disabled_at: 1, disabled_by: 'admin' });
+    expect(await b.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 1, disabled_by: 'admin' });
+    await a.adapter('ClientSuspension').destroy('rp');
+    expect(await b.adapter('ClientSuspension').find('rp')).toBeUndefined();
+    await a.adapter('Client').destroy('rp');
+    expect(await b.adapter('Client').find('rp')).toBeUndefined();
+
+    await a.adapter('Client').upsert('rp2', { client_id: 'rp2' });
+    expect(await b.adapter('Client').find('rp2')).toBeDefined();
+    expect(await a.inventory.destroy('Client', refOf('rp2'))).toBe(true);
+    expect(await b.adapter('Client').find('rp2')).toBeUndefined();
+  });
+
+  it('returns a copy from the cache', async () => {
+    const prefix = fresh('cache-copy');
+    const store = open(prefix);
+    await subscribers(prefix, 1);
+    await store.adapter('Client').upsert('rp', { client_id: 'rp', redirect_uris: ['https://rp.example/cb'] });
+    const first = await store.adapter('Client').find('rp');
+    (first?.redirect_uris as string[]).push('https://evil.example/cb');
+    expect((await store.adapter('Client').find('rp'))?.redirect_uris).toEqual(['https://rp.example/cb']);
+  });
+
+  it('serves nothing from the cache while its invalidation channel is down, so a lost message leaves nothing stale', async () => {
+    const prefix = fresh('cache-down');
+    const own = await startOwnRedis();
+    const other = new Redis(own.url);
+    try {
+      const store = open(prefix, own.url);
+      await store.adapter('Client').upsert('rp', { client_id: 'rp', jwks: jwks('one') });
+      const subscribed = async (): Promise<void> => {
+        for (let i = 0; i < 500 && ((await other.call('PUBSUB', 'NUMSUB', `${prefix}invalidate`)) as [string, number])[1] < 1; i += 1) await new Promise((r) => setTimeout(r, 10));
+      };
+      await subscribed();
+      expect((await store.adapter('Client').find('rp'))?.jwks).toEqual(jwks('one'));
+      // The subscription drops, and a write lands without a message (as from a process that lost its connection).
+      await other.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+      await other.set(`${prefix}Client:${hashId('rp')}`, `j|${JSON.stringify({ client_id: 'rp', jwks: jwks('two') })}`);
+      expect((await store.adapter('Client').find('rp'))?.jwks).toEqual(jwks('two'));
+      // Subscribed again, it serves from the cache again (and sees the next change).
+      await subscribed();
+      await store.adapter('Client').upsert('rp', { client_id: 'rp', jwks: jwks('three') });
+      expect((await store.adapter('Client').find('rp'))?.jwks).toEqual(jwks('three'));
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    } finally {
+      other.disconnect();
+      own.dispose();
+    }
+  });
+});
+
+describe('redis store: records of earlier versions (hashes)', () => {
+  it('reads, consumes, gives back and lists a record kept as a hash', async () => {
+    const prefix = fresh('legacy');
+    const store = open(prefix);
+    const key = `${prefix}AuthorizationCode:${hashId('code-1')}`;
+    await admin.hset(key, 'p', JSON.stringify({ kind: 'AuthorizationCode', grantId: 'g' }), 'j', '1');
+    await admin.expire(key, 60);
+    expect(await store.adapter('AuthorizationCode').find('code-1')).toEqual({ kind: 'AuthorizationCode', grantId: 'g', jti: 'code-1' });
+    await store.adapter('AuthorizationCode').consume('code-1');
+    await expect(store.adapter('AuthorizationCode').consume('code-1')).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await store.adapter('AuthorizationCode').find('code-1'))?.consumed).toEqual(expect.any(Number));
+    expect((await store.inventory.list('AuthorizationCode', { limit: 10 })).records).toEqual([{ ref: hashId('code-1'), payload: expect.objectContaining({ grantId: 'g', consumed: expect.any(Number) }) }]);
+    expect(await store.unconsume('AuthorizationCode', 'code-1')).toBe(true);
+    expect((await store.adapter('AuthorizationCode').find('code-1'))?.consumed).toBeUndefined();
+    expect(await admin.ttl(key)).toBeGreaterThan(0);
+    // Rewritten, it takes the current form.
+    await store.adapter('AuthorizationCode').upsert('code-1', { kind: 'AuthorizationCode', jti: 'code-1' }, 60);
+    expect(await admin.type(key)).toBe('string');
+  });
+});
+
+describe('redis store: one request as one unit of store work', () => {
+  it('sends parallel reads in one round trip and the writes of the request in one more, and writes each record with one command', async () => {
+    const prefix = fresh('batch-trips');
+    const store = open(prefix);
+    await store.adapter('Grant').upsert('g', { kind: 'Grant' }, 60);
+    await store.adapter('Interaction').upsert('i', { kind: 'Interaction' }, 60);
+    const sent = countSent(store.client);
+    await store.batch?.(async () => {
+      await Promise.all([store.adapter('Grant').find('g'), store.adapter('Interaction').find('i')]);
+      await store.adapter('Interaction').find('i');
+      await store.adapter('Interaction').destroy('i');
+      await store.adapter('Interaction').upsert('i2', { kind: 'Interaction' }, 60);
+      await store.adapter('Grant').upsert('g', { kind: 'Grant', accountId: 'a' }, 60);
+    });
+    expect(sent).toEqual({ trips: 2, commands: 2 + 3 });
+    expect(await store.adapter('Grant').find('g')).toEqual({ kind: 'Grant', accountId: 'a' });
+  });
+
+  it('does not write a session again when only its expiry moved (by less than a minute), and writes it when it changed', async () => {
+    const prefix = fresh('batch-session');
+    const store = open(prefix);
+    const key = `${prefix}Session:${hashId('s')}`;
+    const payload = { kind: 'Session', uid: 'u', accountId: 'a', exp: 1000, jti: 's' };
+    await store.adapter('Session').upsert('s', payload, 100);
+    await store.batch?.(async () => {
+      const found = await store.adapter('Session').find('s');
+      await store.adapter('Session').upsert('s', { ...found, exp: 1010 }, 5000);
+    });
+    expect(await admin.ttl(key)).toBeLessThanOrEqual(100);
+    expect((await store.adapter('Session').find('s'))?.exp).toBe(1000);
+    await store.batch?.(async () => {
+      const found = await store.adapter('Session').find('s');
+      await store.adapter('Session').upsert('s', { ...found, exp: 1010, loginTs: 5 }, 5000);
+    });
+    expect(await admin.ttl(key)).toBeGreaterThan(100);
+    expect(await store.adapter('Session').find('s')).toMatchObject({ exp: 1010, loginTs: 5 });
+  });
+
+  it('rejects with 503 when its writes fail at the end, even though the request itself succeeded', async () => {
+    const own = await startOwnRedis();
+    const other = new Redis(own.url);
+    try {
+      const prefix = testPrefix('batch-fail');
+      // SET is allowed on the uid index only: the session record's write fails.
+      await other.call('ACL', 'SETUSER', 'app', 'on', '>pw', '+@all', '-set', '~*', '&*', `(+set ~${prefix}sessionUid:*)`);
+      const store = open(prefix, `redis://app:pw@127.0.0.1:${own.port}`);
+      let served = false;
+      await expect(
+        store.batch?.(async () => {
+          await store.adapter('Session').upsert('s', { kind: 'Session', uid: 'u' }, 60);
+          served = true;
+        }),
+      ).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(served).toBe(true);
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    } finally {
+      other.disconnect();
+      own.dispose();
+    }
+  });
+});

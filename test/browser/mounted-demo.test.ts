@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser } from 'playwright-core';
+
+import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
+import { launchChromium, screenshot } from '../helpers/chromium.js';
+import { startMounted, type Mounting, type MountedApp } from '../helpers/mounted.js';
+
+describe('the demo page under a base path, in Chromium (issue 15, docs/embedding.md "Mounting under a path")', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 30_000);
+  afterAll(async () => browser?.close());
+
+  describe.each<Mounting>(['koa-mount /auth', 'createApp /auth'])('%s', (mounting) => {
+    let running: MountedApp;
+    beforeAll(async () => {
+      running = await startMounted(mounting, { claimModules: createDemoClaimModules() });
+    });
+    afterAll(async () => running?.close());
+
+    it('runs a whole flow: every page and cookie on /auth, the decrypted claims shown at the end', async () => {
+      const page = await browser.newPage();
+      const visited: string[] = [];
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame()) visited.push(frame.url());
+      });
+      await page.goto(`${running.baseUrl}/oidcdemo/login`);
+      for (const scope of ['profile', 'email']) await page.check(`input[name="scope"][value="${scope}"]`);
+      await page.click('#demo-form button[type="submit"]');
+      await page.waitForSelector('#login-form');
+      await page.fill('input[name="login"]', 'demo');
+      await page.fill('input[name="password"]', 'demo');
+      await page.click('#login-form button[type="submit"]');
+      await page.waitForSelector('#consent-allow');
+      await page.click('#consent-allow button');
+      await page.waitForSelector('#userinfo-claims');
+      await screenshot(page, `demo-result-${mounting.replace(/[^a-z]+/gi, '-')}`);
+      const idToken = JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as Record<string, unknown>;
+      expect(idToken).toMatchObject({ iss: running.issuer, sub: 'demo-0001', name: 'Erika Mustermann', scope: 'openid profile email' });
+      const userinfo = JSON.parse((await page.textContent('#userinfo-claims')) ?? '{}') as Record<string, unknown>;
+      expect(userinfo.email).toBe('erika.mustermann@example.com');
+      for (const url of visited) expect(new URL(url).pathname).toMatch(/^\/auth\//);
+      expect(visited.some((url) => new URL(url).pathname.startsWith('/auth/oidc/v1/interaction/'))).toBe(true);
+      expect(visited.at(-1)).toMatch(new RegExp(`^${running.baseUrl}/oidcdemo/callback\\?`));
+      await page.close();
+    });
+  });
+});

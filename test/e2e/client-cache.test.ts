@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { compactDecrypt } from 'jose';
+import type { ClientMetadata } from 'oidc-provider';
+import * as oidc from 'openid-client';
+
+import { hashId } from '../../adapters/redis.js';
+import { issueInitialAccessToken } from '../../lib/registration/initial-access-tokens.js';
+import { ruleDerivedEnv } from '../../lib/settings/definitions.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { runCodeFlow } from '../helpers/flow.js';
+import { SHARED_REDIS_URL } from '../helpers/redis.js';
+import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
+import { encryptionKey, manage, register } from '../helpers/registration.js';
+import { describeEachStore } from '../helpers/stores.js';
+
+const REDIRECT = 'https://rp.example/cb';
+
+describeEachStore(
+  'clients cached in every process are invalidated everywhere at once (issue 16)',
+  (kind, properties) => {
+    let shared: Record<string, string> = {};
+    let a: RunningApp;
+    let b: ServerProcess;
+    let issuerB = '';
+
+    beforeAll(async () => {
+      // Process A: this one. Process B: the example server on the same Redis and key prefix.
+      shared = properties();
+      a = await startApp({ properties: shared });
+      const port = await freePort();
+      issuerB = `http://127.0.0.1:${port}/oidc/v1`;
+      const store = Object.fromEntries(Object.entries(shared).map(([name, value]) => [ruleDerivedEnv(name), value]));
+      b = startServerProcess({ ...store, PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_COOKIES_KEYS: randomBytes(32).toString('hex') });
+      await waitFor(`http://127.0.0.1:${port}/readyz`, 15_000);
+    }, 30_000);
+
+    afterAll(async () => {
+      await b?.stop();
+      await a?.close();
+    });
+
+    it('a key update made through process A is used by the next flow on process B, which served the client from its cache until then; a deletion likewise', async () => {
+      const keyA = await encryptionKey('RSA-OAEP-256', { kid: 'key-a' });
+      const keyB = await encryptionKey('RSA-OAEP-256', { kid: 'key-b' });
+      const { token } = await issueInitialAccessToken(a.app.svc.provider);
+      const registered = await register(a, { redirect_uris: [REDIRECT], id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [keyA.jwk] } }, token);
+      expect(registered.status).toBe(201);
+      const client = registered.body as unknown as ClientMetadata;
+      let idToken = '';
+      const decrypting = (key: CryptoKey, kid: string) => (config: oidc.Configuration) => {
+        oidc.enableDecryptingResponses(config, ['A128CBC-HS256'], { key, kid });
+        config[oidc.customFetch] = async (url, init) => {
+          // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
+          const response = await fetch(url, init as RequestInit);
+          if (url.endsWith('/token')) idToken = ((await response.clone().json()) as { id_token: string }).id_token;
+          return response;
+        };
+      };
+      const headerKid = (): unknown => (JSON.parse(Buffer.from(idToken.split('.')[0] as string, 'base64url').toString()) as { kid?: string }).kid;
+
+      // B loads the client (authorization, token, UserInfo) once; the second flow is served from B's
+      // cache: not one read of the client's key reaches Redis (watched with MONITOR on standalone).
+      const clientKey = `${shared['svc.redis.key-prefix']}Client:${hashId(client.client_id)}`;
+      for (let i = 0; i < 2; i += 1) {
+        const watcher = i === 1 && kind === 'redis standalone' ? new Redis(SHARED_REDIS_URL) : undefined;
+        const monitor = await watcher?.monitor();
+        const reads: string[] = [];
+        monitor?.on('monitor', (_time: string, args: string[]) => {
+          if (args.includes(clientKey)) reads.push(String(args[0]));
+        });
+        expect((await runCodeFlow(issuerB, client, { configure: decrypting(keyA.privateKey, 'key-a') })).claims.sub).toBe('demo-0001');
+        expect(headerKid()).toBe('key-a');
+        monitor?.disconnect();
+        await watcher?.quit();
+        expect(reads).toEqual([]);
+      }
+
+      const updated = await manage(registered.body.registration_client_uri as string, 'PUT', registered.body.registration_access_token as string, {
+        client_id: client.client_id,
+        redirect_uris: [REDIRECT],
+        id_token_encrypted_response_alg: 'RSA-OAEP-256',
+        jwks: { keys: [keyB.jwk] },
+      });
+      expect(updated.status).toBe(200);
+      expect((await runCodeFlow(issuerB, client, { configure: decrypting(keyB.privateKey, 'key-b') })).claims.sub).toBe('demo-0001');
+      expect(headerKid()).toBe('key-b');
+      await expect(compactDecrypt(idToken, keyA.privateKey)).rejects.toThrow();
+
+      const deleted = await manage(registered.body.registration_client_uri as string, 'DELETE', updated.body.registration_access_token as string);
+      expect(deleted.status).toBe(204);
+      const authorize = new URL(`${issuerB}/authorize`);
+      for (const [k, v] of Object.entries({ client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })) {
+        authorize.searchParams.set(k, v);
+      }
+      const refused = await fetch(authorize, { redirect: 'manual', headers: { accept: 'application/json' } });
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toContain('invalid_client');
+    }, 60_000);
+  },
+  ['redis standalone', 'redis cluster'],
+);

@@ -1,0 +1,132 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import type { ClientMetadata } from 'oidc-provider';
+
+import { generateProviderKeys } from '../../lib/index.js';
+import type { StatefulJwk } from '../../lib/provider/key-states.js';
+import { runCodeFlow } from '../helpers/flow.js';
+import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+/** Runs `svc-connect keys …` (lib/cli.ts under tsx). */
+function keysCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli.ts', 'keys', ...args], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('signing key rotation with a running server and a relying party holding the old JWKS (issue 15 item 7)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-rotate-e2e-'));
+  const keysFile = join(dir, 'keys.json');
+  const clientsFile = join(dir, 'clients.json');
+  const client: ClientMetadata = { client_id: 'rotation-rp', client_secret: 'rotation-rp-secret-that-is-long-enough-012345', redirect_uris: ['https://rp.example/cb'] };
+  let server: ServerProcess;
+  let issuer: string;
+
+  const keys = (): StatefulJwk[] => (JSON.parse(readFileSync(keysFile, 'utf8')) as { keys: StatefulJwk[] }).keys;
+  /** Moves the rotation timestamps back by `seconds`: the time a real rotation waits, without waiting. */
+  const age = (seconds: number): void => {
+    const jwks = JSON.parse(readFileSync(keysFile, 'utf8')) as { keys: StatefulJwk[] };
+    for (const k of jwks.keys) if (typeof k.svc_since === 'number') k.svc_since -= seconds;
+    writeFileSync(keysFile, JSON.stringify(jwks), { mode: 0o600 });
+  };
+  const reloads = (word: string): number => server.output().split('\n').filter((l) => l.includes(`"event":"${word}"`)).length;
+  /** Sends SIGHUP and waits for the server to log the outcome. */
+  const hup = async (expect: 'keys_reloaded' | 'keys_reload_failed'): Promise<void> => {
+    const before = reloads(expect);
+    server.child.kill('SIGHUP');
+    while (reloads(expect) === before) await new Promise((resolve) => setTimeout(resolve, 50));
+  };
+  const idToken = async (): Promise<string> => String((await runCodeFlow(issuer, client, { skipUserinfo: true })).tokens.id_token);
+  const kidOf = (jwt: string): string | undefined => decodeProtectedHeader(jwt).kid;
+  const jwks = async (): Promise<JSONWebKeySet> => (await (await fetch(`${issuer}/jwks`)).json()) as JSONWebKeySet;
+  const verifies = async (jwt: string, set: Parameters<typeof jwtVerify>[1]): Promise<boolean> =>
+    jwtVerify(jwt, set, { issuer, audience: client.client_id }).then(
+      () => true,
+      () => false,
+    );
+
+  beforeAll(async () => {
+    writeFileSync(keysFile, JSON.stringify(await generateProviderKeys()), { mode: 0o600 });
+    writeFileSync(clientsFile, JSON.stringify([client]));
+    const port = await freePort();
+    issuer = `http://localhost:${port}/oidc/v1`;
+    server = startServerProcess({ PORT: String(port), SVC_KEYS_FILE: keysFile, SVC_CLIENTS_FILE: clientsFile });
+    await waitFor(`${issuer}/.well-known/openid-configuration`, 15_000);
+  }, 30_000);
+  afterAll(async () => server.stop());
+
+  it('publishes the next key before it signs, signs with it after promotion, keeps the old key verifying for 24 h, then drops it', async () => {
+    const [k1] = keys().filter((k) => k.kty === 'RSA' && k.use === 'sig');
+    const token0 = await idToken();
+    expect(kidOf(token0)).toBe(k1?.kid);
+    // An RP that fetched the JWKS before the rotation began, and refetches for an unknown kid.
+    const remote = createRemoteJWKSet(new URL(`${issuer}/jwks`), { cooldownDuration: 0 });
+    expect(await verifies(token0, remote)).toBe(true);
+
+    // Step 1: the next key is added and published, and does not sign.
+    const added = await keysCli(['rotate', '--file', keysFile]);
+    expect([added.code, added.stdout]).toEqual([0, expect.stringContaining('added next keys')]);
+    await hup('keys_reloaded');
+    const [k2] = keys().filter((k) => k.kty === 'RSA' && k.use === 'sig' && k.svc_state === 'next');
+    const published = await jwks();
+    expect(published.keys.map((k) => k.kid)).toEqual(expect.arrayContaining([k1?.kid, k2?.kid]));
+    for (const key of published.keys) expect(Object.keys(key).filter((m) => m.startsWith('svc_') || ['d', 'p', 'q', 'dp', 'dq', 'qi'].includes(m))).toEqual([]);
+    const token1 = await idToken();
+    expect(kidOf(token1)).toBe(k1?.kid);
+    expect(await verifies(token1, remote)).toBe(true);
+
+    // Not before the publication time has passed.
+    const early = await keysCli(['rotate', '--file', keysFile]);
+    expect([early.code, early.stdout]).toEqual([0, expect.stringContaining('nothing to do yet')]);
+
+    // Step 2, an hour later: promoted. An RP holding the JWKS of step 1 verifies without fetching.
+    const heldSinceStep1 = createLocalJWKSet(published);
+    age(3600);
+    const promoted = await keysCli(['rotate', '--file', keysFile]);
+    expect([promoted.code, promoted.stdout]).toEqual([0, expect.stringContaining(`promoted ${String(k2?.kid)}`)]);
+    await hup('keys_reloaded');
+    const token2 = await idToken();
+    expect(kidOf(token2)).toBe(k2?.kid);
+    expect(await verifies(token2, heldSinceStep1)).toBe(true);
+    expect(await verifies(token2, remote)).toBe(true);
+    // Tokens the old key signed keep verifying against the provider's JWKS as it is now.
+    const now = createLocalJWKSet(await jwks());
+    for (const token of [token0, token1, token2]) expect(await verifies(token, now)).toBe(true);
+    expect(server.output()).toContain(`RS256=${String(k2?.kid)}`);
+
+    // Step 3, a day later: the retiring key is dropped; the new one goes on signing.
+    age(86_400);
+    const retired = await keysCli(['rotate', '--file', keysFile]);
+    expect([retired.code, retired.stdout]).toEqual([0, expect.stringContaining(`dropped the retired keys ${String(k1?.kid)}`)]);
+    await hup('keys_reloaded');
+    const after = await jwks();
+    expect(after.keys.map((k) => k.kid)).not.toContain(k1?.kid);
+    expect(await verifies(await idToken(), createLocalJWKSet(after))).toBe(true);
+  }, 60_000);
+
+  it('keeps serving with the keys in use when the reloaded file is broken, and says so', async () => {
+    const before = await jwks();
+    const good = readFileSync(keysFile, 'utf8');
+    writeFileSync(keysFile, '{"keys": [', { mode: 0o600 });
+    try {
+      await hup('keys_reload_failed');
+      expect(server.output()).toMatch(/"event":"keys_reload_failed".*is not valid JSON/);
+      expect(await jwks()).toEqual(before);
+      expect(kidOf(await idToken())).toBeDefined();
+    } finally {
+      writeFileSync(keysFile, good, { mode: 0o600 });
+    }
+  }, 30_000);
+});

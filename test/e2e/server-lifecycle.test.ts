@@ -1,0 +1,79 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+
+import { describe, expect, it } from '@jest/globals';
+
+import { freePort, startServerProcess, waitFor } from '../helpers/processes.js';
+import { TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+/** Starts the example server inside a pseudo-terminal (util-linux `script`), as a person at a terminal would. */
+function startOnTerminal(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null>; dispose: () => void } {
+  // exec: the server itself is the terminal's foreground process, as when started from a shell.
+  const command = `exec ${process.execPath} --import tsx examples/server.ts`;
+  const child = spawn('script', ['-qefc', command, '/dev/null'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TERM: 'xterm', SVC_REDIS_OPERATION_TIMEOUT_MS: String(TEST_STORE_TIMEOUT_MS), ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  /** Stops the server (by its pid, a child of this `script`) if a test left it running. */
+  const dispose = (): void => {
+    if (child.exitCode !== null || !child.pid) return;
+    const pids = execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).split('\n').map((p) => Number(p.trim())).filter((p) => p > 0);
+    for (const pid of pids) process.kill(pid, 'SIGTERM');
+  };
+  return { child, output: () => out, exited, dispose };
+}
+
+// eslint-disable-next-line no-control-regex
+const plain = (text: string): string => text.replace(/\u001b\[[0-9;]*m/g, '').replace(/\r/g, '');
+
+describe('the bundled server starts, logs and stops for an operator (issue 15 item 9)', () => {
+  it('writes JSON lines when its output is not a terminal: a start line (URL, store, warnings) and, on SIGTERM, stopping and stopped, exit 0', async () => {
+    const port = await freePort();
+    const server = startServerProcess({ PORT: String(port) });
+    await waitFor(`http://localhost:${port}/healthz`, 15_000);
+    expect(server.output()).toMatch(/svc-connect listening on http:\/\/localhost:\d+ \(issuer http:\/\/localhost:\d+\/oidc\/v1, store memory, \d+ warnings above\)/);
+    expect(server.output()).toMatch(/"event":"listening".*"url":"http:\/\/localhost:\d+".*"store":"memory","keys":"ephemeral","warnings":\d+/);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.output()).toMatch(/"event":"stopping","signal":"SIGTERM"/);
+    expect(server.output()).toMatch(/"event":"stopped","signal":"SIGTERM"/);
+  }, 30_000);
+
+  it('writes readable lines on a terminal, and stops on Ctrl-C (SIGINT) with exit 0', async () => {
+    const port = await freePort();
+    const server = startOnTerminal({ PORT: String(port) });
+    try {
+    await waitFor(`http://localhost:${port}/healthz`, 15_000);
+    while (!plain(server.output()).includes('INFO  listening')) await new Promise((resolve) => setTimeout(resolve, 50));
+    const text = plain(server.output());
+    expect(text).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}unsafe_default property=svc\.redis\.url reason="/m);
+    expect(text).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}listening port=\d+ url=http:\/\/localhost:\d+ issuer=http:\/\/localhost:\d+\/oidc\/v1 store=memory keys=ephemeral warnings=\d+$/m);
+    expect(text).not.toContain('"event"');
+    expect(server.output()).toContain('\u001b[33mWARN \u001b[0m');
+    server.child.stdin?.write('\u0003');
+    expect(await server.exited).toBe(0);
+    expect(plain(server.output())).toMatch(/INFO {2}stopping signal=SIGINT[\s\S]*INFO {2}stopped signal=SIGINT/);
+    } finally {
+      server.dispose();
+    }
+  }, 30_000);
+
+  it('writes JSON on a terminal too when svc.log.format=json', async () => {
+    const port = await freePort();
+    const server = startOnTerminal({ PORT: String(port), SVC_LOG_FORMAT: 'json' });
+    try {
+      await waitFor(`http://localhost:${port}/healthz`, 15_000);
+      expect(plain(server.output())).toMatch(/"event":"listening"/);
+      server.child.stdin?.write('\u0003');
+      expect(await server.exited).toBe(0);
+    } finally {
+      server.dispose();
+    }
+  }, 30_000);
+});

@@ -1,0 +1,378 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import type { ClientMetadata } from 'oidc-provider';
+
+import { refOf } from '../../adapters/inventory.js';
+import { issueInitialAccessToken } from '../../lib/index.js';
+import { subjectHash } from '../../lib/management/audit.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { registerClient } from '../helpers/clients.js';
+import { runCodeFlow } from '../helpers/flow.js';
+import { capturingLogger } from '../helpers/logs.js';
+import { manage, register } from '../helpers/registration.js';
+import { describeEachStore } from '../helpers/stores.js';
+
+const USER = 'operator';
+const PASSWORD = 'toolbox-password-123';
+const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
+const STATIC: ClientMetadata = { client_id: 'static-rp', client_secret: 'static-rp-secret-that-is-long-enough-0123', redirect_uris: ['https://static.example/cb'] };
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+describeEachStore('operator toolbox over HTTP (issue 15 item 6)', (kind, storeProperties) => {
+  let running: RunningApp;
+  const { logger, lines } = capturingLogger();
+  let ip = 0;
+
+  /** A management request from a fresh client address (the lockout counts per address). */
+  const call = async (method: string, path: string, options: { auth?: string | null; headers?: Record<string, string>; body?: string; from?: string } = {}): Promise<Answer> => {
+    ip += 1;
+    const headers: Record<string, string> = { 'x-forwarded-for': options.from ?? `198.18.${Math.floor(ip / 250)}.${ip % 250}`, ...options.headers };
+    if (options.auth !== null) headers.authorization = options.auth ?? AUTH;
+    const response = await fetch(`${running.baseUrl}${path}`, { method, headers, body: options.body });
+    const text = await response.text();
+    const json = (response.headers.get('content-type') ?? '').includes('json');
+    return { status: response.status, headers: response.headers, body: json && text ? (JSON.parse(text) as Record<string, unknown>) : { text } };
+  };
+  const M = '/oidc/v1/management';
+  const userinfo = async (accessToken: string): Promise<{ status: number; error?: string }> => {
+    const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+    const challenge = response.headers.get('www-authenticate') ?? '';
+    return { status: response.status, error: /error="([^"]+)"/.exec(challenge)?.[1] };
+  };
+  const tokenWithSecret = async (client: ClientMetadata): Promise<Answer> => {
+    const response = await fetch(`${running.issuer}/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${client.client_id}:${String(client.client_secret)}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=authorization_code&code=nope&redirect_uri=https%3A%2F%2Frp.example%2Fcb&code_verifier=' + 'v'.repeat(43),
+    });
+    return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
+  };
+  const audits = (action: string): Record<string, unknown>[] =>
+    lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'management_audit' && l.action === action);
+
+  /** The store properties of this suite, fixed once (a Cluster suite's prefix is drawn per call). */
+  let store: Record<string, string> = {};
+
+  beforeAll(async () => {
+    store = storeProperties();
+    running = await startApp({
+      logger,
+      clients: [STATIC],
+      properties: { ...store, 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 },
+    });
+  });
+  afterAll(async () => running.close());
+
+  it('lists every stored client a page at a time, static clients apart, never a secret', async () => {
+    const clients = await Promise.all(Array.from({ length: 7 }, () => registerClient(running, 'plain')));
+    const ids = new Set<string>();
+    let cursor: string | undefined;
+    let pages = 0;
+    let statics: unknown;
+    do {
+      const page = await call('GET', `${M}/clients?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('cache-control')).toBe('no-store');
+      const list = page.body.clients as Record<string, unknown>[];
+      expect(list.length).toBeLessThanOrEqual(3);
+      for (const c of list) ids.add(String(c.client_id));
+      if (pages === 0) statics = page.body.static_clients;
+      else expect(page.body).not.toHaveProperty('static_clients');
+      cursor = page.body.next_cursor as string | undefined;
+      pages += 1;
+      const dump = JSON.stringify(page.body);
+      for (const c of clients) {
+        expect(dump).not.toContain(String(c.metadata.client_secret));
+        expect(dump).not.toContain(String(c.metadata.registration_access_token));
+      }
+      expect(dump).not.toContain('sha256:');
+    } while (cursor);
+    for (const c of clients) expect(ids).toContain(c.metadata.client_id);
+    expect(ids).not.toContain('static-rp');
+    expect(statics).toEqual([expect.objectContaining({ client_id: 'static-rp', static: true, disabled: false })]);
+    expect(pages).toBeGreaterThanOrEqual(3);
+  });
+
+  it('shows one client without its secret, its hash or a registration access token; 404 for none; static ones marked', async () => {
+    const client = await registerClient(running, 'rsa');
+    const shown = await call('GET', `${M}/clients/${client.metadata.client_id}`);
+    expect(shown.status).toBe(200);
+    expect(shown.body).toMatchObject({ disabled: false, static: false, client: { client_id: client.metadata.client_id, redirect_uris: ['https://rp.example/cb'] } });
+    const view = shown.body.client as Record<string, unknown>;
+    expect(view).not.toHaveProperty('client_secret');
+    expect(Object.keys(view).filter((k) => /secret|token$/.test(k) && k !== 'client_secret_expires_at')).toEqual([]);
+    expect((view.jwks as { keys: Record<string, unknown>[] }).keys[0]).not.toHaveProperty('d');
+    const dump = JSON.stringify(shown.body);
+    expect(dump).not.toContain(String(client.metadata.client_secret));
+    expect(dump).not.toContain(String(client.metadata.registration_access_token));
+    expect(dump).not.toContain('sha256:');
+    expect((await call('GET', `${M}/clients/no-such-client`)).body).toMatchObject({ error: 'not_found' });
+    const statik = await call('GET', `${M}/clients/static-rp`);
+    expect(statik.body).toMatchObject({ static: true, client: { client_id: 'static-rp' } });
+    expect(JSON.stringify(statik.body)).not.toContain(String(STATIC.client_secret));
+    expect(audits('clients.show').some((a) => a.client_id === client.metadata.client_id && a.user === USER && a.outcome === 'done')).toBe(true);
+  });
+
+  it('disables a client: refused at authorize, PAR, token and UserInfo (its live access token too), and its registration, in every process; enable restores it', async () => {
+    const client = await registerClient(running, 'plain');
+    const basicOf = `Basic ${Buffer.from(`${client.metadata.client_id}:${String(client.metadata.client_secret)}`).toString('base64')}`;
+    const flow = await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true });
+    expect((await userinfo(flow.tokens.access_token)).status).toBe(200);
+    // On Redis, a second process on the same store: it serves the client until it is disabled.
+    const other = kind === 'memory' ? undefined : await startApp({ properties: { ...store, 'svc.management.password': PASSWORD } });
+    const userinfoAtOther = async (): Promise<number> => (await fetch(`${String(other?.issuer)}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } })).status;
+    try {
+      if (other) expect(await userinfoAtOther()).toBe(200);
+
+      const disabled = await call('POST', `${M}/clients/${client.metadata.client_id}/disable`);
+      expect([disabled.status, disabled.body]).toEqual([200, { client_id: client.metadata.client_id, disabled: true, changed: true }]);
+      expect((await call('POST', `${M}/clients/${client.metadata.client_id}/disable`)).body).toMatchObject({ changed: false });
+      expect((await call('GET', `${M}/clients/${client.metadata.client_id}`)).body).toMatchObject({ disabled: true, disabled_by: USER, disabled_at: expect.any(Number) });
+
+      await expect(runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true })).rejects.toThrow();
+      const authorize = await fetch(`${running.issuer}/authorize?client_id=${client.metadata.client_id}&response_type=code&scope=openid&redirect_uri=https%3A%2F%2Frp.example%2Fcb&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`, { redirect: 'manual' });
+      expect(authorize.status).toBe(400);
+      expect(await authorize.text()).toContain('invalid_client');
+      const token = await tokenWithSecret(client.metadata);
+      expect([token.status, token.body.error]).toEqual([401, 'invalid_client']);
+      const par = await fetch(`${running.issuer}/par`, {
+        method: 'POST',
+        headers: { authorization: basicOf, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ response_type: 'code', scope: 'openid', redirect_uri: 'https://rp.example/cb', code_challenge: 'a'.repeat(43), code_challenge_method: 'S256' }).toString(),
+      });
+      expect([par.status, ((await par.json()) as { error?: string }).error]).toEqual([401, 'invalid_client']);
+      expect(await userinfo(flow.tokens.access_token)).toEqual({ status: 401, error: 'invalid_token' });
+      const registration = await manage(String(client.metadata.registration_client_uri), 'GET', String(client.metadata.registration_access_token));
+      expect(registration.status).toBe(401);
+      if (other) {
+        // The other process refuses the client as well, at once.
+        const elsewhere = await fetch(`${other.issuer}/token`, {
+          method: 'POST',
+          headers: { authorization: basicOf, 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=authorization_code&code=nope&redirect_uri=https%3A%2F%2Frp.example%2Fcb',
+        });
+        expect([elsewhere.status, ((await elsewhere.json()) as { error?: string }).error]).toEqual([401, 'invalid_client']);
+        expect(await userinfoAtOther()).toBe(401);
+      }
+
+      expect((await call('POST', `${M}/clients/${client.metadata.client_id}/enable`)).body).toEqual({ client_id: client.metadata.client_id, disabled: false, changed: true });
+      expect((await userinfo(flow.tokens.access_token)).status).toBe(200);
+      if (other) expect(await userinfoAtOther()).toBe(200);
+      expect((await tokenWithSecret(client.metadata)).body.error).toBe('invalid_grant');
+      expect(audits('clients.disable').filter((a) => a.client_id === client.metadata.client_id).map((a) => a.changed)).toEqual([true, false]);
+    } finally {
+      await other?.close();
+    }
+  });
+
+  it('revokes every grant of a client: its access tokens stop working, the client does not', async () => {
+    const client = await registerClient(running, 'plain');
+    const first = await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true });
+    const second = await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true, login: 'demo-basic', password: 'demo-basic' });
+    const other = await registerClient(running, 'plain');
+    const untouched = await runCodeFlow(running.issuer, other.metadata, { skipUserinfo: true });
+    const revoked = await call('POST', `${M}/clients/${client.metadata.client_id}/revoke-grants`);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ client_id: client.metadata.client_id, revoked_grants: 2 });
+    expect(revoked.body.revoked_tokens).toBeGreaterThanOrEqual(2);
+    for (const flow of [first, second]) expect(await userinfo(flow.tokens.access_token)).toEqual({ status: 401, error: 'invalid_token' });
+    expect((await userinfo(untouched.tokens.access_token)).status).toBe(200);
+    expect((await runCodeFlow(running.issuer, client.metadata)).userinfo.sub).toBe(first.claims.sub);
+    expect((await call('POST', `${M}/clients/no-such-client/revoke-grants`)).status).toBe(404);
+  });
+
+  it('deletes a client with its grants; static clients are refused with 409', async () => {
+    const client = await registerClient(running, 'plain');
+    const flow = await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true });
+    const deleted = await call('DELETE', `${M}/clients/${client.metadata.client_id}`);
+    expect([deleted.status, deleted.body]).toEqual([200, { client_id: client.metadata.client_id, deleted: true, revoked_grants: 1, revoked_tokens: expect.any(Number) }]);
+    expect((await call('GET', `${M}/clients/${client.metadata.client_id}`)).status).toBe(404);
+    expect((await call('DELETE', `${M}/clients/${client.metadata.client_id}`)).status).toBe(404);
+    expect((await tokenWithSecret(client.metadata)).body.error).toBe('invalid_client');
+    expect((await userinfo(flow.tokens.access_token)).status).toBe(401);
+    for (const [method, path] of [['DELETE', ''], ['POST', '/disable'], ['POST', '/enable']]) {
+      const refused = await call(method as string, `${M}/clients/static-rp${path as string}`);
+      expect([refused.status, refused.body.error]).toEqual([409, 'static_client']);
+    }
+    expect(audits('clients.delete').some((a) => a.client_id === client.metadata.client_id && a.outcome === 'done' && a.revoked_grants === 1)).toBe(true);
+    expect(audits('clients.delete').some((a) => a.client_id === 'static-rp' && a.outcome === 'static_client')).toBe(true);
+  });
+
+  it('lists pending invitations by an id that is not the token, with their expiry, and revokes one', async () => {
+    const issued = await Promise.all(Array.from({ length: 3 }, () => issueInitialAccessToken(running.app.svc.provider)));
+    const used = await issueInitialAccessToken(running.app.svc.provider);
+    expect((await register(running, { redirect_uris: ['https://rp.example/cb'] }, used.token)).status).toBe(201);
+    const invitations: Record<string, unknown>[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await call('GET', `${M}/invitations?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(page.status).toBe(200);
+      invitations.push(...(page.body.invitations as Record<string, unknown>[]));
+      cursor = page.body.next_cursor as string | undefined;
+      for (const t of [...issued, used]) expect(JSON.stringify(page.body)).not.toContain(t.token);
+    } while (cursor);
+    const listed = new Map(invitations.map((i) => [String(i.id), i]));
+    for (const i of invitations) expect(i.id).toMatch(/^inv_[A-Za-z0-9_-]{43}$/);
+    const now = Math.floor(Date.now() / 1000);
+    for (const t of issued) {
+      const entry = listed.get(`inv_${refOf(t.token)}`);
+      expect(entry).toMatchObject({ expires_at: t.expiresAt, issued_at: expect.any(Number) });
+      expect(Number(entry?.expires_at) - now).toBeGreaterThan(172_700);
+    }
+    expect(listed.has(`inv_${refOf(used.token)}`)).toBe(false);
+
+    const target = issued[0] as { token: string };
+    const id = `inv_${refOf(target.token)}`;
+    const answer = await call('DELETE', `${M}/invitations/${id}`);
+    expect([answer.status, answer.body]).toEqual([200, { id, revoked: true }]);
+    const refused = await register(running, { redirect_uris: ['https://rp.example/cb'] }, target.token);
+    expect([refused.status, refused.body.error]).toEqual([401, 'invalid_token']);
+    expect((await call('DELETE', `${M}/invitations/${id}`)).status).toBe(404);
+    expect((await register(running, { redirect_uris: ['https://rp.example/cb'] }, (issued[1] as { token: string }).token)).status).toBe(201);
+    expect(audits('invitations.revoke').filter((a) => a.invitation === id).map((a) => a.outcome)).toEqual(['done', 'not_found']);
+    const pasted = await call('DELETE', `${M}/invitations/${(issued[2] as { token: string }).token}`);
+    expect([pasted.status, pasted.body.error]).toEqual([400, 'invalid_request']);
+    for (const t of issued) expect(lines.join('\n')).not.toContain(t.token);
+  });
+
+  it("revokes a person's sessions and grants by sub, logging only a keyed hash of it", async () => {
+    const a = await registerClient(running, 'plain');
+    const b = await registerClient(running, 'plain');
+    const flows = [await runCodeFlow(running.issuer, a.metadata, { skipUserinfo: true }), await runCodeFlow(running.issuer, b.metadata, { skipUserinfo: true })];
+    const someoneElse = await runCodeFlow(running.issuer, a.metadata, { skipUserinfo: true, login: 'demo-basic', password: 'demo-basic' });
+    const sub = (flows[0] as { claims: { sub: string } }).claims.sub;
+    expect(someoneElse.claims.sub).not.toBe(sub);
+    const revoked = await call('POST', `${M}/subjects/revoke`, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `sub=${encodeURIComponent(sub)}` });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.revoked_sessions).toBeGreaterThanOrEqual(2);
+    expect(revoked.body.revoked_grants).toBeGreaterThanOrEqual(2);
+    for (const flow of flows) expect((await userinfo(flow.tokens.access_token)).status).toBe(401);
+    expect((await userinfo(someoneElse.tokens.access_token)).status).toBe(200);
+    const events = audits('subjects.revoke');
+    expect(events.at(-1)).toMatchObject({ user: USER, outcome: 'done', sub_hash: subjectHash(sub, running.app.svc.cookieKeys[0] as string) });
+    expect(JSON.stringify(events)).not.toContain(sub);
+    expect((await call('POST', `${M}/subjects/revoke`)).body).toEqual({ error: 'invalid_request', error_description: 'the sub parameter is required' });
+    expect((await call('POST', `${M}/subjects/revoke?sub=x&sub=y`)).body.error_description).toBe('give the sub parameter once');
+    expect((await call('POST', `${M}/subjects/revoke?sub=${'x'.repeat(256)}`)).body.error_description).toBe('the sub parameter is longer than 255 characters');
+  });
+
+  it('refuses bad paging parameters and cursors it did not hand out', async () => {
+    for (const query of ['limit=0', 'limit=501', 'limit=abc', 'limit=1&limit=2', 'limit=-1', 'cursor=a&cursor=b']) {
+      const answer = await call('GET', `${M}/clients?${query}`);
+      expect([answer.status, answer.body.error]).toEqual([400, 'invalid_request']);
+    }
+    for (const path of ['clients', 'invitations']) {
+      const answer = await call('GET', `${M}/${path}?cursor=${Buffer.from('{"n":"x","c":"0","p":[]}').toString('base64url')}`);
+      expect([answer.status, answer.body.error]).toEqual([400, 'invalid_request']);
+    }
+    if (kind !== 'memory') {
+      // A cursor of ours with its SCAN position pushed past what Redis accepts (2^64 - 1): refused
+      // as a bad cursor, not taken to the store (where it would read as an outage: 503).
+      for (let i = 0; i < 3; i += 1) await issueInitialAccessToken(running.app.svc.provider);
+      const first = await call('GET', `${M}/invitations?limit=1`);
+      const handed = first.body.next_cursor as string;
+      expect(typeof handed).toBe('string');
+      const state = JSON.parse(Buffer.from(handed, 'base64url').toString('utf8')) as Record<string, unknown>;
+      for (const c of ['18446744073709551616', '99999999999999999999']) {
+        const tampered = Buffer.from(JSON.stringify({ ...state, c })).toString('base64url');
+        const answer = await call('GET', `${M}/invitations?cursor=${tampered}`);
+        expect([answer.status, answer.body.error]).toEqual([400, 'invalid_request']);
+      }
+      const still = await call('GET', `${M}/invitations?limit=1`);
+      expect(still.status).toBe(200);
+    }
+  });
+
+  const ACTIONS: [string, string][] = [
+    ['GET', '/clients'],
+    ['GET', '/clients/static-rp'],
+    ['DELETE', '/clients/static-rp'],
+    ['POST', '/clients/static-rp/disable'],
+    ['POST', '/clients/static-rp/enable'],
+    ['POST', '/clients/static-rp/revoke-grants'],
+    ['GET', '/invitations'],
+    ['DELETE', `/invitations/inv_${'a'.repeat(43)}`],
+    ['POST', '/subjects/revoke?sub=demo-basic'],
+  ];
+
+  it('refuses every action without credentials (401), with wrong ones (401), from another site (403) and with another method (405), under every spelling the router serves', async () => {
+    for (const [method, path] of ACTIONS) {
+      const [route, query = ''] = path.split('?');
+      for (const spelling of [route, (route as string).toUpperCase(), `${route as string}/`]) {
+        const url = `${M}${spelling as string}${query ? `?${query}` : ''}`;
+        const none = await call(method, url, { auth: null });
+        expect([method, url, none.status, none.body.error]).toEqual([method, url, 401, 'unauthorized']);
+        expect(none.headers.get('www-authenticate')).toBe('Basic realm="svc-connect management", charset="UTF-8"');
+        expect((await call(method, url, { auth: `Basic ${Buffer.from(`${USER}:wrong`).toString('base64')}` })).status).toBe(401);
+        for (const site of [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example' }, { origin: 'null' }, { referer: 'https://evil.example/x' }] as Record<string, string>[]) {
+          const refused = await call(method, url, { headers: site });
+          expect([url, refused.status, refused.body.error]).toEqual([url, 403, 'cross_site_request']);
+        }
+        const wrongMethod = await call(method === 'GET' ? 'PUT' : 'PATCH', url);
+        expect([url, wrongMethod.status]).toEqual([url, 405]);
+      }
+      // Spellings the management router does not serve are not served at all.
+      for (const other of [`/oidc/v1/MANAGEMENT${path}`, `/oidc/v1//management${path}`, `${M}${path.replace('/c', '/%63').replace('/i', '/%69').replace('/s', '/%73')}`]) {
+        expect([other, (await call(method, other, { auth: null })).status]).toEqual([other, 404]);
+      }
+    }
+    const head = await call('HEAD', `${M}/clients`, { auth: null });
+    expect(head.status).toBe(401);
+    expect((await call('HEAD', `${M}/clients`)).status).toBe(200);
+  });
+
+  it('counts failed toolbox logins in the same lockout as invitations', async () => {
+    const from = '203.0.113.77';
+    for (let i = 0; i < 3; i += 1) expect((await call('GET', `${M}/clients`, { auth: `Basic ${Buffer.from(`${USER}:guess-${i}`).toString('base64')}`, from })).status).toBe(401);
+    expect((await call('GET', `${M}/invite_client?email=a%40example.com`, { from })).status).toBe(429);
+    expect((await call('POST', `${M}/subjects/revoke?sub=demo`, { from })).status).toBe(429);
+  });
+
+  it('writes one management_audit line per action, with no secret, token or claim value', async () => {
+    // Its own actions, one per toolbox route (the test runs alone and in any order).
+    const from = lines.length;
+    const client = await registerClient(running, 'plain');
+    const id = encodeURIComponent(client.metadata.client_id);
+    const answers = [
+      await call('GET', `${M}/clients?limit=2`),
+      await call('GET', `${M}/clients/${id}`),
+      await call('POST', `${M}/clients/${id}/disable`),
+      await call('POST', `${M}/clients/${id}/enable`),
+      await call('POST', `${M}/clients/${id}/revoke-grants`),
+      await call('DELETE', `${M}/clients/${id}`),
+      await call('GET', `${M}/invitations`),
+      await call('DELETE', `${M}/invitations/inv_${'A'.repeat(43)}`),
+      await call('POST', `${M}/subjects/revoke?sub=someone`),
+      await call('GET', `${M}/invite_client`),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 404, 200, 400]);
+    const mine = lines.slice(from);
+    const audit = mine.filter((l) => l.includes('"e":"management_audit"'));
+    expect(audit.map((l) => (JSON.parse(l) as Record<string, unknown>).action)).toEqual([
+      'clients.list', 'clients.show', 'clients.disable', 'clients.enable', 'clients.revoke_grants', 'clients.delete', 'invitations.list', 'invitations.revoke', 'subjects.revoke',
+    ]);
+    for (const line of audit) {
+      const event = JSON.parse(line) as Record<string, unknown>;
+      expect(Object.keys(event).every((k) => ['e', 'request_id', 'user', 'action', 'outcome', 'client_id', 'invitation', 'sub_hash', 'count', 'changed', 'revoked_grants', 'revoked_tokens', 'revoked_sessions'].includes(k))).toBe(true);
+      expect(line).not.toContain(PASSWORD);
+      expect(line).not.toContain(String(STATIC.client_secret));
+    }
+    // Request lines name route templates: no client id, invitation id or sub from a path.
+    const routes = new Set(mine.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'request' && String(l.route).includes('/management/')).map((l) => l.route));
+    expect([...routes].sort()).toEqual([
+      '/oidc/v1/management/clients',
+      '/oidc/v1/management/clients/:client_id',
+      '/oidc/v1/management/clients/:client_id/disable',
+      '/oidc/v1/management/clients/:client_id/enable',
+      '/oidc/v1/management/clients/:client_id/revoke-grants',
+      '/oidc/v1/management/invitations',
+      '/oidc/v1/management/invitations/:id',
+      '/oidc/v1/management/invite_client',
+      '/oidc/v1/management/subjects/revoke',
+    ]);
+  });
+});

@@ -1,0 +1,136 @@
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { describe, expect, it } from '@jest/globals';
+import type { JWK } from 'jose';
+
+import { generateProviderKeys, SettingsError } from '../../lib/index.js';
+import { generateSigningKeys, validateSigningKeys } from '../../lib/provider/keys.js';
+import { ID_TOKEN_TTL } from '../../lib/provider/configuration.js';
+import { keysStatus, rotateKeysFile } from '../../lib/provider/key-rotation.js';
+import { RETIRE_AFTER_SECONDS, signingKids, type StatefulJwk } from '../../lib/provider/key-states.js';
+
+const T0 = 1_800_000_000;
+const dir = mkdtempSync(join(tmpdir(), 'svc-rotation-'));
+let n = 0;
+
+async function keysFile(keys?: StatefulJwk[]): Promise<string> {
+  n += 1;
+  const file = join(dir, `keys-${n}.json`);
+  writeFileSync(file, JSON.stringify({ keys: keys ?? (await generateSigningKeys()).keys }), { mode: 0o600 });
+  return file;
+}
+const read = (file: string): StatefulJwk[] => (JSON.parse(readFileSync(file, 'utf8')) as { keys: StatefulJwk[] }).keys;
+const states = (file: string): string[] => read(file).map((k) => `${String(k.kty)}:${typeof k.svc_state === 'string' ? k.svc_state : 'current'}`);
+const signers = (file: string): Record<string, string> => signingKids(validateSigningKeys(JSON.parse(readFileSync(file, 'utf8')), file).keys);
+
+describe('signing key rotation (issue 15 item 7)', () => {
+  it('retires keys after exactly the ID token lifetime', () => {
+    expect(RETIRE_AFTER_SECONDS).toBe(ID_TOKEN_TTL);
+  });
+
+  it('walks a whole rotation: add (published, not signing) → wait → promote → wait 24 h → drop', async () => {
+    const file = await keysFile();
+    const original = read(file).map((k) => k.kid);
+    const before = signers(file);
+    expect(before).toEqual({ RS256: original[0], PS256: original[0], ES256: original[1] });
+
+    const added = await rotateKeysFile(file, { now: T0 });
+    expect(added).toMatchObject({ step: 'added', promoteAfter: T0 + 3600 });
+    expect(states(file)).toEqual(['RSA:current', 'EC:current', 'RSA:next', 'EC:next']);
+    const next = read(file).filter((k) => k.svc_state === 'next');
+    expect(next.map((k) => k.svc_since)).toEqual([T0, T0]);
+    expect(next.map((k) => [k.kty, k.crv, k.use])).toEqual(read(file).slice(0, 2).map((k) => [k.kty, k.crv, k.use]));
+    // Published (the provider gets them), but the current keys still sign every alg.
+    expect(validateSigningKeys(JSON.parse(readFileSync(file, 'utf8')), file).keys.map((k) => k.kid)).toEqual([...original, ...next.map((k) => k.kid)]);
+    expect(signers(file)).toEqual(before);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+
+    const early = await rotateKeysFile(file, { now: T0 + 3599 });
+    expect(early).toMatchObject({ step: 'waiting', until: T0 + 3600 });
+    expect(states(file)).toEqual(['RSA:current', 'EC:current', 'RSA:next', 'EC:next']);
+
+    const promoted = await rotateKeysFile(file, { now: T0 + 3600 });
+    expect(promoted).toEqual({ step: 'promoted', kids: next.map((k) => k.kid), retiring: original, retireAfter: T0 + 3600 + 86_400 });
+    expect(states(file)).toEqual(['RSA:retiring', 'EC:retiring', 'RSA:current', 'EC:current']);
+    expect(signers(file)).toEqual({ RS256: next[0]?.kid, PS256: next[0]?.kid, ES256: next[1]?.kid });
+
+    expect(await rotateKeysFile(file, { now: T0 + 3600 + 86_399 })).toMatchObject({ step: 'waiting', until: T0 + 3600 + 86_400 });
+    expect(await rotateKeysFile(file, { now: T0 + 3600 + 86_400 })).toEqual({ step: 'retired', kids: original });
+    expect(read(file).map((k) => k.kid)).toEqual(next.map((k) => k.kid));
+
+    // A new cycle starts with the next run.
+    expect((await rotateKeysFile(file, { now: T0 + 200_000 })).step).toBe('added');
+  });
+
+  it('rotates decryption keys with the signing keys, keeping each key kind', async () => {
+    const file = await keysFile((await generateProviderKeys()).keys);
+    await rotateKeysFile(file, { now: T0 });
+    const kinds = (keys: StatefulJwk[]): string[] => keys.map((k) => `${String(k.kty)}/${String(k.crv ?? '')}/${String(k.use)}`);
+    const keys = read(file);
+    expect(kinds(keys.filter((k) => k.svc_state === 'next'))).toEqual(kinds(keys.filter((k) => k.svc_state === undefined)));
+  });
+
+  it('honours --publish-seconds', async () => {
+    const file = await keysFile();
+    await rotateKeysFile(file, { now: T0, publishSeconds: 60 });
+    expect(await rotateKeysFile(file, { now: T0 + 59, publishSeconds: 60 })).toMatchObject({ step: 'waiting' });
+    expect(await rotateKeysFile(file, { now: T0 + 60, publishSeconds: 60 })).toMatchObject({ step: 'promoted' });
+  });
+
+  it('refuses a keys file where a next or retiring key would sign before the current ones', async () => {
+    const [rsa, ec] = (await generateSigningKeys()).keys as [JWK, JWK];
+    const [rsa2] = (await generateSigningKeys()).keys as [JWK, JWK];
+    const { use: _use, ...rsaWithoutUse } = rsa;
+    // oidc-provider prefers a key that names its use: this next key would sign RS256 and PS256.
+    const file = await keysFile([rsaWithoutUse, ec, { ...rsa2, svc_state: 'next', svc_since: T0 }]);
+    expect(() => validateSigningKeys(JSON.parse(readFileSync(file, 'utf8')), file)).toThrow(
+      `the next key ${String(rsa2.kid)} would sign RS256 before every current key; give it the same use and alg members as the current key`,
+    );
+    await expect(rotateKeysFile(file, { now: T0 + 10_000 })).rejects.toThrow(SettingsError);
+    const withAlg = await keysFile([rsa, ec, { ...rsa2, alg: 'PS256', svc_state: 'retiring', svc_since: T0 }]);
+    expect(() => validateSigningKeys(JSON.parse(readFileSync(withAlg, 'utf8')), withAlg)).toThrow(/the retiring key .* would sign PS256/);
+  });
+
+  it.each<[string, (keys: StatefulJwk[]) => StatefulJwk[], string]>([
+    ['an unknown state', (k) => [{ ...k[0], svc_state: 'old' }, ...k.slice(1)], 'key #1 has svc_state "old"; expected next, current or retiring'],
+    ['a since that is not epoch seconds', (k) => [{ ...k[0], svc_since: '2026-01-01' }, ...k.slice(1)], 'key #1 has an svc_since that is not epoch seconds'],
+    ['no current RSA signing key', (k) => k.map((key) => (key.kty === 'RSA' ? { ...key, svc_state: 'next', svc_since: T0 } : key)), 'no current RSA signing key (every RSA signing key is next or retiring)'],
+  ])('refuses a keys file with %s, naming it', async (_name, change, message) => {
+    const file = await keysFile(change((await generateSigningKeys()).keys));
+    expect(() => validateSigningKeys(JSON.parse(readFileSync(file, 'utf8')), file)).toThrow(message);
+    const before = readFileSync(file, 'utf8');
+    await expect(rotateKeysFile(file, { now: T0 })).rejects.toThrow(message);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('refuses a second rotation while one holds the lock, and leaves the file as it was', async () => {
+    const file = await keysFile();
+    writeFileSync(`${file}.lock`, '');
+    const before = readFileSync(file, 'utf8');
+    await expect(rotateKeysFile(file, { now: T0 })).rejects.toThrow(`another rotation of ${file} is running`);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('of concurrent rotations exactly one adds keys; the others are refused or find the step done', async () => {
+    const file = await keysFile();
+    const results = await Promise.allSettled(Array.from({ length: 5 }, () => rotateKeysFile(file, { now: T0 })));
+    const added = results.filter((r) => r.status === 'fulfilled' && r.value.step === 'added');
+    expect(added).toHaveLength(1);
+    expect(read(file).filter((k) => k.svc_state === 'next')).toHaveLength(2);
+  });
+
+  it('status shows states, signing algs and the next step', async () => {
+    const file = await keysFile();
+    await rotateKeysFile(file, { now: T0 });
+    const status = await keysStatus(file, { now: T0 + 10 });
+    expect(status.keys.map((k) => [k.kty, k.state, k.signs])).toEqual([
+      ['RSA 2048', 'current', ['RS256', 'PS256']],
+      ['EC P-256', 'current', ['ES256']],
+      ['RSA 2048', 'next', []],
+      ['EC P-256', 'next', []],
+    ]);
+    expect(status.next).toMatchObject({ step: 'waiting', until: T0 + 3600 });
+  });
+});

@@ -1,0 +1,55 @@
+import { mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { describe, expect, it } from '@jest/globals';
+
+import { createPinoLogger } from '../../lib/index.js';
+import { defaultLogFormat } from '../../lib/observability/pino-logger.js';
+import { prettyLine } from '../../lib/observability/pretty.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-log-'));
+
+describe('log formats (svc.log.format, issue 15 item 9)', () => {
+  it('writes one readable line per event: time of day, level, event, fields in order', () => {
+    const time = new Date(2026, 0, 2, 10, 42, 1, 123).toISOString();
+    const line = prettyLine(JSON.stringify({ level: 'info', time, event: 'listening', port: 3000, url: 'http://localhost:3000', store: 'memory', skipped: undefined, msg: 'listening' }), false);
+    expect(line).toBe('10:42:01.123 INFO  listening port=3000 url=http://localhost:3000 store=memory\n');
+  });
+
+  it('quotes values that are not plain words, so a field cannot fake another', () => {
+    const line = prettyLine(JSON.stringify({ level: 'warn', time: new Date().toISOString(), event: 'unsafe_default', reason: 'the store is "memory" fix=none', n: null }), false);
+    expect(line).toMatch(/ WARN {2}unsafe_default reason="the store is \\"memory\\" fix=none" n=null\n$/);
+  });
+
+  it('colours the level on a terminal only', () => {
+    const json = JSON.stringify({ level: 'error', time: new Date().toISOString(), event: 'server_error' });
+    expect(prettyLine(json, true)).toContain('\u001b[31mERROR\u001b[0m');
+    expect(prettyLine(json, false)).not.toContain('\u001b[');
+  });
+
+  it('passes a line that is not JSON unchanged', () => {
+    expect(prettyLine('plain text', false)).toBe('plain text\n');
+  });
+
+  it('createPinoLogger writes pretty or JSON lines as asked', () => {
+    const pretty = join(dir, 'pretty.log');
+    const loggerP = createPinoLogger({ destination: pretty, sync: true, format: 'pretty' });
+    loggerP.info('stopped', { signal: 'SIGTERM' });
+    loggerP.warn('keys_reload_failed', { reason: 'not valid JSON' });
+    loggerP.flush?.();
+    expect(readFileSync(pretty, 'utf8')).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}stopped signal=SIGTERM\n\d\d:\d\d:\d\d\.\d{3} WARN {2}keys_reload_failed reason="not valid JSON"\n$/);
+    const json = join(dir, 'json.log');
+    const loggerJ = createPinoLogger({ destination: json, sync: true, format: 'json' });
+    loggerJ.info('stopped', { signal: 'SIGTERM' });
+    loggerJ.flush?.();
+    expect(JSON.parse(readFileSync(json, 'utf8'))).toMatchObject({ level: 'info', event: 'stopped', signal: 'SIGTERM' });
+  });
+
+  it('defaults to JSON in production and when the output is not a terminal', () => {
+    const notATerminal = openSync(join(dir, 'fd.log'), 'w');
+    expect(defaultLogFormat(false, notATerminal)).toBe('json');
+    expect(defaultLogFormat(true, notATerminal)).toBe('json');
+    expect(defaultLogFormat(true, 1)).toBe('json');
+  });
+});

@@ -1,0 +1,54 @@
+import { generateKeyPairSync } from 'node:crypto';
+
+import { describe, expect, it } from '@jest/globals';
+import type { JWK } from 'jose';
+
+import { generateProviderKeys, SettingsError } from '../../lib/index.js';
+import { validateProviderKeys } from '../../lib/provider/keys.js';
+
+const reason = (jwks: unknown): string => {
+  try {
+    validateProviderKeys(jwks, 'keys.json');
+  } catch (err) {
+    if (err instanceof SettingsError) return err.message;
+    throw err;
+  }
+  return 'accepted';
+};
+
+/** A private JWK made by node:crypto, which (unlike WebCrypto) makes small RSA and secp256k1 keys. */
+const privateJwk = (kind: 'rsa1024' | 'secp256k1', extra: Partial<JWK>): JWK => {
+  const { privateKey } = kind === 'rsa1024' ? generateKeyPairSync('rsa', { modulusLength: 1024 }) : generateKeyPairSync('ec', { namedCurve: 'secp256k1' });
+  return { ...(privateKey.export({ format: 'jwk' }) as JWK), ...extra };
+};
+
+describe('the provider keys (svc.keys.file): signing and request-object decryption keys', () => {
+  it('generates RSA and EC P-256 keys for each use, every kid distinct, every key private', async () => {
+    const { keys } = await generateProviderKeys();
+    expect(keys.map((k) => `${k.use}:${k.kty}:${k.crv ?? ''}`)).toEqual(['sig:RSA:', 'sig:EC:P-256', 'enc:RSA:', 'enc:EC:P-256']);
+    expect(new Set(keys.map((k) => k.kid)).size).toBe(4);
+    for (const key of keys) expect(typeof key.d).toBe('string');
+    expect(reason({ keys })).toBe('accepted');
+  });
+
+  it('accepts a signing-only file (then no encrypted request objects are offered)', async () => {
+    const { keys } = await generateProviderKeys();
+    expect(reason({ keys: keys.filter((k) => k.use === 'sig') })).toBe('accepted');
+  });
+
+  it('refuses weak, foreign or muddled keys, naming the key and svc.keys.file', async () => {
+    const { keys } = await generateProviderKeys();
+    const [rsaSig, , rsaEnc, ecEnc] = keys as [JWK, JWK, JWK, JWK];
+    const small = privateJwk('rsa1024', { use: 'enc', kid: 'small' });
+    const k1 = privateJwk('secp256k1', { use: 'enc', kid: 'k1' });
+    expect(reason({ keys: [rsaSig, small] })).toBe('invalid signing keys in keys.json (svc.keys.file): key #2 is an RSA key of 1024 bits; at least 2048 are needed');
+    expect(reason({ keys: [rsaSig, k1] })).toBe('invalid signing keys in keys.json (svc.keys.file): key #2 is on curve secp256k1; EC keys need P-256, P-384 or P-521');
+    expect(reason({ keys: [rsaSig, { ...rsaEnc, use: 'wrap' }] })).toBe(
+      'invalid signing keys in keys.json (svc.keys.file): key #2 has use wrap; keys need use "sig" (signing) or "enc" (request object decryption)',
+    );
+    expect(reason({ keys: [rsaSig, { ...rsaEnc, kid: rsaSig.kid }] })).toBe(`invalid signing keys in keys.json (svc.keys.file): kid ${String(rsaSig.kid)} appears twice`);
+    expect(reason({ keys: [rsaEnc, ecEnc] })).toBe('invalid signing keys in keys.json (svc.keys.file): no RSA signing key (RS256 is the default signing algorithm)');
+    const { d: _d, ...publicOnly } = rsaEnc;
+    expect(reason({ keys: [rsaSig, publicOnly] })).toBe('invalid signing keys in keys.json (svc.keys.file): key #2 has no private part');
+  });
+});

@@ -1,0 +1,142 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { describe, expect, it } from '@jest/globals';
+
+import { loadSettings, SettingsError } from '../../lib/index.js';
+import { editDistance, resembles } from '../../lib/settings/resemblance.js';
+
+const captureError = (fn: () => unknown): SettingsError => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof SettingsError) return err;
+    throw err;
+  }
+  throw new Error('expected a SettingsError');
+};
+
+const SECRET = 'a-secret-value-that-must-never-be-echoed';
+const root = new URL('../..', import.meta.url).pathname;
+
+describe('which SVC_ variables are ours (issue 15, docs/configuration.md "Names")', () => {
+  it.each([
+    // the docs' own variables (the relying-party guide)
+    'SVC_ISSUER',
+    'SVC_INITIAL_ACCESS_TOKEN',
+    // someone else's variables in a host's environment
+    'SVC_FOO_BAR',
+    'SVC_HOST',
+    'SVC_URL',
+    'SVC_SERVICE_NAME',
+    'SVC_REDIRECT_URI', // the relying-party example's own
+    'SVC_',
+    'svc_deployment_id',
+  ])('ignores %s, reporting its name (never its value) once', (variable) => {
+    const reported: [string, string][] = [];
+    const settings = loadSettings({ env: { [variable]: SECRET, PORT: '4100' }, onIgnoredVariable: (name, message) => reported.push([name, message]) });
+    expect(settings.port).toBe(4100);
+    expect(reported).toEqual([[variable, `ignoring environment variable ${variable}: it is not an svc-connect property and does not look like one`]]);
+    expect(JSON.stringify(reported)).not.toContain(SECRET);
+  });
+
+  it('warns by default with one process warning per name and process', () => {
+    const script = `import { loadSettings } from './lib/index.ts';
+loadSettings({ env: { SVC_SOMETHING_ELSE_ENTIRELY: '${SECRET}' } });
+loadSettings({ env: { SVC_SOMETHING_ELSE_ENTIRELY: '${SECRET}' } });`;
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    expect(result.status).toBe(0);
+    const lines = result.stderr.split('\n').filter((l) => l.includes('SVC_SOMETHING_ELSE_ENTIRELY'));
+    expect(lines).toEqual([expect.stringContaining('[SVC_IGNORED_VARIABLE] Warning: ignoring environment variable SVC_SOMETHING_ELSE_ENTIRELY: it is not an svc-connect property and does not look like one')]);
+    expect(result.stderr).not.toContain(SECRET);
+  });
+
+  it.each([
+    ['SVC_REDIS_ULR', 'SVC_REDIS_URL', 'svc.redis.url'], // two letters swapped
+    ['SVC_REDIS_KEYPREFIX', 'SVC_REDIS_KEY_PREFIX', 'svc.redis.key-prefix'], // a separator missing
+    ['SVC_PROXY_HOP', 'SVC_PROXY_HOPS', 'svc.proxy.hops'], // a letter missing
+    ['SVC_MANAGEMENT_PASSWD', 'SVC_MANAGEMENT_PASSWORD', 'svc.management.password'], // two letters missing
+    ['SVC_COOKIE_KEYS', 'SVC_COOKIES_KEYS', 'svc.cookies.keys'],
+    ['SVC_PROT', 'SVC_PORT', 'svc.port'], // short name: one edit
+    ['SVC_URL_BASE', 'SVC_BASE_URL', 'svc.base-url'], // the same words reordered
+    ['SVC_ENABLED_DEMO', 'SVC_DEMO_ENABLED', 'svc.demo.enabled'],
+    ['SVC_REQUIRE_PAR', 'SVC_PAR_REQUIRED', 'svc.par.required'], // words reordered and inflected
+    ['SVC_MANAGEMENT_PASS', 'SVC_MANAGEMENT_PASSWORD', 'svc.management.password'], // a word cut short
+    ['SVC_PASSWORD_MANAGEMENT', 'SVC_MANAGEMENT_PASSWORD', 'svc.management.password'],
+    ['SVC_LOGIN_LOCKOUT_SECOND', 'SVC_LOGIN_LOCKOUT_SECONDS', 'svc.login.lockout-seconds'],
+    ['svc_redis_url', 'SVC_REDIS_URL', 'svc.redis.url'], // another letter case
+    ['Svc_Base_Url', 'SVC_BASE_URL', 'svc.base-url'],
+  ])('stops on %s, naming the variable it resembles and its property', (variable, like, property) => {
+    const err = captureError(() => loadSettings({ env: { [variable]: SECRET } }));
+    expect(err.properties).toEqual([variable]);
+    expect(err.message).toBe(`unknown environment variable ${variable} (did you mean ${like}, property ${property}?): no svc-connect property has this name`);
+    expect(err.message).not.toContain(SECRET);
+  });
+
+  it('stops on a misspelling of SVC_CONFIG', () => {
+    const err = captureError(() => loadSettings({ env: { SVC_CONFG: '/etc/svc.properties' } }));
+    expect(err.message).toBe('unknown environment variable SVC_CONFG (did you mean SVC_CONFIG?): no svc-connect property has this name');
+  });
+
+  it('names every mistyped variable at once, and reports nothing as ignored when it stops', () => {
+    const reported: string[] = [];
+    const err = captureError(() => loadSettings({ env: { SVC_PROT: '1', SVC_REDIS_ULR: 'x', SVC_ISSUER: 'y' }, onIgnoredVariable: (name) => reported.push(name) }));
+    expect(err.properties).toEqual(['SVC_PROT', 'SVC_REDIS_ULR']);
+    expect(reported).toEqual(['SVC_ISSUER']);
+  });
+
+  it('still reads the contract and rule-derived variables, and leaves other prefixes alone', () => {
+    const reported: string[] = [];
+    const s = loadSettings({ env: { REDIS_URL: 'redis://r:6379', SVC_REDIS_KEY_PREFIX: 'p:', REDIS_ULR: 'x', MY_SVC_PORT: '1' }, onIgnoredVariable: (name) => reported.push(name) });
+    expect([s.redis.url, s.redis.keyPrefix]).toEqual(['redis://r:6379', 'p:']);
+    expect(reported).toEqual([]);
+  });
+});
+
+describe('unknown properties in a file or in code (C9: they stop the start)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-names-'));
+  const file = (name: string, text: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it.each([
+    ['svc.prot', 'svc.port'],
+    ['svc.redis.keyprefix', 'svc.redis.key-prefix'],
+    ['svc.url.base', 'svc.base-url'],
+    ['SVC.PORT', 'svc.port'],
+  ])('stops on %s and suggests %s', (name, like) => {
+    const err = captureError(() => loadSettings({ env: {}, file: file(`${name}.properties`, `${name}=1\n`) }));
+    expect(err.properties).toEqual([name]);
+    expect(err.message).toContain(`unknown property: ${name} (from `);
+    expect(err.message).toContain(`; did you mean ${like}?)`);
+  });
+
+  it('stops on a property like nothing of ours, without a suggestion', () => {
+    const err = captureError(() => loadSettings({ env: {}, properties: { 'svc.frobnicate': 'x', 'issuer.url': 'y' } }));
+    expect(err.properties).toEqual(['svc.frobnicate', 'issuer.url']);
+    expect(err.message).toBe('unknown properties: svc.frobnicate (from code), issuer.url (from code)');
+  });
+});
+
+describe('editDistance and resembles', () => {
+  it.each([
+    ['', '', 0],
+    ['port', 'port', 0],
+    ['port', 'prot', 1],
+    ['port', 'host', 2],
+    ['key_prefix', 'keyprefix', 1],
+    ['abc', 'cab', 2],
+  ])('%s → %s: %d', (a, b, d) => {
+    expect(editDistance(a, b)).toBe(d);
+    expect(editDistance(b, a)).toBe(d);
+  });
+
+  it('needs the prefix on both sides', () => {
+    expect(resembles('PORT', 'SVC_PORT', { prefix: 'SVC_', separator: /_/ })).toBe(false);
+    expect(resembles('SVC_PORT', 'SVC_PORT', { prefix: 'SVC_', separator: /_/ })).toBe(true);
+  });
+});

@@ -1,0 +1,87 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { describe, expect, it } from '@jest/globals';
+
+import { fileAuthenticator, fileClaimModule, hashPassword, readUsersFile, verifyPassword } from '../../examples/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-users-file-'));
+const FAST = { N: 2 ** 14, r: 8, p: 1 };
+let count = 0;
+const usersFile = (users: unknown): string => {
+  count += 1;
+  const path = join(dir, `users-${count}.json`);
+  writeFileSync(path, typeof users === 'string' ? users : JSON.stringify(users));
+  return path;
+};
+
+describe('the users file of examples/authenticator-file.ts and examples/claims-file.ts', () => {
+  it('hashes with a random salt and verifies in constant time', async () => {
+    const a = await hashPassword('pw', FAST);
+    const b = await hashPassword('pw', FAST);
+    expect(a).not.toBe(b);
+    expect(a).toMatch(/^scrypt:16384:8:1:[\w-]{22}:[\w-]{43}$/);
+    expect(await verifyPassword('pw', a)).toBe(true);
+    expect(await verifyPassword('pw ', a)).toBe(false);
+    expect(await verifyPassword('', a)).toBe(false);
+  });
+
+  it('signs in the right sub, and answers an unknown login and a wrong password alike', async () => {
+    const users = readUsersFile(usersFile([
+      { login: 'alice', sub: 'alice-0001', password: await hashPassword('alice-pw', FAST) },
+      { login: 'bob', sub: 'bob-0001', password: await hashPassword('bob-pw', FAST) },
+    ]));
+    const auth = await fileAuthenticator(users);
+    expect(await auth.authenticate('alice', 'alice-pw')).toBe('alice-0001');
+    expect(await auth.authenticate('bob', 'bob-pw')).toBe('bob-0001');
+    expect(await auth.authenticate('alice', 'bob-pw')).toBeUndefined();
+    expect(await auth.authenticate('carol', 'alice-pw')).toBeUndefined();
+    expect(await auth.authenticate('ALICE', 'alice-pw')).toBeUndefined();
+    expect(await auth.exists('bob-0001')).toBe(true);
+    expect(await auth.exists('bob')).toBe(false);
+  });
+
+  it('provides exactly the claims the file names, per person', async () => {
+    const password = await hashPassword('x', FAST);
+    const module = fileClaimModule(readUsersFile(usersFile([
+      { login: 'a', sub: 'a1', password, claims: { name: 'A', email: 'a@example.com' } },
+      { login: 'b', sub: 'b1', password, claims: { email_verified: false } },
+    ])));
+    expect(module.provides).toEqual(['email', 'email_verified', 'name']);
+    expect(await module.resolve('a1', ['name', 'email', 'email_verified'])).toEqual({ name: 'A', email: 'a@example.com' });
+    expect(await module.resolve('b1', ['email_verified', 'toString'])).toEqual({ email_verified: false });
+    expect(await module.resolve('nobody', ['name'])).toEqual({});
+  });
+
+  it.each<[string, unknown, string]>([
+    ['not JSON', '{', 'not JSON; set AUTH_USERS_FILE to its path'],
+    ['not an array', { users: [] }, 'must hold a JSON array of users'],
+    ['no login', [{ sub: 's', password: 'x' }], 'entry 0: login must be a non-empty string'],
+    ['a sub with spaces', [{ login: 'l', sub: 'a b', password: 'x' }], 'entry 0: sub must be 1 to 255 printable ASCII characters'],
+    ['a plain password', [{ login: 'l', sub: 's', password: 'hunter2' }], 'entry 0: password must be scrypt:N:r:p:salt:hash'],
+    ['a weak N', [{ login: 'l', sub: 's', password: 'scrypt:1024:8:1:AAAAAAAAAAAAAAAAAAAAAA:' + 'A'.repeat(43) }], 'entry 0: scrypt N must be a power of two from 16384 to 131072'],
+    ['a costly N', [{ login: 'l', sub: 's', password: 'scrypt:1048576:8:1:AAAAAAAAAAAAAAAAAAAAAA:' + 'A'.repeat(43) }], 'scrypt N must be a power of two'],
+    ['a short salt', [{ login: 'l', sub: 's', password: 'scrypt:16384:8:1:AAAA:' + 'A'.repeat(43) }], 'scrypt salt must be at least 16 bytes'],
+    ['a protocol claim', [{ login: 'l', sub: 's', password: 'P', claims: { sub: 'other' } }], 'claims must not set protocol claims (sub)'],
+    ['claims as a list', [{ login: 'l', sub: 's', password: 'P', claims: ['name'] }], 'entry 0: claims must be an object of claim names'],
+    ['a login twice', [{ login: 'l', sub: 's', password: 'P' }, { login: 'l', sub: 't', password: 'P' }], 'entry 1: the login is used twice'],
+    ['a sub twice', [{ login: 'l', sub: 's', password: 'P' }, { login: 'm', sub: 's', password: 'P' }], 'entry 1: the sub is used twice'],
+  ])('refuses %s, naming the file and the entry and never the hash', async (_what, content, expected) => {
+    const valid = await hashPassword('x', FAST);
+    const text = typeof content === 'string' ? content : JSON.stringify(content).replaceAll('"P"', JSON.stringify(valid));
+    const path = usersFile(text);
+    expect(() => readUsersFile(path)).toThrow(expected);
+    try {
+      readUsersFile(path);
+    } catch (err) {
+      expect((err as Error).message).toContain(path);
+      expect((err as Error).message).not.toContain(valid);
+      expect((err as Error).message).not.toContain('hunter2');
+    }
+  });
+
+  it('names a missing file and the variable to set', () => {
+    expect(() => readUsersFile(join(dir, 'absent.json'))).toThrow(`cannot read the users file ${join(dir, 'absent.json')} (ENOENT); set AUTH_USERS_FILE to its path`);
+  });
+});
