@@ -70,6 +70,9 @@ const setRecord = (key: string, value: string, ttl: number): AddCommand => (p) =
 /** How long a session written or found here is remembered by uid (a hint, checked against the record). */
 const UID_MEMO_ENTRIES = 50_000;
 
+/** The cause of an operation the circuit breaker refused: it never reached Redis. */
+const NOT_SENT = new Error('store circuit breaker open: not sent');
+
 /**
  * The Redis store: all provider state in a standalone Redis or a Redis Cluster, shared by any number
  * of provider processes. Keys are `{prefix}{Model}:{sha256(id)}`; records are strings (header and
@@ -85,7 +88,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const timeoutMs = options.operationTimeoutMs ?? 800;
   const logger = options.logger ?? silentLogger;
   const connection: RedisOptions = {
-    connectTimeout: 1000,
+    // A test store's long operation timeout also covers a connection set up on a busy machine.
+    connectTimeout: Math.max(1000, timeoutMs),
     maxRetriesPerRequest: 0,
     enableOfflineQueue: true,
     retryStrategy: (times) => Math.min(times * 100, 1000),
@@ -145,13 +149,20 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     }
   };
 
+  /** What a failed operation stands for: oidc-provider's own errors as they are, the rest → 503 (opening the breaker). */
+  const failure = (err: unknown): Error => {
+    if (err instanceof errors.OIDCProviderError) return err;
+    openUntil = Date.now() + BREAKER_MS;
+    return new StoreUnavailableError({ cause: err });
+  };
+
   /** Runs one store operation with the fail-fast timeout; protocol errors pass, the rest → 503. */
-  const run = async <T>(operation: () => Promise<T>): Promise<T> => {
+  const run = async <T>(operation: () => Promise<T>, timed = true): Promise<T> => {
     const open = Date.now() < openUntil;
-    if (open && probing) throw new StoreUnavailableError();
+    if (open && probing) throw new StoreUnavailableError({ cause: NOT_SENT });
     if (open) probing = true;
     try {
-      const result = await attempt(operation);
+      const result = await (timed ? attempt(operation) : operation());
       // Only the probe closes the breaker: an operation that started before a failure and succeeded
       // on another Cluster node says nothing about the node that failed.
       if (open) openUntil = 0;
@@ -161,33 +172,41 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         if (open) openUntil = 0;
         throw err;
       }
-      openUntil = Date.now() + BREAKER_MS;
-      throw new StoreUnavailableError({ cause: err });
+      throw failure(err);
     } finally {
       if (open) probing = false;
     }
   };
 
   /** Sends commands together: one pipeline on a standalone server, one per command on a Cluster (keys in different slots). */
-  const dispatch = (commands: AddCommand[]): Promise<Answer[]> =>
-    run(async () => {
-      if (!clustered) {
-        const pipeline = client.pipeline();
-        for (const add of commands) add(pipeline);
-        return (await pipeline.exec()) ?? [];
-      }
-      return Promise.all(
-        commands.map(async (add) => {
-          const pipeline = client.pipeline();
-          add(pipeline);
-          return ((await pipeline.exec()) ?? [])[0] ?? [new Error('no answer'), undefined];
-        }),
-      );
-    });
+  const dispatch = (commands: AddCommand[]): Promise<Answer[]> => run(() => exchange(commands), !clustered);
+  /** {@link dispatch} without the breaker (and on a standalone server without the timeout). */
+  const exchange = async (commands: AddCommand[]): Promise<Answer[]> => {
+    if (!clustered) {
+      const pipeline = client.pipeline();
+      for (const add of commands) add(pipeline);
+      return (await pipeline.exec()) ?? [];
+    }
+    // Each command goes to its own node, with its own timeout: a node that is away fails only its
+    // own commands, and the others' answers (a reservation made, a write landed) count as made.
+    return Promise.all(
+      commands.map(async (add): Promise<Answer> => {
+        try {
+          return await attempt(async () => {
+            const pipeline = client.pipeline();
+            add(pipeline);
+            return ((await pipeline.exec()) ?? [])[0] ?? [new Error('no answer'), undefined];
+          });
+        } catch (err) {
+          return [err as Error, undefined];
+        }
+      }),
+    );
+  };
 
   /** An answer's result, or the store error its failure stands for (opening the breaker like any failed operation). */
   const resultOf = async <T>([err, result]: Answer): Promise<T> => {
-    if (err) return run(() => Promise.reject(err));
+    if (err) throw failure(err);
     return result as T;
   };
 
@@ -407,6 +426,21 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   });
 
   const attemptKey = (key: string): string => `${prefix}attempts:${hashId(key)}`;
+  /**
+   * Settles a reservation: with the request's other commands, and if the breaker refused to send it
+   * (opened by the other counter of the same sign-in, on another Cluster node), once more past the
+   * breaker, with its own timeout. A reservation left standing would count an outage as a guess.
+   * Only a command that was never sent is sent again: giving back twice would be a free guess.
+   */
+  const settle = async (add: AddCommand): Promise<void> => {
+    try {
+      await send(add);
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError && err.cause === NOT_SENT)) throw err;
+      const [answer] = await attempt(() => exchange([add])).catch((cause: unknown) => [[cause as Error, undefined] as Answer]);
+      if (answer?.[0]) throw failure(answer[0]);
+    }
+  };
   // Reservations are given back at once, not with the request's other writes: a reservation held
   // until the request ends would count against concurrent sign-ins from the same address for longer.
   // Issued together (a sign-in's reset and give-back), they still go in one round trip.
@@ -415,12 +449,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       send<number>((p) =>
         void (p as Pipe).svcAttemptTake(attemptKey(key), rule.limit, rule.windowSeconds * 1000, rule.coolDownSeconds * 1000, rule.maxCoolDownSeconds * 1000, STRIKE_MEMORY_SECONDS * 1000),
       ),
-    giveBack: async (key) => {
-      await send((p) => void (p as Pipe).svcAttemptGiveBack(attemptKey(key)));
-    },
-    reset: async (key) => {
-      await send((p) => void p.del(attemptKey(key)));
-    },
+    giveBack: (key) => settle((p) => void (p as Pipe).svcAttemptGiveBack(attemptKey(key))),
+    reset: (key) => settle((p) => void p.del(attemptKey(key))),
   };
 
   return {

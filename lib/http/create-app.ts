@@ -106,6 +106,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     },
     proxy: { proxy: settings.proxy, hops: settings.proxyHops },
     nameKey: runtime.cookieKeys[0] ?? '',
+    logger,
   });
   const offer = scopeOffer(runtime.registry);
   for (const { scope, missing } of offer.partial) {

@@ -82,6 +82,8 @@ export interface OwnCluster {
   /** Shuts one master down. */
   stopNode(index: number): void;
   startNode(index: number): void;
+  /** Each node's own view, for a failure message: `port state known-nodes flags`. */
+  describe(): string[];
   dispose(): void;
 }
 
@@ -103,6 +105,14 @@ export async function startOwnCluster(): Promise<OwnCluster> {
       spawnSync('redis-cli', ['-p', String(ports[i]), 'shutdown', 'nosave']);
     },
     startNode: (i) => launch(ports[i] as number, dir, nodeArgs(ports[i] as number)),
+    describe: () =>
+      ports.map((p) => {
+        const info = spawnSync('redis-cli', ['-p', String(p), 'cluster', 'info'], { encoding: 'utf8' }).stdout;
+        const nodes = spawnSync('redis-cli', ['-p', String(p), 'cluster', 'nodes'], { encoding: 'utf8' }).stdout;
+        const state = /cluster_state:(\w+)/.exec(info)?.[1] ?? 'unreachable';
+        const flags = nodes.split('\n').filter(Boolean).map((line) => line.split(' ').slice(1, 3).join(' '));
+        return `${p} ${state} ${flags.join(' | ')}`;
+      }),
     dispose: () => {
       for (const p of ports) spawnSync('redis-cli', ['-p', String(p), 'shutdown', 'nosave']);
       rmSync(dir, { recursive: true, force: true });

@@ -25,6 +25,11 @@ export interface StoreFaults {
    * too); writing one field of it works.
    */
   failTokenDeletes(): Promise<void>;
+  /**
+   * Every attempt counter fails (reserving, giving back, resetting) except those named in `except`
+   * (counter names as the store gets them, e.g. `login-name:…`).
+   */
+  failAttemptCounters(except?: string[]): Promise<void>;
   /** The store is healthy again. */
   heal(): Promise<void>;
   /** How many client records the store holds. */
@@ -60,6 +65,10 @@ export async function redisAclFaults(): Promise<StoreFaults> {
       const others = writable.filter((k) => !TOKEN_MODELS.some((m) => k.includes(`${m}:`)));
       await acl('-del', `(+del ${others.join(' ')})`);
     },
+    failAttemptCounters: async (except = []) => {
+      const others = writable.filter((k) => !k.includes('attempts:'));
+      await acl('resetkeys', '%R~*', ...others, ...except.map((counter) => `~${prefix}attempts:${hashId(counter)}`));
+    },
     heal: async () => {
       await healthy();
       // The store's circuit breaker may be open after the fault: one probe closes it.
@@ -86,6 +95,10 @@ export function memoryFaults(): StoreFaults {
   const check = (model: string, operation: Operation, id: string): void => {
     if (failing(model, operation, id)) throw new StoreUnavailableError({ cause: Object.assign(new Error(`injected: ${operation} refused`), { code: 'NOPERM' }) });
   };
+  let attemptFails: (key: string) => boolean = () => false;
+  const checkAttempt = (key: string): void => {
+    if (attemptFails(key)) throw new StoreUnavailableError({ cause: Object.assign(new Error('injected: attempt counter refused'), { code: 'NOPERM' }) });
+  };
   const store: SvcStore = {
     adapter(model) {
       const adapter = inner.adapter(model);
@@ -109,7 +122,20 @@ export function memoryFaults(): StoreFaults {
       check(model, 'unconsume', id);
       return inner.unconsume(model, id);
     },
-    attempts: inner.attempts,
+    attempts: {
+      take: async (key, rule) => {
+        checkAttempt(key);
+        return inner.attempts.take(key, rule);
+      },
+      giveBack: async (key) => {
+        checkAttempt(key);
+        return inner.attempts.giveBack(key);
+      },
+      reset: async (key) => {
+        checkAttempt(key);
+        return inner.attempts.reset(key);
+      },
+    },
     ping: () => inner.ping(),
     close: () => inner.close(),
   };
@@ -122,8 +148,12 @@ export function memoryFaults(): StoreFaults {
     failTokenDeletes: async () => {
       failing = (model, operation) => TOKEN_MODELS.includes(model) && (operation === 'upsert' || operation === 'destroy');
     },
+    failAttemptCounters: async (except = []) => {
+      attemptFails = (key) => !except.includes(key);
+    },
     heal: async () => {
       failing = () => false;
+      attemptFails = () => false;
     },
     storedClients: async () => {
       let n = 0;

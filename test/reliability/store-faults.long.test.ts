@@ -70,7 +70,8 @@ function steadyLoad(running: RunningApp): { samples: Sample[]; flowsOkAfter(t: n
     while (!stopped) {
       try {
         await flow();
-      } catch {
+      } catch (err) {
+        samples.push({ at: Date.now(), ms: 0, status: 0, what: `thrown ${err instanceof Error ? err.message : String(err)}` });
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
@@ -96,10 +97,22 @@ async function waitUntil(check: () => boolean, timeoutMs: number): Promise<numbe
   return Date.now() - started;
 }
 
+/** The answers given since `t`, counted by what, status and error, with the first time each was seen. */
+function answersSince(samples: Sample[], t: number): Record<string, string> {
+  const seen: Record<string, string> = {};
+  for (const s of samples.filter((sample) => sample.at >= t)) {
+    const key = `${s.what} ${String(s.status)}${s.error ? ` ${s.error}` : ''}`;
+    seen[key] ??= `first at +${String(s.at - t)} ms`;
+  }
+  return seen;
+}
+
 function expectOnlyFastCleanAnswers(samples: Sample[]): void {
   const slow = samples.filter((s) => s.ms >= 3000);
   const broken = samples.filter((s) => s.status >= 500 && s.status !== 503);
-  expect({ requests: samples.length > 50, slow: slow.slice(0, 3), broken: broken.slice(0, 3) }).toEqual({ requests: true, slow: [], broken: [] });
+  // An outage is not a wrong password: no sign-in may be throttled because of it.
+  const throttled = samples.filter((s) => s.status === 429);
+  expect({ requests: samples.length > 50, slow: slow.slice(0, 3), broken: broken.slice(0, 3), throttled: throttled.slice(0, 3) }).toEqual({ requests: true, slow: [], broken: [], throttled: [] });
 }
 
 describe('store faults under a steady load of flows (issue 10, item 2)', () => {
@@ -168,8 +181,10 @@ describe('store faults under a steady load of flows (issue 10, item 2)', () => {
       cluster.startNode(1);
       const back = Date.now();
       const recovery = await waitUntil(() => load.flowsOkAfter(back) > 0, 15_000);
+      const cluster_ = cluster.describe();
       await load.stop();
-      expect(recovery).toBeLessThan(5000);
+      // On a failure, say what the flows answered after the return and how each node saw the cluster.
+      expect({ recovery: recovery < 5000 ? 'within 5 s' : recovery, ...(recovery < 5000 ? {} : { cluster: cluster_, answers: answersSince(load.samples, back) }) }).toEqual({ recovery: 'within 5 s' });
       expectOnlyFastCleanAnswers(load.samples);
       expect(unhandled).toEqual([]);
     }, 90_000);
