@@ -20,5 +20,5 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
-  { files: ['*.js'], ...tseslint.configs.disableTypeChecked },
+  { files: ['*.js', 'test/*.js'], ...tseslint.configs.disableTypeChecked },
 );

@@ -1,6 +1,6 @@
 /** Jest in native ESM mode with ts-jest (see docs/development.md). */
 export default {
-  testEnvironment: 'node',
+  testEnvironment: '<rootDir>/test/node-environment.js',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: { ignoreCodes: [151002] } }],
