@@ -19,7 +19,7 @@ export { loadSettings, type LoadSettingsOptions } from './settings/load.js';
 export type { Settings } from './settings/types.js';
 
 // Plug-in contracts: who signs people in, who provides claims.
-export type { Authenticator } from './interactions/authenticator.js';
+export type { Authenticator } from './claims/authenticator.js';
 export { ClaimRegistry, type ClaimModule } from './claims/modules.js';
 export type { AuthenticatorModuleExport, ClaimModulesExport, ModuleContext } from './provider/plugin-modules.js';
 
@@ -39,8 +39,8 @@ export { inviteClient, type InviteOptions } from './management/invite.js';
 export { createMailer, type Mailer, type MailerOptions, type MailMessage, type MailReceipt } from './management/mailer.js';
 
 // Logging.
-export { silentLogger, type LogFields, type Logger } from './logger.js';
-export { createPinoLogger, createSettingsLogger, LOG_LEVELS, type LogFormat, type LogLevel } from './observability/pino-logger.js';
+export { LOG_LEVELS, silentLogger, type LogFields, type Logger, type LogLevel } from './logger.js';
+export { createPinoLogger, createSettingsLogger, type LogFormat } from './observability/pino-logger.js';
 
 // The error vocabulary.
 export {

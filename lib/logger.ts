@@ -22,3 +22,9 @@ export const silentLogger: Logger = {
   warn: () => undefined,
   error: () => undefined,
 };
+
+/** Log levels accepted by `svc.log.level`. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** A log level of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number];

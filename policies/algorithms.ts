@@ -1,6 +1,6 @@
 import type { ClientMetadata } from 'oidc-provider';
 
-import { ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES } from '../lib/provider/algorithms.js';
+import { ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES } from './supported-algorithms.js';
 import { reject, type RegistrationPolicy } from './types.js';
 
 /** JWS algorithms of RFC 7518 section 3.1. */

@@ -1,6 +1,6 @@
 import type { ClientMetadata } from 'oidc-provider';
 
-import { SIGNING_ALG_VALUES } from '../lib/provider/algorithms.js';
+import { SIGNING_ALG_VALUES } from './supported-algorithms.js';
 import { clientKeys, keyLabel } from './client-keys.js';
 import { unfitSignatureReason } from './key-fit.js';
 import { reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';

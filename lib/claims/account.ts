@@ -1,6 +1,6 @@
 import type { Account, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 
-import type { Authenticator } from '../interactions/authenticator.js';
+import type { Authenticator } from './authenticator.js';
 import type { ClaimRegistry } from './modules.js';
 import { channelCarriesUserData, type Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';

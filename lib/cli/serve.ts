@@ -13,7 +13,7 @@ export const serveCommand: Command = {
   usage,
   async run(argv) {
     flags(argv, {}, usage);
-    const { runServer, exitOnStartFailure } = await import('../../examples/server.js');
+    const { runServer, exitOnStartFailure } = await import('../server.js');
     await runServer().catch(exitOnStartFailure);
   },
 };

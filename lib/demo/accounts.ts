@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-import type { Authenticator } from '../interactions/authenticator.js';
+import type { Authenticator } from '../claims/authenticator.js';
 
 /** A demo account of the example server (C8). */
 export interface DemoAccount {

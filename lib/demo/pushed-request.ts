@@ -4,13 +4,8 @@ import { CompactEncrypt, importJWK, SignJWT, type JWK } from 'jose';
 
 import { member, type DemoClient } from './relying-party.js';
 import { DemoFlowError } from '../errors.js';
+import type { DemoRequestMode } from '../pages/demo-pages.js';
 
-/**
- * How the demo page sends its authorization request: in the query string, pushed to `/par` as
- * plain parameters (the client must use PAR), or pushed as a signed request object encrypted to
- * the provider (the switch on the page).
- */
-export type DemoRequestMode = 'query' | 'par' | 'par-encrypted';
 
 /** The request object's lifetime, in seconds. */
 const REQUEST_OBJECT_TTL = 60;

@@ -1,10 +1,11 @@
 import { randomBytes, createHash } from 'node:crypto';
 
-import { compactDecrypt, createRemoteJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, type JWTPayload } from 'jose';
+import { compactDecrypt, createRemoteJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import type Provider from 'oidc-provider';
 
 import { issueInitialAccessToken } from '../registration/initial-access-tokens.js';
 import { DemoFlowError } from '../errors.js';
+import type { DemoResult } from '../pages/demo-pages.js';
 
 /** The demo relying party's registration, its private decryption key and its request-object signing key. */
 export interface DemoClient {
@@ -17,13 +18,6 @@ export interface DemoClient {
   signingKid: string;
   /** The provider requires pushed authorization requests of it (`svc.par.required`). */
   requiresPar: boolean;
-}
-
-/** What a finished demo flow shows. */
-export interface DemoResult {
-  tokenResponse: Record<string, unknown>;
-  idToken: { jweHeader: Record<string, unknown>; jwsHeader: Record<string, unknown>; claims: JWTPayload };
-  userinfo: { contentType: string; jweHeader?: Record<string, unknown>; claims: Record<string, unknown> };
 }
 
 /** A string member of an OAuth JSON answer, or `fallback`. */

@@ -1,13 +1,14 @@
 import Router from '@koa/router';
 import type Provider from 'oidc-provider';
 
-import { readFormBody } from '../http/form-body.js';
-import { sendPage } from '../http/html.js';
-import { sameOriginPosts } from '../http/same-origin.js';
+import { readFormBody } from '../web/form-body.js';
+import { sendPage } from '../pages/html.js';
+import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { silentLogger, type Logger } from '../logger.js';
-import { basePathOf, issuerOf } from '../provider/paths.js';
-import { demoErrorPage, demoFormPage, demoResultPage, DEMO_SCOPES } from './pages.js';
-import { authorizationRedirect, type DemoRequestMode } from './pushed-request.js';
+import { basePathOf, issuerOf } from '../settings/paths.js';
+import { demoErrorPage, demoFormPage, demoResultPage, DEMO_SCOPES } from '../pages/demo-pages.js';
+import type { DemoRequestMode } from '../pages/demo-pages.js';
+import { authorizationRedirect } from './pushed-request.js';
 import { DemoFlowError } from '../errors.js';
 import { completeDemoFlow, newFlowSecrets, registerDemoClient, type DemoClient } from './relying-party.js';
 

@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 
-import { sendError } from './error-response.js';
+import { sendError } from '../web/error-response.js';
 
 /** Largest request body accepted anywhere, in bytes (oidc-provider itself stops at 56 KiB). */
 export const MAX_BODY_BYTES = 64 * 1024;

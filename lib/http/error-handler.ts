@@ -1,8 +1,8 @@
 import type { Context, Middleware } from 'koa';
 
 import type { Logger } from '../logger.js';
-import { renderErrorPage } from './error-page.js';
-import { logCaughtError, logErrorAnswer, oauthErrorBody, sendError } from './error-response.js';
+import { renderErrorPage } from '../pages/error-page.js';
+import { logCaughtError, logErrorAnswer, oauthErrorBody, sendError } from '../web/error-response.js';
 
 /**
  * Renders errors of our own routes (health, interactions, management, demo): OAuth JSON

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 
 import type { SvcStore } from '../../adapters/store.js';
-import { noStore, sendError } from './error-response.js';
+import { noStore, sendError } from '../web/error-response.js';
 
 /** How long `/readyz` waits for the store. */
 const READY_TIMEOUT_MS = 2000;

@@ -3,7 +3,7 @@ import compose from 'koa-compose';
 import mount from 'koa-mount';
 import type Provider from 'oidc-provider';
 
-import { PROVIDER_PATH } from '../provider/paths.js';
+import { PROVIDER_PATH } from '../settings/paths.js';
 
 /**
  * Mounts oidc-provider at {@link PROVIDER_PATH} below wherever this middleware runs, and makes it

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
-import { addressCounterKey, clientAddress, type ProxyTrust } from '../http/client-address.js';
+import { addressCounterKey, clientAddress, type ProxyTrust } from '../web/client-address.js';
 
 /** What a sign-in attempt may do next (see {@link LoginThrottle.begin}). */
 export type LoginAttempt =

@@ -10,15 +10,15 @@ import { describeRequest } from '../claims/describe.js';
 import { ESSENTIAL_CLAIMS_REASON } from '../claims/essential-check.js';
 import { channelMode } from '../claims/privacy.js';
 
-import { readFormBody } from '../http/form-body.js';
-import { sendPage } from '../http/html.js';
-import { sameOriginPosts } from '../http/same-origin.js';
-import { interactionPath, PROVIDER_PATH } from '../provider/paths.js';
-import type { Authenticator } from './authenticator.js';
+import { readFormBody } from '../web/form-body.js';
+import { sendPage } from '../pages/html.js';
+import { sameOriginPosts } from '../pages/same-origin-posts.js';
+import { interactionPath, PROVIDER_PATH } from '../settings/paths.js';
+import type { Authenticator } from '../claims/authenticator.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { consentPage, loginPage } from './pages.js';
+import { consentPage, loginPage } from '../pages/interaction-pages.js';
 
 /** What the interactions router needs. */
 export interface InteractionsOptions {

@@ -1,9 +1,9 @@
 import type { Middleware } from 'koa';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
-import { addressCounterKey, clientAddress } from '../http/client-address.js';
-import { sendError } from '../http/error-response.js';
-import { isCrossSite } from '../http/same-origin.js';
+import { addressCounterKey, clientAddress } from '../web/client-address.js';
+import { sendError } from '../web/error-response.js';
+import { isCrossSite } from '../web/same-origin.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Settings } from '../settings/types.js';

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 
-import { FORM_BODY_LIMIT, readBodyText } from '../http/form-body.js';
+import { FORM_BODY_LIMIT, readBodyText } from '../web/form-body.js';
 
 /**
  * One named parameter of a management request, from the query or (POST) an

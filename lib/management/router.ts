@@ -3,10 +3,10 @@ import type Provider from 'oidc-provider';
 
 import type { AttemptCounter } from '../../adapters/store.js';
 import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
-import { noStore, sendError } from '../http/error-response.js';
+import { noStore, sendError } from '../web/error-response.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { PROVIDER_PATH, ROUTES } from '../provider/paths.js';
+import { PROVIDER_PATH, ROUTES } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
 import { allowMethods, managementGuard } from './guard.js';
 import { inviteClient } from './invite.js';

@@ -3,7 +3,7 @@ import type { Context, Middleware } from 'koa';
 
 import { MAX_PAGE } from '../../adapters/inventory.js';
 import { InvalidCursorError, ToolboxError } from '../errors.js';
-import { noStore, sendError } from '../http/error-response.js';
+import { noStore, sendError } from '../web/error-response.js';
 import type { LogFields, Logger } from '../logger.js';
 import { audit, subjectHash } from './audit.js';
 import { allowMethods } from './guard.js';

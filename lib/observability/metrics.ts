@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-import { noStore } from '../http/error-response.js';
+import { noStore } from '../web/error-response.js';
 
 /** The Prometheus series of one svc-connect app (its own registry, so several apps can coexist). */
 export interface Metrics {

@@ -2,15 +2,10 @@ import { isatty } from 'node:tty';
 
 import { pino, type Logger as Pino, type Level } from 'pino';
 
-import type { LogFields, Logger } from '../logger.js';
+import type { LogFields, Logger, LogLevel } from '../logger.js';
 import type { Settings } from '../settings/types.js';
 import { prettyLine } from './pretty.js';
 
-/** Log levels accepted by `svc.log.level`. */
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-
-/** A log level of {@link LOG_LEVELS}. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Log line formats accepted by `svc.log.format`. */
 export type LogFormat = 'pretty' | 'json';

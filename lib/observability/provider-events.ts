@@ -2,7 +2,7 @@ import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
 import type { Logger } from '../logger.js';
-import { PROVIDER_EVENTS } from '../provider/seams.js';
+import { PROVIDER_EVENTS } from '../seams.js';
 import type { Metrics } from './metrics.js';
 
 const requestId = (ctx: KoaContextWithOIDC | undefined): string | undefined => (ctx?.state as { requestId?: string } | undefined)?.requestId;

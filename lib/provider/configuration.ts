@@ -7,23 +7,22 @@ import type { ClaimRegistry } from '../claims/modules.js';
 import { SCOPE_CLAIMS } from '../claims/scopes.js';
 import { scopeOffer } from '../claims/supported.js';
 import { ClaimValueMac } from '../claims/value-mac.js';
-import { renderErrorPage } from '../http/error-page.js';
+import { renderErrorPage } from '../pages/error-page.js';
 import { fetchDocument, type OutboundFetchOptions } from '../net/fetch.js';
 import { providerFetch } from '../net/provider-fetch.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { Settings } from '../settings/types.js';
-import { CLIENT_AUTH_METHODS, ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES } from './algorithms.js';
+import { CLIENT_AUTH_METHODS, ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES } from '../../policies/supported-algorithms.js';
 import type { PrivateJwks } from './keys.js';
-import { basePathOf, interactionPath, PROVIDER_PATH, ROUTES } from './paths.js';
-import { logoutPage, postLogoutPage } from './logout-pages.js';
+import { basePathOf, interactionPath, PROVIDER_PATH, ROUTES } from '../settings/paths.js';
+import { logoutPage, postLogoutPage } from '../pages/logout-pages.js';
+import { INITIAL_ACCESS_TOKEN_TTL } from '../registration/initial-access-tokens.js';
 import { checkedOnce, withPushedRequests } from './pushed-requests.js';
 import { assertRequestObject } from './request-objects.js';
 import { vettedJwksFetch } from './vetted-jwks-fetch.js';
 
 /** ID token lifetime: 24 hours, fixed (spec 2.6, C3). */
 export const ID_TOKEN_TTL = 86_400;
-/** Initial access token lifetime: two days (C6). */
-export const INITIAL_ACCESS_TOKEN_TTL = 172_800;
 
 /** The parts of a configuration that are not properties: keys, store and accounts. */
 export interface ConfigurationParts {

@@ -1,6 +1,6 @@
 import type { JWK } from 'jose';
 
-import { SIGNING_ALG_VALUES } from './algorithms.js';
+import { SIGNING_ALG_VALUES } from '../../policies/supported-algorithms.js';
 
 /**
  * Where a provider key stands in a rotation (`svc_state` in the keys file; absent means `current`):

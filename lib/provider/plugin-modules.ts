@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 
 import type { ClaimModule } from '../claims/modules.js';
 import { SettingsError } from '../errors.js';
-import type { Authenticator } from '../interactions/authenticator.js';
+import type { Authenticator } from '../claims/authenticator.js';
 import type { Logger } from '../logger.js';
 import type { Settings } from '../settings/types.js';
 

@@ -3,7 +3,7 @@ import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } fr
 
 import { decorateAdapter } from '../../adapters/store.js';
 import { claim } from '../registration/single-use-tokens.js';
-import { currentRequest, MODEL_NAMES, PUSHED_REQUEST_TTL_SECONDS, ROUTE_NAMES } from './seams.js';
+import { currentRequest, MODEL_NAMES, PUSHED_REQUEST_TTL_SECONDS, ROUTE_NAMES } from '../seams.js';
 
 /** oidc-provider's model of a pushed authorization request (RFC 9126). */
 export const PUSHED_REQUEST_MODEL = MODEL_NAMES.pushedAuthorizationRequest;

@@ -2,13 +2,13 @@ import * as querystring from 'node:querystring';
 
 import type { Context, Next } from 'koa';
 
-import { logCaughtError, sendCaughtError, sendError } from '../http/error-response.js';
-import { readBodyText } from '../http/form-body.js';
-import { replaceRequestBody } from '../http/replace-request-body.js';
+import { logCaughtError, sendCaughtError, sendError } from '../web/error-response.js';
+import { readBodyText } from '../web/form-body.js';
+import { replaceRequestBody } from '../web/replace-request-body.js';
 import type { Logger } from '../logger.js';
 import { hashClientSecret, isHashedClientSecret } from '../registration/client-secrets.js';
-import { ROUTES } from './paths.js';
-import { PROVIDER_BODY_LIMIT_BYTES } from './seams.js';
+import { ROUTES } from '../settings/paths.js';
+import { PROVIDER_BODY_LIMIT_BYTES } from '../seams.js';
 import { recordRequestEnvelope } from './request-objects.js';
 
 /** oidc-provider's own body limit. */

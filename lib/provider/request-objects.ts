@@ -2,7 +2,7 @@ import { decodeProtectedHeader } from 'jose';
 import type { Context } from 'koa';
 import { errors, type Client, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { MODEL_NAMES } from './seams.js';
+import { MODEL_NAMES } from '../seams.js';
 
 /**
  * Longest lifetime a request object may claim: its `exp` at most this many seconds ahead. A signed

@@ -9,7 +9,7 @@ import type { Mailer } from '../management/mailer.js';
 import type { SvcStore } from '../../adapters/store.js';
 import { createStaticAuthenticator } from '../demo/accounts.js';
 import { SettingsError } from '../errors.js';
-import type { Authenticator } from '../interactions/authenticator.js';
+import type { Authenticator } from '../claims/authenticator.js';
 import type { Logger } from '../logger.js';
 import { createSettingsLogger } from '../observability/pino-logger.js';
 import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';

@@ -8,8 +8,8 @@ import { keyDefect } from '../../policies/key-judgement.js';
 import { keySetDefect } from '../../policies/key-set.js';
 import type { Logger } from '../logger.js';
 import type { ProviderFetch } from '../net/provider-fetch.js';
-import { ENCRYPTION_ALG_VALUES } from './algorithms.js';
-import { CLIENT_JWKS_MIN_FRESH_SECONDS, currentRequest } from './seams.js';
+import { ENCRYPTION_ALG_VALUES } from '../../policies/supported-algorithms.js';
+import { CLIENT_JWKS_MIN_FRESH_SECONDS, currentRequest } from '../seams.js';
 import { ClientKeysRefusedError } from '../errors.js';
 
 /** What was refused while a request was being served, for the error description (by request). */

@@ -1,7 +1,9 @@
 import type Provider from 'oidc-provider';
 
 import { POLICY_NAMES } from '../../policies/index.js';
-import { INITIAL_ACCESS_TOKEN_TTL } from '../provider/configuration.js';
+
+/** Initial access token lifetime: two days (C6). */
+export const INITIAL_ACCESS_TOKEN_TTL = 172_800;
 
 /** A freshly issued initial access token. Hand the value to the invitee only; never log it. */
 export interface IssuedInitialAccessToken {

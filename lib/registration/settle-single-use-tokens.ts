@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { sendCaughtError } from '../http/error-response.js';
+import { sendCaughtError } from '../web/error-response.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { MODEL_NAMES, ROUTE_NAMES } from '../provider/seams.js';
+import { MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 import { takeRequestState, withoutConsumedMark, type Claim, type RequestState } from './request-state.js';
 
 /** Seconds left until `payload.exp`; `undefined` when the record does not expire. */

@@ -1,7 +1,7 @@
 import { errors, type Adapter } from 'oidc-provider';
 
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
-import { currentRequest, MODEL_NAMES } from '../provider/seams.js';
+import { currentRequest, MODEL_NAMES } from '../seams.js';
 import { requestState, withoutConsumedMark, type Claim } from './request-state.js';
 
 export { settleSingleUseTokens } from './settle-single-use-tokens.js';

@@ -1,4 +1,4 @@
-import { LOG_LEVELS } from '../observability/pino-logger.js';
+import { LOG_LEVELS } from '../logger.js';
 import type { Settings } from './types.js';
 import {
   parseBaseUrl,

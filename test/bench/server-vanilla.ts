@@ -16,9 +16,9 @@ import Provider, { type Adapter } from 'oidc-provider';
 
 import { createMemoryStore } from '../../adapters/memory.js';
 import { createRedisStore } from '../../adapters/redis.js';
-import { DEMO_PEOPLE } from '../../examples/claim-modules/index.js';
-import { sendPage } from '../../lib/http/html.js';
-import { consentPage, loginPage } from '../../lib/interactions/pages.js';
+import { DEMO_PEOPLE } from '../../lib/demo/claim-modules/index.js';
+import { sendPage } from '../../lib/pages/html.js';
+import { consentPage, loginPage } from '../../lib/pages/interaction-pages.js';
 import { benchClient, type ServerSpec } from './common.js';
 import { plainRedisAdapter } from './plain-redis-adapter.js';
 import { countRoundTrips, serveStats, type RoundTrips } from './round-trips.js';

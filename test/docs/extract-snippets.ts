@@ -55,7 +55,7 @@ all.forEach(({ source, code }, i) => {
     .join('\n');
   const file = `snippet-${String(i + 1).padStart(2, '0')}.ts`;
   // Relative imports in docs are the example modules' (docs/claim-modules.md quotes them).
-  const text = `// ${source}\n${prelude}\n${code}\nexport {};\n`.replaceAll("'./demo-data.js'", "'../../examples/claim-modules/demo-data.js'");
+  const text = `// ${source}\n${prelude}\n${code}\nexport {};\n`.replaceAll("'./demo-data.js'", "'../../lib/demo/claim-modules/demo-data.js'");
   writeFileSync(join(outDir, file), text);
 });
 writeFileSync(

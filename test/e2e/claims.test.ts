@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { compactDecrypt, createRemoteJWKSet, jwtVerify } from 'jose';
 
-import { createDemoClaimModules } from '../../examples/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, pkcePair, redirectParams, runCodeFlow, signIn } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';

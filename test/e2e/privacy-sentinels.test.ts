@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { createDemoClaimModules, type DemoPerson } from '../../examples/claim-modules/index.js';
+import { createDemoClaimModules, type DemoPerson } from '../../lib/demo/claim-modules/index.js';
 import type { Logger } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';

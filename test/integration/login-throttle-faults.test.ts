@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { addressCounterKey } from '../../lib/http/client-address.js';
+import { addressCounterKey } from '../../lib/web/client-address.js';
 import { loginNameCounterKey } from '../../lib/interactions/login-throttle.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';

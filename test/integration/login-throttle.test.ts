@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
-import { throttleAddressKey } from '../../lib/http/client-address.js';
+import { throttleAddressKey } from '../../lib/web/client-address.js';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Context } from 'koa';
 
-import { addressCounterKey, clientAddress, throttleAddressKey, withoutPort } from '../../lib/http/client-address.js';
+import { addressCounterKey, clientAddress, throttleAddressKey, withoutPort } from '../../lib/web/client-address.js';
 
 /** The two things clientAddress reads of a Koa context: the socket peer and a header. */
 const request = (peer: string, forwardedFor?: string): Context =>

@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 // Keygrip is what Koa uses when `app.keys` is an array (a dependency of `cookies`).
 import Keygrip from 'keygrip';
 
-import { CookieKeyring } from '../../lib/http/cookie-keyring.js';
+import { CookieKeyring } from '../../lib/web/cookie-keyring.js';
 
 describe('CookieKeyring (the signer of signed cookies)', () => {
   const keys = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];

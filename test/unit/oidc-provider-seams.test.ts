@@ -11,7 +11,7 @@ import Provider, { errors, interactionPolicy, type Adapter, type AdapterPayload,
 
 import { createMemoryStore } from '../../adapters/memory.js';
 import { mountProvider } from '../../lib/http/mount-provider.js';
-import { replaceRequestBody } from '../../lib/http/replace-request-body.js';
+import { replaceRequestBody } from '../../lib/web/replace-request-body.js';
 import {
   CLIENT_JWKS_MIN_FRESH_SECONDS,
   currentRequest,
@@ -22,11 +22,11 @@ import {
   PROVIDER_EVENTS,
   PUSHED_REQUEST_TTL_SECONDS,
   ROUTE_NAMES,
-} from '../../lib/provider/seams.js';
+} from '../../lib/seams.js';
 import { pkcePair } from '../helpers/flow.js';
 
 /*
- * Every assumption svc-connect makes about oidc-provider (lib/provider/seams.ts and the places
+ * Every assumption svc-connect makes about oidc-provider (lib/seams.ts and the places
  * docs/architecture.md#oidc-providers-seams lists), checked against the installed oidc-provider
  * on a bare instance: no svc-connect configuration, so a failure here names oidc-provider's
  * change, not ours.
@@ -47,7 +47,7 @@ interface AdapterCall {
   expiresIn?: number;
 }
 
-describe('oidc-provider seams (lib/provider/seams.ts): what an upgrade must keep', () => {
+describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => {
   const calls: AdapterCall[] = [];
   const routes: string[] = [];
   const events: { name: string; args: number; ctx: boolean; route?: string }[] = [];

@@ -1,4 +1,4 @@
-import type { ClaimModule } from '../../lib/index.js';
+import type { ClaimModule } from '../../claims/modules.js';
 import { authProofModule } from './auth-proof.js';
 import { DEMO_PEOPLE, tableLookup, type DemoPerson } from './demo-data.js';
 import { emailModule } from './email.js';

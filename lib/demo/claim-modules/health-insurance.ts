@@ -1,4 +1,4 @@
-import type { ClaimModule } from '../../lib/index.js';
+import type { ClaimModule } from '../../claims/modules.js';
 import type { PersonLookup } from './demo-data.js';
 
 /** The sample custom claim of the spec: a health insurance member number. */

@@ -1,4 +1,4 @@
-import { escapeHtml, renderPage, type RenderedPage } from '../http/html.js';
+import { escapeHtml, renderPage, type RenderedPage } from './html.js';
 
 /** What the login page needs to know. */
 export interface LoginPageModel {

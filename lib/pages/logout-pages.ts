@@ -1,6 +1,6 @@
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
-import { escapeHtml, renderPage, sendPage } from '../http/html.js';
+import { escapeHtml, renderPage, sendPage } from './html.js';
 
 /** The RP-initiated logout confirmation page (oidc-provider's `logoutSource`). */
 export async function logoutPage(ctx: KoaContextWithOIDC, form: string): Promise<void> {

@@ -1,6 +1,20 @@
-import { escapeHtml, renderPage, type RenderedPage } from '../http/html.js';
-import type { DemoRequestMode } from './pushed-request.js';
-import type { DemoResult } from './relying-party.js';
+import type { JWTPayload } from 'jose';
+
+import { escapeHtml, renderPage, type RenderedPage } from './html.js';
+
+/**
+ * How the demo page sends its authorization request: in the query string, pushed to `/par` as
+ * plain parameters (the client must use PAR), or pushed as a signed request object encrypted to
+ * the provider (the switch on the page).
+ */
+export type DemoRequestMode = 'query' | 'par' | 'par-encrypted';
+
+/** What a finished demo flow shows. */
+export interface DemoResult {
+  tokenResponse: Record<string, unknown>;
+  idToken: { jweHeader: Record<string, unknown>; jwsHeader: Record<string, unknown>; claims: JWTPayload };
+  userinfo: { contentType: string; jweHeader?: Record<string, unknown>; claims: Record<string, unknown> };
+}
 
 /** Scopes the demo page offers to tick (`openid` is always sent). */
 export const DEMO_SCOPES = ['profile', 'email', 'svc.insurance', 'svc.insurance.verified'] as const;

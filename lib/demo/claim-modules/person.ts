@@ -1,4 +1,4 @@
-import type { ClaimModule } from '../../lib/index.js';
+import type { ClaimModule } from '../../claims/modules.js';
 import type { PersonLookup } from './demo-data.js';
 
 /** Provides `name`, `given_name`, `family_name` and `birthdate` (scope `profile`). */

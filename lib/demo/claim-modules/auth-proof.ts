@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import type { ClaimModule } from '../../lib/index.js';
+import type { ClaimModule } from '../../claims/modules.js';
 import type { PersonLookup } from './demo-data.js';
 
 /**

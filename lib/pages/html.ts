@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import type { Context } from 'koa';
 
-import { noStore } from './error-response.js';
+import { noStore } from '../web/error-response.js';
 
 /** Escapes text for HTML element content and double-quoted attribute values. */
 export function escapeHtml(value: unknown): string {
