@@ -42,7 +42,7 @@ export interface LoginThrottleOptions {
    * kept in the store (the cookie key is used), so a store dump does not list who tried to sign in.
    */
   nameKey: string;
-  /** Where a deferred settlement is logged (`login_throttle_settle_deferred`, keys never named). */
+  /** Where a failed settlement is logged (`login_throttle_settle_failed`, keys never named). */
   logger?: Logger;
 }
 
@@ -59,7 +59,7 @@ export function loginNameCounterKey(login: string, macKey: string): string {
 /** The sign-in throttle over the store's attempt counters. */
 export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottle {
   const { attempts, rule } = options;
-  const later = settleLater(attempts, rule.windowSeconds * 1000, options.logger);
+  const once = settleOnce(options.logger);
   return {
     async begin(ctx, login) {
       const nameKey = loginNameCounterKey(login, options.nameKey);
@@ -71,69 +71,42 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
         // that did reserve gets its reservation back, or a short outage would lock people out. A side
         // whose answer was lost is left counted: giving back what may never have been taken would
         // let requests that fail during an outage erase earlier failures.
-        const taken = [name.status === 'fulfilled' && name.value === 0 ? nameKey : undefined, address.status === 'fulfilled' && address.value === 0 ? addressKey : undefined];
-        await later.giveBack(taken.filter((key): key is string => key !== undefined));
+        await once.giveBack(attempts, [name.status === 'fulfilled' && name.value === 0 ? nameKey : undefined, address.status === 'fulfilled' && address.value === 0 ? addressKey : undefined]);
         throw name.status === 'rejected' ? name.reason : (address as PromiseRejectedResult).reason;
       }
       const [nameWait, addressWait] = [name.value, address.value];
       if (nameWait > 0 || addressWait > 0) {
         // The refused attempt is not counted against the side that still had budget.
-        await later.giveBack([nameWait === 0 ? nameKey : undefined, addressWait === 0 ? addressKey : undefined].filter((key): key is string => key !== undefined));
+        await once.giveBack(attempts, [nameWait === 0 ? nameKey : undefined, addressWait === 0 ? addressKey : undefined]);
         const locked = nameWait > 0 && addressWait > 0 ? 'both' : nameWait > 0 ? 'name' : 'address';
         return { allowed: false, retryAfterSeconds: Math.ceil(Math.max(nameWait, addressWait) / 1000), locked };
       }
       return {
         allowed: true,
         async succeeded() {
-          await later.settle([
-            { settle: () => attempts.reset(nameKey) },
-            { settle: () => attempts.giveBack(addressKey) },
-          ]);
+          await once.settle([() => attempts.reset(nameKey), () => attempts.giveBack(addressKey)]);
         },
       };
     },
   };
 }
 
-interface Settlement {
-  settle: () => Promise<void>;
-}
-
 /**
- * Settles reservations now, and those the store refused (a fault) again later, until they succeed
- * or the counting window has passed (the reservation is gone with it). The sign-in does not wait
- * for a retry: its own writes fail on their own if the store is still away.
+ * Settles reservations now, each at most once, and never again later: a give-back or reset whose
+ * answer was lost (a timeout) may still run when the store answers, so sending it again could give
+ * one reservation back twice (a free guess each time) or erase failures counted after the outage.
+ * (The Redis store resends one only when its breaker refused to send it: then it never ran.) One
+ * that failed leaves its count standing until the window ends, and is logged
+ * (`login_throttle_settle_failed`); the sign-in goes on either way.
  */
-function settleLater(attempts: AttemptCounter, windowMs: number, logger: Logger | undefined): { settle(work: Settlement[]): Promise<void>; giveBack(keys: string[]): Promise<void> } {
-  const MAX_PENDING = 10_000;
-  let pending = 0;
-  const retry = (work: Settlement, until: number, delayMs: number): void => {
-    if (Date.now() + delayMs > until) {
-      pending -= 1;
-      return;
-    }
-    setTimeout(() => {
-      work.settle().then(
-        () => {
-          pending -= 1;
-        },
-        () => retry(work, until, Math.min(delayMs * 2, 5000)),
-      );
-    }, delayMs).unref();
-  };
-  const settle = async (work: Settlement[]): Promise<void> => {
-    const results = await Promise.allSettled(work.map((w) => w.settle()));
-    const failed = work.filter((_, i) => results[i]?.status === 'rejected');
-    if (!failed.length) return;
-    logger?.warn('login_throttle_settle_deferred', { count: failed.length, pending });
-    for (const w of failed) {
-      if (pending >= MAX_PENDING) break;
-      pending += 1;
-      retry(w, Date.now() + windowMs, 250);
-    }
+function settleOnce(logger: Logger | undefined): { settle(work: (() => Promise<void>)[]): Promise<void>; giveBack(attempts: AttemptCounter, keys: (string | undefined)[]): Promise<void> } {
+  const settle = async (work: (() => Promise<void>)[]): Promise<void> => {
+    const results = await Promise.allSettled(work.map((w) => w()));
+    const failed = results.filter((r) => r.status === 'rejected').length;
+    if (failed) logger?.warn('login_throttle_settle_failed', { count: failed });
   };
   return {
     settle,
-    giveBack: (keys) => settle(keys.map((key) => ({ settle: () => attempts.giveBack(key) }))),
+    giveBack: (attempts, keys) => settle(keys.filter((key): key is string => key !== undefined).map((key) => () => attempts.giveBack(key))),
   };
 }

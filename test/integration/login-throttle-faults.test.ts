@@ -1,10 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+
+import { createRedisStore } from '../../adapters/redis.js';
+import type { Authenticator } from '../../lib/claims/authenticator.js';
 
 import { addressCounterKey } from '../../lib/web/client-address.js';
 import { loginNameCounterKey } from '../../lib/interactions/login-throttle.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
+import { startOwnRedis, testPrefix, type OwnRedis } from '../helpers/redis.js';
 import { memoryFaults, redisAclFaults, type StoreFaults } from '../helpers/store-faults.js';
 
 /**
@@ -107,3 +112,73 @@ const describeFaults = (kind: string, makeFaults: () => Promise<StoreFaults>): v
 
 describeFaults('redis (ACL)', redisAclFaults);
 describeFaults('memory (injected)', async () => memoryFaults());
+
+describe('sign-in throttle when Redis stalls past the operation timeout (commands sent, answers lost)', () => {
+  // The production-like 300 ms timeout is what this suite tests: a settlement whose answer is lost
+  // still runs when Redis answers again, so it must not be sent a second time.
+  const TIMEOUT_MS = 300;
+  const PAUSE_MS = 1500;
+  let redis: OwnRedis;
+  let admin: Redis;
+  let store: ReturnType<typeof createRedisStore>;
+  let running: RunningApp;
+  let pauseOnNextSignIn = false;
+  const { logger, lines } = capturingLogger();
+  const owner: Authenticator = {
+    async authenticate(login, password) {
+      if (login !== 'owner' || password !== 'owner-password') return undefined;
+      if (pauseOnNextSignIn) {
+        pauseOnNextSignIn = false;
+        // Everything the sign-in sends next (the reset and the give-back) waits past its timeout.
+        await admin.call('CLIENT', 'PAUSE', String(PAUSE_MS), 'ALL');
+      }
+      return 'owner-account';
+    },
+    exists: async () => true,
+  };
+
+  beforeAll(async () => {
+    redis = await startOwnRedis();
+    admin = new Redis(redis.url);
+    store = createRedisStore({ url: redis.url, keyPrefix: testPrefix('stall'), operationTimeoutMs: TIMEOUT_MS });
+    running = await startApp({ logger, store, authenticator: owner, clients: [client], properties: { 'svc.proxy': true, 'svc.cookies.keys': COOKIE_KEY } });
+  });
+  afterAll(async () => {
+    await running?.close();
+    admin?.disconnect();
+    redis?.dispose();
+  });
+
+  it('attack: a right password during a stall does not give the address back more than once (failures judged before stay counted)', async () => {
+    const address = '192.0.2.77';
+    const attempt = async (login: string, password: string): Promise<number> => {
+      const browser = new FormBrowser();
+      await browser.follow(
+        authorizationUrl(running.issuer, { client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+        running.baseUrl,
+      );
+      const response = await browser.request(browser.formAction('login-form', running.baseUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl, 'x-forwarded-for': address },
+        body: new URLSearchParams({ login, password }).toString(),
+      });
+      await response.arrayBuffer();
+      return response.status;
+    };
+    const before: number[] = [];
+    for (let i = 0; i < 4; i += 1) before.push(await attempt(`someone-${i}`, 'wrong'));
+    // The fifth reservation of the address is the attacker's own right password; Redis stalls.
+    pauseOnNextSignIn = true;
+    const from = lines.length;
+    await attempt('owner', 'owner-password');
+    // Redis answers again (this waits for the pause to end), then the store's breaker closes.
+    await admin.ping();
+    while (!(await store.ping().then(() => true, () => false))) await new Promise((resolve) => setTimeout(resolve, 50));
+    const after: number[] = [];
+    for (let i = 0; i < 2; i += 1) after.push(await attempt(`someone-else-${i}`, 'wrong'));
+    // Four failures stand: one more is judged, then the address is locked. Every give-back sent
+    // again would have handed the attacker one more guess.
+    expect({ before, after }).toEqual({ before: [401, 401, 401, 401], after: [401, 429] });
+    expect(lines.slice(from).some((l) => l.includes('"e":"login_throttle_settle_failed"'))).toBe(true);
+  });
+});
