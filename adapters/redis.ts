@@ -6,6 +6,7 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
+import { REDIS_DEFAULTS } from '../lib/settings/types.js';
 import type { StoreInventory } from './inventory.js';
 import { RequestBatch, type AddCommand, type Answer, type DeferredCommand } from './redis-batch.js';
 import { createRedisInventory } from './redis-inventory.js';
@@ -84,8 +85,8 @@ const NOT_SENT = new Error('store circuit breaker open: not sent');
  * within `operationTimeoutMs` with a 503 `server_error`, and the client reconnects by itself.
  */
 export function createRedisStore(options: RedisStoreOptions): SvcStore & { readonly client: Redis | Cluster; readonly inventory: StoreInventory } {
-  const prefix = options.keyPrefix ?? 'svc:';
-  const timeoutMs = options.operationTimeoutMs ?? 800;
+  const prefix = options.keyPrefix ?? REDIS_DEFAULTS.keyPrefix;
+  const timeoutMs = options.operationTimeoutMs ?? REDIS_DEFAULTS.operationTimeoutMs;
   const logger = options.logger ?? silentLogger;
   const connection: RedisOptions = {
     // A test store's long operation timeout also covers a connection set up on a busy machine.

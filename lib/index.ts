@@ -12,6 +12,7 @@
 export { createConfiguration, type ConfigurationParts } from './provider/configuration.js';
 export { createProvider } from './provider/create-provider.js';
 export { createApp, createSvcConnect, type KeysReload, type SvcApp, type SvcConnect, type SvcInfo } from './http/create-app.js';
+export type { PublicPaths } from './settings/paths.js';
 export type { RuntimeOptions } from './provider/runtime.js';
 
 // Settings (C9).

@@ -26,10 +26,10 @@ export async function runServer(): Promise<void> {
   const server = app.listen(settings.port, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : settings.port;
-    logger.info('listening', { port, url: settings.baseUrl, issuer: `${settings.baseUrl}/oidc/v1`, store: info.store, keys: info.keys, warnings: info.warnings });
+    logger.info('listening', { port, url: settings.baseUrl, issuer: app.svc.paths.issuer, store: info.store, keys: info.keys, warnings: info.warnings });
     logger.flush?.();
     const warned = info.warnings === 0 ? 'no warnings' : `${info.warnings} warning${info.warnings === 1 ? '' : 's'} above`;
-    process.stdout.write(`svc-connect listening on http://localhost:${port} (issuer ${settings.baseUrl}/oidc/v1, store ${info.store}, ${warned})\n`);
+    process.stdout.write(`svc-connect listening on http://localhost:${port} (issuer ${app.svc.paths.issuer}, store ${info.store}, ${warned})\n`);
   });
   // SIGHUP: read svc.keys.file again (a key rotation step); the result is logged either way.
   process.on('SIGHUP', () => {

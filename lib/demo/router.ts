@@ -5,7 +5,7 @@ import { readFormBody } from '../web/form-body.js';
 import { sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { silentLogger, type Logger } from '../logger.js';
-import { basePathOf, issuerOf } from '../settings/paths.js';
+import type { PublicPaths } from '../settings/paths.js';
 import { demoErrorPage, demoFormPage, demoResultPage, DEMO_SCOPES } from '../pages/demo-pages.js';
 import type { DemoRequestMode } from '../pages/demo-pages.js';
 import { authorizationRedirect } from './pushed-request.js';
@@ -32,11 +32,11 @@ function logDemoFailure(logger: Logger, requestId: string | undefined, err: Demo
  * browser was sent, the raw token response and the decrypted, verified ID token and UserInfo, or
  * the provider's error explained (and logged as `demo_flow_failed`, the error code only).
  */
-export function createDemoRouter(options: { provider: Provider; baseUrl: string; logger?: Logger }): Router {
-  const { provider, baseUrl } = options;
+export function createDemoRouter(options: { provider: Provider; paths: PublicPaths; logger?: Logger }): Router {
+  const { provider, paths } = options;
+  const { baseUrl } = paths;
   const logger = options.logger ?? silentLogger;
-  const issuer = issuerOf(baseUrl);
-  const base = basePathOf(baseUrl);
+  const { issuer, basePath: base } = paths;
   const redirectUri = `${baseUrl}${CALLBACK_PATH}`;
   const flows = new Map<string, { verifier: string; nonce: string; expires: number; sentTo: string; mode: DemoRequestMode }>();
   let client: Promise<DemoClient> | undefined;

@@ -11,7 +11,7 @@ import { createDemoRouter } from '../demo/router.js';
 import { createMailer } from '../management/mailer.js';
 import { createLoginThrottle } from '../interactions/login-throttle.js';
 import { createManagementRouter, registrationEndpointOf } from '../management/router.js';
-import { basePathOf, issuerOf, PROVIDER_PATH } from '../settings/paths.js';
+import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import { createMetrics, createMetricsRouter } from '../observability/metrics.js';
 import { createSettingsLogger } from '../observability/pino-logger.js';
 import { resolveRuntime, suppliedParts, type RuntimeOptions } from '../provider/runtime.js';
@@ -38,6 +38,8 @@ export interface SvcConnect {
   readonly store: SvcStore;
   /** Cookie keys; the host Koa app's `keys` must equal them. */
   readonly cookieKeys: string[];
+  /** Where svc-connect lives publicly (issuer, base path, provider path), derived from `svc.base-url` once. */
+  readonly paths: PublicPaths;
   /**
    * Serves health, interactions, management, the demo and the provider at `/oidc/v1`, relative to
    * where it is mounted: at the root, or under the path of `svc.base-url` with
@@ -115,7 +117,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   const interactions = createInteractionsRouter({
     provider,
     authenticator: runtime.authenticator,
-    baseUrl: settings.baseUrl,
+    paths: runtime.paths,
     throttle,
     logger,
     metrics,
@@ -129,11 +131,11 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     logger,
     metrics,
     attempts: runtime.store.attempts,
-    registrationEndpoint: registrationEndpointOf(issuerOf(settings.baseUrl)),
+    registrationEndpoint: registrationEndpointOf(runtime.paths.issuer),
     counterKey: runtime.cookieKeys[0] ?? '',
     toolbox: { store: runtime.store, staticClients: runtime.clients, logger, subjectKey: runtime.cookieKeys[0] ?? '' },
   });
-  const demo = settings.demo.enabled ? createDemoRouter({ provider, baseUrl: settings.baseUrl, logger }) : undefined;
+  const demo = settings.demo.enabled ? createDemoRouter({ provider, paths: runtime.paths, logger }) : undefined;
   const guarded = compose([
     errorHandler(logger),
     health.routes(),
@@ -148,7 +150,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   // through every router, as before.
   const pages = compose([errorHandler(logger), interactions.routes(), interactions.allowedMethods()] as Middleware[]);
   const toolbox = compose([errorHandler(logger), management.routes()] as Middleware[]);
-  const publicPath = `${basePathOf(settings.baseUrl)}${PROVIDER_PATH}`;
+  const publicPath = runtime.paths.providerPath;
   // The provider in service; a key reload swaps in one built with the new keys (requests under way
   // finish on the one they started with: all state is in the store).
   let current = provider;
@@ -197,6 +199,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     },
     store: runtime.store,
     cookieKeys: runtime.cookieKeys,
+    paths: runtime.paths,
     middleware,
     reloadKeys,
     info,
@@ -222,7 +225,7 @@ export async function createApp(settings: Settings, options: RuntimeOptions = {}
   // The same signatures as Keygrip over svc.cookieKeys, computed for less (see CookieKeyring).
   app.keys = new CookieKeyring(svc.cookieKeys);
   // A base URL with a path (https://example.com/auth) is served under that path, and only there.
-  const basePath = basePathOf(settings.baseUrl);
+  const { basePath } = svc.paths;
   app.use(basePath ? mount(basePath, svc.middleware) : svc.middleware);
   // What escapes every handler is logged by name and code (Koa's default would print stacks).
   app.on('error', logUnhandledErrors(logger));

@@ -13,7 +13,7 @@ import { channelMode } from '../claims/privacy.js';
 import { readFormBody } from '../web/form-body.js';
 import { sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
-import { interactionPath, PROVIDER_PATH } from '../settings/paths.js';
+import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import type { Authenticator } from '../claims/authenticator.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { Logger } from '../logger.js';
@@ -24,7 +24,8 @@ import { consentPage, loginPage } from '../pages/interaction-pages.js';
 export interface InteractionsOptions {
   provider: Provider;
   authenticator: Authenticator;
-  baseUrl: string;
+  /** Where svc-connect lives publicly (the interaction pages' paths, derived once). */
+  paths: PublicPaths;
   /** Counts failed sign-ins per login name and client address (C8); every attempt passes it. */
   throttle: LoginThrottle;
   /** Logs `login_throttled` (no login name, no address). */
@@ -57,11 +58,11 @@ function originOf(uri: unknown): string | undefined {
  * (`access_denied` to the client).
  */
 export function createInteractionsRouter(options: InteractionsOptions): Router {
-  const { provider, authenticator, baseUrl, throttle } = options;
+  const { provider, authenticator, paths, throttle } = options;
   const router = new Router({ prefix: `${PROVIDER_PATH}/interaction` });
   const offeredOnly = (scope: string | undefined): string | undefined =>
     options.offeredScopes && scope !== undefined ? scope.split(' ').filter((s) => options.offeredScopes?.has(s)).join(' ') : scope;
-  router.use(sameOriginPosts(baseUrl));
+  router.use(sameOriginPosts(paths.baseUrl));
 
   /**
    * Records the result on the interaction this request already loaded and sends the browser back to
@@ -82,7 +83,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
 
   router.get('/:uid', async (ctx) => {
     const details = await provider.interactionDetails(ctx.req, ctx.res);
-    const path = interactionPath(baseUrl, details.uid);
+    const path = paths.interaction(details.uid);
     const { name: clientName, client } = await clientFor(details.params.client_id);
     const redirectOrigin = originOf(details.params.redirect_uri);
     if (details.prompt.name === 'login') {
@@ -118,7 +119,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const login = form.get('login') ?? '';
     const password = form.get('password') ?? '';
     const page = async (status: number, model: { failed?: boolean; retryAfterSeconds?: number }): Promise<void> => {
-      const path = interactionPath(baseUrl, details.uid);
+      const path = paths.interaction(details.uid);
       const { name: clientName } = await clientFor(details.params.client_id);
       sendPage(ctx, loginPage({ action: `${path}/login`, clientName, login, redirectOrigin: originOf(details.params.redirect_uri), ...model }), status);
     };

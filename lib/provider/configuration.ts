@@ -14,7 +14,7 @@ import { silentLogger, type Logger } from '../logger.js';
 import type { Settings } from '../settings/types.js';
 import { CLIENT_AUTH_METHODS, ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES } from '../../policies/supported-algorithms.js';
 import type { PrivateJwks } from './keys.js';
-import { basePathOf, interactionPath, PROVIDER_PATH, ROUTES } from '../settings/paths.js';
+import { publicPathsOf, ROUTES, type PublicPaths } from '../settings/paths.js';
 import { logoutPage, postLogoutPage } from '../pages/logout-pages.js';
 import { INITIAL_ACCESS_TOKEN_TTL } from '../registration/initial-access-tokens.js';
 import { checkedOnce, withPushedRequests } from './pushed-requests.js';
@@ -43,6 +43,8 @@ export interface ConfigurationParts {
    * @default silentLogger
    */
   logger?: Logger;
+  /** Where svc-connect lives publicly; default: derived from `svc.base-url`. */
+  paths?: PublicPaths;
 }
 
 /**
@@ -57,6 +59,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
   const outbound: OutboundFetchOptions = { allowPrivateNetwork: settings.fetch.allowPrivateNetwork };
   // Requested claim values are kept only as MACs keyed from the cookie keys (never in the store).
   const valueMac = new ClaimValueMac(parts.cookieKeys);
+  const paths = parts.paths ?? publicPathsOf(settings.baseUrl);
   return {
     // Pushed requests are stored checked, used once and bound to their client (RFC 9126).
     adapter: withPushedRequests(parts.adapter),
@@ -71,7 +74,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       // The session cookie belongs to the provider's path under svc.base-url (C2), not to the
       // whole host: other applications on the host never receive it, and two providers under
       // different paths keep their own sessions.
-      long: { httpOnly: true, sameSite: 'none', path: `${basePathOf(settings.baseUrl)}${PROVIDER_PATH}` },
+      long: { httpOnly: true, sameSite: 'none', path: paths.providerPath },
       short: { httpOnly: true, sameSite: 'lax' },
     },
     // OpenID Connect Core 3.1.2.1: the authorization endpoint supports GET and POST (C2).
@@ -160,7 +163,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     },
     interactions: {
       policy: createInteractionPolicy(parts.registry, valueMac),
-      url: (_ctx, interaction) => interactionPath(settings.baseUrl, interaction.uid),
+      url: (_ctx, interaction) => paths.interaction(interaction.uid),
     },
     renderError: async (ctx, out) => renderErrorPage(ctx, out),
     // Keys oidc-provider fetches later from a jwks_uri are judged again at that moment (C6).

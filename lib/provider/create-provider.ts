@@ -11,7 +11,6 @@ import { CookieKeyring } from '../web/cookie-keyring.js';
 import { providerStoreBatch } from './store-batch.js';
 import { createConfiguration } from './configuration.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
-import { issuerOf } from '../settings/paths.js';
 import { normalizeProviderRequests } from './request-normalizer.js';
 import type { Metrics } from '../observability/metrics.js';
 import { createSettingsLogger } from '../observability/pino-logger.js';
@@ -48,8 +47,9 @@ export function providerFromRuntime(settings: Settings, runtime: Runtime, metric
       valueMac: new ClaimValueMac(runtime.cookieKeys),
     }),
     logger,
+    paths: runtime.paths,
   });
-  const provider = new Provider(issuerOf(settings.baseUrl), configuration);
+  const provider = new Provider(runtime.paths.issuer, configuration);
   provider.proxy = settings.proxy;
   // Contexts the provider makes itself (interactionDetails for our pages) sign cookies like the app.
   provider.keys = new CookieKeyring(runtime.cookieKeys);

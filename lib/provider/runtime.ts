@@ -13,6 +13,7 @@ import type { Authenticator } from '../claims/authenticator.js';
 import type { Logger } from '../logger.js';
 import { createSettingsLogger } from '../observability/pino-logger.js';
 import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
+import { publicPathsOf, type PublicPaths } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
 import { generateProviderKeys, readSigningKeys, validateSigningKeys, type PrivateJwks } from './keys.js';
 
@@ -46,6 +47,8 @@ export interface Runtime {
   clients: ClientMetadata[];
   logger: Logger;
   registry: ClaimRegistry;
+  /** Where svc-connect lives publicly (issuer, base path, interaction pages), derived once. */
+  paths: PublicPaths;
 }
 
 /** Which parts the caller supplies in code (for the unsafe-defaults check). */
@@ -77,7 +80,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   const claimModules = [...(options.claimModules ?? []), ...(settings.claims.modules ? await loadClaimModules(settings.claims.modules, context) : [])];
   const clients = [...(settings.clients.file ? await readClients(settings.clients.file) : []), ...(options.clients ?? [])];
   const store = options.store ?? createStore(settings, logger);
-  return { store, jwks, cookieKeys, authenticator, clients, logger, registry: new ClaimRegistry(claimModules) };
+  return { store, jwks, cookieKeys, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl) };
 }
 
 async function readClients(file: string): Promise<ClientMetadata[]> {

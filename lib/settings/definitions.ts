@@ -1,5 +1,5 @@
 import { LOG_LEVELS } from '../logger.js';
-import type { Settings } from './types.js';
+import { REDIS_DEFAULTS, type Settings } from './types.js';
 import {
   parseBaseUrl,
   parseBoolean,
@@ -86,7 +86,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
   {
     name: 'svc.redis.key-prefix',
     env: 'SVC_REDIS_KEY_PREFIX',
-    defaultText: '`svc:`',
+    defaultText: `\`${REDIS_DEFAULTS.keyPrefix}\``,
     doc: 'Prefix of every Redis key the provider writes.',
     read: (s) => s.redis.keyPrefix,
     apply: (s, raw) => {
@@ -98,7 +98,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
   {
     name: 'svc.redis.operation-timeout-ms',
     env: 'SVC_REDIS_OPERATION_TIMEOUT_MS',
-    defaultText: '`800`',
+    defaultText: `\`${REDIS_DEFAULTS.operationTimeoutMs}\``,
     doc: 'Longest wait for one Redis operation before the request fails with 503 `server_error` (fail fast while Redis is away). Raise it only for slow links; test suites on a busy machine use a few seconds.',
     read: (s) => s.redis.operationTimeoutMs,
     apply: (s, raw) => {
@@ -373,7 +373,7 @@ export function defaultSettings(production: boolean): Settings {
   return {
     port: 3000,
     baseUrl: '',
-    redis: { keyPrefix: 'svc:', operationTimeoutMs: 800 },
+    redis: { ...REDIS_DEFAULTS },
     mail: { outboxDir: './outbox', from: 'no-reply@localhost' },
     management: { user: 'admin', password: 'admin', lockoutThreshold: 5, lockoutSeconds: 300 },
     stage: { includeScopesInUserInfo: false },

@@ -12,17 +12,37 @@ export const ROUTES = {
   pushed_authorization_request: '/par',
 } as const;
 
-/** The path part of the base URL, without a trailing slash (`''` at the root). */
-export function basePathOf(baseUrl: string): string {
-  return new URL(baseUrl).pathname.replace(/\/+$/, '');
+/**
+ * Where svc-connect lives publicly, derived from `svc.base-url` once, at start, and handed to every
+ * part that prints or matches a URL (see {@link publicPathsOf}).
+ */
+export interface PublicPaths {
+  /** `svc.base-url` without a trailing slash. */
+  readonly baseUrl: string;
+  /** Its origin (`https://example.com`), for same-origin checks. */
+  readonly origin: string;
+  /** Its path without a trailing slash (`''` at the root, `/auth` for `https://example.com/auth`). */
+  readonly basePath: string;
+  /** The issuer identifier: `{base_url}/oidc/v1` exactly (C12.1). */
+  readonly issuer: string;
+  /** The provider's public path, `{basePath}/oidc/v1`: its URLs and its session cookie's path. */
+  readonly providerPath: string;
+  /** The absolute path of an interaction page. */
+  interaction(uid: string): string;
 }
 
-/** The issuer identifier: `{base_url}/oidc/v1` exactly (C12.1). */
-export function issuerOf(baseUrl: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}${PROVIDER_PATH}`;
-}
-
-/** The absolute path of an interaction page. */
-export function interactionPath(baseUrl: string, uid: string): string {
-  return `${basePathOf(baseUrl)}${PROVIDER_PATH}/interaction/${encodeURIComponent(uid)}`;
+/** The {@link PublicPaths} of a base URL. */
+export function publicPathsOf(baseUrl: string): PublicPaths {
+  const url = new URL(baseUrl);
+  const base = baseUrl.replace(/\/+$/, '');
+  const basePath = url.pathname.replace(/\/+$/, '');
+  const providerPath = `${basePath}${PROVIDER_PATH}`;
+  return {
+    baseUrl: base,
+    origin: url.origin,
+    basePath,
+    issuer: `${base}${PROVIDER_PATH}`,
+    providerPath,
+    interaction: (uid) => `${providerPath}/interaction/${encodeURIComponent(uid)}`,
+  };
 }

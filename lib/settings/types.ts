@@ -102,3 +102,11 @@ export interface Settings {
   /** `true` when `NODE_ENV=production`: unsafe defaults are refused instead of warned about. */
   production: boolean;
 }
+
+/** Defaults of the Redis store, shared by the settings and the store's own options (one home). */
+export const REDIS_DEFAULTS = {
+  /** Prefix of every key (`svc.redis.key-prefix`). */
+  keyPrefix: 'svc:',
+  /** Longest wait for one store operation, in ms (`svc.redis.operation-timeout-ms`). */
+  operationTimeoutMs: 800,
+} as const;
