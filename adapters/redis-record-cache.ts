@@ -87,7 +87,9 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
       () => deactivate(),
     );
   });
-  subscriber.connect().catch(() => undefined);
+  // A failed connection is retried by ioredis and reported by its 'error' event (above); until it
+  // is subscribed the cache serves nothing.
+  subscriber.connect().catch(() => deactivate());
 
   return {
     get(key) {

@@ -312,6 +312,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   /** Inside a request, reads what a token's next steps will ask for (its grant, its session) in the same round trip. */
   const prefetch = (payload: AdapterPayload): void => {
+    // A failed prefetch is not lost: the read is remembered in the batch, and the step that needs
+    // the record awaits the same read and gets its error there.
     if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId), payload.grantId).catch(() => undefined);
     const uid = payload.sessionUid;
     const id = typeof uid === 'string' && payload.expiresWithSession ? uidMemo.get(uid) : undefined;
@@ -466,7 +468,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       } catch (err) {
         batch.closed = true;
         // The request failed: what it wrote until then is written as it would have been without the batch.
-        await flush(batch).catch(() => undefined);
+        await flush(batch).catch((flushErr: unknown) => {
+          // The request's own error is the answer; this one is logged (name and code, no payload).
+          logger.warn('store_flush_failed', { store: 'redis', name: flushErr instanceof Error ? flushErr.name : 'error', code: (flushErr as { code?: string }).code });
+        });
         throw err;
       }
       batch.closed = true;

@@ -158,6 +158,8 @@ function once(x: Exchange): Promise<{ response: IncomingMessage; body: Buffer }>
         done();
         resolve({ response, body: Buffer.concat(chunks) });
       });
+      // A response that breaks mid-body also fails the request: the abort and timeout paths above
+      // reject with the reason; this listener only keeps the stream's error from being unhandled.
       response.on('error', () => undefined);
     });
     if (x.signal?.aborted) onAbort();
