@@ -5,9 +5,15 @@
  * time, and the round trips the server's Redis client sent (over IPC).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 
+import { exportJWK, generateKeyPair } from 'jose';
+
 import type { Redis } from 'ioredis';
+
+import { generateSigningKeys } from '../../lib/provider/keys.js';
+import { freePort } from '../helpers/processes.js';
 
 import type { DriverResult, ServerSpec } from './common.js';
 import type { RoundTrips } from './round-trips.js';
@@ -152,6 +158,20 @@ export interface Target {
 export function flowDriver(kind: Kind, port: number, concurrency: number): Record<string, unknown> {
   const base = kind === 'ours' ? `http://127.0.0.1:${port}/oidc/v1` : `http://127.0.0.1:${port}`;
   return { mode: 'flow', discoveryUrl: `${base}/.well-known/openid-configuration`, concurrency, login: 'demo', password: 'demo', scope: 'openid profile email' };
+}
+
+/** The spec of one bench server for the RS256 flow: fresh keys, a free port, the RP's encryption key. */
+export async function rs256ServerSpec(extra: Partial<ServerSpec> = {}): Promise<ServerSpec> {
+  const rp = await generateKeyPair('RSA-OAEP-256', { modulusLength: 2048 });
+  return {
+    port: await freePort(),
+    jwks: await generateSigningKeys(),
+    encryptionJwk: { ...(await exportJWK(rp.publicKey)), use: 'enc', kid: 'bench-enc' },
+    signingAlg: 'RS256',
+    cookieKey: randomBytes(32).toString('hex'),
+    keyPrefix: 'bench:',
+    ...extra,
+  };
 }
 
 /** One measured round, added to `into`. */

@@ -7,18 +7,12 @@
  * profiles (same store) function by function, in ms per flow.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { exportJWK, generateKeyPair } from 'jose';
-
-import { generateSigningKeys } from '../../lib/provider/keys.js';
-import { freePort } from '../helpers/processes.js';
 import { startOwnRedis } from '../helpers/redis.js';
-import type { ServerSpec } from './common.js';
-import { flowDriver } from './measure.js';
+import { flowDriver, rs256ServerSpec } from './measure.js';
 
 interface Summary {
   kind: string;
@@ -90,17 +84,10 @@ function summarize(kind: string, flows: number, profile: { nodes: Node[]; startT
 async function profileOne(kind: 'ours' | 'vanilla', onRedis: boolean): Promise<void> {
   const ownRedis = onRedis ? await startOwnRedis() : undefined;
   const dir = mkdtempSync(join(tmpdir(), 'svc-prof-'));
-  const rp = await generateKeyPair('RSA-OAEP-256', { modulusLength: 2048 });
-  const spec: ServerSpec = {
-    port: await freePort(),
-    jwks: await generateSigningKeys(),
-    encryptionJwk: { ...(await exportJWK(rp.publicKey)), use: 'enc', kid: 'bench-enc' },
-    signingAlg: 'RS256',
-    cookieKey: randomBytes(32).toString('hex'),
-    keyPrefix: 'bench:',
+  const spec = await rs256ServerSpec({
     ...(ownRedis ? { redisUrl: ownRedis.url } : {}),
     ...(kind === 'vanilla' ? { adapter: 'builtin' as const } : {}),
-  };
+  });
   const server = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, '--import', 'tsx', `test/bench/server-${kind}.ts`], {
     cwd: root,
     env: { ...process.env, NODE_OPTIONS: '', BENCH_SERVER: JSON.stringify(spec) },

@@ -6,15 +6,9 @@
  * libuv workers (asynchronous crypto: signing and encryption), the V8 workers (garbage collection).
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 
-import { exportJWK, generateKeyPair } from 'jose';
-
-import { generateSigningKeys } from '../../lib/provider/keys.js';
-import { freePort } from '../helpers/processes.js';
-import type { ServerSpec } from './common.js';
-import { flowDriver } from './measure.js';
+import { flowDriver, rs256ServerSpec } from './measure.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 /** Kernel clock ticks per second (`getconf CLK_TCK`). */
@@ -39,16 +33,7 @@ function threadTicks(pid: number): Map<string, number> {
 
 /** One round: CPU ms per flow by thread name. */
 async function round(kind: 'ours' | 'vanilla'): Promise<Map<string, number>> {
-  const rp = await generateKeyPair('RSA-OAEP-256', { modulusLength: 2048 });
-  const spec: ServerSpec = {
-    port: await freePort(),
-    jwks: await generateSigningKeys(),
-    encryptionJwk: { ...(await exportJWK(rp.publicKey)), use: 'enc', kid: 'bench-enc' },
-    signingAlg: 'RS256',
-    cookieKey: randomBytes(32).toString('hex'),
-    keyPrefix: 'bench:',
-    ...(kind === 'vanilla' ? { adapter: 'builtin' as const } : {}),
-  };
+  const spec = await rs256ServerSpec(kind === 'vanilla' ? { adapter: 'builtin' } : {});
   const server = spawn(process.execPath, ['--import', 'tsx', `test/bench/server-${kind}.ts`], {
     cwd: root,
     env: { ...process.env, NODE_OPTIONS: '', BENCH_SERVER: JSON.stringify(spec) },

@@ -4,29 +4,15 @@
  * development aid for finding store work per request.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 
-import { exportJWK, generateKeyPair } from 'jose';
 import { Redis } from 'ioredis';
 
-import { generateSigningKeys } from '../../lib/provider/keys.js';
-import { freePort } from '../helpers/processes.js';
 import { startOwnRedis } from '../helpers/redis.js';
-import type { ServerSpec } from './common.js';
-import { flowDriver, startServer, stopServer } from './measure.js';
+import { flowDriver, rs256ServerSpec, startServer, stopServer } from './measure.js';
 
 const kind = process.argv.includes('vanilla') ? 'vanilla' : 'ours';
 const redisServer = await startOwnRedis();
-const rp = await generateKeyPair('RSA-OAEP-256', { modulusLength: 2048 });
-const spec: ServerSpec = {
-  port: await freePort(),
-  jwks: await generateSigningKeys(),
-  encryptionJwk: { ...(await exportJWK(rp.publicKey)), use: 'enc', kid: 'bench-enc' },
-  signingAlg: 'RS256',
-  cookieKey: randomBytes(32).toString('hex'),
-  keyPrefix: 'bench:',
-  redisUrl: redisServer.url,
-};
+const spec = await rs256ServerSpec({ redisUrl: redisServer.url });
 const server = await startServer(kind, spec);
 const admin = new Redis(redisServer.url);
 const monitor = await admin.monitor();
