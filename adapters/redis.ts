@@ -158,19 +158,22 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
 
   /** Runs one store operation with the fail-fast timeout; protocol errors pass, the rest → 503. */
-  const run = async <T>(operation: () => Promise<T>, timed = true): Promise<T> => {
+  const run = async <T>(operation: () => Promise<T>, timed = true, healthy: (result: T) => boolean = () => true): Promise<T> => {
     const open = Date.now() < openUntil;
     if (open && probing) throw new StoreUnavailableError({ cause: NOT_SENT });
     if (open) probing = true;
     try {
       const result = await (timed ? attempt(operation) : operation());
-      // Only the probe closes the breaker: an operation that started before a failure and succeeded
-      // on another Cluster node says nothing about the node that failed.
-      if (open) openUntil = 0;
+      // Only the probe closes the breaker, and only when what it sent was answered (on a Cluster a
+      // probe's commands go to several nodes): an operation that started before a failure and
+      // succeeded on another node says nothing about the node that failed.
+      if (open && healthy(result)) openUntil = 0;
       return result;
     } catch (err) {
       if (err instanceof errors.OIDCProviderError) {
-        if (open) openUntil = 0;
+        // oidc-provider's errors mean the store answered; our own refusal (of an operation nested
+        // in this one) does not.
+        if (open && !(err instanceof StoreUnavailableError)) openUntil = 0;
         throw err;
       }
       throw failure(err);
@@ -180,7 +183,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
 
   /** Sends commands together: one pipeline on a standalone server, one per command on a Cluster (keys in different slots). */
-  const dispatch = (commands: AddCommand[]): Promise<Answer[]> => run(() => exchange(commands), !clustered);
+  const dispatch = (commands: AddCommand[]): Promise<Answer[]> =>
+    run(() => exchange(commands), !clustered, (answers) => answers.every(([err]) => !err || isWrongType(err)));
   /** {@link dispatch} without the breaker (and on a standalone server without the timeout). */
   const exchange = async (commands: AddCommand[]): Promise<Answer[]> => {
     if (!clustered) {
@@ -366,7 +370,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   /** Runs an operation that must act at once after the request's deferred writes (consume, revoke). */
   const inOrder = async <T>(operation: () => Promise<T>): Promise<T> => {
     const batch = currentBatch();
-    if (batch) await run(() => flush(batch));
+    // flush sends through dispatch (the breaker and the timeout apply there, once).
+    if (batch) await flush(batch);
     return operation();
   };
 

@@ -29,7 +29,7 @@ export async function runServer(): Promise<void> {
     logger.info('listening', { port, url: settings.baseUrl, issuer: app.svc.paths.issuer, store: info.store, keys: info.keys, warnings: info.warnings });
     logger.flush?.();
     const warned = info.warnings === 0 ? 'no warnings' : `${info.warnings} warning${info.warnings === 1 ? '' : 's'} above`;
-    process.stdout.write(`svc-connect listening on http://localhost:${port} (issuer ${app.svc.paths.issuer}, store ${info.store}, ${warned})\n`);
+    process.stdout.write(`svc-connect listening on http://localhost:${port}${app.svc.paths.basePath} (issuer ${app.svc.paths.issuer}, store ${info.store}, ${warned})\n`);
   });
   // SIGHUP: read svc.keys.file again (a key rotation step); the result is logged either way.
   process.on('SIGHUP', () => {
