@@ -246,6 +246,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     : undefined;
   const cacheName = (key: string): string => key.slice(prefix.length);
   /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
+  const seed = options.clusterNodes?.[0];
+  /** On a Cluster, the node every process's subscriber listens on (the first seed node). */
+  const subscriberNode = (): Redis | undefined =>
+    seed ? (client as Cluster).nodes('all').find((node) => node.options.host === seed.host && node.options.port === seed.port) : undefined;
   const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
     cache?.drop(cacheName(key));
     try {
@@ -255,6 +259,15 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         multi.publish(channel, cacheName(key));
         const answers = (await multi.exec()) ?? [];
         for (const [err] of answers) if (err) throw err;
+        if (clustered) {
+          // The MULTI's PUBLISH reaches the subscribers on other nodes through the cluster bus, after
+          // its reply. Published again on the subscribers' own node, the message is in every
+          // process's socket before this write is answered, so a process's next request sees it, as
+          // on a standalone server. If that fails, the bus still delivers it, a moment later.
+          await subscriberNode()
+            ?.publish(channel, cacheName(key))
+            .catch((err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error' }));
+        }
         return answers[0]?.[1];
       });
     } finally {

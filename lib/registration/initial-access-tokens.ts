@@ -20,9 +20,12 @@ export interface IssuedInitialAccessToken {
 export async function issueInitialAccessToken(provider: Provider, options: { expiresIn?: number } = {}): Promise<IssuedInitialAccessToken> {
   const expiresIn = options.expiresIn ?? INITIAL_ACCESS_TOKEN_TTL;
   if (!Number.isInteger(expiresIn) || expiresIn <= 0) throw new TypeError('options.expiresIn must be a positive whole number of seconds');
-  const iat = new provider.InitialAccessToken({ expiresIn, policies: [...POLICY_NAMES] });
+  // The expiry is fixed before the save, so what the caller is told is what the store holds (a
+  // save that crosses a second boundary cannot make them differ).
+  const issuedAt = Math.floor(Date.now() / 1000);
+  const iat = new provider.InitialAccessToken({ expiresIn, policies: [...POLICY_NAMES], iat: issuedAt, exp: issuedAt + expiresIn });
   const token = await iat.save();
-  return { token, expiresAt: Math.floor(Date.now() / 1000) + expiresIn };
+  return { token, expiresAt: issuedAt + expiresIn };
 }
 
 /** Destroys an initial access token (e.g. when its invitation mail could not be sent). */
