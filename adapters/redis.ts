@@ -62,8 +62,14 @@ export function hashId(id: string): string {
   return hash('sha256', id, 'base64url');
 }
 
+/**
+ * The Redis expiry of a lifetime in seconds: 0 (no expiry) only for an absent lifetime. A lifetime
+ * of zero or less (a record saved at its expiry moment) expires in the shortest time Redis has, one
+ * second; it is already past its `exp`, which oidc-provider checks on every find.
+ */
 function ttlOf(expiresIn: number | undefined): number {
-  return typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? Math.ceil(expiresIn) : 0;
+  if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn)) return 0;
+  return expiresIn > 0 ? Math.ceil(expiresIn) : 1;
 }
 
 const setRecord = (key: string, value: string, ttl: number): AddCommand => (p) => void (ttl ? p.set(key, value, 'EX', ttl) : p.set(key, value));
@@ -246,30 +252,43 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     : undefined;
   const cacheName = (key: string): string => key.slice(prefix.length);
   /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
-  const seed = options.clusterNodes?.[0];
-  /** On a Cluster, the node every process's subscriber listens on (the first seed node). */
-  const subscriberNode = (): Redis | undefined =>
-    seed ? (client as Cluster).nodes('all').find((node) => node.options.host === seed.host && node.options.port === seed.port) : undefined;
+  /**
+   * On a Cluster, publishes an invalidation once more on the node this process's subscriber is
+   * connected to (found by the address its socket sees, as the Cluster reports its nodes), where
+   * the other processes listen too when they share the seed list: the MULTI's own PUBLISH reaches
+   * other nodes through the cluster bus only after the write is answered. It never fails or delays
+   * the write by more than a moment; without it the bus delivers the message a little later.
+   */
+  const publishNearSubscribers = async (name: string): Promise<void> => {
+    const at = cache?.node;
+    if (!at) return;
+    const node = (client as Cluster).nodes('all').find((n) => n.options.host === at.host && n.options.port === at.port);
+    if (!node) return logger.warn('store_invalidation_delayed', { store: 'redis', reason: 'subscriber node not among the cluster nodes' });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      node.publish(channel, name).then(
+        () => undefined,
+        (err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error' }),
+      ),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, 200);
+      }),
+    ]);
+    clearTimeout(timer);
+  };
   const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
     cache?.drop(cacheName(key));
     try {
-      return await run(async () => {
+      const result = await run(async () => {
         const multi = client.multi();
         add(multi);
         multi.publish(channel, cacheName(key));
         const answers = (await multi.exec()) ?? [];
         for (const [err] of answers) if (err) throw err;
-        if (clustered) {
-          // The MULTI's PUBLISH reaches the subscribers on other nodes through the cluster bus, after
-          // its reply. Published again on the subscribers' own node, the message is in every
-          // process's socket before this write is answered, so a process's next request sees it, as
-          // on a standalone server. If that fails, the bus still delivers it, a moment later.
-          await subscriberNode()
-            ?.publish(channel, cacheName(key))
-            .catch((err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error' }));
-        }
         return answers[0]?.[1];
       });
+      if (clustered) await publishNearSubscribers(cacheName(key));
+      return result;
     } finally {
       cache?.drop(cacheName(key));
     }

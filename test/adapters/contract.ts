@@ -73,6 +73,18 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
       expect(await session.findByUid(uid)).toBeUndefined();
     });
 
+    it('a record written with a lifetime of zero or less is gone at once, never kept forever', async () => {
+      // A token saved at its expiry moment (a save that crossed its last second, a clock step)
+      // arrives with expiresIn 0 or below: "no expiry" is only for an absent lifetime.
+      const tokens = store.adapter('InitialAccessToken');
+      const keys = [id(), id()];
+      await tokens.upsert(keys[0] as string, { exp: Math.floor(Date.now() / 1000) }, 0);
+      await tokens.upsert(keys[1] as string, { exp: Math.floor(Date.now() / 1000) - 5 }, -5);
+      // Polled: a store that kept them without expiry fails by the test timeout.
+      for (const key of keys) while (await tokens.find(key)) await sleep(50);
+      for (const key of keys) expect(await tokens.find(key)).toBeUndefined();
+    });
+
     it('keeps records without a TTL', async () => {
       const client = store.adapter('Client');
       const key = id();
