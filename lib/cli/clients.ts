@@ -1,6 +1,6 @@
 import { CliError } from '../errors.js';
 import { type CliIo, type Command } from './common.js';
-import { CONNECTION_HELP, connect, pages, parseCommand, request, table, when } from './management-api.js';
+import { CONNECTION_HELP, connect, pages, parseListCommand, request, table, when } from './management-api.js';
 
 const usage = `Usage: svc-connect clients <command> [CLIENT_ID] [options]
 
@@ -55,17 +55,8 @@ export const clientsCommand: Command = {
   summary: 'list, show, disable, enable or delete clients; revoke their grants (management API)',
   usage,
   async run(argv, io) {
-    const { values, positionals } = parseCommand(
-      argv,
-      { limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } },
-      usage,
-    );
-    const [sub, clientId, ...extra] = positionals;
-    if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')}\n\n${usage}`, 2);
-    if (sub === 'list') {
-      if (clientId) throw new CliError(`list takes no CLIENT_ID\n\n${usage}`, 2);
-      return list(values, io);
-    }
+    const { values, sub, id: clientId } = parseListCommand(argv, usage, 'CLIENT_ID');
+    if (sub === 'list') return list(values, io);
     if (sub !== 'show' && !(sub && sub in ACTIONS)) throw new CliError(`unknown clients command ${sub ?? '(none)'}\n\n${usage}`, 2);
     if (!clientId) throw new CliError(`${sub} needs a CLIENT_ID\n\n${usage}`, 2);
     const connection = connect(values, io);

@@ -1,6 +1,6 @@
 import { CliError } from '../errors.js';
 import { type Command } from './common.js';
-import { CONNECTION_HELP, connect, pages, parseCommand, request, table, when } from './management-api.js';
+import { CONNECTION_HELP, connect, pages, parseListCommand, request, table, when } from './management-api.js';
 
 const usage = `Usage: svc-connect invitations <command> [ID] [options]
 
@@ -17,15 +17,8 @@ export const invitationsCommand: Command = {
   summary: 'list or revoke pending invitations (management API)',
   usage,
   async run(argv, io) {
-    const { values, positionals } = parseCommand(
-      argv,
-      { limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } },
-      usage,
-    );
-    const [sub, id, ...extra] = positionals;
-    if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')}\n\n${usage}`, 2);
+    const { values, sub, id } = parseListCommand(argv, usage, 'ID');
     if (sub === 'list') {
-      if (id) throw new CliError(`list takes no ID\n\n${usage}`, 2);
       const { items, next } = await pages(connect(values, io), '/invitations', 'invitations', {
         limit: values.limit as string | undefined,
         cursor: values.cursor as string | undefined,

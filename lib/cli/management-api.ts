@@ -32,6 +32,21 @@ export function parseCommand(argv: string[], options: NonNullable<ParseArgsConfi
   }
 }
 
+/** What a listing command takes (`--limit`, `--cursor`, `--all`, `--json`). */
+const LIST_FLAGS: NonNullable<ParseArgsConfig['options']> = { limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } };
+
+/**
+ * Parses `<sub> [ID]` with the listing flags: at most one ID, none for `list` (`idName` names it in
+ * the messages).
+ */
+export function parseListCommand(argv: string[], usage: string, idName: string): { values: ParsedCommand['values']; sub: string | undefined; id: string | undefined } {
+  const { values, positionals } = parseCommand(argv, LIST_FLAGS, usage);
+  const [sub, id, ...extra] = positionals;
+  if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')}\n\n${usage}`, 2);
+  if (sub === 'list' && id) throw new CliError(`list takes no ${idName}\n\n${usage}`, 2);
+  return { values, sub, id };
+}
+
 /** A connection to the management API of one provider. */
 export interface ManagementConnection {
   /** `{base}/oidc/v1/management` */
