@@ -49,7 +49,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
   };
 
   const router = new Router();
-  router.use(sameOriginPosts(baseUrl));
+  router.use(sameOriginPosts(paths.origin));
 
   router.get(DEMO_PATH, (ctx) => {
     sendPage(ctx, demoFormPage(`${base}${DEMO_PATH}`));

@@ -59,7 +59,9 @@ export function loginNameCounterKey(login: string, macKey: string): string {
 /** The sign-in throttle over the store's attempt counters. */
 export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottle {
   const { attempts, rule } = options;
-  const once = settleOnce(options.logger);
+  /** Gives back the reservations of the keys named (the others were not taken). */
+  const giveBack = (keys: (string | undefined)[]): Promise<void> =>
+    settleOnce(options.logger, keys.filter((key): key is string => key !== undefined).map((key) => attempts.giveBack(key)));
   return {
     async begin(ctx, login) {
       const nameKey = loginNameCounterKey(login, options.nameKey);
@@ -71,20 +73,20 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
         // that did reserve gets its reservation back, or a short outage would lock people out. A side
         // whose answer was lost is left counted: giving back what may never have been taken would
         // let requests that fail during an outage erase earlier failures.
-        await once.giveBack(attempts, [name.status === 'fulfilled' && name.value === 0 ? nameKey : undefined, address.status === 'fulfilled' && address.value === 0 ? addressKey : undefined]);
+        await giveBack([name.status === 'fulfilled' && name.value === 0 ? nameKey : undefined, address.status === 'fulfilled' && address.value === 0 ? addressKey : undefined]);
         throw name.status === 'rejected' ? name.reason : (address as PromiseRejectedResult).reason;
       }
       const [nameWait, addressWait] = [name.value, address.value];
       if (nameWait > 0 || addressWait > 0) {
         // The refused attempt is not counted against the side that still had budget.
-        await once.giveBack(attempts, [nameWait === 0 ? nameKey : undefined, addressWait === 0 ? addressKey : undefined]);
+        await giveBack([nameWait === 0 ? nameKey : undefined, addressWait === 0 ? addressKey : undefined]);
         const locked = nameWait > 0 && addressWait > 0 ? 'both' : nameWait > 0 ? 'name' : 'address';
         return { allowed: false, retryAfterSeconds: Math.ceil(Math.max(nameWait, addressWait) / 1000), locked };
       }
       return {
         allowed: true,
         async succeeded() {
-          await once.settle([() => attempts.reset(nameKey), () => attempts.giveBack(addressKey)]);
+          await settleOnce(options.logger, [attempts.reset(nameKey), attempts.giveBack(addressKey)]);
         },
       };
     },
@@ -99,14 +101,7 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
  * that failed leaves its count standing until the window ends, and is logged
  * (`login_throttle_settle_failed`); the sign-in goes on either way.
  */
-function settleOnce(logger: Logger | undefined): { settle(work: (() => Promise<void>)[]): Promise<void>; giveBack(attempts: AttemptCounter, keys: (string | undefined)[]): Promise<void> } {
-  const settle = async (work: (() => Promise<void>)[]): Promise<void> => {
-    const results = await Promise.allSettled(work.map((w) => w()));
-    const failed = results.filter((r) => r.status === 'rejected').length;
-    if (failed) logger?.warn('login_throttle_settle_failed', { count: failed });
-  };
-  return {
-    settle,
-    giveBack: (attempts, keys) => settle(keys.filter((key): key is string => key !== undefined).map((key) => () => attempts.giveBack(key))),
-  };
+async function settleOnce(logger: Logger | undefined, settlements: Promise<void>[]): Promise<void> {
+  const failed = (await Promise.allSettled(settlements)).filter((r) => r.status === 'rejected').length;
+  if (failed) logger?.warn('login_throttle_settle_failed', { count: failed });
 }

@@ -62,7 +62,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
   const router = new Router({ prefix: `${PROVIDER_PATH}/interaction` });
   const offeredOnly = (scope: string | undefined): string | undefined =>
     options.offeredScopes && scope !== undefined ? scope.split(' ').filter((s) => options.offeredScopes?.has(s)).join(' ') : scope;
-  router.use(sameOriginPosts(paths.baseUrl));
+  router.use(sameOriginPosts(paths.origin));
 
   /**
    * Records the result on the interaction this request already loaded and sends the browser back to

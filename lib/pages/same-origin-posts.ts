@@ -8,8 +8,7 @@ import { renderPage, sendPage } from './html.js';
  * against the public origin of `svc.base-url`). The interaction cookie is also `SameSite=Lax`, so a
  * cross-site POST carries no session either.
  */
-export function sameOriginPosts(baseUrl: string): Middleware {
-  const origin = new URL(baseUrl).origin;
+export function sameOriginPosts(origin: string): Middleware {
   return async (ctx, next) => {
     if (ctx.method === 'POST' && isCrossSite(ctx, origin, { allowNullOriginFromSameOrigin: true })) {
       sendPage(
