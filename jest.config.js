@@ -7,6 +7,6 @@ export default {
   },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/bench/', '<rootDir>/test/browser/', '\\.long\\.test\\.ts$'],
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/bench/', '<rootDir>/test/browser/', '<rootDir>/test/pack/', '\\.long\\.test\\.ts$'],
   testTimeout: 30000,
 };

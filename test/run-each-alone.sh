@@ -5,7 +5,7 @@
 # that replays each failure; exits non-zero when a file fails.
 #
 #   test/run-each-alone.sh                  the files of `npm test`
-#   test/run-each-alone.sh unit browser reliability    (or: all)
+#   test/run-each-alone.sh unit browser reliability pack    (or: all)
 #   SEED=1234 test/run-each-alone.sh        one seed for every file (default: a new one per file)
 #
 # It takes a while (each file pays Jest's start-up): run it after changing tests or helpers, not in
@@ -17,7 +17,7 @@ export NODE_OPTIONS='--experimental-vm-modules --disable-warning=ExperimentalWar
 
 tiers=("$@")
 [ ${#tiers[@]} -eq 0 ] && tiers=(unit)
-[ "${tiers[0]}" = all ] && tiers=(unit browser reliability)
+[ "${tiers[0]}" = all ] && tiers=(unit browser reliability pack)
 
 passed=0
 failures=()
@@ -26,7 +26,8 @@ for tier in "${tiers[@]}"; do
     unit) config=jest.config.js ;;
     browser) config=jest.browser.config.js ;;
     reliability) config=jest.reliability.config.js ;;
-    *) echo "unknown tier: $tier (unit, browser, reliability or all)" >&2; exit 2 ;;
+    pack) config=jest.pack.config.js ;;
+    *) echo "unknown tier: $tier (unit, browser, reliability, pack or all)" >&2; exit 2 ;;
   esac
   mapfile -t files < <(jest --config "$config" --listTests | sed "s|^$PWD/||" | sort)
   for file in "${files[@]}"; do
