@@ -1,6 +1,8 @@
 /** Jest in native ESM mode with ts-jest (see docs/development.md). */
 export default {
   testEnvironment: '<rootDir>/test/node-environment.js',
+  globalSetup: '<rootDir>/test/redis-global-setup.js',
+  globalTeardown: '<rootDir>/test/redis-global-teardown.js',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: { ignoreCodes: [151002] } }],

@@ -8,8 +8,11 @@ import { Redis } from 'ioredis';
 
 import { freePort } from './processes.js';
 
-/** The shared Redis every session and CI run has. */
-export const SHARED_REDIS_URL = 'redis://127.0.0.1:6379';
+/**
+ * The test run's own Redis, started by Jest's global setup (test/redis-setup.js); the benchmarks,
+ * which run outside Jest, use the one at 127.0.0.1:6379.
+ */
+export const SHARED_REDIS_URL = process.env.SVC_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A key prefix no other test uses. */
 export function testPrefix(label: string): string {
