@@ -3,6 +3,7 @@
  * (Debian's redis-server, nothing kept on disk), so `npm test` never depends on a Redis someone else
  * started. Its URL reaches every test worker as `SVC_TEST_REDIS_URL` (test/helpers/redis.ts).
  */
+/* global process, URL */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
