@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 
 import { isForbiddenAddress } from './addresses.js';
+import { hostPortOf, isPrivateNetworkAddress } from './private-hosts.js';
 import { OutboundFetchError } from '../errors.js';
 
 /** Limits of the one outbound fetch (C11). */
@@ -30,8 +31,16 @@ export interface OutboundFetchOptions {
    * a loopback server stand in for a public one.
    */
   isForbidden?: (address: string) => boolean;
+  /**
+   * Canonical `host:port` entries (`svc.fetch.private-hosts`, parsed by `parsePrivateHosts`) whose
+   * names may resolve to an RFC 1918 or fd00::/8 address; https and every other rule still apply.
+   * @default []
+   */
+  privateHosts?: readonly string[];
   /** Extra trusted CA certificates (PEM) for https targets; tests use it for their own servers. */
   ca?: string;
+  /** The name resolution (default node:dns `lookup`, all addresses); tests stand in a resolver of their own. */
+  resolve?: (host: string) => Promise<{ address: string; family: number }[]>;
 }
 
 /** A fetched document. */
@@ -91,15 +100,21 @@ function bounded<T>(work: Promise<T>, url: URL, deadline: number, signal?: Abort
   });
 }
 
-async function resolveTarget(url: URL, allowPrivate: boolean, isForbidden: (address: string) => boolean, deadline: number, signal?: AbortSignal): Promise<Target> {
+const systemResolve = (host: string): Promise<{ address: string; family: number }[]> => lookup(host, { all: true, verbatim: true });
+
+async function resolveTarget(url: URL, options: OutboundFetchOptions, deadline: number, signal?: AbortSignal): Promise<Target> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const addresses = isIP(host)
     ? [{ address: host, family: isIP(host) }]
     : // A lookup failure is an unresolvable name: refused below with that reason.
-      await bounded(lookup(host, { all: true, verbatim: true }).catch(() => []), url, deadline, signal);
+      await bounded((options.resolve ?? systemResolve)(host).catch(() => []), url, deadline, signal);
   if (addresses.length === 0) throw new OutboundFetchError(url.href, 'the host name does not resolve');
-  if (!allowPrivate) {
-    const bad = addresses.find((a) => isForbidden(a.address));
+  if (!options.allowPrivateNetwork) {
+    const isForbidden = options.isForbidden ?? isForbiddenAddress;
+    // Judged per hop on the answer that is connected to, so a listed name that later resolves to
+    // loopback, or an unlisted name that resolves to a private address, is refused either way.
+    const listed = options.privateHosts?.includes(hostPortOf(url)) === true;
+    const bad = addresses.find((a) => isForbidden(a.address) && !(listed && isPrivateNetworkAddress(a.address)));
     if (bad) throw new OutboundFetchError(url.href, `resolves to a loopback, private, link-local or reserved address (${bad.address})`);
   }
   return addresses[0] as Target;
@@ -172,7 +187,8 @@ function once(x: Exchange): Promise<{ response: IncomingMessage; body: Buffer }>
  * when private networks are allowed), at most 5 s (DNS included) and 512 KiB, redirects only within
  * the same host, and never to loopback, private, link-local, metadata or other special-purpose
  * addresses (checked on the resolved address, which is the one connected to) unless private
- * networks are allowed. `request` carries the caller's abort signal, method and redirect mode.
+ * networks are allowed, or the host and port are listed in `privateHosts` and the address is an
+ * RFC 1918 or fd00::/8 one. `request` carries the caller's abort signal, method and redirect mode.
  *
  * @throws {@link OutboundFetchError} naming the URL and the rule that stopped it.
  */
@@ -194,7 +210,7 @@ export async function fetchDocument(href: string, options: OutboundFetchOptions,
     const schemes = options.allowPrivateNetwork ? ['https:', 'http:'] : ['https:'];
     if (!schemes.includes(url.protocol)) throw new OutboundFetchError(url.href, 'must use https');
     if (url.username || url.password) throw new OutboundFetchError(url.href, 'must not carry credentials');
-    const target = await resolveTarget(url, options.allowPrivateNetwork, options.isForbidden ?? isForbiddenAddress, deadline, request.signal);
+    const target = await resolveTarget(url, options, deadline, request.signal);
     const { response, body } = await once({ url, target, deadline, maxBytes, accept, method, ca: options.ca, signal: request.signal });
     const status = response.statusCode ?? 0;
     const location = response.headers.location;

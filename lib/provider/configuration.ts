@@ -56,7 +56,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
   const encryptionAlgs = [...ENCRYPTION_ALG_VALUES];
   const encryptionEncs = [...ENCRYPTION_ENC_VALUES];
   const signingAlgs = [...SIGNING_ALG_VALUES];
-  const outbound: OutboundFetchOptions = { allowPrivateNetwork: settings.fetch.allowPrivateNetwork };
+  const outbound: OutboundFetchOptions = { allowPrivateNetwork: settings.fetch.allowPrivateNetwork, privateHosts: settings.fetch.privateHosts };
   // Requested claim values are kept only as MACs keyed from the cookie keys (never in the store).
   const valueMac = new ClaimValueMac(parts.cookieKeys);
   const paths = parts.paths ?? publicPathsOf(settings.baseUrl);

@@ -1,4 +1,5 @@
 import { LOG_LEVELS } from '../logger.js';
+import { parsePrivateHosts } from '../net/private-hosts.js';
 import { REDIS_DEFAULTS, type Settings } from './types.js';
 import {
   parseBaseUrl,
@@ -248,6 +249,15 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     },
   },
   {
+    name: 'svc.fetch.private-hosts',
+    defaultText: 'unset (none)',
+    doc: 'Comma-separated `host` or `host:port` (port 443 when absent; IPv6 literals in brackets) of relying parties on your own network: their `jwks_uri`, `x5u` and `sector_identifier_uri` may resolve to an RFC 1918 or `fd00::/8` address. https, the limits and every other address rule still apply; loopback, link-local and metadata addresses are never opened. Allowed in production.',
+    read: (s) => s.fetch.privateHosts.join(','),
+    apply: (s, raw) => {
+      s.fetch.privateHosts = parsePrivateHosts(raw);
+    },
+  },
+  {
     name: 'svc.proxy',
     env: 'SVC_PROXY',
     defaultText: '`false`',
@@ -382,7 +392,7 @@ export function defaultSettings(production: boolean): Settings {
     accessToken: { ttl: 3600 },
     par: { required: false },
     demo: { enabled: !production },
-    fetch: { allowPrivateNetwork: false },
+    fetch: { allowPrivateNetwork: false, privateHosts: [] },
     proxy: false,
     proxyHops: 1,
     login: { lockoutThreshold: 5, lockoutWindowSeconds: 900, lockoutSeconds: 60, lockoutMaxSeconds: 3600 },

@@ -62,6 +62,8 @@ export interface Settings {
   fetch: {
     /** Allow outbound fetches to private and loopback addresses (`svc.fetch.allow-private-network`). */
     allowPrivateNetwork: boolean;
+    /** Canonical `host:port` entries whose names may resolve to a private address (`svc.fetch.private-hosts`). */
+    privateHosts: string[];
   };
   /** Trust `X-Forwarded-*` headers (`svc.proxy`). */
   proxy: boolean;

@@ -1,0 +1,66 @@
+import { isIP } from 'node:net';
+
+import ipaddr from 'ipaddr.js';
+
+/*
+ * The operator's allowlist of relying-party hosts that may resolve to a private address
+ * (`svc.fetch.private-hosts`): a Keycloak or LemonLDAP::NG on the company network publishing its
+ * `jwks_uri` there. Only RFC 1918 IPv4 and unique-local IPv6 (fd00::/8) are opened, and only for
+ * the listed host and port; loopback, link-local (cloud metadata), carrier-grade NAT and every other
+ * special-purpose range stay closed, and https stays required.
+ */
+
+const UNIQUE_LOCAL: [ipaddr.IPv6, number] = ipaddr.IPv6.parseCIDR('fd00::/8');
+
+/**
+ * True for an address a listed host may resolve to: RFC 1918 IPv4 (10/8, 172.16/12, 192.168/16) or
+ * unique-local IPv6 in fd00::/8. An IPv4 address embedded in IPv6 (mapped, NAT64, …) is not one.
+ */
+export function isPrivateNetworkAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return ipaddr.IPv4.parse(address).range() === 'private';
+  if (family !== 6 || address.includes('%')) return false;
+  try {
+    const canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+    return ipaddr.IPv6.parse(canonical).match(UNIQUE_LOCAL);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The canonical `host:port` of an https URL as the fetch connects to it: the WHATWG host (lower
+ * case, IDNA, percent-decoded, IPv6 compressed in brackets) without one trailing dot, and the port,
+ * 443 when absent. Two spellings that reach the same host and port give the same text.
+ */
+export function hostPortOf(url: URL): string {
+  const host = url.hostname.replace(/\.$/, '');
+  return `${host}:${url.port || '443'}`;
+}
+
+/**
+ * Parses one `svc.fetch.private-hosts` entry, `host` or `host:port` (an IPv6 literal in brackets),
+ * into its canonical `host:port` (port 443 when absent). Refuses anything else: a scheme, a path,
+ * credentials, a wildcard, and an IP literal outside the private ranges (loopback, link-local and
+ * metadata addresses can never be opened).
+ */
+export function parsePrivateHost(entry: string): string {
+  const text = entry.trim();
+  if (!text || /[/?#@*\s\\]/.test(text)) throw new Error(`expected host or host:port, got "${entry}"`);
+  let url: URL;
+  try {
+    url = new URL(`https://${text}/`);
+  } catch {
+    throw new Error(`expected host or host:port, got "${entry}"`);
+  }
+  const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(literal) && !isPrivateNetworkAddress(literal)) {
+    throw new Error(`${literal} is not a private address (only 10/8, 172.16/12, 192.168/16 and fd00::/8 may be listed)`);
+  }
+  return hostPortOf(url);
+}
+
+/** Parses the comma-separated `svc.fetch.private-hosts` list (empty: none). */
+export function parsePrivateHosts(raw: string): string[] {
+  return [...new Set(raw.split(',').filter((part) => part.trim()).map(parsePrivateHost))];
+}
