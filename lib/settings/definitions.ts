@@ -252,7 +252,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.fetch.private-hosts',
     defaultText: 'unset (none)',
     doc: 'Comma-separated `host` or `host:port` (port 443 when absent; IPv6 literals in brackets) of relying parties on your own network: their `jwks_uri`, `x5u` and `sector_identifier_uri` may resolve to an RFC 1918 or `fd00::/8` address. https, the limits and every other address rule still apply; loopback, link-local and metadata addresses are never opened. Allowed in production.',
-    read: (s) => s.fetch.privateHosts.join(','),
+    read: (s) => s.fetch.privateHosts,
     apply: (s, raw) => {
       s.fetch.privateHosts = parsePrivateHosts(raw);
     },

@@ -17,8 +17,8 @@ export interface PrivateHost {
   otherAddress: string;
   /** PEM of the CA-less self-signed certificate (SAN: keys.internal and both addresses). */
   ca: string;
-  /** Request lines the servers saw, `<address> <method> <path>`, in order. */
-  requests(): string[];
+  /** Request lines the servers saw, `<address> <method> <path>`, in order, up to this call. */
+  requests(): Promise<string[]>;
   close(): void;
 }
 
@@ -35,6 +35,8 @@ const handler = (addr) => (req, res) => {
 const listening = [[ADDR, 443], [ADDR, 8443], [OTHER, 443]].map(([addr, port]) =>
   new Promise((resolve) => createServer({ key: KEY, cert: CERT }, handler(addr)).listen(port, addr, resolve)));
 Promise.all(listening).then(() => console.log('listening'));
+// A barrier: every request line written before the ask is read before its answer.
+process.stdin.on('data', (d) => console.log('synced ' + d.toString().trim()));
 `;
 
 function ip(...args: string[]): void {
@@ -76,10 +78,11 @@ export async function startPrivateHost(jwks: unknown): Promise<PrivateHost> {
     ip('netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up');
     const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     const env = { PATH: process.env.PATH ?? '', KEY: readFileSync(join(dir, 'key.pem'), 'utf8'), CERT: cert, ADDR: address, OTHER: otherAddress, JWKS: JSON.stringify(jwks) };
-    const server = spawn('ip', ['netns', 'exec', ns, process.execPath, '--input-type=module', '-e', SERVER], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn('ip', ['netns', 'exec', ns, process.execPath, '--input-type=module', '-e', SERVER], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     child = server;
     let out = '';
     let err = '';
+    let asks = 0;
     server.stderr.on('data', (d: Buffer) => (err += d.toString()));
     await new Promise<void>((resolve, reject) => {
       server.stdout.on('data', (d: Buffer) => {
@@ -92,7 +95,13 @@ export async function startPrivateHost(jwks: unknown): Promise<PrivateHost> {
       address,
       otherAddress,
       ca: cert,
-      requests: () => out.split('\n').filter((line) => line && line !== 'listening'),
+      requests: async () => {
+        asks += 1;
+        const answer = `synced ${asks}\n`;
+        server.stdin.write(`${asks}\n`);
+        while (!out.includes(answer)) await new Promise((resolve) => server.stdout.once('data', resolve));
+        return out.split('\n').filter((line) => /^[0-9a-f:]+ [A-Z]+ /.test(line));
+      },
       close,
     };
   } catch (e) {

@@ -58,6 +58,7 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
   'svc.par.required': { raw: 'true', read: (s) => s.par.required, expected: true },
   'svc.demo.enabled': { raw: 'false', read: (s) => s.demo.enabled, expected: false },
   'svc.fetch.allow-private-network': { raw: 'true', read: (s) => s.fetch.allowPrivateNetwork, expected: true },
+  'svc.fetch.private-hosts': { raw: 'Keys.Internal,[fd00::7]:8443', read: (s) => s.fetch.privateHosts, expected: ['keys.internal:443', '[fd00::7]:8443'] },
   'svc.proxy': { raw: 'true', read: (s) => s.proxy, expected: true },
   'svc.proxy.hops': { raw: '2', read: (s) => s.proxyHops, expected: 2 },
   'svc.login.lockout-threshold': { raw: '7', read: (s) => s.login.lockoutThreshold, expected: 7 },
