@@ -114,7 +114,9 @@ describe('svc.fetch.private-hosts: a relying party on the operator\'s own networ
       running = await startApp({ properties: { 'svc.fetch.private-hosts': `[${host.address}]` } });
     });
     afterAll(async () => {
-      globalAgent.options.ca = savedCa;
+      // The agent's options override a request's own (`ca: undefined` too), so restore by deleting.
+      if (savedCa === undefined) delete globalAgent.options.ca;
+      else globalAgent.options.ca = savedCa;
       await running.close();
     });
 
