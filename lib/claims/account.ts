@@ -1,6 +1,7 @@
-import type { Account, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
+import type { Account, Client, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 
 import type { Authenticator } from './authenticator.js';
+import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, weakerThanConsented } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
 import { channelCarriesUserData, type Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';
@@ -13,19 +14,20 @@ import type { ClaimValueMac } from './value-mac.js';
 export interface AccountOptions {
   authenticator: Authenticator;
   registry: ClaimRegistry;
-  /** `svc.stage.include-scopes-in-user-info`: the `scope` claim goes to UserInfo instead of the ID token. */
+  /** `svc.stage.include-scopes-in-user-info`: the scope claims and `scope` go to UserInfo instead of the ID token. */
   includeScopesInUserInfo: boolean;
   /** Compares delivered values with requested ones (keyed by the cookie keys). */
   valueMac: ClaimValueMac;
 }
 
 /**
- * The requests a channel resolves, decoded once: the scope's claims (voluntary), then the `claims`
- * parameter as oidc-provider's filters left it (granted names only).
+ * The requests a channel resolves, decoded once: the scope's claims (voluntary) unless the `claims`
+ * parameter names them (in this channel or in `namedElsewhere`, the other channel's names), then
+ * the `claims` parameter as oidc-provider's filters left it (granted names only).
  */
-export function requestsFor(scope: string | undefined, claims: ChannelClaims | undefined, rejected: readonly string[] = []): ClaimRequest[] {
+export function requestsFor(scope: string | undefined, claims: ChannelClaims | undefined, rejected: readonly string[] = [], namedElsewhere: readonly string[] = []): ClaimRequest[] {
   const explicit = channelRequests(claims);
-  const named = new Set(explicit.map((r) => r.requested));
+  const named = new Set([...explicit.map((r) => r.requested), ...namedElsewhere]);
   const fromScope = claimsForScope(scope)
     .filter((c) => !named.has(c))
     .map((c) => ({ requested: c, alternatives: [c], essential: false }));
@@ -34,9 +36,33 @@ export function requestsFor(scope: string | undefined, claims: ChannelClaims | u
 }
 
 /**
+ * The one channel the scope claims and the `scope` claim travel in (C5): the ID token, or UserInfo
+ * with `svc.stage.include-scopes-in-user-info`; the other one when the chosen one cannot carry user
+ * data to `client` and the other can.
+ */
+export function scopeChannel(client: Client | undefined, includeScopesInUserInfo: boolean): Channel {
+  const chosen: Channel = includeScopesInUserInfo ? 'userinfo' : 'id_token';
+  const other: Channel = chosen === 'userinfo' ? 'id_token' : 'userinfo';
+  return client && !channelCarriesUserData(client, chosen) && channelCarriesUserData(client, other) ? other : chosen;
+}
+
+/** The access token's claim that carries the delivery consented to when it was issued. */
+export const DELIVERY_TOKEN_CLAIM = 'svc_delivery';
+
+/**
+ * oidc-provider's `extraTokenClaims`: an access token remembers the delivery its grant was consented
+ * with, so a registration weakened later never turns it into a plaintext channel.
+ */
+export function deliveryTokenClaims(ctx: KoaContextWithOIDC | undefined): Record<string, string> | undefined {
+  const grant = ctx?.oidc.entities.Grant;
+  const consented = grant ? recordedDelivery(grant) : undefined;
+  return consented ? { [DELIVERY_TOKEN_CLAIM]: deliveryText(consented) } : undefined;
+}
+
+/**
  * oidc-provider's `findAccount`: an account exists while its authenticator says so; its claims come
- * from the claim modules, and leave only on a channel encrypted to the client's key (C4). The
- * `scope` claim (protocol data) rides in the ID token, or in UserInfo when configured (C5).
+ * from the claim modules, and leave only on a channel encrypted to the client's key (C4), in the
+ * form the person consented to, each claim once (C5).
  */
 export function createFindAccount(options: AccountOptions): FindAccount {
   const { authenticator, registry, includeScopesInUserInfo, valueMac } = options;
@@ -46,12 +72,18 @@ export function createFindAccount(options: AccountOptions): FindAccount {
       accountId: sub,
       async claims(use, scope, claims, rejected) {
         const channel: Channel = use === 'id_token' ? 'id_token' : 'userinfo';
-        const protocol: Record<string, unknown> = { sub };
-        if (scope && (channel === 'userinfo') === includeScopesInUserInfo) protocol.scope = scope;
         const client = ctx.oidc.client;
-        if (!client || !channelCarriesUserData(client, channel)) return { ...protocol, sub };
-        const { values } = await resolveRequests(registry, sub, requestsFor(scope, claims, rejected), valueMac.forClient(client.clientId));
-        return { ...values, ...protocol, sub };
+        const scopeHere = scopeChannel(client, includeScopesInUserInfo) === channel;
+        const protocol: { sub: string; [claim: string]: unknown } = { sub };
+        if (scope && scopeHere) protocol.scope = scope;
+        if (!client || !channelCarriesUserData(client, channel)) return protocol;
+        // Both the ID token and UserInfo are answered with an access token of this grant in hand.
+        const token = ctx.oidc.accessToken;
+        if (weakerThanConsented(deliveryOf(client), parseDelivery(token?.extra?.[DELIVERY_TOKEN_CLAIM]))) return protocol;
+        const other = (token?.claims as Record<string, ChannelClaims | undefined> | undefined)?.[channel === 'id_token' ? 'userinfo' : 'id_token'];
+        const requests = requestsFor(scopeHere ? scope : undefined, claims, rejected, Object.keys(other ?? {}));
+        const { values } = await resolveRequests(registry, sub, requests, valueMac.forClient(client.clientId));
+        return { ...values, ...protocol };
       },
     };
   };

@@ -1,15 +1,19 @@
 import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 
+import { weakerThanConsented, deliveryOf, recordedDelivery } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
 import type { ChannelClaims } from './request.js';
 import { resolveRequests } from './resolve.js';
 import { channelRequests } from './stored-form.js';
 import type { ClaimValueMac, ValueMatcher } from './value-mac.js';
 
-/** The reason our interaction pages see when an essential claim is unavailable. */
-export const ESSENTIAL_CLAIMS_REASON = 'essential_claims_unavailable';
+/** The prompt (after `consent`) whose interaction our pages end with `access_denied`. */
+export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 
-/** At most this many missing names are kept in the interaction's prompt details (and reported). */
+/** The consent reason for a grant that does not cover how the client's registration now delivers data. */
+export const DELIVERY_REASON = 'delivery_not_consented';
+
+/** At most this many missing names are reported. */
 const REPORTED_NAMES = 16;
 /** Longer requested names are reported shortened to this many characters. */
 const REPORTED_LENGTH = 80;
@@ -24,53 +28,44 @@ export async function missingEssentialClaims(registry: ClaimRegistry, values: Va
   return [...new Set((await resolveRequests(registry, accountId, requests, values)).missingEssential)];
 }
 
-/**
- * The missing names as the interaction keeps and reports them: bounded, so a request full of
- * long essential names cannot grow the stored interaction.
- */
+/** The missing names as the `access_denied` description reports them: bounded and shortened. */
 export function reportedNames(missing: readonly string[]): string[] {
   const shown = missing.slice(0, REPORTED_NAMES).map((n) => (n.length > REPORTED_LENGTH ? `${n.slice(0, REPORTED_LENGTH)}…` : n));
   return missing.length > REPORTED_NAMES ? [...shown, `(and ${missing.length - REPORTED_NAMES} more)`] : shown;
 }
 
-/** One answer per request: the check and its details ask the same question. */
-const answers = new WeakMap<object, { accountId: string; claims: unknown; missing: Promise<string[]> }>();
-
-function missingFor(ctx: KoaContextWithOIDC, registry: ClaimRegistry, mac: ClaimValueMac, accountId: string): Promise<string[]> {
-  const claims = ctx.oidc.claims as Record<string, unknown> | undefined;
-  const known = answers.get(ctx);
-  if (known && known.accountId === accountId && known.claims === claims) return known.missing;
-  const client = ctx.oidc.client;
-  if (!client) throw new TypeError('essential claims checked outside an authorization request');
-  const missing = missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, claims);
-  answers.set(ctx, { accountId, claims, missing });
-  return missing;
-}
-
 /**
- * oidc-provider's interaction policy with one more consent check: an essential claim the account
- * cannot satisfy ends the authorization with `access_denied` (C5). With `prompt=none` oidc-provider
- * answers the error directly; otherwise our interaction page finishes with it.
+ * oidc-provider's interaction policy, consent first (C8):
+ * - `consent` gains a check that the grant records the delivery the client's registration now has,
+ *   and that it is not weaker than consented (encryption dropped, an opt-out added);
+ * - a prompt of its own after `consent`, not requestable, ends the authorization with
+ *   `access_denied` when an essential claim cannot be satisfied (C5). oidc-provider runs a prompt's
+ *   checks only once every earlier prompt is satisfied, so the claim modules are asked only after
+ *   the person has consented to this client; with `prompt=none` and no covering grant the answer is
+ *   `consent_required` whatever she holds. The prompt's details stay empty: no missing name is
+ *   stored in the interaction.
  */
 export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValueMac): interactionPolicy.Prompt[] {
   const policy = interactionPolicy.base();
   const consent = policy.get('consent');
   if (!consent) throw new TypeError('oidc-provider interaction policy has no consent prompt');
   consent.checks.add(
-    new interactionPolicy.Check(
-      ESSENTIAL_CLAIMS_REASON,
-      'an essential claim is not available for this account',
-      'access_denied',
-      async (ctx: KoaContextWithOIDC) => {
+    new interactionPolicy.Check(DELIVERY_REASON, 'the grant does not cover how the client receives user data', 'consent_required', (ctx: KoaContextWithOIDC) => {
+      const { client, grant } = ctx.oidc;
+      if (!client || !grant) return interactionPolicy.Check.REQUEST_PROMPT;
+      return weakerThanConsented(deliveryOf(client), recordedDelivery(grant)) ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    }),
+  );
+  policy.add(
+    new interactionPolicy.Prompt(
+      { name: ESSENTIAL_CLAIMS_PROMPT, requestable: false },
+      new interactionPolicy.Check('essential_claims_unavailable', 'an essential claim is not available for this account', 'access_denied', async (ctx: KoaContextWithOIDC) => {
         const accountId = ctx.oidc.session?.accountId;
-        if (!accountId) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
-        const missing = await missingFor(ctx, registry, mac, accountId);
+        const client = ctx.oidc.client;
+        if (!accountId || !client) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+        const missing = await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, ctx.oidc.claims as Record<string, unknown> | undefined);
         return missing.length > 0 ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT;
-      },
-      async (ctx: KoaContextWithOIDC) => {
-        const accountId = ctx.oidc.session?.accountId;
-        return { missingEssentialClaims: accountId ? reportedNames(await missingFor(ctx, registry, mac, accountId)) : [] };
-      },
+      }),
     ),
   );
   return policy;

@@ -7,7 +7,8 @@ import type { Client, InteractionResults } from 'oidc-provider';
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
 import { describeRequest } from '../claims/describe.js';
-import { ESSENTIAL_CLAIMS_REASON } from '../claims/essential-check.js';
+import { deliveryOf, recordDelivery } from '../claims/delivery.js';
+import { ESSENTIAL_CLAIMS_PROMPT, reportedNames } from '../claims/essential-check.js';
 import { channelMode } from '../claims/privacy.js';
 
 import { readFormBody } from '../web/form-body.js';
@@ -32,6 +33,11 @@ export interface InteractionsOptions {
   logger?: Logger;
   /** Counts `login_throttled` security events, when metrics are on. */
   metrics?: Metrics;
+  /**
+   * The essential claims of a request the account cannot satisfy (C5). Asked only once the person
+   * has consented to the client (the `essential_claims` prompt comes after `consent`).
+   */
+  missingEssentialClaims: (accountId: string, clientId: string, claims: Record<string, unknown> | undefined) => Promise<string[]>;
   /**
    * The scopes the deployment offers (C5); the consent page describes only their claims, since the
    * provider serves a request without the others. Default: every scope of the map.
@@ -90,12 +96,15 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       sendPage(ctx, loginPage({ action: `${path}/login`, clientName, redirectOrigin }));
       return;
     }
-    if (details.prompt.reasons.includes(ESSENTIAL_CLAIMS_REASON)) {
-      // The person cannot fix this here: the account lacks a claim the application requires.
-      const missing = (details.prompt.details as { missingEssentialClaims?: string[] }).missingEssentialClaims ?? [];
+    if (details.prompt.name === ESSENTIAL_CLAIMS_PROMPT) {
+      // She has consented to this client; the account lacks a claim the application requires.
+      const accountId = details.session?.accountId ?? '';
+      const claims = typeof details.params.claims === 'string' ? (JSON.parse(details.params.claims) as Record<string, unknown>) : undefined;
+      const missing = reportedNames(await options.missingEssentialClaims(accountId, String(details.params.client_id), claims));
       await finish(ctx, details, { error: 'access_denied', error_description: `essential claims not available for this account: ${missing.join(' ')}` });
       return;
     }
+    if (details.prompt.name !== 'consent') return ctx.throw(400, 'this interaction expects no page');
     sendPage(
       ctx,
       consentPage({
@@ -151,6 +160,10 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (!grant) return ctx.throw(400, 'the grant of this interaction no longer exists');
     if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
     if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
+    // Consent covers how the data travels: the client's delivery as she saw it on the page.
+    const { client } = await clientFor(details.params.client_id);
+    if (!client) return ctx.throw(400, 'the client of this interaction no longer exists');
+    recordDelivery(grant, deliveryOf(client));
     const grantId = await grant.save();
     await finish(ctx, details, { consent: details.grantId ? {} : { grantId } });
   });

@@ -2,6 +2,7 @@ import type { Adapter, ClientMetadata, Configuration, FindAccount } from 'oidc-p
 
 import { createRegistrationPolicies } from '../../policies/index.js';
 import { claimsParameterAssertion, scopeAssertion } from '../claims/authorization.js';
+import { deliveryTokenClaims } from '../claims/account.js';
 import { createInteractionPolicy } from '../claims/essential-check.js';
 import type { ClaimRegistry } from '../claims/modules.js';
 import { SCOPE_CLAIMS } from '../claims/scopes.js';
@@ -89,8 +90,10 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     // Only the scopes whose claims the modules provide (C5); a request naming another is served without it.
     scopes: [...scopeOffer(parts.registry).offered],
     claims: claimsConfiguration(parts.registry),
-    // Scope claims may travel in the ID token too, when it is encrypted to the client (C4, C5).
+    // Scope claims may travel in the ID token (by default their one channel, C5); findAccount picks it.
     conformIdTokenClaims: false,
+    // An access token remembers the delivery its grant was consented with (C8).
+    extraTokenClaims: async (ctx) => deliveryTokenClaims(ctx),
     acrValues: [],
     clientAuthMethods: [...CLIENT_AUTH_METHODS],
     clientDefaults: {

@@ -4,14 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { createDemoClaimModules, type DemoPerson } from '../../lib/demo/claim-modules/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, type FlowResult, pkcePair, redirectParams, runCodeFlow, signIn } from '../helpers/flow.js';
+import { authorizationUrl, pkcePair, redirectParams, runCodeFlow, signIn, userData, type FlowResult } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { deletePrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
 
-const PROTOCOL = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'scope', 'sid'];
-const userData = (claims: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(claims).filter(([k]) => !PROTOCOL.includes(k)));
 
 /** Values unique to this suite, so that finding one (or a hash of one) anywhere means a leak. */
 const V = {

@@ -3,13 +3,10 @@ import { compactDecrypt, createRemoteJWKSet, jwtVerify } from 'jose';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, pkcePair, redirectParams, runCodeFlow, signIn } from '../helpers/flow.js';
+import { authorizationUrl, pkcePair, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
 
 const INSURANCE = 'demo.ver.healthinsurance.l0.api.demo';
-const PROTOCOL = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'scope', 'sid'];
-const userData = (claims: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(claims).filter(([k]) => !PROTOCOL.includes(k)));
 
 describe('claims and privacy end to end (C4, C5)', () => {
   let running: RunningApp;
@@ -62,11 +59,13 @@ describe('claims and privacy end to end (C4, C5)', () => {
       email_verified: true,
     });
     expect(flow.claims.scope).toBe('openid profile email');
-    expect(userData(flow.userinfo)).toEqual(userData(flow.claims));
+    // Each claim travels once (C5): the scope claims went in the ID token, UserInfo has only sub.
+    expect(userData(flow.userinfo)).toEqual({});
   });
 
   it('answers UserInfo for an encrypting client with application/jwt: a JWE holding a JWS signed RS256', async () => {
-    const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid email', configure: rsa.configure, skipUserinfo: true });
+    const claims = JSON.stringify({ userinfo: { email: null, email_verified: null } });
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { configure: rsa.configure, skipUserinfo: true, params: { claims } });
     const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } });
     expect(response.headers.get('content-type')).toContain('application/jwt');
     const jwe = await response.text();
@@ -98,7 +97,9 @@ describe('claims and privacy end to end (C4, C5)', () => {
   });
 
   it('delivers plaintext JSON UserInfo with the claims to a client registered with allow_unencrypted_userinfo', async () => {
-    const flow = await runCodeFlow(running.issuer, optout.metadata, { scope: 'openid email', skipUserinfo: true });
+    const claims = JSON.stringify({ userinfo: { email: null, email_verified: null } });
+    const flow = await runCodeFlow(running.issuer, optout.metadata, { skipUserinfo: true, params: { claims } });
+    expect(userData(flow.claims)).toEqual({});
     const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } });
     expect(response.headers.get('content-type')).toContain('application/json');
     expect(await response.json()).toEqual({ sub: 'demo-0001', email: 'erika.mustermann@example.com', email_verified: true });
@@ -178,8 +179,8 @@ describe('claims and privacy end to end (C4, C5)', () => {
     ['address phone offline_access', {}],
   ])('scope %s delivers exactly its claims', async (scope, expected) => {
     const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: `openid ${scope}`, configure: rsa.configure });
-    expect(userData(flow.userinfo)).toEqual(expected);
     expect(userData(flow.claims)).toEqual(expected);
+    expect(userData(flow.userinfo)).toEqual({});
     expect(flow.tokens.refresh_token).toBeUndefined();
   });
 
@@ -187,6 +188,29 @@ describe('claims and privacy end to end (C4, C5)', () => {
     const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid email', configure: rsa.configure });
     expect(flow.claims.scope).toBe('openid email');
     expect(flow.userinfo.scope).toBeUndefined();
+  });
+
+  it('sends a claim named in the claims parameter only where it was named, not also where its scope goes', async () => {
+    const claims = JSON.stringify({ userinfo: { email: null }, id_token: { name: null } });
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid email profile', configure: rsa.configure, params: { claims } });
+    expect(userData(flow.userinfo)).toEqual({ email: 'erika.mustermann@example.com' });
+    expect(userData(flow.claims)).toEqual({ name: 'Erika Mustermann', given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', email_verified: true });
+  });
+
+  it('sends a claim named in both members to both: an explicit request', async () => {
+    const claims = JSON.stringify({ userinfo: { email: null }, id_token: { email: null } });
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid email', configure: rsa.configure, params: { claims } });
+    expect(userData(flow.userinfo)).toEqual({ email: 'erika.mustermann@example.com' });
+    expect(userData(flow.claims)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
+  });
+
+  it('sends the scope claims in UserInfo when the ID token cannot carry user data and UserInfo can', async () => {
+    const userinfoOnly = await registerClient(running, 'rsa', { id_token_encrypted_response_alg: undefined });
+    const flow = await runCodeFlow(running.issuer, userinfoOnly.metadata, { scope: 'openid email', configure: userinfoOnly.configure });
+    expect(userData(flow.claims)).toEqual({});
+    expect(flow.claims.scope).toBeUndefined();
+    expect(flow.userinfo.scope).toBe('openid email');
+    expect(userData(flow.userinfo)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
   });
 });
 
@@ -199,9 +223,16 @@ describe('svc.stage.include-scopes-in-user-info=true', () => {
   });
   afterAll(async () => running.close());
 
-  it('puts the granted scopes in UserInfo and not in the ID token', async () => {
+  it('puts the granted scopes and their claims in UserInfo and not in the ID token', async () => {
     const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid email', configure: rsa.configure });
     expect(flow.userinfo.scope).toBe('openid email');
+    expect(userData(flow.userinfo)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
     expect(flow.claims.scope).toBeUndefined();
+    expect(userData(flow.claims)).toEqual({});
+  });
+
+  it('serves a relying party that reads only UserInfo (an IAM broker) with every scope claim', async () => {
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid profile email', configure: rsa.configure });
+    expect(userData(flow.userinfo)).toEqual({ name: 'Erika Mustermann', given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', email: 'erika.mustermann@example.com', email_verified: true });
   });
 });

@@ -30,6 +30,8 @@ export async function registerClient(
   }
   if (kind === 'optout') body.allow_unencrypted_userinfo = true;
   if (kind === 'signed-userinfo') body.userinfo_signed_response_alg = 'RS256';
+  // `extra` wins over the kind's metadata (`undefined` leaves a member out).
+  Object.assign(body, extra);
   const res = await register(running, body, token);
   if (res.status !== 201) throw new Error(`registration failed: ${JSON.stringify(res.body)}`);
   const kid = key?.jwk.kid;

@@ -235,3 +235,10 @@ export async function runCodeFlow(
   const userinfo = options.skipUserinfo ? { sub: claims.sub } : await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
   return { code, tokens, claims, userinfo, tokenRequestUrl };
 }
+
+const PROTOCOL_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'scope', 'sid']);
+
+/** The user data among `claims`: everything but the protocol claims (C4). */
+export function userData(claims: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(claims).filter(([k]) => !PROTOCOL_CLAIMS.has(k)));
+}

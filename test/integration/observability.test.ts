@@ -63,7 +63,7 @@ describe('structured logs and metrics (issue 8)', () => {
     expect(invited.status).toBe(202);
     expect(invited.headers.get('x-request-id')).toBe('invite-request-0001');
     expect(registered.status).toBe(201);
-    expect(flow.userinfo.name).toBe(SENTINEL);
+    expect(flow.claims.name).toBe(SENTINEL);
 
     const text = readFileSync(logFile, 'utf8');
     const lines = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -139,9 +139,9 @@ describe('svc.claims.modules (issue 15)', () => {
     try {
       const doc = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as { scopes_supported: string[] };
       expect(doc.scopes_supported).toEqual(['openid', 'profile', 'email']);
-      const { userinfo } = await runCodeFlow(running.issuer, client, { scope: 'openid profile email' });
+      const { claims } = await runCodeFlow(running.issuer, client, { scope: 'openid profile email' });
       // `name` comes from the module given in code: it is asked first.
-      expect(userinfo).toMatchObject({ name: 'From Code', given_name: 'Erika', email: 'erika@example.org', email_verified: true });
+      expect(claims).toMatchObject({ name: 'From Code', given_name: 'Erika', email: 'erika@example.org', email_verified: true });
     } finally {
       await running.close();
     }

@@ -1,0 +1,55 @@
+import type { Client, Grant } from 'oidc-provider';
+
+import { channelMode, type Channel } from './privacy.js';
+
+/** How a client's registration delivers user data, per channel (C4). */
+export type Delivery = Record<Channel, ReturnType<typeof channelMode>>;
+
+const CHANNELS: readonly Channel[] = ['id_token', 'userinfo'];
+/*
+ * A grant keeps no fields of ours, so the delivery a person consented to rides among the grant's
+ * OIDC claim names, under a prefix no claim can have (claim names are checked against the modules
+ * before oidc-provider sees them): `svc:delivery:id_token=encrypted`.
+ */
+const PREFIX = 'svc:delivery:';
+
+/** The delivery `client`'s registration has now. */
+export function deliveryOf(client: Client): Delivery {
+  return { id_token: channelMode(client, 'id_token'), userinfo: channelMode(client, 'userinfo') };
+}
+
+/** The delivery as one line (`id_token=encrypted userinfo=withheld`), for a grant or an access token. */
+export function deliveryText(delivery: Delivery): string {
+  return CHANNELS.map((channel) => `${channel}=${delivery[channel]}`).join(' ');
+}
+
+/** Reads {@link deliveryText}; `undefined` for anything else. */
+export function parseDelivery(text: unknown): Delivery | undefined {
+  if (typeof text !== 'string') return undefined;
+  const found = new Map(text.split(' ').map((part) => part.split('=') as [string, string]));
+  const modes = CHANNELS.map((channel) => found.get(channel));
+  if (!modes.every((m) => m === 'encrypted' || m === 'unencrypted' || m === 'withheld')) return undefined;
+  return Object.fromEntries(CHANNELS.map((channel, i) => [channel, modes[i]])) as Delivery;
+}
+
+/** The delivery recorded when the person consented; `undefined` for a grant without a record. */
+export function recordedDelivery(grant: Grant): Delivery | undefined {
+  const names = (grant.openid?.claims ?? []).filter((c) => c.startsWith(PREFIX)).map((c) => c.slice(PREFIX.length));
+  return parseDelivery(names.sort().join(' '));
+}
+
+/** Records `delivery` on `grant`, replacing an earlier record. */
+export function recordDelivery(grant: Grant, delivery: Delivery): void {
+  if (grant.openid?.claims) grant.openid.claims = grant.openid.claims.filter((c) => !c.startsWith(PREFIX));
+  grant.addOIDCClaims(CHANNELS.map((channel) => `${PREFIX}${channel}=${delivery[channel]}`));
+}
+
+/**
+ * True when `now` delivers in a weaker form than `consented` (or nothing was recorded): a channel
+ * that was encrypted and no longer is, or an opt-out (`allow_unencrypted_userinfo`) that was not
+ * there. Adding encryption is never weaker.
+ */
+export function weakerThanConsented(now: Delivery, consented: Delivery | undefined): boolean {
+  if (!consented) return true;
+  return CHANNELS.some((channel) => (consented[channel] === 'encrypted' && now[channel] !== 'encrypted') || (now[channel] === 'unencrypted' && consented[channel] !== 'unencrypted'));
+}
