@@ -13,11 +13,6 @@ export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 /** The consent reason for a grant that does not cover how the client's registration now delivers data. */
 export const DELIVERY_REASON = 'delivery_not_consented';
 
-/** At most this many missing names are reported. */
-const REPORTED_NAMES = 16;
-/** Longer requested names are reported shortened to this many characters. */
-const REPORTED_LENGTH = 80;
-
 /**
  * The essential claims of this authorization request the signed-in account cannot satisfy: both
  * channels resolved together, with one call per claim module.
@@ -26,12 +21,6 @@ export async function missingEssentialClaims(registry: ClaimRegistry, values: Va
   const requests = ['userinfo', 'id_token'].flatMap((channel) => channelRequests(claims?.[channel] as ChannelClaims | undefined).filter((r) => r.essential));
   if (requests.length === 0) return [];
   return [...new Set((await resolveRequests(registry, accountId, requests, values)).missingEssential)];
-}
-
-/** The missing names as the `access_denied` description reports them: bounded and shortened. */
-export function reportedNames(missing: readonly string[]): string[] {
-  const shown = missing.slice(0, REPORTED_NAMES).map((n) => (n.length > REPORTED_LENGTH ? `${n.slice(0, REPORTED_LENGTH)}…` : n));
-  return missing.length > REPORTED_NAMES ? [...shown, `(and ${missing.length - REPORTED_NAMES} more)`] : shown;
 }
 
 /**

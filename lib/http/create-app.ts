@@ -4,9 +4,7 @@ import mount from 'koa-mount';
 import type Provider from 'oidc-provider';
 
 import type { SvcStore } from '../../adapters/store.js';
-import { missingEssentialClaims } from '../claims/essential-check.js';
 import { scopeOffer } from '../claims/supported.js';
-import { ClaimValueMac } from '../claims/value-mac.js';
 import { createInteractionsRouter } from '../interactions/router.js';
 import { providerFromRuntime } from '../provider/create-provider.js';
 import { createDemoRouter } from '../demo/router.js';
@@ -116,7 +114,6 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   for (const { scope, missing } of offer.partial) {
     logger.warn('scope_not_offered', { scope, missing: missing.join(' '), fix: 'add a claim module providing these claims, or leave the scope unoffered' });
   }
-  const valueMac = new ClaimValueMac(runtime.cookieKeys);
   const interactions = createInteractionsRouter({
     provider,
     authenticator: runtime.authenticator,
@@ -125,7 +122,6 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     logger,
     metrics,
     offeredScopes: new Set(offer.offered),
-    missingEssentialClaims: (accountId, clientId, claims) => missingEssentialClaims(runtime.registry, valueMac.forClient(clientId), accountId, claims),
   });
   const mailer = options.mailer ?? createMailer(settings.mail);
   const management = createManagementRouter({

@@ -8,7 +8,7 @@ type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
 import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, recordDelivery } from '../claims/delivery.js';
-import { ESSENTIAL_CLAIMS_PROMPT, reportedNames } from '../claims/essential-check.js';
+import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { channelMode } from '../claims/privacy.js';
 
 import { readFormBody } from '../web/form-body.js';
@@ -33,11 +33,6 @@ export interface InteractionsOptions {
   logger?: Logger;
   /** Counts `login_throttled` security events, when metrics are on. */
   metrics?: Metrics;
-  /**
-   * The essential claims of a request the account cannot satisfy (C5). Asked only once the person
-   * has consented to the client (the `essential_claims` prompt comes after `consent`).
-   */
-  missingEssentialClaims: (accountId: string, clientId: string, claims: Record<string, unknown> | undefined) => Promise<string[]>;
   /**
    * The scopes the deployment offers (C5); the consent page describes only their claims, since the
    * provider serves a request without the others. Default: every scope of the map.
@@ -97,11 +92,9 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       return;
     }
     if (details.prompt.name === ESSENTIAL_CLAIMS_PROMPT) {
-      // She has consented to this client; the account lacks a claim the application requires.
-      const accountId = details.session?.accountId ?? '';
-      const claims = typeof details.params.claims === 'string' ? (JSON.parse(details.params.claims) as Record<string, unknown>) : undefined;
-      const missing = reportedNames(await options.missingEssentialClaims(accountId, String(details.params.client_id), claims));
-      await finish(ctx, details, { error: 'access_denied', error_description: `essential claims not available for this account: ${missing.join(' ')}` });
+      // She has consented to this client; the account lacks a claim it requires. Which one is
+      // not said: the result is stored in the interaction until the client receives it.
+      await finish(ctx, details, { error: 'access_denied', error_description: 'an essential claim is not available for this account' });
       return;
     }
     if (details.prompt.name !== 'consent') return ctx.throw(400, 'this interaction expects no page');

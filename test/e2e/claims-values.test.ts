@@ -94,7 +94,7 @@ describe('requested claim values through full flows on Redis (C5, issue 14)', ()
   it('answers an essential claim whose value does not match with access_denied, as before', () => {
     expect({ error: denied.get('error'), description: denied.get('error_description'), state: denied.get('state') }).toEqual({
       error: 'access_denied',
-      description: 'essential claims not available for this account: birthdate',
+      description: 'an essential claim is not available for this account',
       state: 'st-values',
     });
   });

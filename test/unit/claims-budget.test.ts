@@ -6,7 +6,6 @@ import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import { ClaimRegistry } from '../../lib/index.js';
 import { rewriteClaimsParameter } from '../../lib/claims/authorization.js';
 import { CLAIMS_BUDGET, decodeClaimsParameter } from '../../lib/claims/budget.js';
-import { reportedNames } from '../../lib/claims/essential-check.js';
 import { countClaimNames, expandClaimName, expandClaimTree, ExpansionBudget, parseClaimName, printClaimName, type ClaimNameTree, type PathNode } from '../../lib/claims/syntax.js';
 import { ClaimValueMac } from '../../lib/claims/value-mac.js';
 import { bracketFlood, bytesOf, namesAcrossChannels, paddedTo, type ClaimsObject } from '../helpers/claims-requests.js';
@@ -90,15 +89,6 @@ describe('the claims budget (C5, issue 14): 256 names counted before expansion, 
     const malformed = (n: number) => ({ userinfo: Object.fromEntries(Array.from({ length: n }, (_, i) => [`svc.ver.[m${i}`, null])) });
     expect(check(malformed(200)).error?.error_description).toBe('claim svc.ver.[m0: unbalanced [: no closing ] at offset 8');
     expect(check(malformed(300)).error?.error_description).toBe('the claims parameter expands to 300 claim names; at most 256 are allowed');
-  });
-
-  it('keeps a bounded list of missing essential names in the interaction (16 names, 80 characters each)', () => {
-    expect(reportedNames(['birthdate', 'svc.ver.[mobile,email].l2'])).toEqual(['birthdate', 'svc.ver.[mobile,email].l2']);
-    const long = `svc.ver.[email.l2,${'x'.repeat(200)}]`;
-    const reported = reportedNames([long, ...Array.from({ length: 30 }, (_, i) => `name${i}`)]);
-    expect(reported).toHaveLength(17);
-    expect(reported[0]).toBe(`${long.slice(0, 80)}…`);
-    expect(reported[16]).toBe('(and 15 more)');
   });
 
   it('stops an expansion that would overdraw the budget, taking nothing', () => {

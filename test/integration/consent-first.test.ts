@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+
+import { createMemoryStore } from '../../adapters/memory.js';
+import type { ClaimModule } from '../../lib/claims/modules.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { authorizationUrl, FormBrowser, pkcePair, redirectParams, signIn } from '../helpers/flow.js';
+import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { countingStore, type CountingStore } from '../helpers/counting-store.js';
+
+const RIGHT = 'erika.mustermann@example.com';
+const WRONG = 'someone.else@example.com';
+
+/**
+ * Consent first (C8): before a person has approved a client, nothing that depends on her
+ * attributes reaches it: not a value, not whether she has a claim, not whether a guess matches.
+ * The attacker is a client of its own with its own key, sending her browser (which holds a session
+ * from another client) to /authorize.
+ */
+describe('nothing about a person reaches a client before she consents (issue 22, C8)', () => {
+  let running: RunningApp;
+  let friend: RegisteredClient;
+  let attacker: RegisteredClient;
+  let calls = 0;
+  let store: CountingStore;
+
+  beforeAll(async () => {
+    const counted: ClaimModule[] = createDemoClaimModules().map((m) => ({
+      ...m,
+      resolve: (accountId: string, claims: readonly string[]) => {
+        calls += 1;
+        return m.resolve(accountId, claims);
+      },
+    }));
+    store = countingStore(createMemoryStore());
+    running = await startApp({ claimModules: counted, store });
+    [friend, attacker] = await Promise.all([registerClient(running, 'rsa'), registerClient(running, 'rsa')]);
+  });
+  afterAll(async () => running.close());
+
+  const urlFor = (client: RegisteredClient, params: Record<string, string>): string =>
+    authorizationUrl(running.issuer, {
+      client_id: client.metadata.client_id,
+      response_type: 'code',
+      redirect_uri: 'https://rp.example/cb',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      state: 'st',
+      scope: 'openid',
+      ...params,
+    });
+  const essentialEmail = (value: string): string => JSON.stringify({ id_token: { email: { essential: true, value } } });
+
+  /** A browser signed in as `login` through the friendly client (consented there). */
+  const personWithSession = async (login = 'demo'): Promise<FormBrowser> => {
+    const { callbackUrl, browser } = await signIn(urlFor(friend, { scope: 'openid email' }), { login, password: login });
+    expect(callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+    return browser;
+  };
+
+  let browser: FormBrowser;
+  beforeEach(async () => {
+    browser = await personWithSession();
+  });
+
+  it.each([
+    ['a wrong e-mail guess', essentialEmail(WRONG)],
+    ['a right e-mail guess', essentialEmail(RIGHT)],
+    ['an essential birthdate', JSON.stringify({ id_token: { birthdate: { essential: true, value: '1970-01-01' } } })],
+    ['an essential verified ID card', JSON.stringify({ userinfo: { 'svc.ver.idcard.l3.nfc': { essential: true } } })],
+  ])('shows the consent page for %s, asking no claim module', async (_label, claims) => {
+    const before = calls;
+    const step = await browser.follow(urlFor(attacker, { claims }), running.baseUrl);
+    expect(step.leftTo).toBeUndefined();
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    expect(calls).toBe(before);
+  });
+
+  it('answers prompt=none with consent_required whatever she holds, asking no claim module', async () => {
+    const before = calls;
+    const outcomes = [];
+    for (const guess of [WRONG, RIGHT]) {
+      const step = await browser.follow(urlFor(attacker, { claims: essentialEmail(guess), prompt: 'none' }), running.baseUrl);
+      const params = redirectParams(step.leftTo as string);
+      outcomes.push([params.get('error'), params.get('error_description'), params.get('code')]);
+    }
+    expect(outcomes[0]).toEqual(outcomes[1]);
+    expect(outcomes[0]?.[0]).toBe('consent_required');
+    expect(calls).toBe(before);
+  });
+
+  it('answers access_denied for a wrong guess only after she allows, and a code for a right one', async () => {
+    const wrong = await signIn(urlFor(attacker, { claims: essentialEmail(WRONG) }), { browser });
+    expect(wrong.callbackUrl.searchParams.get('error')).toBe('access_denied');
+    expect(wrong.callbackUrl.searchParams.get('error_description')).toBe('an essential claim is not available for this account');
+    const right = await signIn(urlFor(attacker, { claims: essentialEmail(RIGHT) }), { browser });
+    expect(right.callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+  });
+
+  it('with a covering grant (names, never values), prompt=none may answer access_denied: she consented to that client', async () => {
+    await signIn(urlFor(attacker, { claims: essentialEmail(RIGHT) }), { browser });
+    const step = await browser.follow(urlFor(attacker, { claims: essentialEmail(WRONG), prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(step.leftTo as string).get('error')).toBe('access_denied');
+  });
+
+  it('shows the consent page again when a client with a grant for other claims asks for one more essential claim', async () => {
+    await signIn(urlFor(attacker, { scope: 'openid profile' }), { browser });
+    const before = calls;
+    await browser.follow(urlFor(attacker, { scope: 'openid profile', claims: essentialEmail(WRONG) }), running.baseUrl);
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    expect(calls).toBe(before);
+  });
+
+  it('keeps no missing-claim name in the interactions it stores', async () => {
+    const before = store.written('Interaction').length;
+    const { callbackUrl } = await signIn(urlFor(attacker, { claims: essentialEmail(WRONG) }), { browser });
+    expect(callbackUrl.searchParams.get('error')).toBe('access_denied');
+    const saved = store.written('Interaction').slice(before).map((p) => JSON.parse(p) as { prompt: { name: string; details: unknown } });
+    const essential = saved.filter((i) => i.prompt.name === 'essential_claims');
+    expect(essential.length).toBeGreaterThan(0);
+    for (const interaction of essential) expect(interaction.prompt.details).toEqual({});
+    for (const payload of store.written('Interaction').slice(before)) expect(payload).not.toMatch(/missingEssentialClaims|for this account: /);
+  });
+
+  it('treats demo-basic, who lacks the verified ID card, exactly like demo until she allows', async () => {
+    const claims = JSON.stringify({ userinfo: { 'svc.ver.idcard.l3.nfc': { essential: true } } });
+    const basic = await personWithSession('demo-basic');
+    const pages = [];
+    for (const b of [browser, basic]) {
+      await b.follow(urlFor(attacker, { claims }), running.baseUrl);
+      pages.push(b.lastPage.includes('id="consent-allow"'));
+    }
+    expect(pages).toEqual([true, true]);
+    expect((await signIn(urlFor(attacker, { claims }), { browser: basic })).callbackUrl.searchParams.get('error')).toBe('access_denied');
+    expect((await signIn(urlFor(attacker, { claims }), { browser })).callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+  });
+});
