@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { decodeJwt } from 'jose';
+
+import { recordedDelivery } from '../../lib/claims/delivery.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { authorizationUrl, FormBrowser, pkcePair, redirectParams, runCodeFlow, userData } from '../helpers/flow.js';
+import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { manage } from '../helpers/registration.js';
+
+/**
+ * Consent covers how data travels (C8): a grant records each channel's delivery; a registration
+ * weakened later (encryption dropped, the plaintext opt-out added) is not covered by it, and tokens
+ * issued before never deliver user data in the weaker form.
+ */
+describe('consent covers how her data travels (issue 22, C8)', () => {
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+  });
+  afterAll(async () => running.close());
+
+  /** UserInfo's claims for `accessToken`, which must come back readable without any key (JSON or a bare JWS). */
+  const plainUserinfo = async (accessToken: string): Promise<Record<string, unknown>> => {
+    const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+    const body = await response.text();
+    if (!(response.headers.get('content-type') ?? '').includes('application/jwt')) return JSON.parse(body) as Record<string, unknown>;
+    expect(body.split('.')).toHaveLength(3);
+    return decodeJwt(body);
+  };
+  /** Where the browser lands for a silent authorization request of `client`. */
+  const silently = async (browser: FormBrowser, client: RegisteredClient): Promise<URLSearchParams> => {
+    const url = authorizationUrl(running.issuer, {
+      client_id: client.metadata.client_id,
+      response_type: 'code',
+      redirect_uri: 'https://rp.example/cb',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      scope: 'openid email',
+      prompt: 'none',
+    });
+    return redirectParams((await browser.follow(url, running.baseUrl)).leftTo as string);
+  };
+  /** Replaces the client's registration (RFC 7592 PUT) with `changes` applied; returns the new client view. */
+  const update = async (client: RegisteredClient, changes: Record<string, unknown>): Promise<RegisteredClient> => {
+    const { registration_access_token: token, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client.metadata as Record<string, unknown>;
+    const res = await manage(uri as string, 'PUT', token as string, Object.fromEntries(Object.entries({ ...metadata, ...changes }).filter(([, v]) => v !== undefined)));
+    expect(res.status).toBe(200);
+    return { ...client, metadata: { ...client.metadata, ...res.body } as RegisteredClient['metadata'] };
+  };
+
+  it('asks again when a client drops encryption and opts out, and an earlier access token delivers no user data in plaintext', async () => {
+    const original = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const first = await runCodeFlow(running.issuer, original.metadata, { scope: 'openid email', configure: original.configure, browser, params: { claims: JSON.stringify({ userinfo: { email: null } }) } });
+    expect(userData(first.userinfo)).toEqual({ email: 'erika.mustermann@example.com' });
+    expect((await silently(browser, original)).get('code')).toEqual(expect.any(String));
+
+    const weakened = await update(original, {
+      id_token_encrypted_response_alg: undefined,
+      id_token_encrypted_response_enc: undefined,
+      userinfo_encrypted_response_alg: undefined,
+      userinfo_encrypted_response_enc: undefined,
+      jwks: undefined,
+      allow_unencrypted_userinfo: true,
+    });
+
+    // The token issued under the encrypted consent: plaintext now, and so nothing but sub.
+    const earlier = await plainUserinfo(first.tokens.access_token);
+    expect(earlier.sub).toBe('demo-0001');
+    expect(userData(earlier)).toEqual({});
+
+    // The next authorization is not covered by the grant: consent_required silently, the page otherwise.
+    expect((await silently(browser, weakened)).get('error')).toBe('consent_required');
+    const again = await runCodeFlow(running.issuer, weakened.metadata, { scope: 'openid email', browser, params: { claims: JSON.stringify({ userinfo: { email: null } }) } });
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    // Consented in plaintext now: delivered so.
+    expect(userData(again.userinfo)).toEqual({ email: 'erika.mustermann@example.com' });
+    expect(userData(await plainUserinfo(first.tokens.access_token))).toEqual({});
+  });
+
+  it('asks again when only the opt-out is added to a client that received nothing', async () => {
+    const plain = await registerClient(running, 'plain');
+    const browser = new FormBrowser();
+    await runCodeFlow(running.issuer, plain.metadata, { scope: 'openid email', browser });
+    const optedOut = await update(plain, { allow_unencrypted_userinfo: true });
+    expect((await silently(browser, optedOut)).get('error')).toBe('consent_required');
+  });
+
+  it('needs no new consent when a client adds encryption (stronger), and delivers encrypted', async () => {
+    const plain = await registerClient(running, 'plain');
+    const browser = new FormBrowser();
+    await runCodeFlow(running.issuer, plain.metadata, { scope: 'openid email', browser });
+    const keyed = await registerClient(running, 'rsa');
+    const strengthened = await update(plain, {
+      id_token_encrypted_response_alg: keyed.metadata.id_token_encrypted_response_alg,
+      userinfo_encrypted_response_alg: keyed.metadata.userinfo_encrypted_response_alg,
+      jwks: keyed.metadata.jwks,
+    });
+    expect((await silently(browser, strengthened)).get('code')).toEqual(expect.any(String));
+    const flow = await runCodeFlow(running.issuer, strengthened.metadata, { scope: 'openid email', browser, configure: keyed.configure });
+    expect(userData(flow.claims)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
+  });
+
+  it('counts a grant without a delivery record (made before this rule) as not covering', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const flow = await runCodeFlow(running.issuer, client.metadata, { scope: 'openid email', configure: client.configure, browser });
+    const accessToken = await running.app.svc.provider.AccessToken.find(flow.tokens.access_token);
+    const grant = await running.app.svc.provider.Grant.find(accessToken?.grantId as string);
+    if (!grant?.openid?.claims) throw new Error('the grant has no claims');
+    expect(recordedDelivery(grant)).toEqual({ id_token: 'encrypted', userinfo: 'encrypted' });
+    grant.openid.claims = grant.openid.claims.filter((c) => !c.startsWith('svc:delivery:'));
+    await grant.save();
+    expect((await silently(browser, client)).get('error')).toBe('consent_required');
+  });
+});
