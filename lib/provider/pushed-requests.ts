@@ -18,7 +18,7 @@ const epoch = (): number => Math.floor(Date.now() / 1000);
 /**
  * The request object a pushed request is stored as: the request's parameters as they stand after
  * every check of `/par` (the `claims` parameter in its stored form, with requested values only as
- * keyed MACs; no `id_token_hint`; the content of a request object in place of the object), as an
+ * keyed MACs; none of the ignored parameters such as `login_hint`; the content of a request object in place of the object), as an
  * unsecured JWT from the client to the issuer, as oidc-provider stores plain pushed requests.
  * The client's signed (and perhaps encrypted) request object itself is never stored: it holds the
  * raw `claims` request, values included (C5: a requested value is never stored).

@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import { hashClientSecret, isHashedClientSecret } from '../registration/client-secrets.js';
 import { ROUTES } from '../settings/paths.js';
 import { PROVIDER_BODY_LIMIT_BYTES } from '../seams.js';
-import { recordRequestEnvelope } from './request-objects.js';
+import { IGNORED_AUTHORIZATION_PARAMETERS, recordRequestEnvelope } from './request-objects.js';
 
 /** oidc-provider's own body limit. */
 const BODY_LIMIT = PROVIDER_BODY_LIMIT_BYTES;
@@ -34,14 +34,14 @@ function hashSecrets(fields: Fields): boolean {
 }
 
 /**
- * `id_token_hint` on an authorization request is ignored (C3), whatever its form (an ID token
- * encrypted to the client cannot be read by the provider). An authorization request is recognised
- * by its content (it carries `response_type`), never by its path; logout keeps its hint.
+ * Drops {@link IGNORED_AUTHORIZATION_PARAMETERS} from an authorization request. It is recognised
+ * by its content (it carries `response_type`), never by its path; logout keeps its hints.
  */
 function dropIgnoredHints(fields: Fields): boolean {
-  if (fields.response_type === undefined || fields.id_token_hint === undefined) return false;
-  delete fields.id_token_hint;
-  return true;
+  if (fields.response_type === undefined) return false;
+  const present = IGNORED_AUTHORIZATION_PARAMETERS.filter((name) => fields[name] !== undefined);
+  for (const name of present) delete fields[name];
+  return present.length > 0;
 }
 
 /** The presented secret of an HTTP Basic header, replaced by its hash (parsed as oidc-provider does). */
@@ -108,8 +108,8 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined): 
  * - a presented client secret (HTTP Basic, or `client_secret` in a form or JSON body) is replaced
  *   by its hash before oidc-provider compares it with the stored hash, so a stolen hash never
  *   authenticates: it would be hashed again;
- * - `id_token_hint` is dropped from authorization requests (query or form; inside request objects
- *   the request-object check drops it);
+ * - the ignored parameters (`login_hint`, `id_token_hint`, …) are dropped from authorization
+ *   requests (query or form; inside request objects the request-object check drops them);
  * - the JWE header of an encrypted `request` parameter is remembered for the request-object check
  *   (the registered `request_object_encryption_alg`/`_enc`), before oidc-provider decrypts it;
  * - `POST` on the canonical client configuration path is served as `PUT` (RFC 7592 replacement),

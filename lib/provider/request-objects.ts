@@ -5,6 +5,14 @@ import { errors, type Client, type KoaContextWithOIDC } from 'oidc-provider';
 import { MODEL_NAMES } from '../seams.js';
 
 /**
+ * The authorization parameters svc-connect accepts and ignores (C3). Being ignored, they are
+ * dropped before oidc-provider reads or stores anything, so none of them is ever stored in clear:
+ * a `login_hint` is often the person's e-mail address, an `id_token_hint` may be an ID token
+ * encrypted to the client, and the locales and display wishes say something about her too.
+ */
+export const IGNORED_AUTHORIZATION_PARAMETERS = ['id_token_hint', 'login_hint', 'display', 'ui_locales', 'claims_locales', 'acr_values'] as const;
+
+/**
  * Longest lifetime a request object may claim: its `exp` at most this many seconds ahead. A signed
  * request object sent by value travels through the browser and is valid for anyone who holds it
  * until it expires, so it must expire, and soon.
@@ -62,8 +70,9 @@ function checkLifetime(claims: Record<string, unknown>): void {
  *   {@link REQUEST_OBJECT_MAX_LIFETIME} seconds ahead.
  * - An encrypted one must use the client's registered `request_object_encryption_alg` and `_enc`,
  *   when it registered them.
- * - `id_token_hint` inside the object is ignored (C3), as it is in the query or a form body: it is
- *   removed from the request's parameters, so oidc-provider neither reads nor stores it.
+ * - the ignored parameters inside the object (`login_hint`, `id_token_hint`, …; C3) are removed
+ *   from the request's parameters, as in the query or a form body, so oidc-provider neither reads
+ *   nor stores them (neither in an interaction nor in a pushed request).
  *
  * A pushed request loaded at `/authorize` was written by the provider from parameters already
  * checked at `/par` (`pushed-requests.ts`); only the hint rule applies to it again.
@@ -75,5 +84,5 @@ export function assertRequestObject(ctx: KoaContextWithOIDC, claims: Record<stri
     checkEnvelope(ctx, client);
   }
   const params = ctx.oidc.params;
-  if (params && 'id_token_hint' in params) delete params.id_token_hint;
+  if (params) for (const name of IGNORED_AUTHORIZATION_PARAMETERS) if (name in params) delete params[name];
 }

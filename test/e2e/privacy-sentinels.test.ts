@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import * as oidc from 'openid-client';
 
 import { createDemoClaimModules, type DemoPerson } from '../../lib/demo/claim-modules/index.js';
 import type { Logger } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';
-import { runCodeFlow } from '../helpers/flow.js';
+import { FormBrowser, pkcePair, runCodeFlow } from '../helpers/flow.js';
+import { encryptRequestObject, registerSigningClient } from '../helpers/request-objects.js';
 import { deletePrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 /** Unique values that must never show up outside an encrypted token or UserInfo response. */
@@ -17,6 +19,8 @@ const S = {
   insurance: 'SENTINEL-insurance-77c2',
   phone: 'SENTINEL-phone-0e4f',
   nationality: 'SENTINEL-nat-3d1a',
+  /** A login_hint, as a client sends the person's address: accepted, ignored, never stored (C3). */
+  hint: 'sentinel-hint-6f0a@example.test',
 };
 
 const PEOPLE: Record<string, DemoPerson> = {
@@ -69,7 +73,7 @@ describe('no user data in logs or in the store (C4, C10)', () => {
     await deletePrefix(SHARED_REDIS_URL, prefix);
   });
 
-  it('runs every kind of flow, then finds no sentinel in any log line or any Redis key or value', async () => {
+  it('runs every kind of flow (query, pushed, request objects, each with a login_hint), then finds no sentinel in any log line or any Redis key or value', async () => {
     const rsa = await registerClient(running, 'rsa');
     const ecdh = await registerClient(running, 'ecdh');
     const plain = await registerClient(running, 'plain');
@@ -81,17 +85,32 @@ describe('no user data in logs or in the store (C4, C10)', () => {
     });
     const delivered: string[] = [];
     for (const client of [rsa, ecdh, optout]) {
-      const flow = await runCodeFlow(running.issuer, client.metadata, { scope: all, configure: client.configure, params: { claims } });
+      const flow = await runCodeFlow(running.issuer, client.metadata, { scope: all, configure: client.configure, params: { claims, login_hint: S.hint } });
       delivered.push(JSON.stringify(flow.userinfo), JSON.stringify(flow.claims));
     }
     const withheld = await runCodeFlow(running.issuer, plain.metadata, { scope: all });
+    // The hint inside a pushed form, a signed request object by value, and one pushed (encrypted).
+    const signer = await registerSigningClient(running);
+    const config = await signer.config();
+    const request = { redirect_uri: 'https://rp.example/cb', scope: 'openid email', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', login_hint: S.hint, claims };
+    const jar = await oidc.buildAuthorizationUrlWithJAR(config, request, { key: signer.signingKey, kid: signer.kid });
+    const encrypted = new URLSearchParams(jar.searchParams);
+    encrypted.set('request', await encryptRequestObject(running.issuer, jar.searchParams.get('request') as string, 'RSA-OAEP-256'));
+    // Each is scanned while its interaction waits at the login page (the record is gone afterwards).
+    const midFlow: string[] = [];
+    for (const url of [await oidc.buildAuthorizationUrlWithPAR(config, request), jar, await oidc.buildAuthorizationUrlWithPAR(config, encrypted), new URL(`${running.issuer}/authorize?${new URLSearchParams({ ...request, client_id: rsa.metadata.client_id as string, response_type: 'code' }).toString()}`)]) {
+      const browser = new FormBrowser();
+      await browser.follow(url.href, running.baseUrl);
+      expect(browser.lastPage).toContain('id="login-form"');
+      midFlow.push(...[...(await dumpPrefix(SHARED_REDIS_URL, prefix))].flat());
+    }
     // The flows really carried the sentinels where they may (so the scan below is meaningful) …
     expect(delivered.join()).toContain(S.name);
     expect(delivered.join()).toContain(S.phone);
     expect(JSON.stringify(withheld.userinfo)).not.toContain(S.name);
 
     // … and nowhere else.
-    const stored = [...(await dumpPrefix(SHARED_REDIS_URL, prefix))].flat();
+    const stored = [...midFlow, ...[...(await dumpPrefix(SHARED_REDIS_URL, prefix))].flat()];
     expect(stored.length).toBeGreaterThan(10);
     const haystacks = { logs: lines.join('\n'), redis: stored.join('\n') };
     for (const [where, text] of Object.entries(haystacks)) {
