@@ -1,3 +1,4 @@
+import type { Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';
 import { claimsForScope } from './scopes.js';
 import { channelRequests } from './stored-form.js';
@@ -31,21 +32,35 @@ export function describeRequested(request: ClaimRequest): string {
   return `one of: ${request.alternatives.map(describeClaim).join('; ')}`;
 }
 
-/** What an authorization request asks for, in plain words, each with whether it is essential. */
-export function describeRequest(scope: string | undefined, claimsParameter: string | undefined): { text: string; essential: boolean }[] {
-  const items = new Map<string, { text: string; essential: boolean }>();
-  for (const claim of claimsForScope(scope)) items.set(claim, { text: describeClaim(claim), essential: false });
+/** One thing a request asks for, in plain words. */
+export interface RequestedItem {
+  text: string;
+  essential: boolean;
+  /** The channels it travels in (C5: a scope's claims in one, a `claims` parameter member where named). */
+  channels: Channel[];
+}
+
+/**
+ * What an authorization request asks for, in plain words, each with whether it is essential and
+ * where it travels: a scope's claims in `scopeChannel`, unless the `claims` parameter names them,
+ * which sends them where it names them.
+ */
+export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel): RequestedItem[] {
+  const items = new Map<string, RequestedItem>();
   let parsed: Record<string, unknown> = {};
   try {
     parsed = claimsParameter ? (JSON.parse(claimsParameter) as Record<string, unknown>) : {};
   } catch {
     parsed = {};
   }
-  for (const channel of ['id_token', 'userinfo']) {
+  const explicit = new Map<string, { request: ClaimRequest; channels: Channel[] }>();
+  for (const channel of ['id_token', 'userinfo'] as const) {
     for (const request of channelRequests(parsed[channel] as ChannelClaims | undefined)) {
-      const existing = items.get(request.requested);
-      items.set(request.requested, { text: describeRequested(request), essential: request.essential || (existing?.essential ?? false) });
+      const known = explicit.get(request.requested);
+      explicit.set(request.requested, { request: { ...request, essential: request.essential || (known?.request.essential ?? false) }, channels: [...(known?.channels ?? []), channel] });
     }
   }
+  for (const claim of claimsForScope(scope)) if (!explicit.has(claim)) items.set(claim, { text: describeClaim(claim), essential: false, channels: [scopeChannel] });
+  for (const [name, { request, channels }] of explicit) items.set(name, { text: describeRequested(request), essential: request.essential, channels });
   return [...items.values()];
 }

@@ -122,6 +122,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     logger,
     metrics,
     offeredScopes: new Set(offer.offered),
+    includeScopesInUserInfo: settings.stage.includeScopesInUserInfo,
   });
   const mailer = options.mailer ?? createMailer(settings.mail);
   const management = createManagementRouter({

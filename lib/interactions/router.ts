@@ -9,6 +9,7 @@ type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, recordDelivery } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
+import { scopeChannel } from '../claims/account.js';
 import { channelMode } from '../claims/privacy.js';
 
 import { readFormBody } from '../web/form-body.js';
@@ -33,6 +34,8 @@ export interface InteractionsOptions {
   logger?: Logger;
   /** Counts `login_throttled` security events, when metrics are on. */
   metrics?: Metrics;
+  /** `svc.stage.include-scopes-in-user-info`: where the scope claims travel (C5). */
+  includeScopesInUserInfo: boolean;
   /**
    * The scopes the deployment offers (C5); the consent page describes only their claims, since the
    * provider serves a request without the others. Default: every scope of the map.
@@ -104,7 +107,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
         allowAction: `${path}/confirm`,
         denyAction: `${path}/abort`,
         clientName,
-        items: describeRequest(offeredOnly(stringParam(details.params.scope)), stringParam(details.params.claims)),
+        items: describeRequest(offeredOnly(stringParam(details.params.scope)), stringParam(details.params.claims), scopeChannel(client, options.includeScopesInUserInfo)),
         channels: {
           idToken: client ? channelMode(client, 'id_token') : 'withheld',
           userinfo: client ? channelMode(client, 'userinfo') : 'withheld',

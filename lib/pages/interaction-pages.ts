@@ -51,8 +51,8 @@ export interface ConsentPageModel {
   /** Form action denying the request. */
   denyAction: string;
   clientName: string;
-  /** What is asked for, in plain words. */
-  items: { text: string; essential: boolean }[];
+  /** What is asked for, in plain words, and where each travels. */
+  items: { text: string; essential: boolean; channels: ('id_token' | 'userinfo')[] }[];
   /** How each channel treats personal data (see `channelMode`). */
   channels: { idToken: ChannelMode; userinfo: ChannelMode };
   /** Origin of the client's redirect URI (allowed as a form target after the POST's redirects). */
@@ -70,10 +70,19 @@ const CHANNEL_WORDS: Record<ChannelMode, string> = {
 
 const channelLine = (label: string, mode: ChannelMode): string => `<li>${label}: ${CHANNEL_WORDS[mode]}</li>`;
 
+const CHANNEL_NAMES = { id_token: 'sign-in token', userinfo: 'profile request' } as const;
+
+/** Where one item travels, in words: only through channels that carry personal data to this client. */
+function travel(channels: readonly ('id_token' | 'userinfo')[], modes: ConsentPageModel['channels']): string {
+  const sent = channels.filter((c) => (c === 'id_token' ? modes.idToken : modes.userinfo) !== 'withheld');
+  if (sent.length === 0) return ' — not sent';
+  return ` — in the ${sent.map((c) => CHANNEL_NAMES[c]).join(' and the ')}`;
+}
+
 /** The consent page (C8): form `#consent-allow` approves, form `#consent-deny` denies. */
 export function consentPage(model: ConsentPageModel): RenderedPage {
   const items = model.items.length
-    ? `<ul>${model.items.map((i) => `<li>${escapeHtml(i.text)}${i.essential ? ' <em>(required)</em>' : ''}</li>`).join('')}</ul>`
+    ? `<ul>${model.items.map((i) => `<li>${escapeHtml(i.text)}${i.essential ? ' <em>(required)</em>' : ''}${travel(i.channels, model.channels)}</li>`).join('')}</ul>`
     : '<p>Only an identifier that lets it recognise you again.</p>';
   return renderPage({
     title: 'Allow access?',

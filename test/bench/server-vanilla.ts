@@ -103,7 +103,7 @@ router.get('/interaction/:uid', async (ctx) => {
       allowAction: `${path}/confirm`,
       denyAction: `${path}/abort`,
       clientName,
-      items: scope.split(' ').map((s) => ({ text: s, essential: false })),
+      items: scope.split(' ').map((s) => ({ text: s, essential: false, channels: ['id_token' as const] })),
       channels: { idToken: 'encrypted', userinfo: 'encrypted' },
     }),
   );

@@ -39,9 +39,9 @@ describe('the consent page says what is asked for, in plain words (C5, issue 5 i
       claims: JSON.stringify({ userinfo: { 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true } } }),
     });
     expect(html).toContain('<strong>rsa test client</strong> asks for:');
-    expect(html).toContain('<li>your e-mail address</li>');
-    expect(html).toContain('<li>your health insurance member number</li>');
-    expect(html).toContain('<li>one of: your verified driving licence (level 3, NFC); your verified ID card (level 3, NFC) <em>(required)</em></li>');
+    expect(html).toContain('<li>your e-mail address — in the sign-in token</li>');
+    expect(html).toContain('<li>your health insurance member number — in the sign-in token</li>');
+    expect(html).toContain('<li>one of: your verified driving licence (level 3, NFC); your verified ID card (level 3, NFC) <em>(required)</em> — in the profile request</li>');
     expect(html).toContain('Sign-in token: <strong>encrypted</strong>');
     expect(html).toContain('Profile request (UserInfo): <strong>encrypted</strong>');
     expect(html).not.toContain('svc_alternative_of');
@@ -50,5 +50,12 @@ describe('the consent page says what is asked for, in plain words (C5, issue 5 i
   it('tells the person that a client without encryption receives no personal data', async () => {
     const html = await consentHtml(plain, { scope: 'openid profile' });
     expect(html).toContain('Sign-in token: not encrypted, so <strong>no personal data</strong> is sent this way');
+    expect(html).toContain('<li>your full name — not sent</li>');
+  });
+
+  it('says a claim named in both members of the claims parameter travels in both', async () => {
+    const html = await consentHtml(rsa, { scope: 'openid email', claims: JSON.stringify({ userinfo: { email: null }, id_token: { email: null } }) });
+    expect(html).toContain('<li>your e-mail address — in the sign-in token and the profile request</li>');
+    expect(html).toContain('<li>whether your e-mail address is confirmed — in the sign-in token</li>');
   });
 });
