@@ -34,6 +34,8 @@ ${error ? `<p class="error" role="alert" id="demo-form-error">${escapeHtml(error
 <fieldset><legend>Scopes (openid is always requested)</legend>
 ${DEMO_SCOPES.map((s) => `<label><input type="checkbox" name="scope" value="${s}"> ${s}</label>`).join('\n')}
 </fieldset>
+<p>Each claim travels once: the claims of the ticked scopes in the ID token (in UserInfo when the
+provider sets <code>svc.stage.include-scopes-in-user-info</code>), a claims request's claims where it names them.</p>
 <label for="claims">claims request (JSON, optional)</label>
 <textarea id="claims" name="claims" rows="5" cols="60" placeholder="${escapeHtml(EXAMPLE_CLAIMS)}"></textarea>
 <label for="prompt">prompt</label>

@@ -98,7 +98,7 @@ describe('no user data in logs or in the store (C4, C10)', () => {
     encrypted.set('request', await encryptRequestObject(running.issuer, jar.searchParams.get('request') as string, 'RSA-OAEP-256'));
     // Each is scanned while its interaction waits at the login page (the record is gone afterwards).
     const midFlow: string[] = [];
-    for (const url of [await oidc.buildAuthorizationUrlWithPAR(config, request), jar, await oidc.buildAuthorizationUrlWithPAR(config, encrypted), new URL(`${running.issuer}/authorize?${new URLSearchParams({ ...request, client_id: rsa.metadata.client_id as string, response_type: 'code' }).toString()}`)]) {
+    for (const url of [await oidc.buildAuthorizationUrlWithPAR(config, request), jar, await oidc.buildAuthorizationUrlWithPAR(config, encrypted), new URL(`${running.issuer}/authorize?${new URLSearchParams({ ...request, client_id: rsa.metadata.client_id, response_type: 'code' }).toString()}`)]) {
       const browser = new FormBrowser();
       await browser.follow(url.href, running.baseUrl);
       expect(browser.lastPage).toContain('id="login-form"');

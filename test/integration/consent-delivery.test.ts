@@ -47,7 +47,7 @@ describe('consent covers how her data travels (issue 22, C8)', () => {
     const { registration_access_token: token, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client.metadata as Record<string, unknown>;
     const res = await manage(uri as string, 'PUT', token as string, Object.fromEntries(Object.entries({ ...metadata, ...changes }).filter(([, v]) => v !== undefined)));
     expect(res.status).toBe(200);
-    return { ...client, metadata: { ...client.metadata, ...res.body } as RegisteredClient['metadata'] };
+    return { ...client, metadata: { ...client.metadata, ...res.body } };
   };
 
   it('asks again when a client drops encryption and opts out, and an earlier access token delivers no user data in plaintext', async () => {
