@@ -56,7 +56,6 @@ describeEachStore(
 
     it.each([
       ['a 20 000-character nonce', { nonce: 'n'.repeat(20_000) }],
-      ['a 20 000-character login_hint', { login_hint: 'h'.repeat(20_000) }],
       ['a claims request within its own budget whose stored form outgrows the request (every vocabulary name deliverable)', { claims: JSON.stringify(vocabularyFlood()) }],
       ['a claims request within budget plus a long nonce', { claims: JSON.stringify(vocabularyFlood()), nonce: 'n'.repeat(4000) }],
     ])('refuses %s with invalid_request naming the size, redirected with state, nothing stored', async (_name, extra) => {
@@ -66,6 +65,15 @@ describeEachStore(
       expect(location.startsWith(REDIRECT)).toBe(true);
       expect(refusedSize(location)).toBeGreaterThan(STORED_PARAMETERS_MAX_BYTES);
       expect(store.writes('Interaction')).toBe(before);
+    });
+
+    it('accepts a 20 000-character login_hint, ignored and never stored (C3)', async () => {
+      const before = store.written('Interaction').length;
+      const { location } = await authorize({ login_hint: 'h'.repeat(20_000) });
+      expect(location).toMatch(/^\/oidc\/v1\/interaction\/[\w-]+$/);
+      const written = store.written('Interaction').slice(before);
+      expect(written).toHaveLength(1);
+      expect(written[0]).not.toContain('hhhh');
     });
 
     it('accepts a request of exactly the limit, and its interaction record stays within 16 KiB', async () => {

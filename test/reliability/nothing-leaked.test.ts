@@ -60,7 +60,7 @@ describe('nothing leaked into logs or Redis (issue 10, item 6)', () => {
     secrets.rat_2 = read.body.registration_access_token as string;
     // Flows: plaintext opt-out client, encrypting client, failed logins.
     const plainFlow = await runCodeFlow(running.issuer, registered.body as unknown as ClientMetadata, { scope: 'openid profile email svc.insurance' });
-    expect(plainFlow.userinfo.name).toBe(SENTINELS.name);
+    expect(plainFlow.claims.name).toBe(SENTINELS.name);
     secrets.code = plainFlow.code;
     secrets.access_token = plainFlow.tokens.access_token;
     secrets.id_token = plainFlow.tokens.id_token as string;
