@@ -1,5 +1,5 @@
 import { SettingsError, CliError } from '../errors.js';
-import type { LogFields } from '../logger.js';
+import { redactUrlCredentials, type LogFields } from '../logger.js';
 import { defaultLogFormat } from '../observability/pino-logger.js';
 import { PROPERTY_DEFINITIONS } from '../settings/definitions.js';
 import { loadSettingsWithSources, type SettingSource } from '../settings/load.js';
@@ -20,12 +20,12 @@ or SMTP.
 Exits 0 when the server would start (warnings are listed), 1 with the server's own message when it
 would not, 2 when the command line is wrong.`;
 
-/** The effective value as printed: secrets redacted, lists joined, unset as `-`. */
+/** The effective value as printed: secrets redacted (credentials inside URLs too), lists joined, unset as `-`. */
 function shown(value: unknown, secret: boolean): string {
   if (value === undefined) return '-';
   if (secret) return '<redacted>';
-  if (Array.isArray(value)) return value.map((v) => (v && typeof v === 'object' ? `${String((v as { host: string }).host)}:${String((v as { port: number }).port)}` : String(v))).join(',');
-  return typeof value === 'string' ? value : JSON.stringify(value);
+  if (Array.isArray(value)) return value.map((v) => (v && typeof v === 'object' ? `${String((v as { host: string }).host)}:${String((v as { port: number }).port)}` : redactUrlCredentials(String(v)))).join(',');
+  return typeof value === 'string' ? redactUrlCredentials(value) : JSON.stringify(value);
 }
 
 function sourceText(name: string, source: SettingSource | undefined): string {

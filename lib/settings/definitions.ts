@@ -58,7 +58,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.base-url',
     env: 'SVC_BASE_URL',
     defaultText: '`http://localhost:{port}`',
-    doc: 'Public base URL of the provider. The issuer is `{base-url}/oidc/v1`.',
+    doc: 'Public base URL of the provider. The issuer is `{base-url}/oidc/v1`. An `http` URL on a host other than loopback is warned about, and refused under `NODE_ENV=production` (the issuer is https even when TLS ends at a proxy).',
     read: (s) => s.baseUrl,
     apply: (s, raw) => {
       s.baseUrl = parseBaseUrl(raw);

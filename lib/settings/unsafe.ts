@@ -22,9 +22,18 @@ export interface SuppliedParts {
   management?: boolean;
 }
 
+/** True for an `http:` URL whose host is not loopback (`localhost`, 127.0.0.0/8, `[::1]`). */
+function httpOffLoopback(baseUrl: string): boolean {
+  const url = new URL(baseUrl);
+  if (url.protocol !== 'http:') return false;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  return !(host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
+}
+
 /**
  * Lists the unsafe defaults still in force for `settings`, and the settings that are unsafe in
- * production whoever set them (`svc.demo.enabled`, `svc.fetch.allow-private-network`).
+ * production whoever set them (`svc.demo.enabled`, `svc.fetch.allow-private-network`, an `http`
+ * base URL off loopback).
  */
 export function findUnsafeDefaults(settings: Settings, supplied: SuppliedParts = {}): UnsafeDefault[] {
   const found: UnsafeDefault[] = [];
@@ -50,6 +59,12 @@ export function findUnsafeDefaults(settings: Settings, supplied: SuppliedParts =
     found.push({
       property: 'svc.fetch.allow-private-network',
       reason: 'jwks_uri and x5u are fetched over http and from loopback and private addresses (a server-side request forgery surface)',
+    });
+  }
+  if (httpOffLoopback(settings.baseUrl)) {
+    found.push({
+      property: 'svc.base-url',
+      reason: 'the public issuer is http on a host other than loopback: browsers, relying parties and cookies then travel in clear (use https, also when TLS ends at a proxy)',
     });
   }
   if (supplied.management) {

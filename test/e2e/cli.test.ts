@@ -185,7 +185,13 @@ describe('the svc-connect command line (issue 8)', () => {
     const properties = join(dir, 'check.properties');
     writeFileSync(properties, 'svc.port = 4000\nsvc.mail.from = idp@example.com\n');
     const cookieKey = 'c'.repeat(40);
-    const result = await cli(['config', 'check', '--file', properties], { SVC_MANAGEMENT_PASSWORD: 'a-secret-password', SVC_COOKIES_KEYS: cookieKey, SVC_UNRELATED_THING: 'x' });
+    const result = await cli(['config', 'check', '--file', properties], {
+      SVC_MANAGEMENT_PASSWORD: 'a-secret-password',
+      SVC_COOKIES_KEYS: cookieKey,
+      SVC_UNRELATED_THING: 'x',
+      SVC_REDIS_URL: 'redis://:redis-pw-in-url@127.0.0.1:1/0',
+      SMTP_URL: 'smtp://mailer:smtp-pw-in-url@127.0.0.1:1?password=smtp-pw-in-query',
+    });
     expect(result.code).toBe(0);
     const row = (name: string): string[] => (new RegExp(`^${name.replace(/\./g, '\\.')}\\s+(\\S+)\\s+(.+)$`, 'm').exec(result.stdout) ?? []).slice(1);
     expect(row('svc.port')).toEqual(['4000', `file ${properties}`]);
@@ -193,12 +199,13 @@ describe('the svc-connect command line (issue 8)', () => {
     expect(row('svc.base-url')).toEqual(['http://localhost:4000', 'default (from svc.port)']);
     expect(row('svc.management.password')).toEqual(['<redacted>', 'env SVC_MANAGEMENT_PASSWORD']);
     expect(row('svc.cookies.keys')).toEqual(['<redacted>', 'env SVC_COOKIES_KEYS']);
-    expect(row('svc.redis.url')).toEqual(['-', 'default']);
+    expect(row('svc.redis.url')).toEqual(['redis://:***@127.0.0.1:1/0', 'env SVC_REDIS_URL']);
+    expect(row('svc.mail.smtp-url')).toEqual(['<redacted>', 'env SMTP_URL']);
+    expect(result.stdout + result.stderr).not.toMatch(/redis-pw-in-url|smtp-pw-in-url|smtp-pw-in-query/);
     expect(row('svc.access-token.ttl')).toEqual(['3600', 'default']);
     expect(result.stdout).not.toContain('a-secret-password');
     expect(result.stdout).not.toContain(cookieKey);
     expect(result.stdout).toContain('ignored: environment variable SVC_UNRELATED_THING');
-    expect(result.stdout).toContain('warning: svc.redis.url: the embedded in-memory store');
     expect(result.stdout).toMatch(/configuration OK: the server would start with \d+ warnings\n$/);
   });
 

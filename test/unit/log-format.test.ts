@@ -7,6 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import { createPinoLogger } from '../../lib/index.js';
 import { defaultLogFormat } from '../../lib/observability/pino-logger.js';
 import { prettyLine } from '../../lib/observability/pretty.js';
+import { redactUrlCredentials } from '../../lib/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-log-'));
 
@@ -51,5 +52,20 @@ describe('log formats (svc.log.format, issue 15 item 9)', () => {
     expect(defaultLogFormat(false, notATerminal)).toBe('json');
     expect(defaultLogFormat(true, notATerminal)).toBe('json');
     expect(defaultLogFormat(true, 1)).toBe('json');
+  });
+});
+
+describe('credentials inside URLs (issue 24)', () => {
+  it.each([
+    ['redis://:secret@127.0.0.1:6379/0', 'redis://:***@127.0.0.1:6379/0'],
+    ['rediss://default:s3cr%40t@redis.example:6380', 'rediss://default:***@redis.example:6380'],
+    ['smtp://user:pass@mail.example:587', 'smtp://user:***@mail.example:587'],
+    ['smtps://mail.example?password=x&pool=true', 'smtps://mail.example?password=***&pool=true'],
+    ['https://example.com/path?token=abc', 'https://example.com/path?token=***'],
+    ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379'],
+    ['http://localhost:3000', 'http://localhost:3000'],
+    ['not a url', 'not a url'],
+  ])('%s is shown as %s', (text, shown) => {
+    expect(redactUrlCredentials(text)).toBe(shown);
   });
 });

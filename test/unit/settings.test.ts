@@ -298,3 +298,18 @@ describe('unsafe defaults', () => {
     expect(findUnsafeDefaults(settings, { management: true })).toEqual([]);
   });
 });
+
+describe('an http base URL (issue 24)', () => {
+  const refusedIn = (baseUrl: string): boolean =>
+    findUnsafeDefaults(loadSettings({ env: { NODE_ENV: 'production', SVC_BASE_URL: baseUrl } })).some((f) => f.property === 'svc.base-url');
+
+  it.each(['http://idp.example.com', 'http://10.0.0.5:3000', 'http://[fd00::1]:3000', 'http://LOCALHOST.example.com'])('is refused in production for %s', (baseUrl) => {
+    expect(refusedIn(baseUrl)).toBe(true);
+    const settings = loadSettings({ env: { NODE_ENV: 'production', SVC_BASE_URL: baseUrl } });
+    expect(captureError(() => enforceSafeDefaults(settings, findUnsafeDefaults(settings), silentLogger)).properties).toContain('svc.base-url');
+  });
+
+  it.each(['https://idp.example.com', 'http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000', 'http://app.localhost:3000'])('passes for %s (https, or loopback)', (baseUrl) => {
+    expect(refusedIn(baseUrl)).toBe(false);
+  });
+});
