@@ -4,16 +4,23 @@
  * the demo accounts while `svc.demo.enabled`), claims from `svc.claims.modules` (else the demo
  * modules while `svc.demo.enabled`).
  */
+import { readFileSync } from 'node:fs';
+
 import { createDemoClaimModules } from './demo/claim-modules/index.js';
 import { SettingsError } from './errors.js';
 import { createApp } from './http/create-app.js';
-import { createSettingsLogger } from './observability/pino-logger.js';
+import { createSettingsLogger, defaultLogFormat } from './observability/pino-logger.js';
 import { loadSettings } from './settings/load.js';
 
+/** How often the server checks that the process that started it is still there. */
+const PARENT_CHECK_MS = 1000;
+
 /**
- * Starts the example server: one `listening` line (URL, store, key source, warnings), SIGHUP reloads
- * the keys file, SIGINT/SIGTERM close the server, the store and the mailer (`stopping`, `stopped`)
- * and exit 0.
+ * Starts the example server: one `listening` line (URL, store, key source, warnings; on a terminal
+ * also a plain sentence, never in JSON output), SIGHUP reloads the keys file, SIGINT/SIGTERM close
+ * the server, the store and the mailer (`stopping`, `stopped`) and exit 0. A server whose parent
+ * went away (`npm start` killed by a SIGHUP meant for the server) stops the same way (`parent_gone`),
+ * so no orphan keeps serving keys it can no longer be told to reload.
  */
 export async function runServer(): Promise<void> {
   const ignored: string[] = [];
@@ -28,6 +35,7 @@ export async function runServer(): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : settings.port;
     logger.info('listening', { port, url: settings.baseUrl, issuer: app.svc.paths.issuer, store: info.store, keys: info.keys, warnings: info.warnings });
     logger.flush?.();
+    if ((settings.log.format ?? defaultLogFormat(settings.production)) !== 'pretty') return;
     const warned = info.warnings === 0 ? 'no warnings' : `${info.warnings} warning${info.warnings === 1 ? '' : 's'} above`;
     process.stdout.write(`svc-connect listening on http://localhost:${port}${app.svc.paths.basePath} (issuer ${app.svc.paths.issuer}, store ${info.store}, ${warned})\n`);
   });
@@ -37,7 +45,7 @@ export async function runServer(): Promise<void> {
     void app.svc.reloadKeys();
   });
   let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
+  const stop = (signal: NodeJS.Signals | 'parent_gone'): void => {
     if (stopping) return;
     stopping = true;
     logger.info('stopping', { signal });
@@ -61,6 +69,37 @@ export async function runServer(): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  const lineage = ancestry();
+  const watch = setInterval(() => {
+    const now = ancestry();
+    const gone = lineage.find((pid, i) => now[i] !== pid);
+    if (gone === undefined) return;
+    clearInterval(watch);
+    logger.warn('parent_gone', { parent: gone, fix: 'run the server as its own process (svc-connect serve) so signals reach it' });
+    stop('parent_gone');
+  }, PARENT_CHECK_MS);
+  watch.unref();
+}
+
+/**
+ * The process ids from this process's parent up to init, read from `/proc` (on Linux: `npm start`
+ * runs the server under npm, sh and tsx, and npm may die while the others stay); elsewhere the
+ * parent alone.
+ */
+function ancestry(): number[] {
+  const chain = [process.ppid];
+  for (let pid = process.ppid; pid > 1 && chain.length < 32; ) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      break;
+    }
+    // `pid (comm) state ppid …`: the command may hold spaces and parentheses, so read after the last one.
+    pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    chain.push(pid);
+  }
+  return chain;
 }
 
 /** Reports a failed start on stderr (the message names the property) and exits 1. */

@@ -7,7 +7,7 @@ import type { Client, InteractionResults } from 'oidc-provider';
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
 import { describeRequest } from '../claims/describe.js';
-import { deliveryOf, recordDelivery } from '../claims/delivery.js';
+import { deliveryOf, deliveryText, recordDelivery } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { channelMode } from '../claims/privacy.js';
@@ -112,6 +112,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
           idToken: client ? channelMode(client, 'id_token') : 'withheld',
           userinfo: client ? channelMode(client, 'userinfo') : 'withheld',
         },
+        delivery: client ? deliveryText(deliveryOf(client)) : '',
         redirectOrigin,
       }),
     );
@@ -156,10 +157,17 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (!grant) return ctx.throw(400, 'the grant of this interaction no longer exists');
     if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
     if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
-    // Consent covers how the data travels: the client's delivery as she saw it on the page.
+    // Consent covers how the data travels: the client's delivery as she saw it on the page. When
+    // the registration changed since the page was shown, the page is shown again.
     const { client } = await clientFor(details.params.client_id);
     if (!client) return ctx.throw(400, 'the client of this interaction no longer exists');
-    recordDelivery(grant, deliveryOf(client));
+    const delivery = deliveryOf(client);
+    const shown = (await readFormBody(ctx)).get('delivery');
+    if (shown !== null && shown !== deliveryText(delivery)) {
+      ctx.status = 303;
+      return ctx.redirect(paths.interaction(details.uid));
+    }
+    recordDelivery(grant, delivery);
     const grantId = await grant.save();
     await finish(ctx, details, { consent: details.grantId ? {} : { grantId } });
   });

@@ -55,6 +55,8 @@ export interface ConsentPageModel {
   items: { text: string; essential: boolean; channels: ('id_token' | 'userinfo')[] }[];
   /** How each channel treats personal data (see `channelMode`). */
   channels: { idToken: ChannelMode; userinfo: ChannelMode };
+  /** The delivery as shown (`deliveryText`), sent back with the approval so a changed registration is not approved unseen. */
+  delivery: string;
   /** Origin of the client's redirect URI (allowed as a form target after the POST's redirects). */
   redirectOrigin?: string;
 }
@@ -93,7 +95,7 @@ ${items}
 <p>How it is delivered:</p>
 <ul>${channelLine('Sign-in token', model.channels.idToken)}${channelLine('Profile request (UserInfo)', model.channels.userinfo)}</ul>
 <div class="actions">
-<form id="consent-allow" method="post" action="${escapeHtml(model.allowAction)}"><button class="primary" type="submit">Allow</button></form>
+<form id="consent-allow" method="post" action="${escapeHtml(model.allowAction)}"><input type="hidden" name="delivery" value="${escapeHtml(model.delivery)}"><button class="primary" type="submit">Allow</button></form>
 <form id="consent-deny" method="post" action="${escapeHtml(model.denyAction)}"><button class="secondary" type="submit">Deny</button></form>
 </div>`,
   });

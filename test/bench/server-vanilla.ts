@@ -105,6 +105,7 @@ router.get('/interaction/:uid', async (ctx) => {
       clientName,
       items: scope.split(' ').map((s) => ({ text: s, essential: false, channels: ['id_token' as const] })),
       channels: { idToken: 'encrypted', userinfo: 'encrypted' },
+      delivery: 'id_token=encrypted userinfo=encrypted',
     }),
   );
 });

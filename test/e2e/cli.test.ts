@@ -228,7 +228,7 @@ describe('the svc-connect command line (issue 8)', () => {
 
   it('serve runs the example server', async () => {
     const port = await freePort();
-    const started = await cli(['serve'], { PORT: String(port) }, 'listening on');
+    const started = await cli(['serve'], { PORT: String(port) }, '"event":"listening"');
     try {
       const doc = (await (await waitFor(`http://localhost:${port}/oidc/v1/.well-known/openid-configuration`, 5000)).json()) as { issuer: string };
       expect(doc.issuer).toBe(`http://localhost:${port}/oidc/v1`);

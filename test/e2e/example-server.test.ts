@@ -34,7 +34,7 @@ describe('the example server (npm start)', () => {
       const response = await waitFor(`http://localhost:${port}/oidc/v1/.well-known/openid-configuration`, 5000);
       const doc = (await response.json()) as { issuer: string };
       expect(doc.issuer).toBe(`http://localhost:${port}/oidc/v1`);
-      expect(server.output()).toContain(`listening on http://localhost:${port}`);
+      expect(server.output()).toContain(`"event":"listening","port":${port}`);
       expect(server.output()).toContain('"property":"svc.redis.url"');
     } finally {
       await server.stop();

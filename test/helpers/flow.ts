@@ -122,12 +122,24 @@ export class FormBrowser {
     return new URL(action.replace(/&amp;/g, '&'), pageUrl).href;
   }
 
-  /** Submits form `#id` of the last page with `fields`, following redirects on `origin`. */
+  /** The hidden inputs of form `#id` in the last page, as a browser submits them. */
+  hiddenFields(id: string): Record<string, string> {
+    const form = new RegExp(`<form[^>]*id="${id}"[^>]*>([\\s\\S]*?)</form>`).exec(this.lastPage)?.[1] ?? '';
+    const fields: Record<string, string> = {};
+    for (const [input] of form.matchAll(/<input[^>]*type="hidden"[^>]*>/g)) {
+      const name = /name="([^"]*)"/.exec(input)?.[1];
+      const value = /value="([^"]*)"/.exec(input)?.[1] ?? '';
+      if (name) fields[name] = value.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+    }
+    return fields;
+  }
+
+  /** Submits form `#id` of the last page (its hidden inputs, then `fields`), following redirects on `origin`. */
   async submit(id: string, fields: Record<string, string>, origin: string): Promise<{ response?: Response; leftTo?: string }> {
     return this.follow(this.formAction(id, origin), origin, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
-      body: new URLSearchParams(fields).toString(),
+      body: new URLSearchParams({ ...this.hiddenFields(id), ...fields }).toString(),
     });
   }
 }

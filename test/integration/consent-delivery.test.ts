@@ -80,6 +80,28 @@ describe('consent covers how her data travels (issue 22, C8)', () => {
     expect(userData(await plainUserinfo(first.tokens.access_token))).toEqual({});
   });
 
+  it('does not take an approval of a page that showed another delivery: a registration weakened while the page is open', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const url = authorizationUrl(running.issuer, {
+      client_id: client.metadata.client_id,
+      response_type: 'code',
+      redirect_uri: 'https://rp.example/cb',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      scope: 'openid email',
+    });
+    await browser.follow(url, running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    expect(browser.lastPage).toContain('Profile request (UserInfo): <strong>encrypted</strong>');
+    await update(client, { userinfo_encrypted_response_alg: undefined, userinfo_encrypted_response_enc: undefined, allow_unencrypted_userinfo: true });
+    const stale = await browser.submit('consent-allow', {}, running.baseUrl);
+    expect(stale.leftTo).toBeUndefined();
+    expect(browser.lastPage).toContain('Profile request (UserInfo): <strong>not encrypted</strong>');
+    const allowed = await browser.submit('consent-allow', {}, running.baseUrl);
+    expect(redirectParams(allowed.leftTo as string).get('code')).toEqual(expect.any(String));
+  });
+
   it('asks again when only the opt-out is added to a client that received nothing', async () => {
     const plain = await registerClient(running, 'plain');
     const browser = new FormBrowser();
