@@ -37,6 +37,7 @@ export function providerFromRuntime(settings: Settings, runtime: Runtime, metric
   const configuration = createConfiguration(settings, {
     jwks: runtime.jwks,
     cookieKeys: runtime.cookieKeys,
+    pairwiseKey: runtime.pairwiseKey,
     adapter: withSingleUseTokens(withHashedClientSecrets(withClientSuspension(runtime.store.adapter)), runtime.store),
     clients: withHashedStaticSecrets(runtime.clients),
     registry,
