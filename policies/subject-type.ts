@@ -23,8 +23,15 @@ export function subjectTypePolicy(deps: PolicyDependencies): RegistrationPolicy 
     const type = properties.subject_type;
     if (type !== undefined && !(SUBJECT_TYPES as readonly unknown[]).includes(type)) reject('subject_type', 'must be public or pairwise');
     properties.subject_type = subjectTypeFor(properties, deps.defaultSubjectType ?? 'pairwise');
+    // oidc-provider derives a pairwise client's sector with new URL(): a non-URL would throw (500).
+    if (properties.subject_type === 'pairwise' && !everyRedirectIsUrl(properties)) reject('redirect_uris', 'must be absolute URL strings');
     if (properties.sector_identifier_uri !== undefined) await checkSectorDocument(properties, deps);
   };
+}
+
+function everyRedirectIsUrl(properties: ClientMetadata): boolean {
+  const uris: unknown = properties.redirect_uris;
+  return uris === undefined || (Array.isArray(uris) && uris.every((uri) => typeof uri === 'string' && URL.canParse(uri)));
 }
 
 function keepRegisteredSubject(stored: ClientMetadata, properties: ClientMetadata): void {

@@ -69,6 +69,15 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
       expect(await isUnspent(running, token)).toBe(true);
     });
 
+    it('malformed redirect_uris of a pairwise client are refused as such, never a 500', async () => {
+      for (const redirect_uris of [undefined, [], [42], 'https://rp.example/cb', ['not a url'], ['https://rp.example/cb', { href: 'x' }]]) {
+        const token = await iat();
+        const res = await register(running, { redirect_uris }, token);
+        expect([res.status, res.body.error]).toEqual([400, expect.stringMatching(/^invalid_(redirect_uri|client_metadata)$/)]);
+        expect(await isUnspent(running, token)).toBe(true);
+      }
+    });
+
     it('an unknown subject_type is refused by name', async () => {
       const token = await iat();
       const res = await register(running, { redirect_uris: ['https://rp.example/cb'], subject_type: 'secret' }, token);
