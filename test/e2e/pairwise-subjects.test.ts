@@ -204,6 +204,24 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
     });
   });
 
+  it("a static client's sector_identifier_uri is checked when first loaded, through the guarded fetch", async () => {
+    sectorDoc = ['https://static-a.example/cb'];
+    const listed = confidentialClient({ client_id: 'static-listed', redirect_uris: ['https://static-a.example/cb'], sector_identifier_uri: `${docs.url}/static` });
+    const unlisted = confidentialClient({ client_id: 'static-unlisted', redirect_uris: ['https://static-b.example/cb'], sector_identifier_uri: `${docs.url}/static` });
+    const app = await startApp({ clients: [listed, unlisted], properties: { 'svc.subject.pairwise-key': KEY, 'svc.fetch.allow-private-network': true } });
+    try {
+      expect((await runCodeFlow(app.issuer, listed)).claims.sub).toBe(pairwiseSub(KEY, new URL(docs.url).host, 'demo-0001'));
+      const query = new URLSearchParams({ client_id: 'static-unlisted', response_type: 'code', scope: 'openid', redirect_uri: 'https://static-b.example/cb', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+      const refused = await fetch(`${app.issuer}/authorize?${query.toString()}`, { redirect: 'manual' });
+      expect(refused.status).toBe(400);
+      const page = await refused.text();
+      expect(page).toContain('<code>invalid_client_metadata</code>');
+      expect(page).toContain('all registered redirect_uris must be included in the sector_identifier_uri response');
+    } finally {
+      await app.close();
+    }
+  });
+
   describe('updates keep the subject type and the sector', () => {
     const registered = async (body: Record<string, unknown>): Promise<{ uri: string; token: string; id: string }> => {
       const res = await register(running, body, await iat());
