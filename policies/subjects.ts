@@ -11,10 +11,15 @@ export type SubjectType = (typeof SUBJECT_TYPES)[number];
 /** The metadata that decides a client's subject type and sector. */
 type SubjectMetadata = Pick<ClientMetadata, 'subject_type' | 'sector_identifier_uri' | 'redirect_uris'>;
 
+/**
+ * The host of a URL (with port), or for a URL without one (a native app's private-use scheme,
+ * `com.example.app:/cb`) its scheme: such apps would otherwise all share the empty sector.
+ */
 function hostOf(uri: unknown): string | undefined {
   if (typeof uri !== 'string') return undefined;
   try {
-    return new URL(uri).host;
+    const url = new URL(uri);
+    return url.host || url.protocol;
   } catch {
     return undefined;
   }
@@ -39,7 +44,8 @@ export function subjectTypeFor(metadata: SubjectMetadata, defaultType: SubjectTy
 
 /**
  * The sector identifier of a pairwise client as oidc-provider computes it (its
- * helpers/sector_identifier.js): the host of `sector_identifier_uri`, else of the first redirect URI.
+ * helpers/sector_identifier.js): the host of `sector_identifier_uri`, else of the first redirect URI;
+ * for a redirect URI without a host, its scheme.
  */
 export function sectorOf(metadata: SubjectMetadata): string | undefined {
   const fromUri = hostOf(metadata.sector_identifier_uri);
