@@ -62,14 +62,6 @@ export function pairwiseSub(key: string, sector: string, accountId: string): str
   return createHmac('sha256', key).update(`${sector.length}:${sector}|${accountId}`).digest('base64url');
 }
 
-/** The `sub` a client sees for an account: the account id (public), or its pairwise value. */
-export function subjectFor(key: string, metadata: SubjectMetadata, defaultType: SubjectType, accountId: string): string {
-  if (subjectTypeFor(metadata, defaultType) !== 'pairwise') return accountId;
-  const sector = sectorOf(metadata);
-  if (sector === undefined) throw new Error('a pairwise client without a sector');
-  return pairwiseSub(key, sector, accountId);
-}
-
 /**
  * Static clients get the registration default too ({@link subjectTypeFor}); their
  * `sector_identifier_uri` is checked by oidc-provider when first loaded (through our fetch).
