@@ -194,6 +194,21 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
       }
     });
 
+    it('is checked also with an invitation issued before the policy existed (its token names older policies, or none)', async () => {
+      sectorDoc = ['https://a.example/cb'];
+      for (const policies of [['svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys'], undefined]) {
+        const token = await iat();
+        const tokens = running.app.svc.store.adapter('InitialAccessToken');
+        const stored = await tokens.find(token);
+        const { policies: _current, ...rest } = stored ?? {};
+        await tokens.upsert(token, policies ? { ...rest, policies } : rest, 3600);
+        const res = await register(running, { redirect_uris: ['https://evil.example/cb'], sector_identifier_uri: `${docs.url}/s` }, token);
+        expect([res.status, res.body.error]).toEqual([400, 'invalid_client_metadata']);
+        expect(String(res.body.error_description)).toContain('missing https://evil.example/cb');
+        expect(await isUnspent(running, token)).toBe(true);
+      }
+    });
+
     it('is checked at registration only: a later change of the document does not break the registered client', async () => {
       sectorDoc = ['https://later.example/cb'];
       const client = await registerClient(running, 'plain', { redirect_uris: ['https://later.example/cb'], sector_identifier_uri: `${docs.url}/later` });
