@@ -13,6 +13,8 @@ export type RegistrationPolicy = (ctx: KoaContextWithOIDC, properties: ClientMet
 export interface PolicyDependencies {
   /** The guarded outbound fetch of C11 (for `jwks_uri` and `x5u`). */
   fetch(url: string, accept: string): Promise<FetchedDocument>;
+  /** The subject type of a client registered without one (`svc.subject.default-type`); default `pairwise`. */
+  defaultSubjectType?: 'public' | 'pairwise';
 }
 
 /** Rejects the registration: 400 `invalid_client_metadata` with "`field`: `rule`". */

@@ -134,7 +134,13 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     attempts: runtime.store.attempts,
     registrationEndpoint: registrationEndpointOf(runtime.paths.issuer),
     counterKey: runtime.cookieKeys[0] ?? '',
-    toolbox: { store: runtime.store, staticClients: runtime.clients, logger, subjectKey: runtime.cookieKeys[0] ?? '' },
+    toolbox: {
+      store: runtime.store,
+      staticClients: runtime.clients,
+      logger,
+      subjectKey: runtime.cookieKeys[0] ?? '',
+      subjects: { pairwiseKey: runtime.pairwiseKey, defaultType: settings.subject.defaultType },
+    },
   });
   const demo = settings.demo.enabled ? createDemoRouter({ provider, paths: runtime.paths, logger }) : undefined;
   const guarded = compose([

@@ -9,17 +9,27 @@ import { FORM_BODY_LIMIT, readBodyText } from '../web/form-body.js';
  * parameter is the empty string (the action says what it needs).
  */
 export async function singleParameter(ctx: Context, name: string): Promise<{ value: string } | { error: string; status: number }> {
-  const fromQuery = ctx.query[name];
-  let fromForm: string[] = [];
+  const read = await singleParameters(ctx, [name]);
+  return 'error' in read ? read : { value: read.values[name] ?? '' };
+}
+
+/** Several named parameters read as {@link singleParameter} reads one, the body read once. */
+export async function singleParameters(ctx: Context, names: readonly string[]): Promise<{ values: Record<string, string> } | { error: string; status: number }> {
+  let form: URLSearchParams | undefined;
   if (ctx.method === 'POST' && (ctx.request.length ?? 0) + (ctx.get('transfer-encoding') ? 1 : 0) > 0) {
     if (ctx.is('application/x-www-form-urlencoded') !== 'application/x-www-form-urlencoded') {
-      return { status: 415, error: `send the ${name} parameter in the query or as an application/x-www-form-urlencoded body` };
+      return { status: 415, error: `send the ${names.join(' and ')} parameter${names.length > 1 ? 's' : ''} in the query or as an application/x-www-form-urlencoded body` };
     }
     const text = await readBodyText(ctx, FORM_BODY_LIMIT);
     if (text === undefined) return { status: 413, error: `request body larger than ${FORM_BODY_LIMIT} bytes` };
-    fromForm = new URLSearchParams(text).getAll(name);
+    form = new URLSearchParams(text);
   }
-  const all = [...(Array.isArray(fromQuery) ? fromQuery : fromQuery === undefined ? [] : [fromQuery]), ...fromForm];
-  if (all.length > 1) return { status: 400, error: `give the ${name} parameter once` };
-  return { value: all[0] ?? '' };
+  const values: Record<string, string> = {};
+  for (const name of names) {
+    const fromQuery = ctx.query[name];
+    const all = [...(Array.isArray(fromQuery) ? fromQuery : fromQuery === undefined ? [] : [fromQuery]), ...(form?.getAll(name) ?? [])];
+    if (all.length > 1) return { status: 400, error: `give the ${name} parameter once` };
+    values[name] = all[0] ?? '';
+  }
+  return { values };
 }

@@ -7,7 +7,7 @@ import { noStore, sendError } from '../web/error-response.js';
 import type { LogFields, Logger } from '../logger.js';
 import { audit, subjectHash } from './audit.js';
 import { allowMethods } from './guard.js';
-import { singleParameter } from './parameters.js';
+import { singleParameters } from './parameters.js';
 import {
   deleteClient,
   listClients,
@@ -62,7 +62,7 @@ const clientIdOf = (ctx: Context): string => String((ctx.params as Record<string
  * | `/clients/{client_id}/revoke-grants` | POST | `clients.revoke_grants` |
  * | `/invitations?limit&cursor` | GET | `invitations.list` |
  * | `/invitations/{id}` | DELETE | `invitations.revoke` |
- * | `/subjects/revoke` (`sub` in the query or a form body) | POST | `subjects.revoke` |
+ * | `/subjects/revoke` (`sub`, optionally `client_id` whose `sub` it is, in the query or a form body) | POST | `subjects.revoke` |
  */
 export function addToolboxRoutes(router: Router, guard: Middleware, options: ToolboxOptions): void {
   const { logger } = options;
@@ -129,12 +129,14 @@ export function addToolboxRoutes(router: Router, guard: Middleware, options: Too
     return revokeInvitation(options, id);
   }));
   router.all('/subjects/revoke', ...action(['POST'], named('subjects.revoke'), async (ctx, fields) => {
-    const parameter = await singleParameter(ctx, 'sub');
-    if ('error' in parameter) throw new ToolboxError(parameter.status, 'invalid_request', parameter.error);
-    if (!parameter.value) throw new ToolboxError(400, 'invalid_request', 'the sub parameter is required');
-    if (parameter.value.length > MAX_SUB_LENGTH) throw new ToolboxError(400, 'invalid_request', `the sub parameter is longer than ${MAX_SUB_LENGTH} characters`);
-    fields.sub_hash = subjectHash(parameter.value, options.subjectKey);
-    const result = await revokeSubject(options, parameter.value);
+    const parameters = await singleParameters(ctx, ['sub', 'client_id']);
+    if ('error' in parameters) throw new ToolboxError(parameters.status, 'invalid_request', parameters.error);
+    const { sub, client_id: clientId } = parameters.values;
+    if (!sub) throw new ToolboxError(400, 'invalid_request', 'the sub parameter is required');
+    if (sub.length > MAX_SUB_LENGTH) throw new ToolboxError(400, 'invalid_request', `the sub parameter is longer than ${MAX_SUB_LENGTH} characters`);
+    fields.sub_hash = subjectHash(sub, options.subjectKey);
+    if (clientId) fields.client_id = clientId;
+    const result = await revokeSubject(options, sub, clientId || undefined);
     Object.assign(fields, result);
     return { sub_hash: fields.sub_hash, ...result };
   }));

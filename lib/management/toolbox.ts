@@ -5,6 +5,7 @@ import type { SvcStore } from '../../adapters/store.js';
 import { clientSummary, clientView } from './client-view.js';
 import { SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
 import { ToolboxError } from '../errors.js';
+import { pairwiseSub, sectorOf, subjectTypeFor, type SubjectType } from '../../policies/subjects.js';
 
 /** One page of a listing as the API answers it. */
 export interface Page<T> {
@@ -18,6 +19,8 @@ export interface Toolbox {
   store: SvcStore;
   /** Clients provisioned in code or `svc.clients.file`: shown, never disabled or deleted here. */
   staticClients: readonly ClientMetadata[];
+  /** How `sub`s are made: the pairwise key and the default type, for a `sub` given with its client. */
+  subjects: { pairwiseKey: string; defaultType: SubjectType };
 }
 
 const PAGE_ALL = 500;
@@ -150,13 +153,49 @@ export async function revokeInvitation(toolbox: Toolbox, id: string): Promise<{ 
   return { id, revoked: true };
 }
 
-/** Ends every session of a person (`sub`) and revokes every grant they gave, with its tokens. */
-export async function revokeSubject(toolbox: Toolbox, sub: string): Promise<{ revoked_sessions: number; revoked_grants: number; revoked_tokens: number }> {
+/** The account ids (of live sessions and grants) whose `sub` for a pairwise `sector` is `sub`. */
+async function accountsInSector(inventory: StoreInventory, key: string, sector: string, sub: string): Promise<Set<string>> {
+  const accounts = new Set<string>();
+  const seen = new Set<string>();
+  for (const model of ['Session', 'Grant']) {
+    await eachRecord(inventory, model, async ({ payload }) => {
+      const account = payload.accountId;
+      if (typeof account !== 'string' || seen.has(account)) return;
+      seen.add(account);
+      if (pairwiseSub(key, sector, account) === sub) accounts.add(account);
+    });
+  }
+  return accounts;
+}
+
+/**
+ * The account ids `sub` names: the account id itself, or (with `clientId`) the account whose `sub`
+ * that client sees: for a public client the same, for a pairwise one found by deriving the pairwise
+ * `sub` of every account with a live session or grant (the derivation is one-way).
+ */
+async function accountsOf(toolbox: Toolbox, inventory: StoreInventory, sub: string, clientId?: string): Promise<Set<string>> {
+  if (clientId === undefined) return new Set([sub]);
+  const metadata = staticClient(toolbox, clientId) ?? (await toolbox.store.adapter('Client').find(clientId));
+  if (!metadata) throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
+  const { subjects } = toolbox;
+  if (subjectTypeFor(metadata, subjects.defaultType) !== 'pairwise') return new Set([sub]);
+  const sector = sectorOf(metadata);
+  if (sector === undefined) throw new ToolboxError(409, 'no_sector', `client ${clientId} has no pairwise sector`);
+  return accountsInSector(inventory, subjects.pairwiseKey, sector, sub);
+}
+
+/**
+ * Ends every session of a person and revokes every grant they gave, with its tokens. The person is
+ * named by `sub`: the account id, or with `clientId` the `sub` that client received (pairwise or not).
+ */
+export async function revokeSubject(toolbox: Toolbox, sub: string, clientId?: string): Promise<{ revoked_sessions: number; revoked_grants: number; revoked_tokens: number }> {
   const inventory = inventoryOf(toolbox);
+  const accounts = await accountsOf(toolbox, inventory, sub, clientId);
+  const named = (payload: AdapterPayload): boolean => typeof payload.accountId === 'string' && accounts.has(payload.accountId);
   let sessions = 0;
   await eachRecord(inventory, 'Session', async ({ ref, payload }) => {
-    if (payload.accountId === sub && (await inventory.destroy('Session', ref))) sessions += 1;
+    if (named(payload) && (await inventory.destroy('Session', ref))) sessions += 1;
   });
-  const { grants, tokens } = await revokeGrantsWhere(inventory, (grant) => grant.accountId === sub);
+  const { grants, tokens } = await revokeGrantsWhere(inventory, named);
   return { revoked_sessions: sessions, revoked_grants: grants, revoked_tokens: tokens };
 }

@@ -1,6 +1,7 @@
 import type { Adapter, ClientMetadata, Configuration, FindAccount } from 'oidc-provider';
 
 import { createRegistrationPolicies } from '../../policies/index.js';
+import { pairwiseSub, sectorOf, SUBJECT_TYPES, withSubjectDefaults } from '../../policies/subjects.js';
 import { claimsParameterAssertion, scopeAssertion } from '../claims/authorization.js';
 import { deliveryTokenClaims } from '../claims/account.js';
 import { createInteractionPolicy } from '../claims/essential-check.js';
@@ -31,6 +32,8 @@ export interface ConfigurationParts {
   jwks: PrivateJwks;
   /** Cookie signing keys, newest first. */
   cookieKeys: string[];
+  /** The key pairwise `sub`s are derived with (`svc.subject.pairwise-key`); never rotated. */
+  pairwiseKey: string;
   /** The oidc-provider adapter factory of the store. */
   adapter: (model: string) => Adapter;
   /** Resolves an account by its id. */
@@ -64,7 +67,8 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
   return {
     // Pushed requests are stored checked, used once and bound to their client (RFC 9126).
     adapter: withPushedRequests(parts.adapter),
-    clients: parts.clients ?? [],
+    clients: withSubjectDefaults(parts.clients ?? [], settings.subject.defaultType),
+    ...pairwiseConfiguration(parts),
     findAccount: parts.findAccount,
     jwks: parts.jwks,
     cookies: {
@@ -142,7 +146,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
         enabled: true,
         initialAccessToken: true,
         issueRegistrationAccessToken: true,
-        policies: createRegistrationPolicies({ fetch: (url, accept) => fetchDocument(url, outbound, accept) }),
+        policies: createRegistrationPolicies({ fetch: (url, accept) => fetchDocument(url, outbound, accept), defaultSubjectType: settings.subject.defaultType }),
       },
       registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
       // RFC 9126 at /par: client-authenticated, `request_uri` valid 60 s, used once, bound to the client.
@@ -172,6 +176,25 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     // Keys oidc-provider fetches later from a jwks_uri are judged again at that moment (C6).
     fetch: vettedJwksFetch(providerFetch(outbound), parts.logger ?? silentLogger),
     fetchResponseBodyLimits: { jwks_uri: 512 * 1024, sector_identifier_uri: 512 * 1024, 'client_id metadata document': 5 * 1024 },
+  };
+}
+
+/**
+ * Pairwise subject identifiers (OpenID Connect Core 8.1): both types offered, each pairwise `sub`
+ * derived from the account id and the client's sector with the pairwise key. A registered client's
+ * `sector_identifier_uri` was checked by policy `svc/subject-type` at registration and update;
+ * oidc-provider checks a static client's once, when it first loads it (through our guarded fetch).
+ */
+function pairwiseConfiguration(parts: ConfigurationParts): Pick<Configuration, 'subjectTypes' | 'pairwiseIdentifier' | 'sectorIdentifierUriValidate'> {
+  const staticIds = new Set((parts.clients ?? []).map((c) => c.client_id));
+  return {
+    subjectTypes: [...SUBJECT_TYPES],
+    pairwiseIdentifier: (_ctx, accountId, client) => {
+      const sector = sectorOf({ sector_identifier_uri: client.sectorIdentifierUri, redirect_uris: client.redirectUris ? [...client.redirectUris] : [] });
+      if (sector === undefined) throw new Error(`client ${client.clientId} has no sector`);
+      return pairwiseSub(parts.pairwiseKey, sector, accountId);
+    },
+    sectorIdentifierUriValidate: (client) => staticIds.has(client.clientId),
   };
 }
 

@@ -6,6 +6,7 @@ import { createFindAccount } from '../claims/account.js';
 import { withClientSuspension } from '../management/client-suspension.js';
 import { ClaimValueMac } from '../claims/value-mac.js';
 import { withHashedClientSecrets, withHashedStaticSecrets } from '../registration/client-secrets.js';
+import { withCurrentPolicies } from '../registration/current-policies.js';
 import { settleSingleUseTokens, withSingleUseTokens } from '../registration/single-use-tokens.js';
 import { CookieKeyring } from '../web/cookie-keyring.js';
 import { providerStoreBatch } from './store-batch.js';
@@ -37,7 +38,9 @@ export function providerFromRuntime(settings: Settings, runtime: Runtime, metric
   const configuration = createConfiguration(settings, {
     jwks: runtime.jwks,
     cookieKeys: runtime.cookieKeys,
-    adapter: withSingleUseTokens(withHashedClientSecrets(withClientSuspension(runtime.store.adapter)), runtime.store),
+    pairwiseKey: runtime.pairwiseKey,
+    // Every registration and update runs today's policies, whatever its token was issued with.
+    adapter: withCurrentPolicies(withSingleUseTokens(withHashedClientSecrets(withClientSuspension(runtime.store.adapter)), runtime.store)),
     clients: withHashedStaticSecrets(runtime.clients),
     registry,
     findAccount: createFindAccount({

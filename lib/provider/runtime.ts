@@ -43,6 +43,8 @@ export interface Runtime {
   store: SvcStore;
   jwks: PrivateJwks;
   cookieKeys: string[];
+  /** The key pairwise `sub`s are derived with: `svc.subject.pairwise-key`, else generated at start. */
+  pairwiseKey: string;
   authenticator: Authenticator;
   clients: ClientMetadata[];
   logger: Logger;
@@ -65,6 +67,8 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
       ? await readSigningKeys(settings.keys.file)
       : await generateProviderKeys();
   const cookieKeys = settings.cookies.keys ?? [randomBytes(32).toString('base64url')];
+  // Unset: every pairwise sub changes at the next start (an unsafe default, refused in production).
+  const pairwiseKey = settings.subject.pairwiseKey ?? randomBytes(32).toString('base64url');
   // Modules named by properties are loaded once, at start (code given in options wins).
   const context = { settings, logger };
   let authenticator = options.authenticator ?? (settings.authenticator.module ? await loadAuthenticatorModule(settings.authenticator.module, context) : undefined);
@@ -80,7 +84,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   const claimModules = [...(options.claimModules ?? []), ...(settings.claims.modules ? await loadClaimModules(settings.claims.modules, context) : [])];
   const clients = [...(settings.clients.file ? await readClients(settings.clients.file) : []), ...(options.clients ?? [])];
   const store = options.store ?? createStore(settings, logger);
-  return { store, jwks, cookieKeys, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl) };
+  return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl) };
 }
 
 async function readClients(file: string): Promise<ClientMetadata[]> {

@@ -210,6 +210,28 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     },
   },
   {
+    name: 'svc.subject.default-type',
+    defaultText: '`pairwise`',
+    doc: 'The `subject_type` a client registered without one gets: `pairwise` (each sector sees its own `sub` for a person, OpenID Connect Core 8.1) or `public` (every client sees the account id). A client whose redirect URIs span several hosts and that gives no `sector_identifier_uri` gets `public` instead, and its registration response says so. Applies to static clients too; a client keeps the type it was registered with.',
+    read: (s) => s.subject.defaultType,
+    apply: (s, raw) => {
+      if (raw !== 'public' && raw !== 'pairwise') throw new Error('expected public or pairwise');
+      s.subject.defaultType = raw;
+    },
+  },
+  {
+    name: 'svc.subject.pairwise-key',
+    defaultText: 'unset → an ephemeral key generated at each start: pairwise `sub`s change at every restart (warned, refused in production)',
+    doc: 'The secret (at least 32 characters) pairwise `sub` values are derived with (HMAC-SHA-256 of the sector and the account id). Keep it for the life of the deployment: replacing it changes every pairwise `sub`, and relying parties then see each person as a new one. Not the cookie keys, which rotate.',
+    secret: true,
+    read: (s) => s.subject.pairwiseKey,
+    apply: (s, raw) => {
+      const [key, ...more] = parseSecretList(raw, 32);
+      if (more.length > 0) throw new Error('expected one key (it is never rotated: a new key changes every pairwise sub)');
+      s.subject.pairwiseKey = key;
+    },
+  },
+  {
     name: 'svc.access-token.ttl',
     env: 'SVC_ACCESS_TOKEN_TTL',
     defaultText: '`3600`',
@@ -389,6 +411,7 @@ export function defaultSettings(production: boolean): Settings {
     stage: { includeScopesInUserInfo: false },
     keys: {},
     cookies: {},
+    subject: { defaultType: 'pairwise' },
     accessToken: { ttl: 3600 },
     par: { required: false },
     demo: { enabled: !production },

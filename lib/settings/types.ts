@@ -47,6 +47,12 @@ export interface Settings {
     /** Keys that sign cookies, newest first (`svc.cookies.keys`); unset → ephemeral. */
     keys?: string[];
   };
+  subject: {
+    /** The subject type of a client registered without `subject_type` (`svc.subject.default-type`). */
+    defaultType: 'public' | 'pairwise';
+    /** The key pairwise `sub` values are derived with (`svc.subject.pairwise-key`); unset → ephemeral. */
+    pairwiseKey?: string;
+  };
   accessToken: {
     /** Access token lifetime in seconds (`svc.access-token.ttl`). */
     ttl: number;

@@ -46,6 +46,9 @@ export function findUnsafeDefaults(settings: Settings, supplied: SuppliedParts =
   if (!settings.cookies.keys) {
     found.push({ property: 'svc.cookies.keys', reason: 'cookie keys are generated at each start, so sessions end on restart' });
   }
+  if (!settings.subject.pairwiseKey) {
+    found.push({ property: 'svc.subject.pairwise-key', reason: 'the pairwise key is generated at each start, so every pairwise sub changes on restart' });
+  }
   if (settings.demo.enabled) {
     const ownAuthenticator = supplied.authenticator || settings.authenticator.module !== undefined;
     found.push({

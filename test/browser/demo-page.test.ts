@@ -4,15 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { pairwiseSub } from '../../policies/subjects.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';
+
+const PAIRWISE_KEY = 'browser-pairwise-key-0123456789abcdefgh';
 
 describe('the demo page in Chromium (C8)', () => {
   let running: RunningApp;
   let browser: Browser;
 
   beforeAll(async () => {
-    running = await startApp({ claimModules: createDemoClaimModules() });
+    running = await startApp({ claimModules: createDemoClaimModules(), properties: { 'svc.subject.pairwise-key': PAIRWISE_KEY } });
     browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
@@ -54,7 +57,8 @@ describe('the demo page in Chromium (C8)', () => {
     // Each claim travels once (C5): the scope claims in the ID token, the claims request's in UserInfo.
     expect(userinfo.email).toBeUndefined();
     const idToken = JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as Record<string, unknown>;
-    expect(idToken).toMatchObject({ sub: 'demo-0001', name: 'Erika Mustermann', email: 'erika.mustermann@example.com', scope: 'openid profile email svc.insurance.verified' });
+    // The demo client is pairwise (the default); its sector is the host of its callback.
+    expect(idToken).toMatchObject({ sub: pairwiseSub(PAIRWISE_KEY, new URL(running.baseUrl).host, 'demo-0001'), name: 'Erika Mustermann', email: 'erika.mustermann@example.com', scope: 'openid profile email svc.insurance.verified' });
     expect(JSON.parse((await page.textContent('#id-token-jwe-header')) ?? '{}')).toMatchObject({ alg: 'RSA-OAEP-256', enc: 'A256GCM' });
     await page.close();
   });

@@ -3,7 +3,10 @@ import type { Browser } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';
+import { pairwiseSub } from '../../policies/subjects.js';
 import { startMounted, type Mounting, type MountedApp } from '../helpers/mounted.js';
+
+const PAIRWISE_KEY = 'browser-pairwise-key-0123456789abcdefgh';
 
 describe('the demo page under a base path, in Chromium (issue 15, docs/embedding.md "Mounting under a path")', () => {
   let browser: Browser;
@@ -15,7 +18,7 @@ describe('the demo page under a base path, in Chromium (issue 15, docs/embedding
   describe.each<Mounting>(['koa-mount /auth', 'createApp /auth'])('%s', (mounting) => {
     let running: MountedApp;
     beforeAll(async () => {
-      running = await startMounted(mounting, { claimModules: createDemoClaimModules() });
+      running = await startMounted(mounting, { claimModules: createDemoClaimModules(), properties: { 'svc.subject.pairwise-key': PAIRWISE_KEY } });
     });
     afterAll(async () => running?.close());
 
@@ -37,7 +40,8 @@ describe('the demo page under a base path, in Chromium (issue 15, docs/embedding
       await page.waitForSelector('#userinfo-claims');
       await screenshot(page, `demo-result-${mounting.replace(/[^a-z]+/gi, '-')}`);
       const idToken = JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as Record<string, unknown>;
-      expect(idToken).toMatchObject({ iss: running.issuer, sub: 'demo-0001', name: 'Erika Mustermann', email: 'erika.mustermann@example.com', scope: 'openid profile email' });
+      // The demo client is pairwise (the default); its sector is the host of its callback.
+      expect(idToken).toMatchObject({ iss: running.issuer, sub: pairwiseSub(PAIRWISE_KEY, new URL(running.baseUrl).host, 'demo-0001'), name: 'Erika Mustermann', email: 'erika.mustermann@example.com', scope: 'openid profile email' });
       const userinfo = JSON.parse((await page.textContent('#userinfo-claims')) ?? '{}') as Record<string, unknown>;
       expect(userinfo.sub).toBe('demo-0001');
       for (const url of visited) expect(new URL(url).pathname).toMatch(/^\/auth\//);

@@ -5,8 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { pairwiseSub } from '../../policies/subjects.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';
+
+const PAIRWISE_KEY = 'browser-pairwise-key-0123456789abcdefgh';
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -38,7 +41,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
   };
 
   beforeAll(async () => {
-    running = await startApp({ claimModules: createDemoClaimModules() });
+    running = await startApp({ claimModules: createDemoClaimModules(), properties: { 'svc.subject.pairwise-key': PAIRWISE_KEY } });
     browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
@@ -101,19 +104,21 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
       return kinds;
     };
     const subject = async (): Promise<unknown> => (JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as { sub?: unknown }).sub;
+    // The demo client is pairwise (the default); its sector is the host of its callback.
+    const sub = pairwiseSub(PAIRWISE_KEY, new URL(running.baseUrl).host, 'demo-0001');
 
     await demo(page);
     await page.waitForSelector('#login-form');
     await signIn(page, 'demo', 'demo');
     await page.click('#consent-allow button');
     await page.waitForSelector('#userinfo-claims');
-    expect(await subject()).toBe('demo-0001');
+    expect(await subject()).toBe(sub);
     expect(pagesShown().length).toBeGreaterThanOrEqual(2); // login, then consent
 
     await demo(page);
     await page.waitForSelector('#userinfo-claims');
     expect(pagesShown()).toEqual([]); // signed in and consented: straight back, no page
-    expect(await subject()).toBe('demo-0001');
+    expect(await subject()).toBe(sub);
 
     await demo(page, 'login');
     await page.waitForSelector('#login-form');
@@ -121,7 +126,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await screenshot(page, 'prompt-login');
     await signIn(page, 'demo', 'demo');
     await page.waitForSelector('#userinfo-claims');
-    expect(await subject()).toBe('demo-0001');
+    expect(await subject()).toBe(sub);
     expect(pagesShown().length).toBeGreaterThanOrEqual(1); // the login page, no consent needed
     expect(await page.isVisible('#consent-allow')).toBe(false);
 
@@ -131,7 +136,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await screenshot(page, 'prompt-consent');
     await page.click('#consent-allow button');
     await page.waitForSelector('#userinfo-claims');
-    expect(await subject()).toBe('demo-0001');
+    expect(await subject()).toBe(sub);
     await page.close();
   });
 });

@@ -15,6 +15,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import { hashPassword } from '../../examples/users-file.js';
 import { loadSettings } from '../../lib/index.js';
 import { PROPERTY_DEFINITIONS, ruleDerivedEnv } from '../../lib/settings/definitions.js';
+import { pairwiseSubOf, TEST_PAIRWISE_KEY } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { freePort, waitFor } from '../helpers/processes.js';
 
@@ -169,11 +170,18 @@ describe('the docs examples (issue 15)', () => {
     const port = await freePort();
     const basePath = /mount\('(\/[^']+)'/.exec(block.code)?.[1] ?? '';
     const issuer = `http://localhost:${port}${basePath}/oidc/v1`;
-    const server = startProcess('server.ts', dir, { PORT: String(port), SVC_BASE_URL: `http://localhost:${port}${basePath}`, SVC_CLIENTS_FILE: 'clients.json', SVC_LOG_LEVEL: 'warn' });
+    const server = startProcess('server.ts', dir, {
+      PORT: String(port),
+      SVC_BASE_URL: `http://localhost:${port}${basePath}`,
+      SVC_CLIENTS_FILE: 'clients.json',
+      SVC_SUBJECT_PAIRWISE_KEY: TEST_PAIRWISE_KEY,
+      SVC_LOG_LEVEL: 'warn',
+    });
     try {
       await waitFor(`${issuer}/.well-known/openid-configuration`, 20_000);
       const { claims } = await runCodeFlow(issuer, client, { login: 'alice', password });
-      expect(claims).toMatchObject({ iss: issuer, sub: 'alice-0001' });
+      // The static client is pairwise (the default): alice's sub for its sector.
+      expect(claims).toMatchObject({ iss: issuer, sub: pairwiseSubOf('http://rp.localhost/cb', 'alice-0001') });
     } catch (err) {
       throw new Error(`${(err as Error).message}\n--- ${source} output:\n${server.output()}`);
     } finally {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { FormBrowser, signIn } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
 
@@ -57,7 +57,7 @@ describe('authorization requests: encrypted id_token_hint and form POST on http 
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
     const { callbackUrl } = await signIn(url.href, { browser });
     const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
-    expect(tokens.claims()?.sub).toBe('demo-0001');
+    expect(tokens.claims()?.sub).toBe(pairwiseSubOf(redirectUri));
     const raw = tokens.id_token as string;
     expect(raw.split('.')).toHaveLength(5); // a JWE: the provider cannot read it back
     return raw;
@@ -82,7 +82,7 @@ describe('authorization requests: encrypted id_token_hint and form POST on http 
     const callbackUrl = new URL(step.leftTo as string);
     expect(callbackUrl.searchParams.get('error')).toBeNull();
     const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
-    expect(tokens.claims()?.sub).toBe('demo-0001');
+    expect(tokens.claims()?.sub).toBe(pairwiseSubOf(redirectUri));
   });
 
   it.each<[string, Record<string, string>]>([
@@ -127,7 +127,7 @@ describe('authorization requests: encrypted id_token_hint and form POST on http 
     const callbackUrl = new URL(consent.leftTo as string);
     expect(callbackUrl.searchParams.get('state')).toBe('posted');
     const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: 'posted', idTokenExpected: true });
-    expect(tokens.claims()?.sub).toBe('demo-0001');
+    expect(tokens.claims()?.sub).toBe(pairwiseSubOf(redirectUri));
     const setCookies = browser.seenSetCookies.join('\n');
     expect(setCookies).toMatch(/_session=/);
     expect(setCookies).not.toMatch(/samesite=none/i);

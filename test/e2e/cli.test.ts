@@ -169,10 +169,12 @@ describe('the svc-connect command line (issue 8)', () => {
     expect([again.code, again.stderr]).toEqual([1, expect.stringContaining('revoke failed: HTTP 404 not_found')]);
     const subject = await cli(['subjects', 'revoke', 'nobody-signed-in'], env);
     expect([subject.code, JSON.parse(subject.stdout)]).toEqual([0, expect.objectContaining({ revoked_sessions: 0, revoked_grants: 0 })]);
+    const unknownClient = await cli(['subjects', 'revoke', 'some-pairwise-sub', '--client', 'no-such-client'], env);
+    expect([unknownClient.code, unknownClient.stderr]).toEqual([1, expect.stringContaining('revoke failed: HTTP 404 not_found')]);
   });
 
   it('toolbox usage errors exit 2; a wrong password exits 1', async () => {
-    for (const args of [['clients'], ['clients', 'frobnicate'], ['clients', 'show'], ['clients', 'list', 'extra'], ['invitations', 'revoke'], ['subjects', 'revoke'], ['subjects', 'revoke', 'a', 'b'], ['clients', 'list', '--bogus']]) {
+    for (const args of [['clients'], ['clients', 'frobnicate'], ['clients', 'show'], ['clients', 'list', 'extra'], ['invitations', 'revoke'], ['subjects', 'revoke'], ['subjects', 'revoke', 'a', 'b'], ['subjects', 'revoke', 'a', '--client'], ['subjects', 'revoke', 'a', '--client', ''], ['clients', 'list', '--bogus']]) {
       expect([args.join(' '), (await cli(args, { SVC_MANAGEMENT_PASSWORD: 'x', SVC_BASE_URL: running.baseUrl })).code]).toEqual([args.join(' '), 2]);
     }
     const noPassword = await cli(['clients', 'list'], { SVC_BASE_URL: running.baseUrl });

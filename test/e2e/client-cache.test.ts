@@ -9,7 +9,7 @@ import * as oidc from 'openid-client';
 import { hashId } from '../../adapters/redis.js';
 import { issueInitialAccessToken } from '../../lib/registration/initial-access-tokens.js';
 import { ruleDerivedEnv } from '../../lib/settings/definitions.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { pairwiseSubOf, startApp, TEST_PAIRWISE_KEY, type RunningApp } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { SHARED_REDIS_URL } from '../helpers/redis.js';
 import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
@@ -33,7 +33,7 @@ describeEachStore(
       const port = await freePort();
       issuerB = `http://127.0.0.1:${port}/oidc/v1`;
       const store = Object.fromEntries(Object.entries(shared).map(([name, value]) => [ruleDerivedEnv(name), value]));
-      b = startServerProcess({ ...store, PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_COOKIES_KEYS: randomBytes(32).toString('hex') });
+      b = startServerProcess({ ...store, PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_COOKIES_KEYS: randomBytes(32).toString('hex'), SVC_SUBJECT_PAIRWISE_KEY: TEST_PAIRWISE_KEY });
       await waitFor(`http://127.0.0.1:${port}/readyz`, 15_000);
     }, 30_000);
 
@@ -71,7 +71,7 @@ describeEachStore(
         monitor?.on('monitor', (_time: string, args: string[]) => {
           if (args.includes(clientKey)) reads.push(String(args[0]));
         });
-        expect((await runCodeFlow(issuerB, client, { configure: decrypting(keyA.privateKey, 'key-a') })).claims.sub).toBe('demo-0001');
+        expect((await runCodeFlow(issuerB, client, { configure: decrypting(keyA.privateKey, 'key-a') })).claims.sub).toBe(pairwiseSubOf(REDIRECT));
         expect(headerKid()).toBe('key-a');
         monitor?.disconnect();
         await watcher?.quit();
@@ -85,7 +85,7 @@ describeEachStore(
         jwks: { keys: [keyB.jwk] },
       });
       expect(updated.status).toBe(200);
-      expect((await runCodeFlow(issuerB, client, { configure: decrypting(keyB.privateKey, 'key-b') })).claims.sub).toBe('demo-0001');
+      expect((await runCodeFlow(issuerB, client, { configure: decrypting(keyB.privateKey, 'key-b') })).claims.sub).toBe(pairwiseSubOf(REDIRECT));
       expect(headerKid()).toBe('key-b');
       await expect(compactDecrypt(idToken, keyA.privateKey)).rejects.toThrow();
 

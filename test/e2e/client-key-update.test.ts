@@ -26,7 +26,8 @@ describeEachStore(
       const { token } = await issueInitialAccessToken(running.app.svc.provider);
       const registered = await register(
         running,
-        { redirect_uris: [REDIRECT], id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [keyA.jwk] } },
+        // public: the test follows the account's own sub across the key change
+        { redirect_uris: [REDIRECT], subject_type: 'public', id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [keyA.jwk] } },
         token,
       );
       expect(registered.status).toBe(201);

@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 
+import { pairwiseSub } from '../../policies/subjects.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { signIn } from '../helpers/flow.js';
 import { describeEachStore } from '../helpers/stores.js';
 
 const client = confidentialClient();
+const PAIRWISE_KEY = 'code-flow-pairwise-key-0123456789abcdef';
+// The client is pairwise (the default): its sub is derived from the account id for its sector.
+const SUB = pairwiseSub(PAIRWISE_KEY, 'rp.localhost', 'demo-0001');
 const redirectUri = client.redirect_uris?.[0] as string;
 
 describeEachStore('authorization code + PKCE with a real relying party (openid-client)', (_kind, properties) => {
@@ -13,7 +17,7 @@ describeEachStore('authorization code + PKCE with a real relying party (openid-c
   let config: oidc.Configuration;
 
   beforeAll(async () => {
-    running = await startApp({ clients: [client], properties: properties() });
+    running = await startApp({ clients: [client], properties: { ...properties(), 'svc.subject.pairwise-key': PAIRWISE_KEY } });
     config = await oidc.discovery(
       new URL(running.issuer),
       client.client_id,
@@ -55,7 +59,7 @@ describeEachStore('authorization code + PKCE with a real relying party (openid-c
     if (!claims) throw new Error('no ID token');
     expect(claims.iss).toBe(running.issuer);
     expect(claims.aud).toBe(client.client_id);
-    expect(claims.sub).toBe('demo-0001');
+    expect(claims.sub).toBe(SUB);
     expect(claims.nonce).toBe(nonce);
     expect(claims.exp - claims.iat).toBe(86400);
     expect(claims).not.toHaveProperty('acr');
@@ -66,7 +70,7 @@ describeEachStore('authorization code + PKCE with a real relying party (openid-c
     expect(header.alg).toBe('RS256');
 
     const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
-    expect(userinfo.sub).toBe('demo-0001');
+    expect(userinfo.sub).toBe(SUB);
   });
 
   it('puts auth_time in the ID token whenever max_age is sent', async () => {
@@ -85,7 +89,8 @@ describeEachStore('authorization code + PKCE with a real relying party (openid-c
 
   it('serves a public client (token_endpoint_auth_method none) with PKCE', async () => {
     const running2 = await startApp({
-      clients: [{ client_id: 'public-rp', token_endpoint_auth_method: 'none', redirect_uris: [redirectUri] }],
+      // subject_type public: the test reads the account id as sub.
+      clients: [{ client_id: 'public-rp', token_endpoint_auth_method: 'none', redirect_uris: [redirectUri], subject_type: 'public' }],
       properties: properties(),
     });
     try {

@@ -9,6 +9,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import { runRelyingParty } from '../../examples/relying-party.js';
 import { hashPassword } from '../../examples/users-file.js';
 import { generateSigningKeys } from '../../lib/provider/keys.js';
+import { pairwiseSub } from '../../policies/subjects.js';
 import { confidentialClient } from '../helpers/app.js';
 import { FormBrowser, runCodeFlow, signIn } from '../helpers/flow.js';
 import { freePort, startServerProcess, waitFor } from '../helpers/processes.js';
@@ -45,7 +46,7 @@ describe('the example server (npm start)', () => {
     const server = startServerProcess({ NODE_ENV: 'production', PORT: String(await freePort()) });
     const code = await server.exited;
     expect(code).toBe(1);
-    for (const property of ['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.management.password', 'svc.mail.smtp-url']) {
+    for (const property of ['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.subject.pairwise-key', 'svc.management.password', 'svc.mail.smtp-url']) {
       expect(server.output()).toContain(property);
     }
   });
@@ -80,6 +81,7 @@ describe('the example server (npm start)', () => {
     writeFileSync(join(dir, 'keys.json'), JSON.stringify(await generateSigningKeys()), { mode: 0o600 });
     const client = confidentialClient();
     writeFileSync(join(dir, 'clients.json'), JSON.stringify([client]));
+    const pairwiseKey = randomBytes(32).toString('base64url');
     const smtp = await startSmtp();
     const prefix = testPrefix('production-server');
     const port = await freePort();
@@ -91,6 +93,7 @@ describe('the example server (npm start)', () => {
       SVC_REDIS_KEY_PREFIX: prefix,
       SVC_KEYS_FILE: join(dir, 'keys.json'),
       SVC_COOKIES_KEYS: randomBytes(32).toString('base64url'),
+      SVC_SUBJECT_PAIRWISE_KEY: pairwiseKey,
       SVC_MANAGEMENT_USER: 'ops',
       SVC_MANAGEMENT_PASSWORD: managementPassword,
       SMTP_URL: smtp.url,
@@ -118,12 +121,14 @@ describe('the example server (npm start)', () => {
         redirectUri: 'http://localhost:8080/callback',
         authorize: async (url) => (await signIn(url.href, { login: 'alice', password })).callbackUrl,
       });
-      expect(result.idTokenClaims).toMatchObject({ iss: issuer, sub: 'alice-0001', name: 'Alice Example', given_name: 'Alice', email: 'alice@example.com', email_verified: true });
-      expect(result.userinfo.sub).toBe('alice-0001');
+      // Both clients are pairwise (the default): each sees alice's sub for its own sector.
+      const subFor = (redirect: string): string => pairwiseSub(pairwiseKey, new URL(redirect).host, 'alice-0001');
+      expect(result.idTokenClaims).toMatchObject({ iss: issuer, sub: subFor('http://localhost:8080/callback'), name: 'Alice Example', given_name: 'Alice', email: 'alice@example.com', email_verified: true });
+      expect(result.userinfo.sub).toBe(subFor('http://localhost:8080/callback'));
       // The demo accounts do not sign in; a wrong password does not either.
       expect(await loginStatus(issuer, client, 'demo', 'demo')).toBe(401);
       expect(await loginStatus(issuer, client, 'alice', `${password}!`)).toBe(401);
-      expect((await runCodeFlow(issuer, client, { login: 'alice', password, scope: 'openid email' })).claims.sub).toBe('alice-0001');
+      expect((await runCodeFlow(issuer, client, { login: 'alice', password, scope: 'openid email' })).claims.sub).toBe(subFor((client.redirect_uris as string[])[0] as string));
       for (const secret of [password, hash, managementPassword]) expect(server.output()).not.toContain(secret);
     } finally {
       await server.stop();

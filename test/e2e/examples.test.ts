@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import { runRelyingParty } from '../../examples/relying-party.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { signIn, userData } from '../helpers/flow.js';
 import { freePort } from '../helpers/processes.js';
 import { register } from '../helpers/registration.js';
@@ -45,9 +45,10 @@ describe('examples/relying-party.ts against a live app (docs/relying-party.md)',
       authorize: async (url) => (await signIn(url.href, { login: 'demo', password: 'demo' })).callbackUrl,
     });
     expect(result.clientId).toEqual(expect.any(String));
-    expect(result.idTokenClaims).toMatchObject({ sub: 'demo-0001', name: 'Erika Mustermann', email: 'erika.mustermann@example.com' });
-    expect(result.idTokenClaims).toMatchObject({ given_name: 'Erika', email_verified: true });
+    // The example registers without subject_type: pairwise, the provider's default.
+    expect(result.idTokenClaims).toMatchObject({ sub: pairwiseSubOf('http://localhost:8080/callback'), name: 'Erika Mustermann', email: 'erika.mustermann@example.com', given_name: 'Erika', email_verified: true });
     // Each claim travels once (C5): the scope claims came in the ID token, UserInfo holds sub.
+    expect(result.userinfo.sub).toBe(pairwiseSubOf('http://localhost:8080/callback'));
     expect(userData(result.userinfo)).toEqual({});
   });
 
@@ -61,8 +62,8 @@ describe('examples/relying-party.ts against a live app (docs/relying-party.md)',
     expect(landing.status).toBe(200);
     expect(await example.exited).toBe(0);
     const printed = JSON.parse(example.output().slice(example.output().indexOf('{'))) as { idTokenClaims: Record<string, unknown>; userinfo: Record<string, unknown> };
-    expect(printed.idTokenClaims).toMatchObject({ sub: 'demo-0001', name: 'Erika Mustermann', email: 'erika.mustermann@example.com' });
-    expect(printed.userinfo.sub).toBe('demo-0001');
+    expect(printed.idTokenClaims).toMatchObject({ sub: pairwiseSubOf(redirectUri), name: 'Erika Mustermann', email: 'erika.mustermann@example.com' });
+    expect(printed.userinfo.sub).toBe(pairwiseSubOf(redirectUri));
     expect(userData(printed.userinfo)).toEqual({});
   });
 

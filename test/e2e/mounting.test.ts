@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import type { Mailer, MailMessage } from '../../lib/index.js';
-import { confidentialClient } from '../helpers/app.js';
+import { confidentialClient, pairwiseSubOf } from '../helpers/app.js';
 import { FormBrowser, runCodeFlow } from '../helpers/flow.js';
 import { MOUNTINGS, startMounted, type MountedApp } from '../helpers/mounted.js';
 import { encryptionKey } from '../helpers/registration.js';
@@ -73,8 +73,8 @@ describe.each(MOUNTINGS)('served at %s (issue 15: every URL carries the base pat
   it('runs the openid-client code flow: discovery, login and consent pages, token, UserInfo', async () => {
     const result = await runCodeFlow(running.issuer, client, { scope: 'openid profile' });
     expect(result.claims.iss).toBe(running.issuer);
-    expect(result.claims.sub).toBe('demo-0001');
-    expect(result.userinfo.sub).toBe('demo-0001');
+    expect(result.claims.sub).toBe(pairwiseSubOf((client.redirect_uris as string[])[0] as string));
+    expect(result.userinfo.sub).toBe(result.claims.sub);
   });
 
   it('sets the interaction cookies on the public paths of the pages', async () => {

@@ -6,7 +6,7 @@ import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { PUSHED_REQUEST_MODEL, PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js';
 import { hashClientSecret } from '../../lib/registration/client-secrets.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { pkcePair, signIn, userData } from '../helpers/flow.js';
 import { bracketFlood } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
@@ -162,7 +162,7 @@ describeEachStore(
         expect(pushed.status).toBe(201);
         expect((await outcomeOf(authorizeWith(viaBasic.metadata.client_id, pushed.body.request_uri as string))).interaction).toBeDefined();
         const flow = await parFlow(viaJwt, { id_token_hint: 'a.b.c.d.e' }, { jar: true });
-        expect(flow.claims.sub).toBe('demo-0001');
+        expect(flow.claims.sub).toBe(pairwiseSubOf((viaJwt.metadata.redirect_uris as string[])[0] as string));
       });
     });
 

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
 import { generateSigningKeys } from '../../lib/provider/keys.js';
+import { pairwiseSub } from '../../policies/subjects.js';
 import { confidentialClient } from '../helpers/app.js';
 import { authorizationUrl, FormBrowser, pkcePair, runCodeFlow } from '../helpers/flow.js';
 import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
@@ -19,19 +20,24 @@ describeEachStore('two example-server processes sharing one Redis act as one pro
   let b: ServerProcess;
   let urlA = '';
   let urlB = '';
+  let shared: Record<string, string> = {};
+  let portA = 0;
+  const pairwiseKey = randomBytes(32).toString('hex');
 
   beforeAll(async () => {
     writeFileSync(join(dir, 'keys.json'), JSON.stringify(await generateSigningKeys()));
     writeFileSync(join(dir, 'clients.json'), JSON.stringify([client]));
-    const [portA, portB] = [await freePort(), await freePort()];
+    const portB = await freePort();
+    portA = await freePort();
     urlA = `http://localhost:${portA}`;
     urlB = `http://localhost:${portB}`;
     const store = Object.fromEntries(Object.entries(properties()).map(([name, value]) => [ruleDerivedEnv(name), value]));
-    const shared = {
+    shared = {
       ...store,
       SVC_BASE_URL: urlA,
       SVC_KEYS_FILE: join(dir, 'keys.json'),
       SVC_COOKIES_KEYS: randomBytes(32).toString('hex'),
+      SVC_SUBJECT_PAIRWISE_KEY: pairwiseKey,
       SVC_CLIENTS_FILE: join(dir, 'clients.json'),
       // Throttle tests name their client address; the flows above come from the socket peer.
       [ruleDerivedEnv('svc.proxy')]: 'true',
@@ -51,10 +57,22 @@ describeEachStore('two example-server processes sharing one Redis act as one pro
   it('authorizes and signs in on A, redeems the code on B, calls UserInfo on A', async () => {
     const flow = await runCodeFlow(`${urlA}/oidc/v1`, client, { tokenOrigin: urlB });
     expect(flow.tokenRequestUrl).toBe(`${urlB}/oidc/v1/token`);
-    expect(flow.claims.sub).toBe('demo-0001');
+    // The static client is pairwise (the default): both processes derive its sub with the shared key.
+    const sub = pairwiseSub(pairwiseKey, 'rp.localhost', 'demo-0001');
+    expect(flow.claims.sub).toBe(sub);
     expect(flow.claims.iss).toBe(`${urlA}/oidc/v1`);
-    expect(flow.userinfo.sub).toBe('demo-0001');
+    expect(flow.userinfo.sub).toBe(sub);
   });
+
+  it('gives the client the same pairwise sub after A restarts (same pairwise key)', async () => {
+    const before = (await runCodeFlow(`${urlA}/oidc/v1`, client, { skipUserinfo: true })).claims.sub;
+    await a.stop();
+    a = startServerProcess({ ...shared, PORT: String(portA) });
+    await waitFor(`${urlA}/readyz`, 10_000);
+    const after = await runCodeFlow(`${urlA}/oidc/v1`, client);
+    expect(after.claims.sub).toBe(before);
+    expect(after.userinfo.sub).toBe(before);
+  }, 20_000);
 
   it('shares the management lockout: failures on A lock the address out on B', async () => {
     const invite = (url: string, password: string): Promise<Response> =>

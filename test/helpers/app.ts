@@ -3,10 +3,23 @@ import type { AddressInfo } from 'node:net';
 
 import type { ClientMetadata } from 'oidc-provider';
 
+import { pairwiseSub } from '../../policies/subjects.js';
+
 import { createApp, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
 import type { RuntimeOptions } from '../../lib/provider/runtime.js';
 import type { Settings } from '../../lib/settings/types.js';
 import { TEST_STORE_TIMEOUT_MS } from './redis.js';
+
+/** The pairwise key test apps run with unless a test sets `svc.subject.pairwise-key` itself. */
+export const TEST_PAIRWISE_KEY = 'test-pairwise-key-0123456789abcdefghijkl';
+
+/**
+ * The `sub` a pairwise client whose first redirect URI is `redirectUri` receives for `accountId` from
+ * an app on {@link TEST_PAIRWISE_KEY} (clients are pairwise unless registered `public`).
+ */
+export function pairwiseSubOf(redirectUri: string, accountId = 'demo-0001'): string {
+  return pairwiseSub(TEST_PAIRWISE_KEY, new URL(redirectUri).host, accountId);
+}
 
 /** A listening svc-connect app on a free loopback port. */
 export interface RunningApp {
@@ -46,7 +59,13 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
   const baseUrl = `http://127.0.0.1:${port}`;
   const settings = loadSettings({
     env: {},
-    properties: { 'svc.base-url': options.publicScheme === 'https' ? baseUrl.replace(/^http:/, 'https:') : baseUrl, 'svc.port': port, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS, ...options.properties },
+    properties: {
+      'svc.base-url': options.publicScheme === 'https' ? baseUrl.replace(/^http:/, 'https:') : baseUrl,
+      'svc.port': port,
+      'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS,
+      'svc.subject.pairwise-key': TEST_PAIRWISE_KEY,
+      ...options.properties,
+    },
   });
   const { properties: _p, clientsFor, publicScheme: _s, ...runtime } = options;
   const app = await createApp(settings, {

@@ -7,7 +7,7 @@ import mount from 'koa-mount';
 import { createApp, createSvcConnect, loadSettings, silentLogger, type SvcConnect } from '../../lib/index.js';
 import type { RuntimeOptions } from '../../lib/provider/runtime.js';
 import type { Settings } from '../../lib/settings/types.js';
-import type { RunningApp } from './app.js';
+import { TEST_PAIRWISE_KEY, type RunningApp } from './app.js';
 import { TEST_STORE_TIMEOUT_MS } from './redis.js';
 
 /**
@@ -47,7 +47,7 @@ export async function startMounted(
   const { properties, ...runtime } = options;
   const settings: Settings = loadSettings({
     env: {},
-    properties: { 'svc.base-url': baseUrl, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS, ...properties },
+    properties: { 'svc.base-url': baseUrl, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS, 'svc.subject.pairwise-key': TEST_PAIRWISE_KEY, ...properties },
   });
   let svc: SvcConnect;
   let app: Koa;

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createPublicKey, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -61,8 +62,17 @@ export interface DocServer {
   close(): Promise<void>;
 }
 
-/** Starts a {@link DocServer} on 127.0.0.1. */
-export async function startDocServer(): Promise<DocServer> {
+/** An https {@link DocServer} on 127.0.0.1 with a self-signed certificate (for `sector_identifier_uri`, which must be https). */
+export interface HttpsDocServer extends DocServer {
+  /** PEM of the server's certificate: trust it (e.g. `https.globalAgent.options.ca`) to reach it. */
+  ca: string;
+}
+
+/** Starts a {@link DocServer} on 127.0.0.1; `https` adds a self-signed certificate for IP 127.0.0.1. */
+export async function startDocServer(): Promise<DocServer>;
+export async function startDocServer(scheme: 'https'): Promise<HttpsDocServer>;
+export async function startDocServer(scheme: 'http' | 'https' = 'http'): Promise<DocServer | HttpsDocServer> {
+  if (scheme === 'https') return startHttpsDocServer();
   const doc: DocServer = {
     url: '',
     handler: (_req, res) => res.end(),
@@ -74,6 +84,32 @@ export async function startDocServer(): Promise<DocServer> {
   const server: Server = createServer((req, res) => doc.handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   doc.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return doc;
+}
+
+async function startHttpsDocServer(): Promise<HttpsDocServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-doc-tls-'));
+  let key: Buffer;
+  let ca: string;
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-subj', '/CN=127.0.0.1', '-days', '1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'ignore' });
+    key = readFileSync(join(dir, 'key.pem'));
+    ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const doc: HttpsDocServer = {
+    url: '',
+    ca,
+    handler: (_req, res) => res.end(),
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+  const server = createHttpsServer({ key, cert: ca }, (req, res) => doc.handler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  doc.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return doc;
 }
 

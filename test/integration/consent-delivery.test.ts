@@ -68,7 +68,7 @@ describe('consent covers how her data travels (issue 22, C8)', () => {
 
     // The token issued under the encrypted consent: plaintext now, and so nothing but sub.
     const earlier = await plainUserinfo(first.tokens.access_token);
-    expect(earlier.sub).toBe('demo-0001');
+    expect(earlier.sub).toBe(first.claims.sub);
     expect(userData(earlier)).toEqual({});
 
     // The next authorization is not covered by the grant: consent_required silently, the page otherwise.

@@ -13,7 +13,7 @@ describe('embedding in an existing Koa app (examples/embed-koa.ts)', () => {
   const server = createServer();
   let base = '';
   let svc: SvcConnect;
-  const client = confidentialClient();
+  const client = confidentialClient({ subject_type: 'public' });
 
   beforeAll(async () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

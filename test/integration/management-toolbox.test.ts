@@ -244,8 +244,9 @@ describeEachStore('operator toolbox over HTTP (issue 15 item 6)', (kind, storePr
     const b = await registerClient(running, 'plain');
     const flows = [await runCodeFlow(running.issuer, a.metadata, { skipUserinfo: true }), await runCodeFlow(running.issuer, b.metadata, { skipUserinfo: true })];
     const someoneElse = await runCodeFlow(running.issuer, a.metadata, { skipUserinfo: true, login: 'demo-basic', password: 'demo-basic' });
-    const sub = (flows[0] as { claims: { sub: string } }).claims.sub;
-    expect(someoneElse.claims.sub).not.toBe(sub);
+    // The account id: both clients are pairwise (the default) and received subs of their own.
+    const sub = 'demo-0001';
+    expect(flows.map((f) => f.claims.sub)).not.toContain(sub);
     const revoked = await call('POST', `${M}/subjects/revoke`, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `sub=${encodeURIComponent(sub)}` });
     expect(revoked.status).toBe(200);
     expect(revoked.body.revoked_sessions).toBeGreaterThanOrEqual(2);
@@ -258,6 +259,28 @@ describeEachStore('operator toolbox over HTTP (issue 15 item 6)', (kind, storePr
     expect((await call('POST', `${M}/subjects/revoke`)).body).toEqual({ error: 'invalid_request', error_description: 'the sub parameter is required' });
     expect((await call('POST', `${M}/subjects/revoke?sub=x&sub=y`)).body.error_description).toBe('give the sub parameter once');
     expect((await call('POST', `${M}/subjects/revoke?sub=${'x'.repeat(256)}`)).body.error_description).toBe('the sub parameter is longer than 255 characters');
+  });
+
+  it("revokes by the sub a client received (client_id): a pairwise sub finds its person, and only in that client's sector", async () => {
+    const a = await registerClient(running, 'plain', { redirect_uris: ['https://sector-a.example/cb'] });
+    const b = await registerClient(running, 'plain', { redirect_uris: ['https://sector-b.example/cb'] });
+    const flowA = await runCodeFlow(running.issuer, a.metadata, { skipUserinfo: true });
+    const flowB = await runCodeFlow(running.issuer, b.metadata, { skipUserinfo: true });
+    const someoneElse = await runCodeFlow(running.issuer, a.metadata, { skipUserinfo: true, login: 'demo-basic', password: 'demo-basic' });
+    const revoke = (sub: string, clientId: string): Promise<{ status: number; body: Record<string, unknown> }> =>
+      call('POST', `${M}/subjects/revoke`, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ sub, client_id: clientId }).toString() });
+    // A's pairwise sub means nobody in B's sector.
+    expect((await revoke(flowA.claims.sub, String(b.metadata.client_id))).body).toMatchObject({ revoked_sessions: 0, revoked_grants: 0 });
+    expect((await userinfo(flowA.tokens.access_token)).status).toBe(200);
+    const revoked = await revoke(flowA.claims.sub, String(a.metadata.client_id));
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.revoked_grants).toBeGreaterThanOrEqual(2);
+    for (const flow of [flowA, flowB]) expect((await userinfo(flow.tokens.access_token)).status).toBe(401);
+    expect((await userinfo(someoneElse.tokens.access_token)).status).toBe(200);
+    expect(audits('subjects.revoke').at(-1)).toMatchObject({ outcome: 'done', client_id: a.metadata.client_id, sub_hash: subjectHash(flowA.claims.sub, running.app.svc.cookieKeys[0] as string) });
+    expect(JSON.stringify(audits('subjects.revoke'))).not.toContain(flowA.claims.sub);
+    expect((await revoke(flowA.claims.sub, 'no-such-client')).status).toBe(404);
+    expect((await call('POST', `${M}/subjects/revoke?sub=x&client_id=a&client_id=b`)).body.error_description).toBe('give the client_id parameter once');
   });
 
   it('refuses bad paging parameters and cursors it did not hand out', async () => {

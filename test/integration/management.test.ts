@@ -306,6 +306,7 @@ describe('default management credentials', () => {
         REDIS_URL: 'redis://127.0.0.1:6379',
         SVC_KEYS_FILE: '/nonexistent/keys.json',
         SVC_COOKIES_KEYS: 'x'.repeat(32),
+        SVC_SUBJECT_PAIRWISE_KEY: 'p'.repeat(32),
         SMTP_URL: 'smtp://127.0.0.1:25',
       },
     });

@@ -42,7 +42,7 @@ describe('svc.authenticator.module (issue 15)', () => {
   it('signs people in through the module, by absolute path, relative path and file: URL', async () => {
     const path = moduleFile(AUTHENTICATOR);
     for (const written of [path, relative(process.cwd(), path), pathToFileURL(path).href]) {
-      const client = confidentialClient();
+      const client = confidentialClient({ subject_type: 'public' });
       const running = await startApp({ clients: [client], properties: { 'svc.demo.enabled': false, 'svc.authenticator.module': written } });
       try {
         const { claims } = await runCodeFlow(running.issuer, client, { login: 'carol', password: 'carol-password' });
@@ -60,7 +60,7 @@ describe('svc.authenticator.module (issue 15)', () => {
   return { authenticate: async () => 'dave-0001', exists: async () => true };
 };`);
     const lines: string[] = [];
-    const client = confidentialClient();
+    const client = confidentialClient({ subject_type: 'public' });
     const running = await startApp({
       clients: [client],
       logger: { ...silentLogger, info: (event, fields) => lines.push(`${event} ${String(fields?.base)}`) },
@@ -75,7 +75,7 @@ describe('svc.authenticator.module (issue 15)', () => {
   });
 
   it('replaces the demo accounts while the demo is on', async () => {
-    const client = confidentialClient();
+    const client = confidentialClient({ subject_type: 'public' });
     const running = await startApp({ clients: [client], properties: { 'svc.authenticator.module': moduleFile(AUTHENTICATOR) } });
     try {
       await expect(runCodeFlow(running.issuer, client, { login: 'demo', password: 'demo' })).rejects.toThrow();

@@ -178,6 +178,6 @@ describeEachStore(
 describe('the signature key rules are listed with the policies', () => {
   it('registers svc/signature-keys after svc/key-vetting', async () => {
     const { POLICY_NAMES } = await import('../../policies/index.js');
-    expect(POLICY_NAMES).toEqual(['svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys']);
+    expect(POLICY_NAMES).toEqual(['svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys', 'svc/subject-type']);
   });
 });

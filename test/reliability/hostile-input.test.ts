@@ -8,7 +8,7 @@ import { countingStore, type CountingStore } from '../helpers/counting-store.js'
 import { authorizationUrl, pkcePair, runCodeFlow } from '../helpers/flow.js';
 
 const RUNS = 500;
-const client = confidentialClient();
+const client = confidentialClient({ subject_type: 'public' });
 const REDIRECT = (client.redirect_uris as string[])[0] as string;
 const OAUTH_ERRORS = /^[a-z_]+$/;
 

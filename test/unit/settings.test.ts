@@ -54,6 +54,8 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
     read: (s) => s.cookies.keys,
     expected: ['k'.repeat(32), 'j'.repeat(40)],
   },
+  'svc.subject.default-type': { raw: 'public', read: (s) => s.subject.defaultType, expected: 'public' },
+  'svc.subject.pairwise-key': { raw: 'p'.repeat(32), read: (s) => s.subject.pairwiseKey, expected: 'p'.repeat(32) },
   'svc.access-token.ttl': { raw: '600', read: (s) => s.accessToken.ttl, expected: 600 },
   'svc.par.required': { raw: 'true', read: (s) => s.par.required, expected: true },
   'svc.demo.enabled': { raw: 'false', read: (s) => s.demo.enabled, expected: false },
@@ -179,6 +181,9 @@ describe('loadSettings (C9)', () => {
     ['svc.management.lockout-seconds', 'soon'],
     ['svc.stage.include-scopes-in-user-info', 'maybe'],
     ['svc.cookies.keys', 'short'],
+    ['svc.subject.default-type', 'PAIRWISE'],
+    ['svc.subject.pairwise-key', 'short'],
+    ['svc.subject.pairwise-key', `${'p'.repeat(32)},${'q'.repeat(32)}`],
     ['svc.access-token.ttl', '10'],
     ['svc.demo.enabled', '2'],
     ['svc.fetch.allow-private-network', 'yes please'],
@@ -216,13 +221,13 @@ describe('loadSettings (C9)', () => {
 describe('unsafe defaults', () => {
   it('lists every unsafe default of a bare configuration', () => {
     const found = findUnsafeDefaults(loadSettings({ env: {} }), { management: true }).map((f) => f.property);
-    expect(found).toEqual(['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.demo.enabled', 'svc.management.password', 'svc.mail.smtp-url']);
+    expect(found).toEqual(['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.subject.pairwise-key', 'svc.demo.enabled', 'svc.management.password', 'svc.mail.smtp-url']);
   });
 
   it('refuses them in production, naming every property to set', () => {
     const settings = loadSettings({ env: { NODE_ENV: 'production' } });
     const err = captureError(() => enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), silentLogger));
-    expect(err.properties).toEqual(['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.management.password', 'svc.mail.smtp-url']);
+    expect(err.properties).toEqual(['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.subject.pairwise-key', 'svc.management.password', 'svc.mail.smtp-url']);
     for (const p of err.properties) expect(err.message).toContain(p);
   });
 
@@ -235,6 +240,7 @@ describe('unsafe defaults', () => {
       'unsafe_default svc.redis.url',
       'unsafe_default svc.keys.file',
       'unsafe_default svc.cookies.keys',
+      'unsafe_default svc.subject.pairwise-key',
       'unsafe_default svc.demo.enabled',
       'unsafe_default svc.management.password',
       'unsafe_default svc.mail.smtp-url',
@@ -246,6 +252,7 @@ describe('unsafe defaults', () => {
     REDIS_URL: 'redis://127.0.0.1:6379',
     SVC_KEYS_FILE: '/etc/keys.json',
     SVC_COOKIES_KEYS: 'x'.repeat(32),
+    SVC_SUBJECT_PAIRWISE_KEY: 'p'.repeat(32),
     SVC_MANAGEMENT_PASSWORD: 'a-strong-password',
     SMTP_URL: 'smtp://mail:25',
   };
@@ -281,7 +288,7 @@ describe('unsafe defaults', () => {
     const logger = { ...silentLogger, warn: (event: string, fields?: Record<string, unknown>) => lines.push(`${event} ${String(fields?.property)}`) };
     const settings = loadSettings({ env: { SVC_FETCH_ALLOW_PRIVATE_NETWORK: 'true', SVC_DEMO_ENABLED: 'false' } });
     enforceSafeDefaults(settings, findUnsafeDefaults(settings), logger);
-    expect(lines).toEqual(['unsafe_default svc.redis.url', 'unsafe_default svc.keys.file', 'unsafe_default svc.cookies.keys', 'unsafe_default svc.fetch.allow-private-network']);
+    expect(lines).toEqual(['unsafe_default svc.redis.url', 'unsafe_default svc.keys.file', 'unsafe_default svc.cookies.keys', 'unsafe_default svc.subject.pairwise-key', 'unsafe_default svc.fetch.allow-private-network']);
   });
 
   it('accepts a production configuration without unsafe defaults', () => {
@@ -291,6 +298,7 @@ describe('unsafe defaults', () => {
         REDIS_URL: 'redis://127.0.0.1:6379',
         SVC_KEYS_FILE: '/etc/keys.json',
         SVC_COOKIES_KEYS: 'x'.repeat(32),
+        SVC_SUBJECT_PAIRWISE_KEY: 'p'.repeat(32),
         SVC_MANAGEMENT_PASSWORD: 'a-strong-password',
         SMTP_URL: 'smtp://mail:25',
       },

@@ -1,0 +1,86 @@
+import type { ClientMetadata } from 'oidc-provider';
+
+import { ROUTE_NAMES } from '../lib/seams.js';
+import { sectorOf, subjectTypeFor, SUBJECT_TYPES, type SubjectType } from './subjects.js';
+import { reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
+
+/**
+ * Policy `svc/subject-type` (OpenID Connect Core 8, Registration 2 and 5):
+ * - a client registered without `subject_type` gets `svc.subject.default-type`, or `public` when its
+ *   redirect URIs span several hosts and it names no `sector_identifier_uri` (RFC 7591 3.2.1 lets
+ *   the server substitute metadata; the response shows the value);
+ * - a `sector_identifier_uri` is fetched through the guarded fetch (C11) and must hold a JSON array
+ *   of URLs listing every `redirect_uri` (Registration 5). oidc-provider does not fetch it again
+ *   for a registered client (`sectorIdentifierUriValidate`): the sector is checked at registration
+ *   and update, not at every lookup;
+ * - an update keeps the `subject_type` and the sector fixed at registration: an omitted
+ *   `subject_type` (or a pairwise client's `sector_identifier_uri`) keeps the stored one, a
+ *   different one is refused, and so is a redirect URI change that moves a pairwise client's sector.
+ */
+export function subjectTypePolicy(deps: PolicyDependencies): RegistrationPolicy {
+  return async (ctx, properties) => {
+    if (ctx.oidc.route === ROUTE_NAMES.clientUpdate && ctx.oidc.client) keepRegisteredSubject(ctx.oidc.client.metadata(), properties);
+    const type = properties.subject_type;
+    if (type !== undefined && !(SUBJECT_TYPES as readonly unknown[]).includes(type)) reject('subject_type', 'must be public or pairwise');
+    properties.subject_type = subjectTypeFor(properties, deps.defaultSubjectType ?? 'pairwise');
+    // oidc-provider derives a pairwise client's sector with new URL(): a non-URL would throw (500).
+    if (properties.subject_type === 'pairwise' && !everyRedirectIsUrl(properties)) reject('redirect_uris', 'must be absolute URL strings');
+    if (properties.sector_identifier_uri !== undefined) await checkSectorDocument(properties, deps);
+  };
+}
+
+function everyRedirectIsUrl(properties: ClientMetadata): boolean {
+  const uris: unknown = properties.redirect_uris;
+  return uris === undefined || (Array.isArray(uris) && uris.every((uri) => typeof uri === 'string' && URL.canParse(uri)));
+}
+
+function keepRegisteredSubject(stored: ClientMetadata, properties: ClientMetadata): void {
+  const registered: SubjectType = stored.subject_type ?? 'public';
+  if (properties.subject_type === undefined) properties.subject_type = registered;
+  else if (properties.subject_type !== registered) reject('subject_type', `is fixed at registration (${registered}); register a new client to change it`);
+  if (registered !== 'pairwise') return;
+  if (properties.sector_identifier_uri === undefined && stored.sector_identifier_uri !== undefined) {
+    properties.sector_identifier_uri = stored.sector_identifier_uri;
+  }
+  const before = sectorOf(stored);
+  const after = sectorOf(properties);
+  if (after !== undefined && after !== before) {
+    const field = properties.sector_identifier_uri !== undefined ? 'sector_identifier_uri' : 'redirect_uris';
+    reject(field, `would move the pairwise sector from ${String(before)} to ${after}; the sector is fixed at registration`);
+  }
+}
+
+async function checkSectorDocument(properties: ClientMetadata, deps: PolicyDependencies): Promise<void> {
+  const uri = properties.sector_identifier_uri;
+  if (typeof uri !== 'string') reject('sector_identifier_uri', 'must be a URL string');
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    reject('sector_identifier_uri', 'must be an absolute https URL');
+  }
+  let text: string;
+  try {
+    const doc = await deps.fetch(url.href, 'application/json');
+    if (doc.status !== 200) reject('sector_identifier_uri', `${url.href}: answered HTTP ${doc.status}, expected 200`);
+    text = doc.body.toString('utf8');
+  } catch (err) {
+    if ((err as { name?: string }).name === 'OutboundFetchError') reject('sector_identifier_uri', `could not be fetched: ${(err as Error).message}`);
+    throw err;
+  }
+  let listed: unknown;
+  try {
+    listed = JSON.parse(text);
+  } catch {
+    reject('sector_identifier_uri', `${url.href}: the response is not JSON`);
+  }
+  if (!Array.isArray(listed) || !listed.every((v): v is string => typeof v === 'string')) {
+    reject('sector_identifier_uri', `${url.href}: the response must be a JSON array of URL strings`);
+  }
+  const urls = new Set<string>(listed);
+  const redirects: unknown[] = Array.isArray(properties.redirect_uris) ? properties.redirect_uris : [];
+  const missing = redirects.filter((r) => typeof r !== 'string' || !urls.has(r)).map(String);
+  if (missing.length > 0) {
+    reject('sector_identifier_uri', `${url.href} does not list every redirect_uri (missing ${missing.join(', ')}); OpenID Connect Registration 5`);
+  }
+}

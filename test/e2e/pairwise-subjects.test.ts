@@ -1,0 +1,295 @@
+import { globalAgent } from 'node:https';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { issueInitialAccessToken } from '../../lib/index.js';
+import { pairwiseSub } from '../../policies/subjects.js';
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { registerClient } from '../helpers/clients.js';
+import { runCodeFlow } from '../helpers/flow.js';
+import { isUnspent, manage, register, startDocServer, type HttpsDocServer } from '../helpers/registration.js';
+
+const KEY = 'pairwise-key-for-tests-0123456789abcdef';
+const OTHER_KEY = 'another-pairwise-key-0123456789abcdefgh';
+const staticClient = confidentialClient({ client_id: 'static-rp', redirect_uris: ['https://static.example/cb'] });
+
+describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => {
+  let running: RunningApp;
+  let docs: HttpsDocServer;
+  const savedCa = globalAgent.options.ca;
+  let sectorDoc: unknown = [];
+  let sectorRequests = 0;
+  const iat = async (): Promise<string> => (await issueInitialAccessToken(running.app.svc.provider)).token;
+  const start = (properties: Record<string, string | boolean> = {}): Promise<RunningApp> =>
+    startApp({ clients: [staticClient], properties: { 'svc.subject.pairwise-key': KEY, 'svc.fetch.allow-private-network': true, ...properties } });
+  const storedClient = (id: string): Promise<unknown> => running.app.svc.store.adapter('Client').find(id);
+
+  beforeAll(async () => {
+    running = await start();
+    docs = await startDocServer('https');
+    // The app's fetch passes no CA of its own: trust the document server the way a system trust store would.
+    globalAgent.options.ca = docs.ca;
+    docs.handler = (_req, res) => {
+      sectorRequests += 1;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(sectorDoc));
+    };
+  });
+  afterAll(async () => {
+    globalAgent.options.ca = savedCa;
+    await docs.close();
+    await running.close();
+  });
+
+  it('discovery advertises public and pairwise', async () => {
+    const meta = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    expect(meta.subject_types_supported).toEqual(['public', 'pairwise']);
+  });
+
+  describe('the default subject type', () => {
+    it('a client registered without subject_type is pairwise, and the response says so', async () => {
+      const res = await register(running, { redirect_uris: ['https://rp.example/cb', 'https://rp.example/other'] }, await iat());
+      expect(res.status).toBe(201);
+      expect(res.body.subject_type).toBe('pairwise');
+    });
+
+    it('a client whose redirect URIs span several hosts gets public instead of a refusal (localhost and 127.0.0.1)', async () => {
+      const redirect_uris = ['http://localhost:8080/cb', 'http://127.0.0.1:8080/cb'];
+      const res = await register(running, { redirect_uris, application_type: 'native', token_endpoint_auth_method: 'none' }, await iat());
+      expect(res.status).toBe(201);
+      expect(res.body.subject_type).toBe('public');
+    });
+
+    it('an explicit pairwise client spanning several hosts without a sector_identifier_uri is refused, nothing stored', async () => {
+      const token = await iat();
+      const res = await register(running, { redirect_uris: ['https://a.example/cb', 'https://b.example/cb'], subject_type: 'pairwise' }, token);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_client_metadata');
+      expect(res.body.error_description).toMatch(/sector_identifier_uri/);
+      expect(await isUnspent(running, token)).toBe(true);
+    });
+
+    it('malformed redirect_uris of a pairwise client are refused as such, never a 500', async () => {
+      for (const redirect_uris of [undefined, [], [42], 'https://rp.example/cb', ['not a url'], ['https://rp.example/cb', { href: 'x' }]]) {
+        const token = await iat();
+        const res = await register(running, { redirect_uris }, token);
+        expect([res.status, res.body.error]).toEqual([400, expect.stringMatching(/^invalid_(redirect_uri|client_metadata)$/)]);
+        expect(await isUnspent(running, token)).toBe(true);
+      }
+    });
+
+    it('an unknown subject_type is refused by name', async () => {
+      const token = await iat();
+      const res = await register(running, { redirect_uris: ['https://rp.example/cb'], subject_type: 'secret' }, token);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_client_metadata');
+      expect(res.body.error_description).toBe('subject_type: must be public or pairwise');
+      expect(await isUnspent(running, token)).toBe(true);
+    });
+
+    it('svc.subject.default-type=public makes an unspecified client public; pairwise stays on request', async () => {
+      const other = await startApp({ properties: { 'svc.subject.pairwise-key': KEY, 'svc.subject.default-type': 'public' } });
+      try {
+        const token = (await issueInitialAccessToken(other.app.svc.provider)).token;
+        expect((await register(other, { redirect_uris: ['https://rp.example/cb'] }, token)).body.subject_type).toBe('public');
+        const token2 = (await issueInitialAccessToken(other.app.svc.provider)).token;
+        expect((await register(other, { redirect_uris: ['https://rp.example/cb'], subject_type: 'pairwise' }, token2)).body.subject_type).toBe('pairwise');
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
+  describe('subs in the code flow (openid-client)', () => {
+    it('two clients in different sectors get different subs for one person; one client gets the same sub twice', async () => {
+      const first = await registerClient(running, 'plain', { redirect_uris: ['https://rp.example/cb'] });
+      const second = await registerClient(running, 'plain', { redirect_uris: ['https://other.example/cb'] });
+      const a1 = await runCodeFlow(running.issuer, first.metadata);
+      const a2 = await runCodeFlow(running.issuer, first.metadata);
+      const b = await runCodeFlow(running.issuer, second.metadata);
+      expect(a1.claims.sub).toBe(pairwiseSub(KEY, 'rp.example', 'demo-0001'));
+      expect(a2.claims.sub).toBe(a1.claims.sub);
+      expect(a1.userinfo.sub).toBe(a1.claims.sub);
+      expect(b.claims.sub).toBe(pairwiseSub(KEY, 'other.example', 'demo-0001'));
+      expect(b.claims.sub).not.toBe(a1.claims.sub);
+      expect([a1.claims.sub, b.claims.sub]).not.toContain('demo-0001');
+    });
+
+    it('a public client sees the account id', async () => {
+      const client = await registerClient(running, 'plain', { subject_type: 'public' });
+      expect((await runCodeFlow(running.issuer, client.metadata)).claims.sub).toBe('demo-0001');
+    });
+
+    it('clients sharing a sector_identifier_uri share one sector across hosts', async () => {
+      const uri = `${docs.url}/sector.json`;
+      sectorDoc = ['https://app.example/cb', 'https://www.example/cb'];
+      const app = await registerClient(running, 'plain', { redirect_uris: ['https://app.example/cb'], sector_identifier_uri: uri });
+      const web = await registerClient(running, 'plain', { redirect_uris: ['https://www.example/cb'], sector_identifier_uri: uri });
+      expect(app.metadata.subject_type).toBe('pairwise');
+      const subs = [(await runCodeFlow(running.issuer, app.metadata)).claims.sub, (await runCodeFlow(running.issuer, web.metadata)).claims.sub];
+      expect(subs).toEqual([pairwiseSub(KEY, new URL(docs.url).host, 'demo-0001'), pairwiseSub(KEY, new URL(docs.url).host, 'demo-0001')]);
+    });
+
+    it('a static client is pairwise by default, and keeps its sub across a restart with the same key only', async () => {
+      const before = (await runCodeFlow(running.issuer, staticClient)).claims.sub;
+      expect(before).toBe(pairwiseSub(KEY, 'static.example', 'demo-0001'));
+      const again = await start();
+      const rotated = await start({ 'svc.subject.pairwise-key': OTHER_KEY });
+      try {
+        expect((await runCodeFlow(again.issuer, staticClient)).claims.sub).toBe(before);
+        expect((await runCodeFlow(rotated.issuer, staticClient)).claims.sub).not.toBe(before);
+      } finally {
+        await Promise.all([again.close(), rotated.close()]);
+      }
+    });
+  });
+
+  describe('sector_identifier_uri (OpenID Connect Registration 5)', () => {
+    const refused = async (body: Record<string, unknown>, app: RunningApp = running): Promise<string> => {
+      const token = (await issueInitialAccessToken(app.app.svc.provider)).token;
+      const res = await register(app, body, token);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_client_metadata');
+      expect(await isUnspent(app, token)).toBe(true);
+      return String(res.body.error_description);
+    };
+
+    it('a document listing every redirect_uri is accepted, also for redirect URIs on several hosts', async () => {
+      sectorDoc = ['https://a.example/cb', 'https://b.example/cb', 'https://c.example/unused'];
+      const res = await register(running, { redirect_uris: ['https://a.example/cb', 'https://b.example/cb'], sector_identifier_uri: `${docs.url}/s` }, await iat());
+      expect(res.status).toBe(201);
+      expect(res.body.subject_type).toBe('pairwise');
+      expect(res.body.sector_identifier_uri).toBe(`${docs.url}/s`);
+    });
+
+    it('refuses a document that does not list a redirect_uri, naming it', async () => {
+      sectorDoc = ['https://a.example/cb'];
+      const description = await refused({ redirect_uris: ['https://a.example/cb', 'https://evil.example/cb'], sector_identifier_uri: `${docs.url}/s` });
+      expect(description).toContain('does not list every redirect_uri (missing https://evil.example/cb)');
+    });
+
+    it('refuses a document that is not a JSON array of strings', async () => {
+      for (const doc of [{ redirect_uris: ['https://a.example/cb'] }, ['https://a.example/cb', 7]]) {
+        sectorDoc = doc;
+        expect(await refused({ redirect_uris: ['https://a.example/cb'], sector_identifier_uri: `${docs.url}/s` })).toMatch(/must be a JSON array of URL strings/);
+      }
+    });
+
+    it('refuses an unreachable sector_identifier_uri', async () => {
+      const gone = await startDocServer('https');
+      await gone.close();
+      expect(await refused({ redirect_uris: ['https://a.example/cb'], sector_identifier_uri: `${gone.url}/s` })).toMatch(/^sector_identifier_uri: could not be fetched/);
+    });
+
+    it('refuses a sector_identifier_uri on a private address (the guarded fetch), and never asks it', async () => {
+      const guarded = await startApp({ properties: { 'svc.subject.pairwise-key': KEY } });
+      try {
+        const asked = sectorRequests;
+        sectorDoc = ['https://a.example/cb'];
+        const description = await refused({ redirect_uris: ['https://a.example/cb'], sector_identifier_uri: `${docs.url}/s` }, guarded);
+        expect(description).toMatch(/^sector_identifier_uri: could not be fetched: .*(private|loopback)/);
+        expect(sectorRequests).toBe(asked);
+      } finally {
+        await guarded.close();
+      }
+    });
+
+    it('is checked also with an invitation issued before the policy existed (its token names older policies, or none)', async () => {
+      sectorDoc = ['https://a.example/cb'];
+      for (const policies of [['svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys'], undefined]) {
+        const token = await iat();
+        const tokens = running.app.svc.store.adapter('InitialAccessToken');
+        const stored = await tokens.find(token);
+        const { policies: _current, ...rest } = stored ?? {};
+        await tokens.upsert(token, policies ? { ...rest, policies } : rest, 3600);
+        const res = await register(running, { redirect_uris: ['https://evil.example/cb'], sector_identifier_uri: `${docs.url}/s` }, token);
+        expect([res.status, res.body.error]).toEqual([400, 'invalid_client_metadata']);
+        expect(String(res.body.error_description)).toContain('missing https://evil.example/cb');
+        expect(await isUnspent(running, token)).toBe(true);
+      }
+    });
+
+    it('is checked at registration only: a later change of the document does not break the registered client', async () => {
+      sectorDoc = ['https://later.example/cb'];
+      const client = await registerClient(running, 'plain', { redirect_uris: ['https://later.example/cb'], sector_identifier_uri: `${docs.url}/later` });
+      sectorDoc = [];
+      const asked = sectorRequests;
+      expect((await runCodeFlow(running.issuer, client.metadata)).claims.sub).toBe(pairwiseSub(KEY, new URL(docs.url).host, 'demo-0001'));
+      expect(sectorRequests).toBe(asked);
+    });
+  });
+
+  it("a static client's sector_identifier_uri is checked when first loaded, through the guarded fetch", async () => {
+    sectorDoc = ['https://static-a.example/cb'];
+    const listed = confidentialClient({ client_id: 'static-listed', redirect_uris: ['https://static-a.example/cb'], sector_identifier_uri: `${docs.url}/static` });
+    const unlisted = confidentialClient({ client_id: 'static-unlisted', redirect_uris: ['https://static-b.example/cb'], sector_identifier_uri: `${docs.url}/static` });
+    const app = await startApp({ clients: [listed, unlisted], properties: { 'svc.subject.pairwise-key': KEY, 'svc.fetch.allow-private-network': true } });
+    try {
+      expect((await runCodeFlow(app.issuer, listed)).claims.sub).toBe(pairwiseSub(KEY, new URL(docs.url).host, 'demo-0001'));
+      const query = new URLSearchParams({ client_id: 'static-unlisted', response_type: 'code', scope: 'openid', redirect_uri: 'https://static-b.example/cb', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+      const refused = await fetch(`${app.issuer}/authorize?${query.toString()}`, { redirect: 'manual' });
+      expect(refused.status).toBe(400);
+      const page = await refused.text();
+      expect(page).toContain('<code>invalid_client_metadata</code>');
+      expect(page).toContain('all registered redirect_uris must be included in the sector_identifier_uri response');
+    } finally {
+      await app.close();
+    }
+  });
+
+  describe('updates keep the subject type and the sector', () => {
+    const registered = async (body: Record<string, unknown>): Promise<{ uri: string; token: string; id: string }> => {
+      const res = await register(running, body, await iat());
+      expect(res.status).toBe(201);
+      return { uri: String(res.body.registration_client_uri), token: String(res.body.registration_access_token), id: String(res.body.client_id) };
+    };
+    const refusedUpdate = async (c: { uri: string; token: string; id: string }, body: Record<string, unknown>, error = 'invalid_client_metadata'): Promise<string> => {
+      const before = await storedClient(c.id);
+      const res = await manage(c.uri, 'PUT', c.token, { client_id: c.id, ...body });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe(error);
+      expect(await storedClient(c.id)).toEqual(before);
+      return String(res.body.error_description);
+    };
+
+    it('an update without subject_type keeps the registered one and shows it', async () => {
+      const c = await registered({ redirect_uris: ['https://rp.example/cb'] });
+      const res = await manage(c.uri, 'PUT', c.token, { client_id: c.id, redirect_uris: ['https://rp.example/cb2'], client_name: 'renamed' });
+      expect(res.status).toBe(200);
+      expect(res.body.subject_type).toBe('pairwise');
+      const multi = await registered({ redirect_uris: ['https://a.example/cb', 'https://b.example/cb'] });
+      const updated = await manage(multi.uri, 'POST', multi.token, { client_id: multi.id, redirect_uris: ['https://a.example/cb'] });
+      expect(updated.status).toBe(200);
+      expect(updated.body.subject_type).toBe('public');
+    });
+
+    it('an update cannot change subject_type (POST and PUT)', async () => {
+      const c = await registered({ redirect_uris: ['https://rp.example/cb'] });
+      expect(await refusedUpdate(c, { redirect_uris: ['https://rp.example/cb'], subject_type: 'public' })).toBe(
+        'subject_type: is fixed at registration (pairwise); register a new client to change it',
+      );
+      const p = await registered({ redirect_uris: ['https://rp.example/cb'], subject_type: 'public' });
+      const res = await manage(p.uri, 'POST', p.token, { client_id: p.id, redirect_uris: ['https://rp.example/cb'], subject_type: 'pairwise' });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_client_metadata');
+    });
+
+    it("an update cannot move a pairwise client's sector: not by redirect_uris, not by sector_identifier_uri", async () => {
+      const c = await registered({ redirect_uris: ['https://rp.example/cb'] });
+      // RFC 7591 3.2.2 (and oidc-provider) answer a fault in redirect_uris with invalid_redirect_uri.
+      expect(await refusedUpdate(c, { redirect_uris: ['https://elsewhere.example/cb'] }, 'invalid_redirect_uri')).toMatch(/^redirect_uris: would move the pairwise sector from rp.example to elsewhere.example/);
+      sectorDoc = ['https://rp.example/cb'];
+      expect(await refusedUpdate(c, { redirect_uris: ['https://rp.example/cb'], sector_identifier_uri: `${docs.url}/s` })).toMatch(/^sector_identifier_uri: would move the pairwise sector/);
+    });
+
+    it('an update without sector_identifier_uri keeps the registered one, and the document is checked again', async () => {
+      sectorDoc = ['https://a.example/cb', 'https://b.example/cb'];
+      const c = await registered({ redirect_uris: ['https://a.example/cb'], sector_identifier_uri: `${docs.url}/s` });
+      const res = await manage(c.uri, 'PUT', c.token, { client_id: c.id, redirect_uris: ['https://a.example/cb', 'https://b.example/cb'] });
+      expect(res.status).toBe(200);
+      expect(res.body.sector_identifier_uri).toBe(`${docs.url}/s`);
+      const next = { ...c, token: String(res.body.registration_access_token) };
+      expect(await refusedUpdate(next, { redirect_uris: ['https://a.example/cb', 'https://unlisted.example/cb'] })).toContain('missing https://unlisted.example/cb');
+    });
+  });
+});
