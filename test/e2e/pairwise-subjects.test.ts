@@ -1,4 +1,3 @@
-import { globalAgent } from 'node:https';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
@@ -7,7 +6,7 @@ import { pairwiseSub } from '../../policies/subjects.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';
 import { runCodeFlow } from '../helpers/flow.js';
-import { isUnspent, manage, register, startDocServer, type HttpsDocServer } from '../helpers/registration.js';
+import { isUnspent, manage, register, startDocServer, trustForOutboundFetch, type HttpsDocServer } from '../helpers/registration.js';
 
 const KEY = 'pairwise-key-for-tests-0123456789abcdef';
 const OTHER_KEY = 'another-pairwise-key-0123456789abcdefgh';
@@ -16,7 +15,7 @@ const staticClient = confidentialClient({ client_id: 'static-rp', redirect_uris:
 describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => {
   let running: RunningApp;
   let docs: HttpsDocServer;
-  const savedCa = globalAgent.options.ca;
+  let distrust = (): void => undefined;
   let sectorDoc: unknown = [];
   let sectorRequests = 0;
   const iat = async (): Promise<string> => (await issueInitialAccessToken(running.app.svc.provider)).token;
@@ -28,7 +27,7 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
     running = await start();
     docs = await startDocServer('https');
     // The app's fetch passes no CA of its own: trust the document server the way a system trust store would.
-    globalAgent.options.ca = docs.ca;
+    distrust = trustForOutboundFetch(docs.ca);
     docs.handler = (_req, res) => {
       sectorRequests += 1;
       res.setHeader('content-type', 'application/json');
@@ -36,7 +35,7 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
     };
   });
   afterAll(async () => {
-    globalAgent.options.ca = savedCa;
+    distrust();
     await docs.close();
     await running.close();
   });

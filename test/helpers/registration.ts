@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, globalAgent } from 'node:https';
 import { createPublicKey, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -150,4 +150,20 @@ export function makeCertificateChain(): CertificateChain {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Trusts `pem` for https requests that name no CA of their own (the app's outbound fetch), the way
+ * an operator's system trust store would; returns the undo. The https agent's options override a
+ * request's own, so the undo deletes what it set rather than leaving `ca: undefined` behind (which
+ * would void the `ca` other tests pass).
+ */
+export function trustForOutboundFetch(pem: string): () => void {
+  const had = Object.prototype.hasOwnProperty.call(globalAgent.options, 'ca');
+  const saved = globalAgent.options.ca;
+  globalAgent.options.ca = pem;
+  return () => {
+    if (had) globalAgent.options.ca = saved;
+    else delete globalAgent.options.ca;
+  };
 }

@@ -1,5 +1,3 @@
-import { globalAgent } from 'node:https';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { issueInitialAccessToken, OutboundFetchError } from '../../lib/index.js';
@@ -9,7 +7,7 @@ import { findUnsafeDefaults } from '../../lib/settings/unsafe.js';
 import { loadSettings } from '../../lib/settings/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { startPrivateHost, type PrivateHost } from '../helpers/private-network.js';
-import { encryptionKey, isUnspent, register } from '../helpers/registration.js';
+import { encryptionKey, isUnspent, register, trustForOutboundFetch } from '../helpers/registration.js';
 
 const REFUSED = 'resolves to a loopback, private, link-local or reserved address';
 
@@ -106,17 +104,15 @@ describe('svc.fetch.private-hosts: a relying party on the operator\'s own networ
 
   describe('registration through the app', () => {
     let running: RunningApp;
-    const savedCa = globalAgent.options.ca;
+    let distrust = (): void => undefined;
     beforeAll(async () => {
       // The app's fetch passes no CA of its own: trust the key server's certificate the way an
       // operator's system trust store would.
-      globalAgent.options.ca = host.ca;
+      distrust = trustForOutboundFetch(host.ca);
       running = await startApp({ properties: { 'svc.fetch.private-hosts': `[${host.address}]` } });
     });
     afterAll(async () => {
-      // The agent's options override a request's own (`ca: undefined` too), so restore by deleting.
-      if (savedCa === undefined) delete globalAgent.options.ca;
-      else globalAgent.options.ca = savedCa;
+      distrust();
       await running.close();
     });
 
