@@ -17,7 +17,8 @@ describe('svc.ops.port: health and metrics on an operations listener of their ow
   beforeAll(async () => {
     running = await startApp({ properties: { 'svc.ops.port': 9000, 'svc.metrics.enabled': true } });
     const koa = new Koa().use(running.app.svc.operations);
-    ops = createServer(koa.callback());
+    const handle = koa.callback();
+    ops = createServer((req, res) => void handle(req, res));
     await new Promise<void>((resolve) => ops.listen(0, '127.0.0.1', resolve));
     opsUrl = `http://127.0.0.1:${(ops.address() as AddressInfo).port}`;
   });
