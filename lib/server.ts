@@ -6,6 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 
+import Koa from 'koa';
+
 import { createDemoClaimModules } from './demo/claim-modules/index.js';
 import { SettingsError } from './errors.js';
 import { createApp } from './http/create-app.js';
@@ -39,6 +41,12 @@ export async function runServer(): Promise<void> {
     const warned = info.warnings === 0 ? 'no warnings' : `${info.warnings} warning${info.warnings === 1 ? '' : 's'} above`;
     process.stdout.write(`svc-connect listening on http://localhost:${port}${app.svc.paths.basePath} (issuer ${app.svc.paths.issuer}, store ${info.store}, ${warned})\n`);
   });
+  // Health and metrics on their own listener, off the public one (svc.ops.port).
+  const opsServer = settings.ops.port === undefined ? undefined : new Koa().use(app.svc.operations).listen(settings.ops.port, settings.ops.host, () => {
+    const address = opsServer?.address();
+    logger.info('operations_listening', { host: settings.ops.host, port: typeof address === 'object' && address ? address.port : settings.ops.port });
+    logger.flush?.();
+  });
   // SIGHUP: read svc.keys.file again (a key rotation step); the result is logged either way.
   process.on('SIGHUP', () => {
     logger.info('keys_reload_requested', { signal: 'SIGHUP' });
@@ -50,6 +58,8 @@ export async function runServer(): Promise<void> {
     stopping = true;
     logger.info('stopping', { signal });
     // Requests under way finish; idle keep-alive connections are closed now.
+    opsServer?.close();
+    opsServer?.closeIdleConnections();
     server.close(() => {
       void app.svc.close().then(
         () => {

@@ -53,6 +53,12 @@ export interface SvcConnect {
    * came from code or were generated at start.
    */
   reloadKeys(): Promise<KeysReload>;
+  /**
+   * `/healthz`, `/readyz` and `/metrics` (when `svc.metrics.enabled`) on their own, for an
+   * operations listener: the bundled server serves it on `svc.ops.port`, an embedder mounts it where
+   * it likes. With `svc.ops.port` set, {@link SvcConnect.middleware} no longer serves these paths.
+   */
+  readonly operations: Middleware;
   /** What this instance runs on, for the start line. */
   readonly info: SvcInfo;
   /** Closes the store and the mailer. */
@@ -143,14 +149,15 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     },
   });
   const demo = settings.demo.enabled ? createDemoRouter({ provider, paths: runtime.paths, logger }) : undefined;
+  const operational: Middleware[] = [health.routes(), ...(metrics ? [createMetricsRouter(metrics).routes()] : [])] as Middleware[];
+  const separateOps = settings.ops.port !== undefined;
   const guarded = compose([
     errorHandler(logger),
-    health.routes(),
+    ...(separateOps ? [] : operational),
     interactions.routes(),
     interactions.allowedMethods(),
     management.routes(),
     ...(demo ? [demo.routes()] : []),
-    ...(metrics ? [createMetricsRouter(metrics).routes()] : []),
   ] as Middleware[]);
   // Below their exact prefixes only one of our routers can match (the others are health, metrics,
   // the demo and each other's prefixes): those requests skip the rest. Any other spelling goes
@@ -208,6 +215,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     cookieKeys: runtime.cookieKeys,
     paths: runtime.paths,
     middleware,
+    operations: compose([errorHandler(logger), ...operational] as Middleware[]),
     reloadKeys,
     info,
     async close() {

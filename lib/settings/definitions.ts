@@ -345,6 +345,24 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     },
   },
   {
+    name: 'svc.ops.port',
+    defaultText: 'unset → `/healthz`, `/readyz` and `/metrics` on the public listener',
+    doc: 'Port of a separate operations listener for `/healthz`, `/readyz` and `/metrics` (Keycloak uses 9000); the public listener then answers 404 for them. The operator API (`/oidc/v1/management/*`) stays public.',
+    read: (s) => s.ops.port,
+    apply: (s, raw) => {
+      s.ops.port = parseInteger(raw, 0, 65535);
+    },
+  },
+  {
+    name: 'svc.ops.host',
+    defaultText: '`127.0.0.1`',
+    doc: 'Address the operations listener (`svc.ops.port`) binds to; keep it off the public network.',
+    read: (s) => s.ops.host,
+    apply: (s, raw) => {
+      s.ops.host = parseNonEmpty(raw);
+    },
+  },
+  {
     name: 'svc.log.level',
     defaultText: '`info`',
     doc: 'Lowest log level written: `trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`.',
@@ -420,6 +438,7 @@ export function defaultSettings(production: boolean): Settings {
     proxyHops: 1,
     login: { lockoutThreshold: 5, lockoutWindowSeconds: 900, lockoutSeconds: 60, lockoutMaxSeconds: 3600 },
     metrics: { enabled: false },
+    ops: { host: '127.0.0.1' },
     log: { level: 'info' },
     clients: {},
     authenticator: {},

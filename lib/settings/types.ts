@@ -89,6 +89,12 @@ export interface Settings {
     /** Serve Prometheus metrics at `/metrics` (`svc.metrics.enabled`). */
     enabled: boolean;
   };
+  ops: {
+    /** The operations listener's port (`svc.ops.port`); unset: health and metrics stay on the public listener. */
+    port?: number;
+    /** The operations listener's address (`svc.ops.host`). */
+    host: string;
+  };
   log: {
     /** Lowest level written (`svc.log.level`). */
     level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
