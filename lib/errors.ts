@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   AlreadyConsumedError: 'SVC_ALREADY_CONSUMED',
   OutboundFetchError: 'SVC_OUTBOUND_FETCH_FAILED',
   ClientKeysRefusedError: 'SVC_CLIENT_KEYS_REFUSED',
+  ClientDisabledError: 'SVC_CLIENT_DISABLED',
   InvalidInvitationAddressError: 'SVC_INVALID_INVITATION_ADDRESS',
   MailDeliveryError: 'SVC_MAIL_FAILED',
   InvalidCursorError: 'SVC_INVALID_CURSOR',
@@ -63,6 +64,22 @@ export class StoreUnavailableError extends errors.OIDCProviderError {
     this.expose = true;
     this.error_description = 'the provider store is temporarily unavailable, try again shortly';
     if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
+
+/**
+ * A disabled client presented its own registration access token at its client configuration
+ * endpoint. Answered 403 `client_disabled` (not 401 `invalid_token`, which tells an RFC 7592 client
+ * to throw the token away): the token is left as it was and works again once the client is enabled.
+ */
+export class ClientDisabledError extends errors.OIDCProviderError {
+  /** Stable code for logs. */
+  readonly code = ERROR_CODES.ClientDisabledError;
+
+  constructor() {
+    super(403, 'client_disabled');
+    this.name = 'ClientDisabledError';
+    this.error_description = 'the client is disabled by the operator; its registration access token is kept and works again once the client is enabled';
   }
 }
 

@@ -48,6 +48,7 @@ export {
   AlreadyConsumedError,
   ClaimSyntaxError,
   CliError,
+  ClientDisabledError,
   ClientKeysRefusedError,
   DemoFlowError,
   ERROR_CODES,

@@ -140,6 +140,6 @@ export function certificatesPolicy(deps: PolicyDependencies): RegistrationPolicy
     const loaded = await clientKeys(properties, deps);
     if (!loaded) return;
     const fetch = budgetedFetch(properties, deps);
-    for (const [i, key] of loaded.keys.entries()) await vetKey(key, i, loaded.field, fetch);
+    for (const [i, key] of loaded.keys.entries()) await vetKey(key, loaded.judgement.positions[i] ?? i, loaded.field, fetch);
   };
 }

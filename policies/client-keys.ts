@@ -3,21 +3,20 @@ import type { ClientMetadata } from 'oidc-provider';
 
 import { ENCRYPTION_FIELDS } from './algorithms.js';
 import { budgetedFetch } from './fetch-budget.js';
-import { keyDefect, PRIVATE_MEMBERS } from './key-judgement.js';
-import { keySetDefect } from './key-set.js';
+import { judgeClientKeySet, type KeySetJudgement } from './client-key-set.js';
 import { reject, type PolicyDependencies } from './types.js';
 
-/** The client's keys as registered (inline `jwks`) or fetched (`jwks_uri`). */
+/** The client's keys as registered (inline `jwks`) or fetched (`jwks_uri`), as the provider will hold them. */
 export interface ClientKeys {
   /** The metadata field the keys came from, for error messages. */
   field: 'jwks' | 'jwks_uri';
+  /** The kept keys: judged, labels normalised, unlabelled ones left out when encryption is asked for. */
   keys: JWK[];
+  /** The whole judgement ({@link judgeClientKeySet}), for the policies that act on the rest of it. */
+  judgement: KeySetJudgement;
 }
 
-/** "key #2 ("enc-1")": how errors name a key. */
-export function keyLabel(key: JWK, index: number): string {
-  return `key #${index + 1}${typeof key.kid === 'string' ? ` ("${key.kid}")` : ''}`;
-}
+export { keyLabel } from './client-key-set.js';
 
 /** The key-management algorithms the client asks for, by metadata field. */
 export function requestedEncryption(properties: ClientMetadata): [field: string, alg: string][] {
@@ -31,33 +30,18 @@ export function requestedEncryption(properties: ClientMetadata): [field: string,
 
 export { MAX_KEYS } from './key-set.js';
 
-/** A key with neither `use` nor `key_ops`: dropped from an inline `jwks` when encryption is asked for. */
-export const isUnlabelled = (key: JWK): boolean => key.use === undefined && key.key_ops === undefined;
-
 /**
- * Checks the set's shape and size ({@link keySetDefect}: at most 32 keys, RSA keys within their
- * judging budget), then judges every key the provider will hold as the key it is
- * ({@link keyDefect}): one bad key fails the whole request, signature keys included. Only keys of
- * an inline `jwks` that the key-vetting policy drops (no `use`, no `key_ops`, encryption asked for)
- * are not judged; a `jwks_uri` document is served to the provider as it is, so all its keys are.
+ * Judges the set by the one key judgement ({@link judgeClientKeySet}) and fails the request on
+ * anything beyond its shape and size or on any key that breaks a key rule (one bad key fails the
+ * whole request, signature keys included). What a kept key must do for a requested algorithm is
+ * the key-vetting policy's.
  */
-function validateShape(document: unknown, field: 'jwks' | 'jwks_uri', dropsUnlabelled: boolean): JWK[] {
-  const keys = (document as { keys?: unknown } | null)?.keys;
-  if (!document || typeof document !== 'object' || !Array.isArray(keys)) reject(field, 'must be a JWK Set: an object with a "keys" array');
-  const setDefect = keySetDefect(keys);
-  if (setDefect !== undefined) reject(field, setDefect);
-  keys.forEach((key: unknown, i) => {
-    if (!key || typeof key !== 'object' || typeof (key as JWK).kty !== 'string') reject(field, `key #${i + 1} is not a JWK (needs a "kty")`);
-    const jwk = key as JWK;
-    if (jwk.kty === 'oct') reject(field, `${keyLabel(jwk, i)} is a symmetric key; only public RSA, EC and OKP keys are accepted`);
-    if (PRIVATE_MEMBERS.some((m) => m in jwk)) reject(field, `${keyLabel(jwk, i)} contains private key material; register public keys only`);
-  });
-  (keys as JWK[]).forEach((key, i) => {
-    if (dropsUnlabelled && isUnlabelled(key)) return;
-    const defect = keyDefect(key);
-    if (defect !== undefined) reject(field, `${keyLabel(key, i)}: ${defect}`);
-  });
-  return keys as JWK[];
+function judged(document: unknown, field: 'jwks' | 'jwks_uri', properties: ClientMetadata): ClientKeys {
+  const judgement = judgeClientKeySet(document, requestedEncryption(properties));
+  if (judgement.setDefect !== undefined) reject(field, judgement.setDefect);
+  const broken = judgement.refused.find((r) => r.rule === 'key');
+  if (broken) reject(field, broken.message);
+  return { field, keys: judgement.keys, judgement };
 }
 
 const loaded = new WeakMap<ClientMetadata, Promise<ClientKeys | undefined>>();
@@ -65,7 +49,7 @@ const loaded = new WeakMap<ClientMetadata, Promise<ClientKeys | undefined>>();
 async function load(properties: ClientMetadata, deps: PolicyDependencies): Promise<ClientKeys | undefined> {
   const { jwks, jwks_uri: jwksUri } = properties;
   if (jwks !== undefined && jwksUri !== undefined) reject('jwks', 'jwks and jwks_uri must not both be given');
-  if (jwks !== undefined) return { field: 'jwks', keys: validateShape(jwks, 'jwks', requestedEncryption(properties).length > 0) };
+  if (jwks !== undefined) return judged(jwks, 'jwks', properties);
   if (jwksUri === undefined) return undefined;
   if (typeof jwksUri !== 'string') reject('jwks_uri', 'must be a URL string');
   let text: string;
@@ -83,7 +67,7 @@ async function load(properties: ClientMetadata, deps: PolicyDependencies): Promi
   } catch {
     reject('jwks_uri', `${jwksUri}: the response is not JSON`);
   }
-  return { field: 'jwks_uri', keys: validateShape(parsed, 'jwks_uri', false) };
+  return judged(parsed, 'jwks_uri', properties);
 }
 
 /**

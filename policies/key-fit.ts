@@ -1,9 +1,14 @@
 import type { JWK } from 'jose';
 
+import { encryptionLabels } from './key-usage.js';
+
 const EC_CURVES = ['P-256', 'P-384', 'P-521'];
 
-/** Encryption key: `use=enc` or `key_ops` containing `encrypt`. */
-export const isEncryptionKey = (key: JWK): boolean => key.use === 'enc' || (Array.isArray(key.key_ops) && key.key_ops.includes('encrypt'));
+/**
+ * Encryption key: `use=enc` or `key_ops` containing one of its {@link encryptionLabels} (RSA:
+ * `encrypt`, `wrapKey`; EC and OKP also `deriveKey`, `deriveBits`).
+ */
+export const isEncryptionKey = (key: JWK): boolean => key.use === 'enc' || (Array.isArray(key.key_ops) && key.key_ops.some((op) => encryptionLabels(key).includes(op)));
 /** Signature key: `use=sig` or `key_ops` containing `verify`. */
 export const isSignatureKey = (key: JWK): boolean => key.use === 'sig' || (Array.isArray(key.key_ops) && key.key_ops.includes('verify'));
 

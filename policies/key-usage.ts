@@ -6,6 +6,33 @@ export const SIGNATURE_OPS = ['sign', 'verify'] as const;
 export const ENCRYPTION_OPS = ['encrypt', 'decrypt', 'wrapKey', 'unwrapKey', 'deriveKey', 'deriveBits'] as const;
 const KNOWN_OPS: readonly string[] = [...SIGNATURE_OPS, ...ENCRYPTION_OPS];
 
+/**
+ * The `key_ops` values that mark a public key for encryption (CONTRACT C6.2): for RSA `encrypt` or
+ * `wrapKey`; for EC and OKP (ECDH) also `deriveKey` or `deriveBits`. `decrypt` and `unwrapKey`
+ * belong to the private half and mark nothing here.
+ */
+export function encryptionLabels(key: JWK): readonly string[] {
+  return key.kty === 'RSA' ? ['encrypt', 'wrapKey'] : ['encrypt', 'wrapKey', 'deriveKey', 'deriveBits'];
+}
+
+/**
+ * The key as the provider stores and uses it, for an encryption key labelled any way C6.2 accepts
+ * (the key already passed {@link usageDefect}): RSA keeps `key_ops: ["encrypt", "wrapKey"]` when it
+ * has `key_ops` at all, EC and OKP lose `key_ops` and get `use: "enc"`. Other keys come back as
+ * they are. Needed because the two libraries the provider encrypts with read labels differently:
+ * oidc-provider picks an RSA key only when its `key_ops` (if any) contain `encrypt`, while jose
+ * imports an RSA public key for `encrypt` and `wrapKey` together (WebCrypto refuses a JWK whose
+ * `key_ops` lack one of them) and refuses an ECDH public key with any `key_ops` at all. A new object; `key` is not changed.
+ */
+export function normaliseKeyLabels(key: JWK): JWK {
+  const ops = Array.isArray(key.key_ops) ? key.key_ops : undefined;
+  const encryption = key.use === 'enc' || (ops !== undefined && ops.some((op) => encryptionLabels(key).includes(op)));
+  if (!encryption) return key;
+  const { key_ops: _ops, ...rest } = key;
+  if (key.kty === 'RSA') return ops === undefined ? { ...key } : { ...rest, key_ops: ['encrypt', 'wrapKey'] };
+  return { ...rest, use: 'enc' };
+}
+
 /** Registered asymmetric JWS algorithms (RFC 7518, RFC 8037, RFC 9864) by key type / curve. */
 const SIGNATURE_ALGS: Record<string, readonly string[]> = {
   RSA: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'],
@@ -43,9 +70,9 @@ const quoted = (values: readonly string[]): string => values.map((v) => `"${v}"`
  * operations, all for signatures or all for encryption, agreeing with `use`; `ext` is a boolean;
  * `alg` is a registered asymmetric algorithm for this key type and curve, agreeing with `use` and
  * `key_ops`; an Ed25519/Ed448 key only signs and an X25519/X448 key only encrypts. An encryption
- * key's `key_ops` must be what jose (the provider's JOSE library) can encrypt with: exactly
- * `encrypt` and `wrapKey` for RSA, none (or an empty list) for EC and OKP. Curves outside these
- * tables are left to the key's own judgement (`keyDefect`).
+ * key's `key_ops` must contain one of its {@link encryptionLabels} (an EC or OKP key may also carry
+ * an empty list); the provider stores and uses it as {@link normaliseKeyLabels} makes it. Curves
+ * outside these tables are left to the key's own judgement (`keyDefect`).
  */
 export function usageDefect(key: JWK): string | undefined {
   const { use, key_ops: ops, alg } = key as { use?: unknown; key_ops?: unknown; alg?: unknown };
@@ -70,12 +97,11 @@ export function usageDefect(key: JWK): string | undefined {
   const can = capabilities(key);
   if (purpose === 'enc' && !can.enc && can.sig) return `${withArticle(can.family)} key can only sign, but it is marked for encryption`;
   if (purpose === 'sig' && !can.sig && can.enc) return `${withArticle(can.family)} key cannot sign, but it is marked for signatures`;
-  if (purpose === 'enc' && Array.isArray(ops)) {
-    // jose, which the provider encrypts with, imports the JWK with its key_ops as WebCrypto usages.
-    if (key.kty === 'RSA' && !(ops.length === 2 && ops.includes('encrypt') && ops.includes('wrapKey'))) {
-      return `key_ops ${JSON.stringify(ops)}: an RSA encryption key needs key_ops ["encrypt", "wrapKey"] or none (the provider picks RSA keys by "encrypt", jose wraps only with "wrapKey")`;
+  if (purpose === 'enc' && Array.isArray(ops) && (key.kty === 'RSA' || ops.length > 0)) {
+    const labels = encryptionLabels(key);
+    if (!ops.some((op) => labels.includes(op))) {
+      return `key_ops ${JSON.stringify(ops)}: ${key.kty === 'RSA' ? 'an RSA' : 'an ECDH'} public encryption key needs key_ops containing ${labels.map((l) => `"${l}"`).join(', ').replace(/, ([^,]*)$/, ' or $1')} (or none, with use "enc")`;
     }
-    if (key.kty !== 'RSA' && ops.length > 0) return `key_ops ${JSON.stringify(ops)}: an ECDH public key must carry no key_ops (jose refuses any); mark it use "enc"`;
   }
   if (alg === undefined) return undefined;
   if (typeof alg !== 'string') return 'alg must be a string';

@@ -48,7 +48,7 @@ export function signatureKeysPolicy(deps: PolicyDependencies): RegistrationPolic
     }
     for (const need of needs) {
       if (loaded.keys.some((key) => unfitSignatureReason(key, need.algs) === undefined)) continue;
-      const reasons = loaded.keys.map((key, i) => `${keyLabel(key, i)}: ${unfitSignatureReason(key, need.algs) ?? 'fits'}`);
+      const reasons = loaded.keys.map((key, i) => `${keyLabel(key, loaded.judgement.positions[i] ?? i)}: ${unfitSignatureReason(key, need.algs) ?? 'fits'}`);
       reject(
         loaded.field,
         `no key usable for ${need.what} (keys need use=sig or key_ops containing verify)${reasons.length ? `; ${reasons.join('; ')}` : '; the set is empty'}`,

@@ -1,6 +1,9 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 
 import { decorateAdapter } from '../../adapters/store.js';
+import { ClientDisabledError } from '../errors.js';
+import { requestState } from '../registration/request-state.js';
+import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 
 /** The store model of the marks that disable a client (one record per disabled client, by `client_id`). */
 export const SUSPENSION_MODEL = 'ClientSuspension';
@@ -19,6 +22,19 @@ export function suspensionOf(payload: AdapterPayload | undefined | void): Suspen
   return { disabled_at: Number(payload.disabled_at), disabled_by: String(payload.disabled_by) };
 }
 
+const CONFIGURATION_ROUTES: ReadonlySet<string> = new Set([ROUTE_NAMES.clientRead, ROUTE_NAMES.clientUpdate, ROUTE_NAMES.clientDelete]);
+
+/**
+ * True when the request being served is a client configuration request (read, update, delete, by
+ * oidc-provider's route name) that presented a registration access token of client `id` itself:
+ * the token was claimed by this request ({@link requestState}) and its record names `id`.
+ */
+function presentsOwnRegistrationToken(id: string): boolean {
+  const ctx = currentRequest();
+  if (!ctx || !CONFIGURATION_ROUTES.has(String(ctx.oidc?.route))) return false;
+  return (requestState(ctx)?.claims ?? []).some((c) => c.model === MODEL_NAMES.registrationAccessToken && c.snapshot?.clientId === id);
+}
+
 /**
  * Wraps an adapter factory so that a disabled client does not exist for oidc-provider: the `Client`
  * adapter's `find` answers nothing while a {@link SUSPENSION_MODEL} mark exists for the id. Every
@@ -28,6 +44,15 @@ export function suspensionOf(payload: AdapterPayload | undefined | void): Suspen
  * without looking at a path. The mark lives in the shared store: every process sees it at once.
  * The client's own record is never rewritten, so disabling cannot race with the client updating its
  * registration. (Statically provisioned clients never reach the adapter; the toolbox refuses them.)
+ *
+ * One lookup is answered differently: at the client configuration endpoint (oidc-provider's routes
+ * `client`, `client_update`, `client_delete`), when the request presented the disabled client's own
+ * registration access token, `find` throws {@link ClientDisabledError} (403 `client_disabled`)
+ * instead of answering nothing. oidc-provider destroys the presented token when the client is not
+ * found ("client mismatch"); the throw comes before that, the request fails, and the token it
+ * claimed is given back unchanged (`settleSingleUseTokens`), so it works again after `enable`. A
+ * token of another client presented there still finds nothing and is destroyed, as oidc-provider
+ * does, so nobody learns from it whether a client they do not hold is disabled.
  */
 export function withClientSuspension(adapter: (model: string) => Adapter): (model: string) => Adapter {
   const marks = adapter(SUSPENSION_MODEL);
@@ -37,7 +62,9 @@ export function withClientSuspension(adapter: (model: string) => Adapter): (mode
     return decorateAdapter(inner, {
       find: async (id) => {
         const [payload, mark] = await Promise.all([inner.find(id), marks.find(id)]);
-        return mark ? undefined : payload;
+        if (!mark) return payload;
+        if (payload && presentsOwnRegistrationToken(id)) throw new ClientDisabledError();
+        return undefined;
       },
     });
   };

@@ -1,11 +1,8 @@
-import type { JWK } from 'jose';
 import type { Context, Next } from 'koa';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
-import { candidateDefect } from '../../policies/candidate-fit.js';
+import { judgeClientKeySet, keyLabel } from '../../policies/client-key-set.js';
 import { requestedEncryption } from '../../policies/client-keys.js';
-import { keyDefect } from '../../policies/key-judgement.js';
-import { keySetDefect } from '../../policies/key-set.js';
 import type { Logger } from '../logger.js';
 import type { ProviderFetch } from '../net/provider-fetch.js';
 import { ENCRYPTION_ALG_VALUES } from '../../policies/supported-algorithms.js';
@@ -61,11 +58,6 @@ function ownerOf(url: string, ctx: KoaContextWithOIDC | undefined): { scope: str
 
 const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
 
-function label(key: unknown, index: number): string {
-  const kid = (key as { kid?: unknown } | null)?.kid;
-  return `key #${index + 1}${typeof kid === 'string' ? ` (${JSON.stringify(clip(kid, 40))})` : ''}`;
-}
-
 /** The JWK Set in a body exactly as oidc-provider would read it (`JSON.parse` of the UTF-8 text), or undefined. */
 function asJwkSet(body: Buffer): { keys: unknown[] } | undefined {
   try {
@@ -88,17 +80,18 @@ function hostOf(input: string | URL | Request): string {
 /**
  * Wraps oidc-provider's `fetch` so that the provider never encrypts to (or verifies with) a client
  * key that has not passed the key rules at the moment it was fetched (C6), and never picks one it
- * could not encrypt to: every key of every JWK Set oidc-provider fetches is judged by
- * {@link keyDefect} and by registration's rule 7 ({@link candidateDefect}) for the encryption
- * algorithms the client registered (the client whose request is being served, found through
- * oidc-provider's request context, when the set is its `jwks_uri`; every offered algorithm
- * otherwise). Keys that fail are removed from what oidc-provider sees and logged as
- * `client_keys_refused` (URL host, counts and the first rule; never key material); a set beyond
- * the limits of {@link keySetDefect} (33 keys, RSA keys too costly to judge) is refused whole, as
- * at registration; when no key remains, the fetch fails, oidc-provider answers
- * `invalid_client_metadata` and nothing is encrypted or sent. A refused set is remembered for
- * {@link REFUSED_SET_MS}: within it the same URL fails for the same client (and registered
- * algorithms) at once, unfetched.
+ * could not encrypt to: every JWK Set oidc-provider fetches is judged by the one key judgement of
+ * registration ({@link judgeClientKeySet}), for the encryption algorithms the client registered
+ * (the client whose request is being served, found through oidc-provider's request context, when
+ * the set is its `jwks_uri`; every offered algorithm otherwise). oidc-provider sees only the keys
+ * it keeps, with their labels normalised as at registration (an EC key's `key_ops: ["encrypt"]`
+ * becomes `use: "enc"`), and without keys that have neither `use` nor `key_ops` while encryption
+ * is asked for. Refused keys are logged as `client_keys_refused` (URL host, counts and the first
+ * rule; never key material); a set beyond the limits of the judgement (33 keys, RSA keys too costly
+ * to judge) is refused whole, as at registration; when no key remains, the fetch fails,
+ * oidc-provider answers `invalid_client_metadata` and nothing is encrypted or sent. A refused set
+ * is remembered for {@link REFUSED_SET_MS}: within it the same URL fails for the same client (and
+ * registered algorithms) at once, unfetched.
  *
  * How a JWK Set is told apart: by its content, not by the request. oidc-provider fetches a
  * client's `jwks_uri` with `Accept: application/json`, the same header as `sector_identifier_uri`
@@ -125,27 +118,23 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     headers.delete('content-length');
     const set = asJwkSet(body);
     if (!set) return new Response(body.length > 0 ? new Uint8Array(body) : null, { status: response.status, headers });
-    const kept: unknown[] = [];
-    const refused: string[] = [];
-    const setDefect = keySetDefect(set.keys);
-    if (setDefect !== undefined) {
-      // As at registration: judging costs CPU per key, so an oversized set is refused unjudged.
-      refused.push(setDefect);
-    } else {
-      set.keys.forEach((key, i) => {
-        const defect = keyDefect(key as JWK) ?? candidateDefect(key as JWK, owner.requested);
-        if (defect === undefined) kept.push(key);
-        else refused.push(`${label(key, i)}: ${clip(defect, 320)}`);
-      });
+    const judgement = judgeClientKeySet(set, owner.requested);
+    const kept = judgement.keys;
+    const refused = judgement.setDefect !== undefined ? [judgement.setDefect] : judgement.refused.map((r) => clip(r.message, 360));
+    if (judgement.dropped.length > 0 && kept.length === 0) {
+      refused.push(...judgement.dropped.map((i) => `${keyLabel(set.keys[i], i)}: has neither use nor key_ops, and the client asks for encryption`));
     }
-    if (refused.length === 0) return new Response(new Uint8Array(body), { status: response.status, headers });
+    // What the provider sees is the judgement's: kept keys, labels normalised, unlabelled ones left out.
+    const served = new Response(JSON.stringify({ ...set, keys: kept }), { status: response.status, headers });
+    if (refused.length === 0) return served;
     const rule = refused.slice(0, 3).join('; ') + (refused.length > 3 ? `; and ${refused.length - 3} more` : '');
     if (ctx) refusals.set(ctx, { url, rule, kept: kept.length });
     logger.warn('client_keys_refused', {
       request_id: (ctx?.state as { requestId?: string } | undefined)?.requestId,
       client_id: ctx?.oidc?.client?.clientId,
       host: hostOf(input),
-      refused: set.keys.length - kept.length,
+      refused: set.keys.length - kept.length - judgement.dropped.length,
+      ...(judgement.dropped.length > 0 ? { dropped: judgement.dropped.length } : {}),
       kept: kept.length,
       rule: refused[0],
     });
@@ -153,7 +142,7 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
       remember(memory, rule);
       throw new ClientKeysRefusedError(url, rule);
     }
-    return new Response(JSON.stringify({ ...set, keys: kept }), { status: response.status, headers });
+    return served;
   };
 }
 

@@ -240,7 +240,8 @@ describeEachStore(
     // Issue 14 F4: registration's rule 7 (a key the provider may pick must work) applies at every
     // fetch too, with the algorithms the client registered; these ended in 500s before.
     const unpickable: [string, () => JWK[], string][] = [
-      ['an Ed25519 key without use', () => [ed25519('ed')], `key #1 ("ed"): ${pick('OKP Ed25519 key, but ECDH-ES needs EC P-256/384/521 or X25519')}`],
+      // (A key with neither use nor key_ops is dropped unjudged for a client asking for encryption, C6.2.)
+      ['an Ed25519 key labelled only key_ops ["verify"]', () => [{ ...ed25519('ed'), key_ops: ['verify'] }], `key #1 ("ed"): ${pick('OKP Ed25519 key, but ECDH-ES needs EC P-256/384/521 or X25519')}`],
       [
         'a P-256 key with key_ops ["verify"] and no use',
         () => [{ ...(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }) as JWK), key_ops: ['verify'], kid: 'ecv' }],
@@ -268,11 +269,11 @@ describeEachStore(
       },
     );
 
-    it('ECDH-ES registered, then [Ed25519 without use, a good X25519 without use]: the Ed25519 key is left out and the X25519 key used', async () => {
+    it('ECDH-ES registered, then [Ed25519 with key_ops ["verify"], a good X25519 with key_ops ["deriveKey"]]: the Ed25519 key is left out and the X25519 key used, normalised', async () => {
       const good = await ecdhKey('P-256', { use: 'enc', kid: 'p256-enc' });
-      const x25519 = await ecdhKey('X25519', { kid: 'x25519' });
+      const x25519 = await ecdhKey('X25519', { kid: 'x25519', key_ops: ['deriveKey'] });
       const { client, where } = await registerAt([good.jwk], { id_token_encrypted_response_alg: 'ECDH-ES', userinfo_encrypted_response_alg: 'ECDH-ES' });
-      sets.set(where, [ed25519('ed'), x25519.jwk]);
+      sets.set(where, [{ ...ed25519('ed'), key_ops: ['verify'] }, x25519.jwk]);
       const before = refusals().length;
       const { seen, result } = await flow(client, [x25519]);
       expect(hits.get(where)).toBe(2);

@@ -195,12 +195,17 @@ describeEachStore(
       });
     });
 
-    it('refuses a weak key with neither use nor key_ops in a jwks_uri document: the provider would still see it', async () => {
+    it('drops a weak key with neither use nor key_ops from a jwks_uri document as from an inline jwks (one judgement): the provider never sees it', async () => {
       const { use: _use, ...unlabelled } = material.rsa1024.jwk;
       routes.set('/unlabelled', (res) => json(res, { keys: [material.rsa.jwk, unlabelled] }));
+      const body = { redirect_uris: R, userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks_uri: `${docs.url}/unlabelled` };
+      const res = await register(running, body, (await issueInitialAccessToken(running.app.svc.provider)).token);
+      expect([res.status, res.body.jwks_uri]).toEqual([201, body.jwks_uri]);
+      // Alone, it leaves no key: refused as no key usable, naming why it was dropped.
+      routes.set('/unlabelled-only', (res) => json(res, { keys: [unlabelled] }));
       await expectRejected(
-        { redirect_uris: R, userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks_uri: `${docs.url}/unlabelled` },
-        'jwks_uri: key #2 ("weak"): RSA modulus of 1024 bits, at least 2048 needed',
+        { ...body, jwks_uri: `${docs.url}/unlabelled-only` },
+        'jwks_uri: no key usable for userinfo_encrypted_response_alg RSA-OAEP-256 (keys need use=enc or key_ops containing encrypt); key #1 ("weak"): has neither use nor key_ops, so it is dropped',
       );
     });
 

@@ -117,7 +117,7 @@ describeEachStore('operator toolbox over HTTP (issue 15 item 6)', (kind, storePr
     expect(audits('clients.show').some((a) => a.client_id === client.metadata.client_id && a.user === USER && a.outcome === 'done')).toBe(true);
   });
 
-  it('disables a client: refused at authorize, PAR, token and UserInfo (its live access token too), and its registration, in every process; enable restores it', async () => {
+  it('disables a client: refused at authorize, PAR, token and UserInfo (its live access token too), and its registration (403, the token kept), in every process; enable restores it', async () => {
     const client = await registerClient(running, 'plain');
     const basicOf = `Basic ${Buffer.from(`${client.metadata.client_id}:${String(client.metadata.client_secret)}`).toString('base64')}`;
     const flow = await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true });
@@ -146,8 +146,27 @@ describeEachStore('operator toolbox over HTTP (issue 15 item 6)', (kind, storePr
       });
       expect([par.status, ((await par.json()) as { error?: string }).error]).toEqual([401, 'invalid_client']);
       expect(await userinfo(flow.tokens.access_token)).toEqual({ status: 401, error: 'invalid_token' });
-      const registration = await manage(String(client.metadata.registration_client_uri), 'GET', String(client.metadata.registration_access_token));
-      expect(registration.status).toBe(401);
+      // Its registration is refused with 403 client_disabled, under every method and spelling, and
+      // the registration access token it presented is neither spent nor destroyed.
+      const uri = String(client.metadata.registration_client_uri);
+      const rat = String(client.metadata.registration_access_token);
+      const { registration_access_token: _rat, registration_client_uri: _uri, client_id_issued_at: _iat, client_secret_expires_at: _exp, ...updateBody } = client.metadata;
+      const refusals = [
+        await manage(uri, 'GET', rat),
+        await manage(uri, 'PUT', rat, updateBody),
+        await manage(uri, 'POST', rat, updateBody),
+        await manage(uri, 'DELETE', rat),
+      ];
+      expect(refusals.map((r) => [r.status, r.body.error])).toEqual(Array(4).fill([403, 'client_disabled']));
+      for (const spelling of [uri.replace('/register/', '/REGISTER/'), uri.replace('/oidc/v1/register/', '/oidc/v1//register/'), `${uri}/`, uri.replace('/register/', '/%72egister/')]) {
+        // Another spelling gets the same check or 404; never a 401 that spends the token.
+        const answer = await call('GET', spelling.slice(running.baseUrl.length), { auth: `Bearer ${rat}` });
+        expect(answer.status === 404 || (answer.status === 403 && answer.body.error === 'client_disabled')).toBe(true);
+      }
+      expect((await fetch(uri, { method: 'HEAD', headers: { authorization: `Bearer ${rat}` } })).status).toBe(405);
+      // A token of another client presented for the disabled one learns nothing: 401, as for any client.
+      const stranger = await registerClient(running, 'plain');
+      expect((await manage(uri, 'GET', String(stranger.metadata.registration_access_token))).status).toBe(401);
       if (other) {
         // The other process refuses the client as well, at once.
         const elsewhere = await fetch(`${other.issuer}/token`, {
@@ -163,6 +182,11 @@ describeEachStore('operator toolbox over HTTP (issue 15 item 6)', (kind, storePr
       expect((await userinfo(flow.tokens.access_token)).status).toBe(200);
       if (other) expect(await userinfoAtOther()).toBe(200);
       expect((await tokenWithSecret(client.metadata)).body.error).toBe('invalid_grant');
+      // The registration access token presented while disabled works again, once, and rotates.
+      const read = await manage(uri, 'GET', rat);
+      expect([read.status, read.body.client_id]).toEqual([200, client.metadata.client_id]);
+      expect(read.body.registration_access_token).toEqual(expect.any(String));
+      expect((await manage(uri, 'GET', rat)).status).toBe(401);
       expect(audits('clients.disable').filter((a) => a.client_id === client.metadata.client_id).map((a) => a.changed)).toEqual([true, false]);
     } finally {
       await other?.close();

@@ -11,6 +11,7 @@ const INSTANCES: Record<keyof typeof ERROR_CODES, Error> = {
   AlreadyConsumedError: new ours.AlreadyConsumedError('AuthorizationCode'),
   OutboundFetchError: new ours.OutboundFetchError('https://rp.example/jwks', 'resolves to a private address'),
   ClientKeysRefusedError: new ours.ClientKeysRefusedError('https://rp.example/jwks', 'key #1: too short'),
+  ClientDisabledError: new ours.ClientDisabledError(),
   InvalidInvitationAddressError: new ours.InvalidInvitationAddressError('the email query parameter is required'),
   MailDeliveryError: new ours.MailDeliveryError({ cause: new Error('EHLO') }),
   InvalidCursorError: new ours.InvalidCursorError(),
@@ -42,6 +43,7 @@ describe('one error vocabulary (lib/errors.ts)', () => {
       AlreadyConsumedError: 'SVC_ALREADY_CONSUMED',
       OutboundFetchError: 'SVC_OUTBOUND_FETCH_FAILED',
       ClientKeysRefusedError: 'SVC_CLIENT_KEYS_REFUSED',
+      ClientDisabledError: 'SVC_CLIENT_DISABLED',
       InvalidInvitationAddressError: 'SVC_INVALID_INVITATION_ADDRESS',
       MailDeliveryError: 'SVC_MAIL_FAILED',
       InvalidCursorError: 'SVC_INVALID_CURSOR',
@@ -56,6 +58,9 @@ describe('one error vocabulary (lib/errors.ts)', () => {
     const store = INSTANCES.StoreUnavailableError as ours.StoreUnavailableError;
     expect(store).toBeInstanceOf(errors.OIDCProviderError);
     expect([store.status, store.error, store.expose, store.error_description]).toEqual([503, 'server_error', true, 'the provider store is temporarily unavailable, try again shortly']);
+    const disabled = INSTANCES.ClientDisabledError as ours.ClientDisabledError;
+    expect(disabled).toBeInstanceOf(errors.OIDCProviderError);
+    expect([disabled.status, disabled.error, disabled.expose]).toEqual([403, 'client_disabled', true]);
     const consumed = INSTANCES.AlreadyConsumedError as ours.AlreadyConsumedError;
     expect(consumed).toBeInstanceOf(errors.InvalidGrant);
     expect([consumed.status, consumed.error, consumed.expose]).toEqual([400, 'invalid_grant', true]);

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { CompactEncrypt, compactDecrypt, type JWK } from 'jose';
 
+import { judgeClientKeySet } from '../../policies/client-key-set.js';
+import { normaliseKeyLabels } from '../../policies/key-usage.js';
 import { keyDefect, unfitReason } from '../../policies/index.js';
 import { b64uint, flipBit, keyMaterial, padModulus, uint, type KeyMaterial, type Pair } from '../helpers/hostile-keys.js';
 
@@ -49,10 +51,14 @@ describe('keyDefect: every reason', () => {
     ['key_ops a string', () => rsa({ key_ops: 'encrypt' }), 'key_ops must be an array of strings'],
     ['key_ops with a number', () => rsa({ key_ops: [1] }), 'key_ops must be an array of strings'],
     ['key_ops empty on an EC encryption key (how WebCrypto exports ECDH public keys)', () => ({ ...m.ec['P-256'].jwk, key_ops: [], ext: true }), undefined],
-    ['key_ops empty on an RSA encryption key', () => rsa({ key_ops: [] }), 'key_ops []: an RSA encryption key needs key_ops ["encrypt", "wrapKey"] or none (the provider picks RSA keys by "encrypt", jose wraps only with "wrapKey")'],
-    ['key_ops encrypt only on an RSA key', () => rsa({ use: undefined, key_ops: ['encrypt'] }), 'key_ops ["encrypt"]: an RSA encryption key needs key_ops ["encrypt", "wrapKey"] or none (the provider picks RSA keys by "encrypt", jose wraps only with "wrapKey")'],
+    ['key_ops empty on an RSA encryption key', () => rsa({ key_ops: [] }), 'key_ops []: an RSA public encryption key needs key_ops containing "encrypt" or "wrapKey" (or none, with use "enc")'],
+    ['key_ops encrypt only on an RSA key (the seed spec\'s label; stored normalised)', () => rsa({ use: undefined, key_ops: ['encrypt'] }), undefined],
+    ['key_ops wrapKey only on an RSA key', () => rsa({ use: undefined, key_ops: ['wrapKey'] }), undefined],
+    ['key_ops deriveKey only on an RSA key', () => rsa({ use: undefined, key_ops: ['deriveKey'] }), 'key_ops ["deriveKey"]: an RSA public encryption key needs key_ops containing "encrypt" or "wrapKey" (or none, with use "enc")'],
     ['key_ops wrapKey, encrypt on an RSA key', () => rsa({ key_ops: ['wrapKey', 'encrypt'] }), undefined],
-    ['key_ops deriveKey on an EC encryption key', () => ({ ...m.ec['P-384'].jwk, key_ops: ['deriveKey'] }), 'key_ops ["deriveKey"]: an ECDH public key must carry no key_ops (jose refuses any); mark it use "enc"'],
+    ['key_ops deriveKey on an EC encryption key (stored as use "enc")', () => ({ ...m.ec['P-384'].jwk, key_ops: ['deriveKey'] }), undefined],
+    ['key_ops encrypt on an EC key without use', () => ({ ...m.ec['P-256'].jwk, use: undefined, key_ops: ['encrypt'] }), undefined],
+    ['key_ops decrypt only on an EC key (an operation of the private half)', () => ({ ...m.ec['P-256'].jwk, use: undefined, key_ops: ['decrypt'] }), 'key_ops ["decrypt"]: an ECDH public encryption key needs key_ops containing "encrypt", "wrapKey", "deriveKey" or "deriveBits" (or none, with use "enc")'],
     ['key_ops verify on an EC key without use (a signature key)', () => ({ ...m.ec['P-384'].jwk, use: undefined, key_ops: ['verify'] }), undefined],
     ['ext "true"', () => rsa({ ext: 'true' }), 'ext must be true or false'],
     ['key_ops unknown', () => rsa({ key_ops: ['Encrypt'] }), 'key_ops value "Encrypt" is not an RFC 7517 operation (sign, verify, encrypt, decrypt, wrapKey, unwrapKey, deriveKey, deriveBits)'],
@@ -228,11 +234,15 @@ function x25519Candidates(): fc.Arbitrary<Candidate> {
 }
 
 describe('property: a key vetting accepts is a key that works and meets the rules', () => {
-  /** Vetting's verdict for the client asking `alg`: the key's own judgement, then its fit. */
-  const accepted = (c: Candidate): boolean => keyDefect(c.jwk) === undefined && unfitReason(c.jwk, c.alg) === undefined;
+  /** The key as vetting stores it for a client asking `alg` (the one key judgement), or undefined when refused. */
+  const stored = (c: Candidate): JWK | undefined => {
+    const verdict = judgeClientKeySet({ keys: [c.jwk] }, [['userinfo_encrypted_response_alg', c.alg]]);
+    return verdict.setDefect === undefined && verdict.refused.length === 0 && verdict.unserved.length === 0 ? verdict.keys[0] : undefined;
+  };
 
   async function roundTrip(c: Candidate, seen: { accepted: number; rejected: number }): Promise<void> {
-    if (!accepted(c)) {
+    const key = stored(c);
+    if (key === undefined) {
       seen.rejected += 1;
       return;
     }
@@ -249,7 +259,7 @@ describe('property: a key vetting accepts is a key that works and meets the rule
     }
     const plaintext = new TextEncoder().encode('only the relying party reads this');
     // The provider hands the stored JWK itself to jose (oidc-provider's JWT.encrypt).
-    const jwe = await new CompactEncrypt(plaintext).setProtectedHeader({ alg: c.alg, enc: 'A256GCM' }).encrypt(c.jwk);
+    const jwe = await new CompactEncrypt(plaintext).setProtectedHeader({ alg: c.alg, enc: 'A256GCM' }).encrypt(key);
     const { plaintext: decrypted } = await compactDecrypt(jwe, c.privateKey as KeyObject);
     expect(Buffer.from(decrypted).equals(Buffer.from(plaintext))).toBe(true);
   }
@@ -314,5 +324,26 @@ describe('why the key_ops rules exist: jose, which the provider encrypts with, r
     await expect(encrypt(key(), alg)).rejects.toThrow();
     const verdict = keyDefect(key()) ?? unfitReason(key(), alg);
     expect(verdict).toEqual(expect.any(String));
+  });
+
+  // The seed spec's labels (C6.2): jose refuses the key as labelled, so the provider stores and
+  // uses it normalised, and jose encrypts to that; the relying party decrypts with its own key.
+  const seedLabels: [string, () => Pair, Partial<JWK>, string, Partial<JWK>][] = [
+    ['an RSA key with key_ops ["encrypt"]', () => m.rsa, { key_ops: ['encrypt'] }, 'RSA-OAEP-256', { key_ops: ['encrypt', 'wrapKey'] }],
+    ['an RSA key with key_ops ["wrapKey"]', () => m.rsa, { key_ops: ['wrapKey'] }, 'RSA-OAEP', { key_ops: ['encrypt', 'wrapKey'] }],
+    ['a P-256 key with key_ops ["encrypt"]', () => m.ec['P-256'], { key_ops: ['encrypt'] }, 'ECDH-ES', { use: 'enc' }],
+    ['a P-384 key with key_ops ["deriveKey"]', () => m.ec['P-384'], { key_ops: ['deriveKey'] }, 'ECDH-ES+A256KW', { use: 'enc' }],
+    ['an X25519 key with key_ops ["deriveBits"]', () => m.x25519, { key_ops: ['deriveBits'] }, 'ECDH-ES', { use: 'enc' }],
+  ];
+  it.each(seedLabels)('%s: refused by jose as labelled, stored normalised, and encrypted to', async (_name, pair, labels, alg, storedLabels) => {
+    const { use: _use, key_ops: _ops, ...bare } = pair().jwk;
+    const key: JWK = { ...bare, ...labels };
+    if (key.kty === 'RSA') await expect(encrypt(key, alg)).rejects.toThrow();
+    const verdict = judgeClientKeySet({ keys: [key] }, [['id_token_encrypted_response_alg', alg]]);
+    expect([verdict.refused, verdict.unserved]).toEqual([[], []]);
+    expect(verdict.keys).toEqual([{ ...bare, ...storedLabels }]);
+    expect(normaliseKeyLabels(key)).toEqual(verdict.keys[0]);
+    const { plaintext } = await compactDecrypt(await encrypt(verdict.keys[0] as JWK, alg), pair().privateKey);
+    expect(new TextDecoder().decode(plaintext)).toBe('x');
   });
 });
