@@ -45,6 +45,8 @@ describe('keys labelled as the seed spec labels them (C6.2, issue 23 item 3)', (
     const raw: { idToken?: string; userinfo?: string } = {};
     const result = await runCodeFlow(running.issuer, client, {
       scope: 'openid email',
+      // Each claim travels once (C5): email in UserInfo as asked, email_verified in the ID token by scope.
+      params: { claims: JSON.stringify({ userinfo: { email: null } }) },
       configure: (config) => {
         oidc.enableDecryptingResponses(config, ['A128CBC-HS256'], { key: key.privateKey, kid: key.jwk.kid as string });
         config[oidc.customFetch] = async (url, init) => {
@@ -63,6 +65,7 @@ describe('keys labelled as the seed spec labels them (C6.2, issue 23 item 3)', (
     }
     expect(result.claims.sub).toEqual(expect.any(String));
     expect(result.userinfo.email).toBe('erika.mustermann@example.com');
+    expect(result.claims.email_verified).toBe(true);
   }
 
   const cases: ['RSA-OAEP-256' | 'ECDH-ES', Partial<JWK>][] = [

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import type { ClaimModule } from '../../lib/claims/modules.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { registerClient } from '../helpers/clients.js';
+import { authorizationUrl, FormBrowser, pkcePair, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
+import { deletePrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { manage } from '../helpers/registration.js';
+
+/**
+ * Issue 22's attacks as whole flows on Redis (the feature suites run on the memory store:
+ * test/integration/consent-first.test.ts, consent-delivery.test.ts; the stored hints:
+ * test/e2e/privacy-sentinels.test.ts).
+ */
+describe('consent first, consent covers delivery, each claim once: whole flows on Redis (issue 22)', () => {
+  const prefix = testPrefix('privacy');
+  let running: RunningApp;
+  let calls = 0;
+
+  beforeAll(async () => {
+    const counted: ClaimModule[] = createDemoClaimModules().map((m) => ({
+      ...m,
+      resolve: (accountId: string, claims: readonly string[]) => {
+        calls += 1;
+        return m.resolve(accountId, claims);
+      },
+    }));
+    running = await startApp({ claimModules: counted, properties: { 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix } });
+  });
+  afterAll(async () => {
+    await running.close();
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+  });
+
+  it('tells an unapproved client nothing, asks again after its delivery weakened, and sends each claim once', async () => {
+    const [friend, attacker] = await Promise.all([registerClient(running, 'rsa'), registerClient(running, 'rsa')]);
+    const urlFor = (client_id: unknown, params: Record<string, string>): string =>
+      authorizationUrl(running.issuer, { client_id: String(client_id), response_type: 'code', redirect_uri: 'https://rp.example/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', scope: 'openid', ...params });
+    const guess = (value: string): string => JSON.stringify({ id_token: { email: { essential: true, value } } });
+    const browser = new FormBrowser();
+    await signIn(urlFor(friend.metadata.client_id, { scope: 'openid email' }), { browser });
+
+    // 1. Before consent: the same page for a wrong and a right guess, and no module asked.
+    const before = calls;
+    for (const value of ['someone.else@example.com', 'erika.mustermann@example.com']) {
+      await browser.follow(urlFor(attacker.metadata.client_id, { claims: guess(value) }), running.baseUrl);
+      expect(browser.lastPage).toContain('id="consent-allow"');
+      const silent = await browser.follow(urlFor(attacker.metadata.client_id, { claims: guess(value), prompt: 'none' }), running.baseUrl);
+      expect(redirectParams(silent.leftTo as string).get('error')).toBe('consent_required');
+    }
+    expect(calls).toBe(before);
+    expect((await signIn(urlFor(attacker.metadata.client_id, { claims: guess('someone.else@example.com') }), { browser })).callbackUrl.searchParams.get('error')).toBe('access_denied');
+
+    // 4. Each claim once: the scope's claims in the ID token, UserInfo holds sub only.
+    const flow = await runCodeFlow(running.issuer, friend.metadata, { scope: 'openid email', configure: friend.configure, browser });
+    expect(userData(flow.claims)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
+    expect(userData(flow.userinfo)).toEqual({});
+
+    // 2. The client drops encryption and opts out: asked again; the earlier token delivers nothing in plaintext.
+    const { registration_access_token: token, registration_client_uri: uri } = friend.metadata as Record<string, unknown>;
+    const weakened = await manage(uri as string, 'PUT', token as string, { client_id: friend.metadata.client_id, redirect_uris: ['https://rp.example/cb'], allow_unencrypted_userinfo: true });
+    expect(weakened.status).toBe(200);
+    const silent = await browser.follow(urlFor(friend.metadata.client_id, { scope: 'openid email', prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(silent.leftTo as string).get('error')).toBe('consent_required');
+    const earlier = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } });
+    expect(earlier.headers.get('content-type')).toContain('application/json');
+    expect(userData((await earlier.json()) as Record<string, unknown>)).toEqual({});
+  });
+});
