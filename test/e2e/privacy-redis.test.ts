@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import type { ClaimModule } from '../../lib/claims/modules.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { countingModules } from '../helpers/claims-requests.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';
 import { authorizationUrl, FormBrowser, pkcePair, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
@@ -16,17 +16,12 @@ import { manage } from '../helpers/registration.js';
 describe('consent first, consent covers delivery, each claim once: whole flows on Redis (issue 22)', () => {
   const prefix = testPrefix('privacy');
   let running: RunningApp;
-  let calls = 0;
+  let calls = { count: 0 };
 
   beforeAll(async () => {
-    const counted: ClaimModule[] = createDemoClaimModules().map((m) => ({
-      ...m,
-      resolve: (accountId: string, claims: readonly string[]) => {
-        calls += 1;
-        return m.resolve(accountId, claims);
-      },
-    }));
-    running = await startApp({ claimModules: counted, properties: { 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix } });
+    const counted = countingModules(createDemoClaimModules());
+    calls = counted.calls;
+    running = await startApp({ claimModules: counted.modules, properties: { 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix } });
   });
   afterAll(async () => {
     await running.close();
@@ -42,14 +37,14 @@ describe('consent first, consent covers delivery, each claim once: whole flows o
     await signIn(urlFor(friend.metadata.client_id, { scope: 'openid email' }), { browser });
 
     // 1. Before consent: the same page for a wrong and a right guess, and no module asked.
-    const before = calls;
+    const before = calls.count;
     for (const value of ['someone.else@example.com', 'erika.mustermann@example.com']) {
       await browser.follow(urlFor(attacker.metadata.client_id, { claims: guess(value) }), running.baseUrl);
       expect(browser.lastPage).toContain('id="consent-allow"');
       const silent = await browser.follow(urlFor(attacker.metadata.client_id, { claims: guess(value), prompt: 'none' }), running.baseUrl);
       expect(redirectParams(silent.leftTo as string).get('error')).toBe('consent_required');
     }
-    expect(calls).toBe(before);
+    expect(calls.count).toBe(before);
     expect((await signIn(urlFor(attacker.metadata.client_id, { claims: guess('someone.else@example.com') }), { browser })).callbackUrl.searchParams.get('error')).toBe('access_denied');
 
     // 4. Each claim once: the scope's claims in the ID token, UserInfo holds sub only.

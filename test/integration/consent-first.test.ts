@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 
 import { createMemoryStore } from '../../adapters/memory.js';
-import type { ClaimModule } from '../../lib/claims/modules.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { countingModules } from '../helpers/claims-requests.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, FormBrowser, pkcePair, redirectParams, signIn } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
@@ -21,19 +21,14 @@ describe('nothing about a person reaches a client before she consents (issue 22,
   let running: RunningApp;
   let friend: RegisteredClient;
   let attacker: RegisteredClient;
-  let calls = 0;
+  let calls = { count: 0 };
   let store: CountingStore;
 
   beforeAll(async () => {
-    const counted: ClaimModule[] = createDemoClaimModules().map((m) => ({
-      ...m,
-      resolve: (accountId: string, claims: readonly string[]) => {
-        calls += 1;
-        return m.resolve(accountId, claims);
-      },
-    }));
+    const counted = countingModules(createDemoClaimModules());
+    calls = counted.calls;
     store = countingStore(createMemoryStore());
-    running = await startApp({ claimModules: counted, store });
+    running = await startApp({ claimModules: counted.modules, store });
     [friend, attacker] = await Promise.all([registerClient(running, 'rsa'), registerClient(running, 'rsa')]);
   });
   afterAll(async () => running.close());
@@ -69,15 +64,15 @@ describe('nothing about a person reaches a client before she consents (issue 22,
     ['an essential birthdate', JSON.stringify({ id_token: { birthdate: { essential: true, value: '1970-01-01' } } })],
     ['an essential verified ID card', JSON.stringify({ userinfo: { 'svc.ver.idcard.l3.nfc': { essential: true } } })],
   ])('shows the consent page for %s, asking no claim module', async (_label, claims) => {
-    const before = calls;
+    const before = calls.count;
     const step = await browser.follow(urlFor(attacker, { claims }), running.baseUrl);
     expect(step.leftTo).toBeUndefined();
     expect(browser.lastPage).toContain('id="consent-allow"');
-    expect(calls).toBe(before);
+    expect(calls.count).toBe(before);
   });
 
   it('answers prompt=none with consent_required whatever she holds, asking no claim module', async () => {
-    const before = calls;
+    const before = calls.count;
     const outcomes = [];
     for (const guess of [WRONG, RIGHT]) {
       const step = await browser.follow(urlFor(attacker, { claims: essentialEmail(guess), prompt: 'none' }), running.baseUrl);
@@ -86,7 +81,7 @@ describe('nothing about a person reaches a client before she consents (issue 22,
     }
     expect(outcomes[0]).toEqual(outcomes[1]);
     expect(outcomes[0]?.[0]).toBe('consent_required');
-    expect(calls).toBe(before);
+    expect(calls.count).toBe(before);
   });
 
   it('answers access_denied for a wrong guess only after she allows, and a code for a right one', async () => {
@@ -105,10 +100,10 @@ describe('nothing about a person reaches a client before she consents (issue 22,
 
   it('shows the consent page again when a client with a grant for other claims asks for one more essential claim', async () => {
     await signIn(urlFor(attacker, { scope: 'openid profile' }), { browser });
-    const before = calls;
+    const before = calls.count;
     await browser.follow(urlFor(attacker, { scope: 'openid profile', claims: essentialEmail(WRONG) }), running.baseUrl);
     expect(browser.lastPage).toContain('id="consent-allow"');
-    expect(calls).toBe(before);
+    expect(calls.count).toBe(before);
   });
 
   it('keeps no missing-claim name in the interactions it stores', async () => {
