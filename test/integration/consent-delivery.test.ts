@@ -29,17 +29,20 @@ describe('consent covers how her data travels (issue 22, C8)', () => {
     expect(body.split('.')).toHaveLength(3);
     return decodeJwt(body);
   };
-  /** Where the browser lands for a silent authorization request of `client`. */
-  const silently = async (browser: FormBrowser, client: RegisteredClient): Promise<URLSearchParams> => {
-    const url = authorizationUrl(running.issuer, {
+  /** An authorization request of `client` for `openid email`, with PKCE. */
+  const urlFor = (client: RegisteredClient, params: Record<string, string> = {}): string =>
+    authorizationUrl(running.issuer, {
       client_id: client.metadata.client_id,
       response_type: 'code',
       redirect_uri: 'https://rp.example/cb',
       code_challenge: pkcePair().challenge,
       code_challenge_method: 'S256',
       scope: 'openid email',
-      prompt: 'none',
+      ...params,
     });
+  /** Where the browser lands for a silent authorization request of `client`. */
+  const silently = async (browser: FormBrowser, client: RegisteredClient): Promise<URLSearchParams> => {
+    const url = urlFor(client, { prompt: 'none' });
     return redirectParams((await browser.follow(url, running.baseUrl)).leftTo as string);
   };
   /** Replaces the client's registration (RFC 7592 PUT) with `changes` applied; returns the new client view. */
@@ -83,15 +86,7 @@ describe('consent covers how her data travels (issue 22, C8)', () => {
   it('does not take an approval of a page that showed another delivery: a registration weakened while the page is open', async () => {
     const client = await registerClient(running, 'rsa');
     const browser = new FormBrowser();
-    const url = authorizationUrl(running.issuer, {
-      client_id: client.metadata.client_id,
-      response_type: 'code',
-      redirect_uri: 'https://rp.example/cb',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      scope: 'openid email',
-    });
-    await browser.follow(url, running.baseUrl);
+    await browser.follow(urlFor(client), running.baseUrl);
     await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
     expect(browser.lastPage).toContain('Profile request (UserInfo): <strong>encrypted</strong>');
     await update(client, { userinfo_encrypted_response_alg: undefined, userinfo_encrypted_response_enc: undefined, allow_unencrypted_userinfo: true });
