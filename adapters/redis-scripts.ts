@@ -62,56 +62,97 @@ redis.call('DEL', KEYS[1])
 return members`;
 
 /**
- * KEYS[1] attempt hash (`n` count in window, `w` window end ms, `u` locked until ms, `s` lockouts);
- * ARGV: limit, window ms, base cool-down ms, max cool-down ms, strike memory ms. Uses the server's
- * clock, so processes with skewed clocks agree. Returns 0 (allowed) or the ms until allowed again.
- * Within a running window without lockouts the expiry already ends the window: it is not set again.
+ * Shared head of the attempt scripts: the server's clock (so processes with skewed clocks agree),
+ * the hash's fields (`f` failures in the window, `w` window end ms, `u` locked until ms, `s`
+ * lockouts, `r` failures since the last success, `L:<lease>` lapse ms of each attempt in flight),
+ * lapsed leases dropped, and `keep()`, which sets the key's expiry to the longest thing it remembers.
+ * ARGV[1] lease id, ARGV[2] strike memory ms, ARGV[3] run memory ms.
  */
-export const ATTEMPT_TAKE = `
+const ATTEMPT_HEAD = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local base = tonumber(ARGV[3])
-local max = tonumber(ARGV[4])
-local memory = tonumber(ARGV[5])
-local h = redis.call('HMGET', KEYS[1], 'u', 'w', 's')
-local u = tonumber(h[1] or '0')
-if u > now then return u - now end
-local w = tonumber(h[2] or '0')
-local s = tonumber(h[3] or '0')
-local n = 1
-local fresh = w <= now
-if fresh then
-  w = now + window
-  redis.call('HSET', KEYS[1], 'n', 1, 'w', w)
-else
-  n = redis.call('HINCRBY', KEYS[1], 'n', 1)
+local all = redis.call('HGETALL', KEYS[1])
+local h = {}
+local leases = 0
+for i = 1, #all, 2 do
+  local field, value = all[i], all[i + 1]
+  if string.sub(field, 1, 2) == 'L:' then
+    if tonumber(value) <= now then redis.call('HDEL', KEYS[1], field) else leases = leases + 1; h[field] = value end
+  else h[field] = value end
 end
-if n <= limit then
-  if fresh or s > 0 then
-    local keep = w - now
-    if s > 0 and memory > keep then keep = memory end
-    redis.call('PEXPIRE', KEYS[1], keep)
+local f = tonumber(h.f or '0')
+local w = tonumber(h.w or '0')
+local u = tonumber(h.u or '0')
+local s = tonumber(h.s or '0')
+local r = tonumber(h.r or '0')
+local lease = 'L:' .. ARGV[1]
+local function keep()
+  local until_ = math.max(w, u)
+  for field, value in pairs(h) do
+    if string.sub(field, 1, 2) == 'L:' and tonumber(value) > until_ then until_ = tonumber(value) end
   end
-  return 0
+  if s > 0 and now + tonumber(ARGV[2]) > until_ then until_ = now + tonumber(ARGV[2]) end
+  if r > 0 and now + tonumber(ARGV[3]) > until_ then until_ = now + tonumber(ARGV[3]) end
+  if until_ > now then redis.call('PEXPIREAT', KEYS[1], until_) else redis.call('DEL', KEYS[1]) end
 end
-s = s + 1
-local cool = base * (2 ^ (s - 1))
-if cool > max then cool = max end
-redis.call('HSET', KEYS[1], 's', s, 'u', now + cool, 'n', 0, 'w', 0)
-local keep = memory
-if cool > keep then keep = cool end
-redis.call('PEXPIRE', KEYS[1], keep)
-return cool`;
+`;
 
 /**
- * KEYS[1] attempt hash. Gives one reservation back (never below zero). A key that expired in the
- * meantime is not re-created.
+ * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then limit, consecutive limit (0: none),
+ * max cool-down ms, lease ms. Returns 0 (lease taken), -1 (the budget is held by attempts in
+ * flight) or the ms until the key may try again.
  */
-export const ATTEMPT_GIVE_BACK = `
-local n = redis.call('HINCRBY', KEYS[1], 'n', -1)
-if n < 0 then
-  if redis.call('HLEN', KEYS[1]) == 1 then redis.call('DEL', KEYS[1]) else redis.call('HSET', KEYS[1], 'n', 0) end
+export const ATTEMPT_ENTER = `${ATTEMPT_HEAD}
+if u > now then return u - now end
+local limit = tonumber(ARGV[4])
+local consecutive = tonumber(ARGV[5])
+if consecutive > 0 and r >= consecutive then return math.max(1000, tonumber(ARGV[6])) end
+if w <= now then f = 0; w = 0 end
+if f + leases >= limit then return -1 end
+h[lease] = now + tonumber(ARGV[7])
+redis.call('HSET', KEYS[1], lease, h[lease], 'f', f, 'w', w)
+keep()
+return 0`;
+
+/**
+ * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then limit, window ms, base cool-down ms,
+ * max cool-down ms. Drops the lease and counts a failure; returns 1 when it was within the budget.
+ */
+export const ATTEMPT_FAIL = `${ATTEMPT_HEAD}
+local held = h[lease] ~= nil
+if held then redis.call('HDEL', KEYS[1], lease); h[lease] = nil end
+r = r + 1
+if u > now then
+  redis.call('HSET', KEYS[1], 'r', r)
+  keep()
+  if held then return 1 else return 0 end
 end
+local limit = tonumber(ARGV[4])
+if w <= now then f = 0; w = now + tonumber(ARGV[5]) end
+local within = held or f < limit
+f = f + 1
+if f >= limit then
+  s = s + 1
+  local cool = tonumber(ARGV[6]) * (2 ^ (s - 1))
+  if cool > tonumber(ARGV[7]) then cool = tonumber(ARGV[7]) end
+  u = now + cool
+  f = 0
+  w = 0
+end
+redis.call('HSET', KEYS[1], 'f', f, 'w', w, 'u', u, 's', s, 'r', r)
+keep()
+if within then return 1 else return 0 end`;
+
+/**
+ * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD} (an empty lease id: none), then 1 to forget
+ * the failures and cool-down. A key that expired in the meantime is not re-created.
+ */
+export const ATTEMPT_LEAVE = `${ATTEMPT_HEAD}
+if #all == 0 then return 0 end
+if h[lease] ~= nil then redis.call('HDEL', KEYS[1], lease); h[lease] = nil end
+if ARGV[4] == '1' then
+  f = 0; w = 0; u = 0; s = 0; r = 0
+  redis.call('HDEL', KEYS[1], 'f', 'w', 'u', 's', 'r')
+end
+keep()
 return 1`;

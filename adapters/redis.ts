@@ -12,8 +12,8 @@ import { RequestBatch, type AddCommand, type Answer, type DeferredCommand } from
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeLegacyRecord, decodeRecord, encodeRecord, isWrongType, sameButExpiry } from './redis-records.js';
-import { ATTEMPT_GIVE_BACK, ATTEMPT_TAKE, CONSUME, INDEX_ADD, INDEX_TAKE, UNCONSUME } from './redis-scripts.js';
-import { GRANTABLE_MODELS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type SvcStore } from './store.js';
+import { ATTEMPT_ENTER, ATTEMPT_FAIL, ATTEMPT_LEAVE, CONSUME, INDEX_ADD, INDEX_TAKE, UNCONSUME } from './redis-scripts.js';
+import { GRANTABLE_MODELS, LEASE_SECONDS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -49,8 +49,9 @@ interface ScriptCommands {
   svcUnconsume(key: string): Promise<number>;
   svcIndexAdd(key: string, member: string, ttl: number): Promise<number>;
   svcIndexTake(key: string): Promise<string[]>;
-  svcAttemptTake(key: string, limit: number, windowMs: number, baseMs: number, maxMs: number, memoryMs: number): Promise<number>;
-  svcAttemptGiveBack(key: string): Promise<number>;
+  svcAttemptEnter(key: string, lease: string, strikeMs: number, runMs: number, limit: number, consecutive: number, maxMs: number, leaseMs: number): Promise<number>;
+  svcAttemptFail(key: string, lease: string, strikeMs: number, runMs: number, limit: number, windowMs: number, baseMs: number, maxMs: number): Promise<number>;
+  svcAttemptLeave(key: string, lease: string, strikeMs: number, runMs: number, forget: number): Promise<number>;
 }
 
 type Client = (Redis | Cluster) & ScriptCommands;
@@ -120,8 +121,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   client.defineCommand('svcUnconsume', { numberOfKeys: 1, lua: UNCONSUME });
   client.defineCommand('svcIndexAdd', { numberOfKeys: 1, lua: INDEX_ADD });
   client.defineCommand('svcIndexTake', { numberOfKeys: 1, lua: INDEX_TAKE });
-  client.defineCommand('svcAttemptTake', { numberOfKeys: 1, lua: ATTEMPT_TAKE });
-  client.defineCommand('svcAttemptGiveBack', { numberOfKeys: 1, lua: ATTEMPT_GIVE_BACK });
+  client.defineCommand('svcAttemptEnter', { numberOfKeys: 1, lua: ATTEMPT_ENTER });
+  client.defineCommand('svcAttemptFail', { numberOfKeys: 1, lua: ATTEMPT_FAIL });
+  client.defineCommand('svcAttemptLeave', { numberOfKeys: 1, lua: ATTEMPT_LEAVE });
 
   let healthy = true;
   client.on('error', (err: Error) => {
@@ -466,31 +468,39 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   });
 
   const attemptKey = (key: string): string => `${prefix}attempts:${hashId(key)}`;
+  const memory = [STRIKE_MEMORY_SECONDS * 1000, RUN_MEMORY_SECONDS * 1000] as const;
   /**
-   * Settles a reservation: with the request's other commands, and if the breaker refused to send it
-   * (opened by the other counter of the same sign-in, on another Cluster node), once more past the
-   * breaker, with its own timeout. A reservation left standing would count an outage as a guess.
-   * Only a command that was never sent is sent again: giving back twice would be a free guess.
+   * Settles an attempt: with the request's other commands, and if the breaker refused to send it
+   * (opened by another counter of the same sign-in, on another Cluster node), once more past the
+   * breaker, with its own timeout. A lease left standing would hold budget until it lapses. Only a
+   * command that was never sent is sent again: failing twice would count one guess twice, and
+   * forgetting late could erase failures counted after the outage.
    */
-  const settle = async (add: AddCommand): Promise<void> => {
+  const settle = async <T>(add: AddCommand): Promise<T> => {
     try {
-      await send(add);
+      return await send<T>(add);
     } catch (err) {
       if (!(err instanceof StoreUnavailableError && err.cause === NOT_SENT)) throw err;
       const [answer] = await attempt(() => exchange([add])).catch((cause: unknown) => [[cause as Error, undefined] as Answer]);
       if (answer?.[0]) throw failure(answer[0]);
+      return answer?.[1] as T;
     }
   };
-  // Reservations are given back at once, not with the request's other writes: a reservation held
-  // until the request ends would count against concurrent sign-ins from the same address for longer.
-  // Issued together (a sign-in's reset and give-back), they still go in one round trip.
+  // Attempts are entered and settled at once, not with the request's other writes: a lease held
+  // until the request ends would hold budget against concurrent sign-ins for longer. Issued
+  // together (a sign-in's counters), they still go in one round trip.
   const attempts: AttemptCounter = {
-    take: (key, rule) =>
+    enter: (key, lease, rule) =>
       send<number>((p) =>
-        void (p as Pipe).svcAttemptTake(attemptKey(key), rule.limit, rule.windowSeconds * 1000, rule.coolDownSeconds * 1000, rule.maxCoolDownSeconds * 1000, STRIKE_MEMORY_SECONDS * 1000),
+        void (p as Pipe).svcAttemptEnter(attemptKey(key), lease, ...memory, rule.limit, rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000, LEASE_SECONDS * 1000),
       ),
-    giveBack: (key) => settle((p) => void (p as Pipe).svcAttemptGiveBack(attemptKey(key))),
-    reset: (key) => settle((p) => void p.del(attemptKey(key))),
+    fail: async (key, lease, rule) =>
+      (await settle<number>((p) =>
+        void (p as Pipe).svcAttemptFail(attemptKey(key), lease, ...memory, rule.limit, rule.windowSeconds * 1000, rule.coolDownSeconds * 1000, rule.maxCoolDownSeconds * 1000),
+      )) === 1,
+    leave: async (key, lease, forget) => {
+      await settle((p) => void (p as Pipe).svcAttemptLeave(attemptKey(key), lease ?? '', ...memory, forget ? 1 : 0));
+    },
   };
 
   return {

@@ -80,38 +80,61 @@ export function decorateAdapter(inner: Adapter, overrides: Partial<Adapter>): Ad
 
 /** How a throttled key is counted (see {@link AttemptCounter}). */
 export interface AttemptRule {
-  /** Attempts allowed within one window; the next one starts a cool-down. */
+  /** Failures allowed within one window; the one that reaches it starts a cool-down. */
   limit: number;
-  /** Length of a counting window, in seconds, from the first attempt in it. */
+  /** Length of a counting window, in seconds, from the first failure in it. */
   windowSeconds: number;
   /** Cool-down after the first lockout, in seconds; each further lockout doubles it. */
   coolDownSeconds: number;
   /** Longest cool-down, in seconds. */
   maxCoolDownSeconds: number;
+  /**
+   * Consecutive failures (across windows, remembered for {@link RUN_MEMORY_SECONDS}) after which
+   * the key is refused until {@link AttemptCounter.leave} forgets it (NIST SP 800-63B 5.2.2).
+   * Unset: no such limit.
+   */
+  consecutiveLimit?: number;
 }
 
 /**
- * Atomic attempt counting in the store, so every provider process sees the same counts.
+ * Atomic failure counting in the store, so every provider process sees the same counts (C8).
  * Keys are opaque strings chosen by the caller (hash or MAC anything personal first); the store
  * keeps them only hashed.
  *
- * An attempt is reserved before it is judged ({@link AttemptCounter.take}), so concurrent attempts
- * cannot all slip through before a lockout is recorded: of any number of concurrent takes, at most
- * `limit` are allowed per window.
+ * Only completed failures count. An attempt enters with a lease before it is judged, and a key
+ * admits an attempt only while its failures plus the leases in flight stay below the limit: of any
+ * number of concurrent attempts, at most `limit` are judged before the lockout is known, and an
+ * attempt that finds the budget held by attempts in flight waits for them instead of being
+ * refused. A lease left behind (a process that died) lapses after {@link LEASE_SECONDS}.
  */
 export interface AttemptCounter {
   /**
-   * Reserves one attempt for `key`. Resolves 0 when allowed, otherwise the milliseconds until the
-   * key may try again (a lockout starts when an attempt beyond `rule.limit` arrives; attempts during
-   * a lockout are refused and not counted). Lockouts grow: each one doubles the cool-down, up to
-   * `rule.maxCoolDownSeconds`, and the count of lockouts is remembered for a day.
+   * Takes a lease on `key` for one attempt. Resolves 0 when taken; -1 when the budget is held by
+   * attempts in flight (try again once one settles); otherwise the milliseconds until the key's
+   * cool-down ends. Lockouts grow: each one doubles the cool-down, up to `rule.maxCoolDownSeconds`,
+   * and the count of lockouts is remembered for a day.
    */
-  take(key: string, rule: AttemptRule): Promise<number>;
-  /** Returns one reservation (an attempt that turned out not to count, e.g. a successful one). */
-  giveBack(key: string): Promise<void>;
-  /** Forgets everything about `key` (after a successful login by name). */
-  reset(key: string): Promise<void>;
+  enter(key: string, lease: string, rule: AttemptRule): Promise<number>;
+  /**
+   * Settles a failed attempt: drops its lease and counts one failure; the failure that reaches
+   * `rule.limit` starts the cool-down. Resolves whether the attempt was within the budget (its
+   * lease was still held, or failures were below the limit): the caller may reveal the judgement
+   * only then.
+   */
+  fail(key: string, lease: string, rule: AttemptRule): Promise<boolean>;
+  /**
+   * Settles an attempt that does not count (a success, or one never judged): drops its lease, if
+   * any. `forget` also clears the key's failures, consecutive failures and cool-down (a success for
+   * this login name); leases of other attempts in flight stay.
+   */
+  leave(key: string, lease: string | undefined, forget: boolean): Promise<void>;
 }
+
+/** How long a lease of an attempt in flight is held at most, in seconds. */
+export const LEASE_SECONDS = 60;
+
+/** How long consecutive failures are remembered without a new one, in seconds (30 days). */
+export const RUN_MEMORY_SECONDS = 2_592_000;
 
 /** How long the number of lockouts of a key is remembered, in seconds. */
 export const STRIKE_MEMORY_SECONDS = 86_400;

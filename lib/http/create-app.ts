@@ -104,16 +104,21 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     warnings: unsafe.length,
   };
   const health = createHealthRouter(runtime.store);
+  const loginRule = (limit: number) => ({
+    limit,
+    windowSeconds: settings.login.lockoutWindowSeconds,
+    coolDownSeconds: settings.login.lockoutSeconds,
+    maxCoolDownSeconds: Math.max(settings.login.lockoutSeconds, settings.login.lockoutMaxSeconds),
+  });
   const throttle = createLoginThrottle({
     attempts: runtime.store.attempts,
-    rule: {
-      limit: settings.login.lockoutThreshold,
-      windowSeconds: settings.login.lockoutWindowSeconds,
-      coolDownSeconds: settings.login.lockoutSeconds,
-      maxCoolDownSeconds: Math.max(settings.login.lockoutSeconds, settings.login.lockoutMaxSeconds),
-    },
+    rule: loginRule(settings.login.lockoutThreshold),
+    addressRule: loginRule(settings.login.addressThreshold),
+    consecutiveLimit: settings.login.consecutiveLimit,
     proxy: { proxy: settings.proxy, hops: settings.proxyHops },
-    nameKey: runtime.cookieKeys[0] ?? '',
+    cookieKeys: runtime.cookieKeys,
+    deviceLifetimeSeconds: settings.login.deviceCookieDays * 86_400,
+    cookie: { path: `${runtime.paths.providerPath}/interaction`, secure: runtime.paths.origin.startsWith('https:') },
     logger,
   });
   const offer = scopeOffer(runtime.registry);

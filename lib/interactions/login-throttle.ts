@@ -4,45 +4,58 @@ import type { Context } from 'koa';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
+import { createAttemptGate, isPass, type GateCounter, type GatePass } from './attempt-gate.js';
+import { DEVICE_COOKIE, DeviceCookies } from './device-cookie.js';
 import { addressCounterKey, clientAddress, type ProxyTrust } from '../web/client-address.js';
 
 /** What a sign-in attempt may do next (see {@link LoginThrottle.begin}). */
 export type LoginAttempt =
-  | {
-      readonly allowed: true;
-      /** The credentials were right: forget the name's failures and do not count this attempt. */
-      succeeded(): Promise<void>;
-    }
+  | ({ readonly allowed: true } & GatePass)
   | {
       readonly allowed: false;
-      /** Seconds until the name or address may try again. */
+      /** Seconds until the name, device or address may try again. */
       readonly retryAfterSeconds: number;
-      /** What is locked: the login name, the client address, or both. */
-      readonly locked: 'name' | 'address' | 'both';
+      /** What is locked, or `busy` when attempts in flight held the budget for too long. */
+      readonly locked: 'name' | 'device' | 'address' | 'both' | 'busy';
     };
 
 /**
- * Throttles sign-ins per login name and per client address (C8), counted in the shared store so
- * every provider process sees the same counts. The router asks before it checks a password; an
- * embedder's `Authenticator` is throttled without doing anything.
+ * Throttles sign-ins by completed failures (C8), counted in the shared store so every provider
+ * process sees the same counts: per login name for browsers without a device cookie for it, per
+ * device for browsers with one, and per client address for attempts without one. The router asks
+ * before it checks a password and settles after; an embedder's `Authenticator` is throttled
+ * without doing anything.
  */
 export interface LoginThrottle {
-  /** Reserves one attempt for `login` from the request's client address. */
+  /**
+   * Lets one attempt for `login` through, or refuses it. A success sets or renews the browser's
+   * device cookie for that name.
+   */
   begin(ctx: Context, login: string): Promise<LoginAttempt>;
 }
 
 /** Options of {@link createLoginThrottle}. */
 export interface LoginThrottleOptions {
   attempts: AttemptCounter;
+  /** Failures per login name (browsers without a device cookie) and per device. */
   rule: AttemptRule;
+  /** Failures per client address, of attempts without a device cookie. */
+  addressRule: AttemptRule;
+  /** Failures for one name in a row after which only device-cookie browsers may try it. */
+  consecutiveLimit: number;
   /** Which `X-Forwarded-For` entry is the client (`svc.proxy`, `svc.proxy.hops`). */
   proxy: ProxyTrust;
   /**
-   * Key of the MAC that turns login names and client addresses into counter keys. It must not be
-   * kept in the store (the cookie key is used), so a store dump does not list who tried to sign in.
+   * The cookie keys, newest first: the first one keys the MAC that turns login names, devices and
+   * addresses into counter keys (so a store dump does not list who tried to sign in), and all of
+   * them verify device cookies.
    */
-  nameKey: string;
-  /** Where a failed settlement is logged (`login_throttle_settle_failed`, keys never named). */
+  cookieKeys: readonly string[];
+  /** How long a device cookie stays valid after a sign-in, in seconds. */
+  deviceLifetimeSeconds: number;
+  /** The device cookie's path and whether it is `Secure` (an https base URL). */
+  cookie: { path: string; secure: boolean };
+  /** Where a failed settlement is logged. */
   logger?: Logger;
 }
 
@@ -58,50 +71,49 @@ export function loginNameCounterKey(login: string, macKey: string): string {
 
 /** The sign-in throttle over the store's attempt counters. */
 export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottle {
-  const { attempts, rule } = options;
-  /** Gives back the reservations of the keys named (the others were not taken). */
-  const giveBack = (keys: (string | undefined)[]): Promise<void> =>
-    settleOnce(options.logger, keys.filter((key): key is string => key !== undefined).map((key) => attempts.giveBack(key)));
+  const macKey = options.cookieKeys[0] ?? '';
+  const devices = new DeviceCookies(options.cookieKeys, options.deviceLifetimeSeconds);
+  const gate = createAttemptGate({ attempts: options.attempts, logger: options.logger });
+  const nameRule: AttemptRule = { ...options.rule, consecutiveLimit: options.consecutiveLimit };
   return {
     async begin(ctx, login) {
-      const nameKey = loginNameCounterKey(login, options.nameKey);
-      const addressKey = addressCounterKey('login-address', clientAddress(ctx, options.proxy), options.nameKey);
-      // Both are reserved before the password is judged, so concurrent guesses cannot all slip in.
-      const [name, address] = await Promise.allSettled([attempts.take(nameKey, rule), attempts.take(addressKey, rule)]);
-      if (name.status === 'rejected' || address.status === 'rejected') {
-        // A store fault on one side (a Cluster node away): the attempt is not judged, so the side
-        // that did reserve gets its reservation back, or a short outage would lock people out. A side
-        // whose answer was lost is left counted: giving back what may never have been taken would
-        // let requests that fail during an outage erase earlier failures.
-        await giveBack([name.status === 'fulfilled' && name.value === 0 ? nameKey : undefined, address.status === 'fulfilled' && address.value === 0 ? addressKey : undefined]);
-        throw name.status === 'rejected' ? name.reason : (address as PromiseRejectedResult).reason;
-      }
-      const [nameWait, addressWait] = [name.value, address.value];
-      if (nameWait > 0 || addressWait > 0) {
-        // The refused attempt is not counted against the side that still had budget.
-        await giveBack([nameWait === 0 ? nameKey : undefined, addressWait === 0 ? addressKey : undefined]);
-        const locked = nameWait > 0 && addressWait > 0 ? 'both' : nameWait > 0 ? 'name' : 'address';
-        return { allowed: false, retryAfterSeconds: Math.ceil(Math.max(nameWait, addressWait) / 1000), locked };
+      const name = normalizeLoginName(login);
+      const cookie = ctx.cookies.get(DEVICE_COOKIE);
+      const device = devices.deviceFor(cookie, name);
+      const counters: GateCounter<'name' | 'device' | 'address'>[] = device
+        ? [{ key: deviceCounterKey(device, macKey), rule: options.rule, label: 'device', forgetOnSuccess: true }]
+        : [
+            { key: loginNameCounterKey(login, macKey), rule: nameRule, label: 'name', forgetOnSuccess: true },
+            { key: addressCounterKey('login-address', clientAddress(ctx, options.proxy), macKey), rule: options.addressRule, label: 'address', forgetOnSuccess: false },
+          ];
+      const result = await gate.enter(counters);
+      if (!isPass(result)) {
+        const { locked } = result;
+        return { allowed: false, retryAfterSeconds: result.retryAfterSeconds, locked: locked === 'busy' ? 'busy' : locked.length > 1 ? 'both' : (locked[0] ?? 'name') };
       }
       return {
         allowed: true,
+        failed: () => result.failed(),
+        abandoned: () => result.abandoned(),
         async succeeded() {
-          await settleOnce(options.logger, [attempts.reset(nameKey), attempts.giveBack(addressKey)]);
+          // A sign-in from a device also forgets the name's failures: she is the one it belongs to.
+          await Promise.all([result.succeeded(), device ? options.attempts.leave(loginNameCounterKey(login, macKey), undefined, true).catch(() => undefined) : undefined]);
+          ctx.cookies.set(DEVICE_COOKIE, devices.issue(cookie, name, device), {
+            path: options.cookie.path,
+            secure: options.cookie.secure,
+            httpOnly: true,
+            sameSite: 'strict',
+            maxAge: options.deviceLifetimeSeconds * 1000,
+            overwrite: true,
+            signed: false,
+          });
         },
       };
     },
   };
 }
 
-/**
- * Settles reservations now, each at most once, and never again later: a give-back or reset whose
- * answer was lost (a timeout) may still run when the store answers, so sending it again could give
- * one reservation back twice (a free guess each time) or erase failures counted after the outage.
- * (The Redis store resends one only when its breaker refused to send it: then it never ran.) One
- * that failed leaves its count standing until the window ends, and is logged
- * (`login_throttle_settle_failed`); the sign-in goes on either way.
- */
-async function settleOnce(logger: Logger | undefined, settlements: Promise<void>[]): Promise<void> {
-  const failed = (await Promise.allSettled(settlements)).filter((r) => r.status === 'rejected').length;
-  if (failed) logger?.warn('login_throttle_settle_failed', { count: failed });
+/** The counter name of a device: a MAC of its id, so the store never holds the cookie's id. */
+export function deviceCounterKey(deviceId: string, macKey: string): string {
+  return `login-device:${createHmac('sha256', macKey).update(deviceId, 'utf8').digest('base64url')}`;
 }

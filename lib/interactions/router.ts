@@ -132,14 +132,25 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     // An empty field guesses nothing: the form is shown again without counting an attempt.
     if (!login || !password) return page(401, { failed: true });
     const attempt = await throttle.begin(ctx, login);
-    if (!attempt.allowed) {
-      options.logger?.warn('login_throttled', { request_id: ctx.state.requestId as string | undefined, locked: attempt.locked, retry_after: attempt.retryAfterSeconds });
+    const throttled = async (locked: string, retryAfterSeconds: number): Promise<void> => {
+      options.logger?.warn('login_throttled', { request_id: ctx.state.requestId as string | undefined, locked, retry_after: retryAfterSeconds });
       options.metrics?.securityEvents.inc({ event: 'login_throttled' });
-      ctx.set('Retry-After', String(attempt.retryAfterSeconds));
-      return page(429, { retryAfterSeconds: attempt.retryAfterSeconds });
+      ctx.set('Retry-After', String(retryAfterSeconds));
+      return page(429, { retryAfterSeconds });
+    };
+    if (!attempt.allowed) return throttled(attempt.locked, attempt.retryAfterSeconds);
+    let accountId: string | undefined;
+    try {
+      accountId = await authenticator.authenticate(login, password);
+    } catch (err) {
+      await attempt.abandoned();
+      throw err;
     }
-    const accountId = await authenticator.authenticate(login, password);
-    if (!accountId) return page(401, { failed: true });
+    if (!accountId) {
+      // A failure that lands beyond the budget (its lease lapsed while it was judged) is not
+      // answered as a wrong password: the answer would tell a guess from the right one.
+      return (await attempt.failed()) ? page(401, { failed: true }) : throttled('name', 1);
+    }
     await attempt.succeeded();
     await finish(ctx, details, { login: { accountId } });
   });

@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Settings } from '../settings/types.js';
 import { checkBasicAuth } from './basic-auth.js';
+import { createAttemptGate, isPass } from '../interactions/attempt-gate.js';
 
 /** The role an authenticated management user has (spec 5). */
 export const MANAGEMENT_ROLE = 'MANAGEMENT';
@@ -34,9 +35,10 @@ function lockoutRule(settings: Settings): AttemptRule {
 
 /**
  * The one gate in front of every management action (C7): a cross-site request is refused with 403
- * before anything else; then one attempt is reserved in the shared store for the client address
- * (the `X-Forwarded-For` entry `svc.proxy.hops` from the right behind a proxy), so every process
- * sees one count and repeated failures get 429 with `Retry-After`; then HTTP Basic against
+ * before anything else; then the attempt passes the shared store's failure counter for the client
+ * address (the `X-Forwarded-For` entry `svc.proxy.hops` from the right behind a proxy), so every
+ * process sees one count, only completed failures count, and repeated failures get 429 with
+ * `Retry-After` (the seconds also in the description); then HTTP Basic against
  * `svc.management.user`/`password` (constant time) grants role MANAGEMENT (`ctx.state.role`, and
  * `ctx.state.managementUser` for the audit log), or 401 with the Basic challenge.
  */
@@ -44,6 +46,7 @@ export function managementGuard(options: GuardOptions): Middleware {
   const { settings, logger, attempts } = options;
   const origin = new URL(settings.baseUrl).origin;
   const rule = lockoutRule(settings);
+  const gate = createAttemptGate({ attempts, logger });
   return async (ctx, next) => {
     const requestId = ctx.state.requestId as string | undefined;
     if (isCrossSite(ctx, origin)) {
@@ -52,23 +55,22 @@ export function managementGuard(options: GuardOptions): Middleware {
       return sendError(ctx, 403, 'cross_site_request', 'management requests cannot be sent from another site');
     }
     const address = clientAddress(ctx, { proxy: settings.proxy, hops: settings.proxyHops });
-    const key = addressCounterKey('management', address, options.counterKey);
-    // The attempt is reserved before the credentials are judged: concurrent guesses cannot all
-    // slip in before the lockout is recorded.
-    const waitMs = await attempts.take(key, rule);
-    if (waitMs > 0) {
-      ctx.set('Retry-After', String(Math.ceil(waitMs / 1000)));
-      return sendError(ctx, 429, 'too_many_requests', 'too many failed logins from this client; try again later');
-    }
+    const tooMany = (retryAfterSeconds: number): void => {
+      ctx.set('Retry-After', String(retryAfterSeconds));
+      sendError(ctx, 429, 'too_many_requests', `too many failed logins from this client; try again in ${retryAfterSeconds} seconds`);
+    };
+    const pass = await gate.enter([{ key: addressCounterKey('management', address, options.counterKey), rule, label: 'address', forgetOnSuccess: true }]);
+    if (!isPass(pass)) return tooMany(pass.retryAfterSeconds);
     const auth = checkBasicAuth(ctx.get('authorization') || undefined, settings.management.user, settings.management.password);
     if (auth !== 'ok') {
-      if (auth === 'missing') await attempts.giveBack(key);
+      if (auth === 'missing') await pass.abandoned();
+      else if (!(await pass.failed())) return tooMany(1);
       logger.warn('management_login_failed', { request_id: requestId, reason: auth, ip: address });
       options.metrics?.securityEvents.inc({ event: 'management_login_failed' });
       ctx.set('WWW-Authenticate', REALM);
       return sendError(ctx, 401, 'unauthorized', auth === 'missing' ? 'management credentials are required (HTTP Basic)' : 'the management credentials are not valid');
     }
-    await attempts.reset(key);
+    await pass.succeeded();
     ctx.state.role = MANAGEMENT_ROLE;
     ctx.state.managementUser = settings.management.user;
     await next();

@@ -302,10 +302,37 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
   {
     name: 'svc.login.lockout-threshold',
     defaultText: '`5`',
-    doc: 'Failed sign-ins for one login name, or from one client address, within the window before further attempts get 429 (C8).',
+    doc: 'Failed sign-ins for one login name from browsers without a device cookie for it, and for one device, within the window before further such attempts get 429 (C8). Only completed failures count.',
     read: (s) => s.login.lockoutThreshold,
     apply: (s, raw) => {
       s.login.lockoutThreshold = parseInteger(raw, 1, 1000);
+    },
+  },
+  {
+    name: 'svc.login.address-threshold',
+    defaultText: '`100`',
+    doc: 'Failed sign-ins from one client address (an IPv6 /64), of attempts without a valid device cookie, within the window before further such attempts get 429 (C8): high enough that a crowd behind one NAT does not reach it by typos.',
+    read: (s) => s.login.addressThreshold,
+    apply: (s, raw) => {
+      s.login.addressThreshold = parseInteger(raw, 1, 100000);
+    },
+  },
+  {
+    name: 'svc.login.consecutive-limit',
+    defaultText: '`100`',
+    doc: 'Failed sign-ins in a row for one login name (NIST SP 800-63B 5.2.2) after which only browsers with a device cookie for it may try, until a success (C8).',
+    read: (s) => s.login.consecutiveLimit,
+    apply: (s, raw) => {
+      s.login.consecutiveLimit = parseInteger(raw, 1, 100000);
+    },
+  },
+  {
+    name: 'svc.login.device-cookie-days',
+    defaultText: '`180`',
+    doc: 'How long the device cookie set after a successful sign-in stays valid, in days; a browser with one is judged by its own budget for that name (C8).',
+    read: (s) => s.login.deviceCookieDays,
+    apply: (s, raw) => {
+      s.login.deviceCookieDays = parseInteger(raw, 1, 400);
     },
   },
   {
@@ -436,7 +463,7 @@ export function defaultSettings(production: boolean): Settings {
     fetch: { allowPrivateNetwork: false, privateHosts: [] },
     proxy: false,
     proxyHops: 1,
-    login: { lockoutThreshold: 5, lockoutWindowSeconds: 900, lockoutSeconds: 60, lockoutMaxSeconds: 3600 },
+    login: { lockoutThreshold: 5, addressThreshold: 100, consecutiveLimit: 100, deviceCookieDays: 180, lockoutWindowSeconds: 900, lockoutSeconds: 60, lockoutMaxSeconds: 3600 },
     metrics: { enabled: false },
     ops: { host: '127.0.0.1' },
     log: { level: 'info' },

@@ -76,8 +76,14 @@ export interface Settings {
   /** Trusted proxies in front; the client address is the `X-Forwarded-For` entry this many from the right (`svc.proxy.hops`). */
   proxyHops: number;
   login: {
-    /** Failed sign-ins per login name or client address before a lockout (`svc.login.lockout-threshold`). */
+    /** Failed sign-ins per login name (without a device cookie) or per device before a lockout (`svc.login.lockout-threshold`). */
     lockoutThreshold: number;
+    /** Failed sign-ins per client address, without a device cookie (`svc.login.address-threshold`). */
+    addressThreshold: number;
+    /** Failures in a row for one name after which only device-cookie browsers may try (`svc.login.consecutive-limit`). */
+    consecutiveLimit: number;
+    /** Device cookie lifetime, days (`svc.login.device-cookie-days`). */
+    deviceCookieDays: number;
     /** Counting window, seconds (`svc.login.lockout-window`). */
     lockoutWindowSeconds: number;
     /** First cool-down, seconds; doubles with each lockout (`svc.login.lockout-seconds`). */

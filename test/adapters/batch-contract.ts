@@ -96,18 +96,18 @@ export function describeBatchContract(name: string, makeStore: () => Promise<Svc
       expect(await store.adapter('Grant').find(failed)).toBeDefined();
     });
 
-    it('lands attempt give-backs and resets made inside a batch', async () => {
+    it('lands attempt settlements made inside a batch', async () => {
       const rule = { limit: 2, windowSeconds: 60, coolDownSeconds: 30, maxCoolDownSeconds: 100 };
       const [a, b] = [id(), id()];
+      const leases = [id(), id(), id(), id()] as const;
       await batch(async () => {
-        expect(await Promise.all([store.attempts.take(a, rule), store.attempts.take(b, rule)])).toEqual([0, 0]);
-        expect(await Promise.all([store.attempts.take(a, rule), store.attempts.take(b, rule)])).toEqual([0, 0]);
-        await Promise.all([store.attempts.reset(a), store.attempts.giveBack(b)]);
+        expect(await Promise.all([store.attempts.enter(a, leases[0], rule), store.attempts.enter(b, leases[1], rule)])).toEqual([0, 0]);
+        expect(await Promise.all([store.attempts.enter(a, leases[2], rule), store.attempts.enter(b, leases[3], rule)])).toEqual([0, 0]);
+        await Promise.all([store.attempts.leave(a, leases[0], false), store.attempts.leave(a, leases[2], false), store.attempts.fail(b, leases[1], rule), store.attempts.fail(b, leases[3], rule)]);
       });
-      expect(await store.attempts.take(a, rule)).toBe(0);
-      expect(await store.attempts.take(a, rule)).toBe(0);
-      expect(await store.attempts.take(b, rule)).toBe(0);
-      expect(await store.attempts.take(b, rule)).toBeGreaterThan(0);
+      expect(await store.attempts.enter(a, id(), rule)).toBe(0);
+      expect(await store.attempts.enter(a, id(), rule)).toBe(0);
+      expect(await store.attempts.enter(b, id(), rule)).toBeGreaterThan(0);
     });
   });
 }

@@ -311,28 +311,88 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
       });
     });
 
-    describe('attempt counting', () => {
+    describe('attempt counting (completed failures only)', () => {
       const rule = { limit: 3, windowSeconds: 60, coolDownSeconds: 30, maxCoolDownSeconds: 100 };
+      /** One whole attempt: enter, then a failure. Resolves what `enter` answered. */
+      const failOnce = async (key: string, r = rule): Promise<number> => {
+        const lease = id();
+        const wait = await store.attempts.enter(key, lease, r);
+        if (wait === 0) await store.attempts.fail(key, lease, r);
+        return wait;
+      };
 
-      it('allows `limit` attempts, then refuses with the cool-down and does not count refused attempts', async () => {
+      it('judges `limit` failures, then refuses with the cool-down and does not count refused attempts', async () => {
         const key = id();
-        for (let i = 0; i < 3; i += 1) expect(await store.attempts.take(key, rule)).toBe(0);
-        const locked = await store.attempts.take(key, rule);
+        for (let i = 0; i < 3; i += 1) expect(await failOnce(key)).toBe(0);
+        const locked = await store.attempts.enter(key, id(), rule);
         expect(locked).toBeGreaterThan(29_000);
         expect(locked).toBeLessThanOrEqual(30_000);
-        const again = await store.attempts.take(key, rule);
+        const again = await store.attempts.enter(key, id(), rule);
         expect(again).toBeGreaterThan(0);
         expect(again).toBeLessThanOrEqual(locked);
       });
 
-      it('gives reservations back and resets', async () => {
+      it('never counts an attempt that leaves: any number of successes in a row pass', async () => {
         const key = id();
-        for (let i = 0; i < 3; i += 1) expect(await store.attempts.take(key, rule)).toBe(0);
-        await store.attempts.giveBack(key);
-        expect(await store.attempts.take(key, rule)).toBe(0);
-        expect(await store.attempts.take(key, rule)).toBeGreaterThan(0);
-        await store.attempts.reset(key);
-        expect(await store.attempts.take(key, rule)).toBe(0);
+        for (let i = 0; i < 10; i += 1) {
+          const lease = id();
+          expect(await store.attempts.enter(key, lease, rule)).toBe(0);
+          await store.attempts.leave(key, lease, false);
+        }
+        for (let i = 0; i < 2; i += 1) expect(await failOnce(key)).toBe(0);
+        expect(await failOnce(key)).toBe(0);
+        expect(await store.attempts.enter(key, id(), rule)).toBeGreaterThan(0);
+      });
+
+      it('forgets failures and the cool-down on a success, but not the leases of others in flight', async () => {
+        const key = id();
+        for (let i = 0; i < 3; i += 1) await failOnce(key);
+        expect(await store.attempts.enter(key, id(), rule)).toBeGreaterThan(0);
+        await store.attempts.leave(key, undefined, true);
+        const [a, b, c] = [id(), id(), id()];
+        for (const lease of [a, b, c]) expect(await store.attempts.enter(key, lease, rule)).toBe(0);
+        await store.attempts.leave(key, a, true);
+        // b and c are still in flight: one more fits, not two.
+        expect(await store.attempts.enter(key, id(), rule)).toBe(0);
+        expect(await store.attempts.enter(key, id(), rule)).toBe(-1);
+      });
+
+      it('answers -1 while leases hold the budget, and admits again once one settles', async () => {
+        const key = id();
+        const leases = [id(), id(), id()];
+        for (const lease of leases) expect(await store.attempts.enter(key, lease, rule)).toBe(0);
+        expect(await store.attempts.enter(key, id(), rule)).toBe(-1);
+        await store.attempts.leave(key, leases[0], false);
+        expect(await store.attempts.enter(key, id(), rule)).toBe(0);
+      });
+
+      it('of 40 concurrent entries admits exactly `limit`; their failures are all within the budget and lock the key', async () => {
+        const key = id();
+        const leases = Array.from({ length: 40 }, () => id());
+        const results = await Promise.all(leases.map((lease) => store.attempts.enter(key, lease, rule)));
+        const admitted = leases.filter((_l, i) => results[i] === 0);
+        expect(admitted).toHaveLength(3);
+        expect(results.filter((r) => r === -1)).toHaveLength(37);
+        expect(await Promise.all(admitted.map((lease) => store.attempts.fail(key, lease, rule)))).toEqual([true, true, true]);
+        expect(await store.attempts.enter(key, id(), rule)).toBeGreaterThan(0);
+      });
+
+      it('says a failure without a lease is beyond the budget once the limit is reached', async () => {
+        const key = id();
+        expect(await store.attempts.fail(key, id(), { ...rule, limit: 2 })).toBe(true);
+        expect(await store.attempts.fail(key, id(), { ...rule, limit: 2 })).toBe(true);
+        expect(await store.attempts.fail(key, id(), { ...rule, limit: 2 })).toBe(false);
+      });
+
+      it('after `consecutiveLimit` failures in a row refuses until forgotten', async () => {
+        const key = id();
+        const run = { ...rule, limit: 10, consecutiveLimit: 3 };
+        for (let i = 0; i < 3; i += 1) expect(await failOnce(key, run)).toBe(0);
+        expect(await store.attempts.enter(key, id(), run)).toBeGreaterThanOrEqual(1000);
+        // The same key under a rule without the limit is not in a cool-down: only the run stops it.
+        expect(await failOnce(key, { ...rule, limit: 10 })).toBe(0);
+        await store.attempts.leave(key, undefined, true);
+        expect(await store.attempts.enter(key, id(), run)).toBe(0);
       });
 
       it('doubles the cool-down with each lockout, up to the maximum', async () => {
@@ -340,12 +400,12 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
         const quick = { limit: 1, windowSeconds: 60, coolDownSeconds: 0.2, maxCoolDownSeconds: 0.5 };
         const lockouts: number[] = [];
         while (lockouts.length < 3) {
-          const wait = await store.attempts.take(key, quick);
+          const wait = await failOnce(key, quick);
           if (wait > 0) {
             lockouts.push(wait);
             // Poll until the lockout has passed (no fixed sleep: the store says how long).
-            while ((await store.attempts.take(key, { ...quick, limit: 1_000 })) > 0) await sleep(Math.min(wait, 50));
-            await store.attempts.giveBack(key);
+            while ((await store.attempts.enter(key, 'probe', quick)) > 0) await sleep(Math.min(wait, 50));
+            await store.attempts.leave(key, 'probe', false);
           }
         }
         expect(lockouts[0]).toBeLessThanOrEqual(200);
@@ -355,17 +415,11 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
         expect(lockouts[2]).toBeLessThanOrEqual(500);
       });
 
-      it('of 40 concurrent attempts allows exactly `limit`', async () => {
-        const key = id();
-        const results = await Promise.all(Array.from({ length: 40 }, () => store.attempts.take(key, rule)));
-        expect(results.filter((r) => r === 0)).toHaveLength(3);
-      });
-
       it('keeps keys apart', async () => {
         const a = id();
         const b = id();
-        for (let i = 0; i < 4; i += 1) await store.attempts.take(a, rule);
-        expect(await store.attempts.take(b, rule)).toBe(0);
+        for (let i = 0; i < 4; i += 1) await failOnce(a);
+        expect(await store.attempts.enter(b, id(), rule)).toBe(0);
       });
     });
   });

@@ -90,6 +90,16 @@ export class FormBrowser {
     else this.cookies.set(name, value);
   }
 
+  /** The value of cookie `name` in the jar. */
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  /** Puts cookie `name` into the jar, as a client that writes its own cookies would. */
+  setCookie(name: string, value: string): void {
+    this.cookies.set(name, value);
+  }
+
   /** Forgets every cookie (a fresh browser). */
   clearCookies(): void {
     this.cookies.clear();

@@ -123,17 +123,17 @@ export function memoryFaults(): StoreFaults {
       return inner.unconsume(model, id);
     },
     attempts: {
-      take: async (key, rule) => {
+      enter: async (key, lease, rule) => {
         checkAttempt(key);
-        return inner.attempts.take(key, rule);
+        return inner.attempts.enter(key, lease, rule);
       },
-      giveBack: async (key) => {
+      fail: async (key, lease, rule) => {
         checkAttempt(key);
-        return inner.attempts.giveBack(key);
+        return inner.attempts.fail(key, lease, rule);
       },
-      reset: async (key) => {
+      leave: async (key, lease, forget) => {
         checkAttempt(key);
-        return inner.attempts.reset(key);
+        return inner.attempts.leave(key, lease, forget);
       },
     },
     ping: () => inner.ping(),

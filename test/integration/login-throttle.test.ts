@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
+import type { Authenticator } from '../../lib/claims/authenticator.js';
+import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 import { throttleAddressKey } from '../../lib/web/client-address.js';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
@@ -14,9 +16,11 @@ const client = confidentialClient();
 const REDIRECT = (client.redirect_uris as string[])[0] as string;
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
-/** One login interaction, driven attempt by attempt from a chosen client address. */
-async function loginForm(running: RunningApp): Promise<{ attempt(login: string, password: string, forwardedFor: string): Promise<Response> }> {
-  const browser = new FormBrowser();
+/** A sign-in page of one browser (a fresh one unless given), driven attempt by attempt from a chosen client address. */
+async function loginForm(
+  running: RunningApp,
+  browser = new FormBrowser(),
+): Promise<{ browser: FormBrowser; attempt(login: string, password: string, forwardedFor: string): Promise<Response> }> {
   await browser.follow(
     authorizationUrl(running.issuer, {
       client_id: client.client_id,
@@ -25,17 +29,37 @@ async function loginForm(running: RunningApp): Promise<{ attempt(login: string, 
       redirect_uri: REDIRECT,
       code_challenge: pkcePair().challenge,
       code_challenge_method: 'S256',
+      prompt: 'login',
     }),
     running.baseUrl,
   );
   const action = browser.formAction('login-form', running.baseUrl);
   return {
+    browser,
     attempt: (login, password, forwardedFor) =>
       browser.request(action, {
         method: 'POST',
         headers: { ...FORM, origin: running.baseUrl, 'x-forwarded-for': forwardedFor },
         body: new URLSearchParams({ login, password }).toString(),
       }),
+  };
+}
+
+const judgedInAll = (judged: Map<string, number>): number => [...judged.values()].reduce((a, b) => a + b, 0);
+
+/** The demo accounts, counting the passwords judged per login name. */
+function countingAuthenticator(): { authenticator: Authenticator; judged: Map<string, number> } {
+  const inner = createStaticAuthenticator();
+  const judged = new Map<string, number>();
+  return {
+    judged,
+    authenticator: {
+      authenticate: async (login, password) => {
+        judged.set(login, (judged.get(login) ?? 0) + 1);
+        return inner.authenticate(login, password);
+      },
+      exists: (sub) => inner.exists(sub),
+    },
   };
 }
 
@@ -56,23 +80,34 @@ const freshAddress = (): string => {
   return `198.51.${Math.floor(counter / 250)}.${counter % 250}`;
 };
 
-describeEachStore('login throttling per name and address (C8)', (_kind, properties) => {
+describeEachStore('login throttling by completed failures (C8)', (_kind, properties) => {
   let running: RunningApp;
+  const counting = countingAuthenticator();
   const { logger, lines } = capturingLogger();
 
   beforeAll(async () => {
     running = await startApp({
       logger,
       clients: [client],
-      properties: { ...properties(), 'svc.proxy': true, 'svc.login.lockout-seconds': 1, 'svc.login.lockout-max-seconds': 2 },
+      authenticator: counting.authenticator,
+      properties: { ...properties(), 'svc.proxy': true, 'svc.login.lockout-seconds': 1, 'svc.login.lockout-max-seconds': 2, 'svc.login.address-threshold': 5 },
     });
   });
   afterAll(async () => running.close());
 
-  it('30 wrong passwords for one name from 30 addresses: 5 are judged, the rest get 429 with a retry time; the right one works after the cool-down', async () => {
+  it('64 concurrent correct sign-ins of one person from one address all succeed, and one more right after', async () => {
+    const address = freshAddress();
+    const forms = await Promise.all(Array.from({ length: 64 }, () => loginForm(running)));
+    const statuses = await Promise.all(forms.map(async (form) => (await form.attempt('demo', 'demo', address)).status));
+    expect(statuses.filter((s) => s === 303)).toHaveLength(64);
+    expect((await (await loginForm(running)).attempt('demo', 'demo', address)).status).toBe(303);
+  });
+
+  it('30 wrong passwords from one browser: 5 are judged, the rest get 429 with a retry time; the right one from that browser does not sign in until the cool-down ends', async () => {
     // Only this test's lines: the others of the suite may have run before it.
     const from = lines.length;
     const form = await loginForm(running);
+    const judgedBefore = judgedInAll(counting.judged);
     const statuses: number[] = [];
     let locked: Response | undefined;
     for (let i = 0; i < 30; i += 1) {
@@ -85,6 +120,7 @@ describeEachStore('login throttling per name and address (C8)', (_kind, properti
     }
     expect(statuses.filter((s) => s === 401)).toHaveLength(5);
     expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
+    expect(judgedInAll(counting.judged)).toBe(judgedBefore + 5);
     expect(Number(locked?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const page = (await locked?.text()) ?? '';
     expect(page).toContain('id="login-form"');
@@ -100,38 +136,59 @@ describeEachStore('login throttling per name and address (C8)', (_kind, properti
     expect(lines.join('\n')).not.toMatch(/demo"|wrong-\d|198\.51\./);
   });
 
-  it('counts one client address across names, and a spoofed X-Forwarded-For left end does not escape it', async () => {
-    const form = await loginForm(running);
-    const proxyPeer = '203.0.113.77';
-    const statuses: number[] = [];
-    for (let i = 0; i < 8; i += 1) {
-      // The client writes any left entries it likes; the trusted proxy appends the real peer.
-      const response = await form.attempt(`nobody-${i}`, 'wrong', `10.0.0.${i}, 192.0.2.${i}, ${proxyPeer}`);
-      statuses.push(response.status);
-      await response.text();
-    }
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
-    // A real account from the locked address is refused as well; another address is not.
-    expect((await form.attempt('demo-basic', 'demo-basic', `10.9.9.9, ${proxyPeer}`)).status).toBe(429);
-    expect((await form.attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
-  });
-
   it('of 20 concurrent wrong passwords for one name, exactly 5 are judged', async () => {
     const form = await loginForm(running);
     const responses = await Promise.all(Array.from({ length: 20 }, (_v, i) => form.attempt('race-victim', `guess-${i}`, freshAddress())));
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 401)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+    expect(counting.judged.get('race-victim')).toBe(5);
+  });
+
+  it("a stranger's 8 failures lock her name, but not her browser with a device cookie (prompt=login); a cookie for another name or a forged one gives nothing", async () => {
+    const hers = await loginForm(running);
+    expect((await hers.attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
+    expect(hers.browser.cookie('svc.device')).toBeDefined();
+    const stranger = await loginForm(running);
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i += 1) statuses.push((await stranger.attempt('demo-basic', `guess-${i}`, freshAddress())).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    expect((await (await loginForm(running, hers.browser)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
+
+    // Her device cookie is for demo-basic: for another name, that browser is a stranger too.
+    const other = await loginForm(running);
+    for (let i = 0; i < 5; i += 1) await other.attempt('cookie-elsewhere', 'wrong', freshAddress());
+    const withHerCookie = await loginForm(running, hers.browser);
+    expect((await withHerCookie.attempt('cookie-elsewhere', 'wrong', freshAddress())).status).toBe(429);
+    // A copied cookie with one character changed, for the locked name, is no cookie at all.
+    const forged = new FormBrowser();
+    const value = hers.browser.cookie('svc.device') ?? '';
+    forged.setCookie('svc.device', `${value.slice(0, 3)}${value[3] === 'A' ? 'B' : 'A'}${value.slice(4)}`);
+    for (let i = 0; i < 8; i += 1) await stranger.attempt('demo-basic', `again-${i}`, freshAddress());
+    expect((await (await loginForm(running, forged)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(429);
   });
 
   it('a success resets the name: four failures, a success, four more failures are all judged', async () => {
     const first = await loginForm(running);
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i += 1) statuses.push((await first.attempt('demo-basic', 'wrong', freshAddress())).status);
-    statuses.push((await first.attempt('demo-basic', 'demo-basic', freshAddress())).status);
+    for (let i = 0; i < 4; i += 1) statuses.push((await first.attempt('demo', 'wrong', freshAddress())).status);
+    statuses.push((await first.attempt('demo', 'demo', freshAddress())).status);
     const second = await loginForm(running);
-    for (let i = 0; i < 4; i += 1) statuses.push((await second.attempt('demo-basic', 'wrong', freshAddress())).status);
+    for (let i = 0; i < 4; i += 1) statuses.push((await second.attempt('demo', 'wrong', freshAddress())).status);
     expect(statuses).toEqual([401, 401, 401, 401, 303, 401, 401, 401, 401]);
+  });
+
+  it('counts one client address across names (5 here), a spoofed X-Forwarded-For left end does not escape it, and a correct sign-in from another account does not reset it', async () => {
+    const proxyPeer = '203.0.113.77';
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await (await loginForm(running)).attempt(`nobody-${i}`, 'wrong', `10.0.0.${i}, 192.0.2.${i}, ${proxyPeer}`)).status);
+    // The client writes any left entries it likes; the trusted proxy appends the real peer.
+    statuses.push((await (await loginForm(running)).attempt('demo', 'demo', `10.9.9.9, ${proxyPeer}`)).status);
+    for (let i = 4; i < 7; i += 1) statuses.push((await (await loginForm(running)).attempt(`nobody-${i}`, 'wrong', `10.0.0.${i}, ${proxyPeer}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 303, 401, 429, 429]);
+    // A real account from the locked address is refused as well; another address is not.
+    expect((await (await loginForm(running)).attempt('demo', 'demo', `10.9.9.9, ${proxyPeer}`)).status).toBe(429);
+    expect((await (await loginForm(running)).attempt('demo', 'demo', freshAddress())).status).toBe(303);
   });
 
   it('does not count an empty field: it guesses nothing', async () => {
@@ -141,20 +198,50 @@ describeEachStore('login throttling per name and address (C8)', (_kind, properti
     expect((await form.attempt('demo', 'demo', address)).status).toBe(303);
   });
 
-  it('counts one client once whatever port the trusted proxy appended, and keeps neither its address nor a plain hash of it in the store', async () => {
-    const form = await loginForm(running);
+  it('counts one client once whatever port the trusted proxy appended, and keeps neither its address, a device id nor a plain hash of them in the store', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 7; i += 1) statuses.push((await form.attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
+    for (let i = 0; i < 7; i += 1) statuses.push((await (await loginForm(running)).attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
     const props = properties();
     if (props['svc.redis.url']) {
+      const device = await loginForm(running);
+      await device.attempt('demo', 'demo', freshAddress());
+      const deviceId = (device.browser.cookie('svc.device') ?? '').split('.')[0] ?? '';
       const dump = await dumpPrefix(props['svc.redis.url'], props['svc.redis.key-prefix'] ?? '');
       const text = [...dump].flat().join('\n');
       const plain = createHash('sha256').update(`login-address:${throttleAddressKey('203.0.113.177')}`).digest('base64url');
-      for (const needle of ['203.0.113.177', plain, createHash('sha256').update('203.0.113.177').digest('hex'), createHash('sha256').update('203.0.113.177').digest('base64url')]) {
+      for (const needle of ['203.0.113.177', plain, deviceId, createHash('sha256').update('203.0.113.177').digest('hex'), createHash('sha256').update('203.0.113.177').digest('base64url')]) {
         expect(text).not.toContain(needle);
       }
       expect([...dump.keys()].some((k) => k.includes('attempts:'))).toBe(true); // the counter is there, under a key that says nothing
     }
+  });
+}, ['memory', 'redis standalone']);
+
+describeEachStore('login throttling after 100 failures in a row (NIST SP 800-63B 5.2.2)', (_kind, properties) => {
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    // No name cool-down gets in the way: only the run of failures and the address count stop the stranger.
+    running = await startApp({ clients: [client], properties: { ...properties(), 'svc.proxy': true, 'svc.login.lockout-threshold': 1000 } });
+  });
+  afterAll(async () => running.close());
+
+  it("101 failures for her name from a stranger at her own address do not stop her device-cookie browser; other browsers wait for her success", async () => {
+    const shared = '192.0.2.200';
+    const hers = await loginForm(running);
+    expect((await hers.attempt('demo', 'demo', shared)).status).toBe(303);
+    const stranger = await loginForm(running);
+    const statuses: number[] = [];
+    for (let i = 0; i < 101; i += 1) statuses.push((await stranger.attempt('demo', `guess-${i}`, shared)).status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(100);
+    expect(statuses[100]).toBe(429);
+    // A browser without her cookie, from anywhere, may not try her name any more.
+    const elsewhere = await loginForm(running);
+    expect((await elsewhere.attempt('demo', 'demo', freshAddress())).status).toBe(429);
+    // Her own browser, at the very address the stranger exhausted, signs in.
+    expect((await (await loginForm(running, hers.browser)).attempt('demo', 'demo', shared)).status).toBe(303);
+    // Her success ends the run: a new browser elsewhere is judged again.
+    expect((await elsewhere.attempt('demo', 'wrong', freshAddress())).status).toBe(401);
   });
 }, ['memory', 'redis standalone']);

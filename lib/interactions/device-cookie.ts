@@ -1,0 +1,78 @@
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+
+/** The cookie that holds a browser's device entries (OWASP's "device cookies"). */
+export const DEVICE_COOKIE = 'svc.device';
+
+/** Login names a browser holds device entries for; the oldest is dropped beyond it. */
+export const DEVICE_NAMES_PER_BROWSER = 5;
+
+const MAC_LENGTH = 22;
+
+/**
+ * OWASP's device cookies ("Slow Down Online Guessing Attacks with Device Cookies"): after a
+ * successful sign-in a browser receives an entry `deviceId.expires.nameTag.mac`, where `nameTag`
+ * is a keyed MAC of the login name (never the name itself) and `mac` covers the rest. An entry
+ * is valid for a name when both MACs verify under any key of the ring (a rotation does not void
+ * it) and it has not expired. Its device id names the counter that attempt is judged by.
+ */
+export class DeviceCookies {
+  private readonly keys: readonly KeyObject[];
+
+  /**
+   * @param keys the cookie keys, newest first (new entries use the first; all verify).
+   * @param lifetimeSeconds how long an entry is valid after it is issued.
+   */
+  constructor(keys: readonly string[], private readonly lifetimeSeconds: number) {
+    if (keys.length === 0) throw new TypeError('DeviceCookies: at least one cookie key is required');
+    this.keys = keys.map((key) => createSecretKey(Buffer.from(`svc-device-cookie:${key}`, 'utf8')));
+  }
+
+  /** The device id of the cookie's valid entry for `name` (already normalised), if it has one. */
+  deviceFor(cookie: string | undefined, name: string, now = Date.now()): string | undefined {
+    for (const entry of entriesOf(cookie)) {
+      const [deviceId, expires, nameTag, mac] = entry.split('.') as [string, string, string, string];
+      if (parseInt(expires, 36) * 1000 <= now) continue;
+      for (const key of this.keys) {
+        if (same(nameTag, tag(key, `name:${name}`)) && same(mac, tag(key, `${deviceId}.${expires}.${nameTag}`))) return deviceId;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * The cookie value after a successful sign-in of `name` on `deviceId` (a new device when
+   * undefined): a fresh entry under the newest key first, then the browser's other unexpired
+   * entries, at most {@link DEVICE_NAMES_PER_BROWSER} in all.
+   */
+  issue(cookie: string | undefined, name: string, deviceId: string | undefined, now = Date.now()): string {
+    const key = this.keys[0] as KeyObject;
+    const device = deviceId ?? randomBytes(16).toString('base64url');
+    const expires = Math.floor(now / 1000 + this.lifetimeSeconds).toString(36);
+    const nameTag = tag(key, `name:${name}`);
+    const fresh = `${device}.${expires}.${nameTag}.${tag(key, `${device}.${expires}.${nameTag}`)}`;
+    const others = entriesOf(cookie).filter((entry) => {
+      const [id, entryExpires] = entry.split('.') as [string, string];
+      return id !== device && parseInt(entryExpires, 36) * 1000 > now;
+    });
+    return [fresh, ...others].slice(0, DEVICE_NAMES_PER_BROWSER).join('~');
+  }
+}
+
+/** The well-formed entries of a cookie value (anything else is ignored). */
+function entriesOf(cookie: string | undefined): string[] {
+  if (!cookie || cookie.length > 2048) return [];
+  return cookie
+    .split('~')
+    .filter((entry) => /^[\w-]{22}\.[0-9a-z]{1,10}\.[\w-]{22}\.[\w-]{22}$/.test(entry))
+    .slice(0, DEVICE_NAMES_PER_BROWSER);
+}
+
+function tag(key: KeyObject, data: string): string {
+  return createHmac('sha256', key).update(data, 'utf8').digest('base64url').slice(0, MAC_LENGTH);
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
