@@ -131,7 +131,7 @@ export interface AttemptCounter {
 }
 
 /** How long a lease of an attempt in flight is held at most, in seconds. */
-export const LEASE_SECONDS = 60;
+export const LEASE_SECONDS = 30;
 
 /** How long consecutive failures are remembered without a new one, in seconds (30 days). */
 export const RUN_MEMORY_SECONDS = 2_592_000;
