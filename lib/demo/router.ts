@@ -18,6 +18,9 @@ const CALLBACK_PATH = '/oidcdemo/callback';
 const STATE_COOKIE = 'svc_demo_state';
 const FLOW_TTL_MS = 10 * 60 * 1000;
 
+/** Flows the demo page remembers at once; beyond it the oldest is forgotten (its callback fails). */
+export const DEMO_PENDING_FLOWS = 1000;
+
 /** Logs a failed demo flow: the OAuth error code (when it is one) and our code, never the description. */
 function logDemoFailure(logger: Logger, requestId: string | undefined, err: DemoFlowError): void {
   logger.warn('demo_flow_failed', { request_id: requestId, error: /^[a-z_]{1,64}$/.test(err.error) ? err.error : undefined, code: err.code });
@@ -95,6 +98,11 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
     const now = Date.now();
     for (const [k, v] of flows) if (v.expires < now) flows.delete(k);
     flows.set(secrets.state, { verifier: secrets.verifier, nonce: secrets.nonce, expires: now + FLOW_TTL_MS, sentTo: url.href, mode });
+    // Anyone may start flows without signing in: the oldest goes, so memory stays bounded.
+    for (const oldest of flows.keys()) {
+      if (flows.size <= DEMO_PENDING_FLOWS) break;
+      flows.delete(oldest);
+    }
     ctx.cookies.set(STATE_COOKIE, secrets.state, { httpOnly: true, sameSite: 'lax', signed: true, path: `${base}/oidcdemo`, maxAge: FLOW_TTL_MS });
     ctx.status = 303;
     ctx.redirect(url.href);
