@@ -110,8 +110,8 @@ if consecutive > 0 and r >= consecutive then return math.max(1000, tonumber(ARGV
 if w <= now then f = 0; w = 0 end
 if f + leases >= limit then return -1 end
 h[lease] = now + tonumber(ARGV[7])
-redis.call('HSET', KEYS[1], lease, h[lease], 'f', f, 'w', w)
-keep()
+redis.call('HSET', KEYS[1], lease, h[lease])
+if #all == 0 or (h[lease] > math.max(w, u) and s == 0 and r == 0) then keep() end
 return 0`;
 
 /**
@@ -144,15 +144,11 @@ keep()
 if within then return 1 else return 0 end`;
 
 /**
- * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD} (an empty lease id: none), then 1 to forget
- * the failures and cool-down. A key that expired in the meantime is not re-created.
+ * KEYS[1] attempt hash; ARGV[1] lease id (empty: none), ARGV[2] 1 to forget the failures and
+ * cool-down. Needs neither the clock nor a read: a hash whose last field goes is deleted by Redis,
+ * and leases of others keep the expiry they had.
  */
-export const ATTEMPT_LEAVE = `${ATTEMPT_HEAD}
-if #all == 0 then return 0 end
-if h[lease] ~= nil then redis.call('HDEL', KEYS[1], lease); h[lease] = nil end
-if ARGV[4] == '1' then
-  f = 0; w = 0; u = 0; s = 0; r = 0
-  redis.call('HDEL', KEYS[1], 'f', 'w', 'u', 's', 'r')
-end
-keep()
+export const ATTEMPT_LEAVE = `
+if ARGV[1] ~= '' then redis.call('HDEL', KEYS[1], 'L:' .. ARGV[1]) end
+if ARGV[2] == '1' then redis.call('HDEL', KEYS[1], 'f', 'w', 'u', 's', 'r') end
 return 1`;

@@ -51,7 +51,7 @@ interface ScriptCommands {
   svcIndexTake(key: string): Promise<string[]>;
   svcAttemptEnter(key: string, lease: string, strikeMs: number, runMs: number, limit: number, consecutive: number, maxMs: number, leaseMs: number): Promise<number>;
   svcAttemptFail(key: string, lease: string, strikeMs: number, runMs: number, limit: number, windowMs: number, baseMs: number, maxMs: number): Promise<number>;
-  svcAttemptLeave(key: string, lease: string, strikeMs: number, runMs: number, forget: number): Promise<number>;
+  svcAttemptLeave(key: string, lease: string, forget: number): Promise<number>;
 }
 
 type Client = (Redis | Cluster) & ScriptCommands;
@@ -499,7 +499,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         void (p as Pipe).svcAttemptFail(attemptKey(key), lease, ...memory, rule.limit, rule.windowSeconds * 1000, rule.coolDownSeconds * 1000, rule.maxCoolDownSeconds * 1000),
       )) === 1,
     leave: async (key, lease, forget) => {
-      await settle((p) => void (p as Pipe).svcAttemptLeave(attemptKey(key), lease ?? '', ...memory, forget ? 1 : 0));
+      await settle((p) => void (p as Pipe).svcAttemptLeave(attemptKey(key), lease ?? '', forget ? 1 : 0));
     },
   };
 

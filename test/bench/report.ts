@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { percentile } from './common.js';
 import { totalCalls, type Kind, type Measured } from './measure.js';
 import type { PreloadResult } from './scale.js';
+import type { ThrottleCost } from './throttle.js';
 
 /** How the run was set up. */
 export interface Settings {
@@ -30,6 +31,8 @@ export interface Report {
   floorRs: number;
   floorEs: number;
   registration: Record<string, number>;
+  /** The sign-in throttle's share of a flow on Redis (one correct sign-in, no device cookie). */
+  throttle: ThrottleCost;
   scaleEmpty: Measured;
   scaleFull: Measured;
   loaded: PreloadResult & { keysAfter?: number };
@@ -130,6 +133,7 @@ export function report(r: Report, args: { out?: string; compare?: string; 'no-do
       `| ${step} | ${fmt(p(r.scaleEmpty, step, 50))} / ${fmt(p(r.scaleEmpty, step, 99))} | ${fmt(p(r.scaleFull, step, 50))} / ${fmt(p(r.scaleFull, step, 99))} | ${fmt(p(r.scaleFull, step, 99) / p(r.scaleEmpty, step, 99), 2)} | ${r.scaleEmpty.latencies[step]?.length ?? 0} / ${r.scaleFull.latencies[step]?.length ?? 0} |`,
   );
   json.registration_per_s = r.registration;
+  json.throttle_per_sign_in = r.throttle;
   json.scale = {
     records: s.scaleCount,
     keys_in_loaded_redis_at_end: r.loaded.keysAfter,
@@ -159,6 +163,7 @@ Redis commands per flow (\`INFO commandstats\`, commands inside scripts and MULT
 - ours: ${redisOurs ? commandBreakdown(redisOurs) : '–'}
 - vanilla (plain adapter): ${redisVanilla ? commandBreakdown(redisVanilla) : '–'}
 - vanilla on our adapter: ${redisOurAdapter ? commandBreakdown(redisOurAdapter) : '–'}
+- of ours, the C8 sign-in throttle (one correct sign-in without a device cookie: two counters entered, then left): ${fmt(r.throttle.commands, 1)} commands in ${fmt(r.throttle.roundTrips, 1)} round trips
 
 Latency per step, p50 / p99 in ms (RS256, ${s.concurrency} concurrent flows on ${cores} cores shared with the driver):
 

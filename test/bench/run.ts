@@ -20,6 +20,7 @@ import { Redis } from 'ioredis';
 import { generateSigningKeys } from '../../lib/provider/keys.js';
 import { freePort } from '../helpers/processes.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/redis.js';
+import { measureThrottle } from './throttle.js';
 import { makeCertificateChain } from '../helpers/registration.js';
 import type { ServerSpec } from './common.js';
 import { cryptoFloor } from './floor.js';
@@ -95,6 +96,7 @@ async function main(): Promise<void> {
 
     const rsaJwk = rsaKeys.keys.find((k) => k.kty === 'RSA') as JWK;
     const ecJwk = rsaKeys.keys.find((k) => k.kty === 'EC') as JWK;
+    const throttle = await measureThrottle(redisServer.url, redis);
     const floorRs = await cryptoFloor(rsaJwk, 'RS256', encryptionJwk, quick ? 2 : 4);
     const floorEs = await cryptoFloor(ecJwk, 'ES256', encryptionJwk, quick ? 2 : 4);
 
@@ -148,7 +150,7 @@ async function main(): Promise<void> {
       loadedRedis.disconnect();
     }
 
-    report({ settings, results, floorRs, floorEs, registration, scaleEmpty, scaleFull, loaded, totalSeconds: (performance.now() - started) / 1000 }, args);
+    report({ settings, results, floorRs, floorEs, registration, throttle, scaleEmpty, scaleFull, loaded, totalSeconds: (performance.now() - started) / 1000 }, args);
   } finally {
     redis.disconnect();
     redisServer.dispose();
