@@ -174,6 +174,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     ['a negative max_age', { verification: { time: { max_age: -1 } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.time: max_age must be a non-negative integer (seconds)'],
     ['evidence that is not an array', { verification: { evidence: { type: null } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence: must be a non-empty array of objects'],
     ['a non-boolean essential', { verification: {}, claims: { given_name: { essential: 'yes' } } }, 'claims.userinfo.verified_claims.claims.given_name: essential must be true or false'],
+    ['our own stored form sent as a request', { svc_vc: [{ claims: { given_name: false } }] }, 'claims.userinfo.verified_claims.verification: is required and must be an object'],
     ['an empty array', [], 'claims.userinfo.verified_claims: must be an object or a non-empty array'],
     ['a string element', [{ verification: {}, claims: { given_name: null } }, 'x'], 'claims.userinfo.verified_claims[1]: must be an object with verification and claims'],
   ])('refuses %s with invalid_request naming the fault, storing nothing', async (_case, verified, description) => {
@@ -193,6 +194,26 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     expect(params.get('error_description')).toBe(
       'claims.userinfo.verified_claims: verified claims travel encrypted only: register userinfo_encrypted_response_alg (e.g. RSA-OAEP-256) with an encryption key in jwks or jwks_uri',
     );
+  });
+
+  it.each([
+    ['in the query string', {}],
+    ['as an encrypted request object pushed to /par', { par: 'encrypted' }],
+  ])('the demo page asks for verified claims %s, shows them in plain words for consent, and receives them', async (_how, extra) => {
+    const browser = new FormBrowser();
+    const origin = running.baseUrl;
+    const posted = await browser.request(`${origin}/oidcdemo/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+      body: new URLSearchParams({ verified: 'yes', ...extra }).toString(),
+    });
+    expect(posted.status).toBe(303);
+    await browser.follow(posted.headers.get('location') as string, origin);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, origin);
+    expect(browser.lastPage).toContain('your first name, last name and date of birth, as verified by an identity check, with how it was checked (for example which document and how) and when it was checked');
+    await browser.submit('consent-allow', {}, origin);
+    expect(browser.lastPage).toContain('id="userinfo-claims"');
+    for (const shown of ['verified_claims', 'vcrypt', 'idcard', DEMO_TRUST_FRAMEWORK, '1964-08-12']) expect(browser.lastPage).toContain(shown);
   });
 
   it('counts verified claims in the claims budget', async () => {
