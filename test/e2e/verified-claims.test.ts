@@ -4,8 +4,9 @@ import { createDemoClaimModules, DEMO_TRUST_FRAMEWORK } from '../../lib/demo/cla
 import { createStore, loadSettings } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { countingModules } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
-import { authorizationUrl, FormBrowser, pkcePair, redirectParams, runCodeFlow, userData } from '../helpers/flow.js';
+import { authorizationUrl, FormBrowser, pkcePair, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 
 /** A `verified_claims` request for the person's name and date of birth, with the given verification request. */
 const nameAndBirthdate = (verification: Record<string, unknown>, claims: Record<string, unknown> = { given_name: null, family_name: null, birthdate: null }): Record<string, unknown> => ({
@@ -24,10 +25,13 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
   let store: CountingStore;
   let rsa: RegisteredClient;
   let optout: RegisteredClient;
+  let calls = { count: 0 };
 
   beforeAll(async () => {
     store = countingStore(createStore(loadSettings({ env: {}, properties: {} })));
-    running = await startApp({ store, claimModules: createDemoClaimModules() });
+    const counted = countingModules(createDemoClaimModules());
+    calls = counted.calls;
+    running = await startApp({ store, claimModules: counted.modules });
     [rsa, optout] = await Promise.all([registerClient(running, 'rsa'), registerClient(running, 'optout')]);
   });
   afterAll(async () => running.close());
@@ -162,6 +166,23 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
 
     const promptNone = await browser.follow(urlFor(rsa, { prompt: 'none', claims: JSON.stringify({ userinfo: { verified_claims: { ...first, claims: { family_name: null } } } }) }), origin);
     expect(redirectParams(promptNone.leftTo as string).get('error')).toBe('consent_required');
+  });
+
+  it('asks no module before consent: the consent page, consent_required with prompt=none, access_denied when she denies', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    await signIn(urlFor(client, {}), { browser });
+    const claims = JSON.stringify({ userinfo: { verified_claims: nameAndBirthdate({ trust_framework: { value: 'eidas' } }, { given_name: { essential: true } }) } });
+    const before = calls.count;
+    await browser.follow(urlFor(client, { claims }), running.baseUrl);
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    const silent = await browser.follow(urlFor(client, { claims, prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(silent.leftTo as string).get('error')).toBe('consent_required');
+    const denied = await signIn(urlFor(client, { claims }), { browser, consent: 'deny' });
+    expect(denied.callbackUrl.searchParams.get('error')).toBe('access_denied');
+    expect(calls.count).toBe(before);
+    // Allowed: an essential verified claim no verification satisfies is left out, never access_denied.
+    expect((await signIn(urlFor(client, { claims }), { browser })).callbackUrl.searchParams.get('code')).toBeTruthy();
   });
 
   it.each([
