@@ -237,11 +237,37 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     for (const shown of ['verified_claims', 'vcrypt', 'idcard', DEMO_TRUST_FRAMEWORK, '1964-08-12']) expect(browser.lastPage).toContain(shown);
   });
 
+  it('a provider whose modules verify nothing advertises no verified claims and refuses a request for them', async () => {
+    const bare = await startApp({ claimModules: createDemoClaimModules().map(({ verified: _verified, ...module }) => module) });
+    try {
+      const discovery = (await (await fetch(`${bare.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      for (const field of ['verified_claims_supported', 'trust_frameworks_supported', 'evidence_supported', 'documents_supported', 'documents_check_methods_supported', 'claims_in_verified_claims_supported']) {
+        expect(discovery).not.toHaveProperty(field);
+      }
+      expect(discovery.claims_supported).not.toContain('verified_claims');
+      const client = await registerClient(bare, 'rsa');
+      const url = authorizationUrl(bare.issuer, {
+        client_id: client.metadata.client_id,
+        response_type: 'code',
+        redirect_uri: 'https://rp.example/cb',
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+        state: 'st',
+        scope: 'openid',
+        claims: JSON.stringify({ id_token: { verified_claims: nameAndBirthdate({ trust_framework: null }) } }),
+      });
+      const params = redirectParams((await fetch(url, { redirect: 'manual' })).headers.get('location') as string);
+      expect([params.get('error'), params.get('error_description')]).toEqual(['invalid_request', 'claims.id_token.verified_claims: no claim module provides verified claims']);
+    } finally {
+      await bare.close();
+    }
+  });
+
   it('counts verified claims in the claims budget', async () => {
     const claims = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`c${i}`, null]));
     const response = await fetch(urlFor(rsa, { claims: JSON.stringify({ userinfo: { verified_claims: { verification: {}, claims } } }) }), { redirect: 'manual' });
     const params = redirectParams(response.headers.get('location') as string);
     expect(params.get('error')).toBe('invalid_request');
-    expect(params.get('error_description')).toMatch(/^the claims parameter (is \d+ bytes|expands to 300 claim names)/);
+    expect(params.get('error_description')).toBe('the claims parameter expands to 300 claim names; at most 256 are allowed');
   });
 });
