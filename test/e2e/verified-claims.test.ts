@@ -6,6 +6,7 @@ import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
 import { countingModules } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
+import { manage } from '../helpers/registration.js';
 import { authorizationUrl, FormBrowser, pkcePair, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 
 /** A `verified_claims` request for the person's name and date of birth, with the given verification request. */
@@ -261,6 +262,26 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     } finally {
       await bare.close();
     }
+  });
+
+  it('refuses other spellings of verified_claims as claims nobody provides', async () => {
+    for (const name of ['Verified_Claims', 'verified_claims ', 'verified-claims']) {
+      const response = await fetch(urlFor(rsa, { claims: JSON.stringify({ userinfo: { [name]: nameAndBirthdate({ trust_framework: null }) } }) }), { redirect: 'manual' });
+      const params = redirectParams(response.headers.get('location') as string);
+      expect([params.get('error'), params.get('error_description')]).toEqual(['invalid_request', `claim ${name} is not provided by any claim module`]);
+    }
+  });
+
+  it('sends no verified claims with a token issued before the client dropped encryption', async () => {
+    const client = await registerClient(running, 'rsa');
+    const claims = JSON.stringify({ userinfo: { verified_claims: nameAndBirthdate({ trust_framework: null }) } });
+    const flow = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, params: { claims }, skipUserinfo: true });
+    const { registration_access_token: token, registration_client_uri: uri } = client.metadata as Record<string, unknown>;
+    const weakened = await manage(uri as string, 'PUT', token as string, { client_id: client.metadata.client_id, redirect_uris: ['https://rp.example/cb'], allow_unencrypted_userinfo: true });
+    expect(weakened.status).toBe(200);
+    const earlier = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } });
+    expect(earlier.headers.get('content-type')).toContain('application/json');
+    expect(userData((await earlier.json()) as Record<string, unknown>)).toEqual({});
   });
 
   it('counts verified claims in the claims budget', async () => {
