@@ -22,6 +22,7 @@ export type { Settings } from './settings/types.js';
 // Plug-in contracts: who signs people in, who provides claims.
 export type { Authenticator } from './claims/authenticator.js';
 export { ClaimRegistry, type ClaimModule } from './claims/modules.js';
+export type { Evidence, EvidenceCheck, Verification, VerifiedClaimsProvider, VerifiedOffer, VerifiedRecord } from './claims/verified.js';
 export type { AuthenticatorModuleExport, ClaimModulesExport, ModuleContext } from './provider/plugin-modules.js';
 
 // Stores.

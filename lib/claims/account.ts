@@ -3,12 +3,14 @@ import type { Account, Client, FindAccount, KoaContextWithOIDC } from 'oidc-prov
 import type { Authenticator } from './authenticator.js';
 import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, weakerThanConsented } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
-import { channelCarriesUserData, type Channel } from './privacy.js';
+import { channelCarriesUserData, channelMode, type Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';
 import { resolveRequests } from './resolve.js';
 import { claimsForScope } from './scopes.js';
 import { channelRequests } from './stored-form.js';
 import type { ClaimValueMac } from './value-mac.js';
+import { answerVerified } from './verified-answer.js';
+import { verifiedRequestsOf } from './verified-request.js';
 
 /** What {@link createFindAccount} needs. */
 export interface AccountOptions {
@@ -60,9 +62,21 @@ export function deliveryTokenClaims(ctx: KoaContextWithOIDC | undefined): Record
 }
 
 /**
+ * The `verified_claims` answer of a channel: only on a channel encrypted to the client, only what
+ * the grant records consent for, each element only when its filters are satisfied.
+ */
+async function verifiedClaimsFor(ctx: KoaContextWithOIDC, registry: ClaimRegistry, accountId: string, channel: Channel, claims: ChannelClaims | undefined): Promise<unknown> {
+  const requests = verifiedRequestsOf(claims);
+  const client = ctx.oidc.client;
+  const grant = ctx.oidc.entities.Grant;
+  if (requests.length === 0 || !client || !grant || channelMode(client, channel) !== 'encrypted') return undefined;
+  return answerVerified(requests, await registry.resolveVerified(accountId), new Set(grant.getOIDCClaims()));
+}
+
+/**
  * oidc-provider's `findAccount`: an account exists while its authenticator says so; its claims come
  * from the claim modules, and leave only on a channel encrypted to the client's key (C4), in the
- * form the person consented to, each claim once (C5).
+ * form the person consented to, each claim once (C5); `verified_claims` as Identity Assurance asks.
  */
 export function createFindAccount(options: AccountOptions): FindAccount {
   const { authenticator, registry, includeScopesInUserInfo, valueMac } = options;
@@ -83,7 +97,8 @@ export function createFindAccount(options: AccountOptions): FindAccount {
         const other = (token?.claims as Record<string, ChannelClaims | undefined> | undefined)?.[channel === 'id_token' ? 'userinfo' : 'id_token'];
         const requests = requestsFor(scopeHere ? scope : undefined, claims, rejected, Object.keys(other ?? {}));
         const { values } = await resolveRequests(registry, sub, requests, valueMac.forClient(client.clientId));
-        return { ...values, ...protocol };
+        const verified = await verifiedClaimsFor(ctx, registry, sub, channel, claims);
+        return { ...values, ...(verified === undefined ? {} : { verified_claims: verified }), ...protocol };
       },
     };
   };

@@ -3,18 +3,20 @@ import { errors, type ClaimsParameter, type Client, type KoaContextWithOIDC } fr
 import { CLAIMS_BUDGET, CLAIMS_CHANNELS, decodeClaimsParameter } from './budget.js';
 import type { ClaimRegistry } from './modules.js';
 import { assertStoredRequestSize } from './request-size.js';
-import { channelCarriesUserData, privacyFix } from './privacy.js';
+import { channelCarriesUserData, channelMode, encryptionFix, privacyFix } from './privacy.js';
 import { validateChannel } from './request.js';
 import { SCOPE_CLAIMS } from './scopes.js';
 import { storedForm } from './stored-form.js';
 import { deliverableClaims, offeredScopes } from './supported.js';
 import { ExpansionBudget } from './syntax.js';
 import type { ClaimValueMac } from './value-mac.js';
+import { parseVerifiedClaims, storedVerified, VERIFIED_CLAIMS } from './verified-request.js';
 
 /**
  * Checks a `claims` parameter (`text` as sent, `claims` as parsed) and returns its stored form:
  * the budget first (size, then concrete names counted, not expanded), then every member (C5),
- * essential claims the client cannot receive (C4); expansions are taken from one budget per request.
+ * essential claims the client cannot receive (C4), and `verified_claims` (Identity Assurance; only
+ * on a channel encrypted to the client); expansions are taken from one budget per request.
  * @throws `invalid_request` naming the limit or the member at fault.
  */
 export function rewriteClaimsParameter(
@@ -30,14 +32,24 @@ export function rewriteClaimsParameter(
   // Only the two channels are kept: oidc-provider reads nothing else, so nothing else is stored.
   const rewritten: Record<string, unknown> = {};
   for (const channel of CLAIMS_CHANNELS) {
-    const members = decoded[channel];
-    if (members === undefined) continue;
+    const all = decoded[channel];
+    if (all === undefined) continue;
+    const verifiedMember = all.find((m) => m.name === VERIFIED_CLAIMS);
+    const members = all.filter((m) => m !== verifiedMember);
     const requests = validateChannel(channel, members, registry, values, budget);
     const essential = requests.find((r) => r.essential);
     if (essential && !channelCarriesUserData(client, channel)) {
       throw new errors.InvalidRequest(`claim ${essential.requested} is essential, but ${privacyFix(channel)}`);
     }
-    rewritten[channel] = storedForm(members, requests, deliverableClaims(registry));
+    const stored = storedForm(members, requests, deliverableClaims(registry));
+    if (verifiedMember) {
+      const verified = parseVerifiedClaims(channel, verifiedMember.spec, registry.offer);
+      if (channelMode(client, channel) !== 'encrypted') {
+        throw new errors.InvalidRequest(`claims.${channel}.${VERIFIED_CLAIMS}: verified claims travel encrypted only: ${encryptionFix(channel)}`);
+      }
+      stored[VERIFIED_CLAIMS] = storedVerified(verified);
+    }
+    rewritten[channel] = stored;
   }
   return rewritten;
 }

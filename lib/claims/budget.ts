@@ -2,6 +2,7 @@ import { errors } from 'oidc-provider';
 
 import { ClaimSyntaxError } from '../errors.js';
 import { countClaimNames, isSvcClaimName, parseClaimName, type ClaimNameTree } from './syntax.js';
+import { countVerifiedClaims, VERIFIED_CLAIMS } from './verified-request.js';
 
 /**
  * The budget of one `claims` parameter (C5): what a relying party may make the provider parse,
@@ -26,7 +27,7 @@ export interface DecodedMember {
   tree?: ClaimNameTree;
   /** Why an svc.* name is malformed; reported when the member is validated, in member order. */
   syntaxError?: ClaimSyntaxError;
-  /** Concrete names the member stands for (1 for a plain or malformed name). */
+  /** Concrete names the member stands for (1 for a plain or malformed name; `verified_claims`: its claims and evidence). */
   count: number;
 }
 
@@ -34,6 +35,7 @@ export interface DecodedMember {
 export type DecodedClaims = Partial<Record<(typeof CLAIMS_CHANNELS)[number], DecodedMember[]>>;
 
 function decodeMember(name: string, spec: unknown): DecodedMember {
+  if (name === VERIFIED_CLAIMS) return { name, spec, count: countVerifiedClaims(spec) };
   if (!isSvcClaimName(name)) return { name, spec, count: 1 };
   try {
     const tree = parseClaimName(name);

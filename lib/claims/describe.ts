@@ -3,6 +3,7 @@ import type { ChannelClaims, ClaimRequest } from './request.js';
 import { claimsForScope } from './scopes.js';
 import { channelRequests } from './stored-form.js';
 import { isSvcClaimName } from './syntax.js';
+import { verifiedRequestsOf, type VerifiedRequest } from './verified-request.js';
 
 const STANDARD: Record<string, string> = {
   name: 'your full name',
@@ -11,6 +12,8 @@ const STANDARD: Record<string, string> = {
   birthdate: 'your date of birth',
   email: 'your e-mail address',
   email_verified: 'whether your e-mail address is confirmed',
+  nationalities: 'your nationality',
+  phone_number: 'your phone number',
   'demo.ver.healthinsurance.l0.api.demo': 'your health insurance member number',
 };
 const DATASETS: Record<string, string> = { mobile: 'mobile number', email: 'e-mail address', idcard: 'ID card', driverslicense: 'driving licence' };
@@ -24,6 +27,21 @@ export function describeClaim(name: string): string {
   const what = DATASETS[dataset] ?? dataset;
   const details = [level.startsWith('l') ? `level ${level.slice(1)}` : level, ...rest.map((p) => PROCEDURES[p] ?? p)].filter(Boolean).join(', ');
   return family === 'auth' ? `proof that you confirmed your ${what}${details ? ` (${details})` : ''}` : `your verified ${what}${details ? ` (${details})` : ''}`;
+}
+
+const list = (items: readonly string[]): string => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
+
+/**
+ * A `verified_claims` request element in plain words: which data, that it comes with the proof it
+ * was checked, and which details of that check the application receives.
+ */
+export function describeVerified(request: VerifiedRequest): string {
+  const claims = list(Object.keys(request.claims).map((c) => (STANDARD[c] ?? c).replace(/^your /, '')));
+  const details: string[] = [];
+  if (request.evidence) details.push('how it was checked (for example which document and how)');
+  if (request.time) details.push('when it was checked');
+  if (request.assuranceLevel) details.push('the level of the check');
+  return `your ${claims}, as verified by an identity check${details.length > 0 ? `, with ${list(details)}` : ''}`;
 }
 
 /** A requested name, alternatives included, in plain words: "one of: driving licence (…), ID card (…)". */
@@ -62,5 +80,14 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
   }
   for (const claim of claimsForScope(scope)) if (!explicit.has(claim)) items.set(claim, { text: describeClaim(claim), essential: false, channels: [scopeChannel] });
   for (const [name, { request, channels }] of explicit) items.set(name, { text: describeRequested(request), essential: request.essential, channels });
-  return [...items.values()];
+  const verified: RequestedItem[] = [];
+  for (const channel of ['id_token', 'userinfo'] as const) {
+    for (const request of verifiedRequestsOf(parsed[channel])) {
+      const text = describeVerified(request);
+      const known = verified.find((v) => v.text === text);
+      if (known) known.channels.push(channel);
+      else verified.push({ text, essential: false, channels: [channel] });
+    }
+  }
+  return [...items.values(), ...verified];
 }

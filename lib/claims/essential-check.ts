@@ -6,12 +6,16 @@ import type { ChannelClaims } from './request.js';
 import { resolveRequests } from './resolve.js';
 import { channelRequests } from './stored-form.js';
 import type { ClaimValueMac, ValueMatcher } from './value-mac.js';
+import { verifiedGrantNamesOf } from './verified-request.js';
 
 /** The prompt (after `consent`) whose interaction our pages end with `access_denied`. */
 export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 
 /** The consent reason for a grant that does not cover how the client's registration now delivers data. */
 export const DELIVERY_REASON = 'delivery_not_consented';
+
+/** The consent reason for a grant that does not record every verified claim and detail requested. */
+export const VERIFIED_REASON = 'verified_claims_not_consented';
 
 /**
  * The essential claims of this authorization request the signed-in account cannot satisfy: both
@@ -26,7 +30,8 @@ export async function missingEssentialClaims(registry: ClaimRegistry, values: Va
 /**
  * oidc-provider's interaction policy, consent first (C8):
  * - `consent` gains a check that the grant records the delivery the client's registration now has,
- *   and that it is not weaker than consented (encryption dropped, an opt-out added);
+ *   and that it is not weaker than consented (encryption dropped, an opt-out added), and one that it
+ *   records each verified claim and verification detail requested (not `verified_claims` as one name);
  * - a prompt of its own after `consent`, not requestable, ends the authorization with
  *   `access_denied` when an essential claim cannot be satisfied (C5). oidc-provider runs a prompt's
  *   checks only once every earlier prompt is satisfied, so the claim modules are asked only after
@@ -43,6 +48,14 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
       const { client, grant } = ctx.oidc;
       if (!client || !grant) return interactionPolicy.Check.REQUEST_PROMPT;
       return weakerThanConsented(deliveryOf(client), recordedDelivery(grant)) ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    }),
+  );
+  consent.checks.add(
+    new interactionPolicy.Check(VERIFIED_REASON, 'the grant does not cover every verified claim requested', 'consent_required', (ctx: KoaContextWithOIDC) => {
+      const needed = verifiedGrantNamesOf(ctx.oidc.claims);
+      if (needed.length === 0) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+      const granted = new Set(ctx.oidc.grant?.getOIDCClaims() ?? []);
+      return needed.every((n) => granted.has(n)) ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT;
     }),
   );
   policy.add(

@@ -1,4 +1,5 @@
 import { expandClaimName, isSvcClaimName } from './syntax.js';
+import { mergeOffers, type VerifiedClaimsProvider, type VerifiedOffer, type VerifiedRecord } from './verified.js';
 
 /**
  * A claim module: the source of some claims (C5). It declares which claim names it provides and
@@ -17,6 +18,11 @@ export interface ClaimModule {
    * values the user has (objects allowed), and leave out the ones they lack. May be async.
    */
   resolve(accountId: string, claims: readonly string[]): Promise<Record<string, unknown>> | Record<string, unknown>;
+  /**
+   * Verified data with its verification metadata, requested through `verified_claims`
+   * (OpenID Connect for Identity Assurance). Optional.
+   */
+  readonly verified?: VerifiedClaimsProvider;
 }
 
 /** Datasets, levels and procedures the service knows (used to list concrete names in discovery). */
@@ -72,8 +78,21 @@ export class ClaimRegistry {
           exact.add(entry);
         }
       }
+      if (module.verified !== undefined && (typeof module.verified.resolve !== 'function' || typeof module.verified.offer !== 'object' || module.verified.offer === null)) {
+        throw new TypeError(`claimModules[${i}] (${module.name}): verified must have an offer and a resolve function`);
+      }
       return { module, exact, patterns };
     });
+    this.offer = mergeOffers(this.entries.flatMap((e) => (e.module.verified ? [e.module.verified.offer] : [])));
+  }
+
+  /** What the modules' verified data can contain; `undefined` when no module provides any. */
+  readonly offer: VerifiedOffer | undefined;
+
+  /** Every verification `accountId` holds, from every module that provides verified data. */
+  async resolveVerified(accountId: string): Promise<VerifiedRecord[]> {
+    const providers = this.entries.flatMap((e) => (e.module.verified ? [e.module.verified] : []));
+    return (await Promise.all(providers.map(async (p) => p.resolve(accountId)))).flat();
   }
 
   /** The module providing a concrete claim name, or `undefined`. */

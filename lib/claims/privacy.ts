@@ -27,3 +27,9 @@ export function privacyFix(channel: Channel): string {
   const field = channel === 'id_token' ? 'id_token_encrypted_response_alg' : 'userinfo_encrypted_response_alg';
   return `the client cannot receive user data in the ${channel === 'id_token' ? 'ID token' : 'UserInfo response'}: register ${field} (e.g. RSA-OAEP-256) with an encryption key in jwks or jwks_uri, or set allow_unencrypted_userinfo to true`;
 }
+
+/** How a client makes `channel` encrypted to its own key (no opt-out is offered). */
+export function encryptionFix(channel: Channel): string {
+  const field = channel === 'id_token' ? 'id_token_encrypted_response_alg' : 'userinfo_encrypted_response_alg';
+  return `register ${field} (e.g. RSA-OAEP-256) with an encryption key in jwks or jwks_uri`;
+}

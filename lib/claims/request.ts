@@ -23,8 +23,11 @@ export interface ClaimRequest {
 /** The members of one channel of the `claims` parameter (`userinfo` or `id_token`). */
 export type ChannelClaims = Record<string, unknown>;
 
-/** Claims oidc-provider itself asks for or that carry no user data; never resolved by modules. */
-export const NOT_RESOLVED: ReadonlySet<string> = new Set([...PROTOCOL_CLAIMS, 'acr', 'amr', 'azp', 'sid']);
+/**
+ * Claims oidc-provider itself asks for or that carry no user data, and `verified_claims` (answered
+ * from its own requests, see verified-request.ts); never resolved by modules as names.
+ */
+export const NOT_RESOLVED: ReadonlySet<string> = new Set([...PROTOCOL_CLAIMS, 'acr', 'amr', 'azp', 'sid', 'verified_claims']);
 
 /** A JSON object (not null, not an array). */
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

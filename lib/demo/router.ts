@@ -6,7 +6,7 @@ import { sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { PublicPaths } from '../settings/paths.js';
-import { demoErrorPage, demoFormPage, demoResultPage, DEMO_SCOPES } from '../pages/demo-pages.js';
+import { demoErrorPage, demoFormPage, demoResultPage, DEMO_SCOPES, DEMO_VERIFIED_CLAIMS } from '../pages/demo-pages.js';
 import type { DemoRequestMode } from '../pages/demo-pages.js';
 import { authorizationRedirect } from './pushed-request.js';
 import { DemoFlowError } from '../errors.js';
@@ -28,7 +28,7 @@ function logDemoFailure(logger: Logger, requestId: string | undefined, err: Demo
 
 /**
  * `/oidcdemo/login` (C8, only when `svc.demo.enabled`): a person ticks scopes, writes a `claims`
- * request and runs a real flow as a demo client registered (on first use) through the registration
+ * request (a switch adds a `verified_claims` request to it) and runs a real flow as a demo client registered (on first use) through the registration
  * endpoint with its own encryption and signing keys; the request goes in the query string, or,
  * with the PAR switch, as a signed request object encrypted to the provider and pushed to `/par`
  * (the browser URL then holds only `client_id` and `request_uri`). The result page shows where the
@@ -61,14 +61,20 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
   router.post(DEMO_PATH, async (ctx) => {
     const form = await readFormBody(ctx);
     const scopes = form.getAll('scope').filter((s) => (DEMO_SCOPES as readonly string[]).includes(s));
-    const claims = (form.get('claims') ?? '').trim();
+    let claims = (form.get('claims') ?? '').trim();
+    let parsed: unknown;
     if (claims) {
       try {
-        JSON.parse(claims);
+        parsed = JSON.parse(claims);
       } catch {
         sendPage(ctx, demoFormPage(`${base}${DEMO_PATH}`, 'The claims request is not valid JSON.'), 400);
         return;
       }
+    }
+    if (form.get('verified') === 'yes') {
+      const request = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+      const userinfo = typeof request.userinfo === 'object' && request.userinfo !== null ? (request.userinfo as Record<string, unknown>) : {};
+      claims = JSON.stringify({ ...request, userinfo: { ...userinfo, verified_claims: DEMO_VERIFIED_CLAIMS } });
     }
     const prompt = form.get('prompt') ?? '';
     const registered = await demoClient();

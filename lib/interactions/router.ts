@@ -11,6 +11,7 @@ import { deliveryOf, deliveryText, recordDelivery } from '../claims/delivery.js'
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { channelMode } from '../claims/privacy.js';
+import { verifiedGrantNamesOf } from '../claims/verified-request.js';
 
 import { readFormBody } from '../web/form-body.js';
 import { sendPage } from '../pages/html.js';
@@ -45,6 +46,15 @@ export interface InteractionsOptions {
 
 function stringParam(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
+}
+
+function parseClaims(value: unknown): unknown {
+  if (typeof value !== 'string') return undefined;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function originOf(uri: unknown): string | undefined {
@@ -168,6 +178,8 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (!grant) return ctx.throw(400, 'the grant of this interaction no longer exists');
     if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
     if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
+    // Each verified claim and detail the page showed is recorded on its own.
+    grant.addOIDCClaims(verifiedGrantNamesOf(parseClaims(details.params.claims)));
     // Consent covers how the data travels: the client's delivery as she saw it on the page. When
     // the registration changed since the page was shown, the page is shown again.
     const { client } = await clientFor(details.params.client_id);

@@ -21,6 +21,15 @@ export const DEMO_SCOPES = ['profile', 'email', 'svc.insurance', 'svc.insurance.
 
 const EXAMPLE_CLAIMS = '{"userinfo": {"svc.ver.[driverslicense,idcard].l3.nfc": {"essential": true}}}';
 
+/**
+ * The `verified_claims` request the demo's switch adds to UserInfo (OpenID Connect for Identity
+ * Assurance): name and date of birth verified with a document, with the evidence and its time.
+ */
+export const DEMO_VERIFIED_CLAIMS = {
+  verification: { trust_framework: null, time: null, evidence: [{ type: { value: 'document' }, document_details: null, check_details: null }] },
+  claims: { given_name: null, family_name: null, birthdate: null },
+} as const;
+
 /** The demo form: scopes, a `claims` request and the prompt. */
 export function demoFormPage(action: string, error?: string): RenderedPage {
   return renderPage({
@@ -38,6 +47,9 @@ ${DEMO_SCOPES.map((s) => `<label><input type="checkbox" name="scope" value="${s}
 provider sets <code>svc.stage.include-scopes-in-user-info</code>), a claims request's claims where it names them.</p>
 <label for="claims">claims request (JSON, optional)</label>
 <textarea id="claims" name="claims" rows="5" cols="60" placeholder="${escapeHtml(EXAMPLE_CLAIMS)}"></textarea>
+<label><input type="checkbox" id="verified" name="verified" value="yes"> Also ask for the verified name and date of birth, with how they were verified
+(<code>verified_claims</code> of OpenID Connect for Identity Assurance, in UserInfo):</label>
+<pre id="verified-example">${escapeHtml(JSON.stringify({ userinfo: { verified_claims: DEMO_VERIFIED_CLAIMS } }))}</pre>
 <label for="prompt">prompt</label>
 <select id="prompt" name="prompt"><option value="">(none)</option><option>login</option><option>consent</option><option>none</option></select>
 <fieldset><legend>How the request travels</legend>

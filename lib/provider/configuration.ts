@@ -9,6 +9,7 @@ import type { ClaimRegistry } from '../claims/modules.js';
 import { SCOPE_CLAIMS } from '../claims/scopes.js';
 import { scopeOffer } from '../claims/supported.js';
 import { ClaimValueMac } from '../claims/value-mac.js';
+import { verifiedDiscovery } from '../claims/verified.js';
 import { renderErrorPage } from '../pages/error-page.js';
 import { fetchDocument, type OutboundFetchOptions } from '../net/fetch.js';
 import { providerFetch } from '../net/provider-fetch.js';
@@ -94,6 +95,11 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     // Only the scopes whose claims the modules provide (C5); a request naming another is served without it.
     scopes: [...scopeOffer(parts.registry).offered],
     claims: claimsConfiguration(parts.registry),
+    // OpenID Connect for Identity Assurance: advertised only when a module provides verified data.
+    discovery: {
+      claim_types_supported: ['normal'],
+      ...(parts.registry.offer ? verifiedDiscovery(parts.registry.offer) : {}),
+    },
     // Scope claims may travel in the ID token (by default their one channel, C5); findAccount picks it.
     conformIdTokenClaims: false,
     // An access token remembers the delivery its grant was consented with (C8).
@@ -200,8 +206,8 @@ function pairwiseConfiguration(parts: ConfigurationParts): Pick<Configuration, '
 
 /**
  * oidc-provider's `claims` configuration: the offered scopes of the fixed map, the `scope` claim
- * (protocol data, always allowed through), and every concrete claim the modules provide (discovery
- * `claims_supported`).
+ * (protocol data, always allowed through), every concrete claim the modules provide (discovery
+ * `claims_supported`), and `verified_claims` when a module provides verified data.
  */
 function claimsConfiguration(registry: ClaimRegistry): NonNullable<Configuration['claims']> {
   const claims: Record<string, string[] | null> = { auth_time: null, iss: null };
@@ -211,5 +217,6 @@ function claimsConfiguration(registry: ClaimRegistry): NonNullable<Configuration
     claims[scope] = scope === 'openid' ? [...names, 'scope'] : [...names];
   }
   for (const name of registry.supportedNames()) if (!(name in claims)) claims[name] = null;
+  if (registry.offer) claims.verified_claims = null;
   return claims;
 }

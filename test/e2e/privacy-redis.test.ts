@@ -62,4 +62,31 @@ describe('consent first, consent covers delivery, each claim once: whole flows o
     expect(earlier.headers.get('content-type')).toContain('application/json');
     expect(userData((await earlier.json()) as Record<string, unknown>)).toEqual({});
   });
+
+  it('verified_claims on Redis: nothing asked before consent, the decrypted answer after, the consent page again for one more verified claim', async () => {
+    const client = await registerClient(running, 'rsa');
+    const verified = (claims: Record<string, null>): string =>
+      JSON.stringify({ userinfo: { verified_claims: { verification: { trust_framework: null, evidence: [{ type: { value: 'document' }, document_details: null }] }, claims } } });
+    const urlFor = (params: Record<string, string>): string =>
+      authorizationUrl(running.issuer, { client_id: String(client.metadata.client_id), response_type: 'code', redirect_uri: 'https://rp.example/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', scope: 'openid', ...params });
+    const browser = new FormBrowser();
+    await signIn(urlFor({}), { browser });
+
+    const before = calls.count;
+    const silent = await browser.follow(urlFor({ claims: verified({ given_name: null, family_name: null }), prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(silent.leftTo as string).get('error')).toBe('consent_required');
+    expect(calls.count).toBe(before);
+
+    const flow = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params: { claims: verified({ given_name: null, family_name: null }) } });
+    expect(userData(flow.userinfo)).toEqual({
+      verified_claims: {
+        verification: { trust_framework: 'https://svc-connect.example/trust-frameworks/demo', evidence: [{ type: 'document', document_details: { type: 'idcard' } }] },
+        claims: { given_name: 'Erika', family_name: 'Mustermann' },
+      },
+    });
+
+    const more = await browser.follow(urlFor({ claims: verified({ given_name: null, birthdate: null }) }), running.baseUrl);
+    expect(more.leftTo).toBeUndefined();
+    expect(browser.lastPage).toContain('id="consent-allow"');
+  });
 });

@@ -131,17 +131,34 @@ export function vocabularyFlood(): ClaimsObject {
   return claims;
 }
 
-/** `modules`, each counting its `resolve` calls into `calls.count` (to show a module was never asked). */
+/**
+ * `modules`, each counting its `resolve` calls, and its verified data's, into `calls.count` (to show
+ * a module was never asked).
+ */
 export function countingModules(modules: ClaimModule[]): { modules: ClaimModule[]; calls: { count: number } } {
   const calls = { count: 0 };
   return {
     calls,
-    modules: modules.map((m) => ({
-      ...m,
-      resolve: (accountId: string, claims: readonly string[]) => {
-        calls.count += 1;
-        return m.resolve(accountId, claims);
-      },
-    })),
+    modules: modules.map((m) => {
+      const { verified } = m;
+      return {
+        ...m,
+        resolve: (accountId: string, claims: readonly string[]) => {
+          calls.count += 1;
+          return m.resolve(accountId, claims);
+        },
+        ...(verified
+          ? {
+              verified: {
+                offer: verified.offer,
+                resolve: (accountId: string) => {
+                  calls.count += 1;
+                  return verified.resolve(accountId);
+                },
+              },
+            }
+          : {}),
+      };
+    }),
   };
 }

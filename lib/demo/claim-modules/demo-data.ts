@@ -10,6 +10,8 @@ export interface DemoPerson {
   healthInsuranceNumber?: string;
   /** ID card data verified by reading its NFC chip (level 3). */
   idcard?: { given_name: string; family_name: string; birthdate: string; nationality: string; verified_at: string };
+  /** Driving licence data checked by video (level 2). */
+  driverslicense?: { given_name: string; family_name: string; birthdate: string; verified_at: string };
   /** E-mail address verified at level 2. */
   verifiedEmail?: { email: string; verified_at: string };
   /** Mobile number verified at level 2 through an operator API. */
@@ -36,6 +38,7 @@ export const DEMO_PEOPLE: Readonly<Record<string, DemoPerson>> = {
   'demo-0002': {
     name: 'Max Mustermann',
     email: 'max.mustermann@example.com',
+    driverslicense: { given_name: 'Max', family_name: 'Mustermann', birthdate: '1962-05-03', verified_at: '2025-04-10T11:30:00Z' },
     verifiedEmail: { email: 'max.mustermann@example.com', verified_at: '2025-04-10T12:00:00Z' },
   },
 };

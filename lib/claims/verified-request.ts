@@ -1,0 +1,254 @@
+import { errors } from 'oidc-provider';
+
+import { isObject } from './request.js';
+import type { VerifiedOffer } from './verified.js';
+
+/**
+ * `verified_claims` requests of the `claims` parameter (OpenID Connect for Identity Assurance 1.0,
+ * final): parsed once, checked against what the modules can ever provide, and kept in a stored form
+ * of our own (no requested claim value is kept: `value` filters are accepted only on verification
+ * metadata, which is not about the person).
+ */
+
+/** The member of a channel that carries Identity Assurance requests. */
+export const VERIFIED_CLAIMS = 'verified_claims';
+
+/** One requested piece of evidence: its filters (allowed values; absent allows any) and members. */
+export interface EvidenceRequest {
+  type?: string[];
+  /** Allowed `document_details.type` values. */
+  documentType?: string[];
+  /** Allowed `check_details[].check_method` values. */
+  checkMethod?: string[];
+  /** Members to deliver besides `type` (`check_details`, `document_details`, `record`, `time`). */
+  members: string[];
+}
+
+/** One `verified_claims` request element, normalised. */
+export interface VerifiedRequest {
+  /** Allowed trust frameworks; absent allows any (`trust_framework` is always delivered). */
+  trustFramework?: string[];
+  /** Present when `assurance_level` is requested, with its allowed values. */
+  assuranceLevel?: { values?: string[] };
+  /** Present when `time` is requested, with its `max_age` in seconds. */
+  time?: { maxAge?: number };
+  /** Present when `evidence` is requested. */
+  evidence?: EvidenceRequest[];
+  /** The requested claims, each with whether it was marked essential (which never fails a request). */
+  claims: Record<string, boolean>;
+}
+
+/** Evidence members a request may ask for (besides `type`, always delivered). */
+const EVIDENCE_MEMBERS = ['check_details', 'document_details', 'record', 'time'] as const;
+/** At most this many values in one `values` filter. */
+const MAX_FILTER_VALUES = 32;
+/** The stored form's one member: `{"verified_claims": {"svc_vc": [VerifiedRequest, …]}}`. */
+const STORED = 'svc_vc';
+
+const bad = (path: string, fault: string): never => {
+  throw new errors.InvalidRequest(`${path}: ${fault}`);
+};
+
+/**
+ * Concrete claims a `verified_claims` member stands for in the claims budget: each element's claims
+ * members and requested evidence, at least one per element; counted from the structure alone.
+ */
+export function countVerifiedClaims(spec: unknown): number {
+  const elements = Array.isArray(spec) ? spec : [spec];
+  let count = 0;
+  for (const element of elements) {
+    const claims = isObject(element) && isObject(element.claims) ? Object.keys(element.claims).length : 0;
+    const verification = isObject(element) ? element.verification : undefined;
+    const evidence = isObject(verification) && Array.isArray(verification.evidence) ? verification.evidence.length : 0;
+    count += Math.max(1, claims) + evidence;
+  }
+  return count;
+}
+
+function checkCommon(path: string, spec: Record<string, unknown>): void {
+  if (spec.essential !== undefined && typeof spec.essential !== 'boolean') bad(path, 'essential must be true or false');
+  if (spec.purpose !== undefined && (typeof spec.purpose !== 'string' || spec.purpose.length < 3 || spec.purpose.length > 300)) {
+    bad(path, 'purpose must be a string of 3 to 300 characters');
+  }
+}
+
+/** A `value`/`values` filter: `undefined` when it allows any value. */
+function filterOf(path: string, spec: unknown): string[] | undefined {
+  if (spec === null) return undefined;
+  if (!isObject(spec)) return bad(path, 'must be null or an object');
+  checkCommon(path, spec);
+  if ('value' in spec && 'values' in spec) bad(path, 'value and values cannot both be given');
+  if ('value' in spec) return typeof spec.value === 'string' ? [spec.value] : bad(path, 'value must be a string');
+  if ('values' in spec) {
+    const { values } = spec;
+    if (!Array.isArray(values) || values.length === 0 || values.length > MAX_FILTER_VALUES || !values.every((v) => typeof v === 'string')) {
+      bad(path, `values must be an array of 1 to ${MAX_FILTER_VALUES} strings`);
+    }
+    return [...new Set(values as string[])];
+  }
+  return undefined;
+}
+
+function timeOf(path: string, spec: unknown): { maxAge?: number } {
+  if (spec === null) return {};
+  if (!isObject(spec)) return bad(path, 'must be null or an object');
+  checkCommon(path, spec);
+  if ('value' in spec || 'values' in spec) bad(path, 'filter time with max_age');
+  if (spec.max_age === undefined) return {};
+  if (typeof spec.max_age !== 'number' || !Number.isSafeInteger(spec.max_age) || spec.max_age < 0) bad(path, 'max_age must be a non-negative integer (seconds)');
+  return { maxAge: spec.max_age as number };
+}
+
+function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
+  if (!Array.isArray(spec) || spec.length === 0) return bad(path, 'must be a non-empty array of objects');
+  return spec.map((item, i) => {
+    const at = `${path}[${i}]`;
+    if (!isObject(item)) return bad(at, 'must be an object');
+    const request: EvidenceRequest = { members: [] };
+    if ('type' in item) {
+      const type = filterOf(`${at}.type`, item.type);
+      if (type) request.type = type;
+    }
+    for (const member of EVIDENCE_MEMBERS) if (member in item) request.members.push(member);
+    if ('document_details' in item && item.document_details !== null) {
+      const details = item.document_details;
+      if (!isObject(details)) return bad(`${at}.document_details`, 'must be null or an object');
+      if ('type' in details) {
+        const type = filterOf(`${at}.document_details.type`, details.type);
+        if (type) request.documentType = type;
+      }
+    }
+    if ('check_details' in item && item.check_details !== null) {
+      const checks = item.check_details;
+      if (!Array.isArray(checks) || checks.length === 0) return bad(`${at}.check_details`, 'must be null or a non-empty array of objects');
+      const methods = new Set<string>();
+      let any = false;
+      checks.forEach((check, j) => {
+        if (!isObject(check)) bad(`${at}.check_details[${j}]`, 'must be an object');
+        const method = 'check_method' in (check as Record<string, unknown>) ? filterOf(`${at}.check_details[${j}].check_method`, (check as Record<string, unknown>).check_method) : undefined;
+        if (method) for (const m of method) methods.add(m);
+        else any = true;
+      });
+      if (!any && methods.size > 0) request.checkMethod = [...methods];
+    }
+    if ('time' in item && item.time !== null && !isObject(item.time)) bad(`${at}.time`, 'must be null or an object');
+    return request;
+  });
+}
+
+function claimsOf(path: string, spec: unknown, offer: VerifiedOffer): Record<string, boolean> {
+  if (!isObject(spec)) return bad(path, 'must be an object naming the verified claims requested');
+  const names = Object.keys(spec);
+  if (names.length === 0) bad(path, 'must name at least one claim');
+  const offered = new Set(offer.claims);
+  const out: Record<string, boolean> = {};
+  for (const name of names) {
+    const member = spec[name];
+    const at = `${path}.${name}`;
+    if (!offered.has(name)) bad(at, 'is not a claim this provider verifies (see claims_in_verified_claims_supported)');
+    if (member !== null && !isObject(member)) bad(at, 'must be null or an object');
+    if (isObject(member)) {
+      checkCommon(at, member);
+      if ('value' in member || 'values' in member) bad(at, 'value and values are not supported on verified claims (filter the verification instead)');
+    }
+    out[name] = isObject(member) && member.essential === true;
+  }
+  return out;
+}
+
+function elementOf(path: string, element: unknown, offer: VerifiedOffer): VerifiedRequest {
+  if (!isObject(element)) return bad(path, 'must be an object with verification and claims');
+  const { verification } = element;
+  if (!isObject(verification)) return bad(`${path}.verification`, 'is required and must be an object');
+  const request: VerifiedRequest = { claims: claimsOf(`${path}.claims`, element.claims, offer) };
+  const v = `${path}.verification`;
+  if ('trust_framework' in verification) {
+    const allowed = filterOf(`${v}.trust_framework`, verification.trust_framework);
+    if (allowed) request.trustFramework = allowed;
+  }
+  if ('assurance_level' in verification) {
+    const allowed = filterOf(`${v}.assurance_level`, verification.assurance_level);
+    request.assuranceLevel = allowed ? { values: allowed } : {};
+  }
+  if ('time' in verification) request.time = timeOf(`${v}.time`, verification.time);
+  if ('evidence' in verification) request.evidence = evidenceOf(`${v}.evidence`, verification.evidence);
+  return request;
+}
+
+/**
+ * Parses the `verified_claims` member of `channel` (an object or a non-empty array of them).
+ * @throws `invalid_request` naming the member at fault.
+ */
+export function parseVerifiedClaims(channel: string, spec: unknown, offer: VerifiedOffer | undefined): VerifiedRequest[] {
+  const path = `claims.${channel}.${VERIFIED_CLAIMS}`;
+  if (!offer) return bad(path, 'no claim module provides verified claims');
+  if (Array.isArray(spec)) {
+    if (spec.length === 0) bad(path, 'must be an object or a non-empty array');
+    return spec.map((element, i) => elementOf(`${path}[${i}]`, element, offer));
+  }
+  return [elementOf(path, spec, offer)];
+}
+
+/** The stored form of parsed requests (what the interaction, the code and the access token keep). */
+export function storedVerified(requests: readonly VerifiedRequest[]): Record<string, unknown> {
+  return { [STORED]: requests };
+}
+
+const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
+
+function readStored(item: unknown): VerifiedRequest | undefined {
+  if (!isObject(item) || !isObject(item.claims)) return undefined;
+  const claims: Record<string, boolean> = {};
+  for (const [name, essential] of Object.entries(item.claims)) if (typeof essential === 'boolean') claims[name] = essential;
+  const request: VerifiedRequest = { claims };
+  if (strings(item.trustFramework)) request.trustFramework = item.trustFramework;
+  if (isObject(item.assuranceLevel)) request.assuranceLevel = strings(item.assuranceLevel.values) ? { values: item.assuranceLevel.values } : {};
+  if (isObject(item.time)) request.time = typeof item.time.maxAge === 'number' ? { maxAge: item.time.maxAge } : {};
+  if (Array.isArray(item.evidence)) {
+    request.evidence = item.evidence.filter(isObject).map((e) => ({
+      ...(strings(e.type) ? { type: e.type } : {}),
+      ...(strings(e.documentType) ? { documentType: e.documentType } : {}),
+      ...(strings(e.checkMethod) ? { checkMethod: e.checkMethod } : {}),
+      members: strings(e.members) ? e.members.filter((m) => (EVIDENCE_MEMBERS as readonly string[]).includes(m)) : [],
+    }));
+  }
+  return request;
+}
+
+/** The requests of a channel's stored form (`claims.<channel>` as stored); none for anything else. */
+export function verifiedRequestsOf(channelClaims: unknown): VerifiedRequest[] {
+  const stored = isObject(channelClaims) ? channelClaims[VERIFIED_CLAIMS] : undefined;
+  const list = isObject(stored) ? stored[STORED] : undefined;
+  if (!Array.isArray(list)) return [];
+  return list.map(readStored).filter((r): r is VerifiedRequest => r !== undefined);
+}
+
+/** The prefix of the grant names that record consent to verified data (no claim name has it). */
+export const VERIFIED_GRANT_PREFIX = 'svc:verified:';
+
+/** The grant name recording consent to verified claim `name`. */
+export const verifiedClaimGrant = (name: string): string => `${VERIFIED_GRANT_PREFIX}claim:${name}`;
+
+/** The grant name recording consent to a verification detail (`evidence`, `time`, `assurance_level`). */
+export const verifiedDetailGrant = (detail: 'evidence' | 'time' | 'assurance_level'): string => `${VERIFIED_GRANT_PREFIX}detail:${detail}`;
+
+/**
+ * What a grant must record to cover `requests`: each verified claim, and each verification detail
+ * asked for (the trust framework is not about the person and always travels).
+ */
+export function verifiedGrantNames(requests: readonly VerifiedRequest[]): string[] {
+  const names = new Set<string>();
+  for (const r of requests) {
+    for (const claim of Object.keys(r.claims)) names.add(verifiedClaimGrant(claim));
+    if (r.evidence) names.add(verifiedDetailGrant('evidence'));
+    if (r.time) names.add(verifiedDetailGrant('time'));
+    if (r.assuranceLevel) names.add(verifiedDetailGrant('assurance_level'));
+  }
+  return [...names];
+}
+
+/** The grant names both channels of a stored `claims` parameter need ({@link verifiedGrantNames}). */
+export function verifiedGrantNamesOf(claims: unknown): string[] {
+  if (!isObject(claims)) return [];
+  return verifiedGrantNames([...verifiedRequestsOf(claims.userinfo), ...verifiedRequestsOf(claims.id_token)]);
+}

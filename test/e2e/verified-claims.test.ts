@@ -1,0 +1,294 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { createDemoClaimModules, DEMO_TRUST_FRAMEWORK } from '../../lib/demo/claim-modules/index.js';
+import { createStore, loadSettings } from '../../lib/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { countingModules } from '../helpers/claims-requests.js';
+import { countingStore, type CountingStore } from '../helpers/counting-store.js';
+import { manage } from '../helpers/registration.js';
+import { authorizationUrl, FormBrowser, pkcePair, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
+
+/** A `verified_claims` request for the person's name and date of birth, with the given verification request. */
+const nameAndBirthdate = (verification: Record<string, unknown>, claims: Record<string, unknown> = { given_name: null, family_name: null, birthdate: null }): Record<string, unknown> => ({
+  verification,
+  claims,
+});
+
+const IDCARD_EVIDENCE = {
+  type: 'document',
+  document_details: { type: 'idcard' },
+  check_details: [{ check_method: 'vcrypt', time: '2025-03-01T10:15:00Z' }],
+};
+
+describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
+  let running: RunningApp;
+  let store: CountingStore;
+  let rsa: RegisteredClient;
+  let optout: RegisteredClient;
+  let calls = { count: 0 };
+
+  beforeAll(async () => {
+    store = countingStore(createStore(loadSettings({ env: {}, properties: {} })));
+    const counted = countingModules(createDemoClaimModules());
+    calls = counted.calls;
+    running = await startApp({ store, claimModules: counted.modules });
+    [rsa, optout] = await Promise.all([registerClient(running, 'rsa'), registerClient(running, 'optout')]);
+  });
+  afterAll(async () => running.close());
+
+  /** A code flow for `client` asking for `verified` in UserInfo; the decrypted UserInfo's user data. */
+  const userinfoFor = async (verified: unknown, options: { browser?: FormBrowser; login?: string } = {}): Promise<Record<string, unknown>> => {
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, {
+      configure: rsa.configure,
+      params: { claims: JSON.stringify({ userinfo: { verified_claims: verified } }) },
+      ...options,
+      password: options.login,
+    });
+    expect(userData(flow.claims)).toEqual({});
+    return userData(flow.userinfo);
+  };
+
+  /** An authorization URL for `client` with PKCE and state `st`. */
+  const urlFor = (client: RegisteredClient, params: Record<string, string>): string =>
+    authorizationUrl(running.issuer, {
+      client_id: client.metadata.client_id,
+      response_type: 'code',
+      redirect_uri: 'https://rp.example/cb',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      state: 'st',
+      scope: 'openid',
+      ...params,
+    });
+
+  it('advertises exactly what the modules verify in discovery', async () => {
+    const discovery = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    expect(discovery).toMatchObject({
+      claims_parameter_supported: true,
+      verified_claims_supported: true,
+      trust_frameworks_supported: [DEMO_TRUST_FRAMEWORK],
+      evidence_supported: ['document', 'electronic_record'],
+      documents_supported: ['idcard', 'driving_permit'],
+      documents_check_methods_supported: ['vcrypt', 'vri', 'pvr'],
+      claims_in_verified_claims_supported: ['given_name', 'family_name', 'birthdate', 'nationalities', 'email', 'phone_number'],
+    });
+    expect(discovery.claims_supported).toContain('verified_claims');
+    // Dropped before the final text: never advertised.
+    for (const dropped of ['documents_methods_supported', 'documents_validation_methods_supported', 'documents_verification_methods_supported', 'id_documents_supported']) {
+      expect(discovery).not.toHaveProperty(dropped);
+    }
+  });
+
+  it('delivers given_name, family_name and birthdate with the trust framework and evidence asked for, in the decrypted UserInfo', async () => {
+    const answer = await userinfoFor(nameAndBirthdate({ trust_framework: null, evidence: [{ type: { value: 'document' }, document_details: null, check_details: null }] }));
+    expect(answer).toEqual({
+      verified_claims: {
+        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [IDCARD_EVIDENCE] },
+        claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12' },
+      },
+    });
+  });
+
+  it('delivers no evidence, time or level when the request does not ask for them', async () => {
+    const answer = await userinfoFor(nameAndBirthdate({ trust_framework: null }));
+    expect(answer).toEqual({
+      verified_claims: { verification: { trust_framework: DEMO_TRUST_FRAMEWORK }, claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12' } },
+    });
+  });
+
+  it('filters on the document type and check method, and answers in the ID token too', async () => {
+    const verified = nameAndBirthdate(
+      { trust_framework: { value: DEMO_TRUST_FRAMEWORK }, time: { max_age: 10 * 365 * 86_400 }, evidence: [{ type: { value: 'document' }, document_details: { type: { values: ['driving_permit', 'idcard'] } }, check_details: [{ check_method: { value: 'vcrypt' } }] }] },
+      { given_name: { essential: true } },
+    );
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { configure: rsa.configure, params: { claims: JSON.stringify({ id_token: { verified_claims: verified } }) } });
+    expect(userData(flow.claims)).toEqual({
+      verified_claims: {
+        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, time: '2025-03-01T10:15:00Z', evidence: [{ type: 'document', document_details: { type: 'idcard' }, check_details: IDCARD_EVIDENCE.check_details }] },
+        claims: { given_name: 'Erika' },
+      },
+    });
+    expect(userData(flow.userinfo)).toEqual({});
+  });
+
+  it.each([
+    ['an unknown trust framework', { trust_framework: { value: 'eidas' } }],
+    ['a document type the person does not hold', { trust_framework: null, evidence: [{ type: { value: 'document' }, document_details: { type: { value: 'passport' } } }] }],
+    ['a check method not used', { trust_framework: null, evidence: [{ type: { value: 'document' }, check_details: [{ check_method: { value: 'vpip' } }] }] }],
+    ['a max_age the verification is older than', { trust_framework: null, time: { max_age: 60 } }],
+  ])('leaves the element out for %s, even with an essential claim in it, and still answers with a code', async (_case, verification) => {
+    const answer = await userinfoFor(nameAndBirthdate(verification, { given_name: { essential: true }, family_name: null }));
+    expect(answer).toEqual({});
+  });
+
+  it('answers only the satisfied elements of an array, and the driving licence of another person', async () => {
+    const verified = [
+      nameAndBirthdate({ trust_framework: { value: 'eidas' } }),
+      nameAndBirthdate({ trust_framework: null, evidence: [{ type: { value: 'document' }, document_details: { type: { value: 'driving_permit' } }, check_details: null }] }),
+    ];
+    expect(await userinfoFor(verified)).toEqual({});
+    expect(await userinfoFor(verified, { login: 'demo-basic' })).toEqual({
+      verified_claims: {
+        verification: {
+          trust_framework: DEMO_TRUST_FRAMEWORK,
+          evidence: [
+            {
+              type: 'document',
+              document_details: { type: 'driving_permit' },
+              check_details: [
+                { check_method: 'vri', time: '2025-04-10T11:30:00Z' },
+                { check_method: 'pvr', time: '2025-04-10T11:30:00Z' },
+              ],
+            },
+          ],
+        },
+        claims: { given_name: 'Max', family_name: 'Mustermann', birthdate: '1962-05-03' },
+      },
+    });
+  });
+
+  it('shows the consent page again when the same client asks for one more verified claim, and not for the same request', async () => {
+    const browser = new FormBrowser();
+    const first = { verification: { trust_framework: null }, claims: { given_name: null } };
+    expect(await userinfoFor(first, { browser })).toEqual({ verified_claims: { verification: { trust_framework: DEMO_TRUST_FRAMEWORK }, claims: { given_name: 'Erika' } } });
+    const origin = new URL(running.issuer).origin;
+    const again = await browser.follow(urlFor(rsa, { claims: JSON.stringify({ userinfo: { verified_claims: first } }) }), origin);
+    expect(redirectParams(again.leftTo as string).get('code')).toBeTruthy();
+
+    const more = await browser.follow(urlFor(rsa, { claims: JSON.stringify({ userinfo: { verified_claims: { ...first, claims: { given_name: null, birthdate: null } } } }) }), origin);
+    expect(more.leftTo).toBeUndefined();
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    expect(browser.lastPage).toContain('your first name and date of birth, as verified by an identity check');
+
+    const evidence = await browser.follow(urlFor(rsa, { claims: JSON.stringify({ userinfo: { verified_claims: { verification: { trust_framework: null, evidence: [{ type: null }] }, claims: { given_name: null } } } }) }), origin);
+    expect(evidence.leftTo).toBeUndefined();
+    expect(browser.lastPage).toContain('with how it was checked');
+
+    const promptNone = await browser.follow(urlFor(rsa, { prompt: 'none', claims: JSON.stringify({ userinfo: { verified_claims: { ...first, claims: { family_name: null } } } }) }), origin);
+    expect(redirectParams(promptNone.leftTo as string).get('error')).toBe('consent_required');
+  });
+
+  it('asks no module before consent: the consent page, consent_required with prompt=none, access_denied when she denies', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    await signIn(urlFor(client, {}), { browser });
+    const claims = JSON.stringify({ userinfo: { verified_claims: nameAndBirthdate({ trust_framework: { value: 'eidas' } }, { given_name: { essential: true } }) } });
+    const before = calls.count;
+    await browser.follow(urlFor(client, { claims }), running.baseUrl);
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    const silent = await browser.follow(urlFor(client, { claims, prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(silent.leftTo as string).get('error')).toBe('consent_required');
+    const denied = await signIn(urlFor(client, { claims }), { browser, consent: 'deny' });
+    expect(denied.callbackUrl.searchParams.get('error')).toBe('access_denied');
+    expect(calls.count).toBe(before);
+    // Allowed: an essential verified claim no verification satisfies is left out, never access_denied.
+    expect((await signIn(urlFor(client, { claims }), { browser })).callbackUrl.searchParams.get('code')).toBeTruthy();
+  });
+
+  it.each([
+    ['no verification', { claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification: is required and must be an object'],
+    ['empty claims', { verification: { trust_framework: null }, claims: {} }, 'claims.userinfo.verified_claims.claims: must name at least one claim'],
+    ['a claim nobody verifies', { verification: { trust_framework: null }, claims: { shoe_size: null } }, 'claims.userinfo.verified_claims.claims.shoe_size: is not a claim this provider verifies (see claims_in_verified_claims_supported)'],
+    ['a value on a verified claim', { verification: { trust_framework: null }, claims: { given_name: { value: 'Erika' } } }, 'claims.userinfo.verified_claims.claims.given_name: value and values are not supported on verified claims (filter the verification instead)'],
+    ['a non-string value filter', { verification: { trust_framework: { value: 1 } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.trust_framework: value must be a string'],
+    ['an empty values filter', { verification: { trust_framework: { values: [] } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.trust_framework: values must be an array of 1 to 32 strings'],
+    ['a negative max_age', { verification: { time: { max_age: -1 } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.time: max_age must be a non-negative integer (seconds)'],
+    ['evidence that is not an array', { verification: { evidence: { type: null } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence: must be a non-empty array of objects'],
+    ['a non-boolean essential', { verification: {}, claims: { given_name: { essential: 'yes' } } }, 'claims.userinfo.verified_claims.claims.given_name: essential must be true or false'],
+    ['our own stored form sent as a request', { svc_vc: [{ claims: { given_name: false } }] }, 'claims.userinfo.verified_claims.verification: is required and must be an object'],
+    ['an empty array', [], 'claims.userinfo.verified_claims: must be an object or a non-empty array'],
+    ['a string element', [{ verification: {}, claims: { given_name: null } }, 'x'], 'claims.userinfo.verified_claims[1]: must be an object with verification and claims'],
+  ])('refuses %s with invalid_request naming the fault, storing nothing', async (_case, verified, description) => {
+    const interactions = store.writes('Interaction');
+    const response = await fetch(urlFor(rsa, { claims: JSON.stringify({ userinfo: { verified_claims: verified } }) }), { redirect: 'manual' });
+    const params = redirectParams(response.headers.get('location') as string);
+    expect(params.get('error')).toBe('invalid_request');
+    expect(params.get('error_description')).toBe(description);
+    expect(params.get('state')).toBe('st');
+    expect(store.writes('Interaction')).toBe(interactions);
+  });
+
+  it('refuses verified_claims on a channel not encrypted to the client, even with its plaintext opt-out', async () => {
+    const response = await fetch(urlFor(optout, { claims: JSON.stringify({ userinfo: { verified_claims: nameAndBirthdate({ trust_framework: null }) } }) }), { redirect: 'manual' });
+    const params = redirectParams(response.headers.get('location') as string);
+    expect(params.get('error')).toBe('invalid_request');
+    expect(params.get('error_description')).toBe(
+      'claims.userinfo.verified_claims: verified claims travel encrypted only: register userinfo_encrypted_response_alg (e.g. RSA-OAEP-256) with an encryption key in jwks or jwks_uri',
+    );
+  });
+
+  it.each([
+    ['in the query string', {}],
+    ['as an encrypted request object pushed to /par', { par: 'encrypted' }],
+  ])('the demo page asks for verified claims %s, shows them in plain words for consent, and receives them', async (_how, extra) => {
+    const browser = new FormBrowser();
+    const origin = running.baseUrl;
+    const posted = await browser.request(`${origin}/oidcdemo/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+      body: new URLSearchParams({ verified: 'yes', ...extra }).toString(),
+    });
+    expect(posted.status).toBe(303);
+    await browser.follow(posted.headers.get('location') as string, origin);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, origin);
+    expect(browser.lastPage).toContain('your first name, last name and date of birth, as verified by an identity check, with how it was checked (for example which document and how) and when it was checked');
+    await browser.submit('consent-allow', {}, origin);
+    expect(browser.lastPage).toContain('id="userinfo-claims"');
+    for (const shown of ['verified_claims', 'vcrypt', 'idcard', DEMO_TRUST_FRAMEWORK, '1964-08-12']) expect(browser.lastPage).toContain(shown);
+  });
+
+  it('a provider whose modules verify nothing advertises no verified claims and refuses a request for them', async () => {
+    const bare = await startApp({ claimModules: createDemoClaimModules().map(({ verified: _verified, ...module }) => module) });
+    try {
+      const discovery = (await (await fetch(`${bare.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      for (const field of ['verified_claims_supported', 'trust_frameworks_supported', 'evidence_supported', 'documents_supported', 'documents_check_methods_supported', 'claims_in_verified_claims_supported']) {
+        expect(discovery).not.toHaveProperty(field);
+      }
+      expect(discovery.claims_supported).not.toContain('verified_claims');
+      const client = await registerClient(bare, 'rsa');
+      const url = authorizationUrl(bare.issuer, {
+        client_id: client.metadata.client_id,
+        response_type: 'code',
+        redirect_uri: 'https://rp.example/cb',
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+        state: 'st',
+        scope: 'openid',
+        claims: JSON.stringify({ id_token: { verified_claims: nameAndBirthdate({ trust_framework: null }) } }),
+      });
+      const params = redirectParams((await fetch(url, { redirect: 'manual' })).headers.get('location') as string);
+      expect([params.get('error'), params.get('error_description')]).toEqual(['invalid_request', 'claims.id_token.verified_claims: no claim module provides verified claims']);
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it('refuses other spellings of verified_claims as claims nobody provides', async () => {
+    for (const name of ['Verified_Claims', 'verified_claims ', 'verified-claims']) {
+      const response = await fetch(urlFor(rsa, { claims: JSON.stringify({ userinfo: { [name]: nameAndBirthdate({ trust_framework: null }) } }) }), { redirect: 'manual' });
+      const params = redirectParams(response.headers.get('location') as string);
+      expect([params.get('error'), params.get('error_description')]).toEqual(['invalid_request', `claim ${name} is not provided by any claim module`]);
+    }
+  });
+
+  it('sends no verified claims with a token issued before the client dropped encryption', async () => {
+    const client = await registerClient(running, 'rsa');
+    const claims = JSON.stringify({ userinfo: { verified_claims: nameAndBirthdate({ trust_framework: null }) } });
+    const flow = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, params: { claims }, skipUserinfo: true });
+    const { registration_access_token: token, registration_client_uri: uri } = client.metadata as Record<string, unknown>;
+    const weakened = await manage(uri as string, 'PUT', token as string, { client_id: client.metadata.client_id, redirect_uris: ['https://rp.example/cb'], allow_unencrypted_userinfo: true });
+    expect(weakened.status).toBe(200);
+    const earlier = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } });
+    expect(earlier.headers.get('content-type')).toContain('application/json');
+    expect(userData((await earlier.json()) as Record<string, unknown>)).toEqual({});
+  });
+
+  it('counts verified claims in the claims budget', async () => {
+    const claims = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`c${i}`, null]));
+    const response = await fetch(urlFor(rsa, { claims: JSON.stringify({ userinfo: { verified_claims: { verification: {}, claims } } }) }), { redirect: 'manual' });
+    const params = redirectParams(response.headers.get('location') as string);
+    expect(params.get('error')).toBe('invalid_request');
+    expect(params.get('error_description')).toBe('the claims parameter expands to 300 claim names; at most 256 are allowed');
+  });
+});
