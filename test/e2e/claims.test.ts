@@ -3,8 +3,8 @@ import { compactDecrypt, createRemoteJWKSet, jwtVerify } from 'jose';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, pkcePair, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
-import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
+import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
 
 const INSURANCE = 'demo.ver.healthinsurance.l0.api.demo';
 
@@ -29,17 +29,7 @@ describe('claims and privacy end to end (C4, C5)', () => {
   afterAll(async () => running.close());
 
   /** An authorization URL for a registered client with PKCE, state `st` and scope `openid`. */
-  const urlFor = (client: RegisteredClient, params: Record<string, string>): string =>
-    authorizationUrl(running.issuer, {
-      client_id: client.metadata.client_id,
-      response_type: 'code',
-      redirect_uri: 'https://rp.example/cb',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      state: 'st',
-      scope: 'openid',
-      ...params,
-    });
+  const urlFor = (client: RegisteredClient, params: Record<string, string>): string => registeredClientUrl(running.issuer, client, params);
   /** The redirect back to the client after signing in as `login`. */
   const authorize = async (client: RegisteredClient, params: Record<string, string>, login = 'demo'): Promise<URLSearchParams> =>
     redirectParams((await signIn(urlFor(client, params), { login, password: login })).callbackUrl.href);

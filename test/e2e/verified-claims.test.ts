@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDemoClaimModules, DEMO_TRUST_FRAMEWORK } from '../../lib/demo/claim-modules/index.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
 import { countingModules } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { manage } from '../helpers/registration.js';
-import { authorizationUrl, FormBrowser, pkcePair, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
+import { FormBrowser, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 
 /** A `verified_claims` request for the person's name and date of birth, with the given verification request. */
 const nameAndBirthdate = (verification: Record<string, unknown>, claims: Record<string, unknown> = { given_name: null, family_name: null, birthdate: null }): Record<string, unknown> => ({
@@ -50,17 +50,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
   };
 
   /** An authorization URL for `client` with PKCE and state `st`. */
-  const urlFor = (client: RegisteredClient, params: Record<string, string>): string =>
-    authorizationUrl(running.issuer, {
-      client_id: client.metadata.client_id,
-      response_type: 'code',
-      redirect_uri: 'https://rp.example/cb',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      state: 'st',
-      scope: 'openid',
-      ...params,
-    });
+  const urlFor = (client: RegisteredClient, params: Record<string, string>): string => registeredClientUrl(running.issuer, client, params);
 
   it('advertises exactly what the modules verify in discovery', async () => {
     const discovery = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
@@ -247,16 +237,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
       }
       expect(discovery.claims_supported).not.toContain('verified_claims');
       const client = await registerClient(bare, 'rsa');
-      const url = authorizationUrl(bare.issuer, {
-        client_id: client.metadata.client_id,
-        response_type: 'code',
-        redirect_uri: 'https://rp.example/cb',
-        code_challenge: pkcePair().challenge,
-        code_challenge_method: 'S256',
-        state: 'st',
-        scope: 'openid',
-        claims: JSON.stringify({ id_token: { verified_claims: nameAndBirthdate({ trust_framework: null }) } }),
-      });
+      const url = registeredClientUrl(bare.issuer, client, { claims: JSON.stringify({ id_token: { verified_claims: nameAndBirthdate({ trust_framework: null }) } }) });
       const params = redirectParams((await fetch(url, { redirect: 'manual' })).headers.get('location') as string);
       expect([params.get('error'), params.get('error_description')]).toEqual(['invalid_request', 'claims.id_token.verified_claims: no claim module provides verified claims']);
     } finally {

@@ -3,6 +3,7 @@ import * as oidc from 'openid-client';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
 import type { RunningApp } from './app.js';
+import { authorizationUrl, pkcePair } from './flow.js';
 import { encryptionKey, register } from './registration.js';
 
 /** A client registered through the registration endpoint, with its private decryption key. */
@@ -43,4 +44,22 @@ export async function registerClient(
       if (key) oidc.enableDecryptingResponses(config, undefined, { key: key.privateKey, kid });
     },
   };
+}
+
+/**
+ * An authorization URL for a client registered by {@link registerClient}: the code flow to
+ * `https://rp.example/cb` with a fresh PKCE challenge, scope `openid` and state `st`, each
+ * overridden by `params`.
+ */
+export function registeredClientUrl(issuer: string, client: RegisteredClient, params: Record<string, string> = {}): string {
+  return authorizationUrl(issuer, {
+    client_id: String(client.metadata.client_id),
+    response_type: 'code',
+    redirect_uri: 'https://rp.example/cb',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    state: 'st',
+    scope: 'openid',
+    ...params,
+  });
 }

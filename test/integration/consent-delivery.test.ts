@@ -4,8 +4,8 @@ import { decodeJwt } from 'jose';
 import { recordedDelivery } from '../../lib/claims/delivery.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, FormBrowser, pkcePair, redirectParams, runCodeFlow, userData } from '../helpers/flow.js';
-import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { FormBrowser, redirectParams, runCodeFlow, userData } from '../helpers/flow.js';
+import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
 import { manage } from '../helpers/registration.js';
 
 /**
@@ -30,16 +30,7 @@ describe('consent covers how her data travels (issue 22, C8)', () => {
     return decodeJwt(body);
   };
   /** An authorization request of `client` for `openid email`, with PKCE. */
-  const urlFor = (client: RegisteredClient, params: Record<string, string> = {}): string =>
-    authorizationUrl(running.issuer, {
-      client_id: client.metadata.client_id,
-      response_type: 'code',
-      redirect_uri: 'https://rp.example/cb',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      scope: 'openid email',
-      ...params,
-    });
+  const urlFor = (client: RegisteredClient, params: Record<string, string> = {}): string => registeredClientUrl(running.issuer, client, { scope: 'openid email', ...params });
   /** Where the browser lands for a silent authorization request of `client`. */
   const silently = async (browser: FormBrowser, client: RegisteredClient): Promise<URLSearchParams> => {
     const url = urlFor(client, { prompt: 'none' });

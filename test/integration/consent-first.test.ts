@@ -4,8 +4,8 @@ import { createMemoryStore } from '../../adapters/memory.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import { countingModules } from '../helpers/claims-requests.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, FormBrowser, pkcePair, redirectParams, signIn } from '../helpers/flow.js';
-import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { FormBrowser, redirectParams, signIn } from '../helpers/flow.js';
+import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 
 const RIGHT = 'erika.mustermann@example.com';
@@ -33,17 +33,7 @@ describe('nothing about a person reaches a client before she consents (issue 22,
   });
   afterAll(async () => running.close());
 
-  const urlFor = (client: RegisteredClient, params: Record<string, string>): string =>
-    authorizationUrl(running.issuer, {
-      client_id: client.metadata.client_id,
-      response_type: 'code',
-      redirect_uri: 'https://rp.example/cb',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      state: 'st',
-      scope: 'openid',
-      ...params,
-    });
+  const urlFor = (client: RegisteredClient, params: Record<string, string>): string => registeredClientUrl(running.issuer, client, params);
   const essentialEmail = (value: string): string => JSON.stringify({ id_token: { email: { essential: true, value } } });
 
   /** A browser signed in as `login` through the friendly client (consented there). */
