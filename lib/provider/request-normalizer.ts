@@ -112,7 +112,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined): 
  *   requests (query or form; inside request objects the request-object check drops them);
  * - the JWE header of an encrypted `request` parameter is remembered for the request-object check
  *   (the registered `request_object_encryption_alg`/`_enc`), before oidc-provider decrypts it;
- * - `POST` on the canonical client configuration path is served as `PUT` (RFC 7592 replacement),
+ * - `POST` on the canonical client configuration path is served as `PUT` (the seed spec updates by POST; RFC 7592 replaces by PUT),
  *   with `client_id` filled in when omitted;
  * - a response never repeats a stored (hashed) client secret.
  * Bodies are read once and handed on as a fresh stream for oidc-provider to parse itself. A body
