@@ -7,6 +7,7 @@ import { noStore, sendError } from '../web/error-response.js';
 import type { LogFields, Logger } from '../logger.js';
 import { audit, subjectHash } from './audit.js';
 import { allowMethods } from './guard.js';
+import { loginNameCounterKey, normalizeLoginName } from '../interactions/login-throttle.js';
 import { singleParameters } from './parameters.js';
 import {
   deleteClient,
@@ -27,6 +28,9 @@ export interface ToolboxOptions extends Toolbox {
   /** Key of the MAC that subject ids are logged under (the first cookie key). */
   subjectKey: string;
 }
+
+/** Longest login name the toolbox resets. */
+const MAX_LOGIN_LENGTH = 256;
 
 /** Longest `sub` accepted (OpenID Connect Core 2: at most 255 ASCII characters). */
 const MAX_SUB_LENGTH = 255;
@@ -63,6 +67,7 @@ const clientIdOf = (ctx: Context): string => String((ctx.params as Record<string
  * | `/invitations?limit&cursor` | GET | `invitations.list` |
  * | `/invitations/{id}` | DELETE | `invitations.revoke` |
  * | `/subjects/revoke` (`sub`, optionally `client_id` whose `sub` it is, in the query or a form body) | POST | `subjects.revoke` |
+ * | `/logins/reset` (`login`, in the query or a form body) | POST | `logins.reset` |
  */
 export function addToolboxRoutes(router: Router, guard: Middleware, options: ToolboxOptions): void {
   const { logger } = options;
@@ -127,6 +132,17 @@ export function addToolboxRoutes(router: Router, guard: Middleware, options: Too
     // Only a well-formed id is logged: a token pasted by mistake never reaches the log.
     if (isInvitationId(id)) fields.invitation = id;
     return revokeInvitation(options, id);
+  }));
+  router.all('/logins/reset', ...action(['POST'], named('logins.reset'), async (ctx, fields) => {
+    const parameters = await singleParameters(ctx, ['login']);
+    if ('error' in parameters) throw new ToolboxError(parameters.status, 'invalid_request', parameters.error);
+    const { login } = parameters.values;
+    if (!login?.trim()) throw new ToolboxError(400, 'invalid_request', 'the login parameter is required');
+    if (login.length > MAX_LOGIN_LENGTH) throw new ToolboxError(400, 'invalid_request', `the login parameter is longer than ${MAX_LOGIN_LENGTH} characters`);
+    // The name's failures, cool-down and run of failures in a row (C8); devices keep their own counts.
+    fields.login_hash = subjectHash(normalizeLoginName(login), options.subjectKey);
+    await options.store.attempts.leave(loginNameCounterKey(login, options.subjectKey), undefined, true);
+    return { reset: true };
   }));
   router.all('/subjects/revoke', ...action(['POST'], named('subjects.revoke'), async (ctx, fields) => {
     const parameters = await singleParameters(ctx, ['sub', 'client_id']);

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
+import { capturingLogger } from '../helpers/logs.js';
+
+const client = confidentialClient();
+const REDIRECT = (client.redirect_uris as string[])[0] as string;
+const USER = 'operator';
+const PASSWORD = 'login-reset-password-123';
+const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
+
+describe("the operator's reset of a login name (C8: after 100 failures in a row, until a success or an operator's reset)", () => {
+  let running: RunningApp;
+  const { logger, lines } = capturingLogger();
+  let address = 0;
+
+  beforeAll(async () => {
+    running = await startApp({
+      logger,
+      clients: [client],
+      // No cool-down gets in the way: only the run of failures in a row stops the name.
+      properties: { 'svc.proxy': true, 'svc.login.lockout-threshold': 1000, 'svc.login.consecutive-limit': 10, 'svc.management.user': USER, 'svc.management.password': PASSWORD },
+    });
+  });
+  afterAll(async () => running.close());
+
+  /** One sign-in attempt in a fresh browser from a fresh address; resolves the status. */
+  const attempt = async (login: string, password: string): Promise<number> => {
+    const browser = new FormBrowser();
+    await browser.follow(
+      authorizationUrl(running.issuer, { client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+      running.baseUrl,
+    );
+    address += 1;
+    const response = await browser.request(browser.formAction('login-form', running.baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl, 'x-forwarded-for': `198.51.100.${address}` },
+      body: new URLSearchParams({ login, password }).toString(),
+    });
+    await response.arrayBuffer();
+    return response.status;
+  };
+  const reset = async (query: string, options: { auth?: string | null; method?: string } = {}): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const headers: Record<string, string> = options.auth === null ? {} : { authorization: options.auth ?? AUTH };
+    const response = await fetch(`${running.baseUrl}/oidc/v1/management/logins/reset${query}`, { method: options.method ?? 'POST', headers });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  const lockOut = async (login: string): Promise<void> => {
+    for (let i = 0; i < 10; i += 1) expect(await attempt(login, `guess-${i}`)).toBe(401);
+    expect(await attempt(login, login)).toBe(429);
+  };
+
+  it('lets the name try again after the reset, under any spelling of the name', async () => {
+    await lockOut('demo');
+    expect(await reset('?login=%20DEMO%20')).toEqual({ status: 200, body: { reset: true } });
+    expect(await attempt('demo', 'demo')).toBe(303);
+    const audit = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.e === 'management_audit' && l.action === 'logins.reset');
+    expect(audit).toMatchObject({ outcome: 'done', user: USER });
+    expect(lines.join('\n')).not.toMatch(/"demo"|DEMO/);
+  });
+
+  it('resets nothing for a refused request: no credentials, a wrong method, no login, two logins, an over-long login', async () => {
+    await lockOut('demo-basic');
+    expect((await reset('?login=demo-basic', { auth: null })).status).toBe(401);
+    expect((await reset('?login=demo-basic', { method: 'GET' })).body).toMatchObject({ error: 'method_not_allowed' });
+    expect((await reset('')).body).toEqual({ error: 'invalid_request', error_description: 'the login parameter is required' });
+    expect((await reset('?login=demo-basic&login=demo-basic')).body).toEqual({ error: 'invalid_request', error_description: 'give the login parameter once' });
+    expect((await reset(`?login=${'x'.repeat(257)}`)).body).toEqual({ error: 'invalid_request', error_description: 'the login parameter is longer than 256 characters' });
+    expect(await attempt('demo-basic', 'demo-basic')).toBe(429);
+  });
+});
