@@ -3,7 +3,7 @@ import base from './jest.config.js';
 
 export default {
   ...base,
-  globalSetup: '<rootDir>/test/brokers/global-setup.js',
+  globalSetup: '<rootDir>/test/brokers-global-setup.js',
   testMatch: ['<rootDir>/test/brokers/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/'],
   testTimeout: 120000,

@@ -51,8 +51,14 @@ export async function reservePortal(): Promise<{ port: number; url: string; call
 
 const OP = 'svc';
 
+/** What a test changes in the portal's configuration. */
+export interface PortalOptions {
+  /** The PKCE plugin's key (`customPluginsParams/svcConnectPkceKey`); `null` loads no plugin. Default: 32 random bytes. */
+  pkceKey?: string | null;
+}
+
 /** LemonLDAP::NG's configuration (`lmConf-1.json`): svc-connect as its only authentication source. */
-function configuration(dir: string, portalUrl: string, op: ExternalProvider, pkceKey: string): Record<string, unknown> {
+function configuration(dir: string, portalUrl: string, op: ExternalProvider, pkceKey: string | null): Record<string, unknown> {
   const storage = (name: string): Record<string, string> => {
     mkdirSync(join(dir, name, 'lock'), { recursive: true });
     return { Directory: join(dir, name), LockDirectory: join(dir, name, 'lock'), generateModule: 'Lemonldap::NG::Common::Apache::Session::Generate::SHA256' };
@@ -94,17 +100,17 @@ function configuration(dir: string, portalUrl: string, op: ExternalProvider, pkc
         oidcOPMetaDataOptionsCheckJWTSignature: 1,
         oidcOPMetaDataOptionsUseNonce: 1,
         oidcOPMetaDataOptionsIDTokenMaxAge: 30,
-        oidcOPMetaDataOptionsStoreIDToken: 0,
+        // Kept in the session so the test can show it carries no user data.
+        oidcOPMetaDataOptionsStoreIDToken: 1,
         oidcOPMetaDataOptionsDisplayName: 'svc-connect',
       },
     },
     oidcOPMetaDataExportedVars: { [OP]: op.exportedVars },
     oidcRPCallbackGetParam: 'openidconnectcallback',
-    customPlugins: 'SvcConnect::LLNG::Pkce',
-    customPluginsParams: { svcConnectPkceKey: pkceKey },
+    ...(pkceKey === null ? {} : { customPlugins: 'SvcConnect::LLNG::Pkce', customPluginsParams: { svcConnectPkceKey: pkceKey } }),
     // The session API (`GET /session/my/global`) reads the signed-in user's own session.
     restSessionServer: 1,
-    exportedAttr: `+ _user _oidc_OP ${Object.keys(op.exportedVars).join(' ')}`,
+    exportedAttr: `+ _user _oidc_OP _oidc_id_token ${Object.keys(op.exportedVars).join(' ')}`,
     checkUser: 1,
     notification: 0,
     portalDisplayAppslist: 1,
@@ -144,10 +150,10 @@ builder {
  * Writes the configuration (before the portal starts: it caches it) and runs the portal under
  * plackup on `reserved.port`; resolves once it answers.
  */
-export async function startPortal(reserved: { port: number; url: string; callbackUri: string }, op: ExternalProvider): Promise<LlngPortal> {
+export async function startPortal(reserved: { port: number; url: string; callbackUri: string }, op: ExternalProvider, options: PortalOptions = {}): Promise<LlngPortal> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-llng-'));
   mkdirSync(join(dir, 'conf'));
-  const pkceKey = randomBytes(32).toString('base64url');
+  const pkceKey = options.pkceKey === undefined ? randomBytes(32).toString('base64url') : options.pkceKey;
   writeFileSync(join(dir, 'conf', 'lmConf-1.json'), JSON.stringify(configuration(dir, reserved.url, op, pkceKey), null, 1), { mode: 0o600 });
   writeFileSync(join(dir, 'lemonldap-ng.ini'), ini(dir));
   writeFileSync(join(dir, 'portal.psgi'), PSGI);

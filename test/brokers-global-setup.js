@@ -5,9 +5,9 @@
 /* global URL */
 import { execFileSync } from 'node:child_process';
 
-import { setup as redisSetup } from '../redis-setup.js';
+import { setup as redisSetup } from './redis-setup.js';
 
 export default async function setup() {
-  execFileSync('bash', [new URL('./install.sh', import.meta.url).pathname], { stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync('bash', [new URL('./brokers/install.sh', import.meta.url).pathname], { stdio: ['ignore', 'inherit', 'inherit'] });
   await redisSetup();
 }
