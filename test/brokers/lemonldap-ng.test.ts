@@ -101,6 +101,17 @@ describe('LemonLDAP::NG brokering svc-connect (its OpenID Connect authentication
       throw new Error(`the portal did not sign in (at ${page.url()}): ${String(error)}\n${portal.output()}`);
     });
     await screenshot(page, 'llng-portal-signed-in');
+    expect(await page.textContent('#menu')).toContain('Connected as Erika Mustermann');
+
+    // The CheckUser plugin's page lists the session's attributes.
+    await page.goto(`${portal.url}checkuser`);
+    await page.waitForSelector('table');
+    await screenshot(page, 'llng-portal-checkuser');
+    const rows = Object.fromEntries(
+      await page.$$eval('tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '')).filter((cells) => cells.length === 2)),
+    ) as Record<string, string>;
+    expect(rows).toMatchObject({ _auth: 'OpenIDConnect', cn: 'Erika Mustermann', mail: 'erika.mustermann@example.com', idcard_family_name: 'Mustermann' });
+    expect(rows._oidc_access_token).toBeUndefined();
 
     const authorize = new URL(visited.find((u) => u.startsWith(`${running.issuer}/authorize`)) ?? 'http://missing/');
     expect(authorize.searchParams.get('client_id')).toBe(clientId);
@@ -118,6 +129,7 @@ describe('LemonLDAP::NG brokering svc-connect (its OpenID Connect authentication
       mail: 'erika.mustermann@example.com',
     });
     expect(session.idcard).toMatchObject({ given_name: 'Erika', family_name: 'Mustermann' });
+    expect(session.idcard_family_name).toBe('Mustermann');
     // Each claim travels once: with include-scopes-in-user-info the ID token carries no user data.
     const idToken = decodeJwt(String(session._oidc_id_token));
     expect(idToken).toMatchObject({ sub: pairwiseSubOf(portal.callbackUri), aud: clientId });

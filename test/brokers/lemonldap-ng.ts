@@ -79,6 +79,8 @@ function configuration(dir: string, portalUrl: string, op: ExternalProvider, pkc
     passwordDB: 'Null',
     registerDB: 'Null',
     whatToTrace: '_user',
+    // The menu's "Connected as" shows the name that came from svc-connect.
+    portalUserAttr: 'cn',
     exportedVars: {},
     // No protected application: the defaults' shape (`{ default: deny }`) is not a per-host map.
     locationRules: {},
@@ -110,8 +112,11 @@ function configuration(dir: string, portalUrl: string, op: ExternalProvider, pkc
     ...(pkceKey === null ? {} : { customPlugins: 'SvcConnect::LLNG::Pkce', customPluginsParams: { svcConnectPkceKey: pkceKey } }),
     // The session API (`GET /session/my/global`) reads the signed-in user's own session.
     restSessionServer: 1,
-    exportedAttr: `+ _user _oidc_OP _oidc_id_token ${Object.keys(op.exportedVars).join(' ')}`,
+    exportedAttr: `+ _user _oidc_OP _oidc_id_token idcard_family_name ${Object.keys(op.exportedVars).join(' ')}`,
     checkUser: 1,
+    checkUserHiddenAttributes: '_loginHistory, _session_id, hGroups, _oidc_access_token, _oidc_refresh_token',
+    // A flat attribute out of the structured svc.ver claim, for rules and headers.
+    macros: { idcard_family_name: '$idcard->{family_name}' },
     notification: 0,
     portalDisplayAppslist: 1,
   };
