@@ -108,7 +108,7 @@ describe('LemonLDAP::NG brokering svc-connect (its OpenID Connect authentication
     await page.waitForSelector('table');
     await screenshot(page, 'llng-portal-checkuser');
     const rows = Object.fromEntries(
-      await page.$$eval('tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '')).filter((cells) => cells.length === 2)),
+      await page.$$eval('tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent?.trim() ?? '')).filter((cells) => cells.length === 2)),
     ) as Record<string, string>;
     expect(rows).toMatchObject({ _auth: 'OpenIDConnect', cn: 'Erika Mustermann', mail: 'erika.mustermann@example.com', idcard_family_name: 'Mustermann' });
     expect(rows._oidc_access_token).toBeUndefined();
