@@ -6,6 +6,7 @@ import { issueInitialAccessToken } from '../../lib/index.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';
+import { signIn } from '../helpers/flow.js';
 import { register } from '../helpers/registration.js';
 import { llngVersion, reservePortal, startPortal, type LlngPortal, type PortalOptions } from './lemonldap-ng.js';
 
@@ -135,6 +136,34 @@ describe('LemonLDAP::NG brokering svc-connect (its OpenID Connect authentication
     expect(idToken).toMatchObject({ sub: pairwiseSubOf(portal.callbackUri), aud: clientId });
     for (const claim of ['name', 'email', 'svc.ver.idcard.l3.nfc', 'given_name']) expect(idToken[claim]).toBeUndefined();
     await page.close();
+  });
+
+  it('refuses a code injected into another sign-in (the verifier follows that sign-in\'s state), and takes it with its own', async () => {
+    const { portal } = await brokerPortal();
+    /** The authorization request a fresh visit to the portal redirects to. */
+    const authorizationOf = async (): Promise<URL> => {
+      const response = await fetch(portal.url, { redirect: 'manual' });
+      await response.arrayBuffer();
+      return new URL(String(response.headers.get('location')));
+    };
+    const deliver = async (code: string, state: string): Promise<string> => {
+      const response = await fetch(`${portal.callbackUri}&code=${encodeURIComponent(code)}&state=${encodeURIComponent(state)}`, { redirect: 'manual' });
+      await response.arrayBuffer();
+      return response.headers.get('set-cookie') ?? '';
+    };
+    const ssoCookie = /lemonldap=[0-9a-f]{64}/;
+    // The attacker signs in through the portal's own request and keeps the code instead of delivering it.
+    const attackers = await authorizationOf();
+    const { callbackUrl } = await signIn(attackers.href);
+    const code = String(callbackUrl.searchParams.get('code'));
+    // Another sign-in of the portal (the victim's) gets the code at its callback.
+    const victims = await authorizationOf();
+    expect(victims.searchParams.get('state')).not.toBe(attackers.searchParams.get('state'));
+    expect(victims.searchParams.get('code_challenge')).not.toBe(attackers.searchParams.get('code_challenge'));
+    expect(await deliver(code, String(victims.searchParams.get('state')))).not.toMatch(ssoCookie);
+    expect(portal.output()).toContain('Bad token response');
+    // The same code with the state it was issued for is accepted: only the verifier differed.
+    expect(await deliver(code, String(attackers.searchParams.get('state')))).toMatch(ssoCookie);
   });
 
   it('without the PKCE plugin the portal gets invalid_request from svc-connect before any sign-in, and opens no session', async () => {
