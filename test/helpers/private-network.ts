@@ -30,6 +30,8 @@ const handler = (addr) => (req, res) => {
   if (req.url === '/keys') { res.setHeader('content-type', 'application/json'); res.end(JWKS); return; }
   if (req.url === '/to-keys') { res.statusCode = 302; res.setHeader('location', '/keys'); res.end(); return; }
   if (req.url === '/to-other') { res.statusCode = 302; res.setHeader('location', 'https://[' + OTHER + ']/keys'); res.end(); return; }
+  if (req.url === '/to-8443') { res.statusCode = 302; res.setHeader('location', 'https://[' + ADDR + ']:8443/keys'); res.end(); return; }
+  if (req.url === '/to-name') { res.statusCode = 302; res.setHeader('location', 'https://other.internal/keys'); res.end(); return; }
   res.statusCode = 404; res.end();
 };
 const listening = [[ADDR, 443], [ADDR, 8443], [OTHER, 443]].map(([addr, port]) =>

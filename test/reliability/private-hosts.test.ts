@@ -74,6 +74,57 @@ describe('svc.fetch.private-hosts: a relying party on the operator\'s own networ
     expect((await host.requests()).filter((line) => line.startsWith(host.otherAddress))).toEqual([]);
   });
 
+  it('treats other spellings of a listed IPv6 literal as the same host, in the URL and in the entry', async () => {
+    const [head] = host.address.split('::') as [string];
+    const expanded = `${head.toUpperCase()}:0:0:0:0:2`;
+    expect((await fetchDocument(`https://[${expanded}]/keys`, optionsFor(`[${host.address}]`))).status).toBe(200);
+    expect((await fetchDocument(`https://[${host.address}]:443/keys`, optionsFor(`[${expanded}]:443`))).status).toBe(200);
+  });
+
+  it('refuses a redirect to the listed host on a port the entry does not name, before connecting', async () => {
+    const seen = (await host.requests()).length;
+    const message = await failure(fetchDocument(`https://[${host.address}]/to-8443`, optionsFor(`[${host.address}]`)));
+    expect(message).toBe(`https://[${host.address}]/to-8443: redirects to another host ([${host.address}]:8443)`);
+    expect((await host.requests()).slice(seen)).toEqual([`${host.address} GET /to-8443`]);
+  });
+
+  it('refuses a redirect from a listed name to an unlisted name on the same private address, before resolving it', async () => {
+    const asked: string[] = [];
+    const resolve: OutboundFetchOptions['resolve'] = (name) => {
+      asked.push(name);
+      return Promise.resolve([{ address: host.address, family: 6 }]);
+    };
+    const message = await failure(fetchDocument('https://keys.internal/to-name', optionsFor('keys.internal', resolve)));
+    expect(message).toBe('https://keys.internal/to-name: redirects to another host (other.internal)');
+    expect(asked).toEqual(['keys.internal']);
+  });
+
+  it('connects to the answer it vetted: a resolver that turns to loopback after the check is never asked again', async () => {
+    let calls = 0;
+    const turning: OutboundFetchOptions['resolve'] = () => {
+      calls += 1;
+      const address = calls === 1 ? host.address : '127.0.0.1';
+      return Promise.resolve([{ address, family: address.includes(':') ? 6 : 4 }]);
+    };
+    const seen = (await host.requests()).length;
+    expect((await fetchDocument('https://keys.internal/keys', optionsFor('keys.internal', turning))).status).toBe(200);
+    expect(calls).toBe(1);
+    expect((await host.requests()).slice(seen)).toEqual([`${host.address} GET /keys`]);
+  });
+
+  it('refuses a name whose first answer is loopback, even when a later answer would be the listed private address', async () => {
+    let calls = 0;
+    const turning: OutboundFetchOptions['resolve'] = () => {
+      calls += 1;
+      const address = calls === 1 ? '127.0.0.1' : host.address;
+      return Promise.resolve([{ address, family: address.includes(':') ? 6 : 4 }]);
+    };
+    const seen = (await host.requests()).length;
+    expect(await failure(fetchDocument('https://keys.internal/keys', optionsFor('keys.internal', turning)))).toBe(`https://keys.internal/keys: ${REFUSED} (127.0.0.1)`);
+    expect(calls).toBe(1);
+    expect(await host.requests()).toHaveLength(seen);
+  });
+
   it('judges every hop on the answer it connects to: a listed name that turns to loopback on the next hop is refused', async () => {
     const answers = [host.address, '127.0.0.1'];
     const changing: OutboundFetchOptions['resolve'] = () => {
