@@ -6,4 +6,6 @@ export default {
   testMatch: ['<rootDir>/test/browser/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/'],
   testTimeout: 60000,
+  // One Chromium at a time: two would share two cores with the servers they drive.
+  maxWorkers: 1,
 };
