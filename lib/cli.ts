@@ -33,9 +33,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.out(`${overview}\n`);
     return name ? 0 : 2;
   }
+  const err = (text: string): void => {
+    if (io.err) io.err(text);
+    else process.stderr.write(text);
+  };
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    process.stderr.write(`svc-connect: unknown command ${name}\n\n${overview}\n`);
+    err(`svc-connect: unknown command ${name}\n\n${overview}\n`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
@@ -45,12 +49,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   try {
     await command.run(rest, io);
     return 0;
-  } catch (err) {
-    if (err instanceof CliError) {
-      process.stderr.write(`svc-connect ${name}: ${err.message}\n`);
-      return err.exitCode;
+  } catch (failure) {
+    if (failure instanceof CliError) {
+      err(`svc-connect ${name}: ${failure.message}\n`);
+      return failure.exitCode;
     }
-    process.stderr.write(`svc-connect ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    err(`svc-connect ${name}: ${failure instanceof Error ? failure.message : String(failure)}\n`);
     return 1;
   }
 }
