@@ -52,6 +52,8 @@ export interface ManagementConnection {
   /** `{base}/oidc/v1/management` */
   root: string;
   authorization: string;
+  /** The management user the credentials name (shown when they are refused). */
+  user: string;
 }
 
 /** The connection from `--url`, `--user`, `--password-file` and the environment. */
@@ -71,6 +73,7 @@ export function connect(values: ParsedCommand['values'], io: CliIo): ManagementC
   return {
     root: `${baseUrlFrom(url, io.env)}/oidc/v1/management`,
     authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+    user,
   };
 }
 
@@ -85,7 +88,7 @@ export async function request(
   const headers: Record<string, string> = { authorization: connection.authorization, accept: 'application/json' };
   if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
   const result = await call(`${connection.root}${path}`, { method, headers, body: form ? new URLSearchParams(form).toString() : undefined });
-  failOnError(result, what);
+  failOnError(result, what, { user: connection.user });
   return result.body;
 }
 

@@ -176,6 +176,30 @@ describeEachStore('an initial access token handed to the operator, unmailed (iss
     expect(await storedTokens()).toEqual(before);
   });
 
+  it('svc-connect names the user a 401 tried, and says how many seconds a lockout lasts (from Retry-After); no token is printed', async () => {
+    // The command line connects without X-Forwarded-For: its failures count for this machine's address.
+    const tries: [string[], Record<string, string>, string][] = [
+      [['--user', 'nobody'], {}, 'nobody'],
+      [[], { SVC_MANAGEMENT_USER: 'from-env' }, 'from-env'],
+      [['--user', 'flag-wins'], { SVC_MANAGEMENT_USER: 'from-env' }, 'flag-wins'],
+    ];
+    for (const [i, [flags, env, user]] of tries.entries()) {
+      const refused = await cli(['invite', '--print', ...flags], { SVC_MANAGEMENT_PASSWORD: `guess-${i}`, ...env });
+      expect([refused.code, refused.stdout]).toEqual([1, '']);
+      expect(refused.stderr).toBe(
+        `svc-connect invite: initial access token failed: HTTP 401 unauthorized: the management credentials are not valid (tried the management user "${user}", from --user, SVC_MANAGEMENT_USER or the default admin; the password comes from SVC_MANAGEMENT_PASSWORD or --password-file)\n`,
+      );
+    }
+    const before = await storedTokens();
+    const locked = await cli(['invite', '--print']);
+    expect([locked.code, locked.stdout]).toEqual([1, '']);
+    const seconds = Number(/\(wait (\d+) seconds? before trying again; every failed try counts towards the lockout\)\n$/.exec(locked.stderr)?.[1]);
+    expect(seconds).toBeGreaterThan(0);
+    expect(seconds).toBeLessThanOrEqual(running.settings.management.lockoutSeconds);
+    expect(locked.stderr).toContain('HTTP 429 too_many_requests');
+    expect(await storedTokens()).toEqual(before);
+  });
+
   it('issues one token per request under concurrency, each registering exactly once', async () => {
     const answers = await Promise.all(Array.from({ length: 8 }, () => call('POST', ROUTE)));
     expect(answers.map((a) => a.status)).toEqual(Array(8).fill(201));
