@@ -12,6 +12,7 @@ import { type CliIo, type Command } from './cli/common.js';
 import { invitationsCommand } from './cli/invitations.js';
 import { inviteCommand } from './cli/invite.js';
 import { keysCommand } from './cli/keys.js';
+import { printableIo, printableOutput } from './cli/printable.js';
 import { registerCommand } from './cli/register.js';
 import { serveCommand } from './cli/serve.js';
 import { subjectsCommand } from './cli/subjects.js';
@@ -26,8 +27,12 @@ ${COMMANDS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`).join('\n')}
 
 Run "svc-connect <command> --help" for a command's options.`;
 
-/** Runs the command line; returns the exit code. */
-export async function main(argv: string[], io: CliIo): Promise<number> {
+/**
+ * Runs the command line; returns the exit code. Everything it writes, results and errors alike,
+ * passes through {@link printableIo}: no control character or bidi override reaches the terminal.
+ */
+export async function main(argv: string[], terminal: CliIo): Promise<number> {
+  const io = printableIo(terminal);
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(`${overview}\n`);
@@ -35,7 +40,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
   const err = (text: string): void => {
     if (io.err) io.err(text);
-    else process.stderr.write(text);
+    else process.stderr.write(printableOutput(text));
   };
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
