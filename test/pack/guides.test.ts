@@ -7,11 +7,11 @@
  * file, a port, the initial access token, the browser).
  */
 import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { hashPassword } from '../../examples/users-file.js';
@@ -133,18 +133,28 @@ function oneModule(parts: { imports: string[]; code: string[] }): string {
 describe('the guides, run as written in fresh folders with the packed package (issue 24)', () => {
   let tarball = '';
   let providerDir = '';
+  /** The folders this suite made, removed at its end. */
+  const made: string[] = [];
+  const fresh = (prefix: string): string => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    made.push(dir);
+    return dir;
+  };
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
   const embedding = guide('embedding.md');
   const relyingParty = guide('relying-party.md');
 
   beforeAll(() => {
-    const out = mkdtempSync(join(tmpdir(), 'svc-guides-pack-'));
+    const out = fresh('svc-guides-pack-');
     execFileSync('npm', ['pack', '--pack-destination', out, '--silent'], { cwd: root, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
     const name = readdirSync(out).find((f) => f.endsWith('.tgz'));
     if (!name) throw new Error('npm pack wrote no tarball');
     tarball = join(out, name);
 
     // embedding.md's set-up commands, with the package name pointing at the tarball.
-    providerDir = mkdtempSync(join(tmpdir(), 'svc-guides-provider-'));
+    providerDir = fresh('svc-guides-provider-');
     const setup = blockWith(embedding, 'sh', 'npm init -y', 'npm install svc-connect');
     runShell(setup.replace(/\bnpm install svc-connect\b/, `npm install ${tarball}`), providerDir);
   }, 300_000);
@@ -198,7 +208,7 @@ describe('the guides, run as written in fresh folders with the packed package (i
       const token = printed.trim();
       expect(token).toMatch(/^[A-Za-z0-9_-]{20,}$/);
 
-      const rpDir = mkdtempSync(join(tmpdir(), 'svc-guides-rp-'));
+      const rpDir = fresh('svc-guides-rp-');
       runShell(blockWith(relyingParty, 'sh', 'npm init -y', 'npm install openid-client jose'), rpDir);
       const step1 = blockWith(relyingParty, 'ts', "generateKeyPair('RSA-OAEP-256'");
       // Step 2 registers without a signing key; section 4 registers instead of it, so only its imports count.
