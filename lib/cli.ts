@@ -12,6 +12,7 @@ import { type CliIo, type Command } from './cli/common.js';
 import { invitationsCommand } from './cli/invitations.js';
 import { inviteCommand } from './cli/invite.js';
 import { keysCommand } from './cli/keys.js';
+import { printableIo, printableOutput } from './cli/printable.js';
 import { registerCommand } from './cli/register.js';
 import { serveCommand } from './cli/serve.js';
 import { subjectsCommand } from './cli/subjects.js';
@@ -26,16 +27,24 @@ ${COMMANDS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`).join('\n')}
 
 Run "svc-connect <command> --help" for a command's options.`;
 
-/** Runs the command line; returns the exit code. */
-export async function main(argv: string[], io: CliIo): Promise<number> {
+/**
+ * Runs the command line; returns the exit code. Everything it writes, results and errors alike,
+ * passes through {@link printableIo}: no control character or bidi override reaches the terminal.
+ */
+export async function main(argv: string[], terminal: CliIo): Promise<number> {
+  const io = printableIo(terminal);
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(`${overview}\n`);
     return name ? 0 : 2;
   }
+  const err = (text: string): void => {
+    if (io.err) io.err(text);
+    else process.stderr.write(printableOutput(text));
+  };
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    process.stderr.write(`svc-connect: unknown command ${name}\n\n${overview}\n`);
+    err(`svc-connect: unknown command ${name}\n\n${overview}\n`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
@@ -45,12 +54,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   try {
     await command.run(rest, io);
     return 0;
-  } catch (err) {
-    if (err instanceof CliError) {
-      process.stderr.write(`svc-connect ${name}: ${err.message}\n`);
-      return err.exitCode;
+  } catch (failure) {
+    if (failure instanceof CliError) {
+      err(`svc-connect ${name}: ${failure.message}\n`);
+      return failure.exitCode;
     }
-    process.stderr.write(`svc-connect ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    err(`svc-connect ${name}: ${failure instanceof Error ? failure.message : String(failure)}\n`);
     return 1;
   }
 }

@@ -47,8 +47,16 @@ export function baseUrlFrom(url: string | undefined, env: NodeJS.ProcessEnv): st
   }
 }
 
+/** An HTTP answer as the commands read it: status, JSON body, and `Retry-After` when given. */
+export interface CallResult {
+  status: number;
+  body: Record<string, unknown>;
+  /** The `Retry-After` header, as sent. */
+  retryAfter?: string;
+}
+
 /** `fetch` with a clear error when the server cannot be reached. */
-export async function call(url: string, init: RequestInit): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function call(url: string, init: RequestInit): Promise<CallResult> {
   let response: Response;
   try {
     response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
@@ -63,14 +71,33 @@ export async function call(url: string, init: RequestInit): Promise<{ status: nu
   } catch {
     body = { error: 'unexpected_response', error_description: `HTTP ${response.status} with a non-JSON body` };
   }
-  return { status: response.status, body };
+  const retryAfter = response.headers.get('retry-after');
+  return { status: response.status, body, ...(retryAfter !== null ? { retryAfter } : {}) };
 }
 
-/** Throws a CliError for an OAuth error answer. */
-export function failOnError(result: { status: number; body: Record<string, unknown> }, what: string): void {
-  if (result.status >= 400) {
-    const error = typeof result.body.error === 'string' ? result.body.error : '';
-    const description = typeof result.body.error_description === 'string' ? result.body.error_description : '';
-    throw new CliError(`${what} failed: HTTP ${result.status} ${error}${description ? `: ${description}` : ''}`);
+/** Seconds from a `Retry-After` value (delay-seconds or an IMF-fixdate, RFC 9110 10.2.3), rounded up; undefined when unreadable. */
+export function retryAfterSeconds(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value.trim()) ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/**
+ * Throws a CliError for an OAuth error answer: `{what} failed: HTTP {status} {error}: {description}`,
+ * and for a management call (`management.user` given) the user a 401 tried, or for a 429 how many
+ * seconds to wait (from `Retry-After`).
+ */
+export function failOnError(result: CallResult, what: string, management?: { user: string }): void {
+  if (result.status < 400) return;
+  const error = typeof result.body.error === 'string' ? result.body.error : '';
+  const description = typeof result.body.error_description === 'string' ? result.body.error_description : '';
+  let hint = '';
+  if (result.status === 401 && management) {
+    hint = ` (tried the management user "${management.user}", from --user, SVC_MANAGEMENT_USER or the default admin; the password comes from SVC_MANAGEMENT_PASSWORD or --password-file)`;
+  } else if (result.status === 429) {
+    const seconds = retryAfterSeconds(result.retryAfter);
+    hint = seconds === undefined ? ' (wait before trying again)' : ` (wait ${seconds} second${seconds === 1 ? '' : 's'} before trying again; every failed try counts towards the lockout)`;
   }
+  throw new CliError(`${what} failed: HTTP ${result.status} ${error}${description ? `: ${description}` : ''}${hint}`);
 }

@@ -1,14 +1,19 @@
 import { CliError } from '../errors.js';
-import { baseUrlFrom, call, failOnError, flags, type Command } from './common.js';
+import { type Command } from './common.js';
+import { CONNECTION_HELP, connect, parseCommand, request } from './management-api.js';
 
-const usage = `Usage: svc-connect invite --email ADDRESS [--url BASE_URL] [--user USER]
+const usage = `Usage: svc-connect invite (--email ADDRESS | --print) [--url BASE_URL] [--user USER]
 
-Asks the provider's management endpoint to mail an initial access token to ADDRESS.
-BASE_URL defaults to SVC_BASE_URL or http://localhost:3000; USER to SVC_MANAGEMENT_USER or admin.
-The password is read from SVC_MANAGEMENT_PASSWORD (never from a flag, so it stays out of shell history).
-Prints the answer as JSON ({"invited","expires_at","mail"}), and on stderr where the mail went: the
-SMTP server that accepted it, or the .eml file in the server's outbox (the token is in that file;
-the command never sees it).`;
+  --email ADDRESS   asks the provider to mail an initial access token to ADDRESS; prints the answer
+                    as JSON ({"invited","expires_at","mail"}), and on stderr where the mail went: the
+                    SMTP server that accepted it, or the .eml file in the server's outbox (the token
+                    is in that file; the command never sees it).
+  --print           asks the provider for an initial access token for a client of your own and
+                    prints it (only the token, on stdout; its expiry on stderr). The provider shows
+                    it once: it is the same two-day, single-use token an invitation mails.
+
+Both call the provider's management API (role MANAGEMENT).
+${CONNECTION_HELP}`;
 
 /** One line saying where the invitation mail went, from the `mail` member of the answer. */
 export function deliveryNote(body: Record<string, unknown>): string {
@@ -23,20 +28,24 @@ export function deliveryNote(body: Record<string, unknown>): string {
 /** `svc-connect invite`. */
 export const inviteCommand: Command = {
   name: 'invite',
-  summary: 'mail an initial access token to a relying party (calls the management endpoint)',
+  summary: 'mail an initial access token to a relying party, or print one (management API)',
   usage,
   async run(argv, io) {
-    const values = flags(argv, { email: { type: 'string' }, url: { type: 'string' }, user: { type: 'string' } }, usage);
-    const email = values.email as string | undefined;
-    if (!email) throw new CliError(`--email is required\n\n${usage}`, 2);
-    const password = io.env.SVC_MANAGEMENT_PASSWORD;
-    if (!password) throw new CliError('set SVC_MANAGEMENT_PASSWORD to the management password', 2);
-    const user = (values.user as string | undefined) ?? io.env.SVC_MANAGEMENT_USER ?? 'admin';
-    const url = new URL(`${baseUrlFrom(values.url as string | undefined, io.env)}/oidc/v1/management/invite_client`);
-    url.searchParams.set('email', email);
-    const result = await call(url.href, { headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` } });
-    failOnError(result, 'invitation');
-    io.out(`${JSON.stringify(result.body)}\n`);
-    io.err?.(`${deliveryNote(result.body)}\n`);
+    const { values, positionals } = parseCommand(argv, { email: { type: 'string' }, print: { type: 'boolean' } }, usage);
+    if (positionals.length > 0) throw new CliError(`unexpected arguments: ${positionals.join(' ')}\n\n${usage}`, 2);
+    const email = typeof values.email === 'string' ? values.email : undefined;
+    if (values.print === true) {
+      if (email !== undefined) throw new CliError(`give --email or --print, not both\n\n${usage}`, 2);
+      const body = await request(connect(values, io), 'POST', '/initial-access-tokens', 'initial access token');
+      if (typeof body.initial_access_token !== 'string') throw new CliError('initial access token failed: the answer holds no initial_access_token');
+      io.out(`${body.initial_access_token}\n`);
+      const expires = typeof body.expires_at === 'number' ? `, until ${new Date(body.expires_at * 1000).toISOString()}` : '';
+      io.err?.(`initial access token issued: it registers one client${expires}; it is not shown again\n`);
+      return;
+    }
+    if (!email) throw new CliError(`--email or --print is required\n\n${usage}`, 2);
+    const body = await request(connect(values, io), 'GET', `/invite_client?${new URLSearchParams({ email }).toString()}`, 'invitation');
+    io.out(`${JSON.stringify(body)}\n`);
+    io.err?.(`${deliveryNote(body)}\n`);
   },
 };

@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { CliError } from '../errors.js';
 import { baseUrlFrom, call, failOnError, type CliIo } from './common.js';
+import { printable } from './printable.js';
 
 /** The flags every toolbox command takes to reach the management API. */
 export const CONNECTION_FLAGS = {
@@ -52,6 +53,8 @@ export interface ManagementConnection {
   /** `{base}/oidc/v1/management` */
   root: string;
   authorization: string;
+  /** The management user the credentials name (shown when they are refused). */
+  user: string;
 }
 
 /** The connection from `--url`, `--user`, `--password-file` and the environment. */
@@ -71,6 +74,7 @@ export function connect(values: ParsedCommand['values'], io: CliIo): ManagementC
   return {
     root: `${baseUrlFrom(url, io.env)}/oidc/v1/management`,
     authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+    user,
   };
 }
 
@@ -85,7 +89,7 @@ export async function request(
   const headers: Record<string, string> = { authorization: connection.authorization, accept: 'application/json' };
   if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
   const result = await call(`${connection.root}${path}`, { method, headers, body: form ? new URLSearchParams(form).toString() : undefined });
-  failOnError(result, what);
+  failOnError(result, what, { user: connection.user });
   return result.body;
 }
 
@@ -115,17 +119,6 @@ export function table(io: CliIo, header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
   io.out(`${[header, ...rows].map(line).join('\n')}\n`);
-}
-
-/**
- * A value as it may reach an operator's terminal: control characters (C0, DEL, C1; escape sequences
- * and line breaks among them) and Unicode line/paragraph separators and bidi overrides shown as
- * `\\uXXXX`, so a client's own metadata (its `client_name`) cannot recolour, hide or forge rows or
- * talk to the terminal.
- */
-export function printable(value: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** An epoch-seconds value as an ISO date-time (or `-`). */

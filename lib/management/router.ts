@@ -9,6 +9,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { PROVIDER_PATH, ROUTES } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
 import { allowMethods, managementGuard } from './guard.js';
+import { addInitialAccessTokenRoute } from './initial-access-token-route.js';
 import { inviteClient } from './invite.js';
 import type { Mailer } from './mailer.js';
 import { singleParameter } from './parameters.js';
@@ -40,6 +41,8 @@ export interface ManagementOptions {
  * single-use initial access token and answers 202 `{"invited","expires_at","mail"}` without the
  * token (`mail` says where the mail went: the SMTP server or the outbox file); 400 for a bad address,
  * 502 when the mail fails (the token is destroyed), 405 for other methods (`HEAD` included).
+ * `POST /oidc/v1/management/initial-access-tokens`, behind the same guard, hands the operator the
+ * same token unmailed, once (see {@link addInitialAccessTokenRoute}).
  * With `options.toolbox`, the operator toolbox is served behind the same guard (see
  * {@link addToolboxRoutes}).
  *
@@ -81,6 +84,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
       throw err;
     }
   });
+  addInitialAccessTokenRoute(router, guard, { provider, logger, metrics: options.metrics });
   if (options.toolbox) addToolboxRoutes(router, guard, options.toolbox);
   return router;
 }

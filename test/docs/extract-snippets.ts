@@ -17,6 +17,7 @@ const PRELUDE: Record<string, string> = {
   callbackUrl: 'URL',
   jwk: "import('jose').JWK",
   privateKey: 'CryptoKey',
+  signing: 'CryptoKeyPair',
   svc: "import('svc-connect').SvcConnect",
   lookup: "import('./demo-data.js').PersonLookup",
   personModule: "(lookup: import('./demo-data.js').PersonLookup) => import('svc-connect').ClaimModule",

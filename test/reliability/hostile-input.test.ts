@@ -163,8 +163,9 @@ describe('hostile input (issue 10, item 3): 500 generated cases per surface', ()
         fc.oneof(fc.constant(undefined), fc.string({ maxLength: 80 }), fc.string({ maxLength: 40 }).map((s) => `Basic ${Buffer.from(s).toString('base64')}`)),
         fc.oneof(fc.constant(undefined), fc.string({ maxLength: 300 })),
         fc.constantFrom('GET', 'POST', 'PUT', 'DELETE'),
-        async (authorization, email, method) => {
-          const url = new URL(`${running.issuer}/management/invite_client`);
+        fc.constantFrom('invite_client', 'initial-access-tokens'),
+        async (authorization, email, method, route) => {
+          const url = new URL(`${running.issuer}/management/${route}`);
           if (email !== undefined) url.searchParams.set('email', email);
           const headers: Record<string, string> = {};
           if (authorization !== undefined) headers.authorization = authorization;

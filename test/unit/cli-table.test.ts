@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { printable, table } from '../../lib/cli/management-api.js';
+import { table } from '../../lib/cli/management-api.js';
+import { printable } from '../../lib/cli/printable.js';
 
 describe('what the CLI prints of client metadata cannot talk to the terminal', () => {
   const hostile = 'evil\u001b[31mRED\u001b]52;c;ZWNobyBwd25lZA==\u0007\u001b[2K\rlegit-client\nFAKE-ID  Fake  web\u009b2J\u202eeman\u2028x';
@@ -13,6 +14,7 @@ describe('what the CLI prints of client metadata cannot talk to the terminal', (
       'evil\\u001b[31mRED\\u001b]52;c;ZWNobyBwd25lZA==\\u0007\\u001b[2K\\u000dlegit-client\\u000aFAKE-ID  Fake  web\\u009b2J\\u202eeman\\u2028x',
     );
     expect(printable('Ärzte-Portal — 診療')).toBe('Ärzte-Portal — 診療');
+    expect(printable('a\u200eb\u200fc\u061cd\u2069e\u0085f')).toBe('a\\u200eb\\u200fc\\u061cd\\u2069e\\u0085f');
   });
 
   it('prints one line per row, whatever a client named itself', () => {
