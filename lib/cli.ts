@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `svc-connect` command line: `serve`, `config check`, `keys`, `client-keys`, `invite`, `register`, and the
- * operator toolbox over the management API: `clients`, `invitations`, `subjects`.
+ * operator toolbox over the management API: `clients`, `invitations`, `subjects`, `logins`.
  * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
  */
 import { clientKeysCommand } from './cli/client-keys.js';
@@ -15,10 +15,11 @@ import { keysCommand } from './cli/keys.js';
 import { printableIo, printableOutput } from './cli/printable.js';
 import { registerCommand } from './cli/register.js';
 import { serveCommand } from './cli/serve.js';
+import { loginsCommand } from './cli/logins.js';
 import { subjectsCommand } from './cli/subjects.js';
 import { isMainModule } from './is-main.js';
 
-const COMMANDS: Command[] = [serveCommand, configCommand, keysCommand, clientKeysCommand, inviteCommand, registerCommand, clientsCommand, invitationsCommand, subjectsCommand];
+const COMMANDS: Command[] = [serveCommand, configCommand, keysCommand, clientKeysCommand, inviteCommand, registerCommand, clientsCommand, invitationsCommand, subjectsCommand, loginsCommand];
 
 const overview = `Usage: svc-connect <command> [options]
 

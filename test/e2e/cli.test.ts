@@ -153,7 +153,7 @@ describe('the svc-connect command line (issue 8)', () => {
     expect(gone.stderr).toContain(`show failed: HTTP 404 not_found: no client ${client.client_id}`);
   });
 
-  it('invitations list/revoke and subjects revoke over the management API', async () => {
+  it('invitations list/revoke, subjects revoke and logins reset over the management API', async () => {
     const env = { SVC_MANAGEMENT_PASSWORD: 'cli-password', SVC_BASE_URL: running.baseUrl };
     const { token } = await issueInitialAccessToken(running.app.svc.provider);
     const listed = await cli(['invitations', 'list', '--all', '--json'], env);
@@ -171,10 +171,12 @@ describe('the svc-connect command line (issue 8)', () => {
     expect([subject.code, JSON.parse(subject.stdout)]).toEqual([0, expect.objectContaining({ revoked_sessions: 0, revoked_grants: 0 })]);
     const unknownClient = await cli(['subjects', 'revoke', 'some-pairwise-sub', '--client', 'no-such-client'], env);
     expect([unknownClient.code, unknownClient.stderr]).toEqual([1, expect.stringContaining('revoke failed: HTTP 404 not_found')]);
+    const login = await cli(['logins', 'reset', 'someone@example.com'], env);
+    expect([login.code, JSON.parse(login.stdout)]).toEqual([0, { reset: true }]);
   });
 
   it('toolbox usage errors exit 2; a wrong password exits 1', async () => {
-    for (const args of [['clients'], ['clients', 'frobnicate'], ['clients', 'show'], ['clients', 'list', 'extra'], ['invitations', 'revoke'], ['subjects', 'revoke'], ['subjects', 'revoke', 'a', 'b'], ['subjects', 'revoke', 'a', '--client'], ['subjects', 'revoke', 'a', '--client', ''], ['clients', 'list', '--bogus']]) {
+    for (const args of [['clients'], ['clients', 'frobnicate'], ['clients', 'show'], ['clients', 'list', 'extra'], ['invitations', 'revoke'], ['subjects', 'revoke'], ['subjects', 'revoke', 'a', 'b'], ['subjects', 'revoke', 'a', '--client'], ['subjects', 'revoke', 'a', '--client', ''], ['clients', 'list', '--bogus'], ['logins'], ['logins', 'reset'], ['logins', 'reset', 'a', 'b'], ['logins', 'unlock', 'a']]) {
       expect([args.join(' '), (await cli(args, { SVC_MANAGEMENT_PASSWORD: 'x', SVC_BASE_URL: running.baseUrl })).code]).toEqual([args.join(' '), 2]);
     }
     const noPassword = await cli(['clients', 'list'], { SVC_BASE_URL: running.baseUrl });
