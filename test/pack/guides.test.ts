@@ -1,5 +1,6 @@
 /**
- * The guides as a new user runs them (issue 24): in a fresh folder, the commands of
+ * The guides as a new user runs them (issue 24): getting-started's two commands in a clone; in a
+ * fresh folder, the commands of
  * docs/embedding.md install the packed tarball and run its server with `npx tsx server.ts`; the
  * relying-party guide's own-project commands set up a folder where step 1, section 4 and step 3's
  * last lines run as one `rp.ts` against the example server of that tarball. Every command and every
@@ -145,6 +146,7 @@ describe('the guides, run as written in fresh folders with the packed package (i
   });
   const embedding = guide('embedding.md');
   const relyingParty = guide('relying-party.md');
+  const gettingStarted = guide('getting-started.md');
 
   beforeAll(() => {
     const out = fresh('svc-guides-pack-');
@@ -157,6 +159,29 @@ describe('the guides, run as written in fresh folders with the packed package (i
     providerDir = fresh('svc-guides-provider-');
     const setup = blockWith(embedding, 'sh', 'npm init -y', 'npm install svc-connect');
     runShell(setup.replace(/\bnpm install svc-connect\b/, `npm install ${tarball}`), providerDir);
+  }, 300_000);
+
+  it("getting-started.md: in a clone, its two commands start the example server on the embedded defaults, with as many start warnings as the guide counts", async () => {
+    const clone = fresh('svc-guides-clone-');
+    // The committed state, as `git clone` gives it to a new user.
+    execFileSync('git', ['clone', '--quiet', `file://${root}`, clone], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const commands = blockWith(gettingStarted, 'sh', 'npm install', 'npm start').trim().split('\n');
+    expect(commands).toHaveLength(2);
+    runShell(commands[0] as string, clone);
+    const port = await freePort();
+    const server = start(commands[1] as string, clone, { PORT: String(port) });
+    try {
+      const discovery = (await (await waitFor(`http://localhost:${port}/oidc/v1/.well-known/openid-configuration`, 120_000)).json()) as { issuer: string };
+      expect(discovery.issuer).toBe(`http://localhost:${port}/oidc/v1`);
+      const stated = /one warning line per unsafe default still in force \((\w+): ([^)]*)\)/.exec(gettingStarted.replace(/\s+/g, ' '));
+      const count = ['four', 'five', 'six', 'seven', 'eight', 'nine'].indexOf(stated?.[1] ?? '') + 4;
+      expect(stated?.[2]?.split(',')).toHaveLength(count);
+      expect(server.output().split('\n').filter((l) => l.includes('"event":"unsafe_default"'))).toHaveLength(count);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n--- npm start output:\n${server.output()}`);
+    } finally {
+      await server.stop();
+    }
   }, 300_000);
 
   it("embedding.md: the fresh folder is an ES module with tsx, and `npx tsx server.ts` serves a sign-in with the users file's claims", async () => {
