@@ -56,10 +56,13 @@ export class SettingsError extends TypeError {
 export class StoreUnavailableError extends errors.OIDCProviderError {
   /** Stable code for logs and metrics. */
   readonly code = ERROR_CODES.StoreUnavailableError;
+  /** The store's host and port, for logs (never credentials); unset for a store without an address. */
+  readonly where?: { readonly host?: string; readonly port?: number };
 
-  constructor(options?: { cause?: unknown }) {
+  constructor(options?: { cause?: unknown; where?: { host?: string; port?: number } }) {
     super(503, 'server_error');
     this.name = 'StoreUnavailableError';
+    if (options?.where) this.where = options.where;
     // oidc-provider hides errors of status 500 and above; this one is safe to show (fixed text).
     this.expose = true;
     this.error_description = 'the provider store is temporarily unavailable, try again shortly';
@@ -144,10 +147,13 @@ export class InvalidInvitationAddressError extends Error {
 export class MailDeliveryError extends Error {
   /** Stable code for logs and metrics. */
   readonly code = ERROR_CODES.MailDeliveryError;
+  /** The SMTP server's host and port, for logs (never credentials); unset for the outbox or a mailer of code. */
+  readonly where?: { readonly host?: string; readonly port?: number };
 
-  constructor(options?: { cause?: unknown }) {
-    super('the invitation mail could not be sent', options);
+  constructor(options?: { cause?: unknown; where?: { host?: string; port?: number } }) {
+    super('the invitation mail could not be sent', options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'MailDeliveryError';
+    if (options?.where) this.where = options.where;
   }
 }
 

@@ -37,6 +37,14 @@ export interface Mailer {
   send(message: MailMessage): Promise<MailReceipt | void>;
   /** Releases pooled connections. */
   close(): void;
+  /** The SMTP server's host and port, for logs (never its credentials). */
+  readonly where?: { readonly host: string; readonly port: number };
+  /**
+   * Opens a connection to the SMTP server and signs in (nodemailer's `verify`), sending nothing;
+   * rejects with the cause when it cannot (`svc-connect config check --connect`). The outbox
+   * checks nothing.
+   */
+  verify?(): Promise<void>;
 }
 
 /** Options of {@link createMailer}. */
@@ -62,12 +70,16 @@ export function createMailer(options: MailerOptions): Mailer {
       socketTimeout: 10000,
     });
     const url = new URL(options.smtpUrl);
-    const host = `${url.hostname}:${url.port || (url.protocol === 'smtps:' ? '465' : '587')}`;
+    const where = { host: url.hostname, port: Number(url.port || (url.protocol === 'smtps:' ? 465 : 587)) };
     return {
       kind: 'smtp',
+      where,
       async send(message) {
         await transport.sendMail(message);
-        return { transport: 'smtp', host };
+        return { transport: 'smtp', host: `${where.host}:${where.port}` };
+      },
+      async verify() {
+        await transport.verify();
       },
       close: () => transport.close(),
     };
