@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
 import { errors } from 'oidc-provider';
 
 /**
@@ -232,4 +235,31 @@ export class DemoFlowError extends Error {
     super(`${error}: ${description}`);
     this.name = 'DemoFlowError';
   }
+}
+
+/** What the file system's error codes mean, in words. */
+const FILE_ERROR_WORDS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'it is a folder, not a file',
+  ENOTDIR: 'a part of the path is not a folder',
+  EEXIST: 'it exists already',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+  EMFILE: 'too many open files',
+  ENAMETOOLONG: 'the name is too long',
+};
+
+/**
+ * One line for a failed file operation: what was tried, the absolute path, the cause in words and
+ * the system's code (`cannot write /etc/svc/keys.json: the folder /etc/svc does not exist
+ * (ENOENT)`). Never a stack. For every error about a file the user named (keys, clients,
+ * configuration, outputs of the command line).
+ */
+export function fileErrorMessage(action: 'read' | 'write' | 'create' | 'replace', path: string, err: unknown): string {
+  const absolute = resolve(path);
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const words = code === 'ENOENT' && action !== 'read' && !existsSync(dirname(absolute)) ? `the folder ${dirname(absolute)} does not exist` : (code && FILE_ERROR_WORDS[code]) ?? (err instanceof Error ? err.message.split('\n')[0] : 'failed');
+  return `cannot ${action} ${absolute}: ${words}${code ? ` (${code})` : ''}`;
 }

@@ -10,7 +10,8 @@ const usage = `Usage: svc-connect keys generate [--out FILE]
 
 generate: the provider's keys as a private JWKS: signing keys (RSA 2048 for RS256/PS256, EC P-256
 for ES256, use "sig") and request-object decryption keys (RSA 2048 for RSA-OAEP*, EC P-256 for
-ECDH-ES*, use "enc"). With --out the file is written with mode 0600; point svc.keys.file at it.
+ECDH-ES*, use "enc"). With --out the file is written with mode 0600 (its folder must exist) and its
+absolute path printed; point svc.keys.file at it.
 Without --out the JWKS is printed.
 
 rotate: advances the rotation of the keys file FILE by one safe step (see
@@ -57,8 +58,8 @@ export const keysCommand: Command = {
       const out = flags(rest, { out: { type: 'string' } }, usage).out as string | undefined;
       const jwks = JSON.stringify(await generateProviderKeys(), null, 2);
       if (out) {
-        writeSecretFile(out, `${jwks}\n`);
-        io.out(`wrote ${out} (mode 0600); set svc.keys.file=${out}\n`);
+        const written = writeSecretFile(out, `${jwks}\n`);
+        io.out(`wrote ${written} (mode 0600); set svc.keys.file=${written}\n`);
       } else io.out(`${jwks}\n`);
       return;
     }

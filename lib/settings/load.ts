@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { extname } from 'node:path';
+import { extname, resolve } from 'node:path';
 
-import { SettingsError } from '../errors.js';
+import { fileErrorMessage, SettingsError } from '../errors.js';
 import { defaultSettings, PROPERTY_DEFINITIONS, ruleDerivedEnv, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
 import { closestResembled } from './resemblance.js';
@@ -174,17 +174,16 @@ function readConfigFile(file: string): Map<string, string> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new SettingsError(`cannot read configuration file ${file} named by SVC_CONFIG (${code})`, ['SVC_CONFIG']);
+    throw new SettingsError(`the configuration file named by SVC_CONFIG: ${fileErrorMessage('read', file, err)}`, ['SVC_CONFIG']);
   }
   const extension = extname(file).toLowerCase();
   try {
     if (extension === '.json') return flattenJson(JSON.parse(text) as unknown);
     if (extension === '.properties') return parseProperties(text);
   } catch (err) {
-    throw new SettingsError(`malformed configuration file ${file}: ${(err as Error).message}`, ['SVC_CONFIG']);
+    throw new SettingsError(`malformed configuration file ${resolve(file)}: ${(err as Error).message}`, ['SVC_CONFIG']);
   }
-  throw new SettingsError(`configuration file ${file} must end in .properties or .json`, ['SVC_CONFIG']);
+  throw new SettingsError(`configuration file ${resolve(file)} must end in .properties or .json`, ['SVC_CONFIG']);
 }
 
 /** Flattens `{"svc": {"redis": {"url": "…"}}}` and `{"svc.redis.url": "…"}` alike into dotted names. */
