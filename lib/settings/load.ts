@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
+import { dirname, extname, resolve } from 'node:path';
 
 import { fileErrorMessage, SettingsError } from '../errors.js';
 import { defaultSettings, PROPERTY_DEFINITIONS, ruleDerivedEnv, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
+import { resolveAgainst } from './relative-paths.js';
 import { closestResembled } from './resemblance.js';
 import type { Settings } from './types.js';
 
@@ -104,9 +105,13 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
   }
 
   const settings = defaultSettings(production);
+  // Paths written in the configuration file are relative to its folder; the others to the working directory.
+  const fileFolder = file ? dirname(resolve(file)) : undefined;
   for (const definition of PROPERTY_DEFINITIONS) {
     const entry = raw.get(definition.name);
-    if (entry) applyOne(settings, definition, entry);
+    if (!entry) continue;
+    const kind = entry.source === file ? definition.path : undefined;
+    applyOne(settings, definition, kind && fileFolder ? { ...entry, value: resolveAgainst(entry.value, kind, fileFolder) } : entry);
   }
   if (!raw.has('svc.base-url')) settings.baseUrl = `http://localhost:${settings.port}`;
   const sources = new Map<string, SettingSource>();
