@@ -269,7 +269,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const cachedModels = new Set(options.cachedModels ?? ['Client', 'ClientSuspension']);
   const channel = `${prefix}invalidate`;
   const cache: RecordCache | undefined = cachedModels.size
-    ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger })
+    ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger, address: at })
     : undefined;
   const cacheName = (key: string): string => key.slice(prefix.length);
   /** Writes a cached model's record and tells every process to drop it, in one MULTI. */

@@ -88,6 +88,7 @@ interface CauseLike {
   port?: unknown;
   errors?: unknown;
   cause?: unknown;
+  lastNodeError?: unknown;
 }
 
 /**
@@ -102,7 +103,8 @@ interface CauseLike {
 export function describeFailure(err: unknown, at?: { host?: string; port?: number }): LogFields {
   let inner = err as CauseLike | undefined;
   for (let depth = 0; depth < 5 && inner && typeof inner === 'object'; depth++) {
-    const next = inner.cause ?? (Array.isArray(inner.errors) && !inner.message ? (inner.errors as unknown[])[0] : undefined);
+    // ioredis's ClusterAllFailedError keeps the last node's error apart from `cause`.
+    const next = inner.cause ?? inner.lastNodeError ?? (Array.isArray(inner.errors) && !inner.message ? (inner.errors as unknown[])[0] : undefined);
     if (!next || typeof next !== 'object') break;
     inner = next;
   }

@@ -168,6 +168,9 @@ describe('what a failure says: its cause, never a credential, an address or a Re
     // Node's connection to every address of a host fails as one AggregateError without a message.
     const aggregate = Object.assign(new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:6379'), { code: 'ECONNREFUSED', address: '::1', port: 6379 })], ''), { code: 'ECONNREFUSED' });
     expect(describeFailure({ cause: aggregate }, { host: 'localhost', port: 6379 })).toEqual({ cause_code: 'ECONNREFUSED', cause: 'connect ECONNREFUSED ::1:6379', host: '::1', port: 6379 });
+    // A Redis Cluster that no node answers: ioredis keeps the last node's error apart from `cause`.
+    const cluster = Object.assign(new Error('Failed to refresh slots cache.'), { lastNodeError: Object.assign(new Error('connect ECONNREFUSED 10.0.0.2:7000'), { code: 'ECONNREFUSED', address: '10.0.0.2', port: 7000 }) });
+    expect(describeFailure(cluster, { host: '10.0.0.1:7000,10.0.0.2:7000' })).toEqual({ cause_code: 'ECONNREFUSED', cause: 'connect ECONNREFUSED 10.0.0.2:7000', host: '10.0.0.2', port: 7000 });
     // ioredis keeps the command and its arguments on the error: never read.
     const reply = Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), { command: { name: 'get', args: ['svc:Session:secret-key'] } });
     expect(JSON.stringify(describeFailure(reply, { host: 'db', port: 6379 }))).not.toContain('secret-key');
