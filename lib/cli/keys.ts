@@ -20,12 +20,13 @@ signing nothing; (2) once the next keys have been published for N seconds (defau
 ${DEFAULT_PUBLISH_SECONDS}), promotes them: they sign, the old keys are retiring (still published);
 (3) once retiring for 24 h (the longest ID token lifetime), drops the old keys. Run it again for
 each step; it waits (and says until when) while a step is not due. After each step, reload every
-server process (kill -HUP, or restart): they read the file again and log keys_reloaded.
+server process (systemctl reload svc-connect, or kill -HUP <pid> of each svc-connect serve
+process, never of npm start; or restart): they read the file again and log keys_reloaded.
 
 status: the keys of FILE, their states, which algs each signs, and what rotate would do next.`;
 
 function report(io: CliIo, file: string, step: RotationStep): void {
-  const reload = `Reload every server now (kill -HUP <pid>, or restart them): they publish and sign with ${file} as it is after their reload.`;
+  const reload = `Reload every server now (systemctl reload svc-connect, or kill -HUP <pid> of each svc-connect serve process; or restart them): they publish and sign with ${file} as it is after their reload.`;
   switch (step.step) {
     case 'added':
       io.out(`added next keys ${step.kids.join(', ')} to ${file}: published in the JWKS, signing nothing yet.\n${reload}\nThen run "svc-connect keys rotate --file ${file}" again after ${when(step.promoteAfter)} to let them sign.\n`);
