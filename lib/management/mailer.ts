@@ -89,9 +89,11 @@ export function createMailer(options: MailerOptions): Mailer {
     kind: 'outbox',
     async send(message) {
       const info = await transport.sendMail(message);
-      await mkdir(options.outboxDir, { recursive: true, mode: 0o700 });
+      // Absolute, so that a failure's message (logged as its cause) names the folder wherever the server runs.
+      const folder = resolve(options.outboxDir);
+      await mkdir(folder, { recursive: true, mode: 0o700 });
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`;
-      const file = resolve(join(options.outboxDir, name));
+      const file = join(folder, name);
       await writeFile(file, info.message as Buffer, { mode: 0o600 });
       return { transport: 'outbox', file };
     },

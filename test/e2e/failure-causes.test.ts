@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SMTPServer } from 'smtp-server';
@@ -116,6 +119,23 @@ describe('what a failure says: its cause, never a credential, an address or a Re
       expect(failed).toEqual([expect.objectContaining({ cause_code: 'EENVELOPE', smtp_status: 550, host: '127.0.0.1', port: smtp.port, cause: expect.stringContaining('*@partner.example') })]);
       expect(lines.join('\n')).not.toContain('erika.partner');
       expect(lines.join('\n')).not.toMatch(PASSWORDS);
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('logs an outbox folder that cannot be made with the file system\'s code and its absolute path', async () => {
+    const { logger, lines } = capturingLogger();
+    const blocker = join(mkdtempSync(join(tmpdir(), 'svc-outbox-')), 'a-file');
+    writeFileSync(blocker, '');
+    const cwd = process.cwd();
+    const running = await startApp({ logger, properties: { 'svc.mail.outbox-dir': relative(cwd, join(blocker, 'outbox')) } });
+    try {
+      const invited = await fetch(`${running.issuer}/management/invite_client?email=erika.partner@partner.example`, { headers: { authorization: `Basic ${Buffer.from('admin:admin').toString('base64')}` } });
+      expect(invited.status).toBe(502);
+      const failed = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'invitation_mail_failed');
+      expect(failed).toEqual([expect.objectContaining({ transport: 'outbox', cause_code: 'ENOTDIR', cause: expect.stringContaining(join(blocker, 'outbox')) })]);
+      expect(lines.join('\n')).not.toContain('erika.partner');
     } finally {
       await running.close();
     }
