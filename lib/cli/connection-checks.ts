@@ -15,7 +15,8 @@ function causeKind(code: string | undefined, message: string): string {
   const text = `${code ?? ''} ${message}`;
   if (/ECONNREFUSED/.test(text)) return 'connection refused';
   if (/ENOTFOUND|EAI_AGAIN|EDNS/.test(text)) return 'host not found';
-  if (/EAUTH|WRONGPASS|NOAUTH|NOPERM|invalid username-password|authentication/i.test(text)) return 'authentication failed';
+  if (/EAUTH|WRONGPASS|NOAUTH|invalid username-password|authentication/i.test(text)) return 'authentication failed';
+  if (/NOPERM/.test(text)) return 'permission denied';
   if (/ETLS|TLS|SSL|CERT|self[- ]signed/i.test(text)) return 'TLS failed';
   if (/ETIMEDOUT|ETIMEOUT|timed? ?out/i.test(text)) return 'timed out';
   if (/ECONNRESET|EPIPE|closed/i.test(text)) return 'connection closed';
