@@ -90,6 +90,17 @@ describe('what a failure says: its cause, never a credential, an address or a Re
     expect(result.stdout + result.stderr).not.toMatch(PASSWORDS);
   });
 
+  it('config check --connect names TLS spoken to a server that does not speak it: SMTP fails the handshake, Redis never answers it', async () => {
+    const result = await configCheckConnect({
+      SVC_REDIS_URL: `rediss://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`,
+      SVC_MAIL_SMTP_URL: `smtps://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}`,
+    });
+    expect(result.code).toBe(1);
+    expect(lineOf(result.stdout, 'store')).toMatch(new RegExp(`^store: FAILED: Redis: timed out at 127\\.0\\.0\\.1:${redis.port}: `));
+    expect(lineOf(result.stdout, 'mail')).toMatch(new RegExp(`^mail: FAILED: SMTP: TLS failed at 127\\.0\\.0\\.1:${smtp.port}: `));
+    expect(result.stdout + result.stderr).not.toMatch(PASSWORDS);
+  });
+
   it('config check --connect against a stopped Redis and a stopped SMTP server says connection refused and where', async () => {
     const [redisPort, smtpPort] = [await freePort(), await freePort()];
     const result = await configCheckConnect({
