@@ -1,6 +1,6 @@
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 
-import type { Logger } from '../lib/logger.js';
+import { describeFailure, type Logger } from '../lib/logger.js';
 
 /** What {@link createRecordCache} needs. */
 export interface RecordCacheOptions {
@@ -12,6 +12,8 @@ export interface RecordCacheOptions {
   /** The invalidation channel. */
   channel: string;
   logger: Logger;
+  /** The store's host and port, for logs (never credentials). */
+  address?: { host?: string; port?: number };
   /** @default 60000 */
   maxAgeMs?: number;
   /** @default 10000 */
@@ -59,8 +61,10 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
   let active = false;
   let closed = false;
 
-  const deactivate = (): void => {
-    if (active) options.logger.warn('store_cache_paused', { store: 'redis', reason: 'invalidation channel down' });
+  /** The subscriber's last fault: the cause logged when the cache pauses. */
+  let fault: unknown;
+  const deactivate = (cause: unknown = fault): void => {
+    if (active) options.logger.warn('store_cache_paused', { store: 'redis', reason: 'invalidation channel down', ...(cause ? describeFailure(cause, seed ?? options.address) : {}) });
     active = false;
     entries.clear();
     epoch += 1;
@@ -74,8 +78,9 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
     entries.delete(key);
     epoch += 1;
   });
-  subscriber.on('error', () => {
-    // Connection faults are logged by the store's own client; the cache just pauses.
+  subscriber.on('error', (err: unknown) => {
+    // Connection faults are logged by the store's own client; the cache pauses, saying why.
+    fault = err;
   });
   subscriber.on('close', deactivate);
   subscriber.on('ready', () => {
@@ -86,12 +91,12 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
         epoch += 1;
         active = true;
       },
-      () => deactivate(),
+      (err: unknown) => deactivate(err),
     );
   });
   // A failed connection is retried by ioredis and reported by its 'error' event (above); until it
   // is subscribed the cache serves nothing.
-  subscriber.connect().catch(() => deactivate());
+  subscriber.connect().catch((err: unknown) => deactivate(err));
 
   return {
     get(key) {

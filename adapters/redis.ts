@@ -5,7 +5,7 @@ import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'iore
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
-import { silentLogger, type Logger } from '../lib/logger.js';
+import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
 import { REDIS_DEFAULTS } from '../lib/settings/types.js';
 import type { StoreInventory } from './inventory.js';
 import { RequestBatch, type AddCommand, type Answer, type DeferredCommand } from './redis-batch.js';
@@ -39,6 +39,17 @@ export interface RedisStoreOptions {
    * @default ["Client", "ClientSuspension"]
    */
   cachedModels?: string[];
+}
+
+/** The host and port of a Redis store as logged: from its URL (never the credentials), or its Cluster seed nodes. */
+function redisAddress(options: RedisStoreOptions): { host?: string; port?: number } {
+  if (options.clusterNodes?.length) return { host: options.clusterNodes.map((n) => `${n.host}:${n.port}`).join(',') };
+  try {
+    const url = new URL(options.url ?? '');
+    return { host: url.hostname, port: Number(url.port || 6379) };
+  } catch {
+    return {};
+  }
 }
 
 /** Models whose writes a request may defer to its end and whose reads it remembers (see `SvcStore.batch`). */
@@ -125,14 +136,22 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   client.defineCommand('svcAttemptFail', { numberOfKeys: 1, lua: ATTEMPT_FAIL });
   client.defineCommand('svcAttemptLeave', { numberOfKeys: 1, lua: ATTEMPT_LEAVE });
 
+  /** Where the store is, for logs: the URL's host and port (never its credentials), or the Cluster's seed nodes. */
+  const at = redisAddress(options);
+  /** Why a failure happened, for logs: its code, message (no arguments, no credentials) and host. */
+  const causeOf = (err: unknown): ReturnType<typeof describeFailure> => describeFailure(err, at);
   let healthy = true;
+  /** The connection's last error while it is down: the cause of the operations that fail meanwhile. */
+  let connectionError: unknown;
   client.on('error', (err: Error) => {
-    if (healthy) logger.error('store_unavailable', { store: 'redis', name: err.name, code: (err as { code?: string }).code });
+    if (healthy) logger.error('store_unavailable', { store: 'redis', name: err.name, ...causeOf(err) });
     healthy = false;
+    connectionError = err;
   });
   client.on('ready', () => {
-    if (!healthy) logger.info('store_recovered', { store: 'redis' });
+    if (!healthy) logger.info('store_recovered', { store: 'redis', host: at.host, port: at.port });
     healthy = true;
+    connectionError = undefined;
   });
 
   /**
@@ -162,13 +181,15 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const failure = (err: unknown): Error => {
     if (err instanceof errors.OIDCProviderError) return err;
     openUntil = Date.now() + BREAKER_MS;
-    return new StoreUnavailableError({ cause: err });
+    // An operation failing while the connection is down (a timeout, "max retries") is a symptom: the
+    // connection's own error says why.
+    return new StoreUnavailableError({ cause: connectionError ?? err, where: at });
   };
 
   /** Runs one store operation with the fail-fast timeout; protocol errors pass, the rest → 503. */
   const run = async <T>(operation: () => Promise<T>, timed = true, healthy: (result: T) => boolean = () => true): Promise<T> => {
     const open = Date.now() < openUntil;
-    if (open && probing) throw new StoreUnavailableError({ cause: NOT_SENT });
+    if (open && probing) throw new StoreUnavailableError({ cause: connectionError ?? NOT_SENT, where: at });
     if (open) probing = true;
     try {
       const result = await (timed ? attempt(operation) : operation());
@@ -250,7 +271,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const cachedModels = new Set(options.cachedModels ?? ['Client', 'ClientSuspension']);
   const channel = `${prefix}invalidate`;
   const cache: RecordCache | undefined = cachedModels.size
-    ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger })
+    ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger, address: at })
     : undefined;
   const cacheName = (key: string): string => key.slice(prefix.length);
   /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
@@ -270,7 +291,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     await Promise.race([
       node.publish(channel, name).then(
         () => undefined,
-        (err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error' }),
+        (err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...describeFailure(err, at) }),
       ),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, 200);
@@ -517,7 +538,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         // The request failed: what it wrote until then is written as it would have been without the batch.
         await flush(batch).catch((flushErr: unknown) => {
           // The request's own error is the answer; this one is logged (name and code, no payload).
-          logger.warn('store_flush_failed', { store: 'redis', name: flushErr instanceof Error ? flushErr.name : 'error', code: (flushErr as { code?: string }).code });
+          logger.warn('store_flush_failed', { store: 'redis', name: flushErr instanceof Error ? flushErr.name : 'error', ...causeOf(flushErr) });
         });
         throw err;
       }

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
 import { errors } from 'oidc-provider';
 
 /**
@@ -56,10 +59,13 @@ export class SettingsError extends TypeError {
 export class StoreUnavailableError extends errors.OIDCProviderError {
   /** Stable code for logs and metrics. */
   readonly code = ERROR_CODES.StoreUnavailableError;
+  /** The store's host and port, for logs (never credentials); unset for a store without an address. */
+  readonly where?: { readonly host?: string; readonly port?: number };
 
-  constructor(options?: { cause?: unknown }) {
+  constructor(options?: { cause?: unknown; where?: { host?: string; port?: number } }) {
     super(503, 'server_error');
     this.name = 'StoreUnavailableError';
+    if (options?.where) this.where = options.where;
     // oidc-provider hides errors of status 500 and above; this one is safe to show (fixed text).
     this.expose = true;
     this.error_description = 'the provider store is temporarily unavailable, try again shortly';
@@ -144,10 +150,13 @@ export class InvalidInvitationAddressError extends Error {
 export class MailDeliveryError extends Error {
   /** Stable code for logs and metrics. */
   readonly code = ERROR_CODES.MailDeliveryError;
+  /** The SMTP server's host and port, for logs (never credentials); unset for the outbox or a mailer of code. */
+  readonly where?: { readonly host?: string; readonly port?: number };
 
-  constructor(options?: { cause?: unknown }) {
-    super('the invitation mail could not be sent', options);
+  constructor(options?: { cause?: unknown; where?: { host?: string; port?: number } }) {
+    super('the invitation mail could not be sent', options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'MailDeliveryError';
+    if (options?.where) this.where = options.where;
   }
 }
 
@@ -226,4 +235,31 @@ export class DemoFlowError extends Error {
     super(`${error}: ${description}`);
     this.name = 'DemoFlowError';
   }
+}
+
+/** What the file system's error codes mean, in words. */
+const FILE_ERROR_WORDS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'it is a folder, not a file',
+  ENOTDIR: 'a part of the path is not a folder',
+  EEXIST: 'it exists already',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+  EMFILE: 'too many open files',
+  ENAMETOOLONG: 'the name is too long',
+};
+
+/**
+ * One line for a failed file operation: what was tried, the absolute path, the cause in words and
+ * the system's code (`cannot write /etc/svc/keys.json: the folder /etc/svc does not exist
+ * (ENOENT)`). Never a stack. For every error about a file the user named (keys, clients,
+ * configuration, outputs of the command line).
+ */
+export function fileErrorMessage(action: 'read' | 'write' | 'create' | 'replace', path: string, err: unknown): string {
+  const absolute = resolve(path);
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const words = code === 'ENOENT' && action !== 'read' && !existsSync(dirname(absolute)) ? `the folder ${dirname(absolute)} does not exist` : (code && FILE_ERROR_WORDS[code]) ?? (err instanceof Error ? err.message.split('\n')[0] : 'failed');
+  return `cannot ${action} ${absolute}: ${words}${code ? ` (${code})` : ''}`;
 }

@@ -50,3 +50,73 @@ export function redactUrlCredentials(text: string): string {
   const query = [...url.searchParams].map(([k, v]) => `${encodeURIComponent(k)}=${SECRET_QUERY_PARAMETERS.test(k) ? '***' : encodeURIComponent(v)}`).join('&');
   return `${url.protocol}//${user}${url.host}${url.pathname === '/' && !text.replace(/[?#].*$/, '').endsWith('/') ? '' : url.pathname}${query ? `?${query}` : ''}${url.hash}`;
 }
+
+/** An e-mail address anywhere in a text (SMTP replies echo the recipient: `<erika@example.com>: rejected`). */
+const EMAIL_ADDRESS = /[^\s<>()[\]"',;:@]+@([a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+)/gi;
+
+/** Every e-mail address in `text` reduced to its domain (`erika@example.com` → `*@example.com`). */
+export function reduceEmailAddresses(text: string): string {
+  return text.replace(EMAIL_ADDRESS, '*@$1');
+}
+
+/** A URL anywhere in a text, up to the next space or quote. */
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi;
+
+/**
+ * The message of a Redis or SMTP error as it may be logged: its first line, credentials removed
+ * from any URL in it, e-mail addresses reduced to their domain, Redis's echo of command arguments
+ * (`…, with args beginning with: …`) cut off, at most 300 characters.
+ */
+export function safeCauseMessage(message: string): string {
+  const line = (message.split('\n')[0] ?? '').replace(/,?\s*with args beginning with:.*$/i, '');
+  // Addresses are reduced outside URLs only: a URL's userinfo is not an address.
+  let text = '';
+  let from = 0;
+  for (const match of line.matchAll(URL_IN_TEXT)) {
+    text += reduceEmailAddresses(line.slice(from, match.index)) + redactUrlCredentials(match[0]);
+    from = match.index + match[0].length;
+  }
+  text += reduceEmailAddresses(line.slice(from));
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+interface CauseLike {
+  message?: unknown;
+  code?: unknown;
+  responseCode?: unknown;
+  address?: unknown;
+  port?: unknown;
+  errors?: unknown;
+  cause?: unknown;
+  lastNodeError?: unknown;
+}
+
+/**
+ * The log fields saying why a connection to Redis or an SMTP server failed: `cause_code` (the
+ * error's code: `ECONNREFUSED`, `EAUTH`, `ETLS`, `WRONGPASS`, …), `smtp_status` (an SMTP reply
+ * code), `cause` ({@link safeCauseMessage} of its message) and `host`/`port` (the address the
+ * error names, else `at`). Reads the innermost `cause` of wrapping errors (a
+ * `StoreUnavailableError`, a `MailDeliveryError`) and the first of an `AggregateError` (Node's
+ * connection attempt to every address of a host). Never reads what an error carries besides its
+ * message and codes (ioredis keeps the command and its arguments on the error; they are left out).
+ */
+export function describeFailure(err: unknown, at?: { host?: string; port?: number }): LogFields {
+  let inner = err as CauseLike | undefined;
+  for (let depth = 0; depth < 5 && inner && typeof inner === 'object'; depth++) {
+    // ioredis's ClusterAllFailedError keeps the last node's error apart from `cause`.
+    const next = inner.cause ?? inner.lastNodeError ?? (Array.isArray(inner.errors) && !inner.message ? (inner.errors as unknown[])[0] : undefined);
+    if (!next || typeof next !== 'object') break;
+    inner = next;
+  }
+  const code = typeof inner?.code === 'string' ? inner.code : typeof inner?.message === 'string' ? /^([A-Z][A-Z_]+) /.exec(inner.message)?.[1] : undefined;
+  const message = typeof inner?.message === 'string' && inner.message ? safeCauseMessage(inner.message) : inner && typeof inner !== 'object' ? safeCauseMessage(String(inner)) : undefined;
+  const host = typeof inner?.address === 'string' ? inner.address : at?.host;
+  const port = typeof inner?.port === 'number' && typeof inner.address === 'string' ? inner.port : at?.port;
+  return {
+    cause_code: code,
+    ...(typeof inner?.responseCode === 'number' ? { smtp_status: inner.responseCode } : {}),
+    cause: message,
+    host,
+    port,
+  };
+}

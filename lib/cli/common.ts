@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-import { CliError } from '../errors.js';
+import { CliError, fileErrorMessage } from '../errors.js';
 
 /** One sub-command. */
 export interface Command {
@@ -32,9 +33,17 @@ export function flags(argv: string[], options: NonNullable<ParseArgsConfig['opti
   }
 }
 
-/** Writes a secret file readable by its owner only. */
-export function writeSecretFile(path: string, content: string): void {
-  writeFileSync(path, content, { mode: 0o600 });
+/**
+ * Writes a secret file readable by its owner only; returns its absolute path.
+ * @throws {@link CliError} naming the absolute path and the cause (a missing folder, no permission).
+ */
+export function writeSecretFile(path: string, content: string): string {
+  try {
+    writeFileSync(path, content, { mode: 0o600 });
+  } catch (err) {
+    throw new CliError(fileErrorMessage('write', path, err));
+  }
+  return resolve(path);
 }
 
 /** The provider's base URL from `--url` or `SVC_BASE_URL`, without a trailing slash. */

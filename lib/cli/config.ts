@@ -6,19 +6,24 @@ import { loadSettingsWithSources, type SettingSource } from '../settings/load.js
 import type { Settings } from '../settings/types.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import { flags, type CliIo, type Command } from './common.js';
+import { checkConnections } from './connection-checks.js';
 import { table } from './management-api.js';
 
-const usage = `Usage: svc-connect config check [--file FILE]
+const usage = `Usage: svc-connect config check [--file FILE] [--connect]
 
 Loads the configuration exactly as "svc-connect serve" would — the file named by --file or
 SVC_CONFIG (.properties or .json) and the environment — and prints every property's effective
-value (secrets redacted) and where it came from (default, file, env VARIABLE). Then runs the
-server's start checks without starting it: the unsafe defaults (refused under NODE_ENV=production),
-the keys file, the clients file, the authenticator and claim modules. It does not connect to Redis
-or SMTP.
+value (secrets redacted, credentials inside URLs too) and where it came from (default, file, env
+VARIABLE). Then runs the server's start checks without starting it: the unsafe defaults (refused
+under NODE_ENV=production), the keys file, the clients file, the authenticator and claim modules.
 
-Exits 0 when the server would start (warnings are listed), 1 with the server's own message when it
-would not, 2 when the command line is wrong.`;
+--connect  also opens the store (Redis: PING) and the SMTP transport (connect and sign in; nothing
+           is sent) and prints for each what answered, or why not: connection refused, host not
+           found, authentication failed, TLS failed, timed out, with the host and the error.
+
+Exits 0 when the server would start (warnings are listed) and, with --connect, both connections
+work; 1 with the server's own message when it would not, or with the failed connections; 2 when the
+command line is wrong.`;
 
 /** The effective value as printed: secrets redacted (credentials inside URLs too), lists joined, unset as `-`. */
 function shown(value: unknown, secret: boolean): string {
@@ -74,7 +79,8 @@ export const configCommand: Command = {
   async run(argv, io: CliIo) {
     const [sub, ...rest] = argv;
     if (sub !== 'check') throw new CliError(`unknown config command ${sub ?? '(none)'}\n\n${usage}`, 2);
-    const file = flags(rest, { file: { type: 'string' } }, usage).file as string | undefined;
+    const given = flags(rest, { file: { type: 'string' }, connect: { type: 'boolean' } }, usage);
+    const file = given.file as string | undefined;
     const ignored: string[] = [];
     let loaded;
     try {
@@ -101,5 +107,10 @@ export const configCommand: Command = {
     }
     const count = checks.warnings.length;
     io.out(`configuration OK: the server would start${count ? ` with ${count} warning${count === 1 ? '' : 's'}` : ''}\n`);
+    if (!given.connect) return;
+    const connections = await checkConnections(settings);
+    for (const check of connections) io.out(`${check.what}: ${check.ok ? 'OK' : 'FAILED'}: ${check.text}\n`);
+    const failed = connections.filter((c) => !c.ok).map((c) => c.what);
+    if (failed.length) throw new CliError(`cannot connect: ${failed.join(', ')} (see above)`);
   },
 };

@@ -10,7 +10,8 @@ const usage = `Usage: svc-connect keys generate [--out FILE]
 
 generate: the provider's keys as a private JWKS: signing keys (RSA 2048 for RS256/PS256, EC P-256
 for ES256, use "sig") and request-object decryption keys (RSA 2048 for RSA-OAEP*, EC P-256 for
-ECDH-ES*, use "enc"). With --out the file is written with mode 0600; point svc.keys.file at it.
+ECDH-ES*, use "enc"). With --out the file is written with mode 0600 (its folder must exist) and its
+absolute path printed; point svc.keys.file at it.
 Without --out the JWKS is printed.
 
 rotate: advances the rotation of the keys file FILE by one safe step (see
@@ -19,12 +20,13 @@ signing nothing; (2) once the next keys have been published for N seconds (defau
 ${DEFAULT_PUBLISH_SECONDS}), promotes them: they sign, the old keys are retiring (still published);
 (3) once retiring for 24 h (the longest ID token lifetime), drops the old keys. Run it again for
 each step; it waits (and says until when) while a step is not due. After each step, reload every
-server process (kill -HUP, or restart): they read the file again and log keys_reloaded.
+server process (systemctl reload svc-connect, or kill -HUP <pid> of each svc-connect serve
+process, never of npm start; or restart): they read the file again and log keys_reloaded.
 
 status: the keys of FILE, their states, which algs each signs, and what rotate would do next.`;
 
 function report(io: CliIo, file: string, step: RotationStep): void {
-  const reload = `Reload every server now (kill -HUP <pid>, or restart them): they publish and sign with ${file} as it is after their reload.`;
+  const reload = `Reload every server now (systemctl reload svc-connect, or kill -HUP <pid> of each svc-connect serve process; or restart them): they publish and sign with ${file} as it is after their reload.`;
   switch (step.step) {
     case 'added':
       io.out(`added next keys ${step.kids.join(', ')} to ${file}: published in the JWKS, signing nothing yet.\n${reload}\nThen run "svc-connect keys rotate --file ${file}" again after ${when(step.promoteAfter)} to let them sign.\n`);
@@ -57,8 +59,8 @@ export const keysCommand: Command = {
       const out = flags(rest, { out: { type: 'string' } }, usage).out as string | undefined;
       const jwks = JSON.stringify(await generateProviderKeys(), null, 2);
       if (out) {
-        writeSecretFile(out, `${jwks}\n`);
-        io.out(`wrote ${out} (mode 0600); set svc.keys.file=${out}\n`);
+        const written = writeSecretFile(out, `${jwks}\n`);
+        io.out(`wrote ${written} (mode 0600); set svc.keys.file=${written}\n`);
       } else io.out(`${jwks}\n`);
       return;
     }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-import { CliError } from '../errors.js';
+import { CliError, fileErrorMessage } from '../errors.js';
 import { baseUrlFrom, call, failOnError, type CliIo } from './common.js';
 import { printable } from './printable.js';
 
@@ -65,7 +65,7 @@ export function connect(values: ParsedCommand['values'], io: CliIo): ManagementC
     try {
       password = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
     } catch (err) {
-      throw new CliError(`--password-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`, 2);
+      throw new CliError(`--password-file: ${fileErrorMessage('read', file, err)}`, 2);
     }
   } else password = io.env.SVC_MANAGEMENT_PASSWORD;
   if (!password) throw new CliError('set SVC_MANAGEMENT_PASSWORD (or --password-file) to the management password', 2);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
-import { CliError } from '../errors.js';
+import { CliError, fileErrorMessage } from '../errors.js';
 import { baseUrlFrom, call, failOnError, flags, type Command } from './common.js';
 
 const usage = `Usage: svc-connect register [--url BASE_URL] (--body FILE | --redirect-uri URI ...)
@@ -23,10 +24,16 @@ export const registerCommand: Command = {
     if (!token) throw new CliError(`an initial access token is required (SVC_INITIAL_ACCESS_TOKEN or --token)\n\n${usage}`, 2);
     let body: unknown;
     if (bodyFile) {
+      let text: string;
       try {
-        body = JSON.parse(readFileSync(bodyFile, 'utf8')) as unknown;
+        text = readFileSync(bodyFile, 'utf8');
       } catch (err) {
-        throw new CliError(`--body: cannot read ${bodyFile} as JSON (${(err as NodeJS.ErrnoException).code ?? 'invalid JSON'})`, 2);
+        throw new CliError(`--body: ${fileErrorMessage('read', bodyFile, err)}`, 2);
+      }
+      try {
+        body = JSON.parse(text) as unknown;
+      } catch {
+        throw new CliError(`--body: ${resolve(bodyFile)} is not valid JSON`, 2);
       }
       const registration = (body as { registration?: unknown }).registration;
       if (registration) body = registration;

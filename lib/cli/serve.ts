@@ -4,7 +4,12 @@ const usage = `Usage: svc-connect serve
 
 Runs the example server: settings from SVC_CONFIG (.properties or .json) and the environment
 (see docs/configuration.md); the embedded store unless svc.redis.url or svc.redis.cluster-nodes is
-set; the demo accounts and demo page unless svc.demo.enabled=false.`;
+set; the demo accounts and demo page unless svc.demo.enabled=false.
+
+The production command: run it as its own process (node .../dist/lib/cli.js serve, or the systemd
+unit examples/systemd/svc-connect.service), not under npm or npx, so signals reach it: SIGHUP
+reloads svc.keys.file (keys_reloaded), SIGTERM and SIGINT stop it. Relative paths of the
+configuration file resolve against its folder, the environment's against the working directory.`;
 
 /** `svc-connect serve`. */
 export const serveCommand: Command = {

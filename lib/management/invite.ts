@@ -49,7 +49,7 @@ export async function inviteClient(options: InviteOptions): Promise<{ invited: s
     receipt = await options.mailer.send(invitationMail({ from: options.from, to: email, token, expiresAt, registrationEndpoint: options.registrationEndpoint }));
   } catch (cause) {
     await revokeInitialAccessToken(options.provider, token);
-    throw new MailDeliveryError({ cause });
+    throw new MailDeliveryError({ cause, ...(options.mailer.where ? { where: options.mailer.where } : {}) });
   }
   return { invited: email, expiresAt, ...(receipt ? { mail: receipt } : {}) };
 }

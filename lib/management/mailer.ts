@@ -37,6 +37,14 @@ export interface Mailer {
   send(message: MailMessage): Promise<MailReceipt | void>;
   /** Releases pooled connections. */
   close(): void;
+  /** The SMTP server's host and port, for logs (never its credentials). */
+  readonly where?: { readonly host: string; readonly port: number };
+  /**
+   * Opens a connection to the SMTP server and signs in (nodemailer's `verify`), sending nothing;
+   * rejects with the cause when it cannot (`svc-connect config check --connect`). The outbox
+   * checks nothing.
+   */
+  verify?(): Promise<void>;
 }
 
 /** Options of {@link createMailer}. */
@@ -62,12 +70,16 @@ export function createMailer(options: MailerOptions): Mailer {
       socketTimeout: 10000,
     });
     const url = new URL(options.smtpUrl);
-    const host = `${url.hostname}:${url.port || (url.protocol === 'smtps:' ? '465' : '587')}`;
+    const where = { host: url.hostname, port: Number(url.port || (url.protocol === 'smtps:' ? 465 : 587)) };
     return {
       kind: 'smtp',
+      where,
       async send(message) {
         await transport.sendMail(message);
-        return { transport: 'smtp', host };
+        return { transport: 'smtp', host: `${where.host}:${where.port}` };
+      },
+      async verify() {
+        await transport.verify();
       },
       close: () => transport.close(),
     };
@@ -77,9 +89,11 @@ export function createMailer(options: MailerOptions): Mailer {
     kind: 'outbox',
     async send(message) {
       const info = await transport.sendMail(message);
-      await mkdir(options.outboxDir, { recursive: true, mode: 0o700 });
+      // Absolute, so that a failure's message (logged as its cause) names the folder wherever the server runs.
+      const folder = resolve(options.outboxDir);
+      await mkdir(folder, { recursive: true, mode: 0o700 });
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`;
-      const file = resolve(join(options.outboxDir, name));
+      const file = join(folder, name);
       await writeFile(file, info.message as Buffer, { mode: 0o600 });
       return { transport: 'outbox', file };
     },

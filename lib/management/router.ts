@@ -3,7 +3,7 @@ import type Provider from 'oidc-provider';
 
 import type { AttemptCounter } from '../../adapters/store.js';
 import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
-import { noStore, sendError } from '../web/error-response.js';
+import { failureCauseFields, noStore, sendError } from '../web/error-response.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { PROVIDER_PATH, ROUTES } from '../settings/paths.js';
@@ -78,7 +78,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
     } catch (err) {
       if (err instanceof InvalidInvitationAddressError) return sendError(ctx, 400, 'invalid_request', err.message);
       if (err instanceof MailDeliveryError) {
-        logger.error('invitation_mail_failed', { request_id: ctx.state.requestId as string | undefined, code: err.code, transport: mailer.kind });
+        logger.error('invitation_mail_failed', { request_id: ctx.state.requestId as string | undefined, code: err.code, transport: mailer.kind, ...failureCauseFields(err) });
         return sendError(ctx, 502, 'mail_delivery_failed', 'the invitation mail could not be sent; no invitation was issued');
       }
       throw err;

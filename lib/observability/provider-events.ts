@@ -2,6 +2,7 @@ import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
 import type { Logger } from '../logger.js';
+import { failureCauseFields } from '../web/error-response.js';
 import { PROVIDER_EVENTS } from '../seams.js';
 import type { Metrics } from './metrics.js';
 
@@ -32,7 +33,7 @@ export function observeProvider(provider: Provider, logger: Logger, metrics?: Me
   provider.on(PROVIDER_EVENTS.registrationUpdateFailed, failure('registration_update_error'));
   provider.on(PROVIDER_EVENTS.userinfoFailed, failure('userinfo_error'));
   provider.on(PROVIDER_EVENTS.serverError, (ctx: KoaContextWithOIDC, err: Error & { code?: string }) => {
-    logger.error('server_error', { request_id: requestId(ctx), name: err.name, code: err.code });
+    logger.error('server_error', { request_id: requestId(ctx), name: err.name, code: err.code, ...failureCauseFields(err) });
     if (err.code === 'SVC_STORE_UNAVAILABLE') metrics?.storeErrors.inc();
   });
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
-import { SettingsError } from '../errors.js';
+import { fileErrorMessage, SettingsError } from '../errors.js';
 import { RETIRE_AFTER_SECONDS, signingKids, sinceOf, stateOf, type KeyState, type StatefulJwk } from './key-states.js';
 import { rsaBits, validateSigningKeys } from './keys.js';
 
@@ -92,13 +93,13 @@ async function readKeysFile(file: string): Promise<{ keys: StatefulJwk[] }> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new SettingsError(`cannot read the keys file ${file} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`, ['svc.keys.file']);
+    throw new SettingsError(`the keys file: ${fileErrorMessage('read', file, err)}`, ['svc.keys.file']);
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new SettingsError(`the keys file ${file} is not valid JSON`, ['svc.keys.file']);
+    throw new SettingsError(`the keys file ${resolve(file)} is not valid JSON`, ['svc.keys.file']);
   }
   validateSigningKeys(parsed, file);
   return parsed as { keys: StatefulJwk[] };
@@ -114,11 +115,14 @@ async function readKeysFile(file: string): Promise<{ keys: StatefulJwk[] }> {
  */
 export async function rotateKeysFile(file: string, options: RotationOptions = {}): Promise<RotationStep> {
   const lock = `${file}.lock`;
+  // A file that cannot be read is reported as such, not as a lock that cannot be taken beside it.
+  await readKeysFile(file);
   let handle;
   try {
     handle = await open(lock, 'wx', 0o600);
-  } catch {
-    throw new SettingsError(`another rotation of ${file} is running (${lock} exists; remove it if no rotation is running)`, ['svc.keys.file']);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new SettingsError(`another rotation of ${resolve(file)} is running (${resolve(lock)} exists; remove it if no rotation is running)`, ['svc.keys.file']);
+    throw new SettingsError(`the rotation lock: ${fileErrorMessage('create', lock, err)}`, ['svc.keys.file']);
   }
   try {
     const jwks = await readKeysFile(file);
@@ -127,8 +131,13 @@ export async function rotateKeysFile(file: string, options: RotationOptions = {}
     const rotated = { ...jwks, keys };
     validateSigningKeys(rotated, `${file} (after rotation)`);
     const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(temporary, `${JSON.stringify(rotated, null, 2)}\n`, { mode: 0o600 });
-    await rename(temporary, file);
+    await writeFile(temporary, `${JSON.stringify(rotated, null, 2)}\n`, { mode: 0o600 }).catch((err: unknown) => {
+      throw new SettingsError(`the rotated keys: ${fileErrorMessage('write', temporary, err)}`, ['svc.keys.file']);
+    });
+    await rename(temporary, file).catch(async (err: unknown) => {
+      await rm(temporary, { force: true });
+      throw new SettingsError(`the keys file: ${fileErrorMessage('replace', file, err)}`, ['svc.keys.file']);
+    });
     return result;
   } finally {
     await handle.close();

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
-import { SettingsError } from '../errors.js';
+import { fileErrorMessage, SettingsError } from '../errors.js';
 import { providerOrder, stateFault, stateOf } from './key-states.js';
 
 /** A JSON Web Key Set with the provider's private keys: signing keys and, optionally, decryption keys. */
@@ -114,13 +115,13 @@ export async function readSigningKeys(file: string): Promise<PrivateJwks> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new SettingsError(`cannot read svc.keys.file ${file} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`, ['svc.keys.file']);
+    throw new SettingsError(`svc.keys.file: ${fileErrorMessage('read', file, err)}`, ['svc.keys.file']);
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new SettingsError(`svc.keys.file ${file} is not valid JSON`, ['svc.keys.file']);
+    throw new SettingsError(`svc.keys.file ${resolve(file)} is not valid JSON`, ['svc.keys.file']);
   }
   return validateSigningKeys(parsed, file);
 }

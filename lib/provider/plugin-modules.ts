@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -5,6 +7,7 @@ import type { ClaimModule } from '../claims/modules.js';
 import { SettingsError } from '../errors.js';
 import type { Authenticator } from '../claims/authenticator.js';
 import type { Logger } from '../logger.js';
+import { isRelativeSpecifier } from '../settings/relative-paths.js';
 import type { Settings } from '../settings/types.js';
 
 /** What a module named by `svc.authenticator.module` or `svc.claims.modules` is given when its default export is a function. */
@@ -37,19 +40,48 @@ function causeOf(err: unknown): string {
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 
-/** A module path as written (absolute, relative to the working directory, or a `file:` URL) → URL. */
-function moduleUrl(path: string): string {
-  if (path.startsWith('file:')) return path;
-  return pathToFileURL(isAbsolute(path) ? path : resolve(process.cwd(), path)).href;
+/**
+ * Where a module specifier leads, by Node's rules, from the working directory (values of a
+ * configuration file arrive resolved against its folder, see `relative-paths.ts`): a `file:` URL
+ * as it is; an absolute path; `./…` and `../…` against the working directory; a bare specifier is
+ * the file of that relative path when one exists (`examples/claims-file.ts`), else a package name
+ * looked up in the `node_modules` folders from the working directory up (as `require.resolve`
+ * does), else as svc-connect itself would import it (packages whose exports offer `import` only).
+ * `shown` is what errors print: the absolute path of a file.
+ */
+function locate(specifier: string): { url: string; shown: string } {
+  if (specifier.startsWith('file:')) return { url: specifier, shown: specifier };
+  const cwd = process.cwd();
+  const file = (path: string): { url: string; shown: string } => ({ url: pathToFileURL(path).href, shown: path });
+  if (isAbsolute(specifier)) return file(specifier);
+  const beside = resolve(cwd, specifier);
+  if (isRelativeSpecifier(specifier) || existsSync(beside)) return file(beside);
+  try {
+    return file(createRequire(resolve(cwd, 'noop.js')).resolve(specifier));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'MODULE_NOT_FOUND') {
+      throw new ModuleNotFound(`no package ${specifier} in the node_modules folders from ${cwd} up, and no file ${beside} (write ./${specifier} for a file relative to the configuration file or the working directory)`);
+    }
+    return { url: specifier, shown: `package ${specifier}` };
+  }
 }
+
+/** A bare specifier that names neither a package nor a file. */
+class ModuleNotFound extends Error {}
 
 async function importDefault(property: string, path: string): Promise<unknown> {
   let loaded: Record<string, unknown>;
+  let shown = path;
   try {
-    loaded = (await import(moduleUrl(path))) as Record<string, unknown>;
+    const located = locate(path);
+    shown = located.shown;
+    loaded = (await import(located.url)) as Record<string, unknown>;
   } catch (err) {
+    if (err instanceof ModuleNotFound) throw new SettingsError(`cannot load ${property} ${path}: ${err.message}`, [property]);
     const code = (err as NodeJS.ErrnoException).code;
-    throw new SettingsError(`cannot load ${property} ${path}: ${code ? `${code}: ` : ''}${causeOf(err)}`, [property]);
+    const where = shown === path ? '' : ` (${shown})`;
+    throw new SettingsError(`cannot load ${property} ${path}${where}: ${code ? `${code}: ` : ''}${causeOf(err)}`, [property]);
   }
   if (!('default' in loaded) || loaded.default === undefined) {
     throw new SettingsError(`${property} ${path} has no default export (export default the ${property === 'svc.claims.modules' ? 'claim module' : 'authenticator'}, or a function returning it)`, [property]);

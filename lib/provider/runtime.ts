@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 
 import type { ClientMetadata } from 'oidc-provider';
 
@@ -8,7 +9,7 @@ import { ClaimRegistry, type ClaimModule } from '../claims/modules.js';
 import type { Mailer } from '../management/mailer.js';
 import type { SvcStore } from '../../adapters/store.js';
 import { createStaticAuthenticator } from '../demo/accounts.js';
-import { SettingsError } from '../errors.js';
+import { fileErrorMessage, SettingsError } from '../errors.js';
 import type { Authenticator } from '../claims/authenticator.js';
 import type { Logger } from '../logger.js';
 import { createSettingsLogger } from '../observability/pino-logger.js';
@@ -88,14 +89,20 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
 }
 
 async function readClients(file: string): Promise<ClientMetadata[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new SettingsError(`svc.clients.file: ${fileErrorMessage('read', file, err)}`, ['svc.clients.file']);
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(file, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (err) {
-    throw new SettingsError(`cannot read svc.clients.file ${file}: ${(err as Error).message}`, ['svc.clients.file']);
+    throw new SettingsError(`svc.clients.file ${resolve(file)} is not valid JSON: ${(err as Error).message}`, ['svc.clients.file']);
   }
   if (!Array.isArray(parsed) || !parsed.every((c) => c && typeof c === 'object' && typeof (c as ClientMetadata).client_id === 'string')) {
-    throw new SettingsError(`svc.clients.file ${file} must hold an array of client metadata objects with client_id`, ['svc.clients.file']);
+    throw new SettingsError(`svc.clients.file ${resolve(file)} must hold an array of client metadata objects with client_id`, ['svc.clients.file']);
   }
   return parsed as ClientMetadata[];
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { sendCaughtError } from '../web/error-response.js';
+import { failureCauseFields, sendCaughtError } from '../web/error-response.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
@@ -78,6 +78,7 @@ export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: 
       client_id: clientId,
       code: (err as { code?: string }).code,
       name: (err as Error).name,
+      ...failureCauseFields(err),
     });
   };
   const cleanUp = async (ctx: Context, what: string, work: Promise<unknown>, clientId?: string): Promise<boolean> => {

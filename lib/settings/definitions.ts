@@ -1,5 +1,6 @@
 import { LOG_LEVELS } from '../logger.js';
 import { parsePrivateHosts } from '../net/private-hosts.js';
+import type { PathKind } from './relative-paths.js';
 import { REDIS_DEFAULTS, type Settings } from './types.js';
 import {
   parseBaseUrl,
@@ -28,6 +29,11 @@ export interface PropertyDefinition {
   doc: string;
   /** `true` for secrets: their values are never echoed in errors. */
   secret?: boolean;
+  /**
+   * Set when the value names a file, folder or ES module: relative values in a configuration file
+   * resolve against that file's folder (see `relative-paths.ts`).
+   */
+  path?: PathKind;
   /** Parses the raw value and stores it in `settings`; throws an `Error` describing a bad value. */
   apply(settings: Settings, raw: string): void;
   /** The effective value in `settings` (what `svc-connect config check` prints; secrets are redacted there). */
@@ -122,6 +128,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_MAIL_OUTBOX_DIR',
     defaultText: '`./outbox`',
     doc: 'Folder for `.eml` files when no SMTP server is configured.',
+    path: 'file',
     read: (s) => s.mail.outboxDir,
     apply: (s, raw) => {
       s.mail.outboxDir = parseNonEmpty(raw);
@@ -193,6 +200,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_KEYS_FILE',
     defaultText: 'unset → ephemeral keys generated at each start (warned, refused in production)',
     doc: 'A JWKS file with the private keys of the provider (`svc-connect keys generate`): signing keys (`use: "sig"`; RSA for RS256/PS256, EC P-256 for ES256) and decryption keys for encrypted request objects (`use: "enc"`; RSA for RSA-OAEP*, EC for ECDH-ES*). Without `enc` keys, encrypted request objects are not offered.',
+    path: 'file',
     read: (s) => s.keys.file,
     apply: (s, raw) => {
       s.keys.file = parseNonEmpty(raw);
@@ -415,6 +423,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     name: 'svc.clients.file',
     defaultText: 'unset',
     doc: 'A JSON file holding an array of client metadata objects provisioned statically at start.',
+    path: 'file',
     read: (s) => s.clients.file,
     apply: (s, raw) => {
       s.clients.file = parseNonEmpty(raw);
@@ -423,7 +432,8 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
   {
     name: 'svc.authenticator.module',
     defaultText: 'unset → the demo accounts while `svc.demo.enabled`, else an authenticator given in code is required',
-    doc: 'The ES module that signs people in: a path (absolute or relative to the working directory) or `file:` URL whose default export is an `Authenticator` (`authenticate`, `exists`) or a function returning one, given `{ settings, logger }`. Loaded at start; a module that cannot be loaded or does not fit stops the start naming this property. Replaces the demo accounts; `options.authenticator` in code wins over it. `examples/authenticator-file.ts` signs in users of a JSON file with scrypt hashes.',
+    path: 'module',
+    doc: 'The ES module that signs people in: a module specifier (see [paths](#paths)): a path, `file:` URL or package name, whose default export is an `Authenticator` (`authenticate`, `exists`) or a function returning one, given `{ settings, logger }`. Loaded at start; a module that cannot be loaded or does not fit stops the start naming this property. Replaces the demo accounts; `options.authenticator` in code wins over it. `examples/authenticator-file.ts` signs in users of a JSON file with scrypt hashes.',
     read: (s) => s.authenticator.module,
     apply: (s, raw) => {
       s.authenticator.module = parseNonEmpty(raw);
@@ -432,7 +442,8 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
   {
     name: 'svc.claims.modules',
     defaultText: 'unset → no claim modules (the example server: the demo modules while `svc.demo.enabled`)',
-    doc: 'Comma-separated ES modules providing claims (C5), each a path or `file:` URL whose default export is a `ClaimModule`, a list of them, or a function returning either, given `{ settings, logger }`. Loaded at start in this order, after the modules given in code; a module that cannot be loaded or does not fit stops the start naming this property. `examples/claims-file.ts` provides the claims of the users file.',
+    path: 'modules',
+    doc: 'Comma-separated ES modules providing claims (C5), each a module specifier (see [paths](#paths)): a path, `file:` URL or package name, whose default export is a `ClaimModule`, a list of them, or a function returning either, given `{ settings, logger }`. Loaded at start in this order, after the modules given in code; a module that cannot be loaded or does not fit stops the start naming this property. `examples/claims-file.ts` provides the claims of the users file.',
     read: (s) => s.claims.modules,
     apply: (s, raw) => {
       const modules = raw.split(',').map((m) => m.trim());

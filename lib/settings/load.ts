@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { extname } from 'node:path';
+import { dirname, extname, resolve } from 'node:path';
 
-import { SettingsError } from '../errors.js';
+import { fileErrorMessage, SettingsError } from '../errors.js';
 import { defaultSettings, PROPERTY_DEFINITIONS, ruleDerivedEnv, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
+import { resolveAgainst } from './relative-paths.js';
 import { closestResembled } from './resemblance.js';
 import type { Settings } from './types.js';
 
@@ -104,9 +105,13 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
   }
 
   const settings = defaultSettings(production);
+  // Paths written in the configuration file are relative to its folder; the others to the working directory.
+  const fileFolder = file ? dirname(resolve(file)) : undefined;
   for (const definition of PROPERTY_DEFINITIONS) {
     const entry = raw.get(definition.name);
-    if (entry) applyOne(settings, definition, entry);
+    if (!entry) continue;
+    const kind = entry.source === file ? definition.path : undefined;
+    applyOne(settings, definition, kind && fileFolder ? { ...entry, value: resolveAgainst(entry.value, kind, fileFolder) } : entry);
   }
   if (!raw.has('svc.base-url')) settings.baseUrl = `http://localhost:${settings.port}`;
   const sources = new Map<string, SettingSource>();
@@ -174,17 +179,16 @@ function readConfigFile(file: string): Map<string, string> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new SettingsError(`cannot read configuration file ${file} named by SVC_CONFIG (${code})`, ['SVC_CONFIG']);
+    throw new SettingsError(`the configuration file named by SVC_CONFIG: ${fileErrorMessage('read', file, err)}`, ['SVC_CONFIG']);
   }
   const extension = extname(file).toLowerCase();
   try {
     if (extension === '.json') return flattenJson(JSON.parse(text) as unknown);
     if (extension === '.properties') return parseProperties(text);
   } catch (err) {
-    throw new SettingsError(`malformed configuration file ${file}: ${(err as Error).message}`, ['SVC_CONFIG']);
+    throw new SettingsError(`malformed configuration file ${resolve(file)}: ${(err as Error).message}`, ['SVC_CONFIG']);
   }
-  throw new SettingsError(`configuration file ${file} must end in .properties or .json`, ['SVC_CONFIG']);
+  throw new SettingsError(`configuration file ${resolve(file)} must end in .properties or .json`, ['SVC_CONFIG']);
 }
 
 /** Flattens `{"svc": {"redis": {"url": "…"}}}` and `{"svc.redis.url": "…"}` alike into dotted names. */

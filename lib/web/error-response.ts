@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 
-import { isSvcError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { MailDeliveryError, StoreUnavailableError, isSvcError } from '../errors.js';
+import { describeFailure, type LogFields, type Logger } from '../logger.js';
 
 /** The members of an OAuth JSON error answer, with its HTTP status. */
 export interface OAuthErrorAnswer {
@@ -79,6 +79,15 @@ export function sendCaughtError(ctx: Context, caught: unknown): OAuthErrorAnswer
   return out;
 }
 
+/**
+ * Why a store or mail failure happened, as log fields ({@link describeFailure}: code, message
+ * without credentials, arguments or recipient addresses, host and port); nothing for other errors,
+ * whose messages may repeat what a caller sent.
+ */
+export function failureCauseFields(err: unknown): LogFields {
+  return err instanceof StoreUnavailableError || err instanceof MailDeliveryError ? describeFailure(err, err.where) : {};
+}
+
 const requestIdOf = (ctx: Context): string | undefined => (ctx.state as { requestId?: string } | undefined)?.requestId;
 
 /**
@@ -90,7 +99,7 @@ export function logCaughtError(logger: Logger, ctx: Context, caught: unknown, ou
   const err = (caught ?? {}) as ErrorLike;
   const code = isSvcError(caught) ? caught.code : typeof err.code === 'string' ? err.code : undefined;
   if (out.error === 'server_error' || out.status >= 500) {
-    logger.error('request_failed', { request_id: requestIdOf(ctx), path: ctx.path, status: out.status, name: err.name, code });
+    logger.error('request_failed', { request_id: requestIdOf(ctx), path: ctx.path, status: out.status, name: err.name, code, ...failureCauseFields(caught) });
   } else {
     logger.info('request_refused', { request_id: requestIdOf(ctx), status: out.status, error: out.error, name: err.name, code });
   }

@@ -43,37 +43,48 @@ export interface OwnRedis {
   dispose(): void;
 }
 
-function waitForPing(port: number): void {
+function waitForPing(port: number, auth: string[] = []): void {
   for (let i = 0; i < 100; i += 1) {
-    const r = spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' });
+    const r = spawnSync('redis-cli', ['-p', String(port), ...auth, 'ping'], { encoding: 'utf8' });
     if (r.stdout.trim() === 'PONG') return;
     spawnSync('sleep', ['0.05']);
   }
   throw new Error(`redis-server on ${port} did not answer`);
 }
 
-function launch(port: number, dir: string, extra: string[] = []): void {
+function launch(port: number, dir: string, extra: string[] = [], auth: string[] = []): void {
   execFileSync('redis-server', [
     '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes',
     '--dir', dir, '--logfile', join(dir, `redis-${port}.log`), ...extra,
   ]);
-  waitForPing(port);
+  waitForPing(port, auth);
+}
+
+/** Options of {@link startOwnRedis}. */
+export interface OwnRedisOptions {
+  /** `requirepass`: every client must sign in with it (`url` does not carry it). */
+  password?: string;
+  /** More redis-server arguments (`--rename-command SET ""` for a server that refuses a command). */
+  extra?: string[];
 }
 
 /** Starts a standalone redis-server (Debian's) on a free port. */
-export async function startOwnRedis(): Promise<OwnRedis> {
+export async function startOwnRedis(options: OwnRedisOptions = {}): Promise<OwnRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
-  launch(port, dir);
+  const auth = options.password ? ['-a', options.password, '--no-auth-warning'] : [];
+  const extra = [...(options.password ? ['--requirepass', options.password] : []), ...(options.extra ?? [])];
+  const shutdown = (): void => {
+    spawnSync('redis-cli', ['-p', String(port), ...auth, 'shutdown', 'nosave']);
+  };
+  launch(port, dir, extra, auth);
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
-    stop: () => {
-      spawnSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave']);
-    },
-    start: () => launch(port, dir),
+    stop: shutdown,
+    start: () => launch(port, dir, extra, auth),
     dispose: () => {
-      spawnSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave']);
+      shutdown();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -23,6 +23,7 @@ describe('the packed tarball (issue 8)', () => {
     expect(files).toContain('package/dist/examples/index.d.ts');
     // The server the CLI runs is in the library; no example that needs a devDependency is shipped.
     expect(files).toContain('package/dist/lib/server.js');
+    expect(files).toContain('package/examples/systemd/svc-connect.service');
     expect(files.filter((f) => /^package\/dist\/examples\/(server|relying-party|embed-koa|write-config-reference)\./.test(f))).toEqual([]);
     expect(files.some((f) => f.startsWith('package/test/') || f.startsWith('package/lib/') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toBe(false);
 

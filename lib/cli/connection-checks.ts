@@ -1,0 +1,89 @@
+import { describeFailure, silentLogger, type LogFields } from '../logger.js';
+import type { Settings } from '../settings/types.js';
+
+/** The outcome of one connection check of `config check --connect`. */
+export interface ConnectionCheck {
+  /** `store` or `mail`. */
+  what: 'store' | 'mail';
+  ok: boolean;
+  /** One line: what was reached, or why not (cause code, message without credentials, host). */
+  text: string;
+}
+
+/** What a cause code means, in words an operator searches for. */
+function causeKind(code: string | undefined, message: string): string {
+  const text = `${code ?? ''} ${message}`;
+  if (/ECONNREFUSED/.test(text)) return 'connection refused';
+  if (/ENOTFOUND|EAI_AGAIN|EDNS/.test(text)) return 'host not found';
+  if (/EAUTH|WRONGPASS|NOAUTH|invalid username-password|authentication/i.test(text)) return 'authentication failed';
+  if (/NOPERM/.test(text)) return 'permission denied';
+  if (/ETLS|TLS|SSL|CERT|self[- ]signed/i.test(text)) return 'TLS failed';
+  if (/ETIMEDOUT|ETIMEOUT|timed? ?out/i.test(text)) return 'timed out';
+  if (/ECONNRESET|EPIPE|closed/i.test(text)) return 'connection closed';
+  return 'failed';
+}
+
+/** One failure as printed: what kind, where, the code and the (safe) message. */
+function failureText(fields: LogFields): string {
+  const code = typeof fields.cause_code === 'string' ? fields.cause_code : undefined;
+  const message = typeof fields.cause === 'string' ? fields.cause : '';
+  const where = fields.host === undefined ? '' : ` at ${String(fields.host)}${fields.port === undefined ? '' : `:${String(fields.port)}`}`;
+  const status = fields.smtp_status === undefined ? '' : ` (SMTP ${String(fields.smtp_status)})`;
+  const detail = [code && !message.includes(code) ? code : undefined, message].filter(Boolean).join(': ');
+  return `${causeKind(code, message)}${where}${status}: ${detail || 'no reason given'}`;
+}
+
+/** Rejects after `ms` unless `promise` settles first. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(Object.assign(new Error(`${what} did not answer within ${ms} ms`), { code: 'ETIMEDOUT' })), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Opens the configured store and sends PING; the embedded store has nothing to connect to. */
+async function checkStore(settings: Settings, timeoutMs: number): Promise<ConnectionCheck> {
+  if (!settings.redis.url && !settings.redis.clusterNodes) return { what: 'store', ok: true, text: 'embedded memory store: nothing to connect to' };
+  const { createStore } = await import('../../adapters/index.js');
+  const store = createStore(settings, silentLogger);
+  const target = settings.redis.clusterNodes ? `Redis Cluster ${settings.redis.clusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}` : 'Redis';
+  try {
+    await within(store.ping(), timeoutMs, 'Redis');
+    const url = settings.redis.url ? new URL(settings.redis.url) : undefined;
+    return { what: 'store', ok: true, text: `${target}${url ? ` at ${url.hostname}:${url.port || 6379}` : ''} answers PING` };
+  } catch (err) {
+    const where = (err as { where?: { host?: string; port?: number } }).where;
+    return { what: 'store', ok: false, text: `${target}: ${failureText(describeFailure(err, where))}` };
+  } finally {
+    await within(store.close(), 2000, 'closing Redis').catch(() => undefined);
+  }
+}
+
+/** Connects to the SMTP server and signs in (sends nothing); the outbox has nothing to connect to. */
+async function checkMail(settings: Settings, timeoutMs: number): Promise<ConnectionCheck> {
+  if (!settings.mail.smtpUrl) return { what: 'mail', ok: true, text: `outbox folder ${settings.mail.outboxDir}: nothing to connect to` };
+  const { createMailer } = await import('../management/mailer.js');
+  const mailer = createMailer(settings.mail);
+  const where = mailer.where;
+  const at = where ? ` at ${where.host}:${where.port}` : '';
+  try {
+    await within(mailer.verify?.() ?? Promise.resolve(), timeoutMs, 'SMTP');
+    return { what: 'mail', ok: true, text: `SMTP${at} accepts a connection${new URL(settings.mail.smtpUrl).username ? ' and the sign-in' : ''}` };
+  } catch (err) {
+    return { what: 'mail', ok: false, text: `SMTP: ${failureText(describeFailure(err, where))}` };
+  } finally {
+    mailer.close();
+  }
+}
+
+/**
+ * `config check --connect`: opens the store (PING) and the SMTP transport (connect and sign in,
+ * nothing sent), each within `timeoutMs`, and says for each what answered or why not: refused,
+ * host not found, authentication, TLS, timed out; the host; the error's code and message without
+ * credentials or addresses.
+ */
+export async function checkConnections(settings: Settings, timeoutMs = 10_000): Promise<ConnectionCheck[]> {
+  return Promise.all([checkStore(settings, timeoutMs), checkMail(settings, timeoutMs)]);
+}
