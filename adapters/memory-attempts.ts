@@ -1,4 +1,4 @@
-import { LEASE_SECONDS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
+import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
 
 interface AttemptEntry {
   /** Failures in the current window. */
@@ -11,83 +11,66 @@ interface AttemptEntry {
   strikes: number;
   /** Failures since the last success, across windows. */
   run: number;
-  /** Leases of attempts in flight: lease id → lapses at, epoch ms. */
-  leases: Map<string, number>;
   /** When the entry may be forgotten, epoch ms. */
   expiresAt: number;
 }
 
 /**
- * The memory store's {@link AttemptCounter}: the same rules as the Redis scripts `ATTEMPT_ENTER`,
- * `ATTEMPT_FAIL` and `ATTEMPT_LEAVE`, each operation one synchronous step (atomic within the process).
+ * The memory store's {@link AttemptCounter}: the same rules as the Redis scripts `ATTEMPT_CHECK`,
+ * `ATTEMPT_FAIL` and `ATTEMPT_SUCCEED`, each operation one synchronous step (atomic within the process).
  */
 export function createMemoryAttempts(now: () => number): AttemptCounter & { sweep(): void } {
   const entries = new Map<string, AttemptEntry>();
   const live = (key: string, t: number): AttemptEntry | undefined => {
     const entry = entries.get(key);
-    if (entry && entry.expiresAt <= t && entry.leases.size === 0) {
+    if (entry && entry.expiresAt <= t) {
       entries.delete(key);
       return undefined;
     }
-    if (entry) for (const [lease, lapses] of entry.leases) if (lapses <= t) entry.leases.delete(lease);
     return entry;
   };
-  const fresh = (): AttemptEntry => ({ failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0, leases: new Map(), expiresAt: 0 });
-  const keep = (entry: AttemptEntry, t: number): void => {
-    let until = Math.max(entry.windowEnd, entry.lockedUntil, ...entry.leases.values());
-    if (entry.strikes > 0) until = Math.max(until, t + STRIKE_MEMORY_SECONDS * 1000);
-    if (entry.run > 0) until = Math.max(until, t + RUN_MEMORY_SECONDS * 1000);
-    entry.expiresAt = until;
+  /** Milliseconds until `entry` may try under `rule`, 0 when it may. */
+  const wait = (entry: AttemptEntry | undefined, rule: AttemptRule, t: number): number => {
+    if (!entry) return 0;
+    if (entry.lockedUntil > t) return entry.lockedUntil - t;
+    if (rule.consecutiveLimit !== undefined && entry.run >= rule.consecutiveLimit) return Math.max(1000, rule.maxCoolDownSeconds * 1000);
+    return 0;
   };
   return {
-    async enter(key, lease, rule: AttemptRule) {
+    async check(key, rule) {
       const t = now();
-      const entry = live(key, t) ?? fresh();
-      if (entry.lockedUntil > t) return entry.lockedUntil - t;
-      if (rule.consecutiveLimit !== undefined && entry.run >= rule.consecutiveLimit) return Math.max(1000, rule.maxCoolDownSeconds * 1000);
-      if (entry.windowEnd <= t) {
-        entry.failures = 0;
-        entry.windowEnd = 0;
-      }
-      if (entry.failures + entry.leases.size >= rule.limit) return -1;
-      entry.leases.set(lease, t + LEASE_SECONDS * 1000);
-      entries.set(key, entry);
-      keep(entry, t);
-      return 0;
+      return wait(live(key, t), rule, t);
     },
-    async fail(key, lease, rule) {
+    async fail(key, rule) {
       const t = now();
-      const entry = live(key, t) ?? fresh();
+      const entry = live(key, t) ?? { failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0, expiresAt: 0 };
       entries.set(key, entry);
-      const held = entry.leases.delete(lease);
       entry.run += 1;
-      if (entry.lockedUntil > t) {
-        keep(entry, t);
-        return held;
+      const locked = entry.lockedUntil > t ? entry.lockedUntil - t : 0;
+      if (!locked) {
+        if (entry.windowEnd <= t) {
+          entry.failures = 0;
+          entry.windowEnd = t + rule.windowSeconds * 1000;
+        }
+        entry.failures += 1;
+        if (entry.failures >= rule.limit) {
+          entry.strikes += 1;
+          entry.lockedUntil = t + Math.min(rule.coolDownSeconds * 1000 * 2 ** (entry.strikes - 1), rule.maxCoolDownSeconds * 1000);
+          entry.failures = 0;
+          entry.windowEnd = 0;
+        }
       }
-      if (entry.windowEnd <= t) {
-        entry.failures = 0;
-        entry.windowEnd = t + rule.windowSeconds * 1000;
-      }
-      const within = held || entry.failures < rule.limit;
-      entry.failures += 1;
-      if (entry.failures >= rule.limit) {
-        entry.strikes += 1;
-        entry.lockedUntil = t + Math.min(rule.coolDownSeconds * 1000 * 2 ** (entry.strikes - 1), rule.maxCoolDownSeconds * 1000);
-        entry.failures = 0;
-        entry.windowEnd = 0;
-      }
-      keep(entry, t);
-      return within;
+      entry.expiresAt = Math.max(entry.windowEnd, entry.lockedUntil, t + (entry.strikes > 0 ? STRIKE_MEMORY_SECONDS * 1000 : 0), t + (rule.consecutiveLimit !== undefined ? RUN_MEMORY_SECONDS * 1000 : 0));
+      return locked;
     },
-    async leave(key, lease, forget) {
+    async succeed(key, rule, forget) {
       const t = now();
-      const entry = live(key, t);
-      if (!entry) return;
-      if (lease !== undefined) entry.leases.delete(lease);
-      if (forget) Object.assign(entry, { failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0 });
-      keep(entry, t);
-      if (entry.leases.size === 0 && entry.expiresAt <= t) entries.delete(key);
+      const waitMs = wait(live(key, t), rule, t);
+      if (!waitMs && forget) entries.delete(key);
+      return waitMs;
+    },
+    async forget(key) {
+      entries.delete(key);
     },
     sweep() {
       const t = now();

@@ -62,93 +62,64 @@ redis.call('DEL', KEYS[1])
 return members`;
 
 /**
- * Shared head of the attempt scripts: the server's clock (so processes with skewed clocks agree),
- * the hash's fields (`f` failures in the window, `w` window end ms, `u` locked until ms, `s`
- * lockouts, `r` failures since the last success, `L:<lease>` lapse ms of each attempt in flight),
- * lapsed leases dropped, and `keep()`, which sets the key's expiry to the longest thing it remembers.
- * ARGV[1] lease id, ARGV[2] strike memory ms, ARGV[3] run memory ms.
+ * Shared head of the attempt scripts: the server's clock (so processes with skewed clocks agree)
+ * and the hash's fields (`f` failures in the window, `w` window end ms, `u` locked until ms, `s`
+ * lockouts, `r` failures since the last success). ARGV[1] consecutive limit (0: none), ARGV[2] max
+ * cool-down ms. `wait` is what the pre-check answers: the cool-down left, or the max cool-down when
+ * the run of failures reached the consecutive limit, else 0.
  */
 const ATTEMPT_HEAD = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local all = redis.call('HGETALL', KEYS[1])
-local h = {}
-local leases = 0
-for i = 1, #all, 2 do
-  local field, value = all[i], all[i + 1]
-  if string.sub(field, 1, 2) == 'L:' then
-    if tonumber(value) <= now then redis.call('HDEL', KEYS[1], field) else leases = leases + 1; h[field] = value end
-  else h[field] = value end
-end
-local f = tonumber(h.f or '0')
-local w = tonumber(h.w or '0')
-local u = tonumber(h.u or '0')
-local s = tonumber(h.s or '0')
-local r = tonumber(h.r or '0')
-local lease = 'L:' .. ARGV[1]
-local function keep()
-  local until_ = math.max(w, u)
-  for field, value in pairs(h) do
-    if string.sub(field, 1, 2) == 'L:' and tonumber(value) > until_ then until_ = tonumber(value) end
-  end
-  if s > 0 and now + tonumber(ARGV[2]) > until_ then until_ = now + tonumber(ARGV[2]) end
-  if r > 0 and now + tonumber(ARGV[3]) > until_ then until_ = now + tonumber(ARGV[3]) end
-  if until_ > now then redis.call('PEXPIREAT', KEYS[1], until_) else redis.call('DEL', KEYS[1]) end
-end
+local h = redis.call('HMGET', KEYS[1], 'f', 'w', 'u', 's', 'r')
+local f = tonumber(h[1] or '0')
+local w = tonumber(h[2] or '0')
+local u = tonumber(h[3] or '0')
+local s = tonumber(h[4] or '0')
+local r = tonumber(h[5] or '0')
+local consecutive = tonumber(ARGV[1])
+local wait = 0
+if u > now then wait = u - now
+elseif consecutive > 0 and r >= consecutive then wait = math.max(1000, tonumber(ARGV[2])) end
 `;
 
-/**
- * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then limit, consecutive limit (0: none),
- * max cool-down ms, lease ms. Returns 0 (lease taken), -1 (the budget is held by attempts in
- * flight) or the ms until the key may try again.
- */
-export const ATTEMPT_ENTER = `${ATTEMPT_HEAD}
-if u > now then return u - now end
-local limit = tonumber(ARGV[4])
-local consecutive = tonumber(ARGV[5])
-if consecutive > 0 and r >= consecutive then return math.max(1000, tonumber(ARGV[6])) end
-if w <= now then f = 0; w = 0 end
-if f + leases >= limit then return -1 end
-h[lease] = now + tonumber(ARGV[7])
-redis.call('HSET', KEYS[1], lease, h[lease])
-if #all == 0 or (h[lease] > math.max(w, u) and s == 0 and r == 0) then keep() end
-return 0`;
+/** KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}. Returns the pre-check's wait (0: may try). */
+export const ATTEMPT_CHECK = `${ATTEMPT_HEAD}
+return wait`;
 
 /**
  * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then limit, window ms, base cool-down ms,
- * max cool-down ms. Drops the lease and counts a failure; returns 1 when it was within the budget.
+ * strike memory ms, run memory ms (0 without a consecutive limit). Counts a wrong guess; returns 0
+ * when it was within the budget, else the ms of the cool-down already running.
  */
 export const ATTEMPT_FAIL = `${ATTEMPT_HEAD}
-local held = h[lease] ~= nil
-if held then redis.call('HDEL', KEYS[1], lease); h[lease] = nil end
+local limit = tonumber(ARGV[3])
 r = r + 1
-if u > now then
-  redis.call('HSET', KEYS[1], 'r', r)
-  keep()
-  if held then return 1 else return 0 end
-end
-local limit = tonumber(ARGV[4])
-if w <= now then f = 0; w = now + tonumber(ARGV[5]) end
-local within = held or f < limit
-f = f + 1
-if f >= limit then
-  s = s + 1
-  local cool = tonumber(ARGV[6]) * (2 ^ (s - 1))
-  if cool > tonumber(ARGV[7]) then cool = tonumber(ARGV[7]) end
-  u = now + cool
-  f = 0
-  w = 0
+local locked = 0
+if u > now then locked = u - now
+else
+  if w <= now then f = 0; w = now + tonumber(ARGV[4]) end
+  f = f + 1
+  if f >= limit then
+    s = s + 1
+    local cool = tonumber(ARGV[5]) * (2 ^ (s - 1))
+    if cool > tonumber(ARGV[2]) then cool = tonumber(ARGV[2]) end
+    u = now + cool
+    f = 0
+    w = 0
+  end
 end
 redis.call('HSET', KEYS[1], 'f', f, 'w', w, 'u', u, 's', s, 'r', r)
-keep()
-if within then return 1 else return 0 end`;
+local keep = math.max(w, u)
+if s > 0 then keep = math.max(keep, now + tonumber(ARGV[6])) end
+keep = math.max(keep, now + tonumber(ARGV[7]))
+redis.call('PEXPIREAT', KEYS[1], keep)
+return locked`;
 
 /**
- * KEYS[1] attempt hash; ARGV[1] lease id (empty: none), ARGV[2] 1 to forget the failures and
- * cool-down. Needs neither the clock nor a read: a hash whose last field goes is deleted by Redis,
- * and leases of others keep the expiry they had.
+ * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then 1 to forget. Returns the pre-check's
+ * wait for a right guess; when 0 and forgetting, deletes the key.
  */
-export const ATTEMPT_LEAVE = `
-if ARGV[1] ~= '' then redis.call('HDEL', KEYS[1], 'L:' .. ARGV[1]) end
-if ARGV[2] == '1' then redis.call('HDEL', KEYS[1], 'f', 'w', 'u', 's', 'r') end
-return 1`;
+export const ATTEMPT_SUCCEED = `${ATTEMPT_HEAD}
+if wait == 0 and ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
+return wait`;

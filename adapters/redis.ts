@@ -12,8 +12,8 @@ import { RequestBatch, type AddCommand, type Answer, type DeferredCommand } from
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeLegacyRecord, decodeRecord, encodeRecord, isWrongType, sameButExpiry } from './redis-records.js';
-import { ATTEMPT_ENTER, ATTEMPT_FAIL, ATTEMPT_LEAVE, CONSUME, INDEX_ADD, INDEX_TAKE, UNCONSUME } from './redis-scripts.js';
-import { GRANTABLE_MODELS, LEASE_SECONDS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type SvcStore } from './store.js';
+import { ATTEMPT_CHECK, ATTEMPT_FAIL, ATTEMPT_SUCCEED, CONSUME, INDEX_ADD, INDEX_TAKE, UNCONSUME } from './redis-scripts.js';
+import { GRANTABLE_MODELS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -60,9 +60,9 @@ interface ScriptCommands {
   svcUnconsume(key: string): Promise<number>;
   svcIndexAdd(key: string, member: string, ttl: number): Promise<number>;
   svcIndexTake(key: string): Promise<string[]>;
-  svcAttemptEnter(key: string, lease: string, strikeMs: number, runMs: number, limit: number, consecutive: number, maxMs: number, leaseMs: number): Promise<number>;
-  svcAttemptFail(key: string, lease: string, strikeMs: number, runMs: number, limit: number, windowMs: number, baseMs: number, maxMs: number): Promise<number>;
-  svcAttemptLeave(key: string, lease: string, forget: number): Promise<number>;
+  svcAttemptCheck(key: string, consecutive: number, maxMs: number): Promise<number>;
+  svcAttemptFail(key: string, consecutive: number, maxMs: number, limit: number, windowMs: number, baseMs: number, strikeMs: number, runMs: number): Promise<number>;
+  svcAttemptSucceed(key: string, consecutive: number, maxMs: number, forget: number): Promise<number>;
 }
 
 type Client = (Redis | Cluster) & ScriptCommands;
@@ -132,9 +132,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   client.defineCommand('svcUnconsume', { numberOfKeys: 1, lua: UNCONSUME });
   client.defineCommand('svcIndexAdd', { numberOfKeys: 1, lua: INDEX_ADD });
   client.defineCommand('svcIndexTake', { numberOfKeys: 1, lua: INDEX_TAKE });
-  client.defineCommand('svcAttemptEnter', { numberOfKeys: 1, lua: ATTEMPT_ENTER });
+  client.defineCommand('svcAttemptCheck', { numberOfKeys: 1, lua: ATTEMPT_CHECK });
   client.defineCommand('svcAttemptFail', { numberOfKeys: 1, lua: ATTEMPT_FAIL });
-  client.defineCommand('svcAttemptLeave', { numberOfKeys: 1, lua: ATTEMPT_LEAVE });
+  client.defineCommand('svcAttemptSucceed', { numberOfKeys: 1, lua: ATTEMPT_SUCCEED });
 
   /** Where the store is, for logs: the URL's host and port (never its credentials), or the Cluster's seed nodes. */
   const at = redisAddress(options);
@@ -489,38 +489,43 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   });
 
   const attemptKey = (key: string): string => `${prefix}attempts:${hashId(key)}`;
-  const memory = [STRIKE_MEMORY_SECONDS * 1000, RUN_MEMORY_SECONDS * 1000] as const;
+  /** The arguments every attempt script starts with (see `ATTEMPT_HEAD`). */
+  const head = (rule: AttemptRule): [number, number] => [rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000];
   /**
    * Settles an attempt: with the request's other commands, and if the breaker refused to send it
    * (opened by another counter of the same sign-in, on another Cluster node), once more past the
-   * breaker, with its own timeout. A lease left standing would hold budget until it lapses. Only a
-   * command that was never sent is sent again: failing twice would count one guess twice, and
-   * forgetting late could erase failures counted after the outage.
+   * breaker, with its own timeout. Only a command that was never sent is sent again: counting one
+   * guess twice, or forgetting late, could erase or invent failures around an outage.
    */
-  const settle = async <T>(add: AddCommand): Promise<T> => {
+  const settle = async (add: AddCommand): Promise<number> => {
     try {
-      return await send<T>(add);
+      return await send<number>(add);
     } catch (err) {
       if (!(err instanceof StoreUnavailableError && err.cause === NOT_SENT)) throw err;
       const [answer] = await attempt(() => exchange([add])).catch((cause: unknown) => [[cause as Error, undefined] as Answer]);
       if (answer?.[0]) throw failure(answer[0]);
-      return answer?.[1] as T;
+      return Number(answer?.[1]);
     }
   };
-  // Attempts are entered and settled at once, not with the request's other writes: a lease held
-  // until the request ends would hold budget against concurrent sign-ins for longer. Issued
-  // together (a sign-in's counters), they still go in one round trip.
+  // Attempts are checked and settled at once, not with the request's other writes. Issued together
+  // (a sign-in's counters), they still go in one round trip.
   const attempts: AttemptCounter = {
-    enter: (key, lease, rule) =>
-      send<number>((p) =>
-        void (p as Pipe).svcAttemptEnter(attemptKey(key), lease, ...memory, rule.limit, rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000, LEASE_SECONDS * 1000),
+    check: (key, rule) => send<number>((p) => void (p as Pipe).svcAttemptCheck(attemptKey(key), ...head(rule))),
+    fail: (key, rule) =>
+      settle((p) =>
+        void (p as Pipe).svcAttemptFail(
+          attemptKey(key),
+          ...head(rule),
+          rule.limit,
+          rule.windowSeconds * 1000,
+          rule.coolDownSeconds * 1000,
+          STRIKE_MEMORY_SECONDS * 1000,
+          rule.consecutiveLimit === undefined ? 0 : RUN_MEMORY_SECONDS * 1000,
+        ),
       ),
-    fail: async (key, lease, rule) =>
-      (await settle<number>((p) =>
-        void (p as Pipe).svcAttemptFail(attemptKey(key), lease, ...memory, rule.limit, rule.windowSeconds * 1000, rule.coolDownSeconds * 1000, rule.maxCoolDownSeconds * 1000),
-      )) === 1,
-    leave: async (key, lease, forget) => {
-      await settle((p) => void (p as Pipe).svcAttemptLeave(attemptKey(key), lease ?? '', forget ? 1 : 0));
+    succeed: (key, rule, forget) => settle((p) => void (p as Pipe).svcAttemptSucceed(attemptKey(key), ...head(rule), forget ? 1 : 0)),
+    forget: async (key) => {
+      await settle((p) => void p.del(attemptKey(key)));
     },
   };
 

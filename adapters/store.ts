@@ -101,37 +101,34 @@ export interface AttemptRule {
  * Keys are opaque strings chosen by the caller (hash or MAC anything personal first); the store
  * keeps them only hashed.
  *
- * Only completed failures count. An attempt enters with a lease before it is judged, and a key
- * admits an attempt only while its failures plus the leases in flight stay below the limit: of any
- * number of concurrent attempts, at most `limit` are judged before the lockout is known, and an
- * attempt that finds the budget held by attempts in flight waits for them instead of being
- * refused. A lease left behind (a process that died) lapses after {@link LEASE_SECONDS}.
+ * Only completed failures count: an attempt is checked before it is judged (nothing written), and
+ * settled after, in one atomic step that decides whether its outcome may be revealed. Of any
+ * number of concurrent wrong guesses, the first `limit` to settle are within the budget and the
+ * one that reaches it starts the cool-down; a right guess is refused only when failures that
+ * settled before it locked the key, never because of attempts still in flight.
  */
 export interface AttemptCounter {
   /**
-   * Takes a lease on `key` for one attempt. Resolves 0 when taken; -1 when the budget is held by
-   * attempts in flight (try again once one settles); otherwise the milliseconds until the key's
-   * cool-down ends. Lockouts grow: each one doubles the cool-down, up to `rule.maxCoolDownSeconds`,
-   * and the count of lockouts is remembered for a day.
+   * The pre-check: resolves 0 when `key` may try, otherwise the milliseconds until it may (its
+   * cool-down, or `rule.consecutiveLimit` failures in a row). Writes nothing.
    */
-  enter(key: string, lease: string, rule: AttemptRule): Promise<number>;
+  check(key: string, rule: AttemptRule): Promise<number>;
   /**
-   * Settles a failed attempt: drops its lease and counts one failure; the failure that reaches
-   * `rule.limit` starts the cool-down. Resolves whether the attempt was within the budget (its
-   * lease was still held, or failures were below the limit): the caller may reveal the judgement
-   * only then.
+   * Settles a wrong guess: counts one failure (the one that reaches `rule.limit` starts the
+   * cool-down, which doubles with each lockout up to `rule.maxCoolDownSeconds`; lockouts are
+   * remembered for a day). Resolves 0 when it was within the budget (the caller may say the guess
+   * was wrong), otherwise the milliseconds of the cool-down that failures settled before it started.
    */
-  fail(key: string, lease: string, rule: AttemptRule): Promise<boolean>;
+  fail(key: string, rule: AttemptRule): Promise<number>;
   /**
-   * Settles an attempt that does not count (a success, or one never judged): drops its lease, if
-   * any. `forget` also clears the key's failures, consecutive failures and cool-down (a success for
-   * this login name); leases of other attempts in flight stay.
+   * Settles a right guess: resolves 0 when no failures settled before it have locked the key (the
+   * caller may let it in), otherwise the milliseconds until the key may try. When 0 and `forget`,
+   * the key's failures, cool-down and run of failures are forgotten.
    */
-  leave(key: string, lease: string | undefined, forget: boolean): Promise<void>;
+  succeed(key: string, rule: AttemptRule, forget: boolean): Promise<number>;
+  /** Forgets everything about `key` (a sign-in proved elsewhere, an operator's reset). */
+  forget(key: string): Promise<void>;
 }
-
-/** How long a lease of an attempt in flight is held at most, in seconds. */
-export const LEASE_SECONDS = 30;
 
 /** How long consecutive failures are remembered without a new one, in seconds (30 days). */
 export const RUN_MEMORY_SECONDS = 2_592_000;

@@ -15,8 +15,8 @@ export type LoginAttempt =
       readonly allowed: false;
       /** Seconds until the name, device or address may try again. */
       readonly retryAfterSeconds: number;
-      /** What is locked, or `busy` when attempts in flight held the budget for too long. */
-      readonly locked: 'name' | 'device' | 'address' | 'both' | 'busy';
+      /** What is locked: the login name, the device, the client address, or both name and address. */
+      readonly locked: 'name' | 'device' | 'address' | 'both';
     };
 
 /**
@@ -89,15 +89,16 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
       const result = await gate.enter(counters);
       if (!isPass(result)) {
         const { locked } = result;
-        return { allowed: false, retryAfterSeconds: result.retryAfterSeconds, locked: locked === 'busy' ? 'busy' : locked.length > 1 ? 'both' : (locked[0] ?? 'name') };
+        return { allowed: false, retryAfterSeconds: result.retryAfterSeconds, locked: locked.length > 1 ? 'both' : (locked[0] ?? 'name') };
       }
       return {
         allowed: true,
         failed: () => result.failed(),
-        abandoned: () => result.abandoned(),
         async succeeded() {
+          const wait = await result.succeeded();
+          if (wait) return wait;
           // A sign-in from a device also forgets the name's failures: she is the one it belongs to.
-          await Promise.all([result.succeeded(), device ? options.attempts.leave(loginNameCounterKey(login, macKey), undefined, true).catch(() => undefined) : undefined]);
+          if (device) await options.attempts.forget(loginNameCounterKey(login, macKey)).catch(() => options.logger?.warn('attempt_settle_failed', { count: 1 }));
           ctx.cookies.set(DEVICE_COOKIE, devices.issue(cookie, name, device), {
             path: options.cookie.path,
             secure: options.cookie.secure,
@@ -107,6 +108,7 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
             overwrite: true,
             signed: false,
           });
+          return 0;
         },
       };
     },

@@ -149,19 +149,13 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       return page(429, { retryAfterSeconds });
     };
     if (!attempt.allowed) return throttled(attempt.locked, attempt.retryAfterSeconds);
-    let accountId: string | undefined;
-    try {
-      accountId = await authenticator.authenticate(login, password);
-    } catch (err) {
-      await attempt.abandoned();
-      throw err;
-    }
-    if (!accountId) {
-      // A failure that lands beyond the budget (its lease lapsed while it was judged) is not
-      // answered as a wrong password: the answer would tell a guess from the right one.
-      return (await attempt.failed()) ? page(401, { failed: true }) : throttled('name', 1);
-    }
-    await attempt.succeeded();
+    const accountId = await authenticator.authenticate(login, password);
+    // Settled in one atomic step per counter: a guess is answered as judged (401, or signed in)
+    // only while no failures that settled before it have locked a counter; otherwise 429, the same
+    // for a right and a wrong guess.
+    const wait = accountId ? await attempt.succeeded() : await attempt.failed();
+    if (wait) return throttled('name', wait);
+    if (!accountId) return page(401, { failed: true });
     await finish(ctx, details, { login: { accountId } });
   });
 

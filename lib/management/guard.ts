@@ -63,14 +63,17 @@ export function managementGuard(options: GuardOptions): Middleware {
     if (!isPass(pass)) return tooMany(pass.retryAfterSeconds);
     const auth = checkBasicAuth(ctx.get('authorization') || undefined, settings.management.user, settings.management.password);
     if (auth !== 'ok') {
-      if (auth === 'missing') await pass.abandoned();
-      else if (!(await pass.failed())) return tooMany(1);
+      if (auth !== 'missing') {
+        const wait = await pass.failed();
+        if (wait) return tooMany(wait);
+      }
       logger.warn('management_login_failed', { request_id: requestId, reason: auth, ip: address });
       options.metrics?.securityEvents.inc({ event: 'management_login_failed' });
       ctx.set('WWW-Authenticate', REALM);
       return sendError(ctx, 401, 'unauthorized', auth === 'missing' ? 'management credentials are required (HTTP Basic)' : 'the management credentials are not valid');
     }
-    await pass.succeeded();
+    const wait = await pass.succeeded();
+    if (wait) return tooMany(wait);
     ctx.state.role = MANAGEMENT_ROLE;
     ctx.state.managementUser = settings.management.user;
     await next();

@@ -141,7 +141,7 @@ export function addToolboxRoutes(router: Router, guard: Middleware, options: Too
     if (login.length > MAX_LOGIN_LENGTH) throw new ToolboxError(400, 'invalid_request', `the login parameter is longer than ${MAX_LOGIN_LENGTH} characters`);
     // The name's failures, cool-down and run of failures in a row (C8); devices keep their own counts.
     fields.login_hash = subjectHash(normalizeLoginName(login), options.subjectKey);
-    await options.store.attempts.leave(loginNameCounterKey(login, options.subjectKey), undefined, true);
+    await options.store.attempts.forget(loginNameCounterKey(login, options.subjectKey));
     return { reset: true };
   }));
   router.all('/subjects/revoke', ...action(['POST'], named('subjects.revoke'), async (ctx, fields) => {

@@ -313,86 +313,61 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
 
     describe('attempt counting (completed failures only)', () => {
       const rule = { limit: 3, windowSeconds: 60, coolDownSeconds: 30, maxCoolDownSeconds: 100 };
-      /** One whole attempt: enter, then a failure. Resolves what `enter` answered. */
-      const failOnce = async (key: string, r = rule): Promise<number> => {
-        const lease = id();
-        const wait = await store.attempts.enter(key, lease, r);
-        if (wait === 0) await store.attempts.fail(key, lease, r);
-        return wait;
-      };
 
-      it('judges `limit` failures, then refuses with the cool-down and does not count refused attempts', async () => {
+      it('counts `limit` failures within the budget, the last one starting the cool-down; the pre-check then refuses and writes nothing', async () => {
         const key = id();
-        for (let i = 0; i < 3; i += 1) expect(await failOnce(key)).toBe(0);
-        const locked = await store.attempts.enter(key, id(), rule);
+        for (let i = 0; i < 3; i += 1) {
+          expect(await store.attempts.check(key, rule)).toBe(0);
+          expect(await store.attempts.fail(key, rule)).toBe(0);
+        }
+        const locked = await store.attempts.check(key, rule);
         expect(locked).toBeGreaterThan(29_000);
         expect(locked).toBeLessThanOrEqual(30_000);
-        const again = await store.attempts.enter(key, id(), rule);
-        expect(again).toBeGreaterThan(0);
-        expect(again).toBeLessThanOrEqual(locked);
+        for (let i = 0; i < 5; i += 1) expect(await store.attempts.check(key, rule)).toBeGreaterThan(0);
+        expect(await store.attempts.check(key, rule)).toBeLessThanOrEqual(locked);
       });
 
-      it('never counts an attempt that leaves: any number of successes in a row pass', async () => {
+      it('never counts a check or a success: any number in a row pass', async () => {
         const key = id();
         for (let i = 0; i < 10; i += 1) {
-          const lease = id();
-          expect(await store.attempts.enter(key, lease, rule)).toBe(0);
-          await store.attempts.leave(key, lease, false);
+          expect(await store.attempts.check(key, rule)).toBe(0);
+          expect(await store.attempts.succeed(key, rule, false)).toBe(0);
         }
-        for (let i = 0; i < 2; i += 1) expect(await failOnce(key)).toBe(0);
-        expect(await failOnce(key)).toBe(0);
-        expect(await store.attempts.enter(key, id(), rule)).toBeGreaterThan(0);
+        expect(await store.attempts.fail(key, rule)).toBe(0);
+        expect(await store.attempts.fail(key, rule)).toBe(0);
+        expect(await store.attempts.check(key, rule)).toBe(0);
       });
 
-      it('forgets failures and the cool-down on a success, but not the leases of others in flight', async () => {
+      it('refuses a right guess that settles after failures locked the key, and forgets the key only on a success it lets in', async () => {
         const key = id();
-        for (let i = 0; i < 3; i += 1) await failOnce(key);
-        expect(await store.attempts.enter(key, id(), rule)).toBeGreaterThan(0);
-        await store.attempts.leave(key, undefined, true);
-        const [a, b, c] = [id(), id(), id()];
-        for (const lease of [a, b, c]) expect(await store.attempts.enter(key, lease, rule)).toBe(0);
-        await store.attempts.leave(key, a, true);
-        // b and c are still in flight: one more fits, not two.
-        expect(await store.attempts.enter(key, id(), rule)).toBe(0);
-        expect(await store.attempts.enter(key, id(), rule)).toBe(-1);
+        for (let i = 0; i < 2; i += 1) await store.attempts.fail(key, rule);
+        expect(await store.attempts.succeed(key, rule, true)).toBe(0);
+        // Forgotten: three more failures are within the budget again.
+        for (let i = 0; i < 3; i += 1) expect(await store.attempts.fail(key, rule)).toBe(0);
+        expect(await store.attempts.succeed(key, rule, true)).toBeGreaterThan(29_000);
+        expect(await store.attempts.check(key, rule)).toBeGreaterThan(29_000);
+        await store.attempts.forget(key);
+        expect(await store.attempts.check(key, rule)).toBe(0);
       });
 
-      it('answers -1 while leases hold the budget, and admits again once one settles', async () => {
+      it('of 40 concurrent failures exactly `limit` are within the budget, and 40 concurrent successes all pass', async () => {
         const key = id();
-        const leases = [id(), id(), id()];
-        for (const lease of leases) expect(await store.attempts.enter(key, lease, rule)).toBe(0);
-        expect(await store.attempts.enter(key, id(), rule)).toBe(-1);
-        await store.attempts.leave(key, leases[0], false);
-        expect(await store.attempts.enter(key, id(), rule)).toBe(0);
+        const waits = await Promise.all(Array.from({ length: 40 }, () => store.attempts.fail(key, rule)));
+        expect(waits.filter((w) => w === 0)).toHaveLength(3);
+        expect(waits.filter((w) => w > 29_000)).toHaveLength(37);
+        const other = id();
+        expect(await Promise.all(Array.from({ length: 40 }, () => store.attempts.succeed(other, rule, true)))).toEqual(Array(40).fill(0));
       });
 
-      it('of 40 concurrent entries admits exactly `limit`; their failures are all within the budget and lock the key', async () => {
-        const key = id();
-        const leases = Array.from({ length: 40 }, () => id());
-        const results = await Promise.all(leases.map((lease) => store.attempts.enter(key, lease, rule)));
-        const admitted = leases.filter((_l, i) => results[i] === 0);
-        expect(admitted).toHaveLength(3);
-        expect(results.filter((r) => r === -1)).toHaveLength(37);
-        expect(await Promise.all(admitted.map((lease) => store.attempts.fail(key, lease, rule)))).toEqual([true, true, true]);
-        expect(await store.attempts.enter(key, id(), rule)).toBeGreaterThan(0);
-      });
-
-      it('says a failure without a lease is beyond the budget once the limit is reached', async () => {
-        const key = id();
-        expect(await store.attempts.fail(key, id(), { ...rule, limit: 2 })).toBe(true);
-        expect(await store.attempts.fail(key, id(), { ...rule, limit: 2 })).toBe(true);
-        expect(await store.attempts.fail(key, id(), { ...rule, limit: 2 })).toBe(false);
-      });
-
-      it('after `consecutiveLimit` failures in a row refuses until forgotten', async () => {
+      it('after `consecutiveLimit` failures in a row refuses until a success is forgotten, and a rule without the limit is not stopped by the run', async () => {
         const key = id();
         const run = { ...rule, limit: 10, consecutiveLimit: 3 };
-        for (let i = 0; i < 3; i += 1) expect(await failOnce(key, run)).toBe(0);
-        expect(await store.attempts.enter(key, id(), run)).toBeGreaterThanOrEqual(1000);
-        // The same key under a rule without the limit is not in a cool-down: only the run stops it.
-        expect(await failOnce(key, { ...rule, limit: 10 })).toBe(0);
-        await store.attempts.leave(key, undefined, true);
-        expect(await store.attempts.enter(key, id(), run)).toBe(0);
+        for (let i = 0; i < 3; i += 1) expect(await store.attempts.fail(key, run)).toBe(0);
+        expect(await store.attempts.check(key, run)).toBeGreaterThanOrEqual(1000);
+        expect(await store.attempts.succeed(key, run, true)).toBeGreaterThanOrEqual(1000);
+        expect(await store.attempts.check(key, { ...rule, limit: 10 })).toBe(0);
+        await store.attempts.forget(key);
+        expect(await store.attempts.check(key, run)).toBe(0);
       });
 
       it('doubles the cool-down with each lockout, up to the maximum', async () => {
@@ -400,13 +375,11 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
         const quick = { limit: 1, windowSeconds: 60, coolDownSeconds: 0.2, maxCoolDownSeconds: 0.5 };
         const lockouts: number[] = [];
         while (lockouts.length < 3) {
-          const wait = await failOnce(key, quick);
-          if (wait > 0) {
-            lockouts.push(wait);
-            // Poll until the lockout has passed (no fixed sleep: the store says how long).
-            while ((await store.attempts.enter(key, 'probe', quick)) > 0) await sleep(Math.min(wait, 50));
-            await store.attempts.leave(key, 'probe', false);
-          }
+          expect(await store.attempts.fail(key, quick)).toBe(0);
+          const wait = await store.attempts.check(key, quick);
+          lockouts.push(wait);
+          // Poll until the lockout has passed (no fixed sleep: the store says how long).
+          while ((await store.attempts.check(key, quick)) > 0) await sleep(Math.min(wait, 50));
         }
         expect(lockouts[0]).toBeLessThanOrEqual(200);
         expect(lockouts[1]).toBeGreaterThan(200);
@@ -418,8 +391,8 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
       it('keeps keys apart', async () => {
         const a = id();
         const b = id();
-        for (let i = 0; i < 4; i += 1) await failOnce(a);
-        expect(await store.attempts.enter(b, id(), rule)).toBe(0);
+        for (let i = 0; i < 4; i += 1) await store.attempts.fail(a, rule);
+        expect(await store.attempts.check(b, rule)).toBe(0);
       });
     });
   });

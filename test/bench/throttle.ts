@@ -1,7 +1,7 @@
 /**
  * What the sign-in throttle costs the store for one correct sign-in without a device cookie (the
- * flow the bench drives): the name's and the address's counters entered, then left, through the
- * real Redis store and gate. Reported by `npm run bench` beside the flow's total.
+ * flow the bench drives): the name's and the address's counters checked, then settled, through
+ * the real Redis store and gate. Reported by `npm run bench` beside the flow's total.
  */
 import type { Redis } from 'ioredis';
 
@@ -41,8 +41,7 @@ export async function measureThrottle(url: string, redis: Redis, n = 200): Promi
           { key: `login-name:${i % 7}`, rule: { ...rule, consecutiveLimit: 100 }, label: 'name', forgetOnSuccess: true },
           { key: 'login-address:bench', rule: { ...rule, limit: 100 }, label: 'address', forgetOnSuccess: false },
         ]);
-        if (!isPass(pass)) throw new Error('bench: the throttle refused a correct sign-in');
-        await pass.succeeded();
+        if (!isPass(pass) || (await pass.succeeded())) throw new Error('bench: the throttle refused a correct sign-in');
       });
     }
     return { commands: ((await calls(redis)) - before) / n, roundTrips: (trips.roundTrips - tripsBefore) / n };

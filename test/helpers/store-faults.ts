@@ -123,17 +123,21 @@ export function memoryFaults(): StoreFaults {
       return inner.unconsume(model, id);
     },
     attempts: {
-      enter: async (key, lease, rule) => {
+      check: async (key, rule) => {
         checkAttempt(key);
-        return inner.attempts.enter(key, lease, rule);
+        return inner.attempts.check(key, rule);
       },
-      fail: async (key, lease, rule) => {
+      fail: async (key, rule) => {
         checkAttempt(key);
-        return inner.attempts.fail(key, lease, rule);
+        return inner.attempts.fail(key, rule);
       },
-      leave: async (key, lease, forget) => {
+      succeed: async (key, rule, forget) => {
         checkAttempt(key);
-        return inner.attempts.leave(key, lease, forget);
+        return inner.attempts.succeed(key, rule, forget);
+      },
+      forget: async (key) => {
+        checkAttempt(key);
+        return inner.attempts.forget(key);
       },
     },
     ping: () => inner.ping(),
