@@ -251,3 +251,77 @@ describeEachStore('login throttling after 100 failures in a row (NIST SP 800-63B
     expect((await elsewhere.attempt('demo', 'wrong', freshAddress())).status).toBe(401);
   });
 }, ['memory', 'redis standalone']);
+
+/**
+ * The demo accounts behind a gate that holds every correct sign-in until `size` of them are being
+ * judged at once (a slow authenticator: scrypt under load, a directory far away), or until `open()`.
+ */
+function overlappingAuthenticator(size: number): { authenticator: Authenticator; open(): void; inside(): number } {
+  const inner = createStaticAuthenticator();
+  let release!: () => void;
+  const all = new Promise<void>((resolve) => (release = resolve));
+  let inside = 0;
+  return {
+    open: () => release(),
+    inside: () => inside,
+    authenticator: {
+      authenticate: async (login, password) => {
+        const account = await inner.authenticate(login, password);
+        if (account) {
+          inside += 1;
+          if (inside >= size) release();
+          await all;
+        }
+        return account;
+      },
+      exists: (sub) => inner.exists(sub),
+    },
+  };
+}
+
+describeEachStore('login throttling: correct sign-ins judged at the same time (C8 rule 1)', (_kind, properties) => {
+  let running: RunningApp;
+  const overlapping = overlappingAuthenticator(8);
+  const crowd = overlappingAuthenticator(2);
+  let behindNat: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ clients: [client], authenticator: overlapping.authenticator, properties: { ...properties(), 'svc.proxy': true } });
+    behindNat = await startApp({
+      clients: [client],
+      authenticator: crowd.authenticator,
+      properties: { ...properties(), 'svc.redis.key-prefix': `${properties()['svc.redis.key-prefix'] ?? ''}nat:`, 'svc.proxy': true, 'svc.login.address-threshold': 5 },
+    });
+  });
+  afterAll(async () => behindNat.close());
+  afterAll(async () => running.close());
+
+  it('8 correct sign-ins of one person whose judgements overlap all succeed: none waits for the others and none is refused as busy', async () => {
+    const address = freshAddress();
+    const forms = await Promise.all(Array.from({ length: 8 }, () => loginForm(running)));
+    // Whatever comes back first opens the gate, so a refusal ends the test instead of hanging it.
+    const statuses = await Promise.all(
+      forms.map(async (form) => {
+        const response = await form.attempt('demo', 'demo', address);
+        overlapping.open();
+        return response.status;
+      }),
+    );
+    expect(statuses).toEqual(Array.from({ length: 8 }, () => 303));
+  }, 30_000);
+
+  it('behind one NAT, four typos of the crowd (below the address threshold of 5) do not make two people signing in at the same time wait for each other', async () => {
+    const nat = freshAddress();
+    for (let i = 0; i < 4; i += 1) expect((await (await loginForm(behindNat)).attempt(`colleague-${i}`, 'typo', nat)).status).toBe(401);
+    const forms = await Promise.all([0, 1].map(() => loginForm(behindNat)));
+    const statuses = await Promise.all(
+      [forms[0]?.attempt('demo', 'demo', nat), forms[1]?.attempt('demo-basic', 'demo-basic', nat)].map(async (attempt) => {
+        const response = await attempt;
+        crowd.open();
+        return response?.status;
+      }),
+    );
+    expect(statuses).toEqual([303, 303]);
+  }, 30_000);
+}, ['memory', 'redis standalone']);
+
