@@ -24,6 +24,8 @@ export async function fileAuthenticator(users: readonly FileUser[]): Promise<Aut
   const [, n, r, p] = users[0]?.password.split(':') ?? [];
   const decoy = await hashPassword(`decoy ${Math.random()}`, users[0] ? { N: Number(n), r: Number(r), p: Number(p) } : undefined);
   return {
+    // Logins are looked up as they are: `Erika` is not `erika`.
+    canonicalLogin: (login) => login,
     async authenticate(login, password) {
       const user = byLogin.get(login);
       const ok = await verifyPassword(password, user?.password ?? decoy);

@@ -14,4 +14,12 @@ export interface Authenticator {
    * Tells whether an account id still exists (sessions of deleted accounts end).
    */
   exists(accountId: string): Promise<boolean>;
+  /**
+   * How this authenticator tells logins apart: two logins with the same canonical form must be one
+   * account. The sign-in throttle counts failures, device cookies and successes per canonical form,
+   * so one person has one budget however her login is spelled, and one account's success never
+   * forgets another's failures. Default: Unicode NFKC, trimmed, lower case. An authenticator that
+   * tells `Erika` from `erika` must supply its own (for example the login as it is).
+   */
+  canonicalLogin?(login: string): string;
 }

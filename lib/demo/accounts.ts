@@ -26,6 +26,8 @@ export function createStaticAuthenticator(accounts: readonly DemoAccount[] = DEM
   const entries = accounts.map((a) => ({ id: a.accountId, login: digest(a.login), password: digest(a.password) }));
   const ids = new Set(accounts.map((a) => a.accountId));
   return {
+    // Logins are compared as they are: `DEMO` is not `demo`.
+    canonicalLogin: (login) => login,
     async authenticate(login, password) {
       const l = digest(login);
       const p = digest(password);

@@ -115,6 +115,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     rule: loginRule(settings.login.lockoutThreshold),
     addressRule: loginRule(settings.login.addressThreshold),
     consecutiveLimit: settings.login.consecutiveLimit,
+    canonicalLogin: runtime.authenticator.canonicalLogin?.bind(runtime.authenticator),
     proxy: { proxy: settings.proxy, hops: settings.proxyHops },
     cookieKeys: runtime.cookieKeys,
     deviceLifetimeSeconds: settings.login.deviceCookieDays * 86_400,
@@ -150,6 +151,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
       staticClients: runtime.clients,
       logger,
       subjectKey: runtime.cookieKeys[0] ?? '',
+      canonicalLogin: runtime.authenticator.canonicalLogin?.bind(runtime.authenticator),
       subjects: { pairwiseKey: runtime.pairwiseKey, defaultType: settings.subject.defaultType },
     },
   });

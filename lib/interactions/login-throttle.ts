@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import type { Context } from 'koa';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
+import type { Authenticator } from '../claims/authenticator.js';
 import type { Logger } from '../logger.js';
 import { createAttemptGate, isPass, type GateCounter, type GatePass } from './attempt-gate.js';
 import { DEVICE_COOKIE, DeviceCookies } from './device-cookie.js';
@@ -41,8 +42,13 @@ export interface LoginThrottleOptions {
   rule: AttemptRule;
   /** Failures per client address, of attempts without a device cookie. */
   addressRule: AttemptRule;
-  /** Failures for one name in a row after which only device-cookie browsers may try it. */
+  /**
+   * Failures in a row after which only device-cookie browsers may try the name, and after which a
+   * device may not try it either (a cookie left on a shared computer is no way around it).
+   */
   consecutiveLimit: number;
+  /** The authenticator's canonical form of a login ({@link Authenticator.canonicalLogin}); default {@link normalizeLoginName}. */
+  canonicalLogin?: (login: string) => string;
   /** Which `X-Forwarded-For` entry is the client (`svc.proxy`, `svc.proxy.hops`). */
   proxy: ProxyTrust;
   /**
@@ -64,9 +70,12 @@ export function normalizeLoginName(login: string): string {
   return login.normalize('NFKC').trim().toLowerCase();
 }
 
-/** The counter name of a login name: a MAC of its normalized form, so a store dump lists no names. */
-export function loginNameCounterKey(login: string, macKey: string): string {
-  return `login-name:${createHmac('sha256', macKey).update(normalizeLoginName(login), 'utf8').digest('base64url')}`;
+/**
+ * The counter name of a login name: a MAC of its canonical form (the authenticator's, by default
+ * {@link normalizeLoginName}), so a store dump lists no names.
+ */
+export function loginNameCounterKey(login: string, macKey: string, canonical: (login: string) => string = normalizeLoginName): string {
+  return `login-name:${createHmac('sha256', macKey).update(canonical(login), 'utf8').digest('base64url')}`;
 }
 
 /** The sign-in throttle over the store's attempt counters. */
@@ -75,15 +84,17 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
   const devices = new DeviceCookies(options.cookieKeys, options.deviceLifetimeSeconds);
   const gate = createAttemptGate({ attempts: options.attempts, logger: options.logger });
   const nameRule: AttemptRule = { ...options.rule, consecutiveLimit: options.consecutiveLimit };
+  const canonical = options.canonicalLogin ?? normalizeLoginName;
   return {
     async begin(ctx, login) {
-      const name = normalizeLoginName(login);
+      const name = canonical(login);
       const cookie = ctx.cookies.get(DEVICE_COOKIE);
       const device = devices.deviceFor(cookie, name);
+      const nameKey = loginNameCounterKey(name, macKey, (n) => n);
       const counters: GateCounter<'name' | 'device' | 'address'>[] = device
-        ? [{ key: deviceCounterKey(device, macKey), rule: options.rule, label: 'device', forgetOnSuccess: true }]
+        ? [{ key: deviceCounterKey(device, macKey), rule: nameRule, label: 'device', forgetOnSuccess: true }]
         : [
-            { key: loginNameCounterKey(login, macKey), rule: nameRule, label: 'name', forgetOnSuccess: true },
+            { key: nameKey, rule: nameRule, label: 'name', forgetOnSuccess: true },
             { key: addressCounterKey('login-address', clientAddress(ctx, options.proxy), macKey), rule: options.addressRule, label: 'address', forgetOnSuccess: false },
           ];
       const result = await gate.enter(counters);
@@ -98,7 +109,7 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
           const wait = await result.succeeded();
           if (wait) return wait;
           // A sign-in from a device also forgets the name's failures: she is the one it belongs to.
-          if (device) await options.attempts.forget(loginNameCounterKey(login, macKey)).catch(() => options.logger?.warn('attempt_settle_failed', { count: 1 }));
+          if (device) await options.attempts.forget(nameKey).catch(() => options.logger?.warn('attempt_settle_failed', { count: 1 }));
           ctx.cookies.set(DEVICE_COOKIE, devices.issue(cookie, name, device), {
             path: options.cookie.path,
             secure: options.cookie.secure,

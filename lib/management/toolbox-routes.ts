@@ -27,6 +27,8 @@ export interface ToolboxOptions extends Toolbox {
   logger: Logger;
   /** Key of the MAC that subject ids are logged under (the first cookie key). */
   subjectKey: string;
+  /** The authenticator's canonical form of a login, as the sign-in throttle counts it. */
+  canonicalLogin?: (login: string) => string;
 }
 
 /** Longest login name the toolbox resets. */
@@ -140,8 +142,9 @@ export function addToolboxRoutes(router: Router, guard: Middleware, options: Too
     if (!login?.trim()) throw new ToolboxError(400, 'invalid_request', 'the login parameter is required');
     if (login.length > MAX_LOGIN_LENGTH) throw new ToolboxError(400, 'invalid_request', `the login parameter is longer than ${MAX_LOGIN_LENGTH} characters`);
     // The name's failures, cool-down and run of failures in a row (C8); devices keep their own counts.
-    fields.login_hash = subjectHash(normalizeLoginName(login), options.subjectKey);
-    await options.store.attempts.forget(loginNameCounterKey(login, options.subjectKey));
+    const canonical = options.canonicalLogin ?? normalizeLoginName;
+    fields.login_hash = subjectHash(canonical(login), options.subjectKey);
+    await options.store.attempts.forget(loginNameCounterKey(login, options.subjectKey, canonical));
     return { reset: true };
   }));
   router.all('/subjects/revoke', ...action(['POST'], named('subjects.revoke'), async (ctx, fields) => {

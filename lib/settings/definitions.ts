@@ -328,7 +328,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
   {
     name: 'svc.login.consecutive-limit',
     defaultText: '`100`',
-    doc: 'Failed sign-ins in a row for one login name (NIST SP 800-63B 5.2.2) after which only browsers with a device cookie for it may try, until a success (C8).',
+    doc: 'Failed sign-ins in a row for one login name (NIST SP 800-63B 5.2.2) after which only browsers with a device cookie for it may try, until a success or an operator\'s reset (C8); a device has the same limit of its own.',
     read: (s) => s.login.consecutiveLimit,
     apply: (s, raw) => {
       s.login.consecutiveLimit = parseInteger(raw, 1, 100000);

@@ -250,6 +250,22 @@ describeEachStore('login throttling after 100 failures in a row (NIST SP 800-63B
     // Her success ends the run: a new browser elsewhere is judged again.
     expect((await elsewhere.attempt('demo', 'wrong', freshAddress())).status).toBe(401);
   });
+
+  it('a device cookie left on a shared computer gives a stranger no more than 100 failures in a row either; her other browser still signs in', async () => {
+    const library = await loginForm(running);
+    expect((await library.attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
+    const home = await loginForm(running);
+    expect((await home.attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
+    // The next person at the library computer has her cookie.
+    const next = new FormBrowser();
+    next.setCookie('svc.device', library.browser.cookie('svc.device') ?? '');
+    const stranger = await loginForm(running, next);
+    const statuses: number[] = [];
+    for (let i = 0; i < 101; i += 1) statuses.push((await stranger.attempt('demo-basic', `guess-${i}`, freshAddress())).status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(100);
+    expect(statuses[100]).toBe(429);
+    expect((await (await loginForm(running, home.browser)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
+  });
 }, ['memory', 'redis standalone']);
 
 /**
@@ -325,3 +341,55 @@ describeEachStore('login throttling: correct sign-ins judged at the same time (C
   }, 30_000);
 }, ['memory', 'redis standalone']);
 
+describeEachStore('login throttling in a directory that tells `ERIKA` from `erika` (canonicalLogin)', (_kind, properties) => {
+  let running: RunningApp;
+  // A directory where logins differ by case (Unix names, many LDAP schemas): two people per pair.
+  const pair = (name: string) => [
+    { accountId: `mallory-${name}`, login: name.toUpperCase(), password: 'mallory-knows-this' },
+    { accountId: `victim-${name}`, login: name, password: 'her-secret' },
+  ];
+
+  beforeAll(async () => {
+    running = await startApp({
+      clients: [client],
+      // The demo authenticator compares logins as they are, and says so (`canonicalLogin`).
+      authenticator: createStaticAuthenticator([...pair('erika'), ...pair('maria'), ...pair('anna')]),
+      properties: { ...properties(), 'svc.proxy': true },
+    });
+  });
+  afterAll(async () => running.close());
+
+  it("device cookies won by signing in as 'ERIKA' give no budget for 'erika': the name a stranger locked stays locked to those browsers", async () => {
+    // Mallory signs in to his own account as often as he likes, each time in a fresh browser.
+    const minted = await Promise.all([0, 1, 2].map(() => loginForm(running)));
+    for (const form of minted) expect((await form.attempt('ERIKA', 'mallory-knows-this', freshAddress())).status).toBe(303);
+    const stranger = await loginForm(running);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1) statuses.push((await stranger.attempt('erika', `guess-${i}`, freshAddress())).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    for (const [round, form] of minted.entries()) {
+      expect((await (await loginForm(running, form.browser)).attempt('erika', `minted-${round}`, freshAddress())).status).toBe(429);
+    }
+  });
+
+  it("signing in to his own account 'ANNA' does not forget the failures counted against 'anna' (and the 100 in a row)", async () => {
+    const stranger = await loginForm(running);
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await stranger.attempt('anna', `guess-${i}`, freshAddress())).status);
+    statuses.push((await (await loginForm(running)).attempt('ANNA', 'mallory-knows-this', freshAddress())).status);
+    for (let i = 4; i < 6; i += 1) statuses.push((await stranger.attempt('anna', `guess-${i}`, freshAddress())).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 303, 401, 429]);
+  });
+
+  it("her device cookie for 'maria' lets her in while a stranger has locked the name, and his for 'MARIA' lets him in", async () => {
+    const hers = await loginForm(running);
+    const his = await loginForm(running);
+    expect((await hers.attempt('maria', 'her-secret', freshAddress())).status).toBe(303);
+    expect((await his.attempt('MARIA', 'mallory-knows-this', freshAddress())).status).toBe(303);
+    const stranger = await loginForm(running);
+    for (let i = 0; i < 6; i += 1) await stranger.attempt('maria', `again-${i}`, freshAddress());
+    expect((await stranger.attempt('maria', 'her-secret', freshAddress())).status).toBe(429);
+    expect((await (await loginForm(running, hers.browser)).attempt('maria', 'her-secret', freshAddress())).status).toBe(303);
+    expect((await (await loginForm(running, his.browser)).attempt('MARIA', 'mallory-knows-this', freshAddress())).status).toBe(303);
+  });
+}, ['memory', 'redis standalone']);
