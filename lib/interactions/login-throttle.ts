@@ -3,7 +3,6 @@ import { createHmac } from 'node:crypto';
 import type { Context } from 'koa';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
-import type { Authenticator } from '../claims/authenticator.js';
 import type { Logger } from '../logger.js';
 import { createAttemptGate, isPass, type GateCounter, type GatePass } from './attempt-gate.js';
 import { DEVICE_COOKIE, DeviceCookies } from './device-cookie.js';
@@ -47,7 +46,7 @@ export interface LoginThrottleOptions {
    * device may not try it either (a cookie left on a shared computer is no way around it).
    */
   consecutiveLimit: number;
-  /** The authenticator's canonical form of a login ({@link Authenticator.canonicalLogin}); default {@link normalizeLoginName}. */
+  /** The authenticator's canonical form of a login (`Authenticator.canonicalLogin`); default {@link normalizeLoginName}. */
   canonicalLogin?: (login: string) => string;
   /** Which `X-Forwarded-For` entry is the client (`svc.proxy`, `svc.proxy.hops`). */
   proxy: ProxyTrust;
