@@ -1,5 +1,6 @@
 import type { Evidence, VerifiedRecord } from './verified.js';
-import { verifiedClaimGrant, verifiedDetailGrant, type EvidenceRequest, type VerifiedRequest } from './verified-request.js';
+import { isObject } from './request.js';
+import { asksTime, verifiedClaimGrant, verifiedDetailGrant, type EvidenceRequest, type VerifiedDetail, type VerifiedRequest } from './verified-request.js';
 
 const allows = (filter: readonly string[] | undefined, value: string | undefined): boolean => filter === undefined || (value !== undefined && filter.includes(value));
 
@@ -11,24 +12,49 @@ function matchesEvidence(request: EvidenceRequest, evidence: Evidence): boolean 
   );
 }
 
-function project(evidence: Evidence, members: readonly string[]): Record<string, unknown> {
+/** `held`'s `kept` member and the `named` ones (a `time` only `withTime`); `undefined` when it holds none. */
+function pick(held: unknown, kept: string, named: readonly string[] | undefined, withTime: boolean): Record<string, unknown> | undefined {
+  if (!isObject(held)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const member of [kept, ...(named ?? [])]) {
+    if (member === 'time' && !withTime) continue;
+    if (Object.hasOwn(held, member) && held[member] !== undefined) out[member] = held[member];
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/**
+ * What of `evidence` travels: its `type`, the members `request` names, and of those only the
+ * sub-members it names (`document_details.type`, `check_details[].check_method` and `record.type`
+ * always); a `time` (of the evidence or of a check) only `withTime`.
+ */
+function project(evidence: Evidence, request: EvidenceRequest, withTime: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = { type: evidence.type };
-  for (const member of members) {
-    const value = (evidence as unknown as Record<string, unknown>)[member];
-    if (value !== undefined) out[member] = value;
+  for (const member of request.members) {
+    if (member === 'time') {
+      if (withTime && evidence.time !== undefined) out.time = evidence.time;
+    } else if (member === 'document_details') {
+      const details = pick(evidence.document_details, 'type', request.documentMembers, withTime);
+      if (details) out.document_details = details;
+    } else if (member === 'record') {
+      const record = pick(evidence.record, 'type', request.recordMembers, withTime);
+      if (record) out.record = record;
+    } else if (member === 'check_details' && evidence.check_details !== undefined) {
+      out.check_details = evidence.check_details.flatMap((c) => pick(c, 'check_method', request.checkMembers, withTime) ?? []);
+    }
   }
   return out;
 }
 
 /** The evidence of `record` that `requests` select, or `undefined` when a filter finds none. */
-function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord): Record<string, unknown>[] | undefined {
+function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord, withTime: boolean): Record<string, unknown>[] | undefined {
   const held = record.verification.evidence ?? [];
   const out: Record<string, unknown>[] = [];
   for (const request of requests) {
     const filtered = request.type !== undefined || request.documentType !== undefined || request.checkMethod !== undefined;
     const hits = held.filter((e) => matchesEvidence(request, e));
     if (filtered && hits.length === 0) return undefined;
-    for (const hit of hits) out.push(project(hit, request.members));
+    for (const hit of hits) out.push(project(hit, request, withTime));
   }
   return out;
 }
@@ -46,17 +72,21 @@ function elementFor(request: VerifiedRequest, record: VerifiedRecord, granted: R
     const at = verification.time === undefined ? Number.NaN : Date.parse(verification.time);
     if (!(now - at <= request.time.maxAge * 1000)) return undefined;
   }
-  const evidence = request.evidence ? selectedEvidence(request.evidence, record) : [];
-  if (evidence === undefined) return undefined;
   const claims: Record<string, unknown> = {};
   for (const name of Object.keys(request.claims)) {
-    if (granted.has(verifiedClaimGrant(name)) && record.claims[name] !== undefined) claims[name] = record.claims[name];
+    if (granted.has(verifiedClaimGrant(name)) && Object.hasOwn(record.claims, name) && record.claims[name] !== undefined) claims[name] = record.claims[name];
   }
-  if (Object.keys(claims).length === 0) return undefined;
+  const names = Object.keys(claims);
+  if (names.length === 0) return undefined;
+  // A detail of this verification travels only when she consented to it for every claim it carries.
+  const consented = (detail: VerifiedDetail): boolean => names.every((name) => granted.has(verifiedDetailGrant(detail, name)));
+  const withTime = asksTime(request) && consented('time');
+  const evidence = request.evidence ? selectedEvidence(request.evidence, record, withTime) : [];
+  if (evidence === undefined) return undefined;
   const out: Record<string, unknown> = { trust_framework: verification.trust_framework };
-  if (request.assuranceLevel && verification.assurance_level !== undefined && granted.has(verifiedDetailGrant('assurance_level'))) out.assurance_level = verification.assurance_level;
-  if (request.time && verification.time !== undefined && granted.has(verifiedDetailGrant('time'))) out.time = verification.time;
-  if (request.evidence && evidence.length > 0 && granted.has(verifiedDetailGrant('evidence'))) out.evidence = evidence;
+  if (request.assuranceLevel && verification.assurance_level !== undefined && consented('assurance_level')) out.assurance_level = verification.assurance_level;
+  if (request.time && verification.time !== undefined && withTime) out.time = verification.time;
+  if (request.evidence && evidence.length > 0 && consented('evidence')) out.evidence = evidence;
   return { verification: out, claims };
 }
 

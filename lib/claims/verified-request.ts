@@ -22,6 +22,12 @@ export interface EvidenceRequest {
   checkMethod?: string[];
   /** Members to deliver besides `type` (`check_details`, `document_details`, `record`, `time`). */
   members: string[];
+  /** Members of `document_details` to deliver besides its `type` (named in the request). */
+  documentMembers?: string[];
+  /** Members of each `check_details` entry to deliver besides its `check_method` (named in the request). */
+  checkMembers?: string[];
+  /** Members of `record` to deliver besides its `type` (named in the request). */
+  recordMembers?: string[];
 }
 
 /** One `verified_claims` request element, normalised. */
@@ -40,6 +46,15 @@ export interface VerifiedRequest {
 
 /** Evidence members a request may ask for (besides `type`, always delivered). */
 const EVIDENCE_MEMBERS = ['check_details', 'document_details', 'record', 'time'] as const;
+/** Members of `document_details` a request may name besides `type` (the schema's). */
+const DOCUMENT_MEMBERS = ['document_number', 'personal_number', 'serial_number', 'date_of_issuance', 'date_of_expiry', 'issuer'] as const;
+/** Members of a `check_details` entry a request may name besides `check_method` (the schema's). */
+const CHECK_MEMBERS = ['organization', 'txn', 'time'] as const;
+/** Members of `record` a request may name besides `type` (the schema's). */
+const RECORD_MEMBERS = ['personal_number', 'created_at', 'date_of_expiry', 'source'] as const;
+
+/** The members of `spec` (a requested object) that `known` lists, in `known`'s order. */
+const named = (spec: unknown, known: readonly string[]): string[] => (isObject(spec) ? known.filter((m) => m in spec) : []);
 /** At most this many values in one `values` filter. */
 const MAX_FILTER_VALUES = 32;
 /** The stored form's one member: `{"verified_claims": {"svc_vc": [VerifiedRequest, …]}}`. */
@@ -117,19 +132,29 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
         const type = filterOf(`${at}.document_details.type`, details.type);
         if (type) request.documentType = type;
       }
+      const members = named(details, DOCUMENT_MEMBERS);
+      if (members.length > 0) request.documentMembers = members;
+    }
+    if ('record' in item && item.record !== null) {
+      if (!isObject(item.record)) return bad(`${at}.record`, 'must be null or an object');
+      const members = named(item.record, RECORD_MEMBERS);
+      if (members.length > 0) request.recordMembers = members;
     }
     if ('check_details' in item && item.check_details !== null) {
       const checks = item.check_details;
       if (!Array.isArray(checks) || checks.length === 0) return bad(`${at}.check_details`, 'must be null or a non-empty array of objects');
       const methods = new Set<string>();
+      const members = new Set<string>();
       let any = false;
       checks.forEach((check, j) => {
         if (!isObject(check)) bad(`${at}.check_details[${j}]`, 'must be an object');
+        for (const m of named(check, CHECK_MEMBERS)) members.add(m);
         const method = 'check_method' in (check as Record<string, unknown>) ? filterOf(`${at}.check_details[${j}].check_method`, (check as Record<string, unknown>).check_method) : undefined;
         if (method) for (const m of method) methods.add(m);
         else any = true;
       });
       if (!any && methods.size > 0) request.checkMethod = [...methods];
+      if (members.size > 0) request.checkMembers = CHECK_MEMBERS.filter((m) => members.has(m));
     }
     if ('time' in item && item.time !== null && !isObject(item.time)) bad(`${at}.time`, 'must be null or an object');
     return request;
@@ -195,6 +220,11 @@ export function storedVerified(requests: readonly VerifiedRequest[]): Record<str
 }
 
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
+/** The stored sub-members `v` lists that `known` allows, as an optional member named `key`. */
+const storedMembers = <K extends string>(key: K, v: unknown, known: readonly string[]): Partial<Record<K, string[]>> => {
+  const kept = strings(v) ? v.filter((m) => known.includes(m)) : [];
+  return (kept.length > 0 ? { [key]: kept } : {}) as Partial<Record<K, string[]>>;
+};
 
 function readStored(item: unknown): VerifiedRequest | undefined {
   if (!isObject(item) || !isObject(item.claims)) return undefined;
@@ -210,6 +240,9 @@ function readStored(item: unknown): VerifiedRequest | undefined {
       ...(strings(e.documentType) ? { documentType: e.documentType } : {}),
       ...(strings(e.checkMethod) ? { checkMethod: e.checkMethod } : {}),
       members: strings(e.members) ? e.members.filter((m) => (EVIDENCE_MEMBERS as readonly string[]).includes(m)) : [],
+      ...storedMembers('documentMembers', e.documentMembers, DOCUMENT_MEMBERS),
+      ...storedMembers('checkMembers', e.checkMembers, CHECK_MEMBERS),
+      ...storedMembers('recordMembers', e.recordMembers, RECORD_MEMBERS),
     }));
   }
   return request;
@@ -229,20 +262,38 @@ export const VERIFIED_GRANT_PREFIX = 'svc:verified:';
 /** The grant name recording consent to verified claim `name`. */
 export const verifiedClaimGrant = (name: string): string => `${VERIFIED_GRANT_PREFIX}claim:${name}`;
 
-/** The grant name recording consent to a verification detail (`evidence`, `time`, `assurance_level`). */
-export const verifiedDetailGrant = (detail: 'evidence' | 'time' | 'assurance_level'): string => `${VERIFIED_GRANT_PREFIX}detail:${detail}`;
+/** A verification detail a grant records consent to, per verified claim. */
+export type VerifiedDetail = 'evidence' | 'time' | 'assurance_level';
+
+/**
+ * The grant name recording consent to a verification detail (`evidence`, `time`, `assurance_level`)
+ * of the verifications of verified claim `claim`.
+ */
+export const verifiedDetailGrant = (detail: VerifiedDetail, claim: string): string => `${VERIFIED_GRANT_PREFIX}detail:${detail}:${claim}`;
+
+/**
+ * Whether `request` asks when its verification was made: the verification's `time`, an evidence's
+ * `time`, or the `time` of its checks.
+ */
+export const asksTime = (request: VerifiedRequest): boolean =>
+  request.time !== undefined || (request.evidence ?? []).some((e) => e.members.includes('time') || (e.checkMembers ?? []).includes('time'));
 
 /**
  * What a grant must record to cover `requests`: each verified claim, and each verification detail
- * asked for (the trust framework is not about the person and always travels).
+ * asked for, for each claim it is asked with (the trust framework is not about the person and
+ * always travels).
  */
 export function verifiedGrantNames(requests: readonly VerifiedRequest[]): string[] {
   const names = new Set<string>();
   for (const r of requests) {
-    for (const claim of Object.keys(r.claims)) names.add(verifiedClaimGrant(claim));
-    if (r.evidence) names.add(verifiedDetailGrant('evidence'));
-    if (r.time) names.add(verifiedDetailGrant('time'));
-    if (r.assuranceLevel) names.add(verifiedDetailGrant('assurance_level'));
+    const details: VerifiedDetail[] = [];
+    if (r.evidence) details.push('evidence');
+    if (asksTime(r)) details.push('time');
+    if (r.assuranceLevel) details.push('assurance_level');
+    for (const claim of Object.keys(r.claims)) {
+      names.add(verifiedClaimGrant(claim));
+      for (const detail of details) names.add(verifiedDetailGrant(detail, claim));
+    }
   }
   return [...names];
 }

@@ -84,7 +84,8 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     const answer = await userinfoFor(nameAndBirthdate({ trust_framework: null, evidence: [{ type: { value: 'document' }, document_details: null, check_details: null }] }));
     expect(answer).toEqual({
       verified_claims: {
-        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [IDCARD_EVIDENCE] },
+        // When the ID card was checked is not asked for: the check travels without its time.
+        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ ...IDCARD_EVIDENCE, check_details: [{ check_method: 'vcrypt' }] }] },
         claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12' },
       },
     });
@@ -105,7 +106,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     const flow = await runCodeFlow(running.issuer, rsa.metadata, { configure: rsa.configure, params: { claims: JSON.stringify({ id_token: { verified_claims: verified } }) } });
     expect(userData(flow.claims)).toEqual({
       verified_claims: {
-        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, time: '2025-03-01T10:15:00Z', evidence: [{ type: 'document', document_details: { type: 'idcard' }, check_details: IDCARD_EVIDENCE.check_details }] },
+        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, time: '2025-03-01T10:15:00Z', evidence: [{ type: 'document', document_details: { type: 'idcard' }, check_details: [{ check_method: 'vcrypt' }] }] },
         claims: { given_name: 'Erika' },
       },
     });
@@ -136,10 +137,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
             {
               type: 'document',
               document_details: { type: 'driving_permit' },
-              check_details: [
-                { check_method: 'vri', time: '2025-04-10T11:30:00Z' },
-                { check_method: 'pvr', time: '2025-04-10T11:30:00Z' },
-              ],
+              check_details: [{ check_method: 'vri' }, { check_method: 'pvr' }],
             },
           ],
         },
@@ -167,6 +165,31 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
 
     const promptNone = await browser.follow(urlFor(rsa, { prompt: 'none', claims: JSON.stringify({ userinfo: { verified_claims: { ...first, claims: { family_name: null } } } }) }), origin);
     expect(redirectParams(promptNone.leftTo as string).get('error')).toBe('consent_required');
+  });
+
+  it('shows the consent page again before the time of a check travels, and before the evidence of another verified claim does', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const origin = new URL(running.issuer).origin;
+    const ask = (verified: unknown, params: Record<string, string> = {}) => browser.follow(urlFor(client, { claims: JSON.stringify({ userinfo: { verified_claims: verified } }), ...params }), origin);
+    const how = { verification: { trust_framework: null, evidence: [{ type: null, check_details: null }] }, claims: { given_name: null } };
+    await signIn(urlFor(client, { claims: JSON.stringify({ userinfo: { verified_claims: how } }) }), { browser });
+    // Honest: the same request again needs no second consent.
+    expect(redirectParams((await ask(how)).leftTo as string).get('code')).toBeTruthy();
+
+    // The time of the check (in the evidence or in its checks) is "when it was checked": asked anew.
+    for (const evidence of [{ type: null, time: null }, { type: null, check_details: [{ check_method: null, time: null }] }]) {
+      const when = await ask({ ...how, verification: { trust_framework: null, evidence: [evidence] } }, { prompt: 'none' });
+      expect(redirectParams(when.leftTo as string).get('error')).toBe('consent_required');
+      await ask({ ...how, verification: { trust_framework: null, evidence: [evidence] } });
+      expect(browser.lastPage).toContain('your first name, as verified by an identity check, with how it was checked (for example which document and how) and when it was checked');
+    }
+
+    // Her e-mail address without its evidence, then with it: the evidence of the e-mail's verification is asked anew.
+    await ask({ verification: { trust_framework: null }, claims: { email: null } });
+    await browser.submit('consent-allow', {}, origin);
+    const emailHow = await ask({ verification: { trust_framework: null, evidence: [{ type: null, check_details: null }] }, claims: { email: null } }, { prompt: 'none' });
+    expect(redirectParams(emailHow.leftTo as string).get('error')).toBe('consent_required');
   });
 
   it('asks no module before consent: the consent page, consent_required with prompt=none, access_denied when she denies', async () => {

@@ -29,7 +29,7 @@ describe('verified_claims requests and answers', () => {
 
   it('needs a grant name per verified claim and per detail asked for', () => {
     expect(verifiedGrantNames(roundTrip({ verification: { evidence: [{ type: null }] }, claims: { given_name: null, email: null } })).sort()).toEqual(
-      [verifiedClaimGrant('email'), verifiedClaimGrant('given_name'), verifiedDetailGrant('evidence')].sort(),
+      [verifiedClaimGrant('email'), verifiedClaimGrant('given_name'), verifiedDetailGrant('evidence', 'email'), verifiedDetailGrant('evidence', 'given_name')].sort(),
     );
   });
 
@@ -71,11 +71,81 @@ describe('verified_claims requests and answers', () => {
       verification: {
         trust_framework: DEMO_TRUST_FRAMEWORK,
         assurance_level: 'l2',
-        evidence: [{ type: 'document', check_details: [{ check_method: 'vri', time: '2025-04-10T11:30:00Z' }, { check_method: 'pvr', time: '2025-04-10T11:30:00Z' }] }],
+        evidence: [{ type: 'document', check_details: [{ check_method: 'vri' }, { check_method: 'pvr' }] }],
       },
       claims: { family_name: 'Mustermann' },
     });
     expect(answerVerified(requests, erika, everything(requests))).toBeUndefined();
+  });
+
+  it('delivers no time of the check (evidence or check_details) without consent to when it was checked', () => {
+    const requests = roundTrip({ verification: { evidence: [{ type: null, time: null, check_details: [{ check_method: null, time: null }] }] }, claims: { given_name: null } });
+    expect(verifiedGrantNames(requests)).toContain(verifiedDetailGrant('time', 'given_name'));
+    // A grant from an earlier consent to the evidence alone ("how it was checked"), not to "when".
+    const howOnly = new Set([verifiedClaimGrant('given_name'), verifiedDetailGrant('evidence', 'given_name')]);
+    expect(answerVerified(requests, erika, howOnly)).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'document', check_details: [{ check_method: 'vcrypt' }] }] },
+      claims: { given_name: 'Erika' },
+    });
+    expect(answerVerified(requests, erika, everything(requests))).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'document', time: '2025-03-01T10:15:00Z', check_details: [{ check_method: 'vcrypt', time: '2025-03-01T10:15:00Z' }] }] },
+      claims: { given_name: 'Erika' },
+    });
+  });
+
+  it('delivers of document_details, check_details and record only the members the request names', () => {
+    const held = [
+      {
+        verification: {
+          trust_framework: DEMO_TRUST_FRAMEWORK,
+          evidence: [
+            {
+              type: 'document',
+              document_details: { type: 'idcard', document_number: 'T22000129', date_of_expiry: '2031-01-01', issuer: { country: 'DE' } },
+              check_details: [{ check_method: 'vcrypt', organization: 'Checker GmbH', txn: 'tx-0001' }],
+            },
+            { type: 'electronic_record', record: { type: 'population_register', personal_number: 'P-12345' } },
+          ],
+        },
+        claims: { given_name: 'Erika' },
+      },
+    ];
+    const hostile = roundTrip({ verification: { evidence: [{ type: null, document_details: { type: null }, check_details: null, record: null }] }, claims: { given_name: null } });
+    expect(answerVerified(hostile, held, everything(hostile))).toEqual({
+      verification: {
+        trust_framework: DEMO_TRUST_FRAMEWORK,
+        evidence: [
+          { type: 'document', document_details: { type: 'idcard' }, check_details: [{ check_method: 'vcrypt' }] },
+          { type: 'electronic_record', record: { type: 'population_register' } },
+        ],
+      },
+      claims: { given_name: 'Erika' },
+    });
+    const honest = roundTrip({
+      verification: { evidence: [{ type: null, document_details: { type: null, document_number: null, issuer: null, constructor: null }, check_details: [{ check_method: null, organization: null }], record: { personal_number: null } }] },
+      claims: { given_name: null },
+    });
+    expect(answerVerified(honest, held, everything(honest))).toEqual({
+      verification: {
+        trust_framework: DEMO_TRUST_FRAMEWORK,
+        evidence: [
+          { type: 'document', document_details: { type: 'idcard', document_number: 'T22000129', issuer: { country: 'DE' } }, check_details: [{ check_method: 'vcrypt', organization: 'Checker GmbH' }] },
+          { type: 'electronic_record', record: { type: 'population_register', personal_number: 'P-12345' } },
+        ],
+      },
+      claims: { given_name: 'Erika' },
+    });
+  });
+
+  it('delivers a verification detail only when she consented to it for every claim it comes with', () => {
+    const requests = roundTrip({ verification: { assurance_level: null, evidence: [{ type: null }] }, claims: { email: null } });
+    // Consent to the evidence and level of her first name's verification says nothing of her e-mail's.
+    const forName = new Set([verifiedClaimGrant('given_name'), verifiedClaimGrant('email'), verifiedDetailGrant('evidence', 'given_name'), verifiedDetailGrant('assurance_level', 'given_name')]);
+    expect(answerVerified(requests, erika, forName)).toEqual({ verification: { trust_framework: DEMO_TRUST_FRAMEWORK }, claims: { email: 'erika.mustermann@example.com' } });
+    expect(answerVerified(requests, erika, everything(requests))).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: 'l2', evidence: [{ type: 'electronic_record' }] },
+      claims: { email: 'erika.mustermann@example.com' },
+    });
   });
 
   it('reads nothing from a stored form it did not write', () => {
