@@ -1,6 +1,6 @@
 import type { Evidence, VerifiedRecord } from './verified.js';
 import { isObject } from './request.js';
-import { asksTime, verifiedClaimGrant, verifiedDetailGrant, type EvidenceRequest, type VerifiedDetail, type VerifiedRequest } from './verified-request.js';
+import { asksNumbers, asksTime, isNumber, verifiedClaimGrant, verifiedDetailGrant, type EvidenceRequest, type VerifiedDetail, type VerifiedRequest } from './verified-request.js';
 
 const allows = (filter: readonly string[] | undefined, value: string | undefined): boolean => filter === undefined || (value !== undefined && filter.includes(value));
 
@@ -12,12 +12,22 @@ function matchesEvidence(request: EvidenceRequest, evidence: Evidence): boolean 
   );
 }
 
-/** `held`'s `kept` member and the `named` ones (a `time` only `withTime`); `undefined` when it holds none. */
-function pick(held: unknown, kept: string, named: readonly string[] | undefined, withTime: boolean): Record<string, unknown> | undefined {
+/** What the person consented to see travel of a verification besides its evidence. */
+interface Consented {
+  time: boolean;
+  numbers: boolean;
+}
+
+/**
+ * `held`'s `kept` member and the `named` ones, a `time` only with consent to it, a number of
+ * `of` (a document or a record) only with consent to numbers; `undefined` when it holds none.
+ */
+function pick(held: unknown, kept: string, named: readonly string[] | undefined, consented: Consented, of?: 'document' | 'record'): Record<string, unknown> | undefined {
   if (!isObject(held)) return undefined;
   const out: Record<string, unknown> = {};
   for (const member of [kept, ...(named ?? [])]) {
-    if (member === 'time' && !withTime) continue;
+    if (member === 'time' && !consented.time) continue;
+    if (of !== undefined && isNumber(of, member) && !consented.numbers) continue;
     if (Object.hasOwn(held, member) && held[member] !== undefined) out[member] = held[member];
   }
   return Object.keys(out).length > 0 ? out : undefined;
@@ -26,35 +36,36 @@ function pick(held: unknown, kept: string, named: readonly string[] | undefined,
 /**
  * What of `evidence` travels: its `type`, the members `request` names, and of those only the
  * sub-members it names (`document_details.type`, `check_details[].check_method` and `record.type`
- * always); a `time` (of the evidence or of a check) only `withTime`.
+ * always); a `time` (of the evidence or of a check) and a document's or record's number only with
+ * consent to them.
  */
-function project(evidence: Evidence, request: EvidenceRequest, withTime: boolean): Record<string, unknown> {
+function project(evidence: Evidence, request: EvidenceRequest, consented: Consented): Record<string, unknown> {
   const out: Record<string, unknown> = { type: evidence.type };
   for (const member of request.members) {
     if (member === 'time') {
-      if (withTime && evidence.time !== undefined) out.time = evidence.time;
+      if (consented.time && evidence.time !== undefined) out.time = evidence.time;
     } else if (member === 'document_details') {
-      const details = pick(evidence.document_details, 'type', request.documentMembers, withTime);
+      const details = pick(evidence.document_details, 'type', request.documentMembers, consented, 'document');
       if (details) out.document_details = details;
     } else if (member === 'record') {
-      const record = pick(evidence.record, 'type', request.recordMembers, withTime);
+      const record = pick(evidence.record, 'type', request.recordMembers, consented, 'record');
       if (record) out.record = record;
     } else if (member === 'check_details' && evidence.check_details !== undefined) {
-      out.check_details = evidence.check_details.flatMap((c) => pick(c, 'check_method', request.checkMembers, withTime) ?? []);
+      out.check_details = evidence.check_details.flatMap((c) => pick(c, 'check_method', request.checkMembers, consented) ?? []);
     }
   }
   return out;
 }
 
 /** The evidence of `record` that `requests` select, or `undefined` when a filter finds none. */
-function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord, withTime: boolean): Record<string, unknown>[] | undefined {
+function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord, consented: Consented): Record<string, unknown>[] | undefined {
   const held = record.verification.evidence ?? [];
   const out: Record<string, unknown>[] = [];
   for (const request of requests) {
     const filtered = request.type !== undefined || request.documentType !== undefined || request.checkMethod !== undefined;
     const hits = held.filter((e) => matchesEvidence(request, e));
     if (filtered && hits.length === 0) return undefined;
-    for (const hit of hits) out.push(project(hit, request, withTime));
+    for (const hit of hits) out.push(project(hit, request, consented));
   }
   return out;
 }
@@ -81,7 +92,7 @@ function elementFor(request: VerifiedRequest, record: VerifiedRecord, granted: R
   // A detail of this verification travels only when she consented to it for every claim it carries.
   const consented = (detail: VerifiedDetail): boolean => names.every((name) => granted.has(verifiedDetailGrant(detail, name)));
   const withTime = asksTime(request) && consented('time');
-  const evidence = request.evidence ? selectedEvidence(request.evidence, record, withTime) : [];
+  const evidence = request.evidence ? selectedEvidence(request.evidence, record, { time: withTime, numbers: asksNumbers(request) && consented('numbers') }) : [];
   if (evidence === undefined) return undefined;
   const out: Record<string, unknown> = { trust_framework: verification.trust_framework };
   if (request.assuranceLevel && verification.assurance_level !== undefined && consented('assurance_level')) out.assurance_level = verification.assurance_level;

@@ -53,8 +53,27 @@ const CHECK_MEMBERS = ['organization', 'txn', 'time'] as const;
 /** Members of `record` a request may name besides `type` (the schema's). */
 const RECORD_MEMBERS = ['personal_number', 'created_at', 'date_of_expiry', 'source'] as const;
 
-/** The members of `spec` (a requested object) that `known` lists, in `known`'s order. */
-const named = (spec: unknown, known: readonly string[]): string[] => (isObject(spec) ? known.filter((m) => m in spec) : []);
+/** Sub-members that identify the person's document or record: the `numbers` detail. */
+const NUMBERS: Readonly<Record<'document' | 'record', readonly string[]>> = {
+  document: ['document_number', 'personal_number', 'serial_number'],
+  record: ['personal_number'],
+};
+
+/**
+ * The members of `spec` (a requested object at `path`) that `known` lists, in `known`'s order; each
+ * `null` or an object without `value`/`values` (a value of a document's details is data about the
+ * person, and none is kept).
+ */
+function named(path: string, spec: unknown, known: readonly string[]): string[] {
+  if (!isObject(spec)) return [];
+  const members = known.filter((m) => Object.hasOwn(spec, m));
+  for (const m of members) {
+    const member = spec[m];
+    if (member !== null && !isObject(member)) bad(`${path}.${m}`, 'must be null or an object');
+    if (isObject(member) && ('value' in member || 'values' in member)) bad(`${path}.${m}`, 'value and values are not supported on evidence details');
+  }
+  return members;
+}
 /** At most this many values in one `values` filter. */
 const MAX_FILTER_VALUES = 32;
 /** The stored form's one member: `{"verified_claims": {"svc_vc": [VerifiedRequest, …]}}`. */
@@ -132,12 +151,12 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
         const type = filterOf(`${at}.document_details.type`, details.type);
         if (type) request.documentType = type;
       }
-      const members = named(details, DOCUMENT_MEMBERS);
+      const members = named(`${at}.document_details`, details, DOCUMENT_MEMBERS);
       if (members.length > 0) request.documentMembers = members;
     }
     if ('record' in item && item.record !== null) {
       if (!isObject(item.record)) return bad(`${at}.record`, 'must be null or an object');
-      const members = named(item.record, RECORD_MEMBERS);
+      const members = named(`${at}.record`, item.record, RECORD_MEMBERS);
       if (members.length > 0) request.recordMembers = members;
     }
     if ('check_details' in item && item.check_details !== null) {
@@ -148,7 +167,7 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
       let any = false;
       checks.forEach((check, j) => {
         if (!isObject(check)) bad(`${at}.check_details[${j}]`, 'must be an object');
-        for (const m of named(check, CHECK_MEMBERS)) members.add(m);
+        for (const m of named(`${at}.check_details[${j}]`, check, CHECK_MEMBERS)) members.add(m);
         const method = 'check_method' in (check as Record<string, unknown>) ? filterOf(`${at}.check_details[${j}].check_method`, (check as Record<string, unknown>).check_method) : undefined;
         if (method) for (const m of method) methods.add(m);
         else any = true;
@@ -262,12 +281,15 @@ export const VERIFIED_GRANT_PREFIX = 'svc:verified:';
 /** The grant name recording consent to verified claim `name`. */
 export const verifiedClaimGrant = (name: string): string => `${VERIFIED_GRANT_PREFIX}claim:${name}`;
 
-/** A verification detail a grant records consent to, per verified claim. */
-export type VerifiedDetail = 'evidence' | 'time' | 'assurance_level';
+/**
+ * A verification detail a grant records consent to, per verified claim: the evidence, when it was
+ * checked, the level of the check, and the numbers of the documents and records checked.
+ */
+export type VerifiedDetail = 'evidence' | 'time' | 'assurance_level' | 'numbers';
 
 /**
- * The grant name recording consent to a verification detail (`evidence`, `time`, `assurance_level`)
- * of the verifications of verified claim `claim`.
+ * The grant name recording consent to a verification detail ({@link VerifiedDetail}) of the
+ * verifications of verified claim `claim`.
  */
 export const verifiedDetailGrant = (detail: VerifiedDetail, claim: string): string => `${VERIFIED_GRANT_PREFIX}detail:${detail}:${claim}`;
 
@@ -277,6 +299,13 @@ export const verifiedDetailGrant = (detail: VerifiedDetail, claim: string): stri
  */
 export const asksTime = (request: VerifiedRequest): boolean =>
   request.time !== undefined || (request.evidence ?? []).some((e) => e.members.includes('time') || (e.checkMembers ?? []).includes('time'));
+
+/** Whether `member` of a document's details (`document`) or of a record identifies it. */
+export const isNumber = (of: 'document' | 'record', member: string): boolean => NUMBERS[of].includes(member);
+
+/** Whether `request` asks for the number of a document or record checked. */
+export const asksNumbers = (request: VerifiedRequest): boolean =>
+  (request.evidence ?? []).some((e) => (e.documentMembers ?? []).some((m) => isNumber('document', m)) || (e.recordMembers ?? []).some((m) => isNumber('record', m)));
 
 /**
  * What a grant must record to cover `requests`: each verified claim, and each verification detail
@@ -290,6 +319,7 @@ export function verifiedGrantNames(requests: readonly VerifiedRequest[]): string
     if (r.evidence) details.push('evidence');
     if (asksTime(r)) details.push('time');
     if (r.assuranceLevel) details.push('assurance_level');
+    if (asksNumbers(r)) details.push('numbers');
     for (const claim of Object.keys(r.claims)) {
       names.add(verifiedClaimGrant(claim));
       for (const detail of details) names.add(verifiedDetailGrant(detail, claim));

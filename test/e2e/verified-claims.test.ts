@@ -177,12 +177,17 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     // Honest: the same request again needs no second consent.
     expect(redirectParams((await ask(how)).leftTo as string).get('code')).toBeTruthy();
 
-    // The time of the check (in the evidence or in its checks) is "when it was checked": asked anew.
-    for (const evidence of [{ type: null, time: null }, { type: null, check_details: [{ check_method: null, time: null }] }]) {
-      const when = await ask({ ...how, verification: { trust_framework: null, evidence: [evidence] } }, { prompt: 'none' });
-      expect(redirectParams(when.leftTo as string).get('error')).toBe('consent_required');
+    // The time of the check (in the evidence or in its checks) is "when it was checked", the
+    // document's number a detail of its own: each asked anew.
+    for (const [evidence, words] of [
+      [{ type: null, time: null }, 'and when it was checked'],
+      [{ type: null, check_details: [{ check_method: null, time: null }] }, 'and when it was checked'],
+      [{ type: null, document_details: { type: null, document_number: null } }, 'and the number of the document or record checked'],
+    ] as const) {
+      const again = await ask({ ...how, verification: { trust_framework: null, evidence: [evidence] } }, { prompt: 'none' });
+      expect(redirectParams(again.leftTo as string).get('error')).toBe('consent_required');
       await ask({ ...how, verification: { trust_framework: null, evidence: [evidence] } });
-      expect(browser.lastPage).toContain('your first name, as verified by an identity check, with how it was checked (for example which document and how) and when it was checked');
+      expect(browser.lastPage).toContain(`your first name, as verified by an identity check, with how it was checked (for example which document and how) ${words}`);
     }
 
     // Her e-mail address without its evidence, then with it: the evidence of the e-mail's verification is asked anew.
@@ -219,6 +224,11 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     ['a negative max_age', { verification: { time: { max_age: -1 } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.time: max_age must be a non-negative integer (seconds)'],
     ['evidence that is not an array', { verification: { evidence: { type: null } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence: must be a non-empty array of objects'],
     ['a non-boolean essential', { verification: {}, claims: { given_name: { essential: 'yes' } } }, 'claims.userinfo.verified_claims.claims.given_name: essential must be true or false'],
+    [
+      'a value on a document number',
+      { verification: { evidence: [{ type: null, document_details: { type: null, document_number: { value: 'T22000129' } } }] }, claims: { given_name: null } },
+      'claims.userinfo.verified_claims.verification.evidence[0].document_details.document_number: value and values are not supported on evidence details',
+    ],
     ['our own stored form sent as a request', { svc_vc: [{ claims: { given_name: false } }] }, 'claims.userinfo.verified_claims.verification: is required and must be an object'],
     ['an empty array', [], 'claims.userinfo.verified_claims: must be an object or a non-empty array'],
     ['a string element', [{ verification: {}, claims: { given_name: null } }, 'x'], 'claims.userinfo.verified_claims[1]: must be an object with verification and claims'],

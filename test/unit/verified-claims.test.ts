@@ -125,6 +125,13 @@ describe('verified_claims requests and answers', () => {
       verification: { evidence: [{ type: null, document_details: { type: null, document_number: null, issuer: null, constructor: null }, check_details: [{ check_method: null, organization: null }], record: { personal_number: null } }] },
       claims: { given_name: null },
     });
+    // Consent to the evidence of her first name, not to the numbers of her documents: no number travels.
+    expect(verifiedGrantNames(honest)).toContain(verifiedDetailGrant('numbers', 'given_name'));
+    const withoutNumbers = new Set([...everything(honest)].filter((n) => n !== verifiedDetailGrant('numbers', 'given_name')));
+    expect(answerVerified(honest, held, withoutNumbers)).toMatchObject({
+      verification: { evidence: [{ document_details: { type: 'idcard', issuer: { country: 'DE' } } }, { record: { type: 'population_register' } }] },
+    });
+    expect(JSON.stringify(answerVerified(honest, held, withoutNumbers))).not.toMatch(/T22000129|P-12345/);
     expect(answerVerified(honest, held, everything(honest))).toEqual({
       verification: {
         trust_framework: DEMO_TRUST_FRAMEWORK,
