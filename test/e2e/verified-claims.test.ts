@@ -80,6 +80,17 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     }
   });
 
+  it('advertises electronic_records_supported as the final text requires when evidence_supported has electronic_record, and its evidence says which record', async () => {
+    const discovery = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    expect(discovery.evidence_supported).toContain('electronic_record');
+    // IDA 1.0 final, OP metadata: electronic_records_supported is "Required when evidence_supported contains electronic_record".
+    const records = discovery.electronic_records_supported as unknown;
+    expect(Array.isArray(records) && records.length > 0).toBe(true);
+    const answer = await userinfoFor({ verification: { evidence: [{ type: { value: 'electronic_record' }, record: null }] }, claims: { email: null } });
+    const evidence = (answer.verified_claims as { verification: { evidence: { record?: { type?: string } }[] } }).verification.evidence;
+    expect(records).toContain(evidence[0]?.record?.type);
+  });
+
   it('delivers given_name, family_name and birthdate with the trust framework and evidence asked for, in the decrypted UserInfo', async () => {
     const answer = await userinfoFor(nameAndBirthdate({ trust_framework: null, evidence: [{ type: { value: 'document' }, document_details: null, check_details: null }] }));
     expect(answer).toEqual({
