@@ -84,7 +84,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     const discovery = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
     expect(discovery.evidence_supported).toContain('electronic_record');
     // IDA 1.0 final, OP metadata: electronic_records_supported is "Required when evidence_supported contains electronic_record".
-    const records = discovery.electronic_records_supported as unknown;
+    const records = discovery.electronic_records_supported;
     expect(Array.isArray(records) && records.length > 0).toBe(true);
     const answer = await userinfoFor({ verification: { evidence: [{ type: { value: 'electronic_record' }, record: null }] }, claims: { email: null } });
     const evidence = (answer.verified_claims as { verification: { evidence: { record?: { type?: string } }[] } }).verification.evidence;
