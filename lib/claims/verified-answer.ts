@@ -4,10 +4,16 @@ import { asksNumbers, asksTime, isNumber, verifiedClaimGrant, verifiedDetailGran
 
 const allows = (filter: readonly string[] | undefined, value: string | undefined): boolean => filter === undefined || (value !== undefined && filter.includes(value));
 
-function matchesEvidence(request: EvidenceRequest, evidence: Evidence): boolean {
+/** Whether `time` (ISO 8601) is at most `maxAge` seconds before `now`; any time when no `maxAge`. */
+const withinMaxAge = (maxAge: number | undefined, time: string | undefined, now: number): boolean =>
+  maxAge === undefined || (time !== undefined && now - Date.parse(time) <= maxAge * 1000);
+
+function matchesEvidence(request: EvidenceRequest, evidence: Evidence, now: number): boolean {
   return (
     allows(request.type, evidence.type) &&
     allows(request.documentType, evidence.document_details?.type) &&
+    allows(request.recordType, evidence.record?.type) &&
+    withinMaxAge(request.maxAge, evidence.time, now) &&
     (request.checkMethod === undefined || (evidence.check_details ?? []).some((c) => request.checkMethod?.includes(c.check_method)))
   );
 }
@@ -58,12 +64,12 @@ function project(evidence: Evidence, request: EvidenceRequest, consented: Consen
 }
 
 /** The evidence of `record` that `requests` select, or `undefined` when a filter finds none. */
-function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord, consented: Consented): Record<string, unknown>[] | undefined {
+function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord, consented: Consented, now: number): Record<string, unknown>[] | undefined {
   const held = record.verification.evidence ?? [];
   const out: Record<string, unknown>[] = [];
   for (const request of requests) {
-    const filtered = request.type !== undefined || request.documentType !== undefined || request.checkMethod !== undefined;
-    const hits = held.filter((e) => matchesEvidence(request, e));
+    const filtered = [request.type, request.documentType, request.recordType, request.checkMethod, request.maxAge].some((f) => f !== undefined);
+    const hits = held.filter((e) => matchesEvidence(request, e, now));
     if (filtered && hits.length === 0) return undefined;
     for (const hit of hits) out.push(project(hit, request, consented));
   }
@@ -79,10 +85,7 @@ function elementFor(request: VerifiedRequest, record: VerifiedRecord, granted: R
   const { verification } = record;
   if (!allows(request.trustFramework, verification.trust_framework)) return undefined;
   if (request.assuranceLevel && !allows(request.assuranceLevel.values, verification.assurance_level)) return undefined;
-  if (request.time?.maxAge !== undefined) {
-    const at = verification.time === undefined ? Number.NaN : Date.parse(verification.time);
-    if (!(now - at <= request.time.maxAge * 1000)) return undefined;
-  }
+  if (!withinMaxAge(request.time?.maxAge, verification.time, now)) return undefined;
   const claims: Record<string, unknown> = {};
   for (const name of Object.keys(request.claims)) {
     if (granted.has(verifiedClaimGrant(name)) && Object.hasOwn(record.claims, name) && record.claims[name] !== undefined) claims[name] = record.claims[name];
@@ -92,7 +95,7 @@ function elementFor(request: VerifiedRequest, record: VerifiedRecord, granted: R
   // A detail of this verification travels only when she consented to it for every claim it carries.
   const consented = (detail: VerifiedDetail): boolean => names.every((name) => granted.has(verifiedDetailGrant(detail, name)));
   const withTime = asksTime(request) && consented('time');
-  const evidence = request.evidence ? selectedEvidence(request.evidence, record, { time: withTime, numbers: asksNumbers(request) && consented('numbers') }) : [];
+  const evidence = request.evidence ? selectedEvidence(request.evidence, record, { time: withTime, numbers: asksNumbers(request) && consented('numbers') }, now) : [];
   if (evidence === undefined) return undefined;
   const out: Record<string, unknown> = { trust_framework: verification.trust_framework };
   if (request.assuranceLevel && verification.assurance_level !== undefined && consented('assurance_level')) out.assurance_level = verification.assurance_level;

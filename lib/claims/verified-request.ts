@@ -20,6 +20,10 @@ export interface EvidenceRequest {
   documentType?: string[];
   /** Allowed `check_details[].check_method` values. */
   checkMethod?: string[];
+  /** Allowed `record.type` values. */
+  recordType?: string[];
+  /** The evidence's `time` is at most this many seconds old. */
+  maxAge?: number;
   /** Members to deliver besides `type` (`check_details`, `document_details`, `record`, `time`). */
   members: string[];
   /** Members of `document_details` to deliver besides its `type` (named in the request). */
@@ -123,6 +127,28 @@ function filterOf(path: string, spec: unknown): string[] | undefined {
   return undefined;
 }
 
+/** Members whose constraints are evaluated nowhere: a constraint in them is refused, never ignored. */
+const CONSTRAINTS = ['value', 'values', 'max_age'];
+
+/**
+ * Refuses a `value`, `values` or `max_age` anywhere in `spec`'s members other than `evaluated`:
+ * a filter the provider does not apply would deliver what the relying party excluded.
+ */
+function refuseOtherFilters(path: string, spec: Record<string, unknown>, evaluated: readonly string[]): void {
+  const pending: [string, unknown][] = Object.entries(spec)
+    .filter(([name]) => !evaluated.includes(name))
+    .map(([name, member]) => [`${path}.${name}`, member]);
+  while (pending.length > 0) {
+    const [at, item] = pending.pop() as [string, unknown];
+    if (Array.isArray(item)) item.forEach((v, i) => pending.push([`${at}[${i}]`, v]));
+    else if (isObject(item)) {
+      const constraint = CONSTRAINTS.find((c) => Object.hasOwn(item, c));
+      if (constraint) bad(at, `${constraint} is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)`);
+      for (const [name, member] of Object.entries(item)) pending.push([`${at}.${name}`, member]);
+    }
+  }
+}
+
 function timeOf(path: string, spec: unknown): { maxAge?: number } {
   if (spec === null) return {};
   if (!isObject(spec)) return bad(path, 'must be null or an object');
@@ -143,6 +169,11 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
       const type = filterOf(`${at}.type`, item.type);
       if (type) request.type = type;
     }
+    if ('time' in item) {
+      const { maxAge } = timeOf(`${at}.time`, item.time);
+      if (maxAge !== undefined) request.maxAge = maxAge;
+    }
+    refuseOtherFilters(at, item, ['type', 'time', 'document_details', 'record', 'check_details']);
     for (const member of EVIDENCE_MEMBERS) if (member in item) request.members.push(member);
     if ('document_details' in item && item.document_details !== null) {
       const details = item.document_details;
@@ -153,11 +184,18 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
       }
       const members = named(`${at}.document_details`, details, DOCUMENT_MEMBERS);
       if (members.length > 0) request.documentMembers = members;
+      refuseOtherFilters(`${at}.document_details`, details, ['type']);
     }
     if ('record' in item && item.record !== null) {
-      if (!isObject(item.record)) return bad(`${at}.record`, 'must be null or an object');
-      const members = named(`${at}.record`, item.record, RECORD_MEMBERS);
+      const record = item.record;
+      if (!isObject(record)) return bad(`${at}.record`, 'must be null or an object');
+      if ('type' in record) {
+        const type = filterOf(`${at}.record.type`, record.type);
+        if (type) request.recordType = type;
+      }
+      const members = named(`${at}.record`, record, RECORD_MEMBERS);
       if (members.length > 0) request.recordMembers = members;
+      refuseOtherFilters(`${at}.record`, record, ['type']);
     }
     if ('check_details' in item && item.check_details !== null) {
       const checks = item.check_details;
@@ -168,6 +206,7 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
       checks.forEach((check, j) => {
         if (!isObject(check)) bad(`${at}.check_details[${j}]`, 'must be an object');
         for (const m of named(`${at}.check_details[${j}]`, check, CHECK_MEMBERS)) members.add(m);
+        refuseOtherFilters(`${at}.check_details[${j}]`, check as Record<string, unknown>, ['check_method']);
         const method = 'check_method' in (check as Record<string, unknown>) ? filterOf(`${at}.check_details[${j}].check_method`, (check as Record<string, unknown>).check_method) : undefined;
         if (method) for (const m of method) methods.add(m);
         else any = true;
@@ -216,6 +255,7 @@ function elementOf(path: string, element: unknown, offer: VerifiedOffer): Verifi
   }
   if ('time' in verification) request.time = timeOf(`${v}.time`, verification.time);
   if ('evidence' in verification) request.evidence = evidenceOf(`${v}.evidence`, verification.evidence);
+  refuseOtherFilters(v, verification, ['trust_framework', 'assurance_level', 'time', 'evidence']);
   return request;
 }
 
@@ -258,6 +298,8 @@ function readStored(item: unknown): VerifiedRequest | undefined {
       ...(strings(e.type) ? { type: e.type } : {}),
       ...(strings(e.documentType) ? { documentType: e.documentType } : {}),
       ...(strings(e.checkMethod) ? { checkMethod: e.checkMethod } : {}),
+      ...(strings(e.recordType) ? { recordType: e.recordType } : {}),
+      ...(typeof e.maxAge === 'number' ? { maxAge: e.maxAge } : {}),
       members: strings(e.members) ? e.members.filter((m) => (EVIDENCE_MEMBERS as readonly string[]).includes(m)) : [],
       ...storedMembers('documentMembers', e.documentMembers, DOCUMENT_MEMBERS),
       ...storedMembers('checkMembers', e.checkMembers, CHECK_MEMBERS),

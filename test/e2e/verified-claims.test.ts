@@ -102,6 +102,24 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     });
   });
 
+  it('answers a request shaped as in the final text: members it never holds asked with null, purposes, an evidence max_age', async () => {
+    const answer = await userinfoFor({
+      verification: {
+        trust_framework: null,
+        time: null,
+        verification_process: null,
+        evidence: [{ type: { value: 'document' }, time: { max_age: 100 * 365 * 86_400 }, document_details: { type: null, document_number: null, issuer: { country: null } } }],
+      },
+      claims: { given_name: { purpose: 'To address you by name' }, family_name: null, birthdate: { essential: true, purpose: 'To check your age' } },
+    });
+    expect(answer).toEqual({
+      verified_claims: {
+        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, time: '2025-03-01T10:15:00Z', evidence: [{ type: 'document', time: '2025-03-01T10:15:00Z', document_details: { type: 'idcard' } }] },
+        claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12' },
+      },
+    });
+  });
+
   it('delivers no evidence, time or level when the request does not ask for them', async () => {
     const answer = await userinfoFor(nameAndBirthdate({ trust_framework: null }));
     expect(answer).toEqual({
@@ -239,6 +257,21 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
       'a value on a document number',
       { verification: { evidence: [{ type: null, document_details: { type: null, document_number: { value: 'T22000129' } } }] }, claims: { given_name: null } },
       'claims.userinfo.verified_claims.verification.evidence[0].document_details.document_number: value and values are not supported on evidence details',
+    ],
+    [
+      'a filter on a verification member never filtered',
+      { verification: { trust_framework: null, verification_process: { value: 'f24c6f-6d3f-4ec5-973e-b0d8506f3bc7' } }, claims: { given_name: null } },
+      'claims.userinfo.verified_claims.verification.verification_process: value is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)',
+    ],
+    [
+      'a max_age on the time of a check',
+      { verification: { evidence: [{ type: null, check_details: [{ check_method: null, time: { max_age: 60 } }] }] }, claims: { given_name: null } },
+      'claims.userinfo.verified_claims.verification.evidence[0].check_details[0].time: max_age is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)',
+    ],
+    [
+      'a filter nested in a document detail',
+      { verification: { evidence: [{ type: null, document_details: { type: null, issuer: { country: { value: 'DE' } } } }] }, claims: { given_name: null } },
+      'claims.userinfo.verified_claims.verification.evidence[0].document_details.issuer.country: value is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)',
     ],
     ['our own stored form sent as a request', { svc_vc: [{ claims: { given_name: false } }] }, 'claims.userinfo.verified_claims.verification: is required and must be an object'],
     ['an empty array', [], 'claims.userinfo.verified_claims: must be an object or a non-empty array'],

@@ -155,6 +155,29 @@ describe('verified_claims requests and answers', () => {
     });
   });
 
+  it('applies the record type and evidence max_age filters: an unsatisfied one leaves the element out', () => {
+    const held = [
+      {
+        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'electronic_record', record: { type: 'utility_account' }, time: '2025-03-01T10:15:00Z' }] },
+        claims: { phone_number: '+4915123456789' },
+      },
+    ];
+    const answer = (evidence: unknown, now = ISSUED + 1000): unknown => {
+      const requests = roundTrip({ verification: { evidence: [evidence] }, claims: { phone_number: null } });
+      return answerVerified(requests, held, everything(requests), now);
+    };
+    expect(answer({ type: null, record: { type: { value: 'bank_account' } } })).toBeUndefined();
+    expect(answer({ type: null, time: { max_age: 60 } }, ISSUED + 61_000)).toBeUndefined();
+    expect(answer({ type: null, record: { type: { values: ['bank_account', 'utility_account'] } } })).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'electronic_record', record: { type: 'utility_account' } }] },
+      claims: { phone_number: '+4915123456789' },
+    });
+    expect(answer({ type: null, time: { max_age: 60 } }, ISSUED + 60_000)).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'electronic_record', time: '2025-03-01T10:15:00Z' }] },
+      claims: { phone_number: '+4915123456789' },
+    });
+  });
+
   it('reads nothing from a stored form it did not write', () => {
     for (const forged of [null, 'x', { verified_claims: { svc_vc: 'x' } }, { verified_claims: { svc_vc: [{ claims: 'x' }, 3] } }, { verified_claims: [{ claims: { given_name: null } }] }]) {
       expect(verifiedRequestsOf(forged)).toEqual([]);
