@@ -1,6 +1,6 @@
 import { errors } from 'oidc-provider';
 
-import { isObject } from './request.js';
+import { isObject, MAX_VALUE_DEPTH } from './request.js';
 import type { VerifiedOffer } from './verified.js';
 
 /**
@@ -135,16 +135,18 @@ const CONSTRAINTS = ['value', 'values', 'max_age'];
  * a filter the provider does not apply would deliver what the relying party excluded.
  */
 function refuseOtherFilters(path: string, spec: Record<string, unknown>, evaluated: readonly string[]): void {
-  const pending: [string, unknown][] = Object.entries(spec)
+  const pending: [string, unknown, number][] = Object.entries(spec)
     .filter(([name]) => !evaluated.includes(name))
-    .map(([name, member]) => [`${path}.${name}`, member]);
+    .map(([name, member]) => [`${path}.${name}`, member, 1]);
   while (pending.length > 0) {
-    const [at, item] = pending.pop() as [string, unknown];
-    if (Array.isArray(item)) item.forEach((v, i) => pending.push([`${at}[${i}]`, v]));
+    const [at, item, depth] = pending.pop() as [string, unknown, number];
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > MAX_VALUE_DEPTH) bad(at, `is nested more than ${MAX_VALUE_DEPTH} levels deep`);
+    if (Array.isArray(item)) item.forEach((v, i) => pending.push([`${at}[${i}]`, v, depth + 1]));
     else if (isObject(item)) {
       const constraint = CONSTRAINTS.find((c) => Object.hasOwn(item, c));
       if (constraint) bad(at, `${constraint} is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)`);
-      for (const [name, member] of Object.entries(item)) pending.push([`${at}.${name}`, member]);
+      for (const [name, member] of Object.entries(item)) pending.push([`${at}.${name}`, member, depth + 1]);
     }
   }
 }

@@ -273,6 +273,11 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
       { verification: { evidence: [{ type: null, document_details: { type: null, issuer: { country: { value: 'DE' } } } }] }, claims: { given_name: null } },
       'claims.userinfo.verified_claims.verification.evidence[0].document_details.issuer.country: value is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)',
     ],
+    [
+      'a member nested a thousand levels deep',
+      { verification: { verification_process: JSON.parse(`${'['.repeat(1000)}${']'.repeat(1000)}`) as unknown }, claims: { given_name: null } },
+      `claims.userinfo.verified_claims.verification.verification_process${'[0]'.repeat(16)}: is nested more than 16 levels deep`,
+    ],
     ['our own stored form sent as a request', { svc_vc: [{ claims: { given_name: false } }] }, 'claims.userinfo.verified_claims.verification: is required and must be an object'],
     ['an empty array', [], 'claims.userinfo.verified_claims: must be an object or a non-empty array'],
     ['a string element', [{ verification: {}, claims: { given_name: null } }, 'x'], 'claims.userinfo.verified_claims[1]: must be an object with verification and claims'],
