@@ -63,17 +63,23 @@ function project(evidence: Evidence, request: EvidenceRequest, consented: Consen
   return out;
 }
 
-/** The evidence of `record` that `requests` select, or `undefined` when a filter finds none. */
+/**
+ * The evidence of `record` that `requests` select, each distinct piece once however many requests
+ * select it, or `undefined` when a filter finds none.
+ */
 function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord, consented: Consented, now: number): Record<string, unknown>[] | undefined {
   const held = record.verification.evidence ?? [];
-  const out: Record<string, unknown>[] = [];
+  const out = new Map<string, Record<string, unknown>>();
   for (const request of requests) {
     const filtered = [request.type, request.documentType, request.recordType, request.checkMethod, request.maxAge].some((f) => f !== undefined);
     const hits = held.filter((e) => matchesEvidence(request, e, now));
     if (filtered && hits.length === 0) return undefined;
-    for (const hit of hits) out.push(project(hit, request, consented));
+    for (const hit of hits) {
+      const projected = project(hit, request, consented);
+      out.set(JSON.stringify(projected), projected);
+    }
   }
-  return out;
+  return [...out.values()];
 }
 
 /**

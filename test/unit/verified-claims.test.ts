@@ -178,6 +178,16 @@ describe('verified_claims requests and answers', () => {
     });
   });
 
+  it('answers each piece of evidence once, however many evidence requests select it', () => {
+    const many = roundTrip({ verification: { evidence: Array.from({ length: 200 }, () => ({ type: null, check_details: null })) }, claims: { given_name: null } });
+    const one = roundTrip({ verification: { evidence: [{ type: null, check_details: null }] }, claims: { given_name: null } });
+    expect(answerVerified(many, erika, everything(many))).toEqual(answerVerified(one, erika, everything(one)));
+    expect(answerVerified(one, erika, everything(one))).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'document', check_details: [{ check_method: 'vcrypt' }] }] },
+      claims: { given_name: 'Erika' },
+    });
+  });
+
   it('reads nothing from a stored form it did not write', () => {
     for (const forged of [null, 'x', { verified_claims: { svc_vc: 'x' } }, { verified_claims: { svc_vc: [{ claims: 'x' }, 3] } }, { verified_claims: [{ claims: { given_name: null } }] }]) {
       expect(verifiedRequestsOf(forged)).toEqual([]);
