@@ -3,7 +3,7 @@ import type { ChannelClaims, ClaimRequest } from './request.js';
 import { claimsForScope } from './scopes.js';
 import { channelRequests } from './stored-form.js';
 import { isSvcClaimName } from './syntax.js';
-import { verifiedRequestsOf, type VerifiedRequest } from './verified-request.js';
+import { asksNumbers, asksTime, verifiedRequestsOf, type VerifiedRequest } from './verified-request.js';
 
 const STANDARD: Record<string, string> = {
   name: 'your full name',
@@ -39,7 +39,8 @@ export function describeVerified(request: VerifiedRequest): string {
   const claims = list(Object.keys(request.claims).map((c) => (STANDARD[c] ?? c).replace(/^your /, '')));
   const details: string[] = [];
   if (request.evidence) details.push('how it was checked (for example which document and how)');
-  if (request.time) details.push('when it was checked');
+  if (asksNumbers(request)) details.push('the number of the document or record checked');
+  if (asksTime(request)) details.push('when it was checked');
   if (request.assuranceLevel) details.push('the level of the check');
   return `your ${claims}, as verified by an identity check${details.length > 0 ? `, with ${list(details)}` : ''}`;
 }

@@ -1,36 +1,85 @@
 import type { Evidence, VerifiedRecord } from './verified.js';
-import { verifiedClaimGrant, verifiedDetailGrant, type EvidenceRequest, type VerifiedRequest } from './verified-request.js';
+import { isObject } from './request.js';
+import { asksNumbers, asksTime, isNumber, verifiedClaimGrant, verifiedDetailGrant, type EvidenceRequest, type VerifiedDetail, type VerifiedRequest } from './verified-request.js';
 
 const allows = (filter: readonly string[] | undefined, value: string | undefined): boolean => filter === undefined || (value !== undefined && filter.includes(value));
 
-function matchesEvidence(request: EvidenceRequest, evidence: Evidence): boolean {
+/** Whether `time` (ISO 8601) is at most `maxAge` seconds before `now`; any time when no `maxAge`. */
+const withinMaxAge = (maxAge: number | undefined, time: string | undefined, now: number): boolean =>
+  maxAge === undefined || (time !== undefined && now - Date.parse(time) <= maxAge * 1000);
+
+function matchesEvidence(request: EvidenceRequest, evidence: Evidence, now: number): boolean {
   return (
     allows(request.type, evidence.type) &&
     allows(request.documentType, evidence.document_details?.type) &&
+    allows(request.recordType, evidence.record?.type) &&
+    withinMaxAge(request.maxAge, evidence.time, now) &&
     (request.checkMethod === undefined || (evidence.check_details ?? []).some((c) => request.checkMethod?.includes(c.check_method)))
   );
 }
 
-function project(evidence: Evidence, members: readonly string[]): Record<string, unknown> {
+/** What the person consented to see travel of a verification besides its evidence. */
+interface Consented {
+  time: boolean;
+  numbers: boolean;
+}
+
+/**
+ * `held`'s `kept` member and the `named` ones, a `time` only with consent to it, a number of
+ * `of` (a document or a record) only with consent to numbers; `undefined` when it holds none.
+ */
+function pick(held: unknown, kept: string, named: readonly string[] | undefined, consented: Consented, of?: 'document' | 'record'): Record<string, unknown> | undefined {
+  if (!isObject(held)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const member of [kept, ...(named ?? [])]) {
+    if (member === 'time' && !consented.time) continue;
+    if (of !== undefined && isNumber(of, member) && !consented.numbers) continue;
+    if (Object.hasOwn(held, member) && held[member] !== undefined) out[member] = held[member];
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/**
+ * What of `evidence` travels: its `type`, the members `request` names, and of those only the
+ * sub-members it names (`document_details.type`, `check_details[].check_method` and `record.type`
+ * always); a `time` (of the evidence or of a check) and a document's or record's number only with
+ * consent to them.
+ */
+function project(evidence: Evidence, request: EvidenceRequest, consented: Consented): Record<string, unknown> {
   const out: Record<string, unknown> = { type: evidence.type };
-  for (const member of members) {
-    const value = (evidence as unknown as Record<string, unknown>)[member];
-    if (value !== undefined) out[member] = value;
+  for (const member of request.members) {
+    if (member === 'time') {
+      if (consented.time && evidence.time !== undefined) out.time = evidence.time;
+    } else if (member === 'document_details') {
+      const details = pick(evidence.document_details, 'type', request.documentMembers, consented, 'document');
+      if (details) out.document_details = details;
+    } else if (member === 'record') {
+      const record = pick(evidence.record, 'type', request.recordMembers, consented, 'record');
+      if (record) out.record = record;
+    } else if (member === 'check_details' && evidence.check_details !== undefined) {
+      out.check_details = evidence.check_details.flatMap((c) => pick(c, 'check_method', request.checkMembers, consented) ?? []);
+    }
   }
   return out;
 }
 
-/** The evidence of `record` that `requests` select, or `undefined` when a filter finds none. */
-function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord): Record<string, unknown>[] | undefined {
+/**
+ * The evidence of `record` that `requests` select, each distinct piece once however many requests
+ * select it, or `undefined` when a filter finds none.
+ */
+function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord, consented: Consented, now: number): Record<string, unknown>[] | undefined {
   const held = record.verification.evidence ?? [];
-  const out: Record<string, unknown>[] = [];
+  const out = new Map<string, Record<string, unknown>>();
   for (const request of requests) {
-    const filtered = request.type !== undefined || request.documentType !== undefined || request.checkMethod !== undefined;
-    const hits = held.filter((e) => matchesEvidence(request, e));
+    const filtered = [request.type, request.documentType, request.recordType, request.checkMethod, request.maxAge].some((f) => f !== undefined);
+    const hits = held.filter((e) => matchesEvidence(request, e, now));
     if (filtered && hits.length === 0) return undefined;
-    for (const hit of hits) out.push(project(hit, request.members));
+    for (const hit of hits) {
+      const projected = project(hit, request, consented);
+      out.set(JSON.stringify(projected), projected);
+    }
   }
-  return out;
+  return [...out.values()];
 }
 
 /**
@@ -42,21 +91,22 @@ function elementFor(request: VerifiedRequest, record: VerifiedRecord, granted: R
   const { verification } = record;
   if (!allows(request.trustFramework, verification.trust_framework)) return undefined;
   if (request.assuranceLevel && !allows(request.assuranceLevel.values, verification.assurance_level)) return undefined;
-  if (request.time?.maxAge !== undefined) {
-    const at = verification.time === undefined ? Number.NaN : Date.parse(verification.time);
-    if (!(now - at <= request.time.maxAge * 1000)) return undefined;
-  }
-  const evidence = request.evidence ? selectedEvidence(request.evidence, record) : [];
-  if (evidence === undefined) return undefined;
+  if (!withinMaxAge(request.time?.maxAge, verification.time, now)) return undefined;
   const claims: Record<string, unknown> = {};
   for (const name of Object.keys(request.claims)) {
-    if (granted.has(verifiedClaimGrant(name)) && record.claims[name] !== undefined) claims[name] = record.claims[name];
+    if (granted.has(verifiedClaimGrant(name)) && Object.hasOwn(record.claims, name) && record.claims[name] !== undefined) claims[name] = record.claims[name];
   }
-  if (Object.keys(claims).length === 0) return undefined;
+  const names = Object.keys(claims);
+  if (names.length === 0) return undefined;
+  // A detail of this verification travels only when she consented to it for every claim it carries.
+  const consented = (detail: VerifiedDetail): boolean => names.every((name) => granted.has(verifiedDetailGrant(detail, name)));
+  const withTime = asksTime(request) && consented('time');
+  const evidence = request.evidence ? selectedEvidence(request.evidence, record, { time: withTime, numbers: asksNumbers(request) && consented('numbers') }, now) : [];
+  if (evidence === undefined) return undefined;
   const out: Record<string, unknown> = { trust_framework: verification.trust_framework };
-  if (request.assuranceLevel && verification.assurance_level !== undefined && granted.has(verifiedDetailGrant('assurance_level'))) out.assurance_level = verification.assurance_level;
-  if (request.time && verification.time !== undefined && granted.has(verifiedDetailGrant('time'))) out.time = verification.time;
-  if (request.evidence && evidence.length > 0 && granted.has(verifiedDetailGrant('evidence'))) out.evidence = evidence;
+  if (request.assuranceLevel && verification.assurance_level !== undefined && consented('assurance_level')) out.assurance_level = verification.assurance_level;
+  if (request.time && verification.time !== undefined && withTime) out.time = verification.time;
+  if (request.evidence && evidence.length > 0 && consented('evidence')) out.evidence = evidence;
   return { verification: out, claims };
 }
 

@@ -1,6 +1,6 @@
 import { errors } from 'oidc-provider';
 
-import { isObject } from './request.js';
+import { isObject, MAX_VALUE_DEPTH } from './request.js';
 import type { VerifiedOffer } from './verified.js';
 
 /**
@@ -20,8 +20,18 @@ export interface EvidenceRequest {
   documentType?: string[];
   /** Allowed `check_details[].check_method` values. */
   checkMethod?: string[];
+  /** Allowed `record.type` values. */
+  recordType?: string[];
+  /** The evidence's `time` is at most this many seconds old. */
+  maxAge?: number;
   /** Members to deliver besides `type` (`check_details`, `document_details`, `record`, `time`). */
   members: string[];
+  /** Members of `document_details` to deliver besides its `type` (named in the request). */
+  documentMembers?: string[];
+  /** Members of each `check_details` entry to deliver besides its `check_method` (named in the request). */
+  checkMembers?: string[];
+  /** Members of `record` to deliver besides its `type` (named in the request). */
+  recordMembers?: string[];
 }
 
 /** One `verified_claims` request element, normalised. */
@@ -40,6 +50,34 @@ export interface VerifiedRequest {
 
 /** Evidence members a request may ask for (besides `type`, always delivered). */
 const EVIDENCE_MEMBERS = ['check_details', 'document_details', 'record', 'time'] as const;
+/** Members of `document_details` a request may name besides `type` (the schema's). */
+const DOCUMENT_MEMBERS = ['document_number', 'personal_number', 'serial_number', 'date_of_issuance', 'date_of_expiry', 'issuer'] as const;
+/** Members of a `check_details` entry a request may name besides `check_method` (the schema's). */
+const CHECK_MEMBERS = ['organization', 'txn', 'time'] as const;
+/** Members of `record` a request may name besides `type` (the schema's). */
+const RECORD_MEMBERS = ['personal_number', 'created_at', 'date_of_expiry', 'source'] as const;
+
+/** Sub-members that identify the person's document or record: the `numbers` detail. */
+const NUMBERS: Readonly<Record<'document' | 'record', readonly string[]>> = {
+  document: ['document_number', 'personal_number', 'serial_number'],
+  record: ['personal_number'],
+};
+
+/**
+ * The members of `spec` (a requested object at `path`) that `known` lists, in `known`'s order; each
+ * `null` or an object without `value`/`values` (a value of a document's details is data about the
+ * person, and none is kept).
+ */
+function named(path: string, spec: unknown, known: readonly string[]): string[] {
+  if (!isObject(spec)) return [];
+  const members = known.filter((m) => Object.hasOwn(spec, m));
+  for (const m of members) {
+    const member = spec[m];
+    if (member !== null && !isObject(member)) bad(`${path}.${m}`, 'must be null or an object');
+    if (isObject(member) && ('value' in member || 'values' in member)) bad(`${path}.${m}`, 'value and values are not supported on evidence details');
+  }
+  return members;
+}
 /** At most this many values in one `values` filter. */
 const MAX_FILTER_VALUES = 32;
 /** The stored form's one member: `{"verified_claims": {"svc_vc": [VerifiedRequest, …]}}`. */
@@ -89,6 +127,30 @@ function filterOf(path: string, spec: unknown): string[] | undefined {
   return undefined;
 }
 
+/** Members whose constraints are evaluated nowhere: a constraint in them is refused, never ignored. */
+const CONSTRAINTS = ['value', 'values', 'max_age'];
+
+/**
+ * Refuses a `value`, `values` or `max_age` anywhere in `spec`'s members other than `evaluated`:
+ * a filter the provider does not apply would deliver what the relying party excluded.
+ */
+function refuseOtherFilters(path: string, spec: Record<string, unknown>, evaluated: readonly string[]): void {
+  const pending: [string, unknown, number][] = Object.entries(spec)
+    .filter(([name]) => !evaluated.includes(name))
+    .map(([name, member]) => [`${path}.${name}`, member, 1]);
+  while (pending.length > 0) {
+    const [at, item, depth] = pending.pop() as [string, unknown, number];
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > MAX_VALUE_DEPTH) bad(at, `is nested more than ${MAX_VALUE_DEPTH} levels deep`);
+    if (Array.isArray(item)) item.forEach((v, i) => pending.push([`${at}[${i}]`, v, depth + 1]));
+    else if (isObject(item)) {
+      const constraint = CONSTRAINTS.find((c) => Object.hasOwn(item, c));
+      if (constraint) bad(at, `${constraint} is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)`);
+      for (const [name, member] of Object.entries(item)) pending.push([`${at}.${name}`, member, depth + 1]);
+    }
+  }
+}
+
 function timeOf(path: string, spec: unknown): { maxAge?: number } {
   if (spec === null) return {};
   if (!isObject(spec)) return bad(path, 'must be null or an object');
@@ -109,6 +171,11 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
       const type = filterOf(`${at}.type`, item.type);
       if (type) request.type = type;
     }
+    if ('time' in item) {
+      const { maxAge } = timeOf(`${at}.time`, item.time);
+      if (maxAge !== undefined) request.maxAge = maxAge;
+    }
+    refuseOtherFilters(at, item, ['type', 'time', 'document_details', 'record', 'check_details']);
     for (const member of EVIDENCE_MEMBERS) if (member in item) request.members.push(member);
     if ('document_details' in item && item.document_details !== null) {
       const details = item.document_details;
@@ -117,19 +184,37 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
         const type = filterOf(`${at}.document_details.type`, details.type);
         if (type) request.documentType = type;
       }
+      const members = named(`${at}.document_details`, details, DOCUMENT_MEMBERS);
+      if (members.length > 0) request.documentMembers = members;
+      refuseOtherFilters(`${at}.document_details`, details, ['type']);
+    }
+    if ('record' in item && item.record !== null) {
+      const record = item.record;
+      if (!isObject(record)) return bad(`${at}.record`, 'must be null or an object');
+      if ('type' in record) {
+        const type = filterOf(`${at}.record.type`, record.type);
+        if (type) request.recordType = type;
+      }
+      const members = named(`${at}.record`, record, RECORD_MEMBERS);
+      if (members.length > 0) request.recordMembers = members;
+      refuseOtherFilters(`${at}.record`, record, ['type']);
     }
     if ('check_details' in item && item.check_details !== null) {
       const checks = item.check_details;
       if (!Array.isArray(checks) || checks.length === 0) return bad(`${at}.check_details`, 'must be null or a non-empty array of objects');
       const methods = new Set<string>();
+      const members = new Set<string>();
       let any = false;
       checks.forEach((check, j) => {
         if (!isObject(check)) bad(`${at}.check_details[${j}]`, 'must be an object');
+        for (const m of named(`${at}.check_details[${j}]`, check, CHECK_MEMBERS)) members.add(m);
+        refuseOtherFilters(`${at}.check_details[${j}]`, check as Record<string, unknown>, ['check_method']);
         const method = 'check_method' in (check as Record<string, unknown>) ? filterOf(`${at}.check_details[${j}].check_method`, (check as Record<string, unknown>).check_method) : undefined;
         if (method) for (const m of method) methods.add(m);
         else any = true;
       });
       if (!any && methods.size > 0) request.checkMethod = [...methods];
+      if (members.size > 0) request.checkMembers = CHECK_MEMBERS.filter((m) => members.has(m));
     }
     if ('time' in item && item.time !== null && !isObject(item.time)) bad(`${at}.time`, 'must be null or an object');
     return request;
@@ -172,6 +257,7 @@ function elementOf(path: string, element: unknown, offer: VerifiedOffer): Verifi
   }
   if ('time' in verification) request.time = timeOf(`${v}.time`, verification.time);
   if ('evidence' in verification) request.evidence = evidenceOf(`${v}.evidence`, verification.evidence);
+  refuseOtherFilters(v, verification, ['trust_framework', 'assurance_level', 'time', 'evidence']);
   return request;
 }
 
@@ -195,6 +281,11 @@ export function storedVerified(requests: readonly VerifiedRequest[]): Record<str
 }
 
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
+/** The stored sub-members `v` lists that `known` allows, as an optional member named `key`. */
+const storedMembers = <K extends string>(key: K, v: unknown, known: readonly string[]): Partial<Record<K, string[]>> => {
+  const kept = strings(v) ? v.filter((m) => known.includes(m)) : [];
+  return (kept.length > 0 ? { [key]: kept } : {}) as Partial<Record<K, string[]>>;
+};
 
 function readStored(item: unknown): VerifiedRequest | undefined {
   if (!isObject(item) || !isObject(item.claims)) return undefined;
@@ -209,7 +300,12 @@ function readStored(item: unknown): VerifiedRequest | undefined {
       ...(strings(e.type) ? { type: e.type } : {}),
       ...(strings(e.documentType) ? { documentType: e.documentType } : {}),
       ...(strings(e.checkMethod) ? { checkMethod: e.checkMethod } : {}),
+      ...(strings(e.recordType) ? { recordType: e.recordType } : {}),
+      ...(typeof e.maxAge === 'number' ? { maxAge: e.maxAge } : {}),
       members: strings(e.members) ? e.members.filter((m) => (EVIDENCE_MEMBERS as readonly string[]).includes(m)) : [],
+      ...storedMembers('documentMembers', e.documentMembers, DOCUMENT_MEMBERS),
+      ...storedMembers('checkMembers', e.checkMembers, CHECK_MEMBERS),
+      ...storedMembers('recordMembers', e.recordMembers, RECORD_MEMBERS),
     }));
   }
   return request;
@@ -229,20 +325,49 @@ export const VERIFIED_GRANT_PREFIX = 'svc:verified:';
 /** The grant name recording consent to verified claim `name`. */
 export const verifiedClaimGrant = (name: string): string => `${VERIFIED_GRANT_PREFIX}claim:${name}`;
 
-/** The grant name recording consent to a verification detail (`evidence`, `time`, `assurance_level`). */
-export const verifiedDetailGrant = (detail: 'evidence' | 'time' | 'assurance_level'): string => `${VERIFIED_GRANT_PREFIX}detail:${detail}`;
+/**
+ * A verification detail a grant records consent to, per verified claim: the evidence, when it was
+ * checked, the level of the check, and the numbers of the documents and records checked.
+ */
+export type VerifiedDetail = 'evidence' | 'time' | 'assurance_level' | 'numbers';
+
+/**
+ * The grant name recording consent to a verification detail ({@link VerifiedDetail}) of the
+ * verifications of verified claim `claim`.
+ */
+export const verifiedDetailGrant = (detail: VerifiedDetail, claim: string): string => `${VERIFIED_GRANT_PREFIX}detail:${detail}:${claim}`;
+
+/**
+ * Whether `request` asks when its verification was made: the verification's `time`, an evidence's
+ * `time`, or the `time` of its checks.
+ */
+export const asksTime = (request: VerifiedRequest): boolean =>
+  request.time !== undefined || (request.evidence ?? []).some((e) => e.members.includes('time') || (e.checkMembers ?? []).includes('time'));
+
+/** Whether `member` of a document's details (`document`) or of a record identifies it. */
+export const isNumber = (of: 'document' | 'record', member: string): boolean => NUMBERS[of].includes(member);
+
+/** Whether `request` asks for the number of a document or record checked. */
+export const asksNumbers = (request: VerifiedRequest): boolean =>
+  (request.evidence ?? []).some((e) => (e.documentMembers ?? []).some((m) => isNumber('document', m)) || (e.recordMembers ?? []).some((m) => isNumber('record', m)));
 
 /**
  * What a grant must record to cover `requests`: each verified claim, and each verification detail
- * asked for (the trust framework is not about the person and always travels).
+ * asked for, for each claim it is asked with (the trust framework is not about the person and
+ * always travels).
  */
 export function verifiedGrantNames(requests: readonly VerifiedRequest[]): string[] {
   const names = new Set<string>();
   for (const r of requests) {
-    for (const claim of Object.keys(r.claims)) names.add(verifiedClaimGrant(claim));
-    if (r.evidence) names.add(verifiedDetailGrant('evidence'));
-    if (r.time) names.add(verifiedDetailGrant('time'));
-    if (r.assuranceLevel) names.add(verifiedDetailGrant('assurance_level'));
+    const details: VerifiedDetail[] = [];
+    if (r.evidence) details.push('evidence');
+    if (asksTime(r)) details.push('time');
+    if (r.assuranceLevel) details.push('assurance_level');
+    if (asksNumbers(r)) details.push('numbers');
+    for (const claim of Object.keys(r.claims)) {
+      names.add(verifiedClaimGrant(claim));
+      for (const detail of details) names.add(verifiedDetailGrant(detail, claim));
+    }
   }
   return [...names];
 }

@@ -70,11 +70,41 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     }
   });
 
+  it('advertises electronic_records_supported as the final text requires when evidence_supported has electronic_record, and its evidence says which record', async () => {
+    const discovery = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    expect(discovery.evidence_supported).toContain('electronic_record');
+    // IDA 1.0 final, OP metadata: electronic_records_supported is "Required when evidence_supported contains electronic_record".
+    const records = discovery.electronic_records_supported;
+    expect(Array.isArray(records) && records.length > 0).toBe(true);
+    const answer = await userinfoFor({ verification: { evidence: [{ type: { value: 'electronic_record' }, record: null }] }, claims: { email: null } });
+    const evidence = (answer.verified_claims as { verification: { evidence: { record?: { type?: string } }[] } }).verification.evidence;
+    expect(records).toContain(evidence[0]?.record?.type);
+  });
+
   it('delivers given_name, family_name and birthdate with the trust framework and evidence asked for, in the decrypted UserInfo', async () => {
     const answer = await userinfoFor(nameAndBirthdate({ trust_framework: null, evidence: [{ type: { value: 'document' }, document_details: null, check_details: null }] }));
     expect(answer).toEqual({
       verified_claims: {
-        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [IDCARD_EVIDENCE] },
+        // When the ID card was checked is not asked for: the check travels without its time.
+        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ ...IDCARD_EVIDENCE, check_details: [{ check_method: 'vcrypt' }] }] },
+        claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12' },
+      },
+    });
+  });
+
+  it('answers a request shaped as in the final text: members it never holds asked with null, purposes, an evidence max_age', async () => {
+    const answer = await userinfoFor({
+      verification: {
+        trust_framework: null,
+        time: null,
+        verification_process: null,
+        evidence: [{ type: { value: 'document' }, time: { max_age: 100 * 365 * 86_400 }, document_details: { type: null, document_number: null, issuer: { country: null } } }],
+      },
+      claims: { given_name: { purpose: 'To address you by name' }, family_name: null, birthdate: { essential: true, purpose: 'To check your age' } },
+    });
+    expect(answer).toEqual({
+      verified_claims: {
+        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, time: '2025-03-01T10:15:00Z', evidence: [{ type: 'document', time: '2025-03-01T10:15:00Z', document_details: { type: 'idcard' } }] },
         claims: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12' },
       },
     });
@@ -95,7 +125,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     const flow = await runCodeFlow(running.issuer, rsa.metadata, { configure: rsa.configure, params: { claims: JSON.stringify({ id_token: { verified_claims: verified } }) } });
     expect(userData(flow.claims)).toEqual({
       verified_claims: {
-        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, time: '2025-03-01T10:15:00Z', evidence: [{ type: 'document', document_details: { type: 'idcard' }, check_details: IDCARD_EVIDENCE.check_details }] },
+        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, time: '2025-03-01T10:15:00Z', evidence: [{ type: 'document', document_details: { type: 'idcard' }, check_details: [{ check_method: 'vcrypt' }] }] },
         claims: { given_name: 'Erika' },
       },
     });
@@ -126,10 +156,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
             {
               type: 'document',
               document_details: { type: 'driving_permit' },
-              check_details: [
-                { check_method: 'vri', time: '2025-04-10T11:30:00Z' },
-                { check_method: 'pvr', time: '2025-04-10T11:30:00Z' },
-              ],
+              check_details: [{ check_method: 'vri' }, { check_method: 'pvr' }],
             },
           ],
         },
@@ -159,6 +186,36 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     expect(redirectParams(promptNone.leftTo as string).get('error')).toBe('consent_required');
   });
 
+  it('shows the consent page again before the time of a check travels, and before the evidence of another verified claim does', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const origin = new URL(running.issuer).origin;
+    const ask = (verified: unknown, params: Record<string, string> = {}) => browser.follow(urlFor(client, { claims: JSON.stringify({ userinfo: { verified_claims: verified } }), ...params }), origin);
+    const how = { verification: { trust_framework: null, evidence: [{ type: null, check_details: null }] }, claims: { given_name: null } };
+    await signIn(urlFor(client, { claims: JSON.stringify({ userinfo: { verified_claims: how } }) }), { browser });
+    // Honest: the same request again needs no second consent.
+    expect(redirectParams((await ask(how)).leftTo as string).get('code')).toBeTruthy();
+
+    // The time of the check (in the evidence or in its checks) is "when it was checked", the
+    // document's number a detail of its own: each asked anew.
+    for (const [evidence, words] of [
+      [{ type: null, time: null }, 'and when it was checked'],
+      [{ type: null, check_details: [{ check_method: null, time: null }] }, 'and when it was checked'],
+      [{ type: null, document_details: { type: null, document_number: null } }, 'and the number of the document or record checked'],
+    ] as const) {
+      const again = await ask({ ...how, verification: { trust_framework: null, evidence: [evidence] } }, { prompt: 'none' });
+      expect(redirectParams(again.leftTo as string).get('error')).toBe('consent_required');
+      await ask({ ...how, verification: { trust_framework: null, evidence: [evidence] } });
+      expect(browser.lastPage).toContain(`your first name, as verified by an identity check, with how it was checked (for example which document and how) ${words}`);
+    }
+
+    // Her e-mail address without its evidence, then with it: the evidence of the e-mail's verification is asked anew.
+    await ask({ verification: { trust_framework: null }, claims: { email: null } });
+    await browser.submit('consent-allow', {}, origin);
+    const emailHow = await ask({ verification: { trust_framework: null, evidence: [{ type: null, check_details: null }] }, claims: { email: null } }, { prompt: 'none' });
+    expect(redirectParams(emailHow.leftTo as string).get('error')).toBe('consent_required');
+  });
+
   it('asks no module before consent: the consent page, consent_required with prompt=none, access_denied when she denies', async () => {
     const client = await registerClient(running, 'rsa');
     const browser = new FormBrowser();
@@ -186,6 +243,31 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     ['a negative max_age', { verification: { time: { max_age: -1 } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.time: max_age must be a non-negative integer (seconds)'],
     ['evidence that is not an array', { verification: { evidence: { type: null } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence: must be a non-empty array of objects'],
     ['a non-boolean essential', { verification: {}, claims: { given_name: { essential: 'yes' } } }, 'claims.userinfo.verified_claims.claims.given_name: essential must be true or false'],
+    [
+      'a value on a document number',
+      { verification: { evidence: [{ type: null, document_details: { type: null, document_number: { value: 'T22000129' } } }] }, claims: { given_name: null } },
+      'claims.userinfo.verified_claims.verification.evidence[0].document_details.document_number: value and values are not supported on evidence details',
+    ],
+    [
+      'a filter on a verification member never filtered',
+      { verification: { trust_framework: null, verification_process: { value: 'f24c6f-6d3f-4ec5-973e-b0d8506f3bc7' } }, claims: { given_name: null } },
+      'claims.userinfo.verified_claims.verification.verification_process: value is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)',
+    ],
+    [
+      'a max_age on the time of a check',
+      { verification: { evidence: [{ type: null, check_details: [{ check_method: null, time: { max_age: 60 } }] }] }, claims: { given_name: null } },
+      'claims.userinfo.verified_claims.verification.evidence[0].check_details[0].time: max_age is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)',
+    ],
+    [
+      'a filter nested in a document detail',
+      { verification: { evidence: [{ type: null, document_details: { type: null, issuer: { country: { value: 'DE' } } } }] }, claims: { given_name: null } },
+      'claims.userinfo.verified_claims.verification.evidence[0].document_details.issuer.country: value is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)',
+    ],
+    [
+      'a member nested a thousand levels deep',
+      { verification: { verification_process: JSON.parse(`${'['.repeat(1000)}${']'.repeat(1000)}`) as unknown }, claims: { given_name: null } },
+      `claims.userinfo.verified_claims.verification.verification_process${'[0]'.repeat(16)}: is nested more than 16 levels deep`,
+    ],
     ['our own stored form sent as a request', { svc_vc: [{ claims: { given_name: false } }] }, 'claims.userinfo.verified_claims.verification: is required and must be an object'],
     ['an empty array', [], 'claims.userinfo.verified_claims: must be an object or a non-empty array'],
     ['a string element', [{ verification: {}, claims: { given_name: null } }, 'x'], 'claims.userinfo.verified_claims[1]: must be an object with verification and claims'],

@@ -29,7 +29,7 @@ describe('verified_claims requests and answers', () => {
 
   it('needs a grant name per verified claim and per detail asked for', () => {
     expect(verifiedGrantNames(roundTrip({ verification: { evidence: [{ type: null }] }, claims: { given_name: null, email: null } })).sort()).toEqual(
-      [verifiedClaimGrant('email'), verifiedClaimGrant('given_name'), verifiedDetailGrant('evidence')].sort(),
+      [verifiedClaimGrant('email'), verifiedClaimGrant('given_name'), verifiedDetailGrant('evidence', 'email'), verifiedDetailGrant('evidence', 'given_name')].sort(),
     );
   });
 
@@ -71,11 +71,121 @@ describe('verified_claims requests and answers', () => {
       verification: {
         trust_framework: DEMO_TRUST_FRAMEWORK,
         assurance_level: 'l2',
-        evidence: [{ type: 'document', check_details: [{ check_method: 'vri', time: '2025-04-10T11:30:00Z' }, { check_method: 'pvr', time: '2025-04-10T11:30:00Z' }] }],
+        evidence: [{ type: 'document', check_details: [{ check_method: 'vri' }, { check_method: 'pvr' }] }],
       },
       claims: { family_name: 'Mustermann' },
     });
     expect(answerVerified(requests, erika, everything(requests))).toBeUndefined();
+  });
+
+  it('delivers no time of the check (evidence or check_details) without consent to when it was checked', () => {
+    const requests = roundTrip({ verification: { evidence: [{ type: null, time: null, check_details: [{ check_method: null, time: null }] }] }, claims: { given_name: null } });
+    expect(verifiedGrantNames(requests)).toContain(verifiedDetailGrant('time', 'given_name'));
+    // A grant from an earlier consent to the evidence alone ("how it was checked"), not to "when".
+    const howOnly = new Set([verifiedClaimGrant('given_name'), verifiedDetailGrant('evidence', 'given_name')]);
+    expect(answerVerified(requests, erika, howOnly)).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'document', check_details: [{ check_method: 'vcrypt' }] }] },
+      claims: { given_name: 'Erika' },
+    });
+    expect(answerVerified(requests, erika, everything(requests))).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'document', time: '2025-03-01T10:15:00Z', check_details: [{ check_method: 'vcrypt', time: '2025-03-01T10:15:00Z' }] }] },
+      claims: { given_name: 'Erika' },
+    });
+  });
+
+  it('delivers of document_details, check_details and record only the members the request names', () => {
+    const held = [
+      {
+        verification: {
+          trust_framework: DEMO_TRUST_FRAMEWORK,
+          evidence: [
+            {
+              type: 'document',
+              document_details: { type: 'idcard', document_number: 'T22000129', date_of_expiry: '2031-01-01', issuer: { country: 'DE' } },
+              check_details: [{ check_method: 'vcrypt', organization: 'Checker GmbH', txn: 'tx-0001' }],
+            },
+            { type: 'electronic_record', record: { type: 'population_register', personal_number: 'P-12345' } },
+          ],
+        },
+        claims: { given_name: 'Erika' },
+      },
+    ];
+    const hostile = roundTrip({ verification: { evidence: [{ type: null, document_details: { type: null }, check_details: null, record: null }] }, claims: { given_name: null } });
+    expect(answerVerified(hostile, held, everything(hostile))).toEqual({
+      verification: {
+        trust_framework: DEMO_TRUST_FRAMEWORK,
+        evidence: [
+          { type: 'document', document_details: { type: 'idcard' }, check_details: [{ check_method: 'vcrypt' }] },
+          { type: 'electronic_record', record: { type: 'population_register' } },
+        ],
+      },
+      claims: { given_name: 'Erika' },
+    });
+    const honest = roundTrip({
+      verification: { evidence: [{ type: null, document_details: { type: null, document_number: null, issuer: null, constructor: null }, check_details: [{ check_method: null, organization: null }], record: { personal_number: null } }] },
+      claims: { given_name: null },
+    });
+    // Consent to the evidence of her first name, not to the numbers of her documents: no number travels.
+    expect(verifiedGrantNames(honest)).toContain(verifiedDetailGrant('numbers', 'given_name'));
+    const withoutNumbers = new Set([...everything(honest)].filter((n) => n !== verifiedDetailGrant('numbers', 'given_name')));
+    expect(answerVerified(honest, held, withoutNumbers)).toMatchObject({
+      verification: { evidence: [{ document_details: { type: 'idcard', issuer: { country: 'DE' } } }, { record: { type: 'population_register' } }] },
+    });
+    expect(JSON.stringify(answerVerified(honest, held, withoutNumbers))).not.toMatch(/T22000129|P-12345/);
+    expect(answerVerified(honest, held, everything(honest))).toEqual({
+      verification: {
+        trust_framework: DEMO_TRUST_FRAMEWORK,
+        evidence: [
+          { type: 'document', document_details: { type: 'idcard', document_number: 'T22000129', issuer: { country: 'DE' } }, check_details: [{ check_method: 'vcrypt', organization: 'Checker GmbH' }] },
+          { type: 'electronic_record', record: { type: 'population_register', personal_number: 'P-12345' } },
+        ],
+      },
+      claims: { given_name: 'Erika' },
+    });
+  });
+
+  it('delivers a verification detail only when she consented to it for every claim it comes with', () => {
+    const requests = roundTrip({ verification: { assurance_level: null, evidence: [{ type: null }] }, claims: { email: null } });
+    // Consent to the evidence and level of her first name's verification says nothing of her e-mail's.
+    const forName = new Set([verifiedClaimGrant('given_name'), verifiedClaimGrant('email'), verifiedDetailGrant('evidence', 'given_name'), verifiedDetailGrant('assurance_level', 'given_name')]);
+    expect(answerVerified(requests, erika, forName)).toEqual({ verification: { trust_framework: DEMO_TRUST_FRAMEWORK }, claims: { email: 'erika.mustermann@example.com' } });
+    expect(answerVerified(requests, erika, everything(requests))).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: 'l2', evidence: [{ type: 'electronic_record' }] },
+      claims: { email: 'erika.mustermann@example.com' },
+    });
+  });
+
+  it('applies the record type and evidence max_age filters: an unsatisfied one leaves the element out', () => {
+    const held = [
+      {
+        verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'electronic_record', record: { type: 'utility_account' }, time: '2025-03-01T10:15:00Z' }] },
+        claims: { phone_number: '+4915123456789' },
+      },
+    ];
+    const answer = (evidence: unknown, now = ISSUED + 1000): unknown => {
+      const requests = roundTrip({ verification: { evidence: [evidence] }, claims: { phone_number: null } });
+      return answerVerified(requests, held, everything(requests), now);
+    };
+    expect(answer({ type: null, record: { type: { value: 'bank_account' } } })).toBeUndefined();
+    expect(answer({ type: null, time: { max_age: 60 } }, ISSUED + 61_000)).toBeUndefined();
+    expect(answer({ type: null, record: { type: { values: ['bank_account', 'utility_account'] } } })).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'electronic_record', record: { type: 'utility_account' } }] },
+      claims: { phone_number: '+4915123456789' },
+    });
+    expect(answer({ type: null, time: { max_age: 60 } }, ISSUED + 60_000)).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'electronic_record', time: '2025-03-01T10:15:00Z' }] },
+      claims: { phone_number: '+4915123456789' },
+    });
+  });
+
+  it('answers each piece of evidence once, however many evidence requests select it', () => {
+    const many = roundTrip({ verification: { evidence: Array.from({ length: 200 }, () => ({ type: null, check_details: null })) }, claims: { given_name: null } });
+    const one = roundTrip({ verification: { evidence: [{ type: null, check_details: null }] }, claims: { given_name: null } });
+    expect(answerVerified(many, erika, everything(many))).toEqual(answerVerified(one, erika, everything(one)));
+    expect(answerVerified(one, erika, everything(one))).toEqual({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, evidence: [{ type: 'document', check_details: [{ check_method: 'vcrypt' }] }] },
+      claims: { given_name: 'Erika' },
+    });
   });
 
   it('reads nothing from a stored form it did not write', () => {
