@@ -81,6 +81,9 @@ export class ClaimRegistry {
       if (module.verified !== undefined && (typeof module.verified.resolve !== 'function' || typeof module.verified.offer !== 'object' || module.verified.offer === null)) {
         throw new TypeError(`claimModules[${i}] (${module.name}): verified must have an offer and a resolve function`);
       }
+      if (module.verified?.offer.evidence.includes('electronic_record') && !module.verified.offer.electronicRecords?.length) {
+        throw new TypeError(`claimModules[${i}] (${module.name}): an offer with electronic_record evidence must list its record types (electronicRecords)`);
+      }
       return { module, exact, patterns };
     });
     this.offer = mergeOffers(this.entries.flatMap((e) => (e.module.verified ? [e.module.verified.offer] : [])));

@@ -51,6 +51,11 @@ export interface VerifiedOffer {
   documents: readonly string[];
   /** Check methods for documents (`documents_check_methods_supported`). */
   documentCheckMethods: readonly string[];
+  /**
+   * Electronic record types (`electronic_records_supported`): required when `evidence` has
+   * `electronic_record`, as IDA 1.0's provider metadata says.
+   */
+  electronicRecords?: readonly string[];
   /** Claims a verification may cover (`claims_in_verified_claims_supported`). */
   claims: readonly string[];
 }
@@ -72,6 +77,7 @@ export function mergeOffers(offers: readonly VerifiedOffer[]): VerifiedOffer | u
     evidence: union((o) => o.evidence),
     documents: union((o) => o.documents),
     documentCheckMethods: union((o) => o.documentCheckMethods),
+    electronicRecords: union((o) => o.electronicRecords ?? []),
     claims: union((o) => o.claims),
   };
 }
@@ -84,6 +90,7 @@ export function verifiedDiscovery(offer: VerifiedOffer): Record<string, unknown>
     evidence_supported: [...offer.evidence],
     ...(offer.documents.length > 0 ? { documents_supported: [...offer.documents] } : {}),
     ...(offer.documentCheckMethods.length > 0 ? { documents_check_methods_supported: [...offer.documentCheckMethods] } : {}),
+    ...(offer.electronicRecords?.length ? { electronic_records_supported: [...offer.electronicRecords] } : {}),
     claims_in_verified_claims_supported: [...offer.claims],
   };
 }

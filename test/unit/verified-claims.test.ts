@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { DEMO_PEOPLE, DEMO_TRUST_FRAMEWORK, DEMO_VERIFIED_OFFER, verifiedRecords } from '../../lib/demo/claim-modules/index.js';
 import { answerVerified } from '../../lib/claims/verified-answer.js';
+import { ClaimRegistry } from '../../lib/claims/modules.js';
 import { parseVerifiedClaims, storedVerified, verifiedClaimGrant, verifiedDetailGrant, verifiedGrantNames, verifiedRequestsOf, type VerifiedRequest } from '../../lib/claims/verified-request.js';
 
 const erika = verifiedRecords(DEMO_PEOPLE['demo-0001']);
@@ -211,5 +212,23 @@ describe('verified_claims requests and answers', () => {
       error: 'invalid_request',
       error_description: 'claims.id_token.verified_claims.claims.name: is not a claim this provider verifies (see claims_in_verified_claims_supported)',
     });
+  });
+});
+
+describe('a claim module offering electronic_record evidence', () => {
+  const module = (electronicRecords?: string[]) =>
+    new ClaimRegistry([
+      {
+        name: 'records',
+        provides: ['email'],
+        resolve: () => ({}),
+        verified: { offer: { ...DEMO_VERIFIED_OFFER, ...(electronicRecords ? { electronicRecords } : { electronicRecords: undefined }) }, resolve: () => [] },
+      },
+    ]);
+
+  it('must say which records (IDA 1.0: electronic_records_supported is required with electronic_record), and then discovery has them', () => {
+    expect(() => module()).toThrow('an offer with electronic_record evidence must list its record types (electronicRecords)');
+    expect(() => module([])).toThrow('electronicRecords');
+    expect(module(['https://records.example/bank']).offer?.electronicRecords).toEqual(['https://records.example/bank']);
   });
 });

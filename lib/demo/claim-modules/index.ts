@@ -8,7 +8,7 @@ import { verifiedIdentityModule } from './verified-identity.js';
 
 export { DEMO_PEOPLE, tableLookup, type DemoPerson, type PersonLookup } from './demo-data.js';
 export { HEALTH_INSURANCE_CLAIM } from './health-insurance.js';
-export { DEMO_TRUST_FRAMEWORK, DEMO_VERIFIED_OFFER, verifiedRecords } from './verified-identity.js';
+export { DEMO_RECORD_TYPES, DEMO_TRUST_FRAMEWORK, DEMO_VERIFIED_OFFER, verifiedRecords } from './verified-identity.js';
 export { authProofModule, emailModule, healthInsuranceModule, personModule, verifiedIdentityModule };
 
 /** Every example module over one data table (default: the demo accounts of C8). */

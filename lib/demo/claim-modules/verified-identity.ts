@@ -9,12 +9,20 @@ import type { DemoPerson, PersonLookup } from './demo-data.js';
  */
 export const DEMO_TRUST_FRAMEWORK = 'https://svc-connect.example/trust-frameworks/demo';
 
+/** The demo's electronic record types: a confirmed e-mail address, a confirmed mobile number. */
+export const DEMO_RECORD_TYPES = {
+  email: 'https://svc-connect.example/record-types/email-confirmation',
+  mobile: 'https://svc-connect.example/record-types/mobile-confirmation',
+} as const;
+
 /** What the demo's verifications can contain (discovery's Identity Assurance fields). */
 export const DEMO_VERIFIED_OFFER: VerifiedOffer = {
   trustFrameworks: [DEMO_TRUST_FRAMEWORK],
   evidence: ['document', 'electronic_record'],
   documents: ['idcard', 'driving_permit'],
   documentCheckMethods: ['vcrypt', 'vri', 'pvr'],
+  // IDA predefines no record for a confirmed e-mail address or mobile number: our own, domain-qualified.
+  electronicRecords: [DEMO_RECORD_TYPES.email, DEMO_RECORD_TYPES.mobile],
   claims: ['given_name', 'family_name', 'birthdate', 'nationalities', 'email', 'phone_number'],
 };
 
@@ -64,14 +72,14 @@ export function verifiedRecords(person: DemoPerson | undefined): VerifiedRecord[
   const email = person?.verifiedEmail;
   if (email) {
     records.push({
-      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: 'l2', time: email.verified_at, evidence: [{ type: 'electronic_record', check_details: [{ check_method: 'auth', time: email.verified_at }] }] },
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: 'l2', time: email.verified_at, evidence: [{ type: 'electronic_record', record: { type: DEMO_RECORD_TYPES.email }, check_details: [{ check_method: 'auth', time: email.verified_at }] }] },
       claims: { email: email.email },
     });
   }
   const mobile = person?.verifiedMobile;
   if (mobile) {
     records.push({
-      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: 'l2', time: mobile.verified_at, evidence: [{ type: 'electronic_record', check_details: [{ check_method: 'data', time: mobile.verified_at }] }] },
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: 'l2', time: mobile.verified_at, evidence: [{ type: 'electronic_record', record: { type: DEMO_RECORD_TYPES.mobile }, check_details: [{ check_method: 'data', time: mobile.verified_at }] }] },
       claims: { phone_number: mobile.phone_number },
     });
   }
