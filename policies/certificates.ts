@@ -2,9 +2,9 @@ import { createHash, createPublicKey, X509Certificate, type JsonWebKey, type Key
 
 import type { JWK } from 'jose';
 
-import { clientKeys, keyLabel } from './client-keys.js';
+import { clientKeys } from './client-keys.js';
 import { budgetedFetch } from './fetch-budget.js';
-import { keySizeDefect } from './key-judgement.js';
+import { keyLabel, keySizeDefect } from './jwk-rules.js';
 import { reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
 
 /** Most certificates an `x5c` or `x5u` chain may hold: each one is parsed and verified. */

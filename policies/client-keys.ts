@@ -16,8 +16,6 @@ export interface ClientKeys {
   judgement: KeySetJudgement;
 }
 
-export { keyLabel } from './client-key-set.js';
-
 /** The key-management algorithms the client asks for, by metadata field. */
 export function requestedEncryption(properties: ClientMetadata): [field: string, alg: string][] {
   const out: [string, string][] = [];
@@ -27,8 +25,6 @@ export function requestedEncryption(properties: ClientMetadata): [field: string,
   }
   return out;
 }
-
-export { MAX_KEYS } from './key-set.js';
 
 /**
  * Judges the set by the one key judgement ({@link judgeClientKeySet}) and fails the request on

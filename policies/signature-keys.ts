@@ -1,8 +1,8 @@
 import type { ClientMetadata } from 'oidc-provider';
 
 import { SIGNING_ALG_VALUES } from './supported-algorithms.js';
-import { clientKeys, keyLabel } from './client-keys.js';
-import { unfitSignatureReason } from './key-fit.js';
+import { clientKeys } from './client-keys.js';
+import { keyLabel, unfitSignatureReason } from './jwk-rules.js';
 import { reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
 
 /** What the client will sign for the provider to verify: the field asking for it and the algorithms. */

@@ -6,7 +6,8 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jo
 
 import { fileErrorMessage, SettingsError } from '../errors.js';
 import { RETIRE_AFTER_SECONDS, signingKids, sinceOf, stateOf, type KeyState, type StatefulJwk } from './key-states.js';
-import { rsaBits, validateSigningKeys } from './keys.js';
+import { rsaBits } from '../../policies/jwk-rules.js';
+import { validateProviderKeys } from './keys.js';
 
 /**
  * How long `next` keys are published before a rotation lets them sign, by default: relying parties
@@ -101,7 +102,7 @@ async function readKeysFile(file: string): Promise<{ keys: StatefulJwk[] }> {
   } catch {
     throw new SettingsError(`the keys file ${resolve(file)} is not valid JSON`, ['svc.keys.file']);
   }
-  validateSigningKeys(parsed, file);
+  validateProviderKeys(parsed, file);
   return parsed as { keys: StatefulJwk[] };
 }
 
@@ -129,7 +130,7 @@ export async function rotateKeysFile(file: string, options: RotationOptions = {}
     const { keys, result } = await rotateKeys(jwks, options);
     if (result.step === 'waiting') return result;
     const rotated = { ...jwks, keys };
-    validateSigningKeys(rotated, `${file} (after rotation)`);
+    validateProviderKeys(rotated, `${file} (after rotation)`);
     const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(temporary, `${JSON.stringify(rotated, null, 2)}\n`, { mode: 0o600 }).catch((err: unknown) => {
       throw new SettingsError(`the rotated keys: ${fileErrorMessage('write', temporary, err)}`, ['svc.keys.file']);
@@ -159,7 +160,7 @@ export interface KeyStatus {
 /** The keys of `file`, their states, and what the next `rotate` run would do at `now`. */
 export async function keysStatus(file: string, options: RotationOptions = {}): Promise<{ keys: KeyStatus[]; next: RotationStep }> {
   const jwks = await readKeysFile(file);
-  const ordered = validateSigningKeys(jwks, file).keys;
+  const ordered = validateProviderKeys(jwks, file).keys;
   const signers = Object.entries(signingKids(ordered));
   const plan = await rotateKeys(jwks, { ...options });
   return {

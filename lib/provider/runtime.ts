@@ -16,7 +16,7 @@ import { createSettingsLogger } from '../observability/pino-logger.js';
 import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
 import { publicPathsOf, type PublicPaths } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
-import { generateProviderKeys, readSigningKeys, validateSigningKeys, type PrivateJwks } from './keys.js';
+import { generateProviderKeys, readSigningKeys, validateProviderKeys, type PrivateJwks } from './keys.js';
 
 /** Parts an embedder may supply in code instead of through properties. */
 export interface RuntimeOptions {
@@ -63,7 +63,7 @@ export function suppliedParts(options: RuntimeOptions): { store: boolean; keys: 
 export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
   const logger = options.logger ?? createSettingsLogger(settings);
   const jwks = options.jwks
-    ? validateSigningKeys(options.jwks, 'options.jwks')
+    ? validateProviderKeys(options.jwks, 'options.jwks')
     : settings.keys.file
       ? await readSigningKeys(settings.keys.file)
       : await generateProviderKeys();
