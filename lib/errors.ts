@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 import { errors } from 'oidc-provider';
@@ -299,4 +299,23 @@ export function fileErrorMessage(action: 'read' | 'write' | 'create' | 'replace'
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   const words = code === 'ENOENT' && action !== 'read' && !existsSync(dirname(absolute)) ? `the folder ${dirname(absolute)} does not exist` : (code && FILE_ERROR_WORDS[code]) ?? (err instanceof Error ? err.message.split('\n')[0] : 'failed');
   return `cannot ${action} ${absolute}: ${words}${code ? ` (${code})` : ''}`;
+}
+
+/**
+ * The JSON value a file the user named holds (read as UTF-8). A failure is thrown as
+ * `fail(reason)`, the reason one line naming the absolute path: what {@link fileErrorMessage}
+ * says, or `/abs/path is not valid JSON` (never the parser's message, which quotes the content).
+ */
+export function readJsonFile(path: string, fail: (reason: string) => Error): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw fail(fileErrorMessage('read', path, err));
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw fail(`${resolve(path)} is not valid JSON`);
+  }
 }

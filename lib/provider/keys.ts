@@ -1,10 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
-
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
 import { EC_CURVES, MIN_RSA_BITS, rsaBits } from '../../policies/jwk-rules.js';
-import { fileErrorMessage, SettingsError } from '../errors.js';
+import { readJsonFile, SettingsError } from '../errors.js';
 import { providerOrder, stateFault, stateOf } from './key-states.js';
 
 /** A JSON Web Key Set with the provider's private keys: signing keys and, optionally, decryption keys. */
@@ -97,18 +94,9 @@ export function validateProviderKeys(jwks: unknown, source: string): PrivateJwks
 }
 
 /** Reads and validates the JWKS file named by `svc.keys.file`. */
-export async function readSigningKeys(file: string): Promise<PrivateJwks> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new SettingsError(`svc.keys.file: ${fileErrorMessage('read', file, err)}`, ['svc.keys.file']);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new SettingsError(`svc.keys.file ${resolve(file)} is not valid JSON`, ['svc.keys.file']);
-  }
-  return validateProviderKeys(parsed, file);
+export function readSigningKeys(file: string): PrivateJwks {
+  return validateProviderKeys(
+    readJsonFile(file, (reason) => new SettingsError(`svc.keys.file: ${reason}`, ['svc.keys.file'])),
+    file,
+  );
 }
