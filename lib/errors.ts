@@ -8,9 +8,8 @@ import { errors } from 'oidc-provider';
  * listens; the message names the property (and never echoes a secret value).
  */
 export class SettingsError extends TypeError {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_SETTINGS_INVALID';
-  /** {@link SettingsError.code}, on the instance. */
   readonly code = SettingsError.code;
   /** The offending property names, e.g. `['svc.port']`. */
   readonly properties: string[];
@@ -27,9 +26,8 @@ export class SettingsError extends TypeError {
  * routes as 503 `{"error":"server_error"}` with a fixed description; the cause stays in logs.
  */
 export class StoreUnavailableError extends errors.OIDCProviderError {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_STORE_UNAVAILABLE';
-  /** {@link StoreUnavailableError.code}, on the instance. */
   readonly code = StoreUnavailableError.code;
   /** The store's host and port, for logs (never credentials); unset for a store without an address. */
   readonly where?: { readonly host?: string; readonly port?: number };
@@ -51,9 +49,8 @@ export class StoreUnavailableError extends errors.OIDCProviderError {
  * to throw the token away): the token is left as it was and works again once the client is enabled.
  */
 export class ClientDisabledError extends errors.OIDCProviderError {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_CLIENT_DISABLED';
-  /** {@link ClientDisabledError.code}, on the instance. */
   readonly code = ClientDisabledError.code;
 
   constructor() {
@@ -68,9 +65,8 @@ export class ClientDisabledError extends errors.OIDCProviderError {
  * The loser of the race fails with `invalid_grant`.
  */
 export class AlreadyConsumedError extends errors.InvalidGrant {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_ALREADY_CONSUMED';
-  /** {@link AlreadyConsumedError.code}, on the instance. */
   readonly code = AlreadyConsumedError.code;
 
   constructor(kind: string) {
@@ -81,9 +77,8 @@ export class AlreadyConsumedError extends errors.InvalidGrant {
 
 /** Why an outbound fetch failed; the message names the URL and the rule, never a response body. */
 export class OutboundFetchError extends Error {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_OUTBOUND_FETCH_FAILED';
-  /** {@link OutboundFetchError.code}, on the instance. */
   readonly code = OutboundFetchError.code;
 
   constructor(
@@ -99,9 +94,8 @@ export class OutboundFetchError extends Error {
 
 /** Why a refreshed JWK Set was refused as a whole: no key in it passed the key rules. */
 export class ClientKeysRefusedError extends Error {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_CLIENT_KEYS_REFUSED';
-  /** {@link ClientKeysRefusedError.code}, on the instance. */
   readonly code = ClientKeysRefusedError.code;
 
   constructor(
@@ -117,9 +111,8 @@ export class ClientKeysRefusedError extends Error {
 
 /** An invitation address is missing, malformed or too long (answered 400 `invalid_request`). */
 export class InvalidInvitationAddressError extends Error {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_INVALID_INVITATION_ADDRESS';
-  /** {@link InvalidInvitationAddressError.code}, on the instance. */
   readonly code = InvalidInvitationAddressError.code;
 
   constructor(reason: string) {
@@ -130,9 +123,8 @@ export class InvalidInvitationAddressError extends Error {
 
 /** The invitation mail could not be sent; the token issued for it was destroyed. */
 export class MailDeliveryError extends Error {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_MAIL_FAILED';
-  /** {@link MailDeliveryError.code}, on the instance. */
   readonly code = MailDeliveryError.code;
   /** The SMTP server's host and port, for logs (never credentials); unset for the outbox or a mailer of code. */
   readonly where?: { readonly host?: string; readonly port?: number };
@@ -146,9 +138,8 @@ export class MailDeliveryError extends Error {
 
 /** A listing cursor that was not handed out by this store (or no longer fits it). */
 export class InvalidCursorError extends Error {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_INVALID_CURSOR';
-  /** {@link InvalidCursorError.code}, on the instance. */
   readonly code = InvalidCursorError.code;
 
   constructor() {
@@ -159,9 +150,8 @@ export class InvalidCursorError extends Error {
 
 /** A toolbox action that cannot be done, with the HTTP answer it gets (`status`, `error`, the message as description). */
 export class ToolboxError extends Error {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_TOOLBOX_REFUSED';
-  /** {@link ToolboxError.code}, on the instance. */
   readonly code = ToolboxError.code;
 
   constructor(
@@ -178,9 +168,8 @@ export class ToolboxError extends Error {
 
 /** A malformed svc.* claim name: the reason and the 0-based offset of the fault. */
 export class ClaimSyntaxError extends Error {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_CLAIM_SYNTAX';
-  /** {@link ClaimSyntaxError.code}, on the instance. */
   readonly code = ClaimSyntaxError.code;
 
   constructor(
@@ -198,9 +187,8 @@ export class ClaimSyntaxError extends Error {
 
 /** A failure the command line reports as one line on stderr, with its exit code. */
 export class CliError extends Error {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_CLI_FAILED';
-  /** {@link CliError.code}, on the instance. */
   readonly code = CliError.code;
 
   constructor(
@@ -215,9 +203,8 @@ export class CliError extends Error {
 
 /** A demo flow failed: the provider's OAuth error, or what went wrong on the way. */
 export class DemoFlowError extends Error {
-  /** Stable code for logs and metrics: never changes its meaning, never reused. */
+  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_DEMO_FLOW_FAILED';
-  /** {@link DemoFlowError.code}, on the instance. */
   readonly code = DemoFlowError.code;
 
   constructor(

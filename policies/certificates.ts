@@ -8,7 +8,7 @@ import { keyLabel, keySizeDefect } from './jwk-rules.js';
 import { reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
 
 /** Most certificates an `x5c` or `x5u` chain may hold: each one is parsed and verified. */
-export const MAX_CHAIN = 8;
+const MAX_CHAIN = 8;
 
 const BEGIN = '-----BEGIN CERTIFICATE-----';
 const END = '-----END CERTIFICATE-----';

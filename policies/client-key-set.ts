@@ -1,9 +1,6 @@
 import type { JWK } from 'jose';
 
-import { candidateDefect, isUnlabelled, keyDefect, keyLabel, keySetDefect, normaliseKeyLabels, PRIVATE_MEMBERS, unfitReason } from './jwk-rules.js';
-
-/** The encryption the client registered, as `[metadata field, alg]` pairs (`requestedEncryption`). */
-export type RequestedEncryption = readonly (readonly [field: string, alg: string])[];
+import { candidateDefect, isUnlabelled, keyDefect, keyLabel, keySetDefect, normaliseKeyLabels, PRIVATE_MEMBERS, unfitReason, type RequestedEncryption } from './jwk-rules.js';
 
 /** A key of the set that is refused, with the sentence that names it and its rule. */
 export interface RefusedKey {

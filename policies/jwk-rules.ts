@@ -330,7 +330,7 @@ function usageDefect(key: JWK): string | undefined {
  * Most keys a client's JWK Set may hold. Judging a key imports it, so the cap keeps a 512 KiB
  * `jwks_uri` document or a stream of failing updates from buying seconds of CPU.
  */
-export const MAX_KEYS = 32;
+const MAX_KEYS = 32;
 
 /**
  * What the RSA keys of one set may weigh together, in 2048-bit keys ({@link rsaWeight}): judging
@@ -475,6 +475,9 @@ export function unfitSignatureReason(key: JWK, algs: readonly string[]): string 
   return algs.length === 1 ? reasons[0] : algs.map((alg, i) => `${alg}: ${String(reasons[i])}`).join(', ');
 }
 
+/** The encryption a client registered, as `[metadata field, alg]` pairs. */
+export type RequestedEncryption = readonly (readonly [field: string, alg: string])[];
+
 /**
  * Rule 7 of key vetting (C6) for one key: why the provider may pick `key` for one of the
  * `requested` encryption algorithms (its type, `use`, `key_ops` and `alg` allow that,
@@ -483,7 +486,7 @@ export function unfitSignatureReason(key: JWK, algs: readonly string[]): string 
  *
  * @param requested - `[metadata field, alg]` pairs, e.g. `['id_token_encrypted_response_alg', 'ECDH-ES']`
  */
-export function candidateDefect(key: JWK, requested: readonly (readonly [field: string, alg: string])[]): string | undefined {
+export function candidateDefect(key: JWK, requested: RequestedEncryption): string | undefined {
   for (const [field, alg] of requested) {
     if (!isCandidateFor(key, alg)) continue;
     const why = fitReason(key, alg);

@@ -14,7 +14,7 @@ interface SignatureNeed {
 }
 
 /** The signatures the provider will verify with the client's keys, by what the client registered. */
-export function requestedSignatures(properties: ClientMetadata): SignatureNeed[] {
+function requestedSignatures(properties: ClientMetadata): SignatureNeed[] {
   const needs: SignatureNeed[] = [];
   const requestAlg: unknown = properties.request_object_signing_alg;
   if (typeof requestAlg === 'string') needs.push({ what: `request_object_signing_alg ${requestAlg}`, field: 'request_object_signing_alg', algs: [requestAlg] });

@@ -7,7 +7,7 @@ import { baseUrlFrom, call, failOnError, type CliIo } from './common.js';
 import { printable } from './printable.js';
 
 /** The flags every toolbox command takes to reach the management API. */
-export const CONNECTION_FLAGS = {
+const CONNECTION_FLAGS = {
   url: { type: 'string' },
   user: { type: 'string' },
   'password-file': { type: 'string' },

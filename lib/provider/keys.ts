@@ -31,7 +31,7 @@ export async function generateSigningKeys(): Promise<PrivateJwks> {
  * key (RSA-OAEP, RSA-OAEP-256) and one EC P-256 key (ECDH-ES, ECDH-ES+A*KW), each with a thumbprint
  * `kid` and `use: "enc"`. Relying parties find them in the provider's JWKS.
  */
-export async function generateEncryptionKeys(): Promise<PrivateJwks> {
+async function generateEncryptionKeys(): Promise<PrivateJwks> {
   const [rsa, ec] = await Promise.all([
     generateKeyPair('RSA-OAEP-256', { modulusLength: 2048, extractable: true }),
     generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true }),
