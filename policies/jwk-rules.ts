@@ -28,6 +28,8 @@ const MAX_RSA_EXPONENT_BITS = 64;
 
 /** The NIST curves accepted for EC keys, client's and provider's alike. */
 export const EC_CURVES = ['P-256', 'P-384', 'P-521'] as const;
+/** The one JWS algorithm of each EC curve (RFC 7518 section 3.4). */
+export const EC_SIGNING_ALG: Readonly<Record<string, string>> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
 /** Curve → exact coordinate length in bytes (RFC 7518 section 6.2.1.2, RFC 8037 section 2). */
 const EC_COORDINATE_BYTES: Record<string, number> = { 'P-256': 32, 'P-384': 48, 'P-521': 66 };
 const OKP_X_BYTES: Record<string, number> = { X25519: 32, X448: 56, Ed25519: 32, Ed448: 57 };
@@ -246,9 +248,7 @@ export function normaliseKeyLabels(key: JWK): JWK {
 /** Registered asymmetric JWS algorithms (RFC 7518, RFC 8037, RFC 9864) by key type / curve. */
 const SIGNATURE_ALGS: Record<string, readonly string[]> = {
   RSA: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'],
-  'P-256': ['ES256'],
-  'P-384': ['ES384'],
-  'P-521': ['ES512'],
+  ...Object.fromEntries(Object.entries(EC_SIGNING_ALG).map(([crv, alg]) => [crv, [alg]])),
   Ed25519: ['EdDSA', 'Ed25519'],
   Ed448: ['EdDSA', 'Ed448'],
 };

@@ -6,7 +6,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jo
 
 import { fileErrorMessage, readJsonFile, SettingsError } from '../errors.js';
 import { RETIRE_AFTER_SECONDS, signingKids, sinceOf, stateOf, type KeyState, type StatefulJwk } from './key-states.js';
-import { rsaBits } from '../../policies/jwk-rules.js';
+import { EC_SIGNING_ALG, rsaBits } from '../../policies/jwk-rules.js';
 import { validateProviderKeys } from './keys.js';
 
 /**
@@ -29,8 +29,6 @@ export interface RotationOptions {
   /** Seconds `next` keys are published before they may sign. @default 3600 */
   publishSeconds?: number;
 }
-
-const EC_SIGNING_ALG: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
 
 /** A fresh key of the same kind as `key`: key type, size or curve, `use`, `alg` and `key_ops`. */
 async function sameKind(key: JWK): Promise<JWK> {
