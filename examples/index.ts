@@ -16,7 +16,7 @@ export {
   verifiedIdentityModule,
   type DemoPerson,
   type PersonLookup,
-} from '../lib/demo/claim-modules/index.js';
+} from '../lib/demo/claim-modules.js';
 export { fileAuthenticator } from './authenticator-file.js';
 export { fileClaimModule } from './claims-file.js';
 export { hashPassword, readUsersFile, usersFilePath, verifyPassword, USERS_FILE_ENV, type FileUser } from './users-file.js';

@@ -5,10 +5,10 @@
  * Read once at start by examples/authenticator-file.ts and examples/claims-file.ts.
  */
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 
 // The claims module itself, not the package index: `hash` then runs without loading the provider.
 import { PROTOCOL_CLAIMS } from '../lib/claims/scopes.js';
+import { readJsonFile } from '../lib/errors.js';
 
 /** One person of the users file. */
 export interface FileUser {
@@ -87,13 +87,7 @@ export async function verifyPassword(password: string, encoded: string): Promise
  * protocol claims. Errors name the file and the entry, never a hash or a claim value.
  */
 export function readUsersFile(path: string): FileUser[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(`cannot read the users file ${path}${code ? ` (${code})` : ': not JSON'}; set ${USERS_FILE_ENV} to its path`);
-  }
+  const parsed = readJsonFile(path, (reason) => new Error(`the users file: ${reason}; set ${USERS_FILE_ENV} to its path`));
   if (!Array.isArray(parsed)) throw new Error(`the users file ${path} must hold a JSON array of users`);
   const logins = new Set<string>();
   const subs = new Set<string>();

@@ -1,47 +1,16 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 import { errors } from 'oidc-provider';
-
-/**
- * The stable `code` of every error class of svc-connect, by class name. Logs, metrics and callers
- * key on these strings; a code never changes its meaning and is never reused. Protocol errors
- * (answered on the wire) extend oidc-provider's error classes and keep its OAuth `error`; the code
- * is for logs, never part of a response.
- */
-export const ERROR_CODES = {
-  SettingsError: 'SVC_SETTINGS_INVALID',
-  StoreUnavailableError: 'SVC_STORE_UNAVAILABLE',
-  AlreadyConsumedError: 'SVC_ALREADY_CONSUMED',
-  OutboundFetchError: 'SVC_OUTBOUND_FETCH_FAILED',
-  ClientKeysRefusedError: 'SVC_CLIENT_KEYS_REFUSED',
-  ClientDisabledError: 'SVC_CLIENT_DISABLED',
-  InvalidInvitationAddressError: 'SVC_INVALID_INVITATION_ADDRESS',
-  MailDeliveryError: 'SVC_MAIL_FAILED',
-  InvalidCursorError: 'SVC_INVALID_CURSOR',
-  ToolboxError: 'SVC_TOOLBOX_REFUSED',
-  ClaimSyntaxError: 'SVC_CLAIM_SYNTAX',
-  CliError: 'SVC_CLI_FAILED',
-  DemoFlowError: 'SVC_DEMO_FLOW_FAILED',
-} as const;
-
-/** One of the {@link ERROR_CODES}. */
-export type SvcErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
-
-const KNOWN_CODES = new Set<string>(Object.values(ERROR_CODES));
-
-/** True for an error thrown by svc-connect itself (one of the classes of this module), by its code. */
-export function isSvcError(err: unknown): err is Error & { readonly code: SvcErrorCode } {
-  return err instanceof Error && KNOWN_CODES.has((err as { code?: unknown }).code as string);
-}
 
 /**
  * A configuration property is unknown, malformed or unsafe. Thrown at start, before anything
  * listens; the message names the property (and never echoes a secret value).
  */
 export class SettingsError extends TypeError {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.SettingsError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_SETTINGS_INVALID';
+  readonly code = SettingsError.code;
   /** The offending property names, e.g. `['svc.port']`. */
   readonly properties: string[];
 
@@ -58,7 +27,8 @@ export class SettingsError extends TypeError {
  */
 export class StoreUnavailableError extends errors.OIDCProviderError {
   /** Stable code for logs and metrics. */
-  readonly code = ERROR_CODES.StoreUnavailableError;
+  static readonly code = 'SVC_STORE_UNAVAILABLE';
+  readonly code = StoreUnavailableError.code;
   /** The store's host and port, for logs (never credentials); unset for a store without an address. */
   readonly where?: { readonly host?: string; readonly port?: number };
 
@@ -79,8 +49,9 @@ export class StoreUnavailableError extends errors.OIDCProviderError {
  * to throw the token away): the token is left as it was and works again once the client is enabled.
  */
 export class ClientDisabledError extends errors.OIDCProviderError {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.ClientDisabledError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_CLIENT_DISABLED';
+  readonly code = ClientDisabledError.code;
 
   constructor() {
     super(403, 'client_disabled');
@@ -94,8 +65,9 @@ export class ClientDisabledError extends errors.OIDCProviderError {
  * The loser of the race fails with `invalid_grant`.
  */
 export class AlreadyConsumedError extends errors.InvalidGrant {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.AlreadyConsumedError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_ALREADY_CONSUMED';
+  readonly code = AlreadyConsumedError.code;
 
   constructor(kind: string) {
     super(`${kind} already consumed`);
@@ -105,8 +77,9 @@ export class AlreadyConsumedError extends errors.InvalidGrant {
 
 /** Why an outbound fetch failed; the message names the URL and the rule, never a response body. */
 export class OutboundFetchError extends Error {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.OutboundFetchError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_OUTBOUND_FETCH_FAILED';
+  readonly code = OutboundFetchError.code;
 
   constructor(
     /** The URL that was (or would have been) fetched. */
@@ -121,8 +94,9 @@ export class OutboundFetchError extends Error {
 
 /** Why a refreshed JWK Set was refused as a whole: no key in it passed the key rules. */
 export class ClientKeysRefusedError extends Error {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.ClientKeysRefusedError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_CLIENT_KEYS_REFUSED';
+  readonly code = ClientKeysRefusedError.code;
 
   constructor(
     /** The client's `jwks_uri`. */
@@ -137,8 +111,9 @@ export class ClientKeysRefusedError extends Error {
 
 /** An invitation address is missing, malformed or too long (answered 400 `invalid_request`). */
 export class InvalidInvitationAddressError extends Error {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.InvalidInvitationAddressError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_INVALID_INVITATION_ADDRESS';
+  readonly code = InvalidInvitationAddressError.code;
 
   constructor(reason: string) {
     super(reason);
@@ -149,7 +124,8 @@ export class InvalidInvitationAddressError extends Error {
 /** The invitation mail could not be sent; the token issued for it was destroyed. */
 export class MailDeliveryError extends Error {
   /** Stable code for logs and metrics. */
-  readonly code = ERROR_CODES.MailDeliveryError;
+  static readonly code = 'SVC_MAIL_FAILED';
+  readonly code = MailDeliveryError.code;
   /** The SMTP server's host and port, for logs (never credentials); unset for the outbox or a mailer of code. */
   readonly where?: { readonly host?: string; readonly port?: number };
 
@@ -162,8 +138,9 @@ export class MailDeliveryError extends Error {
 
 /** A listing cursor that was not handed out by this store (or no longer fits it). */
 export class InvalidCursorError extends Error {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.InvalidCursorError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_INVALID_CURSOR';
+  readonly code = InvalidCursorError.code;
 
   constructor() {
     super('the cursor is not one this store handed out; start the listing again without a cursor');
@@ -173,8 +150,9 @@ export class InvalidCursorError extends Error {
 
 /** A toolbox action that cannot be done, with the HTTP answer it gets (`status`, `error`, the message as description). */
 export class ToolboxError extends Error {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.ToolboxError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_TOOLBOX_REFUSED';
+  readonly code = ToolboxError.code;
 
   constructor(
     /** HTTP status. */
@@ -190,8 +168,9 @@ export class ToolboxError extends Error {
 
 /** A malformed svc.* claim name: the reason and the 0-based offset of the fault. */
 export class ClaimSyntaxError extends Error {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.ClaimSyntaxError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_CLAIM_SYNTAX';
+  readonly code = ClaimSyntaxError.code;
 
   constructor(
     /** The claim name as given (the message shows at most 80 characters of it). */
@@ -208,8 +187,9 @@ export class ClaimSyntaxError extends Error {
 
 /** A failure the command line reports as one line on stderr, with its exit code. */
 export class CliError extends Error {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.CliError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_CLI_FAILED';
+  readonly code = CliError.code;
 
   constructor(
     message: string,
@@ -223,8 +203,9 @@ export class CliError extends Error {
 
 /** A demo flow failed: the provider's OAuth error, or what went wrong on the way. */
 export class DemoFlowError extends Error {
-  /** Stable code for logs. */
-  readonly code = ERROR_CODES.DemoFlowError;
+  /** Stable code for logs and metrics. */
+  static readonly code = 'SVC_DEMO_FLOW_FAILED';
+  readonly code = DemoFlowError.code;
 
   constructor(
     /** The OAuth `error` (the provider's, or one naming the failed step). */
@@ -235,6 +216,49 @@ export class DemoFlowError extends Error {
     super(`${error}: ${description}`);
     this.name = 'DemoFlowError';
   }
+}
+
+/** Every error class of svc-connect. */
+const SVC_ERRORS = [
+  SettingsError,
+  StoreUnavailableError,
+  ClientDisabledError,
+  AlreadyConsumedError,
+  OutboundFetchError,
+  ClientKeysRefusedError,
+  InvalidInvitationAddressError,
+  MailDeliveryError,
+  InvalidCursorError,
+  ToolboxError,
+  ClaimSyntaxError,
+  CliError,
+  DemoFlowError,
+];
+
+/**
+ * The `code` of an error class of svc-connect (each class's static `code`, e.g. `SettingsError.code`).
+ * Logs, metrics and callers key on these strings. Protocol errors (answered on the wire) extend
+ * oidc-provider's error classes and keep its OAuth `error`; the code is for logs, never part of a response.
+ */
+export type SvcErrorCode = (
+  | typeof SettingsError
+  | typeof StoreUnavailableError
+  | typeof ClientDisabledError
+  | typeof AlreadyConsumedError
+  | typeof OutboundFetchError
+  | typeof ClientKeysRefusedError
+  | typeof InvalidInvitationAddressError
+  | typeof MailDeliveryError
+  | typeof InvalidCursorError
+  | typeof ToolboxError
+  | typeof ClaimSyntaxError
+  | typeof CliError
+  | typeof DemoFlowError
+)['code'];
+
+/** True for an error thrown by svc-connect itself (an instance of one of the classes of this module). */
+export function isSvcError(err: unknown): err is Error & { readonly code: SvcErrorCode } {
+  return SVC_ERRORS.some((type) => err instanceof type);
 }
 
 /** What the file system's error codes mean, in words. */
@@ -262,4 +286,23 @@ export function fileErrorMessage(action: 'read' | 'write' | 'create' | 'replace'
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   const words = code === 'ENOENT' && action !== 'read' && !existsSync(dirname(absolute)) ? `the folder ${dirname(absolute)} does not exist` : (code && FILE_ERROR_WORDS[code]) ?? (err instanceof Error ? err.message.split('\n')[0] : 'failed');
   return `cannot ${action} ${absolute}: ${words}${code ? ` (${code})` : ''}`;
+}
+
+/**
+ * The JSON value a file the user named holds (read as UTF-8). A failure is thrown as
+ * `fail(reason)`, the reason one line naming the absolute path: what {@link fileErrorMessage}
+ * says, or `/abs/path is not valid JSON` (never the parser's message, which quotes the content).
+ */
+export function readJsonFile(path: string, fail: (reason: string) => Error): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw fail(fileErrorMessage('read', path, err));
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw fail(`${resolve(path)} is not valid JSON`);
+  }
 }

@@ -52,7 +52,6 @@ export {
   ClientDisabledError,
   ClientKeysRefusedError,
   DemoFlowError,
-  ERROR_CODES,
   InvalidCursorError,
   InvalidInvitationAddressError,
   isSvcError,

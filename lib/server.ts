@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 
 import Koa from 'koa';
 
-import { createDemoClaimModules } from './demo/claim-modules/index.js';
+import { createDemoClaimModules } from './demo/claim-modules.js';
 import { SettingsError } from './errors.js';
 import { createApp } from './http/create-app.js';
 import { createSettingsLogger, defaultLogFormat } from './observability/pino-logger.js';

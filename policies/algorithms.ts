@@ -14,7 +14,7 @@ const RFC7518_JWE_ALG = [
 const RFC7518_JWE_ENC = ['A128CBC-HS256', 'A192CBC-HS384', 'A256CBC-HS512', 'A128GCM', 'A192GCM', 'A256GCM'];
 
 /** Client metadata fields naming a signing algorithm. */
-export const SIGNING_FIELDS = [
+const SIGNING_FIELDS = [
   'id_token_signed_response_alg',
   'userinfo_signed_response_alg',
   'request_object_signing_alg',

@@ -2,13 +2,13 @@ import { createHash, createPublicKey, X509Certificate, type JsonWebKey, type Key
 
 import type { JWK } from 'jose';
 
-import { clientKeys, keyLabel } from './client-keys.js';
+import { clientKeys } from './client-keys.js';
 import { budgetedFetch } from './fetch-budget.js';
-import { keySizeDefect } from './key-judgement.js';
-import { reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
+import { keyLabel, keySizeDefect } from './jwk-rules.js';
+import { fetchText, reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
 
 /** Most certificates an `x5c` or `x5u` chain may hold: each one is parsed and verified. */
-export const MAX_CHAIN = 8;
+const MAX_CHAIN = 8;
 
 const BEGIN = '-----BEGIN CERTIFICATE-----';
 const END = '-----END CERTIFICATE-----';
@@ -99,15 +99,7 @@ async function vetKey(key: JWK, index: number, field: string, fetch: PolicyDepen
   }
   if (key.x5u !== undefined) {
     if (typeof key.x5u !== 'string') reject(field, `${label}: x5u must be a URL string`);
-    let text: string;
-    try {
-      const doc = await fetch(key.x5u, 'application/pem-certificate-chain, application/x-pem-file, text/plain');
-      if (doc.status !== 200) reject(field, `${label}: x5u ${key.x5u}: answered HTTP ${doc.status}`);
-      text = doc.body.toString('utf8');
-    } catch (err) {
-      if ((err as { name?: string }).name === 'OutboundFetchError') reject(field, `${label}: x5u ${(err as Error).message}`);
-      throw err;
-    }
+    const text = await fetchText(fetch, key.x5u, 'application/pem-certificate-chain, application/x-pem-file, text/plain', field, `${label}: x5u `);
     const chain = parsePem(text, key.x5u, field, label);
     checkChain(chain, key, label, 'x5u', field);
     if (leaf && !leaf.raw.equals((chain[0] as X509Certificate).raw)) reject(field, `${label}: the x5u and x5c leaf certificates differ`);

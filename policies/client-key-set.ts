@@ -1,13 +1,6 @@
 import type { JWK } from 'jose';
 
-import { candidateDefect } from './candidate-fit.js';
-import { unfitReason } from './key-fit.js';
-import { keyDefect, PRIVATE_MEMBERS } from './key-judgement.js';
-import { keySetDefect } from './key-set.js';
-import { normaliseKeyLabels } from './key-usage.js';
-
-/** The encryption the client registered, as `[metadata field, alg]` pairs (`requestedEncryption`). */
-export type RequestedEncryption = readonly (readonly [field: string, alg: string])[];
+import { candidateDefect, isUnlabelled, keyDefect, keyLabel, keySetDefect, normaliseKeyLabels, PRIVATE_MEMBERS, unfitReason, type RequestedEncryption } from './jwk-rules.js';
 
 /** A key of the set that is refused, with the sentence that names it and its rule. */
 export interface RefusedKey {
@@ -37,17 +30,6 @@ export interface KeySetJudgement {
   /** Requested algorithms no kept key fits, each with a description naming every key and why. */
   unserved: { field: string; alg: string; message: string }[];
 }
-
-const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
-
-/** "key #2 ("enc-1")": how descriptions name a key (a `kid` is cut at 40 characters). */
-export function keyLabel(key: unknown, index: number): string {
-  const kid = (key as { kid?: unknown } | null)?.kid;
-  return `key #${index + 1}${typeof kid === 'string' ? ` (${JSON.stringify(clip(kid, 40))})` : ''}`;
-}
-
-/** A key with neither `use` nor `key_ops`: left out when the client asks for encryption (C6 item 2). */
-export const isUnlabelled = (key: JWK): boolean => key.use === undefined && key.key_ops === undefined;
 
 /** Why `key` is not even a public key of a type we take, before it is judged. */
 function shapeDefect(key: unknown, index: number): string | undefined {

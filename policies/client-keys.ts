@@ -4,7 +4,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import { ENCRYPTION_FIELDS } from './algorithms.js';
 import { budgetedFetch } from './fetch-budget.js';
 import { judgeClientKeySet, type KeySetJudgement } from './client-key-set.js';
-import { reject, type PolicyDependencies } from './types.js';
+import { fetchJson, reject, type PolicyDependencies } from './types.js';
 
 /** The client's keys as registered (inline `jwks`) or fetched (`jwks_uri`), as the provider will hold them. */
 export interface ClientKeys {
@@ -16,8 +16,6 @@ export interface ClientKeys {
   judgement: KeySetJudgement;
 }
 
-export { keyLabel } from './client-key-set.js';
-
 /** The key-management algorithms the client asks for, by metadata field. */
 export function requestedEncryption(properties: ClientMetadata): [field: string, alg: string][] {
   const out: [string, string][] = [];
@@ -27,8 +25,6 @@ export function requestedEncryption(properties: ClientMetadata): [field: string,
   }
   return out;
 }
-
-export { MAX_KEYS } from './key-set.js';
 
 /**
  * Judges the set by the one key judgement ({@link judgeClientKeySet}) and fails the request on
@@ -52,21 +48,7 @@ async function load(properties: ClientMetadata, deps: PolicyDependencies): Promi
   if (jwks !== undefined) return judged(jwks, 'jwks', properties);
   if (jwksUri === undefined) return undefined;
   if (typeof jwksUri !== 'string') reject('jwks_uri', 'must be a URL string');
-  let text: string;
-  try {
-    const doc = await budgetedFetch(properties, deps)(jwksUri, 'application/jwk-set+json, application/json');
-    if (doc.status !== 200) reject('jwks_uri', `${jwksUri}: answered HTTP ${doc.status}`);
-    text = doc.body.toString('utf8');
-  } catch (err) {
-    if ((err as { name?: string }).name === 'OutboundFetchError') reject('jwks_uri', (err as Error).message);
-    throw err;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    reject('jwks_uri', `${jwksUri}: the response is not JSON`);
-  }
+  const parsed = await fetchJson(budgetedFetch(properties, deps), jwksUri, 'application/jwk-set+json, application/json', 'jwks_uri');
   return judged(parsed, 'jwks_uri', properties);
 }
 

@@ -7,9 +7,6 @@ import { subjectTypePolicy } from './subject-type.js';
 import type { PolicyDependencies, RegistrationPolicy } from './types.js';
 
 export type { PolicyDependencies, RegistrationPolicy } from './types.js';
-export { fitReason, isCandidateFor, isEncryptionKey, isSignatureKey, signatureFitReason, unfitReason, unfitSignatureReason } from './key-fit.js';
-export { keyDefect } from './key-judgement.js';
-export { pairwiseSub, sectorOf, subjectTypeFor, SUBJECT_TYPES, withSubjectDefaults, type SubjectType } from './subjects.js';
 
 /** The registration policies applied to every registration and update, in this order. */
 export const POLICY_NAMES = ['svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys', 'svc/subject-type'] as const;

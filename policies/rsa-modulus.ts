@@ -5,7 +5,7 @@ import { constants, createPublicKey, publicEncrypt, type KeyObject } from 'node:
  * asks for none below 752); finding them costs well under a millisecond per key. A factor above it
  * (say a 48-bit prime beside a 2000-bit one) is not: finding one needs elliptic-curve factoring.
  */
-export const SMALL_FACTOR_BOUND = 1 << 18;
+const SMALL_FACTOR_BOUND = 1 << 18;
 
 /** Largest modulus whose probable-prime test OpenSSL runs in one RSA operation (it refuses e > 64 bits above). */
 const ONE_OPERATION_BITS = 3072;
@@ -47,7 +47,7 @@ function gcd(a: bigint, b: bigint): bigint {
 }
 
 /** Bits of a non-negative value. */
-export const bitLength = (value: bigint): number => (value === 0n ? 0 : value.toString(2).length);
+const bitLength = (value: bigint): number => (value === 0n ? 0 : value.toString(2).length);
 
 /**
  * The smallest odd prime factor of `n` below {@link SMALL_FACTOR_BOUND}, or `undefined`: one

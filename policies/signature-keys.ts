@@ -1,8 +1,8 @@
 import type { ClientMetadata } from 'oidc-provider';
 
 import { SIGNING_ALG_VALUES } from './supported-algorithms.js';
-import { clientKeys, keyLabel } from './client-keys.js';
-import { unfitSignatureReason } from './key-fit.js';
+import { clientKeys } from './client-keys.js';
+import { keyLabel, unfitSignatureReason } from './jwk-rules.js';
 import { reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
 
 /** What the client will sign for the provider to verify: the field asking for it and the algorithms. */
@@ -14,7 +14,7 @@ interface SignatureNeed {
 }
 
 /** The signatures the provider will verify with the client's keys, by what the client registered. */
-export function requestedSignatures(properties: ClientMetadata): SignatureNeed[] {
+function requestedSignatures(properties: ClientMetadata): SignatureNeed[] {
   const needs: SignatureNeed[] = [];
   const requestAlg: unknown = properties.request_object_signing_alg;
   if (typeof requestAlg === 'string') needs.push({ what: `request_object_signing_alg ${requestAlg}`, field: 'request_object_signing_alg', algs: [requestAlg] });

@@ -2,7 +2,7 @@ import type { ClientMetadata } from 'oidc-provider';
 
 import { ROUTE_NAMES } from '../lib/seams.js';
 import { sectorOf, subjectTypeFor, SUBJECT_TYPES, type SubjectType } from './subjects.js';
-import { reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
+import { fetchJson, reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
 
 /**
  * Policy `svc/subject-type` (OpenID Connect Core 8, Registration 2 and 5):
@@ -59,21 +59,7 @@ async function checkSectorDocument(properties: ClientMetadata, deps: PolicyDepen
   } catch {
     reject('sector_identifier_uri', 'must be an absolute https URL');
   }
-  let text: string;
-  try {
-    const doc = await deps.fetch(url.href, 'application/json');
-    if (doc.status !== 200) reject('sector_identifier_uri', `${url.href}: answered HTTP ${doc.status}, expected 200`);
-    text = doc.body.toString('utf8');
-  } catch (err) {
-    if ((err as { name?: string }).name === 'OutboundFetchError') reject('sector_identifier_uri', `could not be fetched: ${(err as Error).message}`);
-    throw err;
-  }
-  let listed: unknown;
-  try {
-    listed = JSON.parse(text);
-  } catch {
-    reject('sector_identifier_uri', `${url.href}: the response is not JSON`);
-  }
+  const listed = await fetchJson(deps.fetch, url.href, 'application/json', 'sector_identifier_uri', 'could not be fetched: ');
   if (!Array.isArray(listed) || !listed.every((v): v is string => typeof v === 'string')) {
     reject('sector_identifier_uri', `${url.href}: the response must be a JSON array of URL strings`);
   }

@@ -26,7 +26,7 @@ function hostOf(uri: unknown): string | undefined {
 }
 
 /** The distinct hosts (with port) of a client's redirect URIs; unparsable ones are left to the schema. */
-export function redirectHosts(metadata: SubjectMetadata): Set<string> {
+function redirectHosts(metadata: SubjectMetadata): Set<string> {
   const uris = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];
   return new Set(uris.map(hostOf).filter((h): h is string => h !== undefined));
 }

@@ -12,7 +12,7 @@ export type RegistrationPolicy = (ctx: KoaContextWithOIDC, properties: ClientMet
 /** What policies may use from the outside world. */
 export interface PolicyDependencies {
   /** The guarded outbound fetch of C11 (for `jwks_uri` and `x5u`). */
-  fetch(url: string, accept: string): Promise<FetchedDocument>;
+  fetch: (url: string, accept: string) => Promise<FetchedDocument>;
   /** The subject type of a client registered without one (`svc.subject.default-type`); default `pairwise`. */
   defaultSubjectType?: 'public' | 'pairwise';
 }
@@ -21,3 +21,30 @@ export interface PolicyDependencies {
 export function reject(field: string, rule: string): never {
   throw new errors.InvalidClientMetadata(`${field}: ${rule}`);
 }
+
+/**
+ * The text of a document a policy fetches for `field` (a `jwks_uri`, an `x5u`, a
+ * `sector_identifier_uri`). Rejects with `where` before the reason when the guarded fetch refuses
+ * or fails (C11), or when the answer is not 200.
+ */
+export async function fetchText(fetch: PolicyDependencies['fetch'], url: string, accept: string, field: string, where = ''): Promise<string> {
+  try {
+    const doc = await fetch(url, accept);
+    if (doc.status !== 200) reject(field, `${where}${url}: answered HTTP ${doc.status}, expected 200`);
+    return doc.body.toString('utf8');
+  } catch (err) {
+    if ((err as { name?: string }).name === 'OutboundFetchError') reject(field, `${where}${(err as Error).message}`);
+    throw err;
+  }
+}
+
+/** {@link fetchText}, parsed as JSON; rejects naming the URL when it is not JSON. */
+export async function fetchJson(fetch: PolicyDependencies['fetch'], url: string, accept: string, field: string, where = ''): Promise<unknown> {
+  const text = await fetchText(fetch, url, accept, field, where);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return reject(field, `${url}: the response is not JSON`);
+  }
+}
+

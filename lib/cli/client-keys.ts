@@ -1,9 +1,10 @@
 import { exportJWK, generateKeyPair } from 'jose';
 
+import { ENCRYPTION_ALG_VALUES } from '../../policies/supported-algorithms.js';
 import { CliError } from '../errors.js';
 import { flags, writeSecretFile, type Command } from './common.js';
 
-const ALGS = ['RSA-OAEP-256', 'RSA-OAEP', 'ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A256KW'];
+const ALGS: readonly string[] = ENCRYPTION_ALG_VALUES;
 
 const usage = `Usage: svc-connect client-keys [--alg ALG] [--redirect-uri URI ...] [--client-name NAME] [--private-out FILE]
 

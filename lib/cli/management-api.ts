@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { CliError, fileErrorMessage } from '../errors.js';
+import { basicAuthorization } from '../web/basic-auth.js';
 import { baseUrlFrom, call, failOnError, type CliIo } from './common.js';
 import { printable } from './printable.js';
 
 /** The flags every toolbox command takes to reach the management API. */
-export const CONNECTION_FLAGS = {
+const CONNECTION_FLAGS = {
   url: { type: 'string' },
   user: { type: 'string' },
   'password-file': { type: 'string' },
@@ -73,7 +74,7 @@ export function connect(values: ParsedCommand['values'], io: CliIo): ManagementC
   const url = typeof values.url === 'string' ? values.url : undefined;
   return {
     root: `${baseUrlFrom(url, io.env)}/oidc/v1/management`,
-    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+    authorization: basicAuthorization(user, password),
     user,
   };
 }

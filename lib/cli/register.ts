@@ -1,7 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-
-import { CliError, fileErrorMessage } from '../errors.js';
+import { CliError, readJsonFile } from '../errors.js';
 import { baseUrlFrom, call, failOnError, flags, type Command } from './common.js';
 
 const usage = `Usage: svc-connect register [--url BASE_URL] (--body FILE | --redirect-uri URI ...)
@@ -24,17 +21,7 @@ export const registerCommand: Command = {
     if (!token) throw new CliError(`an initial access token is required (SVC_INITIAL_ACCESS_TOKEN or --token)\n\n${usage}`, 2);
     let body: unknown;
     if (bodyFile) {
-      let text: string;
-      try {
-        text = readFileSync(bodyFile, 'utf8');
-      } catch (err) {
-        throw new CliError(`--body: ${fileErrorMessage('read', bodyFile, err)}`, 2);
-      }
-      try {
-        body = JSON.parse(text) as unknown;
-      } catch {
-        throw new CliError(`--body: ${resolve(bodyFile)} is not valid JSON`, 2);
-      }
+      body = readJsonFile(bodyFile, (reason) => new CliError(`--body: ${reason}`, 2));
       const registration = (body as { registration?: unknown }).registration;
       if (registration) body = registration;
     } else if (redirectUris) body = { redirect_uris: redirectUris };

@@ -4,6 +4,7 @@ import { CompactEncrypt, importJWK, SignJWT, type JWK } from 'jose';
 
 import { member, type DemoClient } from './relying-party.js';
 import { DemoFlowError } from '../errors.js';
+import { basicAuthorization } from '../web/basic-auth.js';
 import type { DemoRequestMode } from '../pages/demo-pages.js';
 
 
@@ -37,10 +38,9 @@ export async function encryptedRequestObject(client: DemoClient, issuer: string,
 
 /** Pushes `fields` to `/par` (RFC 9126) with `client_secret_basic`; returns the `request_uri`. */
 export async function pushAuthorizationRequest(client: DemoClient, issuer: string, fields: Record<string, string>): Promise<string> {
-  const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64');
   const response = await fetch(`${issuer}/par`, {
     method: 'POST',
-    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { authorization: basicAuthorization(client.clientId, client.clientSecret, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams(fields).toString(),
   });
   const body = (await response.json()) as Record<string, unknown>;

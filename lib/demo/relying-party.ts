@@ -5,6 +5,7 @@ import type Provider from 'oidc-provider';
 
 import { issueInitialAccessToken } from '../registration/initial-access-tokens.js';
 import { DemoFlowError } from '../errors.js';
+import { basicAuthorization } from '../web/basic-auth.js';
 import type { DemoResult } from '../pages/demo-pages.js';
 
 /** The demo relying party's registration, its private decryption key and its request-object signing key. */
@@ -87,10 +88,9 @@ async function decryptAndVerify(jwe: string, client: DemoClient, issuer: string,
 
 /** Redeems the code, then decrypts and verifies the ID token and the UserInfo response. */
 export async function completeDemoFlow(client: DemoClient, issuer: string, code: string, verifier: string, nonce: string): Promise<DemoResult> {
-  const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64');
   const tokenHttp = await fetch(`${issuer}/token`, {
     method: 'POST',
-    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { authorization: basicAuthorization(client.clientId, client.clientSecret, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: client.redirectUri }).toString(),
   });
   const tokenResponse = (await tokenHttp.json()) as Record<string, unknown>;

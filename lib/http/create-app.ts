@@ -199,7 +199,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
       return { reloaded: false, reason };
     }
     try {
-      const jwks = await readSigningKeys(file);
+      const jwks = readSigningKeys(file);
       const fresh = providerFromRuntime(settings, { ...runtime, jwks }, metrics);
       current = fresh;
       providerMount = mountProvider(fresh, publicPath);

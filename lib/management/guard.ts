@@ -7,7 +7,7 @@ import { isCrossSite } from '../web/same-origin.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Settings } from '../settings/types.js';
-import { checkBasicAuth } from './basic-auth.js';
+import { checkBasicAuth } from '../web/basic-auth.js';
 import { createAttemptGate, isPass } from '../interactions/attempt-gate.js';
 
 /** The role an authenticated management user has (spec 5). */

@@ -3,19 +3,16 @@ import type Provider from 'oidc-provider';
 import { issueInitialAccessToken, revokeInitialAccessToken } from '../registration/initial-access-tokens.js';
 import { invitationMail } from './invitation-mail.js';
 import type { Mailer, MailReceipt } from './mailer.js';
+import { emailAddressDefect, MAX_EMAIL_LENGTH } from '../email-address.js';
 import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
 
-/** Longest accepted e-mail address (RFC 5321 path limit). */
-export const MAX_EMAIL_LENGTH = 254;
-
-/** Checks an invitee address (a single `local@domain`, no display name, at most 254 characters). */
+/** Checks an invitee address by the one e-mail rule ({@link emailAddressDefect}). */
 export function validateInvitationAddress(email: unknown): string {
   if (typeof email !== 'string' || email.trim() === '') throw new InvalidInvitationAddressError('the email query parameter is required');
   const value = email.trim();
-  if (value.length > MAX_EMAIL_LENGTH) throw new InvalidInvitationAddressError(`the email query parameter is longer than ${MAX_EMAIL_LENGTH} characters`);
-  if (!/^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/.test(value)) {
-    throw new InvalidInvitationAddressError('the email query parameter is not a valid e-mail address');
-  }
+  const defect = emailAddressDefect(value);
+  if (defect === 'too long') throw new InvalidInvitationAddressError(`the email query parameter is longer than ${MAX_EMAIL_LENGTH} characters`);
+  if (defect) throw new InvalidInvitationAddressError('the email query parameter is not a valid e-mail address');
   return value;
 }
 

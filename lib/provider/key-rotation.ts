@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
-import { fileErrorMessage, SettingsError } from '../errors.js';
+import { fileErrorMessage, readJsonFile, SettingsError } from '../errors.js';
 import { RETIRE_AFTER_SECONDS, signingKids, sinceOf, stateOf, type KeyState, type StatefulJwk } from './key-states.js';
-import { rsaBits, validateSigningKeys } from './keys.js';
+import { EC_SIGNING_ALG, rsaBits } from '../../policies/jwk-rules.js';
+import { validateProviderKeys } from './keys.js';
 
 /**
  * How long `next` keys are published before a rotation lets them sign, by default: relying parties
@@ -28,8 +29,6 @@ export interface RotationOptions {
   /** Seconds `next` keys are published before they may sign. @default 3600 */
   publishSeconds?: number;
 }
-
-const EC_SIGNING_ALG: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
 
 /** A fresh key of the same kind as `key`: key type, size or curve, `use`, `alg` and `key_ops`. */
 async function sameKind(key: JWK): Promise<JWK> {
@@ -88,20 +87,9 @@ export async function rotateKeys(jwks: { keys: StatefulJwk[] }, options: Rotatio
   return { keys: [...keys, ...added], result: { step: 'added', kids: kidsOf(added), promoteAfter: now + publishSeconds } };
 }
 
-async function readKeysFile(file: string): Promise<{ keys: StatefulJwk[] }> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new SettingsError(`the keys file: ${fileErrorMessage('read', file, err)}`, ['svc.keys.file']);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new SettingsError(`the keys file ${resolve(file)} is not valid JSON`, ['svc.keys.file']);
-  }
-  validateSigningKeys(parsed, file);
+function readKeysFile(file: string): { keys: StatefulJwk[] } {
+  const parsed = readJsonFile(file, (reason) => new SettingsError(`the keys file: ${reason}`, ['svc.keys.file']));
+  validateProviderKeys(parsed, file);
   return parsed as { keys: StatefulJwk[] };
 }
 
@@ -116,7 +104,7 @@ async function readKeysFile(file: string): Promise<{ keys: StatefulJwk[] }> {
 export async function rotateKeysFile(file: string, options: RotationOptions = {}): Promise<RotationStep> {
   const lock = `${file}.lock`;
   // A file that cannot be read is reported as such, not as a lock that cannot be taken beside it.
-  await readKeysFile(file);
+  readKeysFile(file);
   let handle;
   try {
     handle = await open(lock, 'wx', 0o600);
@@ -125,11 +113,11 @@ export async function rotateKeysFile(file: string, options: RotationOptions = {}
     throw new SettingsError(`the rotation lock: ${fileErrorMessage('create', lock, err)}`, ['svc.keys.file']);
   }
   try {
-    const jwks = await readKeysFile(file);
+    const jwks = readKeysFile(file);
     const { keys, result } = await rotateKeys(jwks, options);
     if (result.step === 'waiting') return result;
     const rotated = { ...jwks, keys };
-    validateSigningKeys(rotated, `${file} (after rotation)`);
+    validateProviderKeys(rotated, `${file} (after rotation)`);
     const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(temporary, `${JSON.stringify(rotated, null, 2)}\n`, { mode: 0o600 }).catch((err: unknown) => {
       throw new SettingsError(`the rotated keys: ${fileErrorMessage('write', temporary, err)}`, ['svc.keys.file']);
@@ -158,8 +146,8 @@ export interface KeyStatus {
 
 /** The keys of `file`, their states, and what the next `rotate` run would do at `now`. */
 export async function keysStatus(file: string, options: RotationOptions = {}): Promise<{ keys: KeyStatus[]; next: RotationStep }> {
-  const jwks = await readKeysFile(file);
-  const ordered = validateSigningKeys(jwks, file).keys;
+  const jwks = readKeysFile(file);
+  const ordered = validateProviderKeys(jwks, file).keys;
   const signers = Object.entries(signingKids(ordered));
   const plan = await rotateKeys(jwks, { ...options });
   return {

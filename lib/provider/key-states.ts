@@ -1,5 +1,6 @@
 import type { JWK } from 'jose';
 
+import { EC_SIGNING_ALG } from '../../policies/jwk-rules.js';
 import { SIGNING_ALG_VALUES } from '../../policies/supported-algorithms.js';
 
 /**
@@ -46,8 +47,7 @@ export function stateFault(key: StatefulJwk): string | undefined {
   return undefined;
 }
 
-const CURVE_OF: Record<string, string> = { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' };
-const ALG_OF_CURVE: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
+const CURVE_OF: Record<string, string> = Object.fromEntries(Object.entries(EC_SIGNING_ALG).map(([crv, alg]) => [alg, crv]));
 
 /**
  * The key oidc-provider signs `alg` with, given `keys` in the order it receives them: the keys that
@@ -60,7 +60,7 @@ export function signingKeyFor(alg: string, keys: readonly JWK[]): JWK | undefine
   const crv = CURVE_OF[alg];
   // oidc-provider gives a key its only fitting alg (an EC signing key: its curve's), and `use: sig`
   // to a key that can only sign.
-  const effectiveAlg = (k: JWK): string | undefined => k.alg ?? (k.kty === 'EC' && k.use === 'sig' ? ALG_OF_CURVE[String(k.crv)] : undefined);
+  const effectiveAlg = (k: JWK): string | undefined => k.alg ?? (k.kty === 'EC' && k.use === 'sig' ? EC_SIGNING_ALG[String(k.crv)] : undefined);
   const candidates = keys.filter(
     (k) =>
       k.kty === kty &&

@@ -1,20 +1,13 @@
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
-
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
-import { fileErrorMessage, SettingsError } from '../errors.js';
+import { EC_CURVES, MIN_RSA_BITS, rsaBits } from '../../policies/jwk-rules.js';
+import { readJsonFile, SettingsError } from '../errors.js';
 import { providerOrder, stateFault, stateOf } from './key-states.js';
 
 /** A JSON Web Key Set with the provider's private keys: signing keys and, optionally, decryption keys. */
 export interface PrivateJwks {
   keys: JWK[];
 }
-
-/** Curves the provider accepts for its own EC keys. */
-const EC_CURVES = ['P-256', 'P-384', 'P-521'];
-/** Smallest RSA modulus the provider accepts for its own keys, in bits. */
-const MIN_RSA_BITS = 2048;
 
 async function privateJwk(key: CryptoKey, use: 'sig' | 'enc'): Promise<JWK> {
   const jwk = await exportJWK(key);
@@ -38,7 +31,7 @@ export async function generateSigningKeys(): Promise<PrivateJwks> {
  * key (RSA-OAEP, RSA-OAEP-256) and one EC P-256 key (ECDH-ES, ECDH-ES+A*KW), each with a thumbprint
  * `kid` and `use: "enc"`. Relying parties find them in the provider's JWKS.
  */
-export async function generateEncryptionKeys(): Promise<PrivateJwks> {
+async function generateEncryptionKeys(): Promise<PrivateJwks> {
   const [rsa, ec] = await Promise.all([
     generateKeyPair('RSA-OAEP-256', { modulusLength: 2048, extractable: true }),
     generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true }),
@@ -56,12 +49,6 @@ export async function generateProviderKeys(): Promise<PrivateJwks> {
   return { keys: [...signing.keys, ...encryption.keys] };
 }
 
-/** The real bit length of an RSA key's modulus (leading zero bytes do not count). */
-export const rsaBits = (key: JWK): number => {
-  const hex = typeof key.n === 'string' ? Buffer.from(key.n, 'base64url').toString('hex') : '';
-  return hex === '' ? 0 : BigInt(`0x${hex}`).toString(2).length;
-};
-
 /**
  * Checks a private JWKS: every key private, RSA or EC, with a unique `kid`; `use` is `sig`
  * (signing ID tokens and UserInfo) or `enc` (decrypting request objects), or absent (both); RSA
@@ -75,7 +62,7 @@ export const rsaBits = (key: JWK): number => {
  *
  * @throws {@link SettingsError} naming `svc.keys.file` and the faulty key's position.
  */
-export function validateSigningKeys(jwks: unknown, source: string): PrivateJwks {
+export function validateProviderKeys(jwks: unknown, source: string): PrivateJwks {
   const fail = (reason: string): never => {
     throw new SettingsError(`invalid signing keys in ${source} (svc.keys.file): ${reason}`, ['svc.keys.file']);
   };
@@ -92,7 +79,7 @@ export function validateSigningKeys(jwks: unknown, source: string): PrivateJwks 
       fail(`key #${i + 1} has use ${String(key.use)}; keys need use "sig" (signing) or "enc" (request object decryption)`);
     }
     if (key.kty === 'RSA' && rsaBits(key) < MIN_RSA_BITS) fail(`key #${i + 1} is an RSA key of ${rsaBits(key)} bits; at least ${MIN_RSA_BITS} are needed`);
-    if (key.kty === 'EC' && !EC_CURVES.includes(String(key.crv))) fail(`key #${i + 1} is on curve ${String(key.crv)}; EC keys need P-256, P-384 or P-521`);
+    if (key.kty === 'EC' && !(EC_CURVES as readonly unknown[]).includes(key.crv)) fail(`key #${i + 1} is on curve ${String(key.crv)}; EC keys need P-256, P-384 or P-521`);
     const fault = stateFault(key);
     if (fault) fail(`key #${i + 1} ${fault}`);
     if (!key.kid) fail(`key #${i + 1} has no kid`);
@@ -106,22 +93,10 @@ export function validateSigningKeys(jwks: unknown, source: string): PrivateJwks 
   return { keys: ordered.keys };
 }
 
-/** {@link validateSigningKeys} under the name of what it checks: every key of the provider. */
-export const validateProviderKeys = validateSigningKeys;
-
 /** Reads and validates the JWKS file named by `svc.keys.file`. */
-export async function readSigningKeys(file: string): Promise<PrivateJwks> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new SettingsError(`svc.keys.file: ${fileErrorMessage('read', file, err)}`, ['svc.keys.file']);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new SettingsError(`svc.keys.file ${resolve(file)} is not valid JSON`, ['svc.keys.file']);
-  }
-  return validateSigningKeys(parsed, file);
+export function readSigningKeys(file: string): PrivateJwks {
+  return validateProviderKeys(
+    readJsonFile(file, (reason) => new SettingsError(`svc.keys.file: ${reason}`, ['svc.keys.file'])),
+    file,
+  );
 }

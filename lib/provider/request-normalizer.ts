@@ -2,6 +2,7 @@ import * as querystring from 'node:querystring';
 
 import type { Context, Next } from 'koa';
 
+import { basicAuthorization, parseBasicAuthorization } from '../web/basic-auth.js';
 import { logCaughtError, sendCaughtError, sendError } from '../web/error-response.js';
 import { readBodyText } from '../web/form-body.js';
 import { replaceRequestBody } from '../web/replace-request-body.js';
@@ -46,21 +47,9 @@ function dropIgnoredHints(fields: Fields): boolean {
 
 /** The presented secret of an HTTP Basic header, replaced by its hash (parsed as oidc-provider does). */
 function hashBasicSecret(ctx: Context): void {
-  const header = ctx.req.headers.authorization;
-  if (header === undefined) return;
-  const parts = header.split(' ');
-  if (parts.length !== 2 || parts[0]?.toLowerCase() !== 'basic' || !parts[1]) return;
-  const decoded = Buffer.from(parts[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 0) return;
-  let secret: string;
-  try {
-    secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, '%20'));
-  } catch {
-    return; // malformed: oidc-provider refuses it with invalid_request itself
-  }
-  const rewritten = `${decoded.slice(0, colon)}:${encodeURIComponent(hashClientSecret(secret))}`;
-  ctx.req.headers.authorization = `Basic ${Buffer.from(rewritten, 'utf8').toString('base64')}`;
+  const given = parseBasicAuthorization(ctx.req.headers.authorization, { formEncoded: true });
+  // A malformed header is left as it is: oidc-provider refuses it with invalid_request itself.
+  if (given) ctx.req.headers.authorization = basicAuthorization(given.user, hashClientSecret(given.password), { formEncoded: true });
 }
 
 /** Reads, normalizes and puts back a form or JSON body; `false` when the request was answered. */

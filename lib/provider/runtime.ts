@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
 import type { ClientMetadata } from 'oidc-provider';
@@ -9,14 +8,14 @@ import { ClaimRegistry, type ClaimModule } from '../claims/modules.js';
 import type { Mailer } from '../management/mailer.js';
 import type { SvcStore } from '../../adapters/store.js';
 import { createStaticAuthenticator } from '../demo/accounts.js';
-import { fileErrorMessage, SettingsError } from '../errors.js';
+import { readJsonFile, SettingsError } from '../errors.js';
 import type { Authenticator } from '../claims/authenticator.js';
 import type { Logger } from '../logger.js';
 import { createSettingsLogger } from '../observability/pino-logger.js';
 import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
 import { publicPathsOf, type PublicPaths } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
-import { generateProviderKeys, readSigningKeys, validateSigningKeys, type PrivateJwks } from './keys.js';
+import { generateProviderKeys, readSigningKeys, validateProviderKeys, type PrivateJwks } from './keys.js';
 
 /** Parts an embedder may supply in code instead of through properties. */
 export interface RuntimeOptions {
@@ -63,9 +62,9 @@ export function suppliedParts(options: RuntimeOptions): { store: boolean; keys: 
 export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
   const logger = options.logger ?? createSettingsLogger(settings);
   const jwks = options.jwks
-    ? validateSigningKeys(options.jwks, 'options.jwks')
+    ? validateProviderKeys(options.jwks, 'options.jwks')
     : settings.keys.file
-      ? await readSigningKeys(settings.keys.file)
+      ? readSigningKeys(settings.keys.file)
       : await generateProviderKeys();
   const cookieKeys = settings.cookies.keys ?? [randomBytes(32).toString('base64url')];
   // Unset: every pairwise sub changes at the next start (an unsafe default, refused in production).
@@ -83,24 +82,13 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
     authenticator = createStaticAuthenticator();
   }
   const claimModules = [...(options.claimModules ?? []), ...(settings.claims.modules ? await loadClaimModules(settings.claims.modules, context) : [])];
-  const clients = [...(settings.clients.file ? await readClients(settings.clients.file) : []), ...(options.clients ?? [])];
+  const clients = [...(settings.clients.file ? readClients(settings.clients.file) : []), ...(options.clients ?? [])];
   const store = options.store ?? createStore(settings, logger);
   return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl) };
 }
 
-async function readClients(file: string): Promise<ClientMetadata[]> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new SettingsError(`svc.clients.file: ${fileErrorMessage('read', file, err)}`, ['svc.clients.file']);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new SettingsError(`svc.clients.file ${resolve(file)} is not valid JSON: ${(err as Error).message}`, ['svc.clients.file']);
-  }
+function readClients(file: string): ClientMetadata[] {
+  const parsed = readJsonFile(file, (reason) => new SettingsError(`svc.clients.file: ${reason}`, ['svc.clients.file']));
   if (!Array.isArray(parsed) || !parsed.every((c) => c && typeof c === 'object' && typeof (c as ClientMetadata).client_id === 'string')) {
     throw new SettingsError(`svc.clients.file ${resolve(file)} must hold an array of client metadata objects with client_id`, ['svc.clients.file']);
   }

@@ -1,7 +1,8 @@
 import type { Context, Next } from 'koa';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
-import { judgeClientKeySet, keyLabel } from '../../policies/client-key-set.js';
+import { judgeClientKeySet } from '../../policies/client-key-set.js';
+import { keyLabel } from '../../policies/jwk-rules.js';
 import { requestedEncryption } from '../../policies/client-keys.js';
 import type { Logger } from '../logger.js';
 import type { ProviderFetch } from '../net/provider-fetch.js';

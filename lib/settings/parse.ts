@@ -3,6 +3,8 @@
  * throws a plain `Error` whose message says what is wrong (the loader adds the property name).
  */
 
+import { emailAddressDefect } from '../email-address.js';
+
 /** Parses `true`/`false` (case-insensitive; also `1`/`0`, `yes`/`no`). */
 export function parseBoolean(raw: string): boolean {
   const value = raw.trim().toLowerCase();
@@ -87,10 +89,10 @@ export function parseNonEmpty(raw: string): string {
   return value;
 }
 
-/** Parses an e-mail address of the simple `local@domain` form. */
+/** Parses an e-mail address by the one e-mail rule ({@link emailAddressDefect}). */
 export function parseEmailAddress(raw: string): string {
   const value = raw.trim();
-  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(value) || value.length > 254) {
+  if (emailAddressDefect(value)) {
     throw new Error(`expected an e-mail address, got "${raw}"`);
   }
   return value;

@@ -12,7 +12,7 @@
 import type { Client } from 'oidc-provider';
 import { Redis } from 'ioredis';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { ClaimRegistry, type ClaimModule } from '../../lib/index.js';
 import { rewriteClaimsParameter } from '../../lib/claims/authorization.js';
 import { ClaimValueMac } from '../../lib/claims/value-mac.js';

@@ -12,8 +12,7 @@ import { generateKeyPairSync, generatePrimeSync } from 'node:crypto';
 
 import type { JWK } from 'jose';
 
-import { keyDefect } from '../../policies/key-judgement.js';
-import { keySetDefect } from '../../policies/key-set.js';
+import { keyDefect, keySetDefect } from '../../policies/jwk-rules.js';
 import { b64uint } from '../helpers/hostile-keys.js';
 
 const N = Number(process.argv[2] ?? 20);

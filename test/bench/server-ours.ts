@@ -1,7 +1,7 @@
 /** Bench server: svc-connect (createApp) with the demo accounts and claim modules. */
 import { writeFileSync } from 'node:fs';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createApp, createPinoLogger, issueInitialAccessToken, loadSettings } from '../../lib/index.js';
 import { benchClient, type ServerSpec } from './common.js';
 import { countRoundTrips, serveStats, type RoundTrips } from './round-trips.js';

@@ -16,7 +16,7 @@ import Provider, { type Adapter } from 'oidc-provider';
 
 import { createMemoryStore } from '../../adapters/memory.js';
 import { createRedisStore } from '../../adapters/redis.js';
-import { DEMO_PEOPLE } from '../../lib/demo/claim-modules/index.js';
+import { DEMO_PEOPLE } from '../../lib/demo/claim-modules.js';
 import { sendPage } from '../../lib/pages/html.js';
 import { consentPage, loginPage } from '../../lib/pages/interaction-pages.js';
 import { benchClient, type ServerSpec } from './common.js';

@@ -3,7 +3,7 @@ import { decodeJwt } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';
 import { signIn } from '../helpers/flow.js';

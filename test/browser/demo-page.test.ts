@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { pairwiseSub } from '../../policies/subjects.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';

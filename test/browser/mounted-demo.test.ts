@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';
 import { pairwiseSub } from '../../policies/subjects.js';
 import { startMounted, type Mounting, type MountedApp } from '../helpers/mounted.js';

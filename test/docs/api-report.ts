@@ -166,6 +166,10 @@ function constantString(sf: ts.SourceFile, initializer: ts.Expression): string |
   if (!ts.isPropertyAccessExpression(initializer) || !ts.isIdentifier(initializer.expression)) return undefined;
   const object = initializer.expression.text;
   for (const statement of sf.statements) {
+    if (ts.isClassDeclaration(statement) && statement.name?.text === object) {
+      const member = statement.members.find((m) => ts.isPropertyDeclaration(m) && m.name.getText() === initializer.name.text && ts.getModifiers(m)?.some((x) => x.kind === ts.SyntaxKind.StaticKeyword));
+      return member && ts.isPropertyDeclaration(member) && member.initializer && ts.isStringLiteral(member.initializer) ? member.initializer.text : undefined;
+    }
     if (!ts.isVariableStatement(statement)) continue;
     for (const d of statement.declarationList.declarations) {
       if (!ts.isIdentifier(d.name) || d.name.text !== object || !d.initializer) continue;

@@ -19,9 +19,9 @@ const PRELUDE: Record<string, string> = {
   privateKey: 'CryptoKey',
   signing: 'CryptoKeyPair',
   svc: "import('svc-connect').SvcConnect",
-  lookup: "import('./demo-data.js').PersonLookup",
-  personModule: "(lookup: import('./demo-data.js').PersonLookup) => import('svc-connect').ClaimModule",
-  emailModule: "(lookup: import('./demo-data.js').PersonLookup) => import('svc-connect').ClaimModule",
+  lookup: "import('svc-connect/examples').PersonLookup",
+  personModule: "(lookup: import('svc-connect/examples').PersonLookup) => import('svc-connect').ClaimModule",
+  emailModule: "(lookup: import('svc-connect/examples').PersonLookup) => import('svc-connect').ClaimModule",
   users: '{ verify(login: string, password: string): Promise<{ id: string } | undefined>; has(id: string): Promise<boolean> }',
 };
 
@@ -55,8 +55,7 @@ all.forEach(({ source, code }, i) => {
     .map(([name, type]) => `declare const ${name}: ${type};`)
     .join('\n');
   const file = `snippet-${String(i + 1).padStart(2, '0')}.ts`;
-  // Relative imports in docs are the example modules' (docs/claim-modules.md quotes them).
-  const text = `// ${source}\n${prelude}\n${code}\nexport {};\n`.replaceAll("'./demo-data.js'", "'../../lib/demo/claim-modules/demo-data.js'");
+  const text = `// ${source}\n${prelude}\n${code}\nexport {};\n`;
   writeFileSync(join(outDir, file), text);
 });
 writeFileSync(

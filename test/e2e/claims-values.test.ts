@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { createDemoClaimModules, type DemoPerson } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules, type DemoPerson } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, pkcePair, redirectParams, runCodeFlow, signIn, userData, type FlowResult } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';

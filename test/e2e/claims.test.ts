@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { compactDecrypt, createRemoteJWKSet, jwtVerify } from 'jose';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';

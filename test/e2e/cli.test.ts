@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
-import { validateSigningKeys } from '../../lib/provider/keys.js';
+import { validateProviderKeys } from '../../lib/provider/keys.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { freePort, waitFor } from '../helpers/processes.js';
 
@@ -64,7 +64,7 @@ describe('the svc-connect command line (issue 8)', () => {
     const result = await cli(['keys', 'generate', '--out', file]);
     expect(result.code).toBe(0);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    const jwks = validateSigningKeys(JSON.parse(readFileSync(file, 'utf8')), file);
+    const jwks = validateProviderKeys(JSON.parse(readFileSync(file, 'utf8')), file);
     expect(jwks.keys.map((k) => `${k.use}:${k.kty}${k.crv ? `:${k.crv}` : ''}`).sort()).toEqual(['enc:EC:P-256', 'enc:RSA', 'sig:EC:P-256', 'sig:RSA']);
     expect(new Set(jwks.keys.map((k) => k.kid)).size).toBe(4);
     expect((await cli(['keys', 'rotate'])).code).toBe(2);

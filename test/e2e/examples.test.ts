@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { runRelyingParty } from '../../examples/relying-party.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';

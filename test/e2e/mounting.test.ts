@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import type { Mailer, MailMessage } from '../../lib/index.js';
 import { confidentialClient, pairwiseSubOf } from '../helpers/app.js';
 import { FormBrowser, runCodeFlow } from '../helpers/flow.js';

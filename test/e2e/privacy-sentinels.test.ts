@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 
-import { createDemoClaimModules, type DemoPerson } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules, type DemoPerson } from '../../lib/demo/claim-modules.js';
 import type { Logger } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { decodeJwt, decodeProtectedHeader, UnsecuredJWT } from 'jose';
 import * as oidc from 'openid-client';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { PUSHED_REQUEST_MODEL, PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js';
 import { hashClientSecret } from '../../lib/registration/client-secrets.js';

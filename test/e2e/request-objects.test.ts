@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CompactEncrypt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, SignJWT, UnsecuredJWT } from 'jose';
 import * as oidc from 'openid-client';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { pkcePair, signIn, userData } from '../helpers/flow.js';

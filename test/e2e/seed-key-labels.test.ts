@@ -3,7 +3,7 @@ import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { createDemoClaimModules, DEMO_TRUST_FRAMEWORK } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules, DEMO_TRUST_FRAMEWORK } from '../../lib/demo/claim-modules.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';

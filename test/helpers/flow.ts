@@ -11,6 +11,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ClientMetadata } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
+import { basicAuthorization } from '../../lib/web/basic-auth.js';
+
 /** A PKCE pair (S256). */
 export function pkcePair(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');
@@ -37,10 +39,9 @@ export async function redeemCode(
   code: string,
   verifier: string,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const basic = Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret as string)}`).toString('base64');
   const response = await fetch(`${issuer}/token`, {
     method: 'POST',
-    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { authorization: basicAuthorization(client.client_id, client.client_secret as string, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
       grant_type: 'authorization_code',
       code,

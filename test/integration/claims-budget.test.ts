@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, FormBrowser, pkcePair, redeemCode, redirectParams } from '../helpers/flow.js';

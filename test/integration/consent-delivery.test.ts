@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { decodeJwt } from 'jose';
 
 import { recordedDelivery } from '../../lib/claims/delivery.js';
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { FormBrowser, redirectParams, runCodeFlow, userData } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 
 import { createMemoryStore } from '../../adapters/memory.js';
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { countingModules } from '../helpers/claims-requests.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { FormBrowser, redirectParams, signIn } from '../helpers/flow.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 import { simpleParser } from 'mailparser';
 
-import { createDemoClaimModules, DEMO_PEOPLE } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules, DEMO_PEOPLE } from '../../lib/demo/claim-modules.js';
 import { createPinoLogger } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';

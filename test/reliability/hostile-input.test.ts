@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createMemoryStore, issueInitialAccessToken } from '../../lib/index.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { checkBasicAuth } from '../../lib/management/basic-auth.js';
+import { checkBasicAuth } from '../../lib/web/basic-auth.js';
 
 const header = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 

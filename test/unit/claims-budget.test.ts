@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Client } from 'oidc-provider';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { ClaimRegistry } from '../../lib/index.js';
 import { rewriteClaimsParameter } from '../../lib/claims/authorization.js';
 import { CLAIMS_BUDGET, decodeClaimsParameter } from '../../lib/claims/budget.js';

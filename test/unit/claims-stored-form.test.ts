@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import type { Client } from 'oidc-provider';
 
-import { createDemoClaimModules, DEMO_PEOPLE } from '../../lib/demo/claim-modules/index.js';
+import { createDemoClaimModules, DEMO_PEOPLE } from '../../lib/demo/claim-modules.js';
 import { ClaimRegistry } from '../../lib/index.js';
 import { rewriteClaimsParameter } from '../../lib/claims/authorization.js';
 import type { ChannelClaims } from '../../lib/claims/request.js';

@@ -20,8 +20,7 @@ jest.unstable_mockModule('node:crypto', () => ({
     return real.publicEncrypt(...args);
   },
 }));
-const { keyDefect } = await import('../../policies/key-judgement.js');
-const { keySetDefect } = await import('../../policies/key-set.js');
+const { keyDefect, keySetDefect } = await import('../../policies/jwk-rules.js');
 
 const good = { ...(real.generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }) as JWK), use: 'enc', kid: 'good' };
 const ec = real.generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }) as JWK;

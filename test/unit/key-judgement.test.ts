@@ -5,8 +5,7 @@ import fc from 'fast-check';
 import { CompactEncrypt, compactDecrypt, type JWK } from 'jose';
 
 import { judgeClientKeySet } from '../../policies/client-key-set.js';
-import { normaliseKeyLabels } from '../../policies/key-usage.js';
-import { keyDefect, unfitReason } from '../../policies/index.js';
+import { keyDefect, normaliseKeyLabels, unfitReason } from '../../policies/jwk-rules.js';
 import { b64uint, flipBit, keyMaterial, padModulus, uint, type KeyMaterial, type Pair } from '../helpers/hostile-keys.js';
 
 let m: KeyMaterial;

@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { JWK } from 'jose';
 
 import { generateProviderKeys, SettingsError } from '../../lib/index.js';
-import { generateSigningKeys, validateSigningKeys } from '../../lib/provider/keys.js';
+import { generateSigningKeys, validateProviderKeys } from '../../lib/provider/keys.js';
 import { ID_TOKEN_TTL } from '../../lib/provider/configuration.js';
 import { keysStatus, rotateKeysFile } from '../../lib/provider/key-rotation.js';
 import { RETIRE_AFTER_SECONDS, signingKids, type StatefulJwk } from '../../lib/provider/key-states.js';
@@ -23,7 +23,7 @@ async function keysFile(keys?: StatefulJwk[]): Promise<string> {
 }
 const read = (file: string): StatefulJwk[] => (JSON.parse(readFileSync(file, 'utf8')) as { keys: StatefulJwk[] }).keys;
 const states = (file: string): string[] => read(file).map((k) => `${String(k.kty)}:${typeof k.svc_state === 'string' ? k.svc_state : 'current'}`);
-const signers = (file: string): Record<string, string> => signingKids(validateSigningKeys(JSON.parse(readFileSync(file, 'utf8')), file).keys);
+const signers = (file: string): Record<string, string> => signingKids(validateProviderKeys(JSON.parse(readFileSync(file, 'utf8')), file).keys);
 
 describe('signing key rotation (issue 15 item 7)', () => {
   it('retires keys after exactly the ID token lifetime', () => {
@@ -43,7 +43,7 @@ describe('signing key rotation (issue 15 item 7)', () => {
     expect(next.map((k) => k.svc_since)).toEqual([T0, T0]);
     expect(next.map((k) => [k.kty, k.crv, k.use])).toEqual(read(file).slice(0, 2).map((k) => [k.kty, k.crv, k.use]));
     // Published (the provider gets them), but the current keys still sign every alg.
-    expect(validateSigningKeys(JSON.parse(readFileSync(file, 'utf8')), file).keys.map((k) => k.kid)).toEqual([...original, ...next.map((k) => k.kid)]);
+    expect(validateProviderKeys(JSON.parse(readFileSync(file, 'utf8')), file).keys.map((k) => k.kid)).toEqual([...original, ...next.map((k) => k.kid)]);
     expect(signers(file)).toEqual(before);
     expect(statSync(file).mode & 0o777).toBe(0o600);
 
@@ -85,12 +85,12 @@ describe('signing key rotation (issue 15 item 7)', () => {
     const { use: _use, ...rsaWithoutUse } = rsa;
     // oidc-provider prefers a key that names its use: this next key would sign RS256 and PS256.
     const file = await keysFile([rsaWithoutUse, ec, { ...rsa2, svc_state: 'next', svc_since: T0 }]);
-    expect(() => validateSigningKeys(JSON.parse(readFileSync(file, 'utf8')), file)).toThrow(
+    expect(() => validateProviderKeys(JSON.parse(readFileSync(file, 'utf8')), file)).toThrow(
       `the next key ${String(rsa2.kid)} would sign RS256 before every current key; give it the same use and alg members as the current key`,
     );
     await expect(rotateKeysFile(file, { now: T0 + 10_000 })).rejects.toThrow(SettingsError);
     const withAlg = await keysFile([rsa, ec, { ...rsa2, alg: 'PS256', svc_state: 'retiring', svc_since: T0 }]);
-    expect(() => validateSigningKeys(JSON.parse(readFileSync(withAlg, 'utf8')), withAlg)).toThrow(/the retiring key .* would sign PS256/);
+    expect(() => validateProviderKeys(JSON.parse(readFileSync(withAlg, 'utf8')), withAlg)).toThrow(/the retiring key .* would sign PS256/);
   });
 
   it.each<[string, (keys: StatefulJwk[]) => StatefulJwk[], string]>([
@@ -99,7 +99,7 @@ describe('signing key rotation (issue 15 item 7)', () => {
     ['no current RSA signing key', (k) => k.map((key) => (key.kty === 'RSA' ? { ...key, svc_state: 'next', svc_since: T0 } : key)), 'no current RSA signing key (every RSA signing key is next or retiring)'],
   ])('refuses a keys file with %s, naming it', async (_name, change, message) => {
     const file = await keysFile(change((await generateSigningKeys()).keys));
-    expect(() => validateSigningKeys(JSON.parse(readFileSync(file, 'utf8')), file)).toThrow(message);
+    expect(() => validateProviderKeys(JSON.parse(readFileSync(file, 'utf8')), file)).toThrow(message);
     const before = readFileSync(file, 'utf8');
     await expect(rotateKeysFile(file, { now: T0 })).rejects.toThrow(message);
     expect(readFileSync(file, 'utf8')).toBe(before);

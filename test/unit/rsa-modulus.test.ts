@@ -3,7 +3,7 @@ import { constants, createPublicKey, generateKeyPairSync, generatePrimeSync, pub
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { JWK } from 'jose';
 
-import { keyDefect } from '../../policies/key-judgement.js';
+import { keyDefect } from '../../policies/jwk-rules.js';
 import { fermatResidue, fermatResidueSlow, perfectPower, smallFactor } from '../../policies/rsa-modulus.js';
 import { b64uint, uint } from '../helpers/hostile-keys.js';
 

@@ -55,7 +55,7 @@ describe('the users file of examples/authenticator-file.ts and examples/claims-f
   });
 
   it.each<[string, unknown, string]>([
-    ['not JSON', '{', 'not JSON; set AUTH_USERS_FILE to its path'],
+    ['not JSON', '{', 'is not valid JSON; set AUTH_USERS_FILE to its path'],
     ['not an array', { users: [] }, 'must hold a JSON array of users'],
     ['no login', [{ sub: 's', password: 'x' }], 'entry 0: login must be a non-empty string'],
     ['a sub with spaces', [{ login: 'l', sub: 'a b', password: 'x' }], 'entry 0: sub must be 1 to 255 printable ASCII characters'],
@@ -82,6 +82,6 @@ describe('the users file of examples/authenticator-file.ts and examples/claims-f
   });
 
   it('names a missing file and the variable to set', () => {
-    expect(() => readUsersFile(join(dir, 'absent.json'))).toThrow(`cannot read the users file ${join(dir, 'absent.json')} (ENOENT); set AUTH_USERS_FILE to its path`);
+    expect(() => readUsersFile(join(dir, 'absent.json'))).toThrow(`the users file: cannot read ${join(dir, 'absent.json')}: no such file (ENOENT); set AUTH_USERS_FILE to its path`);
   });
 });

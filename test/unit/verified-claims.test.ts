@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { DEMO_PEOPLE, DEMO_TRUST_FRAMEWORK, DEMO_VERIFIED_OFFER, verifiedRecords } from '../../lib/demo/claim-modules/index.js';
+import { DEMO_PEOPLE, DEMO_TRUST_FRAMEWORK, DEMO_VERIFIED_OFFER, verifiedRecords } from '../../lib/demo/claim-modules.js';
 import { answerVerified } from '../../lib/claims/verified-answer.js';
 import { ClaimRegistry } from '../../lib/claims/modules.js';
 import { parseVerifiedClaims, storedVerified, verifiedClaimGrant, verifiedDetailGrant, verifiedGrantNames, verifiedRequestsOf, type VerifiedRequest } from '../../lib/claims/verified-request.js';

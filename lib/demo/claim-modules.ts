@@ -1,0 +1,239 @@
+import { createHash } from 'node:crypto';
+
+import type { ClaimModule } from '../claims/modules.js';
+import type { VerifiedOffer, VerifiedRecord } from '../claims/verified.js';
+
+/** The data of a demo person, as a claim module's backing store would hold it. */
+export interface DemoPerson {
+  name?: string;
+  given_name?: string;
+  family_name?: string;
+  birthdate?: string;
+  email?: string;
+  email_verified?: boolean;
+  /** Health insurance member number. */
+  healthInsuranceNumber?: string;
+  /** ID card data verified by reading its NFC chip (level 3). */
+  idcard?: { given_name: string; family_name: string; birthdate: string; nationality: string; verified_at: string };
+  /** Driving licence data checked by video (level 2). */
+  driverslicense?: { given_name: string; family_name: string; birthdate: string; verified_at: string };
+  /** E-mail address verified at level 2. */
+  verifiedEmail?: { email: string; verified_at: string };
+  /** Mobile number verified at level 2 through an operator API. */
+  verifiedMobile?: { phone_number: string; verified_at: string };
+  /** When the person last completed a mobile one-time-password check (level 2). */
+  mobileOtpCompletedAt?: string;
+}
+
+/** The demo accounts' data (C8), keyed by account id (the `sub`). */
+export const DEMO_PEOPLE: Readonly<Record<string, DemoPerson>> = {
+  'demo-0001': {
+    name: 'Erika Mustermann',
+    given_name: 'Erika',
+    family_name: 'Mustermann',
+    birthdate: '1964-08-12',
+    email: 'erika.mustermann@example.com',
+    email_verified: true,
+    healthInsuranceNumber: 'A123456780',
+    idcard: { given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', nationality: 'DE', verified_at: '2025-03-01T10:15:00Z' },
+    verifiedEmail: { email: 'erika.mustermann@example.com', verified_at: '2025-03-01T10:20:00Z' },
+    verifiedMobile: { phone_number: '+4915123456789', verified_at: '2025-03-02T08:00:00Z' },
+    mobileOtpCompletedAt: '2025-03-02T08:01:00Z',
+  },
+  'demo-0002': {
+    name: 'Max Mustermann',
+    email: 'max.mustermann@example.com',
+    driverslicense: { given_name: 'Max', family_name: 'Mustermann', birthdate: '1962-05-03', verified_at: '2025-04-10T11:30:00Z' },
+    verifiedEmail: { email: 'max.mustermann@example.com', verified_at: '2025-04-10T12:00:00Z' },
+  },
+};
+
+/** Finds a person's data; the modules call this for every resolution. */
+export type PersonLookup = (accountId: string) => DemoPerson | undefined | Promise<DemoPerson | undefined>;
+
+/** A lookup over a fixed table. */
+export function tableLookup(table: Readonly<Record<string, DemoPerson>> = DEMO_PEOPLE): PersonLookup {
+  return (accountId) => table[accountId];
+}
+
+/** Provides `name`, `given_name`, `family_name` and `birthdate` (scope `profile`). */
+export function personModule(lookup: PersonLookup): ClaimModule {
+  return {
+    name: 'person',
+    provides: ['name', 'given_name', 'family_name', 'birthdate'],
+    async resolve(accountId, claims) {
+      const person = await lookup(accountId);
+      const out: Record<string, unknown> = {};
+      for (const claim of claims) {
+        const value = person?.[claim as 'name' | 'given_name' | 'family_name' | 'birthdate'];
+        if (value !== undefined) out[claim] = value;
+      }
+      return out;
+    },
+  };
+}
+
+/** Provides `email` and `email_verified` (scope `email`). */
+export function emailModule(lookup: PersonLookup): ClaimModule {
+  return {
+    name: 'email',
+    provides: ['email', 'email_verified'],
+    async resolve(accountId) {
+      const person = await lookup(accountId);
+      const out: Record<string, unknown> = {};
+      if (person?.email !== undefined) out.email = person.email;
+      if (person?.email_verified !== undefined) out.email_verified = person.email_verified;
+      return out;
+    },
+  };
+}
+
+/** The sample custom claim of the spec: a health insurance member number. */
+export const HEALTH_INSURANCE_CLAIM = 'demo.ver.healthinsurance.l0.api.demo';
+
+/** Provides the health insurance member number (scopes `svc.insurance`, `svc.insurance.verified`). */
+export function healthInsuranceModule(lookup: PersonLookup): ClaimModule {
+  return {
+    name: 'health-insurance',
+    provides: [HEALTH_INSURANCE_CLAIM],
+    async resolve(accountId) {
+      const number = (await lookup(accountId))?.healthInsuranceNumber;
+      return number === undefined ? {} : { [HEALTH_INSURANCE_CLAIM]: number };
+    },
+  };
+}
+
+/**
+ * The demo's trust framework for Identity Assurance: an identifier of our own, domain-qualified
+ * (no predefined trust framework describes the demo's checks). Its assurance levels are the svc.*
+ * levels (`l2`, `l3`).
+ */
+export const DEMO_TRUST_FRAMEWORK = 'https://svc-connect.example/trust-frameworks/demo';
+
+/** The demo's electronic record types: a confirmed e-mail address, a confirmed mobile number. */
+export const DEMO_RECORD_TYPES = {
+  email: 'https://svc-connect.example/record-types/email-confirmation',
+  mobile: 'https://svc-connect.example/record-types/mobile-confirmation',
+} as const;
+
+/** What the demo's verifications can contain (discovery's Identity Assurance fields). */
+export const DEMO_VERIFIED_OFFER: VerifiedOffer = {
+  trustFrameworks: [DEMO_TRUST_FRAMEWORK],
+  evidence: ['document', 'electronic_record'],
+  documents: ['idcard', 'driving_permit'],
+  documentCheckMethods: ['vcrypt', 'vri', 'pvr'],
+  // IDA predefines no record for a confirmed e-mail address or mobile number: our own, domain-qualified.
+  electronicRecords: [DEMO_RECORD_TYPES.email, DEMO_RECORD_TYPES.mobile],
+  claims: ['given_name', 'family_name', 'birthdate', 'nationalities', 'email', 'phone_number'],
+};
+
+/**
+ * The person's svc.ver.* data in the Identity Assurance shape: an ID card read by NFC is `document`
+ * evidence of type `idcard` checked cryptographically (`vcrypt`); a driving licence checked by video
+ * is a `driving_permit` whose image was inspected remotely (`vri`) and whose holder a person
+ * compared by video (`pvr`); a verified e-mail address or mobile number is `electronic_record`
+ * evidence, confirmed by a code sent to it (`auth`) or matched in the operator's records (`data`).
+ */
+export function verifiedRecords(person: DemoPerson | undefined): VerifiedRecord[] {
+  const records: VerifiedRecord[] = [];
+  const idcard = person?.idcard;
+  if (idcard) {
+    records.push({
+      verification: {
+        trust_framework: DEMO_TRUST_FRAMEWORK,
+        assurance_level: 'l3',
+        time: idcard.verified_at,
+        evidence: [{ type: 'document', document_details: { type: 'idcard' }, check_details: [{ check_method: 'vcrypt', time: idcard.verified_at }], time: idcard.verified_at }],
+      },
+      claims: { given_name: idcard.given_name, family_name: idcard.family_name, birthdate: idcard.birthdate, nationalities: [idcard.nationality] },
+    });
+  }
+  const licence = person?.driverslicense;
+  if (licence) {
+    records.push({
+      verification: {
+        trust_framework: DEMO_TRUST_FRAMEWORK,
+        assurance_level: 'l2',
+        time: licence.verified_at,
+        evidence: [
+          {
+            type: 'document',
+            document_details: { type: 'driving_permit' },
+            check_details: [
+              { check_method: 'vri', time: licence.verified_at },
+              { check_method: 'pvr', time: licence.verified_at },
+            ],
+            time: licence.verified_at,
+          },
+        ],
+      },
+      claims: { given_name: licence.given_name, family_name: licence.family_name, birthdate: licence.birthdate },
+    });
+  }
+  const email = person?.verifiedEmail;
+  if (email) {
+    records.push({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: 'l2', time: email.verified_at, evidence: [{ type: 'electronic_record', record: { type: DEMO_RECORD_TYPES.email }, check_details: [{ check_method: 'auth', time: email.verified_at }] }] },
+      claims: { email: email.email },
+    });
+  }
+  const mobile = person?.verifiedMobile;
+  if (mobile) {
+    records.push({
+      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: 'l2', time: mobile.verified_at, evidence: [{ type: 'electronic_record', record: { type: DEMO_RECORD_TYPES.mobile }, check_details: [{ check_method: 'data', time: mobile.verified_at }] }] },
+      claims: { phone_number: mobile.phone_number },
+    });
+  }
+  return records;
+}
+
+/**
+ * Verification claims (`svc.ver.*`): objects holding the verified attributes and when they were
+ * verified. Provides `svc.ver.idcard.l3.nfc`, `svc.ver.email.l2` and `svc.ver.mobile.l2.api`, and
+ * the same data (with a video-checked driving licence) as Identity Assurance `verified_claims`.
+ */
+export function verifiedIdentityModule(lookup: PersonLookup): ClaimModule {
+  return {
+    name: 'verified-identity',
+    provides: ['svc.ver.idcard.l3.nfc', 'svc.ver.email.l2', 'svc.ver.mobile.l2.api'],
+    async resolve(accountId, claims) {
+      const person = await lookup(accountId);
+      const available: Record<string, unknown> = {
+        'svc.ver.idcard.l3.nfc': person?.idcard,
+        'svc.ver.email.l2': person?.verifiedEmail,
+        'svc.ver.mobile.l2.api': person?.verifiedMobile,
+      };
+      const out: Record<string, unknown> = {};
+      for (const claim of claims) if (available[claim] !== undefined) out[claim] = { ...(available[claim] as object) };
+      return out;
+    },
+    verified: {
+      offer: DEMO_VERIFIED_OFFER,
+      resolve: async (accountId) => verifiedRecords(await lookup(accountId)),
+    },
+  };
+}
+
+/**
+ * Authentication claims (`svc.auth.*`): a proof that a check was executed, never the data used in
+ * it. Provides `svc.auth.mobile.l2.otp`: when a one-time password sent to the person's verified
+ * mobile number was confirmed, and an opaque proof reference; the phone number is not included.
+ */
+export function authProofModule(lookup: PersonLookup): ClaimModule {
+  return {
+    name: 'auth-proof',
+    provides: ['svc.auth.mobile.l2.otp'],
+    async resolve(accountId) {
+      const completedAt = (await lookup(accountId))?.mobileOtpCompletedAt;
+      if (completedAt === undefined) return {};
+      const proof = createHash('sha256').update(`otp:${accountId}:${completedAt}`).digest('base64url');
+      return { 'svc.auth.mobile.l2.otp': { executed: true, method: 'otp', completed_at: completedAt, proof } };
+    },
+  };
+}
+
+/** Every example module over one data table (default: the demo accounts of C8). */
+export function createDemoClaimModules(people: Readonly<Record<string, DemoPerson>> = DEMO_PEOPLE): ClaimModule[] {
+  const lookup = tableLookup(people);
+  return [personModule(lookup), emailModule(lookup), healthInsuranceModule(lookup), verifiedIdentityModule(lookup), authProofModule(lookup)];
+}

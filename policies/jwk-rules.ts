@@ -1,0 +1,507 @@
+import { createPublicKey, diffieHellman, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+
+import type { JWK } from 'jose';
+
+import { modulusDefect } from './rsa-modulus.js';
+
+/*
+ * The rules a JSON Web Key is judged by (CONTRACT C6): its members, sizes, curves, labels and
+ * algorithms, what a set of keys may cost, and how descriptions name a key. Client keys, the
+ * provider's own keys and certificate issuer keys are all judged here.
+ */
+
+/** JWK members that only a private or symmetric key has (RFC 7518 section 6). */
+export const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'priv'] as const;
+
+/** Smallest accepted RSA modulus, in bits. */
+export const MIN_RSA_BITS = 2048;
+/**
+ * Largest accepted RSA modulus, in bits. Telling a prime modulus from a real one takes a modular
+ * exponentiation whose cost grows with the cube of the size: about 2 ms at 2048 bits, 25 ms at
+ * 4096, 110 ms at 8192 and 850 ms at 16384 (OpenSSL, one core).
+ */
+const MAX_RSA_BITS = 4096;
+/** Smallest accepted RSA public exponent (NIST SP 800-56B: 65537 ≤ e, e odd). */
+const MIN_RSA_EXPONENT = 65537n;
+/** Longest accepted RSA public exponent, in bits: OpenSSL refuses to encrypt with a longer one to a modulus above 3072 bits. */
+const MAX_RSA_EXPONENT_BITS = 64;
+
+/** The NIST curves accepted for EC keys, client's and provider's alike. */
+export const EC_CURVES = ['P-256', 'P-384', 'P-521'] as const;
+/** The one JWS algorithm of each EC curve (RFC 7518 section 3.4). */
+export const EC_SIGNING_ALG: Readonly<Record<string, string>> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
+/** Curve → exact coordinate length in bytes (RFC 7518 section 6.2.1.2, RFC 8037 section 2). */
+const EC_COORDINATE_BYTES: Record<string, number> = { 'P-256': 32, 'P-384': 48, 'P-521': 66 };
+const OKP_X_BYTES: Record<string, number> = { X25519: 32, X448: 56, Ed25519: 32, Ed448: 57 };
+
+class Defect extends Error {}
+const defect = (reason: string): never => {
+  throw new Defect(reason);
+};
+
+/** Decodes a base64url member, insisting on its one canonical spelling (no padding, `+`, `/` or stray bits). */
+function octets(key: JWK, member: string): Buffer {
+  const value: unknown = (key as Record<string, unknown>)[member];
+  if (typeof value !== 'string' || value === '') return defect(`${member} must be a non-empty base64url string`);
+  const bytes = Buffer.from(value, 'base64url');
+  if (!/^[A-Za-z0-9_-]+$/.test(value) || bytes.toString('base64url') !== value) return defect(`${member} is not canonical base64url`);
+  return bytes;
+}
+
+/** An RFC 7518 Base64urlUInt member: canonical base64url of the fewest octets (zero is one zero octet). */
+function unsignedOctets(key: JWK, member: string): Buffer {
+  const bytes = octets(key, member);
+  if (bytes.length > 1 && bytes[0] === 0) {
+    const zeros = bytes.findIndex((byte) => byte !== 0);
+    const count = zeros === -1 ? bytes.length - 1 : zeros;
+    return defect(`${member} carries ${count} leading zero byte${count === 1 ? '' : 's'}; RFC 7518 requires the fewest octets`);
+  }
+  return bytes;
+}
+
+/** Bits of the unsigned integer in minimal big-endian `bytes`, read without building a bigint. */
+const bitsOf = (bytes: Buffer): number => (bytes.length === 0 || bytes[0] === 0 ? 0 : (bytes.length - 1) * 8 + 32 - Math.clz32(bytes[0] as number));
+
+const bigint = (bytes: Buffer): bigint => (bytes.length === 0 ? 0n : BigInt(`0x${bytes.toString('hex')}`));
+
+/** Imports the public members only, so nothing but the public key is ever judged. */
+function importPublic(jwk: Record<string, string>): KeyObject {
+  // Node's JsonWebKey type is structurally the JWK we build here.
+  return createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+}
+
+/**
+ * The RSA rules that need no arithmetic on the key: spellings and sizes, read from the decoded
+ * lengths. They come first, so no bigint is built and nothing is imported from an oversized member
+ * (reading a 64 KB exponent back from OpenSSL alone took half a second).
+ */
+function rsaSizes(key: JWK, lowerLimit = true): { nBytes: Buffer; eBytes: Buffer } {
+  const nBytes = unsignedOctets(key, 'n');
+  const eBytes = unsignedOctets(key, 'e');
+  const bits = bitsOf(nBytes);
+  if (lowerLimit && bits < MIN_RSA_BITS) return defect(`RSA modulus of ${bits} bits, at least ${MIN_RSA_BITS} needed`);
+  if (bits > MAX_RSA_BITS) return defect(`RSA modulus of ${bits} bits, at most ${MAX_RSA_BITS} supported`);
+  if (bitsOf(eBytes) > MAX_RSA_EXPONENT_BITS) return defect(`RSA public exponent is longer than ${MAX_RSA_EXPONENT_BITS} bits`);
+  return { nBytes, eBytes };
+}
+
+function judgeRsa(key: JWK): void {
+  const { nBytes, eBytes } = rsaSizes(key);
+  const e = bigint(eBytes);
+  if (e < MIN_RSA_EXPONENT) return defect(`RSA public exponent ${e} is below ${MIN_RSA_EXPONENT}`);
+  if (e % 2n === 0n) return defect(`RSA public exponent ${e} is even; it must be odd`);
+  const n = bigint(nBytes);
+  if (n % 2n === 0n) return defect('RSA modulus is even, so it is not a product of two large primes');
+  let imported: KeyObject;
+  try {
+    imported = importPublic({ kty: 'RSA', n: key.n as string, e: key.e as string });
+  } catch {
+    return defect('does not import as an RSA public key');
+  }
+  const details = imported.asymmetricKeyDetails ?? {};
+  if (details.modulusLength !== bitsOf(nBytes) || details.publicExponent !== e) return defect('does not import as the RSA public key it describes');
+  const modulus = modulusDefect(n);
+  if (modulus !== undefined) return defect(modulus);
+}
+
+function ecSizes(key: JWK): void {
+  const crv = key.crv;
+  const size = typeof crv === 'string' ? EC_COORDINATE_BYTES[crv] : undefined;
+  if (size === undefined) return defect(`curve ${JSON.stringify(crv)} is not supported; EC keys must use P-256, P-384 or P-521`);
+  for (const member of ['x', 'y']) {
+    const length = octets(key, member).length;
+    if (length !== size) return defect(`${member} is ${length} bytes, but ${withArticle(String(crv))} coordinate is exactly ${size}`);
+  }
+}
+
+function judgeEc(key: JWK): void {
+  const crv = key.crv;
+  ecSizes(key);
+  try {
+    importPublic({ kty: 'EC', crv: String(crv), x: key.x as string, y: key.y as string });
+  } catch {
+    return defect(`its point (x, y) is not on the ${String(crv)} curve`);
+  }
+}
+
+function okpSizes(key: JWK): void {
+  const crv = key.crv;
+  const size = typeof crv === 'string' ? OKP_X_BYTES[crv] : undefined;
+  if (size === undefined) return defect(`curve ${JSON.stringify(crv)} is not supported; OKP keys must use X25519, X448, Ed25519 or Ed448`);
+  const length = octets(key, 'x').length;
+  if (length !== size) return defect(`x is ${length} bytes, but ${withArticle(String(crv))} public key is exactly ${size}`);
+}
+
+function judgeOkp(key: JWK): void {
+  const crv = key.crv;
+  okpSizes(key);
+  let imported: KeyObject;
+  try {
+    imported = importPublic({ kty: 'OKP', crv: String(crv), x: key.x as string });
+  } catch {
+    return defect(`does not import as ${withArticle(String(crv))} public key`);
+  }
+  if (crv === 'X25519' || crv === 'X448') {
+    // A low-order point makes every shared secret all zeros, readable by anyone; OpenSSL refuses to derive one.
+    const { privateKey } = crv === 'X25519' ? generateKeyPairSync('x25519') : generateKeyPairSync('x448');
+    try {
+      diffieHellman({ privateKey, publicKey: imported });
+    } catch {
+      return defect(`x is a low-order ${crv} point (every shared secret would be zero)`);
+    }
+  }
+}
+
+/**
+ * Judges one client key as the key it is, independent of any algorithm (CONTRACT C6 item 6): it
+ * must be a public RSA, EC or OKP key without private or symmetric members; its `use`, `key_ops`
+ * and `alg` must not contradict each other or its type, and an encryption key's `key_ops` and
+ * `ext` must be ones jose (the provider's JOSE library) can encrypt with; and it must import
+ * (node:crypto) as the public key it describes. RSA: `n` and `e` in the fewest octets, a modulus
+ * of 2048–4096 bits that is odd, has no prime factor below 2^18, is no perfect power and no
+ * (probable) prime (NIST SP 800-89 partial validation, {@link modulusDefect}); a public exponent
+ * that is odd, ≥ 65537 and at most 64 bits. EC on P-256/384/521 with full-length coordinates of a
+ * point on the curve; OKP on X25519/X448/Ed25519/Ed448 with a full-length `x`, and for X25519/X448
+ * not a low-order point. Base64url members must be spelled canonically.
+ *
+ * Every length is checked before anything is imported or computed, so the cost of a judgement is
+ * bounded by the largest key accepted (about 25 ms for a 4096-bit modulus, 3 ms for 2048 bits),
+ * whatever the member lengths. Pure and synchronous; safe to call on keys fetched at any time
+ * (registration or a later `jwks_uri` refresh).
+ *
+ * @param key - a JWK as the client published it (not trusted to be well-formed)
+ * @returns a human-readable reason the key is refused, to follow the key's label
+ *   (`key #2 ("enc-1"): <reason>`), or `undefined` when the key is fine
+ */
+export function keyDefect(key: JWK): string | undefined {
+  if (!key || typeof key !== 'object' || Array.isArray(key) || typeof key.kty !== 'string') return 'not a JWK (needs a "kty")';
+  if (key.kty === 'oct') return 'a symmetric key; only public RSA, EC and OKP keys are accepted';
+  const secret = PRIVATE_MEMBERS.filter((m) => m in key);
+  if (secret.length > 0) return `contains private key material (${secret.join(', ')}); register public keys only`;
+  if (!['RSA', 'EC', 'OKP'].includes(key.kty)) return `kty ${JSON.stringify(key.kty)} is not supported; only public RSA, EC and OKP keys are accepted`;
+  const usage = usageDefect(key);
+  if (usage !== undefined) return usage;
+  try {
+    if (key.kty === 'RSA') judgeRsa(key);
+    else if (key.kty === 'EC') judgeEc(key);
+    else judgeOkp(key);
+  } catch (err) {
+    if (err instanceof Defect) return err.message;
+    throw err;
+  }
+  return undefined;
+}
+
+/**
+ * Why using `key` could cost more than a key the rules accept, or `undefined`: only the upper
+ * limits of {@link keyDefect} that are read from lengths (RSA: spellings, a modulus of at most 4096
+ * bits and an exponent of at most 64; EC and OKP: a supported curve and full-length coordinates).
+ * Nothing is imported or computed. For keys the provider merely verifies a certificate with.
+ *
+ * @param key - a JWK (not trusted to be well-formed)
+ */
+export function keySizeDefect(key: JWK): string | undefined {
+  try {
+    if (key.kty === 'RSA') rsaSizes(key, false);
+    else if (key.kty === 'EC') ecSizes(key);
+    else if (key.kty === 'OKP') okpSizes(key);
+    else return `kty ${JSON.stringify(key.kty)} is not supported; only RSA, EC and OKP keys are accepted`;
+  } catch (err) {
+    if (err instanceof Defect) return err.message;
+    throw err;
+  }
+  return undefined;
+}
+
+/** RFC 7517 section 4.3 operations that belong to signatures. */
+const SIGNATURE_OPS = ['sign', 'verify'] as const;
+/** RFC 7517 section 4.3 operations that belong to encryption and key agreement. */
+const ENCRYPTION_OPS = ['encrypt', 'decrypt', 'wrapKey', 'unwrapKey', 'deriveKey', 'deriveBits'] as const;
+const KNOWN_OPS: readonly string[] = [...SIGNATURE_OPS, ...ENCRYPTION_OPS];
+
+/**
+ * The `key_ops` values that mark a public key for encryption (CONTRACT C6.2): for RSA `encrypt` or
+ * `wrapKey`; for EC and OKP (ECDH) also `deriveKey` or `deriveBits`. `decrypt` and `unwrapKey`
+ * belong to the private half and mark nothing here.
+ */
+function encryptionLabels(key: JWK): readonly string[] {
+  return key.kty === 'RSA' ? ['encrypt', 'wrapKey'] : ['encrypt', 'wrapKey', 'deriveKey', 'deriveBits'];
+}
+
+/**
+ * The key as the provider stores and uses it, for an encryption key labelled any way C6.2 accepts
+ * (the key already passed {@link usageDefect}): RSA keeps `key_ops: ["encrypt", "wrapKey"]` when it
+ * has `key_ops` at all, EC and OKP lose `key_ops` and get `use: "enc"`. Other keys come back as
+ * they are. Needed because the two libraries the provider encrypts with read labels differently:
+ * oidc-provider picks an RSA key only when its `key_ops` (if any) contain `encrypt`, while jose
+ * imports an RSA public key for `encrypt` and `wrapKey` together (WebCrypto refuses a JWK whose
+ * `key_ops` lack one of them) and refuses an ECDH public key with any `key_ops` at all. A new object; `key` is not changed.
+ */
+export function normaliseKeyLabels(key: JWK): JWK {
+  if (!isEncryptionKey(key)) return key;
+  const ops = Array.isArray(key.key_ops) ? key.key_ops : undefined;
+  const { key_ops: _ops, ...rest } = key;
+  if (key.kty === 'RSA') return ops === undefined ? { ...key } : { ...rest, key_ops: ['encrypt', 'wrapKey'] };
+  return { ...rest, use: 'enc' };
+}
+
+/** Registered asymmetric JWS algorithms (RFC 7518, RFC 8037, RFC 9864) by key type / curve. */
+const SIGNATURE_ALGS: Record<string, readonly string[]> = {
+  RSA: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'],
+  ...Object.fromEntries(Object.entries(EC_SIGNING_ALG).map(([crv, alg]) => [crv, [alg]])),
+  Ed25519: ['EdDSA', 'Ed25519'],
+  Ed448: ['EdDSA', 'Ed448'],
+};
+const ECDH = ['ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'];
+/** Registered asymmetric JWE key-management algorithms by key type / curve. */
+const ENCRYPTION_ALGS: Record<string, readonly string[]> = {
+  RSA: ['RSA-OAEP', 'RSA-OAEP-256', 'RSA-OAEP-384', 'RSA-OAEP-512', 'RSA1_5'],
+  'P-256': ECDH,
+  'P-384': ECDH,
+  'P-521': ECDH,
+  X25519: ECDH,
+  X448: ECDH,
+};
+
+/** What a key can do at all, from its type and curve. */
+function capabilities(key: JWK): { sig: boolean; enc: boolean; family: string } {
+  const family = key.kty === 'RSA' ? 'RSA' : String(key.crv);
+  return { sig: family in SIGNATURE_ALGS, enc: family in ENCRYPTION_ALGS, family };
+}
+
+/** "an RSA", "an X25519", "a P-256": the article English wants before a key family. */
+const withArticle = (family: string): string => `${family.startsWith('P-') ? 'a' : 'an'} ${family}`;
+
+const quoted = (values: readonly string[]): string => values.map((v) => `"${v}"`).join(', ');
+
+/**
+ * Why the key's `use`, `key_ops` and `alg` contradict each other or the key's type, or
+ * `undefined` when they agree. `use` is `sig` or `enc`; `key_ops` is a list of distinct RFC 7517
+ * operations, all for signatures or all for encryption, agreeing with `use`; `ext` is a boolean;
+ * `alg` is a registered asymmetric algorithm for this key type and curve, agreeing with `use` and
+ * `key_ops`; an Ed25519/Ed448 key only signs and an X25519/X448 key only encrypts. An encryption
+ * key's `key_ops` must contain one of its {@link encryptionLabels} (an EC or OKP key may also carry
+ * an empty list); the provider stores and uses it as {@link normaliseKeyLabels} makes it. Curves
+ * outside these tables are left to the key's own judgement (`keyDefect`).
+ */
+function usageDefect(key: JWK): string | undefined {
+  const { use, key_ops: ops, alg } = key as { use?: unknown; key_ops?: unknown; alg?: unknown };
+  if (use !== undefined && use !== 'sig' && use !== 'enc') return `use ${JSON.stringify(use)} is neither "sig" nor "enc"`;
+  let purpose = use;
+  if (ops !== undefined) {
+    if (!Array.isArray(ops) || !ops.every((op): op is string => typeof op === 'string')) return 'key_ops must be an array of strings';
+    const unknown = ops.find((op) => !KNOWN_OPS.includes(op));
+    if (unknown !== undefined) return `key_ops value ${JSON.stringify(unknown)} is not an RFC 7517 operation (${KNOWN_OPS.join(', ')})`;
+    const twice = ops.find((op, i) => ops.indexOf(op) !== i);
+    if (twice !== undefined) return `key_ops lists "${twice}" more than once`;
+    const sig = ops.filter((op) => (SIGNATURE_OPS as readonly string[]).includes(op));
+    const enc = ops.filter((op) => (ENCRYPTION_OPS as readonly string[]).includes(op));
+    if (sig.length > 0 && enc.length > 0) return `key_ops mixes signature operations (${quoted(sig)}) with encryption operations (${quoted(enc)})`;
+    if (use === 'sig' && enc.length > 0) return `use "sig" contradicts key_ops ${quoted(enc)}`;
+    if (use === 'enc' && sig.length > 0) return `use "enc" contradicts key_ops ${quoted(sig)}`;
+    if (sig.length > 0) purpose ??= 'sig';
+    else if (enc.length > 0) purpose ??= 'enc';
+  }
+  const ext = (key as { ext?: unknown }).ext;
+  if (ext !== undefined && typeof ext !== 'boolean') return 'ext must be true or false';
+  const can = capabilities(key);
+  if (purpose === 'enc' && !can.enc && can.sig) return `${withArticle(can.family)} key can only sign, but it is marked for encryption`;
+  if (purpose === 'sig' && !can.sig && can.enc) return `${withArticle(can.family)} key cannot sign, but it is marked for signatures`;
+  if (purpose === 'enc' && Array.isArray(ops) && (key.kty === 'RSA' || ops.length > 0)) {
+    const labels = encryptionLabels(key);
+    if (!ops.some((op) => labels.includes(op))) {
+      return `key_ops ${JSON.stringify(ops)}: ${key.kty === 'RSA' ? 'an RSA' : 'an ECDH'} public encryption key needs key_ops containing ${labels.map((l) => `"${l}"`).join(', ').replace(/, ([^,]*)$/, ' or $1')} (or none, with use "enc")`;
+    }
+  }
+  if (alg === undefined) return undefined;
+  if (typeof alg !== 'string') return 'alg must be a string';
+  const sigAlgs = SIGNATURE_ALGS[can.family] ?? [];
+  const encAlgs = ENCRYPTION_ALGS[can.family] ?? [];
+  if (!sigAlgs.includes(alg) && !encAlgs.includes(alg)) {
+    if (!(can.family in SIGNATURE_ALGS) && !(can.family in ENCRYPTION_ALGS)) return undefined;
+    return `alg ${JSON.stringify(alg)} is not an algorithm for ${withArticle(can.family)} key (${[...sigAlgs, ...encAlgs].join(', ')})`;
+  }
+  if (purpose === 'enc' && sigAlgs.includes(alg)) return `alg "${alg}" is a signature algorithm, but the key is marked for encryption`;
+  if (purpose === 'sig' && encAlgs.includes(alg)) return `alg "${alg}" is an encryption algorithm, but the key is marked for signatures`;
+  return undefined;
+}
+
+/**
+ * Most keys a client's JWK Set may hold. Judging a key imports it, so the cap keeps a 512 KiB
+ * `jwks_uri` document or a stream of failing updates from buying seconds of CPU.
+ */
+const MAX_KEYS = 32;
+
+/**
+ * What the RSA keys of one set may weigh together, in 2048-bit keys ({@link rsaWeight}): judging
+ * them costs about 100 ms at most whatever their sizes (32 keys of 2048 bits, 13 of 3072, 4 of 4096;
+ * `test/bench/key-judgement.ts`).
+ */
+const RSA_WEIGHT_BUDGET = 40;
+
+/**
+ * What judging an RSA key costs in 2048-bit keys, from the length of its `n` alone (nothing is
+ * decoded): the probable-prime test grows with the cube of the size, so a key of up to 2048 bits
+ * weighs 1, up to 3072 bits 3, up to 4096 bits 10. A longer `n` weighs nothing: its length alone
+ * refuses it, before any arithmetic.
+ */
+function rsaWeight(key: unknown): number {
+  const { kty, n } = (key ?? {}) as { kty?: unknown; n?: unknown };
+  if (kty !== 'RSA' || typeof n !== 'string') return 0;
+  const bytes = Math.floor((n.length * 3) / 4);
+  if (bytes <= 256) return 1;
+  if (bytes <= 384) return 3;
+  return bytes <= 512 ? 10 : 0;
+}
+
+/**
+ * Why a JWK Set is refused whole before any of its keys is judged, or `undefined`: more than
+ * {@link MAX_KEYS} keys, or RSA keys that together weigh more than {@link RSA_WEIGHT_BUDGET}.
+ * Registration and the provider's later `jwks_uri` fetches apply it alike.
+ *
+ * @param keys - the `keys` array of the set, as published (not trusted to be well-formed)
+ */
+export function keySetDefect(keys: readonly unknown[]): string | undefined {
+  if (keys.length > MAX_KEYS) return `a JWK Set may hold at most ${MAX_KEYS} keys; this one holds ${keys.length}`;
+  const weight = keys.reduce<number>((sum, key) => sum + rsaWeight(key), 0);
+  if (weight > RSA_WEIGHT_BUDGET) {
+    return `the RSA keys of a JWK Set may weigh at most ${RSA_WEIGHT_BUDGET} together (a key of up to 2048 bits weighs 1, up to 3072 bits 3, up to 4096 bits 10, as judging it costs); these weigh ${weight}`;
+  }
+  return undefined;
+}
+
+/**
+ * Encryption key: `use=enc` or `key_ops` containing one of its {@link encryptionLabels} (RSA:
+ * `encrypt`, `wrapKey`; EC and OKP also `deriveKey`, `deriveBits`).
+ */
+const isEncryptionKey = (key: JWK): boolean => key.use === 'enc' || (Array.isArray(key.key_ops) && key.key_ops.some((op) => encryptionLabels(key).includes(op)));
+/** Signature key: `use=sig` or `key_ops` containing `verify`. */
+const isSignatureKey = (key: JWK): boolean => key.use === 'sig' || (Array.isArray(key.key_ops) && key.key_ops.includes('verify'));
+
+/** Bits of an RSA key's modulus value (leading zero bytes of `n` don't count); 0 without an `n`. */
+export function rsaBits(key: JWK): number {
+  if (typeof key.n !== 'string') return 0;
+  const bytes = Buffer.from(key.n, 'base64url');
+  const first = bytes.findIndex((byte) => byte !== 0);
+  return first === -1 ? 0 : bitsOf(bytes.subarray(first));
+}
+
+/**
+ * Would oidc-provider consider `key` when it encrypts to the client with `alg`? Mirrors the filter
+ * of its keystore's `selectForEncrypt` (9.x): the key type fits the alg family, `alg` is absent or
+ * equal, `use` is absent or `enc`, and an RSA key's `key_ops`, when present, contain `encrypt`
+ * (EC and OKP keys are taken whatever their `key_ops`). Every such key must fit ({@link fitReason}),
+ * or the token endpoint may pick one that fails.
+ */
+function isCandidateFor(key: JWK, alg: string): boolean {
+  const families = alg.startsWith('RSA') ? ['RSA'] : ['EC', 'OKP'];
+  if (!families.includes(String(key.kty))) return false;
+  if (key.alg !== undefined && key.alg !== alg) return false;
+  if (key.use !== undefined && key.use !== 'enc') return false;
+  return !(key.kty === 'RSA' && Array.isArray(key.key_ops) && !key.key_ops.includes('encrypt'));
+}
+
+/**
+ * Why the provider could not encrypt to `key` with `alg`, whatever the key's labels say, or
+ * `undefined` when it can. Beyond type, curve and size, this follows what jose (which
+ * oidc-provider hands the stored JWK to) accepts: it imports the JWK with its `key_ops` as the
+ * WebCrypto usages, so an RSA-OAEP key's `key_ops` must be exactly `encrypt` and `wrapKey` (or
+ * absent; oidc-provider also needs `encrypt`), and an ECDH-ES public key must carry no `key_ops`.
+ */
+function fitReason(key: JWK, alg: string): string | undefined {
+  if (key.alg !== undefined && key.alg !== alg) return `its alg is ${String(key.alg)}`;
+  const ops = Array.isArray(key.key_ops) ? key.key_ops : undefined;
+  if (alg.startsWith('RSA-OAEP')) {
+    if (key.kty !== 'RSA') return `${String(key.kty)} key, but ${alg} needs RSA`;
+    const bits = rsaBits(key);
+    if (bits < 2048) return `RSA modulus of ${bits} bits, at least 2048 needed`;
+    if (ops && !(ops.length === 2 && ops.includes('encrypt') && ops.includes('wrapKey'))) {
+      return `key_ops ${JSON.stringify(ops)}, but ${alg} needs key_ops ["encrypt", "wrapKey"] or none (use "enc" instead)`;
+    }
+    return undefined;
+  }
+  if (alg.startsWith('ECDH-ES')) {
+    const curveFits = (key.kty === 'EC' && (EC_CURVES as readonly unknown[]).includes(key.crv)) || (key.kty === 'OKP' && key.crv === 'X25519');
+    if (!curveFits) return `${String(key.kty)}${key.crv ? ` ${String(key.crv)}` : ''} key, but ${alg} needs EC P-256/384/521 or X25519`;
+    if (ops) return `key_ops ${JSON.stringify(ops)}, but an ${alg} public key must carry no key_ops (use "enc" instead)`;
+    return undefined;
+  }
+  return `${alg} is not supported`;
+}
+
+/** Why `key` cannot serve `alg` as an encryption key, or `undefined` when it can. */
+export function unfitReason(key: JWK, alg: string): string | undefined {
+  if (!isEncryptionKey(key)) return 'not an encryption key (needs use=enc or key_ops containing encrypt)';
+  return fitReason(key, alg);
+}
+
+/** The key a JWS algorithm this provider verifies needs: its type and, for EC, its curve. */
+const SIGNATURE_KEYS: Record<string, { kty: string; crv?: string }> = {
+  RS256: { kty: 'RSA' },
+  PS256: { kty: 'RSA' },
+  ES256: { kty: 'EC', crv: 'P-256' },
+};
+
+/**
+ * Why the provider could not verify `alg` signatures with `key`, whatever its labels say, or
+ * `undefined` when it can: RS256 and PS256 need RSA (at least 2048 bits), ES256 an EC P-256 key; a
+ * key's own `alg`, if present, must be `alg`; and `key_ops`, if present, must contain `verify`
+ * (oidc-provider selects verification keys by it). Any other algorithm is not offered (EdDSA
+ * included: Ed25519 keys are not judged for small-order points, so they verify nothing here).
+ * The key itself (a point on its curve, a real modulus) is judged by `keyDefect`.
+ */
+function signatureFitReason(key: JWK, alg: string): string | undefined {
+  const needed = SIGNATURE_KEYS[alg];
+  if (!needed) return `${alg} is not supported`;
+  if (key.alg !== undefined && key.alg !== alg) return `its alg is ${String(key.alg)}`;
+  const described = `${String(key.kty)}${key.crv ? ` ${String(key.crv)}` : ''} key`;
+  if (key.kty !== needed.kty || (needed.crv !== undefined && key.crv !== needed.crv)) {
+    return `${described}, but ${alg} needs ${needed.kty}${needed.crv ? ` ${needed.crv}` : ''}`;
+  }
+  if (key.kty === 'RSA' && rsaBits(key) < 2048) return `RSA modulus of ${rsaBits(key)} bits, at least 2048 needed`;
+  if (Array.isArray(key.key_ops) && !key.key_ops.includes('verify')) return `key_ops ${JSON.stringify(key.key_ops)} lack "verify"`;
+  return undefined;
+}
+
+/**
+ * Why `key` cannot verify signatures made with any of `algs`, or `undefined` when it can verify
+ * one of them: it must be a signature key (`use=sig` or `key_ops` containing `verify`) that fits
+ * ({@link signatureFitReason}).
+ */
+export function unfitSignatureReason(key: JWK, algs: readonly string[]): string | undefined {
+  if (!isSignatureKey(key)) return 'not a signature key (needs use=sig or key_ops containing verify)';
+  const reasons = algs.map((alg) => signatureFitReason(key, alg));
+  if (reasons.some((r) => r === undefined)) return undefined;
+  return algs.length === 1 ? reasons[0] : algs.map((alg, i) => `${alg}: ${String(reasons[i])}`).join(', ');
+}
+
+/** The encryption a client registered, as `[metadata field, alg]` pairs. */
+export type RequestedEncryption = readonly (readonly [field: string, alg: string])[];
+
+/**
+ * Rule 7 of key vetting (C6) for one key: why the provider may pick `key` for one of the
+ * `requested` encryption algorithms (its type, `use`, `key_ops` and `alg` allow that,
+ * {@link isCandidateFor}) and then fail to encrypt to it ({@link fitReason}), or `undefined`.
+ * Registration refuses such a set; a later `jwks_uri` fetch leaves such a key out.
+ *
+ * @param requested - `[metadata field, alg]` pairs, e.g. `['id_token_encrypted_response_alg', 'ECDH-ES']`
+ */
+export function candidateDefect(key: JWK, requested: RequestedEncryption): string | undefined {
+  for (const [field, alg] of requested) {
+    if (!isCandidateFor(key, alg)) continue;
+    const why = fitReason(key, alg);
+    if (why !== undefined) return `the provider may pick it for ${field} ${alg} (its use, key_ops and alg allow that), and it would fail: ${why}`;
+  }
+  return undefined;
+}
+
+const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
+
+/** "key #2 ("enc-1")": how descriptions name a key (a `kid` is cut at 40 characters). */
+export function keyLabel(key: unknown, index: number): string {
+  const kid = (key as { kid?: unknown } | null)?.kid;
+  return `key #${index + 1}${typeof kid === 'string' ? ` (${JSON.stringify(clip(kid, 40))})` : ''}`;
+}
+
+/** A key with neither `use` nor `key_ops`: left out when the client asks for encryption (C6 item 2). */
+export const isUnlabelled = (key: JWK): boolean => key.use === undefined && key.key_ops === undefined;
