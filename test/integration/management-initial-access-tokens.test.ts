@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { refOf } from '../../adapters/inventory.js';
 import { main } from '../../lib/cli.js';
@@ -7,7 +7,6 @@ import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { register } from '../helpers/registration.js';
-import { describeEachStore } from '../helpers/stores.js';
 
 const USER = 'operator';
 const PASSWORD = 'printed-token-password-123';
@@ -22,7 +21,7 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-describeEachStore('an initial access token handed to the operator, unmailed (issue 24, C7)', (_kind, storeProperties) => {
+describe('an initial access token handed to the operator, unmailed (issue 24, C7)', () => {
   let running: RunningApp;
   const { logger, lines } = capturingLogger();
   let ip = 0;
@@ -63,7 +62,7 @@ describeEachStore('an initial access token handed to the operator, unmailed (iss
   beforeAll(async () => {
     running = await startApp({
       logger,
-      properties: { ...storeProperties(), 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 },
+      properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 },
     });
   });
   afterAll(async () => running.close());
