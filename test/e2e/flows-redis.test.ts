@@ -141,15 +141,20 @@ describe('the claims budget on Redis (C5, issue 14): a refused request stores no
         : await fetch(`${running.issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params(claims)).toString() });
     return response.headers.get('location') ?? '';
   };
+  const nested = (depth: number): unknown => JSON.parse(`${'['.repeat(depth)}1${']'.repeat(depth)}`);
   const ISSUE_14_ATTACK = { userinfo: bracketFlood(96, 'verification-procedure-variant-with-a-long-descriptive-segment-name-and-more-') };
 
-  it.each<[string, () => ClaimsObject, 'GET' | 'POST', string]>([
-    ['the 14.8 KB attack request of issue 14', () => ISSUE_14_ATTACK, 'POST', `the claims parameter is ${bytesOf(ISSUE_14_ATTACK)} bytes; at most 8192 are allowed`],
-    ['96 bracketed names × 129 expansions', () => ({ userinfo: bracketFlood(96) }), 'GET', 'the claims parameter expands to 12384 claim names; at most 256 are allowed'],
-    ['96 bracketed names × 129 expansions', () => ({ userinfo: bracketFlood(96) }), 'POST', 'the claims parameter expands to 12384 claim names; at most 256 are allowed'],
-    ['257 names split over id_token and userinfo', () => namesAcrossChannels(257), 'GET', 'the claims parameter expands to 257 claim names; at most 256 are allowed'],
-    ['8193 bytes, 4096 of its characters two-byte', () => paddedTo({ id_token: { email: null } }, 8193, 'ä'), 'POST', 'the claims parameter is 8193 bytes; at most 8192 are allowed'],
-  ])('refuses %s (%s), redirected with state, no interaction stored in Redis', async (_name, claims, method, description) => {
+  it.each<[string, 'GET' | 'POST', () => ClaimsObject, string]>([
+    ['the 14.8 KB attack request of issue 14', 'POST', () => ISSUE_14_ATTACK, `the claims parameter is ${bytesOf(ISSUE_14_ATTACK)} bytes; at most 8192 are allowed`],
+    ['96 bracketed names × 129 expansions', 'GET', () => ({ userinfo: bracketFlood(96) }), 'the claims parameter expands to 12384 claim names; at most 256 are allowed'],
+    ['96 bracketed names × 129 expansions', 'POST', () => ({ userinfo: bracketFlood(96) }), 'the claims parameter expands to 12384 claim names; at most 256 are allowed'],
+    ['257 names split over id_token and userinfo', 'GET', () => namesAcrossChannels(257), 'the claims parameter expands to 257 claim names; at most 256 are allowed'],
+    ['8193 bytes, 4096 of its characters two-byte', 'POST', () => paddedTo({ id_token: { email: null } }, 8193, 'ä'), 'the claims parameter is 8193 bytes; at most 8192 are allowed'],
+    ['8193 bytes', 'GET', () => paddedTo({ id_token: { email: null } }, 8193), 'the claims parameter is 8193 bytes; at most 8192 are allowed'],
+    ['a value nested 17 levels deep', 'GET', () => ({ id_token: { email: { value: nested(17) } } }), 'claims.id_token.email: value is nested more than 16 levels deep'],
+    ['a value nested 2500 levels deep', 'POST', () => ({ userinfo: { email: { value: nested(2500) } } }), 'claims.userinfo.email: value is nested more than 16 levels deep'],
+    ['a sub value nested 2500 levels deep', 'POST', () => ({ id_token: { sub: { value: { a: nested(2500) } } } }), 'claims.id_token.sub: value is nested more than 16 levels deep'],
+  ])('refuses %s (%s), redirected with state, no interaction stored in Redis', async (_name, method, claims, description) => {
     const before = (await keysOf(prefix, 'Interaction:')).length;
     const redirect = redirectParams(await authorize(claims(), method));
     expect({ error: redirect.get('error'), description: redirect.get('error_description'), state: redirect.get('state') }).toEqual({ error: 'invalid_request', description, state: 'st-budget' });
