@@ -48,7 +48,8 @@ function ip(...args: string[]): void {
 /** Creates the namespace, the veth pair and the key server serving `jwks`; resolves once it listens. */
 export async function startPrivateHost(jwks: unknown): Promise<PrivateHost> {
   if (process.getuid?.() !== 0) throw new Error('the private-network tests need root (ip netns), as CI has');
-  const tag = randomBytes(2).toString('hex');
+  // Four hex digits, the first never 0: the address reads the same as its canonical form (RFC 5952).
+  const tag = (randomBytes(2).readUInt16BE(0) | 0x1000).toString(16);
   const ns = `svc-private-${process.pid}-${tag}`;
   const [hostEnd, nsEnd] = [`svp${tag}h`, `svp${tag}n`];
   const prefix = `fd00:5c:${tag}`;
