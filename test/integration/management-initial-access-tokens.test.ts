@@ -37,9 +37,9 @@ describe('an initial access token handed to the operator, unmailed (issue 24, C7
     return { status: response.status, headers: response.headers, body: json && text ? (JSON.parse(text) as Record<string, unknown>) : { text } };
   };
 
-  /** Every initial access token record in the store, spent or not, by reference. */
-  const storedTokens = async (): Promise<Set<string>> => {
-    const inventory = running.app.svc.store.inventory;
+  /** Every initial access token record in the store (of `app`, default the suite's), spent or not, by reference. */
+  const storedTokens = async (app: RunningApp = running): Promise<Set<string>> => {
+    const inventory = app.app.svc.store.inventory;
     if (!inventory) throw new Error('the store has no inventory');
     const refs = new Set<string>();
     let cursor: string | undefined;
@@ -59,11 +59,10 @@ describe('an initial access token handed to the operator, unmailed (issue 24, C7
     return { code, stdout, stderr };
   };
 
+  const PROPERTIES = { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 };
+
   beforeAll(async () => {
-    running = await startApp({
-      logger,
-      properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 },
-    });
+    running = await startApp({ logger, properties: PROPERTIES });
   });
   afterAll(async () => running.close());
 
@@ -86,7 +85,7 @@ describe('an initial access token handed to the operator, unmailed (issue 24, C7
     const second = await register(running, { redirect_uris: ['https://own.example/cb'] }, token);
     expect([second.status, second.body.error]).toEqual([401, 'invalid_token']);
 
-    const event = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.e === 'initial_access_token_issued');
+    const event = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.e === 'initial_access_token_issued' && l.invitation === `inv_${refOf(token)}`);
     expect(event).toEqual({ e: 'initial_access_token_issued', request_id: expect.any(String), user: USER, invitation: `inv_${refOf(token)}`, expires_at: issued.body.expires_at });
     expect(lines.join('\n')).not.toContain(token);
   });
@@ -176,27 +175,33 @@ describe('an initial access token handed to the operator, unmailed (issue 24, C7
   });
 
   it('svc-connect names the user a 401 tried, and says how many seconds a lockout lasts (from Retry-After); no token is printed', async () => {
-    // The command line connects without X-Forwarded-For: its failures count for this machine's address.
-    const tries: [string[], Record<string, string>, string][] = [
-      [['--user', 'nobody'], {}, 'nobody'],
-      [[], { SVC_MANAGEMENT_USER: 'from-env' }, 'from-env'],
-      [['--user', 'flag-wins'], { SVC_MANAGEMENT_USER: 'from-env' }, 'flag-wins'],
-    ];
-    for (const [i, [flags, env, user]] of tries.entries()) {
-      const refused = await cli(['invite', '--print', ...flags], { SVC_MANAGEMENT_PASSWORD: `guess-${i}`, ...env });
-      expect([refused.code, refused.stdout]).toEqual([1, '']);
-      expect(refused.stderr).toBe(
-        `svc-connect invite: initial access token failed: HTTP 401 unauthorized: the management credentials are not valid (tried the management user "${user}", from --user, SVC_MANAGEMENT_USER or the default admin; the password comes from SVC_MANAGEMENT_PASSWORD or --password-file)\n`,
-      );
+    // The command line connects without X-Forwarded-For: its failures count for this machine's
+    // address, so it locks out an app of its own, not the one the other command-line tests use.
+    const own = await startApp({ properties: PROPERTIES });
+    try {
+      const tries: [string[], Record<string, string>, string][] = [
+        [['--user', 'nobody'], {}, 'nobody'],
+        [[], { SVC_MANAGEMENT_USER: 'from-env' }, 'from-env'],
+        [['--user', 'flag-wins'], { SVC_MANAGEMENT_USER: 'from-env' }, 'flag-wins'],
+      ];
+      for (const [i, [flags, env, user]] of tries.entries()) {
+        const refused = await cli(['invite', '--print', ...flags], { SVC_BASE_URL: own.baseUrl, SVC_MANAGEMENT_PASSWORD: `guess-${i}`, ...env });
+        expect([refused.code, refused.stdout]).toEqual([1, '']);
+        expect(refused.stderr).toBe(
+          `svc-connect invite: initial access token failed: HTTP 401 unauthorized: the management credentials are not valid (tried the management user "${user}", from --user, SVC_MANAGEMENT_USER or the default admin; the password comes from SVC_MANAGEMENT_PASSWORD or --password-file)\n`,
+        );
+      }
+      const before = await storedTokens(own);
+      const locked = await cli(['invite', '--print'], { SVC_BASE_URL: own.baseUrl });
+      expect([locked.code, locked.stdout]).toEqual([1, '']);
+      const seconds = Number(/\(wait (\d+) seconds? before trying again; every failed try counts towards the lockout\)\n$/.exec(locked.stderr)?.[1]);
+      expect(seconds).toBeGreaterThan(0);
+      expect(seconds).toBeLessThanOrEqual(own.settings.management.lockoutSeconds);
+      expect(locked.stderr).toContain('HTTP 429 too_many_requests');
+      expect(await storedTokens(own)).toEqual(before);
+    } finally {
+      await own.close();
     }
-    const before = await storedTokens();
-    const locked = await cli(['invite', '--print']);
-    expect([locked.code, locked.stdout]).toEqual([1, '']);
-    const seconds = Number(/\(wait (\d+) seconds? before trying again; every failed try counts towards the lockout\)\n$/.exec(locked.stderr)?.[1]);
-    expect(seconds).toBeGreaterThan(0);
-    expect(seconds).toBeLessThanOrEqual(running.settings.management.lockoutSeconds);
-    expect(locked.stderr).toContain('HTTP 429 too_many_requests');
-    expect(await storedTokens()).toEqual(before);
   });
 
   it('issues one token per request under concurrency, each registering exactly once', async () => {
