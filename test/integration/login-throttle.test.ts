@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 
 import type { Authenticator } from '../../lib/claims/authenticator.js';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
@@ -80,7 +80,9 @@ describe('login throttling by completed failures (C8)', () => {
   const counting = countingAuthenticator();
   const { logger, lines } = capturingLogger();
 
-  beforeAll(async () => {
+  // An app (and store) per test: the tests share the demo names and fixed addresses, whose
+  // counters one test's failures would leave for the next.
+  beforeEach(async () => {
     running = await startApp({
       logger,
       clients: [client],
@@ -88,7 +90,7 @@ describe('login throttling by completed failures (C8)', () => {
       properties: { 'svc.proxy': true, 'svc.login.lockout-seconds': 1, 'svc.login.lockout-max-seconds': 2, 'svc.login.address-threshold': 5 },
     });
   });
-  afterAll(async () => running.close());
+  afterEach(async () => running.close());
 
   it('64 concurrent correct sign-ins of one person from one address all succeed, and one more right after', async () => {
     const address = freshAddress();
