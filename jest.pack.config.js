@@ -1,4 +1,4 @@
-/** The packaging tier (`npm run test:pack`): the packed tarball and git installs in fresh projects, and the production process's signals. */
+/** The packaging tier (`npm run test:pack`): the packed tarball and git installs in fresh projects, the production process's signals, and `svc-connect serve` as its own process. */
 import base from './jest.config.js';
 
 export default {

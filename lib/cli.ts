@@ -12,7 +12,7 @@ import { type CliIo, type Command } from './cli/common.js';
 import { invitationsCommand } from './cli/invitations.js';
 import { inviteCommand } from './cli/invite.js';
 import { keysCommand } from './cli/keys.js';
-import { printableIo, printableOutput } from './cli/printable.js';
+import { printableIo } from './cli/printable.js';
 import { registerCommand } from './cli/register.js';
 import { serveCommand } from './cli/serve.js';
 import { loginsCommand } from './cli/logins.js';
@@ -39,10 +39,7 @@ export async function main(argv: string[], terminal: CliIo): Promise<number> {
     io.out(`${overview}\n`);
     return name ? 0 : 2;
   }
-  const err = (text: string): void => {
-    if (io.err) io.err(text);
-    else process.stderr.write(printableOutput(text));
-  };
+  const err = (text: string): void => io.err?.(text);
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
     err(`svc-connect: unknown command ${name}\n\n${overview}\n`);

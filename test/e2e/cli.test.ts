@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,33 +5,18 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import { main } from '../../lib/cli.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { validateProviderKeys } from '../../lib/provider/keys.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { freePort, waitFor } from '../helpers/processes.js';
+import { freePort } from '../helpers/processes.js';
 
-const root = new URL('../..', import.meta.url).pathname;
-
-/** Runs `svc-connect …` (lib/cli.ts under tsx) and collects its output and exit code. */
-function cli(args: string[], env: Record<string, string> = {}, untilOutput?: string): Promise<{ code: number | null; stdout: string; stderr: string; kill: () => void }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli.ts', ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    const kill = (): void => {
-      child.kill('SIGTERM');
-    };
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      if (untilOutput && stdout.includes(untilOutput)) resolve({ code: null, stdout, stderr, kill });
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr, kill }));
-  });
+/** Runs `svc-connect …` in this process through `main(argv, io)` and collects what it wrote and its exit code. */
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { out: (text) => (stdout += text), err: (text) => (stderr += text), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+  return { code, stdout, stderr };
 }
 
 describe('the svc-connect command line (issue 8)', () => {
@@ -211,33 +195,5 @@ describe('the svc-connect command line (issue 8)', () => {
     expect(result.stdout).not.toContain(cookieKey);
     expect(result.stdout).toContain('ignored: environment variable SVC_UNRELATED_THING');
     expect(result.stdout).toMatch(/configuration OK: the server would start with \d+ warnings\n$/);
-  });
-
-  it.each<[string, Record<string, string>, () => void]>([
-    ['an invalid value', { PORT: 'abc' }, () => undefined],
-    ['a mistyped variable', { SVC_MANAGMENT_PASSWORD: 'x' }, () => undefined],
-    ['unsafe defaults under NODE_ENV=production', { NODE_ENV: 'production' }, () => undefined],
-    ['a broken keys file', { SVC_KEYS_FILE: join(dir, 'broken-keys.json') }, () => writeFileSync(join(dir, 'broken-keys.json'), '{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}')],
-    ['a missing authenticator module', { SVC_AUTHENTICATOR_MODULE: join(dir, 'no-such-module.js') }, () => undefined],
-  ])('config check refuses %s with exit 1 and the message the server stops with', async (_name, env, prepare) => {
-    prepare();
-    const check = await cli(['config', 'check'], env);
-    const serve = await cli(['serve'], { PORT: String(await freePort()), ...env });
-    expect(check.code).toBe(1);
-    expect(serve.code).toBe(1);
-    const message = /cannot start: (.*)$/m.exec(serve.stderr)?.[1];
-    expect(message).toBeDefined();
-    expect(check.stderr.split('\n').filter((l) => l.includes('cannot start:'))).toEqual([`svc-connect config: cannot start: ${message as string}`]);
-  });
-
-  it('serve runs the example server', async () => {
-    const port = await freePort();
-    const started = await cli(['serve'], { PORT: String(port) }, '"event":"listening"');
-    try {
-      const doc = (await (await waitFor(`http://localhost:${port}/oidc/v1/.well-known/openid-configuration`, 5000)).json()) as { issuer: string };
-      expect(doc.issuer).toBe(`http://localhost:${port}/oidc/v1`);
-    } finally {
-      started.kill();
-    }
   });
 });

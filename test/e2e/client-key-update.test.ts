@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 import { compactDecrypt } from 'jose';
 import * as oidc from 'openid-client';
@@ -7,66 +7,61 @@ import { issueInitialAccessToken } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { encryptionKey, manage, register } from '../helpers/registration.js';
-import { describeEachStore } from '../helpers/stores.js';
 
 const REDIRECT = 'https://rp.example/cb';
 
-describeEachStore(
-  'a registered client updating its encryption key (C6)',
-  (_kind, properties) => {
-    let running: RunningApp;
-    beforeAll(async () => {
-      running = await startApp({ properties: properties() });
-    });
-    afterAll(async () => running.close());
+describe('a registered client updating its encryption key (C6)', () => {
+  let running: RunningApp;
+  beforeAll(async () => {
+    running = await startApp();
+  });
+  afterAll(async () => running.close());
 
-    it('encrypts the next ID token to the new key only, and earlier access tokens keep working', async () => {
-      const keyA = await encryptionKey('RSA-OAEP-256', { kid: 'key-a' });
-      const keyB = await encryptionKey('RSA-OAEP-256', { kid: 'key-b' });
-      const { token } = await issueInitialAccessToken(running.app.svc.provider);
-      const registered = await register(
-        running,
-        // public: the test follows the account's own sub across the key change
-        { redirect_uris: [REDIRECT], subject_type: 'public', id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [keyA.jwk] } },
-        token,
-      );
-      expect(registered.status).toBe(201);
-      const client = registered.body as unknown as ClientMetadata;
-      const withKey = (key: CryptoKey, kid: string) => (config: oidc.Configuration) => oidc.enableDecryptingResponses(config, ['A128CBC-HS256'], { key, kid });
-      let rawIdToken = '';
-      const capturing = (key: CryptoKey, kid: string) => (config: oidc.Configuration) => {
-        withKey(key, kid)(config);
-        config[oidc.customFetch] = async (url, init) => {
-          // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
-          const response = await fetch(url, init as RequestInit);
-          if (url.endsWith('/token')) rawIdToken = ((await response.clone().json()) as { id_token: string }).id_token;
-          return response;
-        };
+  it('encrypts the next ID token to the new key only, and earlier access tokens keep working', async () => {
+    const keyA = await encryptionKey('RSA-OAEP-256', { kid: 'key-a' });
+    const keyB = await encryptionKey('RSA-OAEP-256', { kid: 'key-b' });
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const registered = await register(
+      running,
+      // public: the test follows the account's own sub across the key change
+      { redirect_uris: [REDIRECT], subject_type: 'public', id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [keyA.jwk] } },
+      token,
+    );
+    expect(registered.status).toBe(201);
+    const client = registered.body as unknown as ClientMetadata;
+    const withKey = (key: CryptoKey, kid: string) => (config: oidc.Configuration) => oidc.enableDecryptingResponses(config, ['A128CBC-HS256'], { key, kid });
+    let rawIdToken = '';
+    const capturing = (key: CryptoKey, kid: string) => (config: oidc.Configuration) => {
+      withKey(key, kid)(config);
+      config[oidc.customFetch] = async (url, init) => {
+        // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
+        const response = await fetch(url, init as RequestInit);
+        if (url.endsWith('/token')) rawIdToken = ((await response.clone().json()) as { id_token: string }).id_token;
+        return response;
       };
+    };
 
-      const first = await runCodeFlow(running.issuer, client, { configure: capturing(keyA.privateKey, 'key-a') });
-      expect(rawIdToken.split('.')).toHaveLength(5);
-      expect(JSON.parse(Buffer.from(rawIdToken.split('.')[0] as string, 'base64url').toString())).toMatchObject({ alg: 'RSA-OAEP-256', enc: 'A128CBC-HS256', kid: 'key-a' });
-      expect(first.claims.sub).toBe('demo-0001');
+    const first = await runCodeFlow(running.issuer, client, { configure: capturing(keyA.privateKey, 'key-a') });
+    expect(rawIdToken.split('.')).toHaveLength(5);
+    expect(JSON.parse(Buffer.from(rawIdToken.split('.')[0] as string, 'base64url').toString())).toMatchObject({ alg: 'RSA-OAEP-256', enc: 'A128CBC-HS256', kid: 'key-a' });
+    expect(first.claims.sub).toBe('demo-0001');
 
-      const updated = await manage(registered.body.registration_client_uri as string, 'POST', registered.body.registration_access_token as string, {
-        redirect_uris: [REDIRECT],
-        id_token_encrypted_response_alg: 'RSA-OAEP-256',
-        jwks: { keys: [keyB.jwk] },
-      });
-      expect(updated.status).toBe(200);
-
-      const second = await runCodeFlow(running.issuer, client, { configure: capturing(keyB.privateKey, 'key-b') });
-      expect(second.claims.sub).toBe('demo-0001');
-      await expect(compactDecrypt(rawIdToken, keyA.privateKey)).rejects.toThrow();
-      await expect(compactDecrypt(rawIdToken, keyB.privateKey)).resolves.toBeDefined();
-
-      const config = await oidc.discovery(new URL(running.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), {
-        execute: [oidc.allowInsecureRequests],
-      });
-      const userinfo = await oidc.fetchUserInfo(config, first.tokens.access_token, first.claims.sub);
-      expect(userinfo.sub).toBe('demo-0001');
+    const updated = await manage(registered.body.registration_client_uri as string, 'POST', registered.body.registration_access_token as string, {
+      redirect_uris: [REDIRECT],
+      id_token_encrypted_response_alg: 'RSA-OAEP-256',
+      jwks: { keys: [keyB.jwk] },
     });
-  },
-  ['memory', 'redis standalone'],
-);
+    expect(updated.status).toBe(200);
+
+    const second = await runCodeFlow(running.issuer, client, { configure: capturing(keyB.privateKey, 'key-b') });
+    expect(second.claims.sub).toBe('demo-0001');
+    await expect(compactDecrypt(rawIdToken, keyA.privateKey)).rejects.toThrow();
+    await expect(compactDecrypt(rawIdToken, keyB.privateKey)).resolves.toBeDefined();
+
+    const config = await oidc.discovery(new URL(running.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const userinfo = await oidc.fetchUserInfo(config, first.tokens.access_token, first.claims.sub);
+    expect(userinfo.sub).toBe('demo-0001');
+  });
+});

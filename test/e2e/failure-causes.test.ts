@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,29 +6,24 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SMTPServer } from 'smtp-server';
 
+import { main } from '../../lib/cli.js';
 import { describeFailure, reduceEmailAddresses, safeCauseMessage } from '../../lib/logger.js';
 import { startApp } from '../helpers/app.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { freePort } from '../helpers/processes.js';
 import { startOwnRedis, testPrefix, type OwnRedis } from '../helpers/redis.js';
 
-const root = new URL('../..', import.meta.url).pathname;
-
 const REDIS_PASSWORD = 'redis-pw-Zq81';
 const SMTP_USER = 'idp-mailer';
 const SMTP_PASSWORD = 'smtp-pw-Kd27';
 const PASSWORDS = /redis-pw-Zq81|smtp-pw-Kd27|wrong-pw-Xy55/;
 
-/** Runs `svc-connect …` (lib/cli.ts under tsx) with exactly `env` (plus PATH and HOME). */
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli.ts', ...args], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+/** Runs `svc-connect …` in this process through `main(argv, io)` with exactly `env` (plus PATH and HOME). */
+async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { out: (text) => (stdout += text), err: (text) => (stderr += text), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+  return { code, stdout, stderr };
 }
 
 /** A real SMTP server that signs in one user only and refuses every recipient, echoing the address as servers do. */

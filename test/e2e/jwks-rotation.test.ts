@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 
-import { afterAll, afterEach, beforeAll, expect, it, jest } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import * as oidc from 'openid-client';
@@ -12,7 +12,6 @@ import { runCodeFlow } from '../helpers/flow.js';
 import { b64uint } from '../helpers/hostile-keys.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { encryptionKey, register, startDocServer, type DocServer } from '../helpers/registration.js';
-import { describeEachStore } from '../helpers/stores.js';
 
 const REDIRECT = 'https://rp.example/cb';
 const ALG = 'RSA-OAEP-256';
@@ -39,286 +38,282 @@ function advanceClock(seconds: number): void {
   jest.setSystemTime(now + seconds * 1000);
 }
 
-describeEachStore(
-  'keys fetched again from jwks_uri are vetted at that moment (C6, issue 14 item 2)',
-  (_kind, properties) => {
-    let running: RunningApp;
-    let docs: DocServer;
-    const logs = capturingLogger();
-    /** The JWK Set each path serves now, and how often each path was fetched. */
-    const sets = new Map<string, JWK[]>();
-    const hits = new Map<string, number>();
-    /** Cache-Control per path, where a test wants another one. */
-    const caching = new Map<string, string>();
-    let path = 0;
+describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 14 item 2)', () => {
+  let running: RunningApp;
+  let docs: DocServer;
+  const logs = capturingLogger();
+  /** The JWK Set each path serves now, and how often each path was fetched. */
+  const sets = new Map<string, JWK[]>();
+  const hits = new Map<string, number>();
+  /** Cache-Control per path, where a test wants another one. */
+  const caching = new Map<string, string>();
+  let path = 0;
 
-    beforeAll(async () => {
-      docs = await startDocServer();
-      docs.handler = (req, res) => {
-        const url = req.url ?? '';
-        hits.set(url, (hits.get(url) ?? 0) + 1);
-        res.setHeader('content-type', 'application/json');
-        // The strictest caching a server can ask for; oidc-provider still keeps a set for 60 s.
-        res.setHeader('cache-control', caching.get(url) ?? 'no-cache, no-store');
-        res.end(JSON.stringify({ keys: sets.get(url) ?? [] }));
+  beforeAll(async () => {
+    docs = await startDocServer();
+    docs.handler = (req, res) => {
+      const url = req.url ?? '';
+      hits.set(url, (hits.get(url) ?? 0) + 1);
+      res.setHeader('content-type', 'application/json');
+      // The strictest caching a server can ask for; oidc-provider still keeps a set for 60 s.
+      res.setHeader('cache-control', caching.get(url) ?? 'no-cache, no-store');
+      res.end(JSON.stringify({ keys: sets.get(url) ?? [] }));
+    };
+    running = await startApp({ properties: { 'svc.fetch.allow-private-network': true }, logger: logs.logger, claimModules: createDemoClaimModules() });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+  afterAll(async () => {
+    await running.close();
+    await docs.close();
+  });
+
+  /** Registers a client whose jwks_uri serves `keys` now. */
+  async function registerAt(keys: JWK[], metadata: Record<string, unknown> = { id_token_encrypted_response_alg: ALG, userinfo_encrypted_response_alg: ALG }) {
+    path += 1;
+    const where = `/rp-${path}/jwks`;
+    sets.set(where, keys);
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const res = await register(running, { redirect_uris: [REDIRECT], jwks_uri: `${docs.url}${where}`, ...metadata }, token);
+    expect([res.status, res.body.error_description]).toEqual([201, undefined]);
+    return { client: res.body as unknown as ClientMetadata, where, url: `${docs.url}${where}` };
+  }
+
+  /** Runs a code flow, decrypting with `key`; returns what the RP saw, or the error it got. */
+  async function flow(client: ClientMetadata, keys: Key[], options: { skipUserinfo?: boolean } = {}) {
+    const seen: Seen = {};
+    const configure = (config: oidc.Configuration): void => {
+      oidc.enableDecryptingResponses(config, ['A128CBC-HS256'], ...keys.map((k) => ({ key: k.privateKey, kid: k.jwk.kid as string })));
+      config[oidc.customFetch] = async (url, init) => {
+        // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
+        const response = await fetch(url, init as RequestInit);
+        const body = await response.clone().text();
+        if (url.endsWith('/token')) seen.token = { status: response.status, body };
+        if (url.endsWith('/userinfo')) seen.userinfo = { status: response.status, contentType: response.headers.get('content-type') ?? '', body };
+        return response;
       };
-      running = await startApp({ properties: { ...properties(), 'svc.fetch.allow-private-network': true }, logger: logs.logger, claimModules: createDemoClaimModules() });
+    };
+    const result = await runCodeFlow(running.issuer, client, { scope: 'openid profile email', configure, ...options }).catch((e: unknown) => e as Error);
+    return { seen, result };
+  }
+
+  const header = (jwe: string): Record<string, unknown> => JSON.parse(Buffer.from(jwe.split('.')[0] as string, 'base64url').toString()) as Record<string, unknown>;
+  const idTokenOf = (seen: Seen): string => (JSON.parse(seen.token?.body ?? '{}') as { id_token: string }).id_token;
+  const refusals = (): Record<string, unknown>[] =>
+    logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'client_keys_refused');
+
+  /** The token endpoint refused to issue: the documented error, and no ID token in the body. */
+  function expectRefusedAtToken(seen: Seen, result: unknown, url: string, rule: string): void {
+    expect(result).toBeInstanceOf(Error);
+    expect(seen.token?.status).toBe(400);
+    expect(JSON.parse(seen.token?.body ?? '{}')).toEqual({
+      error: 'invalid_client_metadata',
+      error_description: `${REFRESH_FAILED}: jwks_uri ${url}: no key passed the key rules (${rule})`,
     });
-    afterEach(() => {
-      jest.useRealTimers();
+    expect(seen.token?.body).not.toContain('id_token');
+    expect(seen.userinfo).toBeUndefined();
+  }
+
+  it.each([
+    ['an e = 1 RSA key (encryption would be the identity)', (good: JWK): JWK => ({ ...good, e: b64uint(1n) }), 'RSA public exponent 1 is below 65537'],
+    [
+      'a 1024-bit RSA key',
+      (good: JWK): JWK => ({ ...(generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' }) as JWK), use: 'enc', kid: good.kid }),
+      'RSA modulus of 1024 bits, at least 2048 needed',
+    ],
+  ])('a good key at registration, then %s: no ID token leaves, the RP gets invalid_client_metadata; fixed at once when the set is fixed', async (_name, hostile, reason) => {
+    const good = await encryptionKey(ALG, { kid: 'rp-enc' });
+    const { client, where, url } = await registerAt([good.jwk]);
+    expect(hits.get(where)).toBe(1);
+    sets.set(where, [hostile(good.jwk)]);
+    const before = refusals().length;
+
+    const { seen, result } = await flow(client, [good]);
+    expect(hits.get(where)).toBe(2);
+    const rule = `key #1 ("rp-enc"): ${reason}`;
+    expectRefusedAtToken(seen, result, url, rule);
+    expect((result as oidc.ResponseBodyError).error).toBe('invalid_client_metadata');
+    const logged = refusals().slice(before);
+    expect(logged).toEqual([{ e: 'client_keys_refused', request_id: expect.any(String), client_id: client.client_id, host: new URL(url).host, refused: 1, kept: 0, rule }]);
+    const n = String(good.jwk.n);
+    expect(logs.lines.some((l) => l.includes(n.slice(0, 32)))).toBe(false);
+
+    // A refused set is remembered for 60 s, as long as an accepted one is kept: within them every
+    // request is refused at once, with the same description, and nothing is fetched or judged again.
+    sets.set(where, [good.jwk]);
+    const remembered = await flow(client, [good]);
+    expectRefusedAtToken(remembered.seen, remembered.result, url, rule);
+    expect(hits.get(where)).toBe(2);
+    expect(refusals().slice(before)).toHaveLength(1);
+
+    // After them the set is fetched again, and works once it is good.
+    advanceClock(61);
+    const fixed = await flow(client, [good]);
+    expect(fixed.result).not.toBeInstanceOf(Error);
+    expect(header(idTokenOf(fixed.seen))).toMatchObject({ alg: ALG, kid: 'rp-enc' });
+    expect(hits.get(where)).toBe(3);
+  });
+
+  it('UserInfo: an e = 1 key fetched for the UserInfo response is refused; no JWT, invalid_client_metadata', async () => {
+    const good = await encryptionKey(ALG, { kid: 'ui-enc' });
+    // The ID token is not encrypted (so it carries no user data, C4); only UserInfo is.
+    const { client, where, url } = await registerAt([good.jwk], { userinfo_encrypted_response_alg: ALG });
+    const signedIn = await flow(client, [good], { skipUserinfo: true });
+    expect(signedIn.result).not.toBeInstanceOf(Error);
+    expect(hits.get(where)).toBe(1);
+    sets.set(where, [{ ...good.jwk, e: b64uint(1n) }]);
+
+    const accessToken = (JSON.parse(signedIn.seen.token?.body ?? '{}') as { access_token: string }).access_token;
+    const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } });
+    expect(hits.get(where)).toBe(2);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(await response.json()).toEqual({
+      error: 'invalid_client_metadata',
+      error_description: `${REFRESH_FAILED}: jwks_uri ${url}: no key passed the key rules (key #1 ("ui-enc"): RSA public exponent 1 is below 65537)`,
     });
-    afterAll(async () => {
-      await running.close();
-      await docs.close();
-    });
+  });
 
-    /** Registers a client whose jwks_uri serves `keys` now. */
-    async function registerAt(keys: JWK[], metadata: Record<string, unknown> = { id_token_encrypted_response_alg: ALG, userinfo_encrypted_response_alg: ALG }) {
-      path += 1;
-      const where = `/rp-${path}/jwks`;
-      sets.set(where, keys);
-      const { token } = await issueInitialAccessToken(running.app.svc.provider);
-      const res = await register(running, { redirect_uris: [REDIRECT], jwks_uri: `${docs.url}${where}`, ...metadata }, token);
-      expect([res.status, res.body.error_description]).toEqual([201, undefined]);
-      return { client: res.body as unknown as ClientMetadata, where, url: `${docs.url}${where}` };
-    }
+  it('a swap after a successful flow takes effect when the cached set expires (60 s at least), and is refused then', async () => {
+    const good = await encryptionKey(ALG, { kid: 'cached' });
+    const { client, where, url } = await registerAt([good.jwk]);
+    expect((await flow(client, [good])).result).not.toBeInstanceOf(Error);
+    expect(hits.get(where)).toBe(2);
+    sets.set(where, [{ ...good.jwk, e: b64uint(1n) }]);
 
-    /** Runs a code flow, decrypting with `key`; returns what the RP saw, or the error it got. */
-    async function flow(client: ClientMetadata, keys: Key[], options: { skipUserinfo?: boolean } = {}) {
-      const seen: Seen = {};
-      const configure = (config: oidc.Configuration): void => {
-        oidc.enableDecryptingResponses(config, ['A128CBC-HS256'], ...keys.map((k) => ({ key: k.privateKey, kid: k.jwk.kid as string })));
-        config[oidc.customFetch] = async (url, init) => {
-          // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
-          const response = await fetch(url, init as RequestInit);
-          const body = await response.clone().text();
-          if (url.endsWith('/token')) seen.token = { status: response.status, body };
-          if (url.endsWith('/userinfo')) seen.userinfo = { status: response.status, contentType: response.headers.get('content-type') ?? '', body };
-          return response;
-        };
-      };
-      const result = await runCodeFlow(running.issuer, client, { scope: 'openid profile email', configure, ...options }).catch((e: unknown) => e as Error);
-      return { seen, result };
-    }
+    // Within the cache lifetime the provider keeps encrypting to the key it vetted.
+    const cached = await flow(client, [good]);
+    expect(cached.result).not.toBeInstanceOf(Error);
+    expect(hits.get(where)).toBe(2);
 
-    const header = (jwe: string): Record<string, unknown> => JSON.parse(Buffer.from(jwe.split('.')[0] as string, 'base64url').toString()) as Record<string, unknown>;
-    const idTokenOf = (seen: Seen): string => (JSON.parse(seen.token?.body ?? '{}') as { id_token: string }).id_token;
-    const refusals = (): Record<string, unknown>[] =>
-      logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'client_keys_refused');
+    advanceClock(61);
+    const { seen, result } = await flow(client, [good]);
+    expect(hits.get(where)).toBe(3);
+    expectRefusedAtToken(seen, result, url, 'key #1 ("cached"): RSA public exponent 1 is below 65537');
+  });
 
-    /** The token endpoint refused to issue: the documented error, and no ID token in the body. */
-    function expectRefusedAtToken(seen: Seen, result: unknown, url: string, rule: string): void {
+  it('a max-age longer than 60 s is honoured: the set is fetched again only after it', async () => {
+    const good = await encryptionKey(ALG, { kid: 'long' });
+    const { client, where, url } = await registerAt([good.jwk]);
+    caching.set(where, 'public, max-age=600');
+    expect((await flow(client, [good])).result).not.toBeInstanceOf(Error);
+    expect(hits.get(where)).toBe(2);
+    sets.set(where, [{ ...good.jwk, e: b64uint(1n) }]);
+    advanceClock(61);
+    expect((await flow(client, [good])).result).not.toBeInstanceOf(Error);
+    expect(hits.get(where)).toBe(2);
+    advanceClock(600);
+    const { seen, result } = await flow(client, [good]);
+    expect(hits.get(where)).toBe(3);
+    expectRefusedAtToken(seen, result, url, 'key #1 ("long"): RSA public exponent 1 is below 65537');
+  });
+
+  it('keys remain but none can encrypt: invalid_client_metadata names the algorithm and the refused key', async () => {
+    const good = await encryptionKey(ALG, { kid: 'enc' });
+    const signing = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }) as JWK;
+    const { client, where, url } = await registerAt([good.jwk, { ...signing, use: 'sig', kid: 'sig' }]);
+    sets.set(where, [{ ...good.jwk, e: b64uint(1n) }, { ...signing, use: 'sig', kid: 'sig' }]);
+    const { seen, result } = await flow(client, [good]);
+    expect(result).toBeInstanceOf(Error);
+    expect([seen.token?.status, JSON.parse(seen.token?.body ?? '{}')]).toEqual([
+      400,
+      {
+        error: 'invalid_client_metadata',
+        error_description: `no suitable encryption key found (${ALG}): jwks_uri ${url}: keys refused by the key rules (key #1 ("enc"): RSA public exponent 1 is below 65537)`,
+      },
+    ]);
+    expect(seen.token?.body).not.toContain('id_token');
+  });
+
+  /** An ECDH-ES key pair on `crv`, labelled as `extra` says (no `use` unless given). */
+  async function ecdhKey(crv: 'P-256' | 'X25519', extra: Partial<JWK>): Promise<Key> {
+    const { publicKey, privateKey } = await generateKeyPair('ECDH-ES', { crv, extractable: true });
+    return { privateKey, jwk: { ...(await exportJWK(publicKey)), ...extra } };
+  }
+  const ed25519 = (kid: string): JWK => ({ ...(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }) as JWK), kid });
+  const pick = (why: string): string => `the provider may pick it for id_token_encrypted_response_alg ECDH-ES (its use, key_ops and alg allow that), and it would fail: ${why}`;
+
+  // Issue 14 F4: registration's rule 7 (a key the provider may pick must work) applies at every
+  // fetch too, with the algorithms the client registered; these ended in 500s before.
+  const unpickable: [string, () => JWK[], string][] = [
+    // (A key with neither use nor key_ops is dropped unjudged for a client asking for encryption, C6.2.)
+    ['an Ed25519 key labelled only key_ops ["verify"]', () => [{ ...ed25519('ed'), key_ops: ['verify'] }], `key #1 ("ed"): ${pick('OKP Ed25519 key, but ECDH-ES needs EC P-256/384/521 or X25519')}`],
+    [
+      'a P-256 key with key_ops ["verify"] and no use',
+      () => [{ ...(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }) as JWK), key_ops: ['verify'], kid: 'ecv' }],
+      `key #1 ("ecv"): ${pick('key_ops ["verify"], but an ECDH-ES public key must carry no key_ops (use "enc" instead)')}`,
+    ],
+  ];
+  it.each(unpickable)(
+    'ECDH-ES registered, then the set swapped to %s: 400 invalid_client_metadata naming rule 7, no ID token (not a 500)',
+    async (_name, swapped, rule) => {
+      const good = await ecdhKey('P-256', { use: 'enc', kid: 'p256-enc' });
+      const { client, where, url } = await registerAt([good.jwk], { id_token_encrypted_response_alg: 'ECDH-ES', userinfo_encrypted_response_alg: 'ECDH-ES' });
+      sets.set(where, swapped());
+      const before = refusals().length;
+      const { seen, result } = await flow(client, [good]);
+      expect(hits.get(where)).toBe(2);
       expect(result).toBeInstanceOf(Error);
       expect(seen.token?.status).toBe(400);
-      expect(JSON.parse(seen.token?.body ?? '{}')).toEqual({
+      // Exactly these two members (the description names id_token_encrypted_response_alg, so no substring test).
+      expect(JSON.parse(seen.token?.body ?? '{}')).toStrictEqual({
         error: 'invalid_client_metadata',
         error_description: `${REFRESH_FAILED}: jwks_uri ${url}: no key passed the key rules (${rule})`,
       });
-      expect(seen.token?.body).not.toContain('id_token');
       expect(seen.userinfo).toBeUndefined();
-    }
+      expect(refusals().slice(before)).toEqual([expect.objectContaining({ client_id: client.client_id, refused: 1, kept: 0, rule })]);
+    },
+  );
 
-    it.each([
-      ['an e = 1 RSA key (encryption would be the identity)', (good: JWK): JWK => ({ ...good, e: b64uint(1n) }), 'RSA public exponent 1 is below 65537'],
-      [
-        'a 1024-bit RSA key',
-        (good: JWK): JWK => ({ ...(generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' }) as JWK), use: 'enc', kid: good.kid }),
-        'RSA modulus of 1024 bits, at least 2048 needed',
-      ],
-    ])('a good key at registration, then %s: no ID token leaves, the RP gets invalid_client_metadata; fixed at once when the set is fixed', async (_name, hostile, reason) => {
-      const good = await encryptionKey(ALG, { kid: 'rp-enc' });
-      const { client, where, url } = await registerAt([good.jwk]);
-      expect(hits.get(where)).toBe(1);
-      sets.set(where, [hostile(good.jwk)]);
-      const before = refusals().length;
+  it('ECDH-ES registered, then [Ed25519 with key_ops ["verify"], a good X25519 with key_ops ["deriveKey"]]: the Ed25519 key is left out and the X25519 key used, normalised', async () => {
+    const good = await ecdhKey('P-256', { use: 'enc', kid: 'p256-enc' });
+    const x25519 = await ecdhKey('X25519', { kid: 'x25519', key_ops: ['deriveKey'] });
+    const { client, where } = await registerAt([good.jwk], { id_token_encrypted_response_alg: 'ECDH-ES', userinfo_encrypted_response_alg: 'ECDH-ES' });
+    sets.set(where, [{ ...ed25519('ed'), key_ops: ['verify'] }, x25519.jwk]);
+    const before = refusals().length;
+    const { seen, result } = await flow(client, [x25519]);
+    expect(hits.get(where)).toBe(2);
+    expect(result).not.toBeInstanceOf(Error);
+    expect(header(idTokenOf(seen))).toMatchObject({ alg: 'ECDH-ES', kid: 'x25519', epk: { crv: 'X25519' } });
+    expect((result as { claims: Record<string, unknown> }).claims.email).toBe('erika.mustermann@example.com');
+    expect(refusals().slice(before)).toEqual([
+      expect.objectContaining({ refused: 1, kept: 1, rule: `key #1 ("ed"): ${pick('OKP Ed25519 key, but ECDH-ES needs EC P-256/384/521 or X25519')}` }),
+    ]);
+  });
 
-      const { seen, result } = await flow(client, [good]);
-      expect(hits.get(where)).toBe(2);
-      const rule = `key #1 ("rp-enc"): ${reason}`;
-      expectRefusedAtToken(seen, result, url, rule);
-      expect((result as oidc.ResponseBodyError).error).toBe('invalid_client_metadata');
-      const logged = refusals().slice(before);
-      expect(logged).toEqual([{ e: 'client_keys_refused', request_id: expect.any(String), client_id: client.client_id, host: new URL(url).host, refused: 1, kept: 0, rule }]);
-      const n = String(good.jwk.n);
-      expect(logs.lines.some((l) => l.includes(n.slice(0, 32)))).toBe(false);
+  it('a legitimate rotation: the new key published first is used after the cache expires; a hostile key beside it is dropped', async () => {
+    const keyA = await encryptionKey(ALG, { kid: 'key-a' });
+    const keyB = await encryptionKey(ALG, { kid: 'key-b' });
+    const { client, where } = await registerAt([keyA.jwk]);
+    const first = await flow(client, [keyA, keyB]);
+    expect(first.result).not.toBeInstanceOf(Error);
+    expect(header(idTokenOf(first.seen))).toMatchObject({ kid: 'key-a' });
 
-      // A refused set is remembered for 60 s, as long as an accepted one is kept: within them every
-      // request is refused at once, with the same description, and nothing is fetched or judged again.
-      sets.set(where, [good.jwk]);
-      const remembered = await flow(client, [good]);
-      expectRefusedAtToken(remembered.seen, remembered.result, url, rule);
-      expect(hits.get(where)).toBe(2);
-      expect(refusals().slice(before)).toHaveLength(1);
+    // Rotation: the new key first, the old one still listed (tokens already encrypted to it stay readable).
+    sets.set(where, [keyB.jwk, keyA.jwk]);
+    advanceClock(61);
+    const second = await flow(client, [keyA, keyB]);
+    expect(hits.get(where)).toBe(3);
+    expect(second.result).not.toBeInstanceOf(Error);
+    const idToken = idTokenOf(second.seen);
+    expect(header(idToken)).toMatchObject({ alg: ALG, kid: 'key-b' });
+    await expect(compactDecrypt(idToken, keyB.privateKey)).resolves.toBeDefined();
+    await expect(compactDecrypt(idToken, keyA.privateKey)).rejects.toThrow();
+    expect((second.result as { claims: Record<string, unknown> }).claims.email).toBe('erika.mustermann@example.com');
 
-      // After them the set is fetched again, and works once it is good.
-      advanceClock(61);
-      const fixed = await flow(client, [good]);
-      expect(fixed.result).not.toBeInstanceOf(Error);
-      expect(header(idTokenOf(fixed.seen))).toMatchObject({ alg: ALG, kid: 'rp-enc' });
-      expect(hits.get(where)).toBe(3);
-    });
-
-    it('UserInfo: an e = 1 key fetched for the UserInfo response is refused; no JWT, invalid_client_metadata', async () => {
-      const good = await encryptionKey(ALG, { kid: 'ui-enc' });
-      // The ID token is not encrypted (so it carries no user data, C4); only UserInfo is.
-      const { client, where, url } = await registerAt([good.jwk], { userinfo_encrypted_response_alg: ALG });
-      const signedIn = await flow(client, [good], { skipUserinfo: true });
-      expect(signedIn.result).not.toBeInstanceOf(Error);
-      expect(hits.get(where)).toBe(1);
-      sets.set(where, [{ ...good.jwk, e: b64uint(1n) }]);
-
-      const accessToken = (JSON.parse(signedIn.seen.token?.body ?? '{}') as { access_token: string }).access_token;
-      const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } });
-      expect(hits.get(where)).toBe(2);
-      expect(response.status).toBe(400);
-      expect(response.headers.get('content-type')).toContain('application/json');
-      expect(await response.json()).toEqual({
-        error: 'invalid_client_metadata',
-        error_description: `${REFRESH_FAILED}: jwks_uri ${url}: no key passed the key rules (key #1 ("ui-enc"): RSA public exponent 1 is below 65537)`,
-      });
-    });
-
-    it('a swap after a successful flow takes effect when the cached set expires (60 s at least), and is refused then', async () => {
-      const good = await encryptionKey(ALG, { kid: 'cached' });
-      const { client, where, url } = await registerAt([good.jwk]);
-      expect((await flow(client, [good])).result).not.toBeInstanceOf(Error);
-      expect(hits.get(where)).toBe(2);
-      sets.set(where, [{ ...good.jwk, e: b64uint(1n) }]);
-
-      // Within the cache lifetime the provider keeps encrypting to the key it vetted.
-      const cached = await flow(client, [good]);
-      expect(cached.result).not.toBeInstanceOf(Error);
-      expect(hits.get(where)).toBe(2);
-
-      advanceClock(61);
-      const { seen, result } = await flow(client, [good]);
-      expect(hits.get(where)).toBe(3);
-      expectRefusedAtToken(seen, result, url, 'key #1 ("cached"): RSA public exponent 1 is below 65537');
-    });
-
-    it('a max-age longer than 60 s is honoured: the set is fetched again only after it', async () => {
-      const good = await encryptionKey(ALG, { kid: 'long' });
-      const { client, where, url } = await registerAt([good.jwk]);
-      caching.set(where, 'public, max-age=600');
-      expect((await flow(client, [good])).result).not.toBeInstanceOf(Error);
-      expect(hits.get(where)).toBe(2);
-      sets.set(where, [{ ...good.jwk, e: b64uint(1n) }]);
-      advanceClock(61);
-      expect((await flow(client, [good])).result).not.toBeInstanceOf(Error);
-      expect(hits.get(where)).toBe(2);
-      advanceClock(600);
-      const { seen, result } = await flow(client, [good]);
-      expect(hits.get(where)).toBe(3);
-      expectRefusedAtToken(seen, result, url, 'key #1 ("long"): RSA public exponent 1 is below 65537');
-    });
-
-    it('keys remain but none can encrypt: invalid_client_metadata names the algorithm and the refused key', async () => {
-      const good = await encryptionKey(ALG, { kid: 'enc' });
-      const signing = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }) as JWK;
-      const { client, where, url } = await registerAt([good.jwk, { ...signing, use: 'sig', kid: 'sig' }]);
-      sets.set(where, [{ ...good.jwk, e: b64uint(1n) }, { ...signing, use: 'sig', kid: 'sig' }]);
-      const { seen, result } = await flow(client, [good]);
-      expect(result).toBeInstanceOf(Error);
-      expect([seen.token?.status, JSON.parse(seen.token?.body ?? '{}')]).toEqual([
-        400,
-        {
-          error: 'invalid_client_metadata',
-          error_description: `no suitable encryption key found (${ALG}): jwks_uri ${url}: keys refused by the key rules (key #1 ("enc"): RSA public exponent 1 is below 65537)`,
-        },
-      ]);
-      expect(seen.token?.body).not.toContain('id_token');
-    });
-
-    /** An ECDH-ES key pair on `crv`, labelled as `extra` says (no `use` unless given). */
-    async function ecdhKey(crv: 'P-256' | 'X25519', extra: Partial<JWK>): Promise<Key> {
-      const { publicKey, privateKey } = await generateKeyPair('ECDH-ES', { crv, extractable: true });
-      return { privateKey, jwk: { ...(await exportJWK(publicKey)), ...extra } };
-    }
-    const ed25519 = (kid: string): JWK => ({ ...(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }) as JWK), kid });
-    const pick = (why: string): string => `the provider may pick it for id_token_encrypted_response_alg ECDH-ES (its use, key_ops and alg allow that), and it would fail: ${why}`;
-
-    // Issue 14 F4: registration's rule 7 (a key the provider may pick must work) applies at every
-    // fetch too, with the algorithms the client registered; these ended in 500s before.
-    const unpickable: [string, () => JWK[], string][] = [
-      // (A key with neither use nor key_ops is dropped unjudged for a client asking for encryption, C6.2.)
-      ['an Ed25519 key labelled only key_ops ["verify"]', () => [{ ...ed25519('ed'), key_ops: ['verify'] }], `key #1 ("ed"): ${pick('OKP Ed25519 key, but ECDH-ES needs EC P-256/384/521 or X25519')}`],
-      [
-        'a P-256 key with key_ops ["verify"] and no use',
-        () => [{ ...(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }) as JWK), key_ops: ['verify'], kid: 'ecv' }],
-        `key #1 ("ecv"): ${pick('key_ops ["verify"], but an ECDH-ES public key must carry no key_ops (use "enc" instead)')}`,
-      ],
-    ];
-    it.each(_kind === 'memory' ? unpickable : unpickable.slice(0, 1))(
-      'ECDH-ES registered, then the set swapped to %s: 400 invalid_client_metadata naming rule 7, no ID token (not a 500)',
-      async (_name, swapped, rule) => {
-        const good = await ecdhKey('P-256', { use: 'enc', kid: 'p256-enc' });
-        const { client, where, url } = await registerAt([good.jwk], { id_token_encrypted_response_alg: 'ECDH-ES', userinfo_encrypted_response_alg: 'ECDH-ES' });
-        sets.set(where, swapped());
-        const before = refusals().length;
-        const { seen, result } = await flow(client, [good]);
-        expect(hits.get(where)).toBe(2);
-        expect(result).toBeInstanceOf(Error);
-        expect(seen.token?.status).toBe(400);
-        // Exactly these two members (the description names id_token_encrypted_response_alg, so no substring test).
-        expect(JSON.parse(seen.token?.body ?? '{}')).toStrictEqual({
-          error: 'invalid_client_metadata',
-          error_description: `${REFRESH_FAILED}: jwks_uri ${url}: no key passed the key rules (${rule})`,
-        });
-        expect(seen.userinfo).toBeUndefined();
-        expect(refusals().slice(before)).toEqual([expect.objectContaining({ client_id: client.client_id, refused: 1, kept: 0, rule })]);
-      },
-    );
-
-    it('ECDH-ES registered, then [Ed25519 with key_ops ["verify"], a good X25519 with key_ops ["deriveKey"]]: the Ed25519 key is left out and the X25519 key used, normalised', async () => {
-      const good = await ecdhKey('P-256', { use: 'enc', kid: 'p256-enc' });
-      const x25519 = await ecdhKey('X25519', { kid: 'x25519', key_ops: ['deriveKey'] });
-      const { client, where } = await registerAt([good.jwk], { id_token_encrypted_response_alg: 'ECDH-ES', userinfo_encrypted_response_alg: 'ECDH-ES' });
-      sets.set(where, [{ ...ed25519('ed'), key_ops: ['verify'] }, x25519.jwk]);
-      const before = refusals().length;
-      const { seen, result } = await flow(client, [x25519]);
-      expect(hits.get(where)).toBe(2);
-      expect(result).not.toBeInstanceOf(Error);
-      expect(header(idTokenOf(seen))).toMatchObject({ alg: 'ECDH-ES', kid: 'x25519', epk: { crv: 'X25519' } });
-      expect((result as { claims: Record<string, unknown> }).claims.email).toBe('erika.mustermann@example.com');
-      expect(refusals().slice(before)).toEqual([
-        expect.objectContaining({ refused: 1, kept: 1, rule: `key #1 ("ed"): ${pick('OKP Ed25519 key, but ECDH-ES needs EC P-256/384/521 or X25519')}` }),
-      ]);
-    });
-
-    it('a legitimate rotation: the new key published first is used after the cache expires; a hostile key beside it is dropped', async () => {
-      const keyA = await encryptionKey(ALG, { kid: 'key-a' });
-      const keyB = await encryptionKey(ALG, { kid: 'key-b' });
-      const { client, where } = await registerAt([keyA.jwk]);
-      const first = await flow(client, [keyA, keyB]);
-      expect(first.result).not.toBeInstanceOf(Error);
-      expect(header(idTokenOf(first.seen))).toMatchObject({ kid: 'key-a' });
-
-      // Rotation: the new key first, the old one still listed (tokens already encrypted to it stay readable).
-      sets.set(where, [keyB.jwk, keyA.jwk]);
-      advanceClock(61);
-      const second = await flow(client, [keyA, keyB]);
-      expect(hits.get(where)).toBe(3);
-      expect(second.result).not.toBeInstanceOf(Error);
-      const idToken = idTokenOf(second.seen);
-      expect(header(idToken)).toMatchObject({ alg: ALG, kid: 'key-b' });
-      await expect(compactDecrypt(idToken, keyB.privateKey)).resolves.toBeDefined();
-      await expect(compactDecrypt(idToken, keyA.privateKey)).rejects.toThrow();
-      expect((second.result as { claims: Record<string, unknown> }).claims.email).toBe('erika.mustermann@example.com');
-
-      // A hostile key listed first is removed; the provider encrypts to the good key behind it.
-      const before = refusals().length;
-      sets.set(where, [{ ...keyB.jwk, kid: 'hostile', e: b64uint(1n) }, keyB.jwk]);
-      advanceClock(61);
-      const third = await flow(client, [keyB]);
-      expect(hits.get(where)).toBe(4);
-      expect(third.result).not.toBeInstanceOf(Error);
-      expect(header(idTokenOf(third.seen))).toMatchObject({ kid: 'key-b' });
-      expect(third.seen.userinfo?.contentType).toContain('application/jwt');
-      expect(header(third.seen.userinfo?.body ?? '')).toMatchObject({ kid: 'key-b' });
-      expect(refusals().slice(before)).toEqual([
-        expect.objectContaining({ refused: 1, kept: 1, rule: 'key #1 ("hostile"): RSA public exponent 1 is below 65537' }),
-      ]);
-    });
-  },
-  ['memory', 'redis standalone'],
-);
+    // A hostile key listed first is removed; the provider encrypts to the good key behind it.
+    const before = refusals().length;
+    sets.set(where, [{ ...keyB.jwk, kid: 'hostile', e: b64uint(1n) }, keyB.jwk]);
+    advanceClock(61);
+    const third = await flow(client, [keyB]);
+    expect(hits.get(where)).toBe(4);
+    expect(third.result).not.toBeInstanceOf(Error);
+    expect(header(idTokenOf(third.seen))).toMatchObject({ kid: 'key-b' });
+    expect(third.seen.userinfo?.contentType).toContain('application/jwt');
+    expect(header(third.seen.userinfo?.body ?? '')).toMatchObject({ kid: 'key-b' });
+    expect(refusals().slice(before)).toEqual([
+      expect.objectContaining({ refused: 1, kept: 1, rule: 'key #1 ("hostile"): RSA public exponent 1 is below 65537' }),
+    ]);
+  });
+});

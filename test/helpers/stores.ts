@@ -6,9 +6,11 @@ import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, testPrefix, type OwnCl
 export type StoreKind = 'memory' | 'redis standalone' | 'redis cluster';
 
 /**
- * Runs `body` once per store: the embedded memory store, the shared standalone Redis (own key
- * prefix, cleaned afterwards) and a 3-master Cluster started for this file. `properties()` gives
- * the svc.* properties selecting the store (call it inside hooks or tests).
+ * Runs `body` once per store of `kinds`: the embedded memory store, the shared standalone Redis
+ * (own key prefix, cleaned afterwards) or a 3-master Cluster started for this file. `properties()`
+ * gives the svc.* properties selecting the store (call it inside hooks or tests; on a Cluster each
+ * call draws a new key prefix). Feature suites run on the memory store alone; this is for the
+ * whole-flow files, test/e2e/flows-redis.test.ts and flows-cluster.test.ts.
  */
 export function describeEachStore(
   title: string,

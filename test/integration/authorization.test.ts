@@ -1,17 +1,16 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, pkcePair, redeemCode, redirectParams, signIn } from '../helpers/flow.js';
-import { describeEachStore } from '../helpers/stores.js';
 
 const client = confidentialClient();
 const redirectUri = (client.redirect_uris as string[])[0] as string;
 
-describeEachStore('authorization endpoint rules (C3)', (_kind, properties) => {
+describe('authorization endpoint rules (C3)', () => {
   let running: RunningApp;
 
   beforeAll(async () => {
-    running = await startApp({ clients: [client], properties: properties() });
+    running = await startApp({ clients: [client] });
   });
   afterAll(async () => running.close());
 

@@ -1,16 +1,11 @@
-import { createHash } from 'node:crypto';
-
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 
 import type { Authenticator } from '../../lib/claims/authenticator.js';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
-import { throttleAddressKey } from '../../lib/web/client-address.js';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
-import { describeEachStore } from '../helpers/stores.js';
 import { capturingLogger } from '../helpers/logs.js';
-import { dumpPrefix } from '../helpers/redis.js';
 
 const client = confidentialClient();
 const REDIRECT = (client.redirect_uris as string[])[0] as string;
@@ -80,20 +75,22 @@ const freshAddress = (): string => {
   return `198.51.${Math.floor(counter / 250)}.${counter % 250}`;
 };
 
-describeEachStore('login throttling by completed failures (C8)', (_kind, properties) => {
+describe('login throttling by completed failures (C8)', () => {
   let running: RunningApp;
   const counting = countingAuthenticator();
   const { logger, lines } = capturingLogger();
 
-  beforeAll(async () => {
+  // An app (and store) per test: the tests share the demo names and fixed addresses, whose
+  // counters one test's failures would leave for the next.
+  beforeEach(async () => {
     running = await startApp({
       logger,
       clients: [client],
       authenticator: counting.authenticator,
-      properties: { ...properties(), 'svc.proxy': true, 'svc.login.lockout-seconds': 1, 'svc.login.lockout-max-seconds': 2, 'svc.login.address-threshold': 5 },
+      properties: { 'svc.proxy': true, 'svc.login.lockout-seconds': 1, 'svc.login.lockout-max-seconds': 2, 'svc.login.address-threshold': 5 },
     });
   });
-  afterAll(async () => running.close());
+  afterEach(async () => running.close());
 
   it('64 concurrent correct sign-ins of one person from one address all succeed, and one more right after', async () => {
     const address = freshAddress();
@@ -204,32 +201,19 @@ describeEachStore('login throttling by completed failures (C8)', (_kind, propert
     expect((await form.attempt('demo', 'demo', address)).status).toBe(303);
   });
 
-  it('counts one client once whatever port the trusted proxy appended, and keeps neither its address, a device id nor a plain hash of them in the store', async () => {
+  it('counts one client once whatever port the trusted proxy appended', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 7; i += 1) statuses.push((await (await loginForm(running)).attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
-    const props = properties();
-    if (props['svc.redis.url']) {
-      const device = await loginForm(running);
-      await device.attempt('demo', 'demo', freshAddress());
-      const deviceId = (device.browser.cookie('svc.device') ?? '').split('.')[0] ?? '';
-      const dump = await dumpPrefix(props['svc.redis.url'], props['svc.redis.key-prefix'] ?? '');
-      const text = [...dump].flat().join('\n');
-      const plain = createHash('sha256').update(`login-address:${throttleAddressKey('203.0.113.177')}`).digest('base64url');
-      for (const needle of ['203.0.113.177', plain, deviceId, createHash('sha256').update('203.0.113.177').digest('hex'), createHash('sha256').update('203.0.113.177').digest('base64url')]) {
-        expect(text).not.toContain(needle);
-      }
-      expect([...dump.keys()].some((k) => k.includes('attempts:'))).toBe(true); // the counter is there, under a key that says nothing
-    }
   });
-}, ['memory', 'redis standalone']);
+});
 
-describeEachStore('login throttling after 100 failures in a row (NIST SP 800-63B 5.2.2)', (_kind, properties) => {
+describe('login throttling after 100 failures in a row (NIST SP 800-63B 5.2.2)', () => {
   let running: RunningApp;
 
   beforeAll(async () => {
     // No name cool-down gets in the way: only the run of failures and the address count stop the stranger.
-    running = await startApp({ clients: [client], properties: { ...properties(), 'svc.proxy': true, 'svc.login.lockout-threshold': 1000 } });
+    running = await startApp({ clients: [client], properties: { 'svc.proxy': true, 'svc.login.lockout-threshold': 1000 } });
   });
   afterAll(async () => running.close());
 
@@ -266,7 +250,7 @@ describeEachStore('login throttling after 100 failures in a row (NIST SP 800-63B
     expect(statuses[100]).toBe(429);
     expect((await (await loginForm(running, home.browser)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
   });
-}, ['memory', 'redis standalone']);
+});
 
 /**
  * The demo accounts behind a gate that holds every correct sign-in until `size` of them are being
@@ -295,18 +279,18 @@ function overlappingAuthenticator(size: number): { authenticator: Authenticator;
   };
 }
 
-describeEachStore('login throttling: correct sign-ins judged at the same time (C8 rule 1)', (_kind, properties) => {
+describe('login throttling: correct sign-ins judged at the same time (C8 rule 1)', () => {
   let running: RunningApp;
   const overlapping = overlappingAuthenticator(8);
   const crowd = overlappingAuthenticator(2);
   let behindNat: RunningApp;
 
   beforeAll(async () => {
-    running = await startApp({ clients: [client], authenticator: overlapping.authenticator, properties: { ...properties(), 'svc.proxy': true } });
+    running = await startApp({ clients: [client], authenticator: overlapping.authenticator, properties: { 'svc.proxy': true } });
     behindNat = await startApp({
       clients: [client],
       authenticator: crowd.authenticator,
-      properties: { ...properties(), 'svc.redis.key-prefix': `${properties()['svc.redis.key-prefix'] ?? ''}nat:`, 'svc.proxy': true, 'svc.login.address-threshold': 5 },
+      properties: { 'svc.proxy': true, 'svc.login.address-threshold': 5 },
     });
   });
   afterAll(async () => behindNat.close());
@@ -339,9 +323,9 @@ describeEachStore('login throttling: correct sign-ins judged at the same time (C
     );
     expect(statuses).toEqual([303, 303]);
   }, 30_000);
-}, ['memory', 'redis standalone']);
+});
 
-describeEachStore('login throttling in a directory that tells `ERIKA` from `erika` (canonicalLogin)', (_kind, properties) => {
+describe('login throttling in a directory that tells `ERIKA` from `erika` (canonicalLogin)', () => {
   let running: RunningApp;
   // A directory where logins differ by case (Unix names, many LDAP schemas): two people per pair.
   const pair = (name: string) => [
@@ -354,7 +338,7 @@ describeEachStore('login throttling in a directory that tells `ERIKA` from `erik
       clients: [client],
       // The demo authenticator compares logins as they are, and says so (`canonicalLogin`).
       authenticator: createStaticAuthenticator([...pair('erika'), ...pair('maria'), ...pair('anna')]),
-      properties: { ...properties(), 'svc.proxy': true },
+      properties: { 'svc.proxy': true },
     });
   });
   afterAll(async () => running.close());
@@ -392,4 +376,4 @@ describeEachStore('login throttling in a directory that tells `ERIKA` from `erik
     expect((await (await loginForm(running, hers.browser)).attempt('maria', 'her-secret', freshAddress())).status).toBe(303);
     expect((await (await loginForm(running, his.browser)).attempt('MARIA', 'mallory-knows-this', freshAddress())).status).toBe(303);
   });
-}, ['memory', 'redis standalone']);
+});

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { refOf } from '../../adapters/inventory.js';
 import { main } from '../../lib/cli.js';
@@ -7,7 +7,6 @@ import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { register } from '../helpers/registration.js';
-import { describeEachStore } from '../helpers/stores.js';
 
 const USER = 'operator';
 const PASSWORD = 'printed-token-password-123';
@@ -22,7 +21,7 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-describeEachStore('an initial access token handed to the operator, unmailed (issue 24, C7)', (_kind, storeProperties) => {
+describe('an initial access token handed to the operator, unmailed (issue 24, C7)', () => {
   let running: RunningApp;
   const { logger, lines } = capturingLogger();
   let ip = 0;
@@ -38,9 +37,9 @@ describeEachStore('an initial access token handed to the operator, unmailed (iss
     return { status: response.status, headers: response.headers, body: json && text ? (JSON.parse(text) as Record<string, unknown>) : { text } };
   };
 
-  /** Every initial access token record in the store, spent or not, by reference. */
-  const storedTokens = async (): Promise<Set<string>> => {
-    const inventory = running.app.svc.store.inventory;
+  /** Every initial access token record in the store (of `app`, default the suite's), spent or not, by reference. */
+  const storedTokens = async (app: RunningApp = running): Promise<Set<string>> => {
+    const inventory = app.app.svc.store.inventory;
     if (!inventory) throw new Error('the store has no inventory');
     const refs = new Set<string>();
     let cursor: string | undefined;
@@ -60,11 +59,10 @@ describeEachStore('an initial access token handed to the operator, unmailed (iss
     return { code, stdout, stderr };
   };
 
+  const PROPERTIES = { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 };
+
   beforeAll(async () => {
-    running = await startApp({
-      logger,
-      properties: { ...storeProperties(), 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 },
-    });
+    running = await startApp({ logger, properties: PROPERTIES });
   });
   afterAll(async () => running.close());
 
@@ -87,7 +85,7 @@ describeEachStore('an initial access token handed to the operator, unmailed (iss
     const second = await register(running, { redirect_uris: ['https://own.example/cb'] }, token);
     expect([second.status, second.body.error]).toEqual([401, 'invalid_token']);
 
-    const event = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.e === 'initial_access_token_issued');
+    const event = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.e === 'initial_access_token_issued' && l.invitation === `inv_${refOf(token)}`);
     expect(event).toEqual({ e: 'initial_access_token_issued', request_id: expect.any(String), user: USER, invitation: `inv_${refOf(token)}`, expires_at: issued.body.expires_at });
     expect(lines.join('\n')).not.toContain(token);
   });
@@ -177,27 +175,33 @@ describeEachStore('an initial access token handed to the operator, unmailed (iss
   });
 
   it('svc-connect names the user a 401 tried, and says how many seconds a lockout lasts (from Retry-After); no token is printed', async () => {
-    // The command line connects without X-Forwarded-For: its failures count for this machine's address.
-    const tries: [string[], Record<string, string>, string][] = [
-      [['--user', 'nobody'], {}, 'nobody'],
-      [[], { SVC_MANAGEMENT_USER: 'from-env' }, 'from-env'],
-      [['--user', 'flag-wins'], { SVC_MANAGEMENT_USER: 'from-env' }, 'flag-wins'],
-    ];
-    for (const [i, [flags, env, user]] of tries.entries()) {
-      const refused = await cli(['invite', '--print', ...flags], { SVC_MANAGEMENT_PASSWORD: `guess-${i}`, ...env });
-      expect([refused.code, refused.stdout]).toEqual([1, '']);
-      expect(refused.stderr).toBe(
-        `svc-connect invite: initial access token failed: HTTP 401 unauthorized: the management credentials are not valid (tried the management user "${user}", from --user, SVC_MANAGEMENT_USER or the default admin; the password comes from SVC_MANAGEMENT_PASSWORD or --password-file)\n`,
-      );
+    // The command line connects without X-Forwarded-For: its failures count for this machine's
+    // address, so it locks out an app of its own, not the one the other command-line tests use.
+    const own = await startApp({ properties: PROPERTIES });
+    try {
+      const tries: [string[], Record<string, string>, string][] = [
+        [['--user', 'nobody'], {}, 'nobody'],
+        [[], { SVC_MANAGEMENT_USER: 'from-env' }, 'from-env'],
+        [['--user', 'flag-wins'], { SVC_MANAGEMENT_USER: 'from-env' }, 'flag-wins'],
+      ];
+      for (const [i, [flags, env, user]] of tries.entries()) {
+        const refused = await cli(['invite', '--print', ...flags], { SVC_BASE_URL: own.baseUrl, SVC_MANAGEMENT_PASSWORD: `guess-${i}`, ...env });
+        expect([refused.code, refused.stdout]).toEqual([1, '']);
+        expect(refused.stderr).toBe(
+          `svc-connect invite: initial access token failed: HTTP 401 unauthorized: the management credentials are not valid (tried the management user "${user}", from --user, SVC_MANAGEMENT_USER or the default admin; the password comes from SVC_MANAGEMENT_PASSWORD or --password-file)\n`,
+        );
+      }
+      const before = await storedTokens(own);
+      const locked = await cli(['invite', '--print'], { SVC_BASE_URL: own.baseUrl });
+      expect([locked.code, locked.stdout]).toEqual([1, '']);
+      const seconds = Number(/\(wait (\d+) seconds? before trying again; every failed try counts towards the lockout\)\n$/.exec(locked.stderr)?.[1]);
+      expect(seconds).toBeGreaterThan(0);
+      expect(seconds).toBeLessThanOrEqual(own.settings.management.lockoutSeconds);
+      expect(locked.stderr).toContain('HTTP 429 too_many_requests');
+      expect(await storedTokens(own)).toEqual(before);
+    } finally {
+      await own.close();
     }
-    const before = await storedTokens();
-    const locked = await cli(['invite', '--print']);
-    expect([locked.code, locked.stdout]).toEqual([1, '']);
-    const seconds = Number(/\(wait (\d+) seconds? before trying again; every failed try counts towards the lockout\)\n$/.exec(locked.stderr)?.[1]);
-    expect(seconds).toBeGreaterThan(0);
-    expect(seconds).toBeLessThanOrEqual(running.settings.management.lockoutSeconds);
-    expect(locked.stderr).toContain('HTTP 429 too_many_requests');
-    expect(await storedTokens()).toEqual(before);
   });
 
   it('issues one token per request under concurrency, each registering exactly once', async () => {

@@ -11,7 +11,6 @@ import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js
 import { bracketFlood } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { pkcePair } from '../helpers/flow.js';
-import { describeEachStore } from '../helpers/stores.js';
 
 /**
  * Every protected operation under every spelling of its path (issue 13): oidc-provider's router
@@ -102,12 +101,12 @@ const NOT_SERVED = [404, 405];
  */
 const SERVED_SPELLINGS = 7;
 
-describeEachStore('every protected operation under every path spelling (issue 13)', (_kind, properties) => {
+describe('every protected operation under every path spelling (issue 13)', () => {
   let running: RunningApp;
   const client = confidentialClient();
 
   beforeAll(async () => {
-    running = await startApp({ clients: [client], properties: properties() });
+    running = await startApp({ clients: [client] });
   });
   afterAll(async () => running.close());
 
@@ -264,9 +263,9 @@ describeEachStore('every protected operation under every path spelling (issue 13
       );
     });
   });
-}, ['memory', 'redis standalone']);
+});
 
-describeEachStore('pushed authorization requests under every path spelling (issue 17)', (_kind, properties) => {
+describe('pushed authorization requests under every path spelling (issue 17)', () => {
   let running: RunningApp;
   let store: CountingStore;
   const client = confidentialClient({ client_id: 'par-rp' });
@@ -274,8 +273,8 @@ describeEachStore('pushed authorization requests under every path spelling (issu
   const reached: string[] = [];
 
   beforeAll(async () => {
-    store = countingStore(createStore(loadSettings({ env: {}, properties: properties() })));
-    running = await startApp({ store, clients: [client, posting], properties: properties(), claimModules: createDemoClaimModules() });
+    store = countingStore(createStore(loadSettings({ env: {} })));
+    running = await startApp({ store, clients: [client, posting], claimModules: createDemoClaimModules() });
   });
   afterAll(async () => {
     await running.close();
@@ -343,4 +342,4 @@ describeEachStore('pushed authorization requests under every path spelling (issu
     );
     expect(writes()).toEqual(before);
   });
-}, ['memory', 'redis standalone']);
+});

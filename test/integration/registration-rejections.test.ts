@@ -9,7 +9,6 @@ import { createStore, issueInitialAccessToken, loadSettings } from '../../lib/in
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { encryptionKey, isUnspent, makeCertificateChain, register, startDocServer, type CertificateChain, type DocServer } from '../helpers/registration.js';
-import { describeEachStore } from '../helpers/stores.js';
 
 const R = ['https://rp.example/cb'];
 
@@ -225,67 +224,63 @@ function quotedExamples(): string[] {
 const asPattern = (example: string): RegExp =>
   new RegExp(`^${example.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('…', '.*').replaceAll('\\("k1"\\)', '\\("[^"]+"\\)')}$`);
 
-describeEachStore(
-  'rejected registrations (C6, C11)',
-  (_kind, properties) => {
-    const apps: Record<'open' | 'strict', { running?: RunningApp; store?: CountingStore; token?: string }> = { open: {}, strict: {} };
-    let docs: DocServer;
-    let material: Material;
-    const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>();
+describe('rejected registrations (C6, C11)', () => {
+  const apps: Record<'open' | 'strict', { running?: RunningApp; store?: CountingStore; token?: string }> = { open: {}, strict: {} };
+  let docs: DocServer;
+  let material: Material;
+  const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>();
 
-    beforeAll(async () => {
-      docs = await startDocServer();
-      docs.handler = (req, res) => (routes.get(req.url ?? '') ?? ((_q, s) => { s.statusCode = 404; s.end(); }))(req, res);
-      const chain = makeCertificateChain();
-      material = {
-        rsa: (await encryptionKey('RSA-OAEP-256')).jwk,
-        rsa1024: { ...(await encryptionKey('RSA-OAEP-256')).jwk, n: Buffer.alloc(128, 0xab).toString('base64url') },
-        ec: (await encryptionKey('ECDH-ES')).jwk,
-        chain,
-        docs: docs.url,
-      };
-      routes.set('/other.pem', (_q, s) => s.end(chain.otherPem));
-      routes.set('/jwks-ok', (_q, s) => json(s, { keys: [material.rsa] }));
-      for (const c of CASES) if (c.serve) routes.set(c.serve[0], c.serve[1]);
-      for (const mode of ['open', 'strict'] as const) {
-        const props = { ...properties(), 'svc.fetch.allow-private-network': mode === 'open' };
-        const store = countingStore(createStore(loadSettings({ env: {}, properties: props })));
-        const running = await startApp({ store, properties: props });
-        apps[mode] = { running, store, token: (await issueInitialAccessToken(running.app.svc.provider)).token };
-      }
-    }, 30_000);
+  beforeAll(async () => {
+    docs = await startDocServer();
+    docs.handler = (req, res) => (routes.get(req.url ?? '') ?? ((_q, s) => { s.statusCode = 404; s.end(); }))(req, res);
+    const chain = makeCertificateChain();
+    material = {
+      rsa: (await encryptionKey('RSA-OAEP-256')).jwk,
+      rsa1024: { ...(await encryptionKey('RSA-OAEP-256')).jwk, n: Buffer.alloc(128, 0xab).toString('base64url') },
+      ec: (await encryptionKey('ECDH-ES')).jwk,
+      chain,
+      docs: docs.url,
+    };
+    routes.set('/other.pem', (_q, s) => s.end(chain.otherPem));
+    routes.set('/jwks-ok', (_q, s) => json(s, { keys: [material.rsa] }));
+    for (const c of CASES) if (c.serve) routes.set(c.serve[0], c.serve[1]);
+    for (const mode of ['open', 'strict'] as const) {
+      const props = { 'svc.fetch.allow-private-network': mode === 'open' };
+      const store = countingStore(createStore(loadSettings({ env: {}, properties: props })));
+      const running = await startApp({ store, properties: props });
+      apps[mode] = { running, store, token: (await issueInitialAccessToken(running.app.svc.provider)).token };
+    }
+  }, 30_000);
 
-    afterAll(async () => {
-      await docs.close();
-      for (const mode of ['open', 'strict'] as const) await apps[mode].running?.close();
-    });
+  afterAll(async () => {
+    await docs.close();
+    for (const mode of ['open', 'strict'] as const) await apps[mode].running?.close();
+  });
 
-    it.each(CASES.map((c) => [c.name, c] as const))('rejects %s', async (_name, c) => {
-      const { running, store, token } = apps[c.app ?? 'open'];
-      if (!running || !store || !token) throw new Error('app not started');
-      const before = { clients: store.writes('Client'), rats: store.writes('RegistrationAccessToken') };
-      const res = await register(running, c.body(material), token);
-      expect({ status: res.status, error: res.body.error }).toEqual({ status: 400, error: c.error });
-      expect(res.body.error_description).toEqual(expect.stringContaining(c.names));
-      const documented = DOCUMENTED[c.name];
-      if (documented !== undefined) expect(res.body.error_description).toMatch(asPattern(documented));
-      expect({ clients: store.writes('Client'), rats: store.writes('RegistrationAccessToken') }).toEqual(before);
-      // The shared token is left unspent (checked in the store, so no case depends on another).
-      expect(await isUnspent(running, token)).toBe(true);
-    }, 10_000);
+  it.each(CASES.map((c) => [c.name, c] as const))('rejects %s', async (_name, c) => {
+    const { running, store, token } = apps[c.app ?? 'open'];
+    if (!running || !store || !token) throw new Error('app not started');
+    const before = { clients: store.writes('Client'), rats: store.writes('RegistrationAccessToken') };
+    const res = await register(running, c.body(material), token);
+    expect({ status: res.status, error: res.body.error }).toEqual({ status: 400, error: c.error });
+    expect(res.body.error_description).toEqual(expect.stringContaining(c.names));
+    const documented = DOCUMENTED[c.name];
+    if (documented !== undefined) expect(res.body.error_description).toMatch(asPattern(documented));
+    expect({ clients: store.writes('Client'), rats: store.writes('RegistrationAccessToken') }).toEqual(before);
+    // The shared token is left unspent (checked in the store, so no case depends on another).
+    expect(await isUnspent(running, token)).toBe(true);
+  }, 10_000);
 
-    it('leaves an initial access token usable after a rejection: it then registers a client', async () => {
-      for (const mode of ['open', 'strict'] as const) {
-        const { running } = apps[mode];
-        if (!running) throw new Error('app not started');
-        const own = (await issueInitialAccessToken(running.app.svc.provider)).token;
-        expect((await register(running, { redirect_uris: ['https://rp.example/cb#frag'] }, own)).status).toBe(400);
-        expect((await register(running, { redirect_uris: R }, own)).status).toBe(201);
-      }
-    });
-  },
-  ['memory', 'redis standalone'],
-);
+  it('leaves an initial access token usable after a rejection: it then registers a client', async () => {
+    for (const mode of ['open', 'strict'] as const) {
+      const { running } = apps[mode];
+      if (!running) throw new Error('app not started');
+      const own = (await issueInitialAccessToken(running.app.svc.provider)).token;
+      expect((await register(running, { redirect_uris: ['https://rp.example/cb#frag'] }, own)).status).toBe(400);
+      expect((await register(running, { redirect_uris: R }, own)).status).toBe(201);
+    }
+  });
+});
 
 describe('the rejection corpus', () => {
   it('produces every rejection message docs/registration.md quotes, and claims only messages it quotes', () => {

@@ -11,18 +11,17 @@ import {
   type CertificateChain,
   type DocServer,
 } from '../helpers/registration.js';
-import { describeEachStore } from '../helpers/stores.js';
 
 const REDIRECT = 'https://rp.example/cb';
 
-describeEachStore('client registration (C6)', (_kind, properties) => {
+describe('client registration (C6)', () => {
   let running: RunningApp;
   let docs: DocServer;
   let chain: CertificateChain;
   const iat = async (expiresIn?: number): Promise<string> => (await issueInitialAccessToken(running.app.svc.provider, { expiresIn })).token;
 
   beforeAll(async () => {
-    running = await startApp({ properties: { ...properties(), 'svc.fetch.allow-private-network': true } });
+    running = await startApp({ properties: { 'svc.fetch.allow-private-network': true } });
     docs = await startDocServer();
     chain = makeCertificateChain();
   });

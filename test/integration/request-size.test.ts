@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { STORED_PARAMETERS_MAX_BYTES } from '../../lib/claims/request-size.js';
@@ -9,94 +8,75 @@ import { everySvcName, vocabularyFlood } from '../helpers/claims-requests.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { pkcePair, redirectParams } from '../helpers/flow.js';
-import { recordBytes, SHARED_REDIS_URL, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
-import { describeEachStore } from '../helpers/stores.js';
 
 const REDIRECT = 'https://rp.example/cb';
 const REFUSAL = /^the authorization request would store (\d+) bytes of parameters; at most 14336 are allowed$/;
 
-describeEachStore(
-  'what one authorization request stores is bounded (C5: an interaction record stays within 16 KiB)',
-  (kind, properties) => {
-    let running: RunningApp;
-    let store: CountingStore;
-    let rp: RegisteredClient;
+describe('what one authorization request stores is bounded (C5: an interaction record stays within 16 KiB)', () => {
+  let running: RunningApp;
+  let store: CountingStore;
+  let rp: RegisteredClient;
 
-    beforeAll(async () => {
-      const props = { ...properties(), 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS };
-      store = countingStore(createStore(loadSettings({ env: {}, properties: props })));
-      // Modules that make every svc.* vocabulary name deliverable: the widest stored claims form.
-      running = await startApp({ store, properties: props, claimModules: [...createDemoClaimModules(), everySvcName] });
-      rp = await registerClient(running, 'rsa');
+  beforeAll(async () => {
+    store = countingStore(createStore(loadSettings({ env: {}, properties: {} })));
+    // Modules that make every svc.* vocabulary name deliverable: the widest stored claims form.
+    running = await startApp({ store, claimModules: [...createDemoClaimModules(), everySvcName] });
+    rp = await registerClient(running, 'rsa');
+  });
+  afterAll(async () => running.close());
+
+  /** A form POST to /authorize (too long for a URL); the redirect's parameters or the interaction path. */
+  const authorize = async (extra: Record<string, string>): Promise<{ status: number; location: string }> => {
+    const body = new URLSearchParams({
+      client_id: rp.metadata.client_id,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      state: 'st-size',
+      scope: 'openid',
+      ...extra,
     });
-    afterAll(async () => running.close());
+    const response = await fetch(`${running.issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
+    return { status: response.status, location: response.headers.get('location') ?? '' };
+  };
+  const refusedSize = (location: string): number => {
+    const redirect = redirectParams(location);
+    expect([redirect.get('error'), redirect.get('state')]).toEqual(['invalid_request', 'st-size']);
+    const match = REFUSAL.exec(redirect.get('error_description') ?? '');
+    expect(match).not.toBeNull();
+    return Number(match?.[1]);
+  };
 
-    /** A form POST to /authorize (too long for a URL); the redirect's parameters or the interaction path. */
-    const authorize = async (extra: Record<string, string>): Promise<{ status: number; location: string }> => {
-      const body = new URLSearchParams({
-        client_id: rp.metadata.client_id,
-        response_type: 'code',
-        redirect_uri: REDIRECT,
-        code_challenge: pkcePair().challenge,
-        code_challenge_method: 'S256',
-        state: 'st-size',
-        scope: 'openid',
-        ...extra,
-      });
-      const response = await fetch(`${running.issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
-      return { status: response.status, location: response.headers.get('location') ?? '' };
-    };
-    const refusedSize = (location: string): number => {
-      const redirect = redirectParams(location);
-      expect([redirect.get('error'), redirect.get('state')]).toEqual(['invalid_request', 'st-size']);
-      const match = REFUSAL.exec(redirect.get('error_description') ?? '');
-      expect(match).not.toBeNull();
-      return Number(match?.[1]);
-    };
+  it.each([
+    ['a 20 000-character nonce', { nonce: 'n'.repeat(20_000) }],
+    ['a claims request within its own budget whose stored form outgrows the request (every vocabulary name deliverable)', { claims: JSON.stringify(vocabularyFlood()) }],
+    ['a claims request within budget plus a long nonce', { claims: JSON.stringify(vocabularyFlood()), nonce: 'n'.repeat(4000) }],
+  ])('refuses %s with invalid_request naming the size, redirected with state, nothing stored', async (_name, extra) => {
+    const before = store.writes('Interaction');
+    const { status, location } = await authorize(extra);
+    expect(status).toBe(303);
+    expect(location.startsWith(REDIRECT)).toBe(true);
+    expect(refusedSize(location)).toBeGreaterThan(STORED_PARAMETERS_MAX_BYTES);
+    expect(store.writes('Interaction')).toBe(before);
+  });
 
-    it.each([
-      ['a 20 000-character nonce', { nonce: 'n'.repeat(20_000) }],
-      ['a claims request within its own budget whose stored form outgrows the request (every vocabulary name deliverable)', { claims: JSON.stringify(vocabularyFlood()) }],
-      ['a claims request within budget plus a long nonce', { claims: JSON.stringify(vocabularyFlood()), nonce: 'n'.repeat(4000) }],
-    ])('refuses %s with invalid_request naming the size, redirected with state, nothing stored', async (_name, extra) => {
-      const before = store.writes('Interaction');
-      const { status, location } = await authorize(extra);
-      expect(status).toBe(303);
-      expect(location.startsWith(REDIRECT)).toBe(true);
-      expect(refusedSize(location)).toBeGreaterThan(STORED_PARAMETERS_MAX_BYTES);
-      expect(store.writes('Interaction')).toBe(before);
-    });
+  it('accepts a 20 000-character login_hint, ignored and never stored (C3)', async () => {
+    const before = store.written('Interaction').length;
+    const { location } = await authorize({ login_hint: 'h'.repeat(20_000) });
+    expect(location).toMatch(/^\/oidc\/v1\/interaction\/[\w-]+$/);
+    const written = store.written('Interaction').slice(before);
+    expect(written).toHaveLength(1);
+    expect(written[0]).not.toContain('hhhh');
+  });
 
-    it('accepts a 20 000-character login_hint, ignored and never stored (C3)', async () => {
-      const before = store.written('Interaction').length;
-      const { location } = await authorize({ login_hint: 'h'.repeat(20_000) });
-      expect(location).toMatch(/^\/oidc\/v1\/interaction\/[\w-]+$/);
-      const written = store.written('Interaction').slice(before);
-      expect(written).toHaveLength(1);
-      expect(written[0]).not.toContain('hhhh');
-    });
-
-    it('accepts a request of exactly the limit, and its interaction record stays within 16 KiB', async () => {
-      // Learn the size of the other parameters from a refusal, then fill the nonce up to the limit.
-      const probe = 'n'.repeat(20_000);
-      const over = refusedSize((await authorize({ nonce: probe })).location);
-      const nonce = 'n'.repeat(probe.length - (over - STORED_PARAMETERS_MAX_BYTES));
-      const exact = await authorize({ nonce });
-      expect(exact.location).toMatch(/^\/oidc\/v1\/interaction\/[\w-]+$/);
-      expect(refusedSize((await authorize({ nonce: `${nonce}n` })).location)).toBe(STORED_PARAMETERS_MAX_BYTES + 1);
-      const prefix = properties()['svc.redis.key-prefix'];
-      if (kind === 'redis standalone' && prefix) {
-        const redis = new Redis(SHARED_REDIS_URL);
-        try {
-          const sizes: number[] = [];
-          for (const key of await redis.keys(`${prefix}Interaction:*`)) sizes.push((await recordBytes(redis, key)) ?? 0);
-          expect(Math.max(...sizes)).toBeGreaterThan(STORED_PARAMETERS_MAX_BYTES - 100);
-          expect(Math.max(...sizes)).toBeLessThanOrEqual(16 * 1024);
-        } finally {
-          redis.disconnect();
-        }
-      }
-    });
-  },
-  ['memory', 'redis standalone'],
-);
+  it('accepts a request of exactly the limit, and its interaction record stays within 16 KiB', async () => {
+    // Learn the size of the other parameters from a refusal, then fill the nonce up to the limit.
+    const probe = 'n'.repeat(20_000);
+    const over = refusedSize((await authorize({ nonce: probe })).location);
+    const nonce = 'n'.repeat(probe.length - (over - STORED_PARAMETERS_MAX_BYTES));
+    const exact = await authorize({ nonce });
+    expect(exact.location).toMatch(/^\/oidc\/v1\/interaction\/[\w-]+$/);
+    expect(refusedSize((await authorize({ nonce: `${nonce}n` })).location)).toBe(STORED_PARAMETERS_MAX_BYTES + 1);
+  });
+});

@@ -8,7 +8,6 @@ import { startApp, type RunningApp } from '../helpers/app.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { flipY, keyMaterial } from '../helpers/hostile-keys.js';
 import { isUnspent, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
-import { describeEachStore } from '../helpers/stores.js';
 
 const R = ['https://rp.example/cb'];
 const m = keyMaterial();
@@ -95,85 +94,81 @@ const ACCEPTED: [string, Record<string, unknown>][] = [
   ['a signature key beside an encryption key, encryption asked for', { ...ros('RS256', [m.rsa.jwk, rsaSig]), id_token_encrypted_response_alg: 'RSA-OAEP-256' }],
 ];
 
-describeEachStore(
-  'signature keys for request objects and private_key_jwt (C6, issue 17)',
-  (_kind, properties) => {
-    let running: RunningApp;
-    let store: CountingStore;
-    let token: string;
-    let docs: DocServer;
-    const served = new Map<string, unknown>();
+describe('signature keys for request objects and private_key_jwt (C6, issue 17)', () => {
+  let running: RunningApp;
+  let store: CountingStore;
+  let token: string;
+  let docs: DocServer;
+  const served = new Map<string, unknown>();
 
-    beforeAll(async () => {
-      docs = await startDocServer();
-      docs.handler = (req, res: ServerResponse) => {
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify(served.get(req.url ?? '') ?? { keys: [] }));
-      };
-      const props = { ...properties(), 'svc.fetch.allow-private-network': 'true' };
-      store = countingStore(createStore(loadSettings({ env: {}, properties: props })));
-      running = await startApp({ store, properties: props });
-      token = (await issueInitialAccessToken(running.app.svc.provider)).token;
-    });
-    afterAll(async () => {
-      await running.close();
-      await docs.close();
-    });
-
-    const expectRejected = async (body: unknown, description: string): Promise<void> => {
-      const before = store.writes('Client');
-      const res = await register(running, body, token);
-      expect({ status: res.status, error: res.body.error, description: res.body.error_description }).toEqual({ status: 400, error: 'invalid_client_metadata', description });
-      expect(store.writes('Client')).toBe(before);
-      // The shared token is left unspent (checked in the store, so no test depends on another).
-      expect(await isUnspent(running, token)).toBe(true);
+  beforeAll(async () => {
+    docs = await startDocServer();
+    docs.handler = (req, res: ServerResponse) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(served.get(req.url ?? '') ?? { keys: [] }));
     };
+    const props = { 'svc.fetch.allow-private-network': 'true' };
+    store = countingStore(createStore(loadSettings({ env: {}, properties: props })));
+    running = await startApp({ store, properties: props });
+    token = (await issueInitialAccessToken(running.app.svc.provider)).token;
+  });
+  afterAll(async () => {
+    await running.close();
+    await docs.close();
+  });
 
-    it.each(CASES.map((c) => [c.name, c] as const))('refuses %s', async (_name, c) => {
-      await expectRejected(c.body, c.description);
-    });
+  const expectRejected = async (body: unknown, description: string): Promise<void> => {
+    const before = store.writes('Client');
+    const res = await register(running, body, token);
+    expect({ status: res.status, error: res.body.error, description: res.body.error_description }).toEqual({ status: 400, error: 'invalid_client_metadata', description });
+    expect(store.writes('Client')).toBe(before);
+    // The shared token is left unspent (checked in the store, so no test depends on another).
+    expect(await isUnspent(running, token)).toBe(true);
+  };
 
-    it('judges a jwks_uri document the same way, naming jwks_uri', async () => {
-      served.set('/enc-only', { keys: [m.rsa.jwk] });
-      await expectRejected(
-        { redirect_uris: R, request_object_signing_alg: 'PS256', jwks_uri: `${docs.url}/enc-only` },
-        `jwks_uri: no key usable for request_object_signing_alg PS256 ${NEED}; key #1 ("good"): ${NOT_SIG}`,
-      );
-      served.set('/sig', { keys: [rsaSig] });
-      const ok = await register(running, { redirect_uris: R, request_object_signing_alg: 'PS256', jwks_uri: `${docs.url}/sig` }, (await issueInitialAccessToken(running.app.svc.provider)).token);
-      expect(ok.status).toBe(201);
-    });
+  it.each(CASES.map((c) => [c.name, c] as const))('refuses %s', async (_name, c) => {
+    await expectRejected(c.body, c.description);
+  });
 
-    it('refuses an update that drops the last usable signature key, keeping the stored client', async () => {
-      const created = await register(running, pkj([rsaSig]), (await issueInitialAccessToken(running.app.svc.provider)).token);
-      expect(created.status).toBe(201);
-      const uri = created.body.registration_client_uri as string;
-      const rat = created.body.registration_access_token as string;
-      const before = store.writes('Client');
-      const update = await manage(uri, 'PUT', rat, { client_id: created.body.client_id, ...pkj([m.rsa.jwk]) });
-      expect({ status: update.status, error: update.body.error, description: update.body.error_description }).toEqual({
-        status: 400,
-        error: 'invalid_client_metadata',
-        description: `jwks: no key usable for ${PKJ} ${NEED}; key #1 ("good"): ${NOT_SIG}`,
-      });
-      expect(store.writes('Client')).toBe(before);
-      const read = await manage(uri, 'GET', rat);
-      expect((read.body.jwks as { keys: JWK[] }).keys.map((k) => k.kid)).toEqual(['good-sig']);
-    });
+  it('judges a jwks_uri document the same way, naming jwks_uri', async () => {
+    served.set('/enc-only', { keys: [m.rsa.jwk] });
+    await expectRejected(
+      { redirect_uris: R, request_object_signing_alg: 'PS256', jwks_uri: `${docs.url}/enc-only` },
+      `jwks_uri: no key usable for request_object_signing_alg PS256 ${NEED}; key #1 ("good"): ${NOT_SIG}`,
+    );
+    served.set('/sig', { keys: [rsaSig] });
+    const ok = await register(running, { redirect_uris: R, request_object_signing_alg: 'PS256', jwks_uri: `${docs.url}/sig` }, (await issueInitialAccessToken(running.app.svc.provider)).token);
+    expect(ok.status).toBe(201);
+  });
 
-    it.each(ACCEPTED)('registers %s', async (_name, body) => {
-      const res = await register(running, JSON.parse(JSON.stringify(body)), (await issueInitialAccessToken(running.app.svc.provider)).token);
-      expect({ status: res.status, error: res.body.error_description }).toEqual({ status: 201, error: undefined });
+  it('refuses an update that drops the last usable signature key, keeping the stored client', async () => {
+    const created = await register(running, pkj([rsaSig]), (await issueInitialAccessToken(running.app.svc.provider)).token);
+    expect(created.status).toBe(201);
+    const uri = created.body.registration_client_uri as string;
+    const rat = created.body.registration_access_token as string;
+    const before = store.writes('Client');
+    const update = await manage(uri, 'PUT', rat, { client_id: created.body.client_id, ...pkj([m.rsa.jwk]) });
+    expect({ status: update.status, error: update.body.error, description: update.body.error_description }).toEqual({
+      status: 400,
+      error: 'invalid_client_metadata',
+      description: `jwks: no key usable for ${PKJ} ${NEED}; key #1 ("good"): ${NOT_SIG}`,
     });
+    expect(store.writes('Client')).toBe(before);
+    const read = await manage(uri, 'GET', rat);
+    expect((read.body.jwks as { keys: JWK[] }).keys.map((k) => k.kid)).toEqual(['good-sig']);
+  });
 
-    it('leaves an initial access token usable after a rejection: it then registers a client', async () => {
-      const own = (await issueInitialAccessToken(running.app.svc.provider)).token;
-      expect((await register(running, ros('PS256', [m.rsa.jwk]), own)).status).toBe(400);
-      expect((await register(running, ros('PS256', [rsaSig]), own)).status).toBe(201);
-    });
-  },
-  ['memory', 'redis standalone'],
-);
+  it.each(ACCEPTED)('registers %s', async (_name, body) => {
+    const res = await register(running, JSON.parse(JSON.stringify(body)), (await issueInitialAccessToken(running.app.svc.provider)).token);
+    expect({ status: res.status, error: res.body.error_description }).toEqual({ status: 201, error: undefined });
+  });
+
+  it('leaves an initial access token usable after a rejection: it then registers a client', async () => {
+    const own = (await issueInitialAccessToken(running.app.svc.provider)).token;
+    expect((await register(running, ros('PS256', [m.rsa.jwk]), own)).status).toBe(400);
+    expect((await register(running, ros('PS256', [rsaSig]), own)).status).toBe(201);
+  });
+});
 
 describe('the signature key rules are listed with the policies', () => {
   it('registers svc/signature-keys after svc/key-vetting', async () => {

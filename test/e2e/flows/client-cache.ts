@@ -1,26 +1,26 @@
 import { randomBytes } from 'node:crypto';
 
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { compactDecrypt } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
-import { hashId } from '../../adapters/redis.js';
-import { issueInitialAccessToken } from '../../lib/registration/initial-access-tokens.js';
-import { ruleDerivedEnv } from '../../lib/settings/definitions.js';
-import { pairwiseSubOf, startApp, TEST_PAIRWISE_KEY, type RunningApp } from '../helpers/app.js';
-import { runCodeFlow } from '../helpers/flow.js';
-import { SHARED_REDIS_URL } from '../helpers/redis.js';
-import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
-import { encryptionKey, manage, register } from '../helpers/registration.js';
-import { describeEachStore } from '../helpers/stores.js';
+import { hashId } from '../../../adapters/redis.js';
+import { issueInitialAccessToken } from '../../../lib/registration/initial-access-tokens.js';
+import { ruleDerivedEnv } from '../../../lib/settings/definitions.js';
+import { pairwiseSubOf, startApp, TEST_PAIRWISE_KEY, type RunningApp } from '../../helpers/app.js';
+import { runCodeFlow } from '../../helpers/flow.js';
+import { SHARED_REDIS_URL } from '../../helpers/redis.js';
+import { freePort, startServerProcess, waitFor, type ServerProcess } from '../../helpers/processes.js';
+import { encryptionKey, manage, register } from '../../helpers/registration.js';
+import type { StoreKind } from '../../helpers/stores.js';
 
 const REDIRECT = 'https://rp.example/cb';
 
-describeEachStore(
-  'clients cached in every process are invalidated everywhere at once (issue 16)',
-  (kind, properties) => {
+/** Clients cached in two processes on one Redis store (this one and an example-server process), invalidated in both at once. */
+export function clientCacheFlows(kind: StoreKind, properties: () => Record<string, string>): void {
+  describe('clients cached in every process are invalidated everywhere at once (issue 16)', () => {
     let shared: Record<string, string> = {};
     let a: RunningApp;
     let b: ServerProcess;
@@ -99,6 +99,5 @@ describeEachStore(
       expect(refused.status).toBe(400);
       expect(await refused.text()).toContain('invalid_client');
     }, 60_000);
-  },
-  ['redis standalone', 'redis cluster'],
-);
+  });
+}

@@ -1,0 +1,400 @@
+import { createHash } from 'node:crypto';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import type { ClientMetadata } from 'oidc-provider';
+
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
+import { STORED_PARAMETERS_MAX_BYTES } from '../../lib/claims/request-size.js';
+import { issueInitialAccessToken } from '../../lib/index.js';
+import { throttleAddressKey } from '../../lib/web/client-address.js';
+import { bracketFlood, bytesOf, countingModules, everySvcName, namesAcrossChannels, paddedTo, valuedFlood, type ClaimsObject } from '../helpers/claims-requests.js';
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { authorizationUrl, FormBrowser, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
+import { deletePrefix, dumpPrefix, recordBytes, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
+import { manage } from '../helpers/registration.js';
+import { describeEachStore } from '../helpers/stores.js';
+import { clientCacheFlows } from './flows/client-cache.js';
+import { codeFlows } from './flows/code-flow.js';
+import { races } from './flows/races.js';
+import { tokenRaces } from './flows/token-races.js';
+import { twoProcessFlows } from './flows/two-processes.js';
+
+/**
+ * Whole flows on Redis standalone (the feature suites run on the memory store; the adapter
+ * contract suites, test/adapters/, run on every store; test/e2e/flows-cluster.test.ts is the
+ * Cluster's file): the flows every store must carry, and what only Redis can show — record sizes
+ * in Redis, nothing identifying in clear in its keys and values, a second process on the same store.
+ */
+for (const flows of [codeFlows, tokenRaces, races, clientCacheFlows, twoProcessFlows]) describeEachStore('on Redis', flows, ['redis standalone']);
+
+/** Store properties for a fresh prefix of the shared test Redis. */
+const onRedis = (prefix: string): Record<string, string | number> => ({ 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS });
+
+/** Keys under `prefix` (`Model:hash`), optionally only one model's. */
+async function keysOf(prefix: string, model = ''): Promise<string[]> {
+  const redis = new Redis(SHARED_REDIS_URL);
+  try {
+    return await redis.keys(`${prefix}${model}*`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Bytes of every stored record under `prefix` but the `old` ones, by model (largest of each). */
+async function largestRecords(prefix: string, old: ReadonlySet<string>): Promise<Record<string, number>> {
+  const redis = new Redis(SHARED_REDIS_URL);
+  const out: Record<string, number> = {};
+  try {
+    for (const key of await redis.keys(`${prefix}*`)) {
+      const model = key.slice(prefix.length).split(':')[0] as string;
+      // Records only: index keys (sessionUid, grant) hold references, not requests.
+      const bytes = old.has(key) || model === 'sessionUid' ? undefined : await recordBytes(redis, key);
+      if (bytes === undefined) continue;
+      out[model] = Math.max(out[model] ?? 0, bytes);
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return out;
+}
+
+/** C5: what a request stores stays small. */
+const RECORD_LIMIT = 16 * 1024;
+const REDIRECT = 'https://rp.example/cb';
+
+describe('what one authorization request stores in Redis is bounded (C5: an interaction record stays within 16 KiB)', () => {
+  const prefix = testPrefix('request-size');
+  let running: RunningApp;
+  let rp: RegisteredClient;
+
+  beforeAll(async () => {
+    // Modules that make every svc.* vocabulary name deliverable: the widest stored claims form.
+    running = await startApp({ properties: onRedis(prefix), claimModules: [...createDemoClaimModules(), everySvcName] });
+    rp = await registerClient(running, 'rsa');
+  });
+  afterAll(async () => {
+    await running.close();
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+  });
+
+  const authorize = async (extra: Record<string, string>): Promise<string> => {
+    const body = new URLSearchParams({ client_id: rp.metadata.client_id, response_type: 'code', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'st-size', scope: 'openid', ...extra });
+    const response = await fetch(`${running.issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
+    return response.headers.get('location') ?? '';
+  };
+  const refusedSize = (location: string): number => {
+    const redirect = redirectParams(location);
+    expect([redirect.get('error'), redirect.get('state')]).toEqual(['invalid_request', 'st-size']);
+    const match = /^the authorization request would store (\d+) bytes of parameters; at most 14336 are allowed$/.exec(redirect.get('error_description') ?? '');
+    expect(match).not.toBeNull();
+    return Number(match?.[1]);
+  };
+
+  it('accepts a request of exactly the limit, and its interaction record in Redis stays within 16 KiB', async () => {
+    const probe = 'n'.repeat(20_000);
+    const over = refusedSize(await authorize({ nonce: probe }));
+    const nonce = 'n'.repeat(probe.length - (over - STORED_PARAMETERS_MAX_BYTES));
+    expect(await authorize({ nonce })).toMatch(/^\/oidc\/v1\/interaction\/[\w-]+$/);
+    expect(refusedSize(await authorize({ nonce: `${nonce}n` }))).toBe(STORED_PARAMETERS_MAX_BYTES + 1);
+    const redis = new Redis(SHARED_REDIS_URL);
+    try {
+      const sizes: number[] = [];
+      for (const key of await redis.keys(`${prefix}Interaction:*`)) sizes.push((await recordBytes(redis, key)) ?? 0);
+      expect(Math.max(...sizes)).toBeGreaterThan(STORED_PARAMETERS_MAX_BYTES - 100);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(16 * 1024);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe('the claims budget on Redis (C5, issue 14): a refused request stores nothing in Redis, the largest accepted ones at most 16 KiB a record', () => {
+  const prefix = testPrefix('budget');
+  let running: RunningApp;
+  let rsa: RegisteredClient;
+
+  beforeAll(async () => {
+    running = await startApp({ properties: onRedis(prefix), claimModules: createDemoClaimModules() });
+    rsa = await registerClient(running, 'rsa');
+  });
+  afterAll(async () => {
+    await running.close();
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+  });
+
+  const params = (claims: ClaimsObject): Record<string, string> => ({
+    client_id: rsa.metadata.client_id,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    state: 'st-budget',
+    scope: 'openid',
+    claims: JSON.stringify(claims),
+  });
+  const authorize = async (claims: ClaimsObject, method: 'GET' | 'POST'): Promise<string> => {
+    const response =
+      method === 'GET'
+        ? await fetch(authorizationUrl(running.issuer, params(claims)), { redirect: 'manual' })
+        : await fetch(`${running.issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params(claims)).toString() });
+    return response.headers.get('location') ?? '';
+  };
+  const nested = (depth: number): unknown => JSON.parse(`${'['.repeat(depth)}1${']'.repeat(depth)}`);
+  const ISSUE_14_ATTACK = { userinfo: bracketFlood(96, 'verification-procedure-variant-with-a-long-descriptive-segment-name-and-more-') };
+
+  it.each<[string, 'GET' | 'POST', () => ClaimsObject, string]>([
+    ['the 14.8 KB attack request of issue 14', 'POST', () => ISSUE_14_ATTACK, `the claims parameter is ${bytesOf(ISSUE_14_ATTACK)} bytes; at most 8192 are allowed`],
+    ['96 bracketed names × 129 expansions', 'GET', () => ({ userinfo: bracketFlood(96) }), 'the claims parameter expands to 12384 claim names; at most 256 are allowed'],
+    ['96 bracketed names × 129 expansions', 'POST', () => ({ userinfo: bracketFlood(96) }), 'the claims parameter expands to 12384 claim names; at most 256 are allowed'],
+    ['257 names split over id_token and userinfo', 'GET', () => namesAcrossChannels(257), 'the claims parameter expands to 257 claim names; at most 256 are allowed'],
+    ['8193 bytes, 4096 of its characters two-byte', 'POST', () => paddedTo({ id_token: { email: null } }, 8193, 'ä'), 'the claims parameter is 8193 bytes; at most 8192 are allowed'],
+    ['8193 bytes', 'GET', () => paddedTo({ id_token: { email: null } }, 8193), 'the claims parameter is 8193 bytes; at most 8192 are allowed'],
+    ['a value nested 17 levels deep', 'GET', () => ({ id_token: { email: { value: nested(17) } } }), 'claims.id_token.email: value is nested more than 16 levels deep'],
+    ['a value nested 2500 levels deep', 'POST', () => ({ userinfo: { email: { value: nested(2500) } } }), 'claims.userinfo.email: value is nested more than 16 levels deep'],
+    ['a sub value nested 2500 levels deep', 'POST', () => ({ id_token: { sub: { value: { a: nested(2500) } } } }), 'claims.id_token.sub: value is nested more than 16 levels deep'],
+  ])('refuses %s (%s), redirected with state, no interaction stored in Redis', async (_name, method, claims, description) => {
+    const before = (await keysOf(prefix, 'Interaction:')).length;
+    const redirect = redirectParams(await authorize(claims(), method));
+    expect({ error: redirect.get('error'), description: redirect.get('error_description'), state: redirect.get('state') }).toEqual({ error: 'invalid_request', description, state: 'st-budget' });
+    expect((await keysOf(prefix, 'Interaction:')).length).toBe(before);
+  });
+
+  it('refuses 20 concurrent attack requests alike, storing nothing in Redis', async () => {
+    const before = (await keysOf(prefix, 'Interaction:')).length;
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => authorize({ userinfo: bracketFlood(96, `c${i}-`) }, i % 2 ? 'GET' : 'POST')));
+    for (const location of results) expect(redirectParams(location).get('error_description')).toBe('the claims parameter expands to 12384 claim names; at most 256 are allowed');
+    expect((await keysOf(prefix, 'Interaction:')).length).toBe(before);
+  });
+
+  // The request that grows most when stored is the one of short names each asking for a value
+  // (a MAC replaces `0`); `minimum` shows each case really stored what it is about.
+  it.each<[string, () => ClaimsObject, string, number]>([
+    ['256 names over both channels', () => namesAcrossChannels(256), 'code', 2000],
+    ['8 KiB of short names each asking for a value', () => valuedFlood(), 'code', 14000],
+    ['8 KiB of essential names asking for values the account lacks', () => valuedFlood({ essential: true, value: 'not-the-value' }), 'access_denied', 9000],
+    ['8 KiB exactly, in one long value', () => paddedTo(namesAcrossChannels(255), 8192), 'code', 2000],
+  ])('stores at most 16 KiB per record for the largest accepted requests: %s', async (_name, claims, outcome, minimum) => {
+    const old = new Set(await keysOf(prefix));
+    const request = claims();
+    expect(bytesOf(request)).toBeLessThanOrEqual(8192);
+    const { verifier, challenge } = pkcePair();
+    const browser = new FormBrowser();
+    const largest: Record<string, number> = {};
+    const note = async (): Promise<void> => {
+      for (const [model, bytes] of Object.entries(await largestRecords(prefix, old))) largest[model] = Math.max(largest[model] ?? 0, bytes);
+    };
+    let step = await browser.follow(authorizationUrl(running.issuer, { ...params(request), code_challenge: challenge }), running.baseUrl);
+    await note();
+    step = await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    await note();
+    if (!step.leftTo) {
+      step = await browser.submit('consent-allow', {}, running.baseUrl);
+      await note();
+    }
+    const redirect = redirectParams(step.leftTo as string);
+    if (outcome === 'code') {
+      const code = redirect.get('code') as string;
+      expect((await redeemCode(running.issuer, rsa.metadata, code, verifier)).status).toBe(200);
+      await note();
+    } else {
+      expect(redirect.get('error')).toBe(outcome);
+    }
+    expect(largest.Interaction).toBeGreaterThan(minimum);
+    for (const [model, bytes] of Object.entries(largest)) expect({ model, bytes, within: bytes <= RECORD_LIMIT }).toEqual({ model, bytes, within: true });
+  }, 30_000);
+});
+
+describe('the operator toolbox with two processes on one Redis (issue 15 item 6)', () => {
+  const prefix = testPrefix('toolbox');
+  const PASSWORD = 'toolbox-password-123';
+  const AUTH = `Basic ${Buffer.from(`operator:${PASSWORD}`).toString('base64')}`;
+  const M = '/oidc/v1/management';
+  let running: RunningApp;
+  let ip = 0;
+
+  beforeAll(async () => {
+    running = await startApp({ properties: { ...onRedis(prefix), 'svc.management.user': 'operator', 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 } });
+  });
+  afterAll(async () => {
+    await running.close();
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+  });
+
+  /** A management request from a fresh client address (the lockout counts per address). */
+  const call = async (method: string, path: string): Promise<{ status: number; body: Record<string, unknown> }> => {
+    ip += 1;
+    const response = await fetch(`${running.baseUrl}${path}`, { method, headers: { authorization: AUTH, 'x-forwarded-for': `198.18.${Math.floor(ip / 250)}.${ip % 250}` } });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  it('disables a client in every process at once: the other process refuses it at token and UserInfo; enable restores it there too', async () => {
+    const client = await registerClient(running, 'plain');
+    const basicOf = `Basic ${Buffer.from(`${client.metadata.client_id}:${String(client.metadata.client_secret)}`).toString('base64')}`;
+    const flow = await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true });
+    // A second process on the same store: it serves the client until it is disabled.
+    const other = await startApp({ properties: { ...onRedis(prefix), 'svc.management.password': PASSWORD } });
+    const userinfoAtOther = async (): Promise<number> => (await fetch(`${other.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } })).status;
+    try {
+      expect(await userinfoAtOther()).toBe(200);
+      const disabled = await call('POST', `${M}/clients/${client.metadata.client_id}/disable`);
+      expect([disabled.status, disabled.body]).toEqual([200, { client_id: client.metadata.client_id, disabled: true, changed: true }]);
+      const elsewhere = await fetch(`${other.issuer}/token`, {
+        method: 'POST',
+        headers: { authorization: basicOf, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=authorization_code&code=nope&redirect_uri=https%3A%2F%2Frp.example%2Fcb',
+      });
+      expect([elsewhere.status, ((await elsewhere.json()) as { error?: string }).error]).toEqual([401, 'invalid_client']);
+      expect(await userinfoAtOther()).toBe(401);
+      expect((await call('POST', `${M}/clients/${client.metadata.client_id}/enable`)).body).toEqual({ client_id: client.metadata.client_id, disabled: false, changed: true });
+      expect(await userinfoAtOther()).toBe(200);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses a cursor of ours whose SCAN position is pushed past what Redis accepts (2^64 - 1) as a bad cursor, not an outage (503)', async () => {
+    for (let i = 0; i < 3; i += 1) await issueInitialAccessToken(running.app.svc.provider);
+    const first = await call('GET', `${M}/invitations?limit=1`);
+    const handed = first.body.next_cursor as string;
+    expect(typeof handed).toBe('string');
+    const state = JSON.parse(Buffer.from(handed, 'base64url').toString('utf8')) as Record<string, unknown>;
+    for (const c of ['18446744073709551616', '99999999999999999999']) {
+      const tampered = Buffer.from(JSON.stringify({ ...state, c })).toString('base64url');
+      const answer = await call('GET', `${M}/invitations?cursor=${tampered}`);
+      expect([answer.status, answer.body.error]).toEqual([400, 'invalid_request']);
+    }
+    expect((await call('GET', `${M}/invitations?limit=1`)).status).toBe(200);
+  });
+});
+
+describe('login throttling on Redis (C8): counters under keys that say nothing', () => {
+  const prefix = testPrefix('throttle');
+  const client: ClientMetadata = confidentialClient();
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ clients: [client], properties: { ...onRedis(prefix), 'svc.proxy': true, 'svc.login.lockout-seconds': 1, 'svc.login.lockout-max-seconds': 2, 'svc.login.address-threshold': 5 } });
+  });
+  afterAll(async () => {
+    await running.close();
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+  });
+
+  /** A sign-in page of a fresh browser, driven attempt by attempt from a chosen client address. */
+  const loginForm = async (): Promise<{ browser: FormBrowser; attempt(login: string, password: string, forwardedFor: string): Promise<Response> }> => {
+    const browser = new FormBrowser();
+    const url = authorizationUrl(running.issuer, { client_id: String(client.client_id), response_type: 'code', scope: 'openid', redirect_uri: (client.redirect_uris as string[])[0], code_challenge: pkcePair().challenge, code_challenge_method: 'S256', prompt: 'login' });
+    await browser.follow(url, running.baseUrl);
+    const action = browser.formAction('login-form', running.baseUrl);
+    return {
+      browser,
+      attempt: (login, password, forwardedFor) =>
+        browser.request(action, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl, 'x-forwarded-for': forwardedFor },
+          body: new URLSearchParams({ login, password }).toString(),
+        }),
+    };
+  };
+
+  it('counts one client once whatever port the trusted proxy appended, and keeps neither its address, a device id nor a plain hash of them in the store', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i += 1) statuses.push((await (await loginForm()).attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    const device = await loginForm();
+    await device.attempt('demo', 'demo', '198.51.100.200');
+    const deviceId = (device.browser.cookie('svc.device') ?? '').split('.')[0] ?? '';
+    const dump = await dumpPrefix(SHARED_REDIS_URL, prefix);
+    const text = [...dump].flat().join('\n');
+    const plain = createHash('sha256').update(`login-address:${throttleAddressKey('203.0.113.177')}`).digest('base64url');
+    for (const needle of ['203.0.113.177', plain, deviceId, createHash('sha256').update('203.0.113.177').digest('hex'), createHash('sha256').update('203.0.113.177').digest('base64url')]) {
+      expect(text).not.toContain(needle);
+    }
+    expect([...dump.keys()].some((k) => k.includes('attempts:'))).toBe(true); // the counter is there, under a key that says nothing
+  });
+});
+
+/**
+ * Issue 22's attacks as whole flows on Redis (the feature suites run on the memory store:
+ * test/integration/consent-first.test.ts, consent-delivery.test.ts; the stored hints:
+ * test/e2e/privacy-sentinels.test.ts).
+ */
+describe('consent first, consent covers delivery, each claim once: whole flows on Redis (issue 22)', () => {
+  const prefix = testPrefix('privacy');
+  let running: RunningApp;
+  let calls = { count: 0 };
+
+  beforeAll(async () => {
+    const counted = countingModules(createDemoClaimModules());
+    calls = counted.calls;
+    running = await startApp({ claimModules: counted.modules, properties: { 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix } });
+  });
+  afterAll(async () => {
+    await running.close();
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+  });
+
+  it('tells an unapproved client nothing, asks again after its delivery weakened, and sends each claim once', async () => {
+    const [friend, attacker] = await Promise.all([registerClient(running, 'rsa'), registerClient(running, 'rsa')]);
+    const urlFor = (client_id: unknown, params: Record<string, string>): string =>
+      authorizationUrl(running.issuer, { client_id: String(client_id), response_type: 'code', redirect_uri: 'https://rp.example/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', scope: 'openid', ...params });
+    const guess = (value: string): string => JSON.stringify({ id_token: { email: { essential: true, value } } });
+    const browser = new FormBrowser();
+    await signIn(urlFor(friend.metadata.client_id, { scope: 'openid email' }), { browser });
+
+    // 1. Before consent: the same page for a wrong and a right guess, and no module asked.
+    const before = calls.count;
+    for (const value of ['someone.else@example.com', 'erika.mustermann@example.com']) {
+      await browser.follow(urlFor(attacker.metadata.client_id, { claims: guess(value) }), running.baseUrl);
+      expect(browser.lastPage).toContain('id="consent-allow"');
+      const silent = await browser.follow(urlFor(attacker.metadata.client_id, { claims: guess(value), prompt: 'none' }), running.baseUrl);
+      expect(redirectParams(silent.leftTo as string).get('error')).toBe('consent_required');
+    }
+    expect(calls.count).toBe(before);
+    expect((await signIn(urlFor(attacker.metadata.client_id, { claims: guess('someone.else@example.com') }), { browser })).callbackUrl.searchParams.get('error')).toBe('access_denied');
+
+    // 4. Each claim once: the scope's claims in the ID token, UserInfo holds sub only.
+    const flow = await runCodeFlow(running.issuer, friend.metadata, { scope: 'openid email', configure: friend.configure, browser });
+    expect(userData(flow.claims)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
+    expect(userData(flow.userinfo)).toEqual({});
+
+    // 2. The client drops encryption and opts out: asked again; the earlier token delivers nothing in plaintext.
+    const { registration_access_token: token, registration_client_uri: uri } = friend.metadata as Record<string, unknown>;
+    const weakened = await manage(uri as string, 'PUT', token as string, { client_id: friend.metadata.client_id, redirect_uris: ['https://rp.example/cb'], allow_unencrypted_userinfo: true });
+    expect(weakened.status).toBe(200);
+    const silent = await browser.follow(urlFor(friend.metadata.client_id, { scope: 'openid email', prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(silent.leftTo as string).get('error')).toBe('consent_required');
+    const earlier = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } });
+    expect(earlier.headers.get('content-type')).toContain('application/json');
+    expect(userData((await earlier.json()) as Record<string, unknown>)).toEqual({});
+  });
+
+  it('verified_claims on Redis: nothing asked before consent, the decrypted answer after, the consent page again for one more verified claim', async () => {
+    const client = await registerClient(running, 'rsa');
+    const verified = (claims: Record<string, null>): string =>
+      JSON.stringify({ userinfo: { verified_claims: { verification: { trust_framework: null, evidence: [{ type: { value: 'document' }, document_details: null }] }, claims } } });
+    const urlFor = (params: Record<string, string>): string =>
+      authorizationUrl(running.issuer, { client_id: String(client.metadata.client_id), response_type: 'code', redirect_uri: 'https://rp.example/cb', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', scope: 'openid', ...params });
+    const browser = new FormBrowser();
+    await signIn(urlFor({}), { browser });
+
+    const before = calls.count;
+    const silent = await browser.follow(urlFor({ claims: verified({ given_name: null, family_name: null }), prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(silent.leftTo as string).get('error')).toBe('consent_required');
+    expect(calls.count).toBe(before);
+
+    const flow = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params: { claims: verified({ given_name: null, family_name: null }) } });
+    expect(userData(flow.userinfo)).toEqual({
+      verified_claims: {
+        verification: { trust_framework: 'https://svc-connect.example/trust-frameworks/demo', evidence: [{ type: 'document', document_details: { type: 'idcard' } }] },
+        claims: { given_name: 'Erika', family_name: 'Mustermann' },
+      },
+    });
+
+    const more = await browser.follow(urlFor({ claims: verified({ given_name: null, birthdate: null }) }), running.baseUrl);
+    expect(more.leftTo).toBeUndefined();
+    expect(browser.lastPage).toContain('id="consent-allow"');
+  });
+});
