@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,19 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { generateProviderKeys } from '../../lib/provider/keys.js';
 import { loadSettings } from '../../lib/settings/load.js';
 
-const root = new URL('../..', import.meta.url).pathname;
-
-/** Runs `svc-connect …` (lib/cli.ts under tsx) in `cwd` with exactly `env` (plus PATH and HOME). */
-function cli(cwd: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), join(root, 'lib/cli.ts'), ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { spawnCli } from '../helpers/processes.js';
 
 const AUTHENTICATOR = 'export default { authenticate: async () => undefined, exists: async () => false };\n';
 const CLAIMS = (name: string): string => `export default { name: '${name}', provides: ['nickname'], resolve: async () => ({}) };\n`;
@@ -62,7 +49,7 @@ describe('relative paths: a configuration file\'s against its folder, the enviro
     expect(settings.claims.modules).toEqual([join(etc, 'claims/nick.mjs'), join(etc, 'mods/extra.mjs')]);
 
     // The bundled server's start checks load each of them from a working directory elsewhere.
-    const check = await cli(work, ['config', 'check'], { SVC_CONFIG: '../etc/svc.properties' });
+    const check = await spawnCli(work, ['config', 'check'], { SVC_CONFIG: '../etc/svc.properties' });
     expect(ours(check.stderr)).toEqual([]);
     expect(check.code).toBe(0);
     expect(valueOf(check.stdout, 'svc.keys.file')).toBe(join(etc, 'keys.json'));
@@ -86,27 +73,27 @@ describe('relative paths: a configuration file\'s against its folder, the enviro
     const settings = loadSettings({ env: { SVC_KEYS_FILE: 'keys.json', SVC_AUTHENTICATOR_MODULE: './auth.mjs' }, file: join(etc, 'svc.properties') });
     expect([settings.keys.file, settings.authenticator.module]).toEqual(['keys.json', './auth.mjs']);
 
-    const keys = await cli(work, ['config', 'check'], { SVC_CONFIG: join(etc, 'svc.properties'), SVC_KEYS_FILE: 'keys.json' });
+    const keys = await spawnCli(work, ['config', 'check'], { SVC_CONFIG: join(etc, 'svc.properties'), SVC_KEYS_FILE: 'keys.json' });
     expect(ours(keys.stderr)).toEqual([`svc-connect config: cannot start: svc.keys.file: cannot read ${work}/keys.json: no such file (ENOENT)`]);
-    const module = await cli(work, ['config', 'check'], { SVC_CONFIG: join(etc, 'svc.properties'), SVC_AUTHENTICATOR_MODULE: './auth.mjs' });
+    const module = await spawnCli(work, ['config', 'check'], { SVC_CONFIG: join(etc, 'svc.properties'), SVC_AUTHENTICATOR_MODULE: './auth.mjs' });
     expect(ours(module.stderr)).toEqual([expect.stringMatching(new RegExp(`^svc-connect config: cannot start: cannot load svc.authenticator.module \\./auth\\.mjs \\(${work}/auth\\.mjs\\): ERR_MODULE_NOT_FOUND`))]);
   });
 
   it('names the resolved absolute path when a file\'s relative path leads nowhere', async () => {
     const file = join(etc, 'missing.properties');
     writeFileSync(file, 'svc.clients.file = clients/none.json\n');
-    const clients = await cli(work, ['config', 'check'], { SVC_CONFIG: file });
+    const clients = await spawnCli(work, ['config', 'check'], { SVC_CONFIG: file });
     expect(ours(clients.stderr)).toEqual([`svc-connect config: cannot start: svc.clients.file: cannot read ${etc}/clients/none.json: no such file (ENOENT)`]);
     writeFileSync(file, 'svc.authenticator.module = ./no-auth.mjs\n');
-    const module = await cli(work, ['config', 'check'], { SVC_CONFIG: file });
+    const module = await spawnCli(work, ['config', 'check'], { SVC_CONFIG: file });
     expect(ours(module.stderr)).toEqual([expect.stringMatching(new RegExp(`^svc-connect config: cannot start: cannot load svc.authenticator.module ${etc}/no-auth\\.mjs: ERR_MODULE_NOT_FOUND`))]);
   });
 
   it('loads a package name from node_modules by Node\'s rules, and says where it looked when there is none', async () => {
-    const found = await cli(work, ['config', 'check'], { SVC_AUTHENTICATOR_MODULE: 'acme-auth', SVC_DEMO_ENABLED: 'false' });
+    const found = await spawnCli(work, ['config', 'check'], { SVC_AUTHENTICATOR_MODULE: 'acme-auth', SVC_DEMO_ENABLED: 'false' });
     expect(ours(found.stderr)).toEqual([]);
     expect(found.code).toBe(0);
-    const missing = await cli(work, ['config', 'check'], { SVC_AUTHENTICATOR_MODULE: 'acme-missing', SVC_DEMO_ENABLED: 'false' });
+    const missing = await spawnCli(work, ['config', 'check'], { SVC_AUTHENTICATOR_MODULE: 'acme-missing', SVC_DEMO_ENABLED: 'false' });
     expect(ours(missing.stderr)).toEqual([
       `svc-connect config: cannot start: cannot load svc.authenticator.module acme-missing: no package acme-missing in the node_modules folders from ${work} up, and no file ${work}/acme-missing (write ./acme-missing for a file relative to the configuration file or the working directory)`,
     ]);

@@ -1,23 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from '@jest/globals';
 
-const root = new URL('../..', import.meta.url).pathname;
-
-/** Runs `svc-connect …` (lib/cli.ts under tsx) in `cwd` with exactly `env` (plus PATH and HOME). */
-function cli(cwd: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), join(root, 'lib/cli.ts'), ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { spawnCli } from '../helpers/processes.js';
 
 /** The command's own lines on stderr (not the runtime's warnings). */
 const ours = (stderr: string): string[] => stderr.split('\n').filter((line) => line.startsWith('svc-connect'));
@@ -27,16 +14,16 @@ describe('file errors name the absolute path and the cause, never a stack (issue
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('keys generate --out into a missing folder says which folder is missing (exit 1); into a folder that exists it writes the file and prints its absolute path', async () => {
-    const missing = await cli(dir, ['keys', 'generate', '--out', 'no-such-folder/keys.json']);
+    const missing = await spawnCli(dir, ['keys', 'generate', '--out', 'no-such-folder/keys.json']);
     expect(missing.code).toBe(1);
     expect(ours(missing.stderr)).toEqual([`svc-connect keys: cannot write ${dir}/no-such-folder/keys.json: the folder ${dir}/no-such-folder does not exist (ENOENT)`]);
     expect(missing.stderr).not.toMatch(/\n\s+at /);
 
-    const folder = await cli(dir, ['keys', 'generate', '--out', '.']);
+    const folder = await spawnCli(dir, ['keys', 'generate', '--out', '.']);
     expect(ours(folder.stderr)).toEqual([`svc-connect keys: cannot write ${dir}: it is a folder, not a file (EISDIR)`]);
 
     mkdirSync(join(dir, 'etc'));
-    const written = await cli(dir, ['keys', 'generate', '--out', 'etc/keys.json']);
+    const written = await spawnCli(dir, ['keys', 'generate', '--out', 'etc/keys.json']);
     expect(written.code).toBe(0);
     expect(written.stdout).toBe(`wrote ${dir}/etc/keys.json (mode 0600); set svc.keys.file=${dir}/etc/keys.json\n`);
     expect(statSync(join(dir, 'etc/keys.json')).mode & 0o777).toBe(0o600);
@@ -44,7 +31,7 @@ describe('file errors name the absolute path and the cause, never a stack (issue
   });
 
   it('client-keys --private-out into a missing folder names it', async () => {
-    const result = await cli(dir, ['client-keys', '--private-out', 'gone/rp-private.json']);
+    const result = await spawnCli(dir, ['client-keys', '--private-out', 'gone/rp-private.json']);
     expect(result.code).toBe(1);
     expect(ours(result.stderr)).toEqual([`svc-connect client-keys: cannot write ${dir}/gone/rp-private.json: the folder ${dir}/gone does not exist (ENOENT)`]);
   });
@@ -55,14 +42,14 @@ describe('file errors name the absolute path and the cause, never a stack (issue
     ['register --body', ['register', '--token', 't', '--body', 'absent-body.json'], 'svc-connect register: --body: cannot read DIR/absent-body.json: no such file (ENOENT)'],
     ['clients list --password-file', ['clients', 'list', '--password-file', 'absent-password'], 'svc-connect clients: --password-file: cannot read DIR/absent-password: no such file (ENOENT)'],
   ])('%s with a missing file names its absolute path', async (_name, args, message) => {
-    const result = await cli(dir, args);
+    const result = await spawnCli(dir, args);
     expect(result.code).not.toBe(0);
     expect(ours(result.stderr)).toEqual([message.replace('DIR', dir)]);
   });
 
   it('register --body that is not JSON says so with the absolute path', async () => {
     writeFileSync(join(dir, 'body.txt'), 'not json');
-    const result = await cli(dir, ['register', '--token', 't', '--body', 'body.txt']);
+    const result = await spawnCli(dir, ['register', '--token', 't', '--body', 'body.txt']);
     expect(ours(result.stderr)).toEqual([`svc-connect register: --body: ${dir}/body.txt is not valid JSON`]);
   });
 
@@ -71,8 +58,8 @@ describe('file errors name the absolute path and the cause, never a stack (issue
     ['svc.clients.file', { SVC_CLIENTS_FILE: 'absent-clients.json' }, 'svc.clients.file: cannot read DIR/absent-clients.json: no such file (ENOENT)'],
     ['SVC_CONFIG', { SVC_CONFIG: 'absent.properties' }, 'the configuration file named by SVC_CONFIG: cannot read DIR/absent.properties: no such file (ENOENT)'],
   ])('config check and serve name the absolute path of a missing %s', async (_name, env, message) => {
-    const check = await cli(dir, ['config', 'check'], env);
-    const serve = await cli(dir, ['serve'], { PORT: '0', ...env });
+    const check = await spawnCli(dir, ['config', 'check'], env);
+    const serve = await spawnCli(dir, ['serve'], { PORT: '0', ...env });
     expect(ours(check.stderr)).toEqual([`svc-connect config: cannot start: ${message.replace('DIR', dir)}`]);
     expect(serve.code).toBe(1);
     expect(ours(serve.stderr)).toEqual([`svc-connect: cannot start: ${message.replace('DIR', dir)}`]);

@@ -57,3 +57,20 @@ export async function waitFor(url: string, timeoutMs: number): Promise<Response>
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/**
+ * Runs `svc-connect …` (lib/cli.ts under tsx) as its own process in `cwd` with exactly `env` (plus
+ * PATH and HOME), for what only a real process shows: paths against its working directory, Node's
+ * own module lookup, signals.
+ */
+export function spawnCli(cwd: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const root = new URL('../..', import.meta.url).pathname;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [`${root}node_modules/tsx/dist/cli.mjs`, `${root}lib/cli.ts`, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
