@@ -53,10 +53,10 @@ export function isProductionEnvironment(value: string | undefined): boolean {
  *
  * Names: every name in the file and in `properties` must be a property. Of the environment, the
  * variables of the properties are read; another variable starting with `SVC_` (any letter case) is
- * an error when it looks like one of them (a close misspelling: at most one edit for names of up to
- * seven characters after `SVC_`, two for longer ones; the same words in another order; another
- * letter case), and is otherwise ignored and reported to `onIgnoredVariable`. Other variables are
- * not looked at.
+ * an error when it looks like one of them (a close misspelling, letter case ignored: at most one edit
+ * for names of up to seven characters after `SVC_`, two for longer ones, with the words in their own
+ * order or sorted; or one cut short), and is otherwise ignored and reported to `onIgnoredVariable`.
+ * Other variables are not looked at.
  *
  * @throws {@link SettingsError} naming the property when a property is unknown or its value invalid,
  * and naming the variable and the property it resembles for a mistyped variable.
