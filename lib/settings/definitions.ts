@@ -36,6 +36,8 @@ export interface PropertyDefinition {
   name: string;
   /** The environment variable the contract names, when it differs from the rule-derived one. */
   env?: string;
+  /** Every environment variable of the property: the contract's, then the rule-derived one (see {@link ruleDerivedEnv}). */
+  envs: readonly string[];
   /** The default, as a person reads it in the configuration reference. */
   defaultText: string;
   /** What the property does. */
@@ -91,6 +93,7 @@ function row<P extends Place>(name: string, place: P, parse: (raw: string) => Va
   return {
     name,
     ...rest,
+    envs: [...new Set([rest.env ?? ruleDerivedEnv(name), ruleDerivedEnv(name)])],
     defaultText: defaultText ?? (typeof value === 'object' || value === undefined ? 'unset' : `\`${String(value)}\``),
     apply: (s, raw) => {
       const [holder, key] = locate(s, place);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 
 import { fileErrorMessage, SettingsError } from '../errors.js';
-import { defaultSettings, PROPERTY_DEFINITIONS, ruleDerivedEnv, type PropertyDefinition } from './definitions.js';
+import { defaultSettings, PROPERTY_DEFINITIONS, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
 import { resolveAgainst } from './relative-paths.js';
 import { closestResembled } from './resemblance.js';
@@ -137,11 +137,7 @@ function applyOne(settings: Settings, definition: PropertyDefinition, entry: { v
 
 function fromEnvironment(env: NodeJS.ProcessEnv, onIgnored: (variable: string, message: string) => void): Map<string, { value: string; source: string }> {
   const found = new Map<string, { value: string; source: string }>();
-  const byEnv = new Map<string, PropertyDefinition>();
-  for (const d of PROPERTY_DEFINITIONS) {
-    byEnv.set(ruleDerivedEnv(d.name), d);
-    if (d.env) byEnv.set(d.env, d);
-  }
+  const byEnv = new Map(PROPERTY_DEFINITIONS.flatMap((d) => d.envs.map((e) => [e, d] as const)));
   const ours = [...byEnv.keys(), ...NON_PROPERTY_ENV].filter((name) => name.startsWith(ENV_RULE.prefix));
   const mistyped: string[] = [];
   for (const [variable, value] of Object.entries(env)) {
