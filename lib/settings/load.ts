@@ -89,39 +89,34 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
   }
   for (const [name, entry] of fromEnvironment(env, options.onIgnoredVariable ?? warnOnce)) raw.set(name, entry);
 
-  const known = new Map(PROPERTY_DEFINITIONS.map((d) => [d.name, d]));
-  const unknown = [...raw.keys()].filter((name) => !known.has(name));
+  const known = PROPERTY_DEFINITIONS.map((d) => d.name);
+  const unknown = [...raw.keys()].filter((name) => !known.includes(name));
   if (unknown.length > 0) {
     const hint = (name: string): string => {
-      const like = closestResembled(name, known.keys(), PROPERTY_RULE);
+      const like = closestResembled(name, known, PROPERTY_RULE);
       return like ? `; did you mean ${like}?` : '';
     };
     throw new SettingsError(
-      `unknown propert${unknown.length === 1 ? 'y' : 'ies'}: ${unknown
-        .map((n) => `${n} (from ${raw.get(n)?.source}${hint(n)})`)
-        .join(', ')}`,
+      `unknown propert${unknown.length === 1 ? 'y' : 'ies'}: ${unknown.map((n) => `${n} (from ${raw.get(n)?.source}${hint(n)})`).join(', ')}`,
       unknown,
     );
   }
 
   const settings = defaultSettings(production);
+  const sources = new Map<string, SettingSource>();
   // Paths written in the configuration file are relative to its folder; the others to the working directory.
   const fileFolder = file ? dirname(resolve(file)) : undefined;
-  for (const definition of PROPERTY_DEFINITIONS) {
-    const entry = raw.get(definition.name);
-    if (!entry) continue;
-    const kind = entry.source === file ? definition.path : undefined;
-    applyOne(settings, definition, kind && fileFolder ? { ...entry, value: resolveAgainst(entry.value, kind, fileFolder) } : entry);
-  }
-  if (!raw.has('svc.base-url')) settings.baseUrl = `http://localhost:${settings.port}`;
-  const sources = new Map<string, SettingSource>();
   for (const definition of PROPERTY_DEFINITIONS) {
     const entry = raw.get(definition.name);
     sources.set(
       definition.name,
       !entry ? { kind: 'default' } : entry.source === 'code' ? { kind: 'code' } : entry.source === file ? { kind: 'file', file } : { kind: 'env', variable: entry.source },
     );
+    if (!entry) continue;
+    const kind = entry.source === file ? definition.path : undefined;
+    applyOne(settings, definition, kind && fileFolder ? { ...entry, value: resolveAgainst(entry.value, kind, fileFolder) } : entry);
   }
+  if (!raw.has('svc.base-url')) settings.baseUrl = `http://localhost:${settings.port}`;
   return { settings, sources };
 }
 
