@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 
 import { fileErrorMessage, SettingsError } from '../errors.js';
-import { defaultSettings, PROPERTY_DEFINITIONS, ruleDerivedEnv, type PropertyDefinition } from './definitions.js';
+import { defaultSettings, PROPERTY_DEFINITIONS, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
 import { resolveAgainst } from './relative-paths.js';
 import { closestResembled } from './resemblance.js';
@@ -53,10 +53,10 @@ export function isProductionEnvironment(value: string | undefined): boolean {
  *
  * Names: every name in the file and in `properties` must be a property. Of the environment, the
  * variables of the properties are read; another variable starting with `SVC_` (any letter case) is
- * an error when it looks like one of them (a close misspelling: at most one edit for names of up to
- * seven characters after `SVC_`, two for longer ones; the same words in another order; another
- * letter case), and is otherwise ignored and reported to `onIgnoredVariable`. Other variables are
- * not looked at.
+ * an error when it looks like one of them (a close misspelling, letter case ignored: at most one edit
+ * for names of up to seven characters after `SVC_`, two for longer ones, with the words in their own
+ * order or sorted; or one cut short), and is otherwise ignored and reported to `onIgnoredVariable`.
+ * Other variables are not looked at.
  *
  * @throws {@link SettingsError} naming the property when a property is unknown or its value invalid,
  * and naming the variable and the property it resembles for a mistyped variable.
@@ -89,39 +89,34 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
   }
   for (const [name, entry] of fromEnvironment(env, options.onIgnoredVariable ?? warnOnce)) raw.set(name, entry);
 
-  const known = new Map(PROPERTY_DEFINITIONS.map((d) => [d.name, d]));
-  const unknown = [...raw.keys()].filter((name) => !known.has(name));
+  const known = PROPERTY_DEFINITIONS.map((d) => d.name);
+  const unknown = [...raw.keys()].filter((name) => !known.includes(name));
   if (unknown.length > 0) {
     const hint = (name: string): string => {
-      const like = closestResembled(name, known.keys(), PROPERTY_RULE);
+      const like = closestResembled(name, known, PROPERTY_RULE);
       return like ? `; did you mean ${like}?` : '';
     };
     throw new SettingsError(
-      `unknown propert${unknown.length === 1 ? 'y' : 'ies'}: ${unknown
-        .map((n) => `${n} (from ${raw.get(n)?.source}${hint(n)})`)
-        .join(', ')}`,
+      `unknown propert${unknown.length === 1 ? 'y' : 'ies'}: ${unknown.map((n) => `${n} (from ${raw.get(n)?.source}${hint(n)})`).join(', ')}`,
       unknown,
     );
   }
 
   const settings = defaultSettings(production);
+  const sources = new Map<string, SettingSource>();
   // Paths written in the configuration file are relative to its folder; the others to the working directory.
   const fileFolder = file ? dirname(resolve(file)) : undefined;
-  for (const definition of PROPERTY_DEFINITIONS) {
-    const entry = raw.get(definition.name);
-    if (!entry) continue;
-    const kind = entry.source === file ? definition.path : undefined;
-    applyOne(settings, definition, kind && fileFolder ? { ...entry, value: resolveAgainst(entry.value, kind, fileFolder) } : entry);
-  }
-  if (!raw.has('svc.base-url')) settings.baseUrl = `http://localhost:${settings.port}`;
-  const sources = new Map<string, SettingSource>();
   for (const definition of PROPERTY_DEFINITIONS) {
     const entry = raw.get(definition.name);
     sources.set(
       definition.name,
       !entry ? { kind: 'default' } : entry.source === 'code' ? { kind: 'code' } : entry.source === file ? { kind: 'file', file } : { kind: 'env', variable: entry.source },
     );
+    if (!entry) continue;
+    const kind = entry.source === file ? definition.path : undefined;
+    applyOne(settings, definition, kind && fileFolder ? { ...entry, value: resolveAgainst(entry.value, kind, fileFolder) } : entry);
   }
+  if (!raw.has('svc.base-url')) settings.baseUrl = `http://localhost:${settings.port}`;
   return { settings, sources };
 }
 
@@ -137,11 +132,7 @@ function applyOne(settings: Settings, definition: PropertyDefinition, entry: { v
 
 function fromEnvironment(env: NodeJS.ProcessEnv, onIgnored: (variable: string, message: string) => void): Map<string, { value: string; source: string }> {
   const found = new Map<string, { value: string; source: string }>();
-  const byEnv = new Map<string, PropertyDefinition>();
-  for (const d of PROPERTY_DEFINITIONS) {
-    byEnv.set(ruleDerivedEnv(d.name), d);
-    if (d.env) byEnv.set(d.env, d);
-  }
+  const byEnv = new Map(PROPERTY_DEFINITIONS.flatMap((d) => d.envs.map((e) => [e, d] as const)));
   const ours = [...byEnv.keys(), ...NON_PROPERTY_ENV].filter((name) => name.startsWith(ENV_RULE.prefix));
   const mistyped: string[] = [];
   for (const [variable, value] of Object.entries(env)) {

@@ -22,14 +22,17 @@ export function parseInteger(raw: string, min: number, max: number): number {
   return n;
 }
 
+function absoluteUrl(raw: string, message: string): URL {
+  try {
+    return new URL(raw.trim());
+  } catch {
+    throw new Error(message);
+  }
+}
+
 /** Parses an absolute http(s) URL without query or fragment; returns it without a trailing slash. */
 export function parseBaseUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new Error(`expected an absolute URL, got "${raw}"`);
-  }
+  const url = absoluteUrl(raw, `expected an absolute URL, got "${raw}"`);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new Error(`expected an http or https URL, got "${raw}"`);
   }
@@ -41,12 +44,7 @@ export function parseBaseUrl(raw: string): string {
 
 /** Parses a URL whose scheme is one of `schemes` (e.g. `redis:`), keeping it as written. */
 export function parseUrlWithScheme(raw: string, schemes: string[]): string {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new Error('expected an absolute URL');
-  }
+  const url = absoluteUrl(raw, 'expected an absolute URL');
   if (!schemes.includes(url.protocol)) {
     throw new Error(`expected a URL with scheme ${schemes.map((s) => s.replace(/:$/, '')).join(' or ')}`);
   }

@@ -1,24 +1,22 @@
 /**
- * When a name "looks like" a known one: a close misspelling or the same words in another order.
- * Used to tell a mistyped svc-connect variable (an error naming the property it resembles) from a
- * variable of someone else that happens to start with `SVC_` (ignored).
+ * Did-you-mean for names of ours: tells a mistyped svc-connect variable or property (an error naming
+ * the one it resembles) from a variable of someone else that happens to start with `SVC_` (ignored).
  */
 
 /** Edits (insert, delete, substitute, swap two neighbours) between `a` and `b` (optimal string alignment). */
 export function editDistance(a: string, b: string): number {
-  const rows = a.length + 1;
-  const cols = b.length + 1;
-  const d: number[][] = Array.from({ length: rows }, (_, i) => Array.from({ length: cols }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  const at = (i: number, j: number): number => d[i]?.[j] ?? Number.POSITIVE_INFINITY;
-  for (let i = 1; i < rows; i += 1) {
-    for (let j = 1; j < cols; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
-      (d[i] as number[])[j] = best;
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      let best = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (before[j - 2] ?? 0) + 1);
+      current.push(best);
     }
+    [before, previous] = [previous, current];
   }
-  return at(a.length, b.length);
+  return previous[b.length] ?? 0;
 }
 
 /**
@@ -38,60 +36,34 @@ export interface ResemblanceRule {
 }
 
 /**
- * Whether `candidate` looks like `known`: equal ignoring letter case, at most
- * {@link allowedEdits} edits apart, the same words in another order, or two or more words each
- * naming a different word of `known` (inflection, a 4+ letter abbreviation by prefix, one edit).
+ * How far `candidate` is from `known`, letter case ignored and the prefix not counted, or `undefined`
+ * when it does not look like it: at most {@link allowedEdits} edits apart with the words in their
+ * own order or both sorted (`SVC_URL_BASE`), or the start of `known`, two words or more, cut short
+ * (`SVC_MANAGEMENT_PASS`).
  */
-export function resembles(candidate: string, known: string, rule: ResemblanceRule): boolean {
-  const c = candidate.toLowerCase();
-  const k = known.toLowerCase();
+function distance(candidate: string, known: string, rule: ResemblanceRule): number | undefined {
   const prefix = rule.prefix.toLowerCase();
-  if (!c.startsWith(prefix) || !k.startsWith(prefix)) return false;
-  const cRest = c.slice(prefix.length);
-  const kRest = k.slice(prefix.length);
-  if (editDistance(cRest, kRest) <= allowedEdits(kRest)) return true;
+  const [c, k] = [candidate.toLowerCase(), known.toLowerCase()];
+  if (!c.startsWith(prefix) || !k.startsWith(prefix)) return undefined;
+  const [cRest, kRest] = [c.slice(prefix.length), k.slice(prefix.length)];
   const words = (s: string): string[] => s.split(rule.separator).filter(Boolean);
-  const kWords = words(kRest);
-  const cWords = words(cRest);
-  if (kWords.length > 1 && [...cWords].sort().join(' ') === [...kWords].sort().join(' ')) return true;
-  return cWords.length > 1 && everyWordMatches(cWords, kWords);
+  const sorted = (s: string): string => words(s).sort().join(' ');
+  const edits = Math.min(editDistance(cRest, kRest), editDistance(sorted(cRest), sorted(kRest)));
+  if (edits <= allowedEdits(kRest)) return edits;
+  return words(cRest).length > 1 && kRest.startsWith(cRest) ? kRest.length - cRest.length : undefined;
 }
 
-/** A word without an inflection ending (`required` → `require`, `keys` → `key`). */
-const stem = (word: string): string => word.replace(/ed$/, 'e').replace(/([^s])s$/, '$1');
-
-/** Two words that name one thing: equal once stemmed, one a 4+ letter prefix of the other, or one edit apart. */
-function sameWord(a: string, b: string): boolean {
-  const [x, y] = [stem(a), stem(b)];
-  if (x === y) return true;
-  const [short, long] = x.length <= y.length ? [x, y] : [y, x];
-  if (short.length >= 4 && long.startsWith(short)) return true;
-  return short.length >= 4 && editDistance(x, y) <= 1;
+/** Whether `candidate` looks like `known` (see {@link closestResembled}). */
+export function resembles(candidate: string, known: string, rule: ResemblanceRule): boolean {
+  return distance(candidate, known, rule) !== undefined;
 }
 
-/**
- * Whether each of two or more `candidate` words names a different word of `known`, in any order:
- * `SVC_REQUIRE_PAR` for `svc.par.required`, `SVC_MANAGEMENT_PASS` for `svc.management.password`.
- * One generic word alone (`SVC_URL`, `SVC_HOST`) is not enough: such variables belong to others.
- */
-function everyWordMatches(candidate: readonly string[], known: readonly string[]): boolean {
-  const free = [...known];
-  for (const word of candidate) {
-    const at = free.findIndex((k) => sameWord(word, k));
-    if (at < 0) return false;
-    free.splice(at, 1);
-  }
-  return true;
-}
-
-/** The first of `known` that `candidate` {@link resembles}, closest first. */
+/** The one of `known` that `candidate` looks like, closest first, if any. */
 export function closestResembled(candidate: string, known: Iterable<string>, rule: ResemblanceRule): string | undefined {
-  const prefix = rule.prefix.length;
-  let best: { name: string; distance: number } | undefined;
+  let best: { name: string; edits: number } | undefined;
   for (const name of known) {
-    if (!resembles(candidate, name, rule)) continue;
-    const distance = editDistance(candidate.toLowerCase().slice(prefix), name.toLowerCase().slice(prefix));
-    if (!best || distance < best.distance) best = { name, distance };
+    const edits = distance(candidate, name, rule);
+    if (edits !== undefined && (!best || edits < best.edits)) best = { name, edits };
   }
   return best?.name;
 }

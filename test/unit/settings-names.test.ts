@@ -32,6 +32,8 @@ describe('which SVC_ variables are ours (issue 15, docs/configuration.md "Names"
     'SVC_URL',
     'SVC_SERVICE_NAME',
     'SVC_REDIRECT_URI', // the relying-party example's own
+    'SVC_SMTP_URL', // a word left out is not a misspelling (docs/configuration.md "Names")
+    'SVC_LOG', // the start of SVC_LOG_LEVEL, but one word is too little to say
     'SVC_',
     'svc_deployment_id',
   ])('ignores %s, reporting its name (never its value) once', (variable) => {

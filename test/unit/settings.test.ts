@@ -227,13 +227,13 @@ describe('loadSettings (C9)', () => {
 describe('unsafe defaults', () => {
   it('lists every unsafe default of a bare configuration', () => {
     const found = findUnsafeDefaults(loadSettings({ env: {} }), { management: true }).map((f) => f.property);
-    expect(found).toEqual(['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.subject.pairwise-key', 'svc.demo.enabled', 'svc.management.password', 'svc.mail.smtp-url']);
+    expect(found).toEqual(['svc.redis.url', 'svc.mail.smtp-url', 'svc.management.password', 'svc.keys.file', 'svc.cookies.keys', 'svc.subject.pairwise-key', 'svc.demo.enabled']);
   });
 
   it('refuses them in production, naming every property to set', () => {
     const settings = loadSettings({ env: { NODE_ENV: 'production' } });
     const err = captureError(() => enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), silentLogger));
-    expect(err.properties).toEqual(['svc.redis.url', 'svc.keys.file', 'svc.cookies.keys', 'svc.subject.pairwise-key', 'svc.management.password', 'svc.mail.smtp-url']);
+    expect(err.properties).toEqual(['svc.redis.url', 'svc.mail.smtp-url', 'svc.management.password', 'svc.keys.file', 'svc.cookies.keys', 'svc.subject.pairwise-key']);
     for (const p of err.properties) expect(err.message).toContain(p);
   });
 
@@ -244,12 +244,12 @@ describe('unsafe defaults', () => {
     enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), logger);
     expect(lines).toEqual([
       'unsafe_default svc.redis.url',
+      'unsafe_default svc.mail.smtp-url',
+      'unsafe_default svc.management.password',
       'unsafe_default svc.keys.file',
       'unsafe_default svc.cookies.keys',
       'unsafe_default svc.subject.pairwise-key',
       'unsafe_default svc.demo.enabled',
-      'unsafe_default svc.management.password',
-      'unsafe_default svc.mail.smtp-url',
     ]);
   });
 
