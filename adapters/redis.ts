@@ -11,7 +11,7 @@ import type { StoreInventory } from './inventory.js';
 import { RequestBatch, type AddCommand, type Answer, type DeferredCommand } from './redis-batch.js';
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
-import { decodeLegacyRecord, decodeRecord, encodeRecord, isWrongType, sameButExpiry } from './redis-records.js';
+import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, ATTEMPT_SUCCEED, CONSUME, INDEX_ADD, INDEX_TAKE, UNCONSUME } from './redis-scripts.js';
 import { GRANTABLE_MODELS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
@@ -213,7 +213,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   /** Sends commands together: one pipeline on a standalone server, one per command on a Cluster (keys in different slots). */
   const dispatch = (commands: AddCommand[]): Promise<Answer[]> =>
-    run(() => exchange(commands), !clustered, (answers) => answers.every(([err]) => !err || isWrongType(err)));
+    run(() => exchange(commands), !clustered, (answers) => answers.every(([err]) => !err));
   /** {@link dispatch} without the breaker (and on a standalone server without the timeout). */
   const exchange = async (commands: AddCommand[]): Promise<Answer[]> => {
     if (!clustered) {
@@ -327,26 +327,18 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     uidMemo.set(uid, id);
   };
 
-  /** The stored string of a record (records of earlier versions, hashes, re-encoded); `null` when missing. */
-  const readRaw = async (key: string, id: string): Promise<string | null> => {
-    const add: AddCommand = (p) => void p.get(key);
-    const batch = currentBatch();
-    const [err, value] = batch ? await batch.send(add) : ((await dispatch([add]))[0] as Answer);
-    if (!err) return (value as string | null) ?? null;
-    if (!isWrongType(err)) return resultOf([err, undefined]);
-    const legacy = decodeLegacyRecord(id, await run(() => client.hgetall(key)));
-    return legacy ? encodeRecord(id, legacy) : null;
-  };
+  /** The stored string of a record; `null` when missing. */
+  const readRaw = async (key: string): Promise<string | null> => (await send<string | null>((p) => void p.get(key))) ?? null;
 
   /** Reads a record, through the request's batch for flow models and the cache for cached ones. */
-  const readRecord = async (model: string, key: string, id: string): Promise<string | null> => {
+  const readRecord = async (model: string, key: string): Promise<string | null> => {
     const batch = FLOW_MODELS.has(model) ? currentBatch() : undefined;
     if (batch) {
       const pending = batch.records.get(key);
       if (pending !== undefined) return pending ? pending.value : null;
       let read = batch.reads.get(key);
       if (!read) {
-        read = readRaw(key, id);
+        read = readRaw(key);
         batch.reads.set(key, read);
         read.catch(() => batch.reads.delete(key));
       }
@@ -360,11 +352,11 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const cached = cache.get(cacheName(key));
       if (cached !== undefined) return cached;
       const ticket = cache.begin();
-      const value = await readRaw(key, id);
+      const value = await readRaw(key);
       cache.fill(cacheName(key), ticket, value);
       return value;
     }
-    return readRaw(key, id);
+    return readRaw(key);
   };
 
   const decode = (id: string, raw: string | null): AdapterPayload | undefined => (raw === null ? undefined : decodeRecord(id, raw));
@@ -373,17 +365,17 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const prefetch = (payload: AdapterPayload): void => {
     // A failed prefetch is not lost: the read is remembered in the batch, and the step that needs
     // the record awaits the same read and gets its error there.
-    if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId), payload.grantId).catch(() => undefined);
+    if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId)).catch(() => undefined);
     const uid = payload.sessionUid;
     const id = typeof uid === 'string' && payload.expiresWithSession ? uidMemo.get(uid) : undefined;
-    if (id !== undefined) readRecord('Session', recordKey('Session', id), id).catch(() => undefined);
+    if (id !== undefined) readRecord('Session', recordKey('Session', id)).catch(() => undefined);
   };
 
   /** Follows an index key to its record; a stale index (record rewritten or gone) finds nothing. */
   const readIndexed = async (model: string, index: string, member: 'uid' | 'userCode', value: string): Promise<AdapterPayload | undefined> => {
     const id = await send<string | null>((p) => void p.get(index));
     if (!id) return undefined;
-    const payload = decode(id, await readRecord(model, recordKey(model, id), id));
+    const payload = decode(id, await readRecord(model, recordKey(model, id)));
     return payload && payload[member] === value ? payload : undefined;
   };
 
@@ -391,12 +383,12 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const findByUid = async (model: string, uid: string): Promise<AdapterPayload | undefined> => {
     const written = currentBatch()?.uids.get(uid);
     if (written !== undefined) {
-      const payload = decode(written, await readRecord(model, recordKey(model, written), written));
+      const payload = decode(written, await readRecord(model, recordKey(model, written)));
       if (payload?.uid === uid) return payload;
     }
     const memo = model === 'Session' ? uidMemo.get(uid) : undefined;
     if (memo !== undefined) {
-      const payload = decode(memo, await readRecord(model, recordKey(model, memo), memo));
+      const payload = decode(memo, await readRecord(model, recordKey(model, memo)));
       if (payload?.uid === uid) return payload;
     }
     const found = await readIndexed(model, uidKey(uid), 'uid', uid);
@@ -463,7 +455,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       await write(model, key, { value, ttl }, extra);
     },
     find: async (id) => {
-      const payload = decode(id, await readRecord(model, recordKey(model, id), id));
+      const payload = decode(id, await readRecord(model, recordKey(model, id)));
       const batch = currentBatch();
       if (payload && batch && (model === 'AccessToken' || model === 'AuthorizationCode')) prefetch(payload);
       return payload;

@@ -125,27 +125,6 @@ describe('redis store: clients cached in every process, invalidated everywhere a
   });
 });
 
-describe('redis store: records of earlier versions (hashes)', () => {
-  it('reads, consumes, gives back and lists a record kept as a hash', async () => {
-    const prefix = fresh('legacy');
-    const store = open(prefix);
-    const key = `${prefix}AuthorizationCode:${hashId('code-1')}`;
-    await admin.hset(key, 'p', JSON.stringify({ kind: 'AuthorizationCode', grantId: 'g' }), 'j', '1');
-    await admin.expire(key, 60);
-    expect(await store.adapter('AuthorizationCode').find('code-1')).toEqual({ kind: 'AuthorizationCode', grantId: 'g', jti: 'code-1' });
-    await store.adapter('AuthorizationCode').consume('code-1');
-    await expect(store.adapter('AuthorizationCode').consume('code-1')).rejects.toMatchObject({ error: 'invalid_grant' });
-    expect((await store.adapter('AuthorizationCode').find('code-1'))?.consumed).toEqual(expect.any(Number));
-    expect((await store.inventory.list('AuthorizationCode', { limit: 10 })).records).toEqual([{ ref: hashId('code-1'), payload: expect.objectContaining({ grantId: 'g', consumed: expect.any(Number) }) }]);
-    expect(await store.unconsume('AuthorizationCode', 'code-1')).toBe(true);
-    expect((await store.adapter('AuthorizationCode').find('code-1'))?.consumed).toBeUndefined();
-    expect(await admin.ttl(key)).toBeGreaterThan(0);
-    // Rewritten, it takes the current form.
-    await store.adapter('AuthorizationCode').upsert('code-1', { kind: 'AuthorizationCode', jti: 'code-1' }, 60);
-    expect(await admin.type(key)).toBe('string');
-  });
-});
-
 describe('redis store: one request as one unit of store work', () => {
   it('sends parallel reads in one round trip and the writes of the request in one more, and writes each record with one command', async () => {
     const prefix = fresh('batch-trips');
