@@ -69,7 +69,7 @@ type Client = (Redis | Cluster) & ScriptCommands;
 /** A pipeline with the store's scripts (ioredis adds defined commands to pipelines too). */
 type Pipe = ChainableCommander & { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => Pipe };
 
-/** The id part of a key: a SHA-256 of the id, so keys never hold a bearer value (issue 3, item 5). */
+/** The id part of a key: a SHA-256 of the id, so keys never hold a bearer value. */
 export function hashId(id: string): string {
   return hash('sha256', id, 'base64url');
 }
@@ -274,7 +274,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger, address: at })
     : undefined;
   const cacheName = (key: string): string => key.slice(prefix.length);
-  /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
   /**
    * On a Cluster, publishes an invalidation once more on the node this process's subscriber is
    * connected to (found by the address its socket sees, as the Cluster reports its nodes), where
@@ -299,6 +298,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     ]);
     clearTimeout(timer);
   };
+  /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
   const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
     cache?.drop(cacheName(key));
     try {
