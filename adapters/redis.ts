@@ -163,6 +163,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   let openUntil = 0;
   let probing = false;
 
+  // Our own timer, not ioredis's `commandTimeout`: that one starts only when a node connection takes
+  // the command, so on a Cluster a command waiting in the Cluster's offline queue, or re-sent after
+  // CLUSTERDOWN or a closed connection, is not bounded by it (a master stopped under load then
+  // answered past 3 s in the reliability tier); the timer bounds the whole operation on either store.
   const attempt = async <T>(operation: () => Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     try {
