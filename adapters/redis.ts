@@ -53,7 +53,7 @@ function redisAddress(options: RedisStoreOptions): { host?: string; port?: numbe
 }
 
 /** Models whose writes a request may defer to its end and whose reads it remembers (see `SvcStore.batch`). */
-export const FLOW_MODELS: ReadonlySet<string> = new Set(['Interaction', 'Session', 'Grant', 'AuthorizationCode', 'AccessToken']);
+const FLOW_MODELS: ReadonlySet<string> = new Set(['Interaction', 'Session', 'Grant', 'AuthorizationCode', 'AccessToken']);
 
 interface ScriptCommands {
   svcConsume(key: string, now: number): Promise<number>;

@@ -21,7 +21,7 @@ import { expandClaimName, hasAlternatives } from './syntax.js';
  *   filters before delivery, so there the groups are rebuilt from the marks alone. Alternatives
  *   oidc-provider cannot deliver are not stored: its filters would drop them anyway.
  */
-export const STORED_MEMBERS = { mac: 'svc_mac', alternativeOf: 'svc_of' } as const;
+const STORED_MEMBERS = { mac: 'svc_mac', alternativeOf: 'svc_of' } as const;
 
 type Mark = [number, number] | [number, number, string | 1];
 
