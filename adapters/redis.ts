@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { hash } from 'node:crypto';
 
 import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
@@ -7,7 +6,7 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
 import { REDIS_DEFAULTS } from '../lib/settings/types.js';
-import type { StoreInventory } from './inventory.js';
+import { refOf, type StoreInventory } from './inventory.js';
 import { RequestBatch, type AddCommand, type Answer, type DeferredCommand } from './redis-batch.js';
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
@@ -68,11 +67,6 @@ interface ScriptCommands {
 type Client = (Redis | Cluster) & ScriptCommands;
 /** A pipeline with the store's scripts (ioredis adds defined commands to pipelines too). */
 type Pipe = ChainableCommander & { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => Pipe };
-
-/** The id part of a key: a SHA-256 of the id, so keys never hold a bearer value. */
-export function hashId(id: string): string {
-  return hash('sha256', id, 'base64url');
-}
 
 /**
  * The Redis expiry of a lifetime in seconds: 0 (no expiry) only for an absent lifetime. A lifetime
@@ -321,10 +315,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     }
   };
 
-  const recordKey = (model: string, id: string): string => `${prefix}${model}:${hashId(id)}`;
-  const grantKey = (grantId: string): string => `${prefix}grant:${hashId(grantId)}`;
-  const uidKey = (uid: string): string => `${prefix}sessionUid:${hashId(uid)}`;
-  const userCodeKey = (code: string): string => `${prefix}userCode:${hashId(code)}`;
+  const recordKey = (model: string, id: string): string => `${prefix}${model}:${refOf(id)}`;
+  const grantKey = (grantId: string): string => `${prefix}grant:${refOf(grantId)}`;
+  const uidKey = (uid: string): string => `${prefix}sessionUid:${refOf(uid)}`;
+  const userCodeKey = (code: string): string => `${prefix}userCode:${refOf(code)}`;
   const uidMemo = new Map<string, string>();
   const remember = (uid: string, id: string): void => {
     if (uidMemo.size >= UID_MEMO_ENTRIES) uidMemo.delete(uidMemo.keys().next().value as string);
@@ -484,7 +478,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       }),
   });
 
-  const attemptKey = (key: string): string => `${prefix}attempts:${hashId(key)}`;
+  const attemptKey = (key: string): string => `${prefix}attempts:${refOf(key)}`;
   /** The arguments every attempt script starts with (see `ATTEMPT_HEAD`). */
   const head = (rule: AttemptRule): [number, number] => [rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000];
   /**
