@@ -5,10 +5,8 @@ import { createRedisStore } from './redis.js';
 import type { SvcStore } from './store.js';
 
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
-export { createRedisStore, hashId, type RedisStoreOptions } from './redis.js';
-export { decorateAdapter, GRANTABLE_MODELS, type SvcStore } from './store.js';
-export { InvalidCursorError } from '../lib/errors.js';
-export { refOf, type ListedRecord, type RecordPage, type StoreInventory } from './inventory.js';
+export { createRedisStore, type RedisStoreOptions } from './redis.js';
+export type { SvcStore } from './store.js';
 
 /**
  * The store the settings ask for: Redis Cluster when `svc.redis.cluster-nodes` is set, standalone

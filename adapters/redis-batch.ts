@@ -50,10 +50,7 @@ export class RequestBatch {
     return this.records.size > 0 || this.commands.length > 0;
   }
 
-  /**
-   * Sends one command with the others of this tick in one pipeline; resolves its answer (errors
-   * are answers too, so a caller can fall back, e.g. on WRONGTYPE).
-   */
+  /** Sends one command with the others of this tick in one pipeline; resolves its answer (errors are answers too). */
   send(add: AddCommand): Promise<Answer> {
     return new Promise((resolve) => {
       this.queue.push({ add, resolve });

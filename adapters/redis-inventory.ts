@@ -1,7 +1,7 @@
 import { Cluster, type Redis } from 'ioredis';
 
 import { isRef, listedPayload, MAX_PAGE, type ListedRecord, type StoreInventory } from './inventory.js';
-import { decodeLegacyRecord, decodeRecord, isWrongType } from './redis-records.js';
+import { decodeRecord } from './redis-records.js';
 import { InvalidCursorError } from '../lib/errors.js';
 
 /** What the Redis store lends its inventory. */
@@ -67,13 +67,8 @@ export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
     const key = `${prefix}${model}:${ref}`;
     // The id is not known here (only its hash): a jti left out of the payload is not restored.
     const payload = await run(async () => {
-      try {
-        const value = await client.get(key);
-        return value === null ? undefined : decodeRecord('', value);
-      } catch (err) {
-        if (!isWrongType(err)) throw err;
-        return decodeLegacyRecord('', await client.hgetall(key));
-      }
+      const value = await client.get(key);
+      return value === null ? undefined : decodeRecord('', value);
     });
     return payload ? { ref, payload: listedPayload(payload) } : undefined;
   };

@@ -10,9 +10,6 @@ import type { AdapterPayload } from 'oidc-provider';
  * so a dump of Redis holds no token value), `-` otherwise; a consumed record carries `c` and the
  * epoch seconds of its consumption after it (`jc1795519703|{…}`). Consuming and giving back rewrite
  * only the header, in a script, keeping the expiry (`SET … KEEPTTL`).
- *
- * Records written by earlier versions are hashes (`p` payload, `j` flag, `c` consumed); they are
- * still read ({@link decodeLegacyRecord}), consumed and given back, until rewritten or expired.
  */
 
 /** The stored form of `payload` for the record `id`. */
@@ -33,20 +30,6 @@ export function decodeRecord(id: string, value: string): AdapterPayload | undefi
   if (value.charCodeAt(0) === 106 /* j */) payload.jti = id;
   if (bar > 1 && value.charCodeAt(1) === 99 /* c */) payload.consumed = Number(value.slice(2, bar));
   return payload;
-}
-
-/** The payload of a record kept as a hash by an earlier version (`p`, `j`, `c`); `undefined` when there is none. */
-export function decodeLegacyRecord(id: string, fields: Record<string, string>): AdapterPayload | undefined {
-  if (!fields.p) return undefined;
-  const payload = JSON.parse(fields.p) as AdapterPayload;
-  if (fields.j === '1') payload.jti = id;
-  if (fields.c) payload.consumed = Number(fields.c);
-  return payload;
-}
-
-/** True for the error Redis answers when a string command meets a hash (a record of an earlier version). */
-export function isWrongType(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('WRONGTYPE');
 }
 
 /** Two payloads equal but for their expiry (`exp`), whatever the order of their members. */

@@ -1,8 +1,7 @@
 /**
  * Lua scripts of the Redis store. Each touches exactly one key, so each is atomic and Cluster-safe
  * without hash tags. Records are strings (see `redis-records.ts`): a header (`j` or `-`, then
- * `c<epoch>` when consumed), `|`, the payload JSON. Records of earlier versions are hashes (`p`, `j`,
- * `c`); the scripts still consume and give those back (`GET` answers WRONGTYPE for them).
+ * `c<epoch>` when consumed), `|`, the payload JSON.
  * `INFO commandstats` counts every command a script runs, so each script runs as few as it can.
  */
 
@@ -11,11 +10,7 @@
  * Rewrites only the header, keeping payload and expiry.
  */
 export const CONSUME = `
-local v = redis.pcall('GET', KEYS[1])
-if type(v) == 'table' then
-  if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-  return redis.call('HSETNX', KEYS[1], 'c', ARGV[1])
-end
+local v = redis.call('GET', KEYS[1])
 if not v then return -1 end
 local bar = string.find(v, '|', 1, true)
 if not bar or bar < 2 then return -1 end
@@ -28,12 +23,7 @@ return 1`;
  * Returns 1 when the record exists, 0 when it is missing.
  */
 export const UNCONSUME = `
-local v = redis.pcall('GET', KEYS[1])
-if type(v) == 'table' then
-  if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-  redis.call('HDEL', KEYS[1], 'c')
-  return 1
-end
+local v = redis.call('GET', KEYS[1])
 if not v then return 0 end
 local bar = string.find(v, '|', 1, true)
 if bar and bar > 2 then redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. string.sub(v, bar), 'KEEPTTL') end

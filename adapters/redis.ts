@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { hash } from 'node:crypto';
 
 import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
@@ -7,11 +6,11 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
 import { REDIS_DEFAULTS } from '../lib/settings/types.js';
-import type { StoreInventory } from './inventory.js';
+import { refOf, type StoreInventory } from './inventory.js';
 import { RequestBatch, type AddCommand, type Answer, type DeferredCommand } from './redis-batch.js';
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
-import { decodeLegacyRecord, decodeRecord, encodeRecord, isWrongType, sameButExpiry } from './redis-records.js';
+import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, ATTEMPT_SUCCEED, CONSUME, INDEX_ADD, INDEX_TAKE, UNCONSUME } from './redis-scripts.js';
 import { GRANTABLE_MODELS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
@@ -53,7 +52,7 @@ function redisAddress(options: RedisStoreOptions): { host?: string; port?: numbe
 }
 
 /** Models whose writes a request may defer to its end and whose reads it remembers (see `SvcStore.batch`). */
-export const FLOW_MODELS: ReadonlySet<string> = new Set(['Interaction', 'Session', 'Grant', 'AuthorizationCode', 'AccessToken']);
+const FLOW_MODELS: ReadonlySet<string> = new Set(['Interaction', 'Session', 'Grant', 'AuthorizationCode', 'AccessToken']);
 
 interface ScriptCommands {
   svcConsume(key: string, now: number): Promise<number>;
@@ -68,11 +67,6 @@ interface ScriptCommands {
 type Client = (Redis | Cluster) & ScriptCommands;
 /** A pipeline with the store's scripts (ioredis adds defined commands to pipelines too). */
 type Pipe = ChainableCommander & { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => Pipe };
-
-/** The id part of a key: a SHA-256 of the id, so keys never hold a bearer value (issue 3, item 5). */
-export function hashId(id: string): string {
-  return hash('sha256', id, 'base64url');
-}
 
 /**
  * The Redis expiry of a lifetime in seconds: 0 (no expiry) only for an absent lifetime. A lifetime
@@ -163,6 +157,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   let openUntil = 0;
   let probing = false;
 
+  // Our own timer, not ioredis's `commandTimeout`: that one starts only when a node connection takes
+  // the command, so on a Cluster a command waiting in the Cluster's offline queue, or re-sent after
+  // CLUSTERDOWN or a closed connection, is not bounded by it (a master stopped under load then
+  // answered past 3 s in the reliability tier); the timer bounds the whole operation on either store.
   const attempt = async <T>(operation: () => Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -213,7 +211,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   /** Sends commands together: one pipeline on a standalone server, one per command on a Cluster (keys in different slots). */
   const dispatch = (commands: AddCommand[]): Promise<Answer[]> =>
-    run(() => exchange(commands), !clustered, (answers) => answers.every(([err]) => !err || isWrongType(err)));
+    run(() => exchange(commands), !clustered, (answers) => answers.every(([err]) => !err));
   /** {@link dispatch} without the breaker (and on a standalone server without the timeout). */
   const exchange = async (commands: AddCommand[]): Promise<Answer[]> => {
     if (!clustered) {
@@ -274,7 +272,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger, address: at })
     : undefined;
   const cacheName = (key: string): string => key.slice(prefix.length);
-  /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
   /**
    * On a Cluster, publishes an invalidation once more on the node this process's subscriber is
    * connected to (found by the address its socket sees, as the Cluster reports its nodes), where
@@ -299,6 +296,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     ]);
     clearTimeout(timer);
   };
+  /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
   const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
     cache?.drop(cacheName(key));
     try {
@@ -317,36 +315,28 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     }
   };
 
-  const recordKey = (model: string, id: string): string => `${prefix}${model}:${hashId(id)}`;
-  const grantKey = (grantId: string): string => `${prefix}grant:${hashId(grantId)}`;
-  const uidKey = (uid: string): string => `${prefix}sessionUid:${hashId(uid)}`;
-  const userCodeKey = (code: string): string => `${prefix}userCode:${hashId(code)}`;
+  const recordKey = (model: string, id: string): string => `${prefix}${model}:${refOf(id)}`;
+  const grantKey = (grantId: string): string => `${prefix}grant:${refOf(grantId)}`;
+  const uidKey = (uid: string): string => `${prefix}sessionUid:${refOf(uid)}`;
+  const userCodeKey = (code: string): string => `${prefix}userCode:${refOf(code)}`;
   const uidMemo = new Map<string, string>();
   const remember = (uid: string, id: string): void => {
     if (uidMemo.size >= UID_MEMO_ENTRIES) uidMemo.delete(uidMemo.keys().next().value as string);
     uidMemo.set(uid, id);
   };
 
-  /** The stored string of a record (records of earlier versions, hashes, re-encoded); `null` when missing. */
-  const readRaw = async (key: string, id: string): Promise<string | null> => {
-    const add: AddCommand = (p) => void p.get(key);
-    const batch = currentBatch();
-    const [err, value] = batch ? await batch.send(add) : ((await dispatch([add]))[0] as Answer);
-    if (!err) return (value as string | null) ?? null;
-    if (!isWrongType(err)) return resultOf([err, undefined]);
-    const legacy = decodeLegacyRecord(id, await run(() => client.hgetall(key)));
-    return legacy ? encodeRecord(id, legacy) : null;
-  };
+  /** The stored string of a record; `null` when missing. */
+  const readRaw = async (key: string): Promise<string | null> => (await send<string | null>((p) => void p.get(key))) ?? null;
 
   /** Reads a record, through the request's batch for flow models and the cache for cached ones. */
-  const readRecord = async (model: string, key: string, id: string): Promise<string | null> => {
+  const readRecord = async (model: string, key: string): Promise<string | null> => {
     const batch = FLOW_MODELS.has(model) ? currentBatch() : undefined;
     if (batch) {
       const pending = batch.records.get(key);
       if (pending !== undefined) return pending ? pending.value : null;
       let read = batch.reads.get(key);
       if (!read) {
-        read = readRaw(key, id);
+        read = readRaw(key);
         batch.reads.set(key, read);
         read.catch(() => batch.reads.delete(key));
       }
@@ -360,11 +350,11 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const cached = cache.get(cacheName(key));
       if (cached !== undefined) return cached;
       const ticket = cache.begin();
-      const value = await readRaw(key, id);
+      const value = await readRaw(key);
       cache.fill(cacheName(key), ticket, value);
       return value;
     }
-    return readRaw(key, id);
+    return readRaw(key);
   };
 
   const decode = (id: string, raw: string | null): AdapterPayload | undefined => (raw === null ? undefined : decodeRecord(id, raw));
@@ -373,17 +363,17 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const prefetch = (payload: AdapterPayload): void => {
     // A failed prefetch is not lost: the read is remembered in the batch, and the step that needs
     // the record awaits the same read and gets its error there.
-    if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId), payload.grantId).catch(() => undefined);
+    if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId)).catch(() => undefined);
     const uid = payload.sessionUid;
     const id = typeof uid === 'string' && payload.expiresWithSession ? uidMemo.get(uid) : undefined;
-    if (id !== undefined) readRecord('Session', recordKey('Session', id), id).catch(() => undefined);
+    if (id !== undefined) readRecord('Session', recordKey('Session', id)).catch(() => undefined);
   };
 
   /** Follows an index key to its record; a stale index (record rewritten or gone) finds nothing. */
   const readIndexed = async (model: string, index: string, member: 'uid' | 'userCode', value: string): Promise<AdapterPayload | undefined> => {
     const id = await send<string | null>((p) => void p.get(index));
     if (!id) return undefined;
-    const payload = decode(id, await readRecord(model, recordKey(model, id), id));
+    const payload = decode(id, await readRecord(model, recordKey(model, id)));
     return payload && payload[member] === value ? payload : undefined;
   };
 
@@ -391,12 +381,12 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const findByUid = async (model: string, uid: string): Promise<AdapterPayload | undefined> => {
     const written = currentBatch()?.uids.get(uid);
     if (written !== undefined) {
-      const payload = decode(written, await readRecord(model, recordKey(model, written), written));
+      const payload = decode(written, await readRecord(model, recordKey(model, written)));
       if (payload?.uid === uid) return payload;
     }
     const memo = model === 'Session' ? uidMemo.get(uid) : undefined;
     if (memo !== undefined) {
-      const payload = decode(memo, await readRecord(model, recordKey(model, memo), memo));
+      const payload = decode(memo, await readRecord(model, recordKey(model, memo)));
       if (payload?.uid === uid) return payload;
     }
     const found = await readIndexed(model, uidKey(uid), 'uid', uid);
@@ -463,7 +453,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       await write(model, key, { value, ttl }, extra);
     },
     find: async (id) => {
-      const payload = decode(id, await readRecord(model, recordKey(model, id), id));
+      const payload = decode(id, await readRecord(model, recordKey(model, id)));
       const batch = currentBatch();
       if (payload && batch && (model === 'AccessToken' || model === 'AuthorizationCode')) prefetch(payload);
       return payload;
@@ -488,7 +478,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       }),
   });
 
-  const attemptKey = (key: string): string => `${prefix}attempts:${hashId(key)}`;
+  const attemptKey = (key: string): string => `${prefix}attempts:${refOf(key)}`;
   /** The arguments every attempt script starts with (see `ATTEMPT_HEAD`). */
   const head = (rule: AttemptRule): [number, number] => [rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000];
   /**

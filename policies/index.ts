@@ -6,8 +6,6 @@ import { signatureKeysPolicy } from './signature-keys.js';
 import { subjectTypePolicy } from './subject-type.js';
 import type { PolicyDependencies, RegistrationPolicy } from './types.js';
 
-export type { PolicyDependencies, RegistrationPolicy } from './types.js';
-
 /** The registration policies applied to every registration and update, in this order. */
 export const POLICY_NAMES = ['svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys', 'svc/subject-type'] as const;
 

@@ -27,7 +27,7 @@ export interface AccountOptions {
  * parameter names them (in this channel or in `namedElsewhere`, the other channel's names), then
  * the `claims` parameter as oidc-provider's filters left it (granted names only).
  */
-export function requestsFor(scope: string | undefined, claims: ChannelClaims | undefined, rejected: readonly string[] = [], namedElsewhere: readonly string[] = []): ClaimRequest[] {
+function requestsFor(scope: string | undefined, claims: ChannelClaims | undefined, rejected: readonly string[] = [], namedElsewhere: readonly string[] = []): ClaimRequest[] {
   const explicit = channelRequests(claims);
   const named = new Set([...explicit.map((r) => r.requested), ...namedElsewhere]);
   const fromScope = claimsForScope(scope)
@@ -49,7 +49,7 @@ export function scopeChannel(client: Client | undefined, includeScopesInUserInfo
 }
 
 /** The access token's claim that carries the delivery consented to when it was issued. */
-export const DELIVERY_TOKEN_CLAIM = 'svc_delivery';
+const DELIVERY_TOKEN_CLAIM = 'svc_delivery';
 
 /**
  * oidc-provider's `extraTokenClaims`: an access token remembers the delivery its grant was consented

@@ -20,7 +20,7 @@ const DATASETS: Record<string, string> = { mobile: 'mobile number', email: 'e-ma
 const PROCEDURES: Record<string, string> = { video: 'video check', nfc: 'NFC', api: 'checked with the issuer', otp: 'one-time password' };
 
 /** A concrete claim name in plain words (for consent). */
-export function describeClaim(name: string): string {
+function describeClaim(name: string): string {
   if (STANDARD[name]) return STANDARD[name];
   if (!isSvcClaimName(name)) return name;
   const [, family, dataset = '', level = '', ...rest] = name.split('.');
@@ -35,7 +35,7 @@ const list = (items: readonly string[]): string => (items.length < 2 ? items.joi
  * A `verified_claims` request element in plain words: which data, that it comes with the proof it
  * was checked, and which details of that check the application receives.
  */
-export function describeVerified(request: VerifiedRequest): string {
+function describeVerified(request: VerifiedRequest): string {
   const claims = list(Object.keys(request.claims).map((c) => (STANDARD[c] ?? c).replace(/^your /, '')));
   const details: string[] = [];
   if (request.evidence) details.push('how it was checked (for example which document and how)');
@@ -46,7 +46,7 @@ export function describeVerified(request: VerifiedRequest): string {
 }
 
 /** A requested name, alternatives included, in plain words: "one of: driving licence (…), ID card (…)". */
-export function describeRequested(request: ClaimRequest): string {
+function describeRequested(request: ClaimRequest): string {
   if (!request.requested.includes('[')) return describeClaim(request.requested);
   return `one of: ${request.alternatives.map(describeClaim).join('; ')}`;
 }

@@ -12,10 +12,10 @@ import { verifiedGrantNamesOf } from './verified-request.js';
 export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 
 /** The consent reason for a grant that does not cover how the client's registration now delivers data. */
-export const DELIVERY_REASON = 'delivery_not_consented';
+const DELIVERY_REASON = 'delivery_not_consented';
 
 /** The consent reason for a grant that does not record every verified claim and detail requested. */
-export const VERIFIED_REASON = 'verified_claims_not_consented';
+const VERIFIED_REASON = 'verified_claims_not_consented';
 
 /**
  * The essential claims of this authorization request the signed-in account cannot satisfy: both

@@ -26,7 +26,7 @@ export interface ClaimModule {
 }
 
 /** Datasets, levels and procedures the service knows (used to list concrete names in discovery). */
-export const SVC_VOCABULARY = {
+const SVC_VOCABULARY = {
   datasets: ['mobile', 'email', 'idcard', 'driverslicense'],
   levels: ['l0', 'l2', 'l3'],
   procedures: ['video', 'nfc', 'api'],

@@ -40,7 +40,7 @@ export const MAX_VALUE_DEPTH = 16;
  * it passes {@link MAX_VALUE_DEPTH}, so a value thousands of levels deep costs nothing and never
  * reaches the recursive canonical JSON of the value MAC.
  */
-export function nestingDepth(value: unknown): number {
+function nestingDepth(value: unknown): number {
   let deepest = 0;
   const pending: [unknown, number][] = [[value, 0]];
   while (pending.length > 0) {

@@ -10,9 +10,6 @@ export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = Object.
   'svc.insurance.verified': ['svc.ver.idcard.l3.nfc', 'demo.ver.healthinsurance.l0.api.demo'],
 });
 
-/** Every scope of the map. A deployment offers those whose claims its modules provide (`scopeOffer`, discovery `scopes_supported`). */
-export const SUPPORTED_SCOPES: readonly string[] = Object.keys(SCOPE_CLAIMS);
-
 /** Claims that are protocol data, never user data (C4). */
 export const PROTOCOL_CLAIMS: ReadonlySet<string> = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'scope']);
 

@@ -21,10 +21,7 @@ import { expandClaimName, hasAlternatives } from './syntax.js';
  *   filters before delivery, so there the groups are rebuilt from the marks alone. Alternatives
  *   oidc-provider cannot deliver are not stored: its filters would drop them anyway.
  */
-export const STORED_MEMBERS = { mac: 'svc_mac', alternativeOf: 'svc_of' } as const;
-
-/** Marks of the previous stored form (records at most an hour old at an upgrade): never honoured. */
-const LEGACY_MARKS = ['svc_alternative_of', 'svc_value_sha256', 'svc_essential'];
+const STORED_MEMBERS = { mac: 'svc_mac', alternativeOf: 'svc_of' } as const;
 
 type Mark = [number, number] | [number, number, string | 1];
 
@@ -112,7 +109,7 @@ const cache = new WeakMap<object, ClaimRequest[]>();
  * object. With its bracketed members (as stored: the essential check, the consent page) a group
  * is the bracketed name with all its alternatives; without them (after oidc-provider's claim
  * filters: delivery) it is rebuilt from the marks of the concrete names that passed, in written
- * order. Unknown shapes and marks of the previous stored form are skipped (never delivered).
+ * order. Unknown shapes are skipped (never delivered).
  */
 export function channelRequests(claims: ChannelClaims | undefined): ClaimRequest[] {
   if (!claims) return [];
@@ -124,7 +121,6 @@ export function channelRequests(claims: ChannelClaims | undefined): ClaimRequest
   for (const [name, spec] of Object.entries(claims)) {
     if (NOT_RESOLVED.has(name) || name.startsWith('_')) continue;
     const object = isObject(spec) ? spec : undefined;
-    if (object && LEGACY_MARKS.some((m) => m in object)) continue;
     const marks = object?.[STORED_MEMBERS.alternativeOf];
     if (Array.isArray(marks)) {
       readMarks(name, marks, groups, out);

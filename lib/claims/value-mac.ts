@@ -1,7 +1,7 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 /** The HKDF `info` that separates the claim value key from every other use of the cookie keys. */
-export const CLAIM_VALUE_MAC_INFO = 'svc-connect claim value mac';
+const CLAIM_VALUE_MAC_INFO = 'svc-connect claim value mac';
 
 /**
  * Bytes of HMAC-SHA-256 kept: 96 bits (16 base64url characters). The MAC only decides equality

@@ -320,7 +320,7 @@ export function verifiedRequestsOf(channelClaims: unknown): VerifiedRequest[] {
 }
 
 /** The prefix of the grant names that record consent to verified data (no claim name has it). */
-export const VERIFIED_GRANT_PREFIX = 'svc:verified:';
+const VERIFIED_GRANT_PREFIX = 'svc:verified:';
 
 /** The grant name recording consent to verified claim `name`. */
 export const verifiedClaimGrant = (name: string): string => `${VERIFIED_GRANT_PREFIX}claim:${name}`;

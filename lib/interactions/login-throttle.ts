@@ -126,6 +126,6 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
 }
 
 /** The counter name of a device: a MAC of its id, so the store never holds the cookie's id. */
-export function deviceCounterKey(deviceId: string, macKey: string): string {
+function deviceCounterKey(deviceId: string, macKey: string): string {
   return `login-device:${createHmac('sha256', macKey).update(deviceId, 'utf8').digest('base64url')}`;
 }

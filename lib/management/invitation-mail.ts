@@ -50,7 +50,7 @@ function splitShellWord(word: string, indent: string, suffix: string): string[] 
  * {@link MAIL_LINE_LIMIT}): the JSON body spans two lines inside its quotes, the endpoint comes last
  * and is split into glued quoted pieces when it is long.
  */
-export function registrationCommand(token: string, registrationEndpoint: string): string[] {
+function registrationCommand(token: string, registrationEndpoint: string): string[] {
   return [
     'curl -s -X POST \\',
     `  -H ${shellQuote(`Authorization: Bearer ${token}`)} \\`,

@@ -7,7 +7,7 @@ import { emailAddressDefect, MAX_EMAIL_LENGTH } from '../email-address.js';
 import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
 
 /** Checks an invitee address by the one e-mail rule ({@link emailAddressDefect}). */
-export function validateInvitationAddress(email: unknown): string {
+function validateInvitationAddress(email: unknown): string {
   if (typeof email !== 'string' || email.trim() === '') throw new InvalidInvitationAddressError('the email query parameter is required');
   const value = email.trim();
   const defect = emailAddressDefect(value);

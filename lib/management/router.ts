@@ -15,8 +15,6 @@ import type { Mailer } from './mailer.js';
 import { singleParameter } from './parameters.js';
 import { addToolboxRoutes, type ToolboxOptions } from './toolbox-routes.js';
 
-export { MANAGEMENT_ROLE } from './guard.js';
-
 /** What the management router needs. */
 export interface ManagementOptions {
   provider: Provider;

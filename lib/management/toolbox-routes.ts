@@ -38,7 +38,7 @@ const MAX_LOGIN_LENGTH = 256;
 const MAX_SUB_LENGTH = 255;
 
 /** Default page size of the listings. */
-export const DEFAULT_PAGE = 50;
+const DEFAULT_PAGE = 50;
 
 /** `limit` (1–500, default 50) and `cursor` from the query, each at most once. */
 function pageOf(ctx: Context): { limit: number; cursor?: string } {

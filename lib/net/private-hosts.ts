@@ -44,7 +44,7 @@ export function hostPortOf(url: URL): string {
  * credentials, a wildcard, and an IP literal outside the private ranges (loopback, link-local and
  * metadata addresses can never be opened).
  */
-export function parsePrivateHost(entry: string): string {
+function parsePrivateHost(entry: string): string {
   const text = entry.trim();
   if (!text || /[/?#@*\s\\]/.test(text)) throw new Error(`expected host or host:port, got "${entry}"`);
   let url: URL;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 
 import type { Logger } from '../logger.js';
 import type { Metrics } from './metrics.js';
@@ -9,24 +9,10 @@ import { routeOf } from './routes.js';
 const VALID_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
 /**
- * Outermost middleware: gives every request an id (a well-formed incoming `X-Request-Id`, else a
- * UUID), returns it as `X-Request-Id`, keeps it in `ctx.state.requestId` for event logs, and writes
- * one log line per request (method, route template, status, duration; never a query string).
- */
-export function requestLogging(logger: Logger, basePath: string, metrics?: Metrics): Middleware {
-  return async (ctx, next) => {
-    const end = beginRequestLog(ctx, logger, basePath, metrics);
-    try {
-      await next();
-    } finally {
-      end();
-    }
-  };
-}
-
-/**
- * The steps of {@link requestLogging}, for a layer that does several such steps in one (the front
- * door): gives the request its id now, and returns what writes its line when it ends.
+ * Begins the log of a request (called by the front door, first): gives it an id (a well-formed
+ * incoming `X-Request-Id`, else a UUID), returns it as `X-Request-Id`, keeps it in
+ * `ctx.state.requestId` for event logs, and returns what writes its one line when it ends (method,
+ * route template, status, duration; never a query string).
  */
 export function beginRequestLog(ctx: Context, logger: Logger, basePath: string, metrics?: Metrics): () => void {
   const started = process.hrtime.bigint();

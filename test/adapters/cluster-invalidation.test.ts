@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 
-import { createRedisStore, hashId } from '../../adapters/redis.js';
+import { refOf } from '../../adapters/inventory.js';
+import { createRedisStore } from '../../adapters/redis.js';
 import { startOwnCluster, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster } from '../helpers/redis.js';
 
 /**
@@ -46,8 +47,8 @@ it('publishes every client invalidation on the subscribers\' node, also for reco
       const slot = Number(await admin.call('CLUSTER', 'KEYSLOT', key));
       return ranges.some(([lo = -1, hi = lo]) => slot >= lo && slot <= hi);
     };
-    const ids = Array.from({ length: 8 }, (_v, i) => `client-${i}-${hashId(prefix).slice(0, 6)}`);
-    const names = ids.map((id) => `Client:${hashId(id)}`);
+    const ids = Array.from({ length: 8 }, (_v, i) => `client-${i}-${refOf(prefix).slice(0, 6)}`);
+    const names = ids.map((id) => `Client:${refOf(id)}`);
     expect((await Promise.all(names.map((name) => onSeed(`${prefix}${name}`)))).includes(false)).toBe(true);
     for (const id of ids) await store.adapter('Client').upsert(id, { client_id: id });
     // MONITOR lines arrive on their own connection: wait for them (a store that does not publish

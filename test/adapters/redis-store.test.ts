@@ -2,7 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { Redis, type Cluster } from 'ioredis';
 
 import { refOf } from '../../adapters/inventory.js';
-import { createRedisStore, hashId } from '../../adapters/redis.js';
+import { createRedisStore } from '../../adapters/redis.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { deletePrefix, SHARED_REDIS_URL, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 
@@ -111,7 +111,7 @@ describe('redis store: clients cached in every process, invalidated everywhere a
       expect((await store.adapter('Client').find('rp'))?.jwks).toEqual(jwks('one'));
       // The subscription drops, and a write lands without a message (as from a process that lost its connection).
       await other.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
-      await other.set(`${prefix}Client:${hashId('rp')}`, `j|${JSON.stringify({ client_id: 'rp', jwks: jwks('two') })}`);
+      await other.set(`${prefix}Client:${refOf('rp')}`, `j|${JSON.stringify({ client_id: 'rp', jwks: jwks('two') })}`);
       expect((await store.adapter('Client').find('rp'))?.jwks).toEqual(jwks('two'));
       // Subscribed again, it serves from the cache again (and sees the next change).
       await subscribed();
@@ -122,27 +122,6 @@ describe('redis store: clients cached in every process, invalidated everywhere a
       other.disconnect();
       own.dispose();
     }
-  });
-});
-
-describe('redis store: records of earlier versions (hashes)', () => {
-  it('reads, consumes, gives back and lists a record kept as a hash', async () => {
-    const prefix = fresh('legacy');
-    const store = open(prefix);
-    const key = `${prefix}AuthorizationCode:${hashId('code-1')}`;
-    await admin.hset(key, 'p', JSON.stringify({ kind: 'AuthorizationCode', grantId: 'g' }), 'j', '1');
-    await admin.expire(key, 60);
-    expect(await store.adapter('AuthorizationCode').find('code-1')).toEqual({ kind: 'AuthorizationCode', grantId: 'g', jti: 'code-1' });
-    await store.adapter('AuthorizationCode').consume('code-1');
-    await expect(store.adapter('AuthorizationCode').consume('code-1')).rejects.toMatchObject({ error: 'invalid_grant' });
-    expect((await store.adapter('AuthorizationCode').find('code-1'))?.consumed).toEqual(expect.any(Number));
-    expect((await store.inventory.list('AuthorizationCode', { limit: 10 })).records).toEqual([{ ref: hashId('code-1'), payload: expect.objectContaining({ grantId: 'g', consumed: expect.any(Number) }) }]);
-    expect(await store.unconsume('AuthorizationCode', 'code-1')).toBe(true);
-    expect((await store.adapter('AuthorizationCode').find('code-1'))?.consumed).toBeUndefined();
-    expect(await admin.ttl(key)).toBeGreaterThan(0);
-    // Rewritten, it takes the current form.
-    await store.adapter('AuthorizationCode').upsert('code-1', { kind: 'AuthorizationCode', jti: 'code-1' }, 60);
-    expect(await admin.type(key)).toBe('string');
   });
 });
 
@@ -167,7 +146,7 @@ describe('redis store: one request as one unit of store work', () => {
   it('does not write a session again when only its expiry moved (by less than a minute), and writes it when it changed', async () => {
     const prefix = fresh('batch-session');
     const store = open(prefix);
-    const key = `${prefix}Session:${hashId('s')}`;
+    const key = `${prefix}Session:${refOf('s')}`;
     const payload = { kind: 'Session', uid: 'u', accountId: 'a', exp: 1000, jti: 's' };
     await store.adapter('Session').upsert('s', payload, 100);
     await store.batch?.(async () => {

@@ -135,8 +135,8 @@ export async function startOwnCluster(): Promise<OwnCluster> {
 }
 
 /**
- * The bytes a stored record holds: its string (header and payload JSON), or for a record of an
- * earlier version (a hash) its field names and values; `undefined` for index keys (sets).
+ * The bytes a stored key holds: a record's string (header and payload JSON), or for a hash (an
+ * attempt counter) its field names and values; `undefined` for index keys (sets).
  */
 export async function recordBytes(redis: Redis, key: string): Promise<number | undefined> {
   const type = await redis.type(key);

@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 
 import { createMemoryStore } from '../../adapters/memory.js';
-import { createRedisStore, hashId } from '../../adapters/redis.js';
+import { refOf } from '../../adapters/inventory.js';
+import { createRedisStore } from '../../adapters/redis.js';
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnRedis } from './redis.js';
@@ -59,7 +60,7 @@ export async function redisAclFaults(): Promise<StoreFaults> {
     kind: 'redis (ACL)',
     store,
     failRegistrationTokenWrites: async (except) => {
-      await acl('resetkeys', '%R~*', ...writable, ...(except ? [`~${prefix}RegistrationAccessToken:${hashId(except)}`] : []));
+      await acl('resetkeys', '%R~*', ...writable, ...(except ? [`~${prefix}RegistrationAccessToken:${refOf(except)}`] : []));
     },
     failTokenDeletes: async () => {
       const others = writable.filter((k) => !TOKEN_MODELS.some((m) => k.includes(`${m}:`)));
@@ -67,7 +68,7 @@ export async function redisAclFaults(): Promise<StoreFaults> {
     },
     failAttemptCounters: async (except = []) => {
       const others = writable.filter((k) => !k.includes('attempts:'));
-      await acl('resetkeys', '%R~*', ...others, ...except.map((counter) => `~${prefix}attempts:${hashId(counter)}`));
+      await acl('resetkeys', '%R~*', ...others, ...except.map((counter) => `~${prefix}attempts:${refOf(counter)}`));
     },
     heal: async () => {
       await healthy();

@@ -101,17 +101,6 @@ describe('the stored form of a claims request (C5, issue 14)', () => {
     expect((await resolveRequests(patterned, 'demo-0001', requests, matcher)).missingEssential).toEqual([]);
   });
 
-  it('never honours marks of the previous stored form (unkeyed hashes): such members are not delivered', async () => {
-    const sha = createHash('sha256').update('"erika.mustermann@example.com"').digest('base64url');
-    const legacy = {
-      email: { svc_value_sha256: sha },
-      'svc.ver.email.l2': { svc_alternative_of: 'svc.ver.[mobile,email].l2' },
-      'svc.ver.mobile.l2.api': { svc_alternative_of: 'svc.ver.[mobile.l2.api,email.l2]', svc_essential: true },
-      name: null,
-    };
-    expect(channelRequests(legacy)).toEqual([{ requested: 'name', alternatives: ['name'], essential: false }]);
-  });
-
   it('decodes a stored channel once: the same object gives the same requests', () => {
     const form = stored({ 'svc.ver.[driverslicense,idcard].l3.nfc': null, email: null });
     expect(channelRequests(form)).toBe(channelRequests(form));

@@ -6,7 +6,7 @@ import { compactDecrypt } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
-import { hashId } from '../../../adapters/redis.js';
+import { refOf } from '../../../adapters/inventory.js';
 import { issueInitialAccessToken } from '../../../lib/registration/initial-access-tokens.js';
 import { ruleDerivedEnv } from '../../../lib/settings/definitions.js';
 import { pairwiseSubOf, startApp, TEST_PAIRWISE_KEY, type RunningApp } from '../../helpers/app.js';
@@ -63,7 +63,7 @@ export function clientCacheFlows(kind: StoreKind, properties: () => Record<strin
 
       // B loads the client (authorization, token, UserInfo) once; the second flow is served from B's
       // cache: not one read of the client's key reaches Redis (watched with MONITOR on standalone).
-      const clientKey = `${shared['svc.redis.key-prefix']}Client:${hashId(client.client_id)}`;
+      const clientKey = `${shared['svc.redis.key-prefix']}Client:${refOf(client.client_id)}`;
       for (let i = 0; i < 2; i += 1) {
         const watcher = i === 1 && kind === 'redis standalone' ? new Redis(SHARED_REDIS_URL) : undefined;
         const monitor = await watcher?.monitor();
