@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 
 import type { Logger } from '../logger.js';
 import type { Metrics } from './metrics.js';
@@ -15,32 +15,21 @@ const VALID_ID = /^[A-Za-z0-9._-]{8,128}$/;
  */
 export function requestLogging(logger: Logger, basePath: string, metrics?: Metrics): Middleware {
   return async (ctx, next) => {
-    const end = beginRequestLog(ctx, logger, basePath, metrics);
+    const started = process.hrtime.bigint();
+    const incoming = ctx.req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && VALID_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = id;
+    ctx.res.setHeader('X-Request-Id', id);
     try {
       await next();
     } finally {
-      end();
-    }
-  };
-}
-
-/**
- * The steps of {@link requestLogging}, for a layer that does several such steps in one (the front
- * door): gives the request its id now, and returns what writes its line when it ends.
- */
-export function beginRequestLog(ctx: Context, logger: Logger, basePath: string, metrics?: Metrics): () => void {
-  const started = process.hrtime.bigint();
-  const incoming = ctx.req.headers['x-request-id'];
-  const id = typeof incoming === 'string' && VALID_ID.test(incoming) ? incoming : randomUUID();
-  ctx.state.requestId = id;
-  ctx.res.setHeader('X-Request-Id', id);
-  return () => {
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const route = routeOf(ctx.path, basePath);
-    logger.info('request', { request_id: id, method: ctx.method, route, status: ctx.status, duration_ms: Math.round(seconds * 1000 * 10) / 10 });
-    if (metrics) {
-      metrics.requests.inc({ route, method: ctx.method, status: String(ctx.status) });
-      metrics.duration.observe({ route, method: ctx.method }, seconds);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = routeOf(ctx.path, basePath);
+      logger.info('request', { request_id: id, method: ctx.method, route, status: ctx.status, duration_ms: Math.round(seconds * 1000 * 10) / 10 });
+      if (metrics) {
+        metrics.requests.inc({ route, method: ctx.method, status: String(ctx.status) });
+        metrics.duration.observe({ route, method: ctx.method }, seconds);
+      }
     }
   };
 }
