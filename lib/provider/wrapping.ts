@@ -9,7 +9,8 @@ import type { Metrics } from '../observability/metrics.js';
 import { requestLogging } from '../observability/request-log.js';
 import { withHashedClientSecrets } from '../registration/client-secrets.js';
 import { withCurrentPolicies } from '../registration/current-policies.js';
-import { settleSingleUseTokens, withSingleUseTokens } from '../registration/single-use-tokens.js';
+import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.js';
+import { withSingleUseTokens } from '../registration/single-use-tokens.js';
 import { bodyLimit } from '../web/body-limit.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
 import { securityHeaders } from '../web/security-headers.js';
@@ -54,12 +55,13 @@ export const ADAPTER_WRAPPING: readonly Wrapper<(inner: AdapterFactory, parts: W
 
 /**
  * The `provider.use()` chain, in order: oidc-provider runs each before its router, in the order
- * they were added.
+ * they were added. Mounted by `createApp`, one layer comes before them (`mountProvider`): the URLs
+ * oidc-provider prints are built under the path of `svc.base-url`.
  */
 export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Middleware | undefined>[] = [
   { why: "each provider request is one unit of store work (joining the front door's)", wrap: ({ store, logger }) => storeBatch(store, logger) },
   { why: 'on http, SameSite=None cookies go out as Lax: browsers refuse None without Secure', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
-  { why: 'presented secrets hashed and ignored hints dropped before oidc-provider reads them', wrap: ({ logger }) => normalizeProviderRequests(logger) },
+  { why: 'secrets hashed, ignored hints dropped, POST on a configuration path served as PUT', wrap: ({ logger }) => normalizeProviderRequests(logger) },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
   { why: 'a registration refused for its jwks_uri keys names the key rule that refused them', wrap: () => explainRefusedClientKeys() },
 ];

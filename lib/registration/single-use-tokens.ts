@@ -4,8 +4,6 @@ import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { currentRequest, MODEL_NAMES } from '../seams.js';
 import { requestState, withoutConsumedMark, type Claim } from './request-state.js';
 
-export { settleSingleUseTokens } from './settle-single-use-tokens.js';
-
 /**
  * Models whose tokens are single use (C6): an initial access token registers one client; a
  * registration access token serves one read, update or delete and is then replaced.
@@ -55,7 +53,7 @@ function trackedUpsert(model: string, inner: Adapter): Adapter['upsert'] {
  * registration access token CLAIMS it atomically in the store. oidc-provider looks a token up once
  * per request, in whatever route it resolved (any spelling of the path, any method); of concurrent
  * requests with one token exactly one finds it, the others get oidc-provider's own 401
- * `invalid_token`. The request's outcome settles the claim ({@link settleSingleUseTokens}); the
+ * `invalid_token`. The request's outcome settles the claim (`settleSingleUseTokens`); the
  * record as claimed is kept with the claim, and the clients and tokens the request writes are
  * remembered, so that a failed request can be undone and its token given back (`store.unconsume`).
  * Outside a request (code, tests) a lookup only reads, and finds nothing for a claimed token.
