@@ -2,20 +2,21 @@ import type { Middleware } from 'koa';
 import type { Adapter } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
-import type { SvcStore } from '../../adapters/store.js';
+import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
-import { withClientSuspension } from '../management/client-suspension.js';
+import { SUSPENSION_MODEL, suspendedClients } from '../management/client-suspension.js';
 import type { Metrics } from '../observability/metrics.js';
 import { requestLogging } from '../observability/request-log.js';
-import { withHashedClientSecrets } from '../registration/client-secrets.js';
-import { withCurrentPolicies } from '../registration/current-policies.js';
+import { hashedClientSecrets } from '../registration/client-secrets.js';
+import { currentPolicies } from '../registration/current-policies.js';
 import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.js';
-import { withSingleUseTokens } from '../registration/single-use-tokens.js';
+import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registration/single-use-tokens.js';
+import { MODEL_NAMES } from '../seams.js';
 import { bodyLimit } from '../web/body-limit.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
 import { securityHeaders } from '../web/security-headers.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
-import { withPushedRequests } from './pushed-requests.js';
+import { PUSHED_REQUEST_MODEL, PUSHED_REQUEST_USE_MODEL, pushedRequests } from './pushed-requests.js';
 import { normalizeProviderRequests } from './request-normalizer.js';
 import { storeBatch } from './store-batch.js';
 import { explainRefusedClientKeys } from './vetted-jwks-fetch.js';
@@ -41,16 +42,35 @@ export interface WrappingParts {
 }
 
 /**
- * The adapters oidc-provider is given, outermost first: each row wraps the factory of the rows below
- * it, and the last wraps the store's. Every rule here is kept at the moment oidc-provider touches
- * the entity, whatever path spelling reached it.
+ * One row of {@link ADAPTER_WRAPPING}: the models whose adapters it changes, and what it changes.
+ * `below` gives the adapter of any model as the rows below this one make it.
  */
-export const ADAPTER_WRAPPING: readonly Wrapper<(inner: AdapterFactory, parts: WrappingParts) => AdapterFactory>[] = [
-  { why: 'a pushed request is stored checked, used once and bound to its client (RFC 9126)', wrap: withPushedRequests },
-  { why: "registration and update run today's policies, whatever their token was issued with", wrap: withCurrentPolicies },
-  { why: 'an initial or registration access token is claimed in the store when looked up (C6)', wrap: (inner, { store }) => withSingleUseTokens(inner, store) },
-  { why: 'client secrets are stored hashed, never in clear', wrap: withHashedClientSecrets },
-  { why: 'a disabled client is not found, on every route', wrap: withClientSuspension },
+export interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: AdapterFactory, parts: WrappingParts) => Partial<Adapter>> {
+  readonly models: ReadonlySet<string>;
+}
+
+const TOKENS = new Set([MODEL_NAMES.initialAccessToken, MODEL_NAMES.registrationAccessToken]);
+const CLIENTS = new Set([MODEL_NAMES.client]);
+
+/**
+ * The adapters oidc-provider is given, outermost first: each row wraps the adapters the rows below
+ * it make, and the last wraps the store's. Every rule here is kept at the moment oidc-provider
+ * touches the entity, whatever path spelling reached it.
+ */
+export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
+  {
+    why: 'a pushed request is stored checked, used once and bound to its client (RFC 9126)',
+    models: new Set([PUSHED_REQUEST_MODEL]),
+    wrap: (inner, _model, below) => pushedRequests(inner, below(PUSHED_REQUEST_USE_MODEL)),
+  },
+  { why: "registration and update run today's policies, whatever their token was issued with", models: TOKENS, wrap: currentPolicies },
+  {
+    why: 'initial and registration access tokens are claimed when looked up, their writes undoable (C6)',
+    models: new Set([...SINGLE_USE_MODELS, ...TRACKED_WRITES]),
+    wrap: (inner, model, _below, { store }) => singleUseTokens(inner, model, store),
+  },
+  { why: 'client secrets are stored hashed, never in clear', models: CLIENTS, wrap: hashedClientSecrets },
+  { why: 'a disabled client is not found, on every route', models: CLIENTS, wrap: (inner, _model, below) => suspendedClients(inner, below(SUSPENSION_MODEL)) },
 ];
 
 /**
@@ -81,7 +101,13 @@ export const FRONT_DOOR: readonly Wrapper<(parts: WrappingParts) => Middleware>[
 
 /** The adapter factory oidc-provider is given: {@link ADAPTER_WRAPPING} around the store's. */
 export function wrappedAdapter(parts: WrappingParts): AdapterFactory {
-  return ADAPTER_WRAPPING.reduceRight<AdapterFactory>((inner, row) => row.wrap(inner, parts), parts.store.adapter);
+  return ADAPTER_WRAPPING.reduceRight<AdapterFactory>(
+    (below, row) => (model) => {
+      const inner = below(model);
+      return row.models.has(model) ? decorateAdapter(inner, row.wrap(inner, model, below, parts)) : inner;
+    },
+    parts.store.adapter,
+  );
 }
 
 /** Adds {@link PROVIDER_MIDDLEWARE} to `provider`, in order. */
