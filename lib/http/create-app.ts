@@ -168,7 +168,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   ] as Middleware[]);
   // Below their exact prefixes only one of our routers can match (the others are health, metrics,
   // the demo and each other's prefixes): those requests skip the rest. Any other spelling goes
-  // through every router, as before.
+  // through every router.
   const pages = compose([errorHandler(logger), interactions.routes(), interactions.allowedMethods()] as Middleware[]);
   const toolbox = compose([errorHandler(logger), management.routes()] as Middleware[]);
   const publicPath = runtime.paths.providerPath;
