@@ -10,6 +10,7 @@
 
 // The three faces (C1).
 export { createConfiguration, type ConfigurationParts } from './provider/configuration.js';
+export { wrappedAdapter } from './provider/wrapping.js';
 export { createProvider } from './provider/create-provider.js';
 export { createApp, createSvcConnect, type KeysReload, type SvcApp, type SvcConnect, type SvcInfo } from './http/create-app.js';
 export type { PublicPaths } from './settings/paths.js';

@@ -16,13 +16,13 @@ import { createMetrics, createMetricsRouter } from '../observability/metrics.js'
 import { createSettingsLogger } from '../observability/pino-logger.js';
 import { resolveRuntime, suppliedParts, type RuntimeOptions } from '../provider/runtime.js';
 import { signingKids } from '../provider/key-states.js';
+import { frontDoor } from '../provider/wrapping.js';
 import { readSigningKeys } from '../provider/keys.js';
 import { SettingsError } from '../errors.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
 import { errorHandler, logUnhandledErrors } from './error-handler.js';
 import { CookieKeyring } from '../web/cookie-keyring.js';
-import { frontDoor } from './front-door.js';
 import { createHealthRouter } from './health.js';
 import { mountProvider } from './mount-provider.js';
 
@@ -168,7 +168,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   ] as Middleware[]);
   // Below their exact prefixes only one of our routers can match (the others are health, metrics,
   // the demo and each other's prefixes): those requests skip the rest. Any other spelling goes
-  // through every router, as before.
+  // through every router.
   const pages = compose([errorHandler(logger), interactions.routes(), interactions.allowedMethods()] as Middleware[]);
   const toolbox = compose([errorHandler(logger), management.routes()] as Middleware[]);
   const publicPath = runtime.paths.providerPath;
@@ -176,20 +176,13 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   // finish on the one they started with: all state is in the store).
   let current = provider;
   let providerMount = mountProvider(provider, publicPath);
-  const middleware = frontDoor({
-    baseUrl: settings.baseUrl,
-    proxy: settings.proxy,
-    logger,
-    metrics,
-    store: runtime.store,
-    dispatch: (ctx, next) => {
-      // oidc-provider renders its own errors; everything else goes through our error handler.
-      const path = ctx.path;
-      if (!path.startsWith(`${PROVIDER_PATH}/`)) return guarded(ctx, next);
-      if (path.startsWith(`${PROVIDER_PATH}/interaction/`)) return pages(ctx, next);
-      if (path.startsWith(`${PROVIDER_PATH}/management/`)) return toolbox(ctx, next);
-      return providerMount(ctx, next) as Promise<void>;
-    },
+  const middleware = frontDoor({ baseUrl: settings.baseUrl, proxy: settings.proxy, logger, metrics, store: runtime.store }, (ctx, next) => {
+    // oidc-provider renders its own errors; everything else goes through our error handler.
+    const path = ctx.path;
+    if (!path.startsWith(`${PROVIDER_PATH}/`)) return guarded(ctx, next);
+    if (path.startsWith(`${PROVIDER_PATH}/interaction/`)) return pages(ctx, next);
+    if (path.startsWith(`${PROVIDER_PATH}/management/`)) return toolbox(ctx, next);
+    return providerMount(ctx, next) as Promise<void>;
   });
   const reloadKeys = async (): Promise<KeysReload> => {
     const file = settings.keys.file;

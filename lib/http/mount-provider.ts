@@ -17,8 +17,8 @@ import { PROVIDER_PATH } from '../settings/paths.js';
  * the pinned `Host`), not from the request: a proxy in front may serve the provider under another
  * path than the one the Koa app sees.
  *
- * Routing is `koa-mount`'s (the same prefix rule as before), so every path spelling gets exactly the
- * treatment it got. `ctx.mountPath` is restored when the request leaves the provider.
+ * Routing is `koa-mount`'s prefix rule. `ctx.mountPath` is restored when the request leaves the
+ * provider.
  */
 export function mountProvider(provider: Provider, publicPath: string): Middleware {
   const publicMount: Middleware = async (ctx, next) => {

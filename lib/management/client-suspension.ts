@@ -1,6 +1,5 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 
-import { decorateAdapter } from '../../adapters/store.js';
 import { ClientDisabledError } from '../errors.js';
 import { requestState } from '../registration/request-state.js';
 import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
@@ -36,8 +35,8 @@ function presentsOwnRegistrationToken(id: string): boolean {
 }
 
 /**
- * Wraps an adapter factory so that a disabled client does not exist for oidc-provider: the `Client`
- * adapter's `find` answers nothing while a {@link SUSPENSION_MODEL} mark exists for the id. Every
+ * What makes a disabled client not exist for oidc-provider: the `Client` adapter's `find` answers
+ * nothing while a {@link SUSPENSION_MODEL} mark exists for the id (in `marks`). Every
  * path that loads a client goes through `Client.find` — authorization, PAR, the token endpoint's
  * client authentication, UserInfo's `loadAccessTokenClient` ("associated client not found"), the
  * registration endpoint — so a disabled client is refused everywhere, under every path spelling,
@@ -54,18 +53,13 @@ function presentsOwnRegistrationToken(id: string): boolean {
  * token of another client presented there still finds nothing and is destroyed, as oidc-provider
  * does, so nobody learns from it whether a client they do not hold is disabled.
  */
-export function withClientSuspension(adapter: (model: string) => Adapter): (model: string) => Adapter {
-  const marks = adapter(SUSPENSION_MODEL);
-  return (model) => {
-    const inner = adapter(model);
-    if (model !== 'Client') return inner;
-    return decorateAdapter(inner, {
-      find: async (id) => {
-        const [payload, mark] = await Promise.all([inner.find(id), marks.find(id)]);
-        if (!mark) return payload;
-        if (payload && presentsOwnRegistrationToken(id)) throw new ClientDisabledError();
-        return undefined;
-      },
-    });
+export function suspendedClients(inner: Adapter, marks: Adapter): Partial<Adapter> {
+  return {
+    find: async (id) => {
+      const [payload, mark] = await Promise.all([inner.find(id), marks.find(id)]);
+      if (!mark) return payload;
+      if (payload && presentsOwnRegistrationToken(id)) throw new ClientDisabledError();
+      return undefined;
+    },
   };
 }

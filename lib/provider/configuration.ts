@@ -20,7 +20,7 @@ import type { PrivateJwks } from './keys.js';
 import { publicPathsOf, ROUTES, type PublicPaths } from '../settings/paths.js';
 import { logoutPage, postLogoutPage } from '../pages/logout-pages.js';
 import { INITIAL_ACCESS_TOKEN_TTL } from '../registration/initial-access-tokens.js';
-import { checkedOnce, withPushedRequests } from './pushed-requests.js';
+import { checkedOnce } from './pushed-requests.js';
 import { assertRequestObject } from './request-objects.js';
 import { vettedJwksFetch } from './vetted-jwks-fetch.js';
 
@@ -35,7 +35,11 @@ export interface ConfigurationParts {
   cookieKeys: string[];
   /** The key pairwise `sub`s are derived with (`svc.subject.pairwise-key`); never rotated. */
   pairwiseKey: string;
-  /** The oidc-provider adapter factory of the store. */
+  /**
+   * The adapter factory oidc-provider is given, used as it comes: pass `wrappedAdapter({ store })`
+   * (what `createProvider` passes), or the store rules (pushed requests checked and used once,
+   * single-use tokens, hashed client secrets, suspension) do not hold.
+   */
   adapter: (model: string) => Adapter;
   /** Resolves an account by its id. */
   findAccount: FindAccount;
@@ -66,8 +70,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
   const valueMac = new ClaimValueMac(parts.cookieKeys);
   const paths = parts.paths ?? publicPathsOf(settings.baseUrl);
   return {
-    // Pushed requests are stored checked, used once and bound to their client (RFC 9126).
-    adapter: withPushedRequests(parts.adapter),
+    adapter: parts.adapter,
     clients: withSubjectDefaults(parts.clients ?? [], settings.subject.defaultType),
     ...pairwiseConfiguration(parts),
     findAccount: parts.findAccount,

@@ -1,7 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, UnsecuredJWT } from 'jose';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { decorateAdapter } from '../../adapters/store.js';
 import { claim } from '../registration/single-use-tokens.js';
 import { currentRequest, MODEL_NAMES, PUSHED_REQUEST_TTL_SECONDS, ROUTE_NAMES } from '../seams.js';
 
@@ -48,7 +47,8 @@ function ownerOf(payload: AdapterPayload): string | undefined {
 }
 
 /**
- * Wraps an adapter factory so that pushed authorization requests (RFC 9126) keep our rules
+ * What keeps our rules for pushed authorization requests (RFC 9126) on their adapter, beside the
+ * adapter of their use marks (`uses`, {@link PUSHED_REQUEST_USE_MODEL}),
  * whatever path spelling reached `/par` or `/authorize` (they are decided by the route
  * oidc-provider resolved and by the store, never by the path):
  *
@@ -64,38 +64,33 @@ function ownerOf(payload: AdapterPayload): string | undefined {
  * The rest of the flow (login, consent, `/authorize/{uid}`) reads the pushed request as
  * oidc-provider does, and oidc-provider consumes it when it issues the code.
  */
-export function withPushedRequests(adapter: (model: string) => Adapter): (model: string) => Adapter {
-  return (model) => {
-    const inner = adapter(model);
-    if (model !== PUSHED_REQUEST_MODEL) return inner;
-    const uses = adapter(PUSHED_REQUEST_USE_MODEL);
-    return decorateAdapter(inner, {
-      upsert: async (id, payload, expiresIn) => {
-        const ctx = currentRequest();
-        if (!ctx) throw new TypeError('a pushed authorization request is stored only by the pushed authorization request endpoint');
-        // oidc-provider always gives a pushed request a lifetime (60 s).
-        const ttl = expiresIn ?? PUSHED_REQUEST_TTL_SECONDS;
-        const request = checkedRequest(ctx, ttl);
-        const now = epoch();
-        await uses.upsert(id, { iat: now, exp: now + ttl }, ttl);
-        await inner.upsert(id, { ...payload, request }, ttl);
-      },
-      find: async (id) => {
-        const ctx = currentRequest();
-        if (ctx?.oidc?.route !== ROUTE_NAMES.authorization) return inner.find(id);
-        const payload = await inner.find(id);
-        if (!payload) return undefined;
-        if (ownerOf(payload) !== ctx.oidc.client?.clientId) throw new errors.InvalidRequestUri('request_uri was pushed by another client');
-        if (!(await claim(uses, id))) return undefined; // oidc-provider: "request_uri is invalid, expired, or was already used"
-        return payload;
-      },
-    });
+export function pushedRequests(inner: Adapter, uses: Adapter): Partial<Adapter> {
+  return {
+    upsert: async (id, payload, expiresIn) => {
+      const ctx = currentRequest();
+      if (!ctx) throw new TypeError('a pushed authorization request is stored only by the pushed authorization request endpoint');
+      // oidc-provider always gives a pushed request a lifetime (60 s).
+      const ttl = expiresIn ?? PUSHED_REQUEST_TTL_SECONDS;
+      const request = checkedRequest(ctx, ttl);
+      const now = epoch();
+      await uses.upsert(id, { iat: now, exp: now + ttl }, ttl);
+      await inner.upsert(id, { ...payload, request }, ttl);
+    },
+    find: async (id) => {
+      const ctx = currentRequest();
+      if (ctx?.oidc?.route !== ROUTE_NAMES.authorization) return inner.find(id);
+      const payload = await inner.find(id);
+      if (!payload) return undefined;
+      if (ownerOf(payload) !== ctx.oidc.client?.clientId) throw new errors.InvalidRequestUri('request_uri was pushed by another client');
+      if (!(await claim(uses, id))) return undefined; // oidc-provider: "request_uri is invalid, expired, or was already used"
+      return payload;
+    },
   };
 }
 
 /**
  * True when the request carries a pushed request that the provider stored after checking it at
- * `/par` (an unsecured object, see {@link withPushedRequests}): its `claims` parameter is already
+ * `/par` (an unsecured object, see {@link pushedRequests}): its `claims` parameter is already
  * in its stored form and must not be checked (and rewritten) a second time.
  */
 export function isCheckedPushedRequest(ctx: KoaContextWithOIDC): boolean {

@@ -1,4 +1,4 @@
-import type { Context, Next } from 'koa';
+import type { Middleware } from 'koa';
 
 import type { SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../errors.js';
@@ -8,37 +8,33 @@ import { logCaughtError, oauthErrorBody, sendError } from '../web/error-response
 import { setSecurityHeaders } from '../web/security-headers.js';
 
 /**
- * Runs `serve` as one unit of store work: the writes of the flow it makes are sent together when it
- * ends, before the response goes out. When they fail, the response it prepared is replaced by a
- * 503 `server_error` (JSON, or the error page for a browser), so nobody is sent a code, token or
- * cookie whose records were not stored.
+ * Runs each request as one unit of store work: the writes of the flow it makes are sent together
+ * when it ends, before the response goes out (a unit already open, the front door's, is joined).
+ * When they fail, the response it prepared is replaced by a 503 `server_error` (JSON, or the error
+ * page for a browser), so nobody is sent a code, token or cookie whose records were not stored.
  */
-export async function runAsStoreBatch(ctx: Context, store: Pick<SvcStore, 'batch'>, logger: Logger, serve: () => Promise<void>): Promise<void> {
-  if (!store.batch) return serve();
-  try {
-    await store.batch(serve);
-  } catch (caught) {
-    if (!(caught instanceof StoreUnavailableError)) throw caught;
-    const out = oauthErrorBody(caught);
-    logCaughtError(logger, ctx, caught, out);
-    // Nothing of the prepared answer goes out: no redirect, no cookie.
-    const requestId = ctx.res.getHeader('x-request-id');
-    for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
-    setSecurityHeaders(ctx);
-    if (typeof requestId === 'string') ctx.res.setHeader('X-Request-Id', requestId);
-    if (ctx.accepts('json', 'html') === 'html') {
-      ctx.status = out.status;
-      await renderErrorPage(ctx, out);
-      ctx.status = out.status;
-    } else sendError(ctx, out.status, out.error, out.error_description);
-  }
-}
-
-/**
- * `provider.use` middleware running each provider request as one unit of store work, for a provider
- * served without {@link frontDoor} (`createProvider` mounted by an embedder). Under the front door
- * it joins the request's unit.
- */
-export function providerStoreBatch(store: Pick<SvcStore, 'batch'>, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
-  return (ctx, next) => runAsStoreBatch(ctx, store, logger, next);
+export function storeBatch(store: Pick<SvcStore, 'batch'>, logger: Logger): Middleware {
+  return async (ctx, next) => {
+    if (!store.batch) {
+      await next();
+      return;
+    }
+    try {
+      await store.batch(next);
+    } catch (caught) {
+      if (!(caught instanceof StoreUnavailableError)) throw caught;
+      const out = oauthErrorBody(caught);
+      logCaughtError(logger, ctx, caught, out);
+      // Nothing of the prepared answer goes out: no redirect, no cookie.
+      const requestId = ctx.res.getHeader('x-request-id');
+      for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
+      setSecurityHeaders(ctx);
+      if (typeof requestId === 'string') ctx.res.setHeader('X-Request-Id', requestId);
+      if (ctx.accepts('json', 'html') === 'html') {
+        ctx.status = out.status;
+        await renderErrorPage(ctx, out);
+        ctx.status = out.status;
+      } else sendError(ctx, out.status, out.error, out.error_description);
+    }
+  };
 }

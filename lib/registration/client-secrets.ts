@@ -2,8 +2,6 @@ import { createHash } from 'node:crypto';
 
 import type { Adapter, ClientMetadata } from 'oidc-provider';
 
-import { decorateAdapter } from '../../adapters/store.js';
-
 const PREFIX = 'sha256:';
 
 /**
@@ -21,20 +19,16 @@ export function isHashedClientSecret(value: unknown): value is string {
 }
 
 /**
- * Wraps an adapter factory so that `Client` records are stored with a hashed `client_secret`
- * (issue 10: no secret in any store record). Other models pass through untouched.
+ * What keeps `Client` records with a hashed `client_secret` (issue 10: no secret in any store
+ * record).
  */
-export function withHashedClientSecrets(adapter: (model: string) => Adapter): (model: string) => Adapter {
-  return (model) => {
-    const inner = adapter(model);
-    if (model !== 'Client') return inner;
-    return decorateAdapter(inner, {
-      upsert: (id, payload, expiresIn) => {
-        const secret = payload.client_secret;
-        const stored = typeof secret === 'string' && !isHashedClientSecret(secret) ? { ...payload, client_secret: hashClientSecret(secret) } : payload;
-        return inner.upsert(id, stored, expiresIn);
-      },
-    });
+export function hashedClientSecrets(inner: Adapter): Partial<Adapter> {
+  return {
+    upsert: (id, payload, expiresIn) => {
+      const secret = payload.client_secret;
+      const stored = typeof secret === 'string' && !isHashedClientSecret(secret) ? { ...payload, client_secret: hashClientSecret(secret) } : payload;
+      return inner.upsert(id, stored, expiresIn);
+    },
   };
 }
 

@@ -1,13 +1,10 @@
 import type { Adapter } from 'oidc-provider';
 
-import { decorateAdapter } from '../../adapters/store.js';
 import { POLICY_NAMES } from '../../policies/index.js';
-import { MODEL_NAMES } from '../seams.js';
-
-const TOKEN_MODELS: ReadonlySet<string> = new Set([MODEL_NAMES.initialAccessToken, MODEL_NAMES.registrationAccessToken]);
 
 /**
- * Registration and update run the registration policies of today, whenever their token was issued:
+ * What makes registration and update run the registration policies of today (on the adapters of
+ * initial and registration access tokens), whenever their token was issued:
  * oidc-provider runs the policies named in the initial or registration access token, so a token
  * stored before a policy existed (an invitation mailed yesterday, the registration access token of a
  * client registered last year) would skip it, e.g. `svc/subject-type`, which checks
@@ -15,15 +12,11 @@ const TOKEN_MODELS: ReadonlySet<string> = new Set([MODEL_NAMES.initialAccessToke
  * would skip them all. A token's `policies` are read as {@link POLICY_NAMES}; the store keeps what
  * it holds.
  */
-export function withCurrentPolicies(adapter: (model: string) => Adapter): (model: string) => Adapter {
-  return (model) => {
-    const inner = adapter(model);
-    if (!TOKEN_MODELS.has(model)) return inner;
-    return decorateAdapter(inner, {
-      find: async (id) => {
-        const payload = await inner.find(id);
-        return payload ? { ...payload, policies: [...POLICY_NAMES] } : payload;
-      },
-    });
+export function currentPolicies(inner: Adapter): Partial<Adapter> {
+  return {
+    find: async (id) => {
+      const payload = await inner.find(id);
+      return payload ? { ...payload, policies: [...POLICY_NAMES] } : payload;
+    },
   };
 }

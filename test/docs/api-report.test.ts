@@ -27,7 +27,7 @@ describe('the public API (lib/index.ts) and its report (docs/api-report.md)', ()
 
   it('internals stay internal: helpers of tests, the CLI and the routes are not exported', () => {
     const names = new Set(built.entries.map((e) => e.name));
-    for (const internal of ['PROPERTY_DEFINITIONS', 'fetchDocument', 'createStaticAuthenticator', 'checkBasicAuth', 'withClientSuspension', 'routeOf', 'createMetrics', 'refOf', 'rotateKeys', 'listClients', 'parseClaimName']) {
+    for (const internal of ['PROPERTY_DEFINITIONS', 'fetchDocument', 'createStaticAuthenticator', 'checkBasicAuth', 'suspendedClients', 'routeOf', 'createMetrics', 'refOf', 'rotateKeys', 'listClients', 'parseClaimName']) {
       expect([internal, names.has(internal)]).toEqual([internal, false]);
     }
   });

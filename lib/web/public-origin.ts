@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 
 /**
  * Pins every request to the public origin of `svc.base-url` before anything reads it: `Host` is
@@ -9,21 +9,14 @@ import type { Context, Middleware } from 'koa';
  * registration response (C2: discovery is authoritative).
  */
 export function pinPublicOrigin(baseUrl: string, proxy: boolean): Middleware {
-  const pin = originPinner(baseUrl, proxy);
-  return (ctx, next) => {
-    pin(ctx);
-    return next();
-  };
-}
-
-/** The step of {@link pinPublicOrigin}, for a layer that does several such steps in one (the front door). */
-export function originPinner(baseUrl: string, proxy: boolean): (ctx: Context) => void {
   const base = new URL(baseUrl);
   const scheme = base.protocol.slice(0, -1);
-  return (ctx) => {
+  // Not async: a pass-through layer on every request should not add a promise of its own.
+  return (ctx, next) => {
     const headers = ctx.req.headers;
     headers.host = base.host;
     delete headers['x-forwarded-host'];
     if (proxy) headers['x-forwarded-proto'] = scheme;
+    return next();
   };
 }

@@ -1,0 +1,131 @@
+import type { Middleware } from 'koa';
+import type { Adapter } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+
+import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
+import type { Logger } from '../logger.js';
+import { SUSPENSION_MODEL, suspendedClients } from '../management/client-suspension.js';
+import type { Metrics } from '../observability/metrics.js';
+import { requestLogging } from '../observability/request-log.js';
+import { hashedClientSecrets } from '../registration/client-secrets.js';
+import { currentPolicies } from '../registration/current-policies.js';
+import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.js';
+import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registration/single-use-tokens.js';
+import { MODEL_NAMES } from '../seams.js';
+import { bodyLimit } from '../web/body-limit.js';
+import { pinPublicOrigin } from '../web/public-origin.js';
+import { securityHeaders } from '../web/security-headers.js';
+import { laxCookiesOnHttp } from './http-cookies.js';
+import { PUSHED_REQUEST_MODEL, PUSHED_REQUEST_USE_MODEL, pushedRequests } from './pushed-requests.js';
+import { normalizeProviderRequests } from './request-normalizer.js';
+import { storeBatch } from './store-batch.js';
+import { explainRefusedClientKeys } from './vetted-jwks-fetch.js';
+
+/** One row of a wrapping: a layer and, in one line, why it is there. */
+export interface Wrapper<T> {
+  readonly why: string;
+  readonly wrap: T;
+}
+
+/** oidc-provider's adapter factory: one adapter per model name. */
+export type AdapterFactory = (model: string) => Adapter;
+
+/** What the layers around oidc-provider are built from. */
+export interface WrappingParts {
+  store: Pick<SvcStore, 'adapter' | 'unconsume' | 'batch'>;
+  logger: Logger;
+  metrics?: Metrics;
+  /** `svc.base-url` (the front door pins requests to its origin; http gets lax cookies). */
+  baseUrl: string;
+  /** `svc.proxy`: a trusted proxy sets `X-Forwarded-Proto`. */
+  proxy: boolean;
+}
+
+/**
+ * One row of {@link ADAPTER_WRAPPING}: the models whose adapters it changes, and what it changes.
+ * `below` gives the adapter of any model as the rows below this one make it.
+ */
+export interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: AdapterFactory, parts: Pick<WrappingParts, 'store'>) => Partial<Adapter>> {
+  readonly models: ReadonlySet<string>;
+}
+
+const TOKENS = new Set([MODEL_NAMES.initialAccessToken, MODEL_NAMES.registrationAccessToken]);
+const CLIENTS = new Set([MODEL_NAMES.client]);
+
+/**
+ * The adapters oidc-provider is given, outermost first: each row wraps the adapters the rows below
+ * it make, and the last wraps the store's. Every rule here is kept at the moment oidc-provider
+ * touches the entity, whatever path spelling reached it.
+ */
+export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
+  {
+    why: 'a pushed request is stored checked, used once and bound to its client (RFC 9126)',
+    models: new Set([PUSHED_REQUEST_MODEL]),
+    wrap: (inner, _model, below) => pushedRequests(inner, below(PUSHED_REQUEST_USE_MODEL)),
+  },
+  { why: "registration and update run today's policies, whatever their token was issued with", models: TOKENS, wrap: currentPolicies },
+  {
+    why: 'initial and registration access tokens are claimed when looked up, their writes undoable (C6)',
+    models: new Set([...SINGLE_USE_MODELS, ...TRACKED_WRITES]),
+    wrap: (inner, model, _below, { store }) => singleUseTokens(inner, model, store),
+  },
+  { why: 'client secrets are stored hashed, never in clear', models: CLIENTS, wrap: hashedClientSecrets },
+  { why: 'a disabled client is not found, on every route', models: CLIENTS, wrap: (inner, _model, below) => suspendedClients(inner, below(SUSPENSION_MODEL)) },
+];
+
+/**
+ * The `provider.use()` chain, in order: oidc-provider runs each before its router, in the order
+ * they were added. Mounted by `createApp`, one layer comes before them (`mountProvider`): the URLs
+ * oidc-provider prints are built under the path of `svc.base-url`.
+ */
+export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Middleware | undefined>[] = [
+  { why: "each provider request is one unit of store work (joining the front door's)", wrap: ({ store, logger }) => storeBatch(store, logger) },
+  { why: 'on http, SameSite=None cookies go out as Lax: browsers refuse None without Secure', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
+  { why: 'secrets hashed, ignored hints dropped, POST on a configuration path served as PUT', wrap: ({ logger }) => normalizeProviderRequests(logger) },
+  { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
+  { why: 'a registration refused for its jwks_uri keys names the key rule that refused them', wrap: () => explainRefusedClientKeys() },
+];
+
+/**
+ * The front door: what every request passes, in order, before it is served (by the provider, our
+ * pages, health or management).
+ */
+export const FRONT_DOOR: readonly Wrapper<(parts: WrappingParts) => Middleware>[] = [
+  { why: 'Host (and X-Forwarded-Proto) pinned to svc.base-url before anything reads them', wrap: ({ baseUrl, proxy }) => pinPublicOrigin(baseUrl, proxy) },
+  // Paths are seen relative to where the front door is mounted (createApp mounts it at the base path).
+  { why: 'each request gets its id and one log line', wrap: ({ logger, metrics }) => requestLogging(logger, '', metrics) },
+  { why: 'security headers on every response', wrap: () => securityHeaders() },
+  { why: 'an oversized body is refused before anything reads it', wrap: () => bodyLimit() },
+  { why: 'each request is one unit of store work, stored before its answer goes out', wrap: ({ store, logger }) => storeBatch(store, logger) },
+];
+
+/**
+ * The adapter factory oidc-provider is given: {@link ADAPTER_WRAPPING} around the store's. Give it
+ * to `createConfiguration` as `adapter` when building a configuration of your own, so the store
+ * rules hold there too.
+ */
+export function wrappedAdapter(parts: Pick<WrappingParts, 'store'>): AdapterFactory {
+  return ADAPTER_WRAPPING.reduceRight<AdapterFactory>(
+    (below, row) => (model) => {
+      const inner = below(model);
+      return row.models.has(model) ? decorateAdapter(inner, row.wrap(inner, model, below, parts)) : inner;
+    },
+    parts.store.adapter,
+  );
+}
+
+/** Adds {@link PROVIDER_MIDDLEWARE} to `provider`, in order. */
+export function useProviderMiddleware(provider: Provider, parts: WrappingParts): void {
+  for (const row of PROVIDER_MIDDLEWARE) {
+    const middleware = row.wrap(parts);
+    if (middleware) provider.use(middleware);
+  }
+}
+
+/**
+ * {@link FRONT_DOOR} in front of `dispatch` as one middleware. Composed without koa-compose, so a
+ * pass-through layer that is not async adds no promise of its own.
+ */
+export function frontDoor(parts: WrappingParts, dispatch: Middleware): Middleware {
+  return FRONT_DOOR.map((row) => row.wrap(parts)).reduceRight<Middleware>((inner, layer) => (ctx, next) => layer(ctx, () => inner(ctx, next) as Promise<void>) as Promise<void>, dispatch);
+}
