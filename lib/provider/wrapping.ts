@@ -104,7 +104,7 @@ export const FRONT_DOOR: readonly Wrapper<(parts: WrappingParts) => Middleware>[
  * to `createConfiguration` as `adapter` when building a configuration of your own, so the store
  * rules hold there too.
  */
-export function wrappedAdapter(parts: Pick<WrappingParts, 'store'>): AdapterFactory {
+export function wrappedAdapter(parts: { store: Pick<SvcStore, 'adapter' | 'unconsume' | 'batch'> }): (model: string) => Adapter {
   return ADAPTER_WRAPPING.reduceRight<AdapterFactory>(
     (below, row) => (model) => {
       const inner = below(model);
