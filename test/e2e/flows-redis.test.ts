@@ -11,7 +11,7 @@ import { throttleAddressKey } from '../../lib/web/client-address.js';
 import { bracketFlood, bytesOf, countingModules, everySvcName, namesAcrossChannels, paddedTo, valuedFlood, type ClaimsObject } from '../helpers/claims-requests.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient, type RegisteredClient } from '../helpers/clients.js';
-import { authorizationUrl, FormBrowser, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
+import { authorizationUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { deletePrefix, dumpPrefix, recordBytes, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 import { manage } from '../helpers/registration.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -282,28 +282,13 @@ describe('login throttling on Redis (C8): counters under keys that say nothing',
     await deletePrefix(SHARED_REDIS_URL, prefix);
   });
 
-  /** A sign-in page of a fresh browser, driven attempt by attempt from a chosen client address. */
-  const loginForm = async (): Promise<{ browser: FormBrowser; attempt(login: string, password: string, forwardedFor: string): Promise<Response> }> => {
-    const browser = new FormBrowser();
-    const url = authorizationUrl(running.issuer, { client_id: String(client.client_id), response_type: 'code', scope: 'openid', redirect_uri: (client.redirect_uris as string[])[0], code_challenge: pkcePair().challenge, code_challenge_method: 'S256', prompt: 'login' });
-    await browser.follow(url, running.baseUrl);
-    const action = browser.formAction('login-form', running.baseUrl);
-    return {
-      browser,
-      attempt: (login, password, forwardedFor) =>
-        browser.request(action, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl, 'x-forwarded-for': forwardedFor },
-          body: new URLSearchParams({ login, password }).toString(),
-        }),
-    };
-  };
+
 
   it('counts one client once whatever port the trusted proxy appended, and keeps neither its address, a device id nor a plain hash of them in the store', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 7; i += 1) statuses.push((await (await loginForm()).attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
+    for (let i = 0; i < 7; i += 1) statuses.push((await (await loginAttempts(running, client)).attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
-    const device = await loginForm();
+    const device = await loginAttempts(running, client);
     await device.attempt('demo', 'demo', '198.51.100.200');
     const deviceId = (device.browser.cookie('svc.device') ?? '').split('.')[0] ?? '';
     const dump = await dumpPrefix(SHARED_REDIS_URL, prefix);

@@ -265,3 +265,37 @@ const PROTOCOL_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time',
 export function userData(claims: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(claims).filter(([k]) => !PROTOCOL_CLAIMS.has(k)));
 }
+
+/**
+ * A sign-in page of one browser (a fresh one unless given) for `client`, with `prompt=login`,
+ * driven attempt by attempt from a chosen client address (`X-Forwarded-For`, for an app with
+ * `svc.proxy`).
+ */
+export async function loginAttempts(
+  app: { issuer: string; baseUrl: string },
+  client: ClientMetadata,
+  browser = new FormBrowser(),
+): Promise<{ browser: FormBrowser; attempt(login: string, password: string, forwardedFor: string): Promise<Response> }> {
+  await browser.follow(
+    authorizationUrl(app.issuer, {
+      client_id: String(client.client_id),
+      response_type: 'code',
+      scope: 'openid',
+      redirect_uri: (client.redirect_uris as string[])[0],
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      prompt: 'login',
+    }),
+    app.baseUrl,
+  );
+  const action = browser.formAction('login-form', app.baseUrl);
+  return {
+    browser,
+    attempt: (login, password, forwardedFor) =>
+      browser.request(action, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: app.baseUrl, 'x-forwarded-for': forwardedFor },
+        body: new URLSearchParams({ login, password }).toString(),
+      }),
+  };
+}

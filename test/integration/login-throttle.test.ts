@@ -4,41 +4,11 @@ import type { Authenticator } from '../../lib/claims/authenticator.js';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
+import { FormBrowser, loginAttempts } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
 
 const client = confidentialClient();
-const REDIRECT = (client.redirect_uris as string[])[0] as string;
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
-/** A sign-in page of one browser (a fresh one unless given), driven attempt by attempt from a chosen client address. */
-async function loginForm(
-  running: RunningApp,
-  browser = new FormBrowser(),
-): Promise<{ browser: FormBrowser; attempt(login: string, password: string, forwardedFor: string): Promise<Response> }> {
-  await browser.follow(
-    authorizationUrl(running.issuer, {
-      client_id: client.client_id,
-      response_type: 'code',
-      scope: 'openid',
-      redirect_uri: REDIRECT,
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      prompt: 'login',
-    }),
-    running.baseUrl,
-  );
-  const action = browser.formAction('login-form', running.baseUrl);
-  return {
-    browser,
-    attempt: (login, password, forwardedFor) =>
-      browser.request(action, {
-        method: 'POST',
-        headers: { ...FORM, origin: running.baseUrl, 'x-forwarded-for': forwardedFor },
-        body: new URLSearchParams({ login, password }).toString(),
-      }),
-  };
-}
 
 const judgedInAll = (judged: Map<string, number>): number => [...judged.values()].reduce((a, b) => a + b, 0);
 
@@ -94,16 +64,16 @@ describe('login throttling by completed failures (C8)', () => {
 
   it('64 concurrent correct sign-ins of one person from one address all succeed, and one more right after', async () => {
     const address = freshAddress();
-    const forms = await Promise.all(Array.from({ length: 64 }, () => loginForm(running)));
+    const forms = await Promise.all(Array.from({ length: 64 }, () => loginAttempts(running, client)));
     const statuses = await Promise.all(forms.map(async (form) => (await form.attempt('demo', 'demo', address)).status));
     expect(statuses.filter((s) => s === 303)).toHaveLength(64);
-    expect((await (await loginForm(running)).attempt('demo', 'demo', address)).status).toBe(303);
+    expect((await (await loginAttempts(running, client)).attempt('demo', 'demo', address)).status).toBe(303);
   });
 
   it('30 wrong passwords from one browser: 5 are judged, the rest get 429 with a retry time; the right one from that browser does not sign in until the cool-down ends', async () => {
     // Only this test's lines: the others of the suite may have run before it.
     const from = lines.length;
-    const form = await loginForm(running);
+    const form = await loginAttempts(running, client);
     const judgedBefore = judgedInAll(counting.judged);
     const statuses: number[] = [];
     let locked: Response | undefined;
@@ -134,7 +104,7 @@ describe('login throttling by completed failures (C8)', () => {
   });
 
   it('of 20 concurrent wrong passwords for one name exactly 5 get through (answered as wrong), the rest get 429; with the right one among them it gets in only if it settles before the fifth failure', async () => {
-    const form = await loginForm(running);
+    const form = await loginAttempts(running, client);
     const responses = await Promise.all(Array.from({ length: 20 }, (_v, i) => form.attempt('race-victim', `guess-${i}`, freshAddress())));
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 401)).toHaveLength(5);
@@ -149,34 +119,34 @@ describe('login throttling by completed failures (C8)', () => {
   });
 
   it("a stranger's 8 failures lock her name, but not her browser with a device cookie (prompt=login); a cookie for another name or a forged one gives nothing", async () => {
-    const hers = await loginForm(running);
+    const hers = await loginAttempts(running, client);
     expect((await hers.attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
     expect(hers.browser.cookie('svc.device')).toBeDefined();
-    const stranger = await loginForm(running);
+    const stranger = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 8; i += 1) statuses.push((await stranger.attempt('demo-basic', `guess-${i}`, freshAddress())).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
-    expect((await (await loginForm(running, hers.browser)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
+    expect((await (await loginAttempts(running, client, hers.browser)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
 
     // Her device cookie is for demo-basic: for another name, that browser is a stranger too.
-    const other = await loginForm(running);
+    const other = await loginAttempts(running, client);
     for (let i = 0; i < 5; i += 1) await other.attempt('cookie-elsewhere', 'wrong', freshAddress());
-    const withHerCookie = await loginForm(running, hers.browser);
+    const withHerCookie = await loginAttempts(running, client, hers.browser);
     expect((await withHerCookie.attempt('cookie-elsewhere', 'wrong', freshAddress())).status).toBe(429);
     // A copied cookie with one character changed, for the locked name, is no cookie at all.
     const forged = new FormBrowser();
     const value = hers.browser.cookie('svc.device') ?? '';
     forged.setCookie('svc.device', `${value.slice(0, 3)}${value[3] === 'A' ? 'B' : 'A'}${value.slice(4)}`);
     for (let i = 0; i < 8; i += 1) await stranger.attempt('demo-basic', `again-${i}`, freshAddress());
-    expect((await (await loginForm(running, forged)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(429);
+    expect((await (await loginAttempts(running, client, forged)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(429);
   });
 
   it('a success resets the name: four failures, a success, four more failures are all judged', async () => {
-    const first = await loginForm(running);
+    const first = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 4; i += 1) statuses.push((await first.attempt('demo', 'wrong', freshAddress())).status);
     statuses.push((await first.attempt('demo', 'demo', freshAddress())).status);
-    const second = await loginForm(running);
+    const second = await loginAttempts(running, client);
     for (let i = 0; i < 4; i += 1) statuses.push((await second.attempt('demo', 'wrong', freshAddress())).status);
     expect(statuses).toEqual([401, 401, 401, 401, 303, 401, 401, 401, 401]);
   });
@@ -184,18 +154,18 @@ describe('login throttling by completed failures (C8)', () => {
   it('counts one client address across names (5 here), a spoofed X-Forwarded-For left end does not escape it, and a correct sign-in from another account does not reset it', async () => {
     const proxyPeer = '203.0.113.77';
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i += 1) statuses.push((await (await loginForm(running)).attempt(`nobody-${i}`, 'wrong', `10.0.0.${i}, 192.0.2.${i}, ${proxyPeer}`)).status);
+    for (let i = 0; i < 4; i += 1) statuses.push((await (await loginAttempts(running, client)).attempt(`nobody-${i}`, 'wrong', `10.0.0.${i}, 192.0.2.${i}, ${proxyPeer}`)).status);
     // The client writes any left entries it likes; the trusted proxy appends the real peer.
-    statuses.push((await (await loginForm(running)).attempt('demo', 'demo', `10.9.9.9, ${proxyPeer}`)).status);
-    for (let i = 4; i < 7; i += 1) statuses.push((await (await loginForm(running)).attempt(`nobody-${i}`, 'wrong', `10.0.0.${i}, ${proxyPeer}`)).status);
+    statuses.push((await (await loginAttempts(running, client)).attempt('demo', 'demo', `10.9.9.9, ${proxyPeer}`)).status);
+    for (let i = 4; i < 7; i += 1) statuses.push((await (await loginAttempts(running, client)).attempt(`nobody-${i}`, 'wrong', `10.0.0.${i}, ${proxyPeer}`)).status);
     expect(statuses).toEqual([401, 401, 401, 401, 303, 401, 429, 429]);
     // A real account from the locked address is refused as well; another address is not.
-    expect((await (await loginForm(running)).attempt('demo', 'demo', `10.9.9.9, ${proxyPeer}`)).status).toBe(429);
-    expect((await (await loginForm(running)).attempt('demo', 'demo', freshAddress())).status).toBe(303);
+    expect((await (await loginAttempts(running, client)).attempt('demo', 'demo', `10.9.9.9, ${proxyPeer}`)).status).toBe(429);
+    expect((await (await loginAttempts(running, client)).attempt('demo', 'demo', freshAddress())).status).toBe(303);
   });
 
   it('does not count an empty field: it guesses nothing', async () => {
-    const form = await loginForm(running);
+    const form = await loginAttempts(running, client);
     const address = freshAddress();
     for (let i = 0; i < 8; i += 1) expect((await form.attempt('empty-fields', '', address)).status).toBe(401);
     expect((await form.attempt('demo', 'demo', address)).status).toBe(303);
@@ -203,7 +173,7 @@ describe('login throttling by completed failures (C8)', () => {
 
   it('counts one client once whatever port the trusted proxy appended', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 7; i += 1) statuses.push((await (await loginForm(running)).attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
+    for (let i = 0; i < 7; i += 1) statuses.push((await (await loginAttempts(running, client)).attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
   });
 });
@@ -219,36 +189,36 @@ describe('login throttling after 100 failures in a row (NIST SP 800-63B 5.2.2)',
 
   it("101 failures for her name from a stranger at her own address do not stop her device-cookie browser; other browsers wait for her success", async () => {
     const shared = '192.0.2.200';
-    const hers = await loginForm(running);
+    const hers = await loginAttempts(running, client);
     expect((await hers.attempt('demo', 'demo', shared)).status).toBe(303);
-    const stranger = await loginForm(running);
+    const stranger = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 101; i += 1) statuses.push((await stranger.attempt('demo', `guess-${i}`, shared)).status);
     expect(statuses.filter((s) => s === 401)).toHaveLength(100);
     expect(statuses[100]).toBe(429);
     // A browser without her cookie, from anywhere, may not try her name any more.
-    const elsewhere = await loginForm(running);
+    const elsewhere = await loginAttempts(running, client);
     expect((await elsewhere.attempt('demo', 'demo', freshAddress())).status).toBe(429);
     // Her own browser, at the very address the stranger exhausted, signs in.
-    expect((await (await loginForm(running, hers.browser)).attempt('demo', 'demo', shared)).status).toBe(303);
+    expect((await (await loginAttempts(running, client, hers.browser)).attempt('demo', 'demo', shared)).status).toBe(303);
     // Her success ends the run: a new browser elsewhere is judged again.
     expect((await elsewhere.attempt('demo', 'wrong', freshAddress())).status).toBe(401);
   });
 
   it('a device cookie left on a shared computer gives a stranger no more than 100 failures in a row either; her other browser still signs in', async () => {
-    const library = await loginForm(running);
+    const library = await loginAttempts(running, client);
     expect((await library.attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
-    const home = await loginForm(running);
+    const home = await loginAttempts(running, client);
     expect((await home.attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
     // The next person at the library computer has her cookie.
     const next = new FormBrowser();
     next.setCookie('svc.device', library.browser.cookie('svc.device') ?? '');
-    const stranger = await loginForm(running, next);
+    const stranger = await loginAttempts(running, client, next);
     const statuses: number[] = [];
     for (let i = 0; i < 101; i += 1) statuses.push((await stranger.attempt('demo-basic', `guess-${i}`, freshAddress())).status);
     expect(statuses.filter((s) => s === 401)).toHaveLength(100);
     expect(statuses[100]).toBe(429);
-    expect((await (await loginForm(running, home.browser)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
+    expect((await (await loginAttempts(running, client, home.browser)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
   });
 });
 
@@ -298,7 +268,7 @@ describe('login throttling: correct sign-ins judged at the same time (C8 rule 1)
 
   it('8 correct sign-ins of one person whose judgements overlap all succeed: none waits for the others and none is refused as busy', async () => {
     const address = freshAddress();
-    const forms = await Promise.all(Array.from({ length: 8 }, () => loginForm(running)));
+    const forms = await Promise.all(Array.from({ length: 8 }, () => loginAttempts(running, client)));
     // Whatever comes back first opens the gate, so a refusal ends the test instead of hanging it.
     const statuses = await Promise.all(
       forms.map(async (form) => {
@@ -312,8 +282,8 @@ describe('login throttling: correct sign-ins judged at the same time (C8 rule 1)
 
   it('behind one NAT, four typos of the crowd (below the address threshold of 5) do not make two people signing in at the same time wait for each other', async () => {
     const nat = freshAddress();
-    for (let i = 0; i < 4; i += 1) expect((await (await loginForm(behindNat)).attempt(`colleague-${i}`, 'typo', nat)).status).toBe(401);
-    const forms = await Promise.all([0, 1].map(() => loginForm(behindNat)));
+    for (let i = 0; i < 4; i += 1) expect((await (await loginAttempts(behindNat, client)).attempt(`colleague-${i}`, 'typo', nat)).status).toBe(401);
+    const forms = await Promise.all([0, 1].map(() => loginAttempts(behindNat, client)));
     const statuses = await Promise.all(
       [forms[0]?.attempt('demo', 'demo', nat), forms[1]?.attempt('demo-basic', 'demo-basic', nat)].map(async (attempt) => {
         const response = await attempt;
@@ -345,35 +315,35 @@ describe('login throttling in a directory that tells `ERIKA` from `erika` (canon
 
   it("device cookies won by signing in as 'ERIKA' give no budget for 'erika': the name a stranger locked stays locked to those browsers", async () => {
     // Mallory signs in to his own account as often as he likes, each time in a fresh browser.
-    const minted = await Promise.all([0, 1, 2].map(() => loginForm(running)));
+    const minted = await Promise.all([0, 1, 2].map(() => loginAttempts(running, client)));
     for (const form of minted) expect((await form.attempt('ERIKA', 'mallory-knows-this', freshAddress())).status).toBe(303);
-    const stranger = await loginForm(running);
+    const stranger = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i += 1) statuses.push((await stranger.attempt('erika', `guess-${i}`, freshAddress())).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
     for (const [round, form] of minted.entries()) {
-      expect((await (await loginForm(running, form.browser)).attempt('erika', `minted-${round}`, freshAddress())).status).toBe(429);
+      expect((await (await loginAttempts(running, client, form.browser)).attempt('erika', `minted-${round}`, freshAddress())).status).toBe(429);
     }
   });
 
   it("signing in to his own account 'ANNA' does not forget the failures counted against 'anna' (and the 100 in a row)", async () => {
-    const stranger = await loginForm(running);
+    const stranger = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 4; i += 1) statuses.push((await stranger.attempt('anna', `guess-${i}`, freshAddress())).status);
-    statuses.push((await (await loginForm(running)).attempt('ANNA', 'mallory-knows-this', freshAddress())).status);
+    statuses.push((await (await loginAttempts(running, client)).attempt('ANNA', 'mallory-knows-this', freshAddress())).status);
     for (let i = 4; i < 6; i += 1) statuses.push((await stranger.attempt('anna', `guess-${i}`, freshAddress())).status);
     expect(statuses).toEqual([401, 401, 401, 401, 303, 401, 429]);
   });
 
   it("her device cookie for 'maria' lets her in while a stranger has locked the name, and his for 'MARIA' lets him in", async () => {
-    const hers = await loginForm(running);
-    const his = await loginForm(running);
+    const hers = await loginAttempts(running, client);
+    const his = await loginAttempts(running, client);
     expect((await hers.attempt('maria', 'her-secret', freshAddress())).status).toBe(303);
     expect((await his.attempt('MARIA', 'mallory-knows-this', freshAddress())).status).toBe(303);
-    const stranger = await loginForm(running);
+    const stranger = await loginAttempts(running, client);
     for (let i = 0; i < 6; i += 1) await stranger.attempt('maria', `again-${i}`, freshAddress());
     expect((await stranger.attempt('maria', 'her-secret', freshAddress())).status).toBe(429);
-    expect((await (await loginForm(running, hers.browser)).attempt('maria', 'her-secret', freshAddress())).status).toBe(303);
-    expect((await (await loginForm(running, his.browser)).attempt('MARIA', 'mallory-knows-this', freshAddress())).status).toBe(303);
+    expect((await (await loginAttempts(running, client, hers.browser)).attempt('maria', 'her-secret', freshAddress())).status).toBe(303);
+    expect((await (await loginAttempts(running, client, his.browser)).attempt('MARIA', 'mallory-knows-this', freshAddress())).status).toBe(303);
   });
 });
