@@ -10,7 +10,7 @@ import { issueInitialAccessToken } from '../../lib/index.js';
 import { throttleAddressKey } from '../../lib/web/client-address.js';
 import { bracketFlood, bytesOf, countingModules, everySvcName, namesAcrossChannels, paddedTo, valuedFlood, type ClaimsObject } from '../helpers/claims-requests.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { registerClient, type RegisteredClient, registeredClientParams } from '../helpers/clients.js';
 import { authorizationUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { deletePrefix, dumpPrefix, recordBytes, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 import { manage } from '../helpers/registration.js';
@@ -62,7 +62,6 @@ async function largestRecords(prefix: string, old: ReadonlySet<string>): Promise
 
 /** C5: what a request stores stays small. */
 const RECORD_LIMIT = 16 * 1024;
-const REDIRECT = 'https://rp.example/cb';
 
 describe('what one authorization request stores in Redis is bounded (C5: an interaction record stays within 16 KiB)', () => {
   const prefix = testPrefix('request-size');
@@ -80,7 +79,7 @@ describe('what one authorization request stores in Redis is bounded (C5: an inte
   });
 
   const authorize = async (extra: Record<string, string>): Promise<string> => {
-    const body = new URLSearchParams({ client_id: rp.metadata.client_id, response_type: 'code', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'st-size', scope: 'openid', ...extra });
+    const body = new URLSearchParams(registeredClientParams(rp, { state: 'st-size', ...extra }));
     const response = await fetch(`${running.issuer}/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
     return response.headers.get('location') ?? '';
   };
@@ -124,16 +123,7 @@ describe('the claims budget on Redis (C5, issue 14): a refused request stores no
     await deletePrefix(SHARED_REDIS_URL, prefix);
   });
 
-  const params = (claims: ClaimsObject): Record<string, string> => ({
-    client_id: rsa.metadata.client_id,
-    response_type: 'code',
-    redirect_uri: REDIRECT,
-    code_challenge: pkcePair().challenge,
-    code_challenge_method: 'S256',
-    state: 'st-budget',
-    scope: 'openid',
-    claims: JSON.stringify(claims),
-  });
+  const params = (claims: ClaimsObject): Record<string, string> => registeredClientParams(rsa, { state: 'st-budget', claims: JSON.stringify(claims) });
   const authorize = async (claims: ClaimsObject, method: 'GET' | 'POST'): Promise<string> => {
     const response =
       method === 'GET'

@@ -47,12 +47,12 @@ export async function registerClient(
 }
 
 /**
- * An authorization URL for a client registered by {@link registerClient}: the code flow to
+ * The authorization request of a client registered by {@link registerClient}: the code flow to
  * `https://rp.example/cb` with a fresh PKCE challenge, scope `openid` and state `st`, each
  * overridden by `params`.
  */
-export function registeredClientUrl(issuer: string, client: RegisteredClient, params: Record<string, string> = {}): string {
-  return authorizationUrl(issuer, {
+export function registeredClientParams(client: RegisteredClient, params: Record<string, string> = {}): Record<string, string> {
+  return {
     client_id: String(client.metadata.client_id),
     response_type: 'code',
     redirect_uri: 'https://rp.example/cb',
@@ -61,5 +61,10 @@ export function registeredClientUrl(issuer: string, client: RegisteredClient, pa
     state: 'st',
     scope: 'openid',
     ...params,
-  });
+  };
+}
+
+/** {@link registeredClientParams} as a URL of `issuer`'s authorization endpoint. */
+export function registeredClientUrl(issuer: string, client: RegisteredClient, params: Record<string, string> = {}): string {
+  return authorizationUrl(issuer, registeredClientParams(client, params));
 }

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, pkcePair, redirectParams } from '../helpers/flow.js';
+import { authorizationUrl, redirectParams } from '../helpers/flow.js';
 import { bracketFlood, bytesOf, namesAcrossChannels, paddedTo, type ClaimsObject } from '../helpers/claims-requests.js';
-import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { registerClient, type RegisteredClient, registeredClientParams } from '../helpers/clients.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 
 const REDIRECT = 'https://rp.example/cb';
@@ -22,16 +22,7 @@ describe('the claims budget (C5, issue 14): refused early, redirected with state
   });
   afterAll(async () => running.close());
 
-  const params = (claims: ClaimsObject): Record<string, string> => ({
-    client_id: rsa.metadata.client_id,
-    response_type: 'code',
-    redirect_uri: REDIRECT,
-    code_challenge: pkcePair().challenge,
-    code_challenge_method: 'S256',
-    state: 'st-budget',
-    scope: 'openid',
-    claims: JSON.stringify(claims),
-  });
+  const params = (claims: ClaimsObject): Record<string, string> => registeredClientParams(rsa, { state: 'st-budget', claims: JSON.stringify(claims) });
 
   /** Sends an authorization request; returns the redirect's parameters (or the interaction path). */
   const authorize = async (claims: ClaimsObject, method: 'GET' | 'POST' = 'GET'): Promise<{ status: number; location: string }> => {
