@@ -89,7 +89,7 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
       const name = canonical(login);
       const cookie = ctx.cookies.get(DEVICE_COOKIE);
       const device = devices.deviceFor(cookie, name);
-      const nameKey = loginNameCounterKey(name, macKey, (n) => n);
+      const nameKey = loginNameCounterKey(login, macKey, canonical);
       const counters: GateCounter<'name' | 'device' | 'address'>[] = device
         ? [{ key: deviceCounterKey(device, macKey), rule: nameRule, label: 'device', forgetOnSuccess: true }]
         : [
