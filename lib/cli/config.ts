@@ -1,7 +1,7 @@
 import { SettingsError, CliError } from '../errors.js';
 import { redactUrlCredentials, type LogFields } from '../logger.js';
 import { defaultLogFormat } from '../observability/pino-logger.js';
-import { PROPERTY_DEFINITIONS } from '../settings/definitions.js';
+import { PROPERTY_DEFINITIONS, readValue } from '../settings/definitions.js';
 import { loadSettingsWithSources, type SettingSource } from '../settings/load.js';
 import type { Settings } from '../settings/types.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
@@ -92,7 +92,10 @@ export const configCommand: Command = {
     table(
       io,
       ['PROPERTY', 'VALUE', 'SOURCE'],
-      PROPERTY_DEFINITIONS.map((d) => [d.name, shown(d.read(settings), !!d.secret && d.read(settings) !== undefined), sourceText(d.name, sources.get(d.name))]),
+      PROPERTY_DEFINITIONS.map((d) => {
+        const value = readValue(settings, d);
+        return [d.name, shown(value, !!d.secret && value !== undefined), sourceText(d.name, sources.get(d.name))];
+      }),
     );
     io.out(`\nNODE_ENV=${io.env.NODE_ENV ?? '(unset)'}; log lines: ${settings.log.format ?? `${defaultLogFormat(settings.production)} (svc.log.format unset)`}\n`);
     for (const variable of ignored) io.out(`ignored: environment variable ${variable} (not an svc-connect property)\n`);

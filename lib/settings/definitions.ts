@@ -27,50 +27,40 @@ export interface SuppliedParts {
 
 /**
  * One configurable property: its name, environment variables, default, documentation, unsafe-default
- * rule, and how its raw text becomes a typed value in {@link Settings}. The table of these rows is
- * the single home of every option; `docs/configuration.md` is generated from it
- * (`npm run docs:config`) and a test keeps both in step.
+ * rule, and where its parsed value lives in {@link Settings} (`place`: `port` or `redis.url`).
+ * {@link Settings} is derived from the table of these rows, and `docs/configuration.md` is generated
+ * from it (`npm run docs:config`).
  */
-export interface PropertyDefinition {
+export interface PropertyDefinition<P extends string = string, V = unknown, R extends boolean = boolean> {
   /** The property name, e.g. `svc.redis.url`. */
-  name: string;
+  readonly name: string;
+  readonly place: P;
   /** The environment variable the contract names, when it differs from the rule-derived one. */
-  env?: string;
-  /** Every environment variable of the property: the contract's, then the rule-derived one (see {@link ruleDerivedEnv}). */
-  envs: readonly string[];
+  readonly env?: string;
+  /** Every environment variable of the property: the contract's, then {@link ruleDerivedEnv}'s. */
+  readonly envs: readonly string[];
   /** The default, as a person reads it in the configuration reference. */
-  defaultText: string;
-  /** What the property does. */
-  doc: string;
-  /** `true` for secrets: their values are never echoed in errors. */
-  secret?: boolean;
-  /**
-   * Set when the value names a file, folder or ES module: relative values in a configuration file
-   * resolve against that file's folder (see `relative-paths.ts`).
-   */
-  path?: PathKind;
-  /** Parses the raw value and stores it in `settings`; throws an `Error` describing a bad value. */
-  apply(settings: Settings, raw: string): void;
-  /** The effective value in `settings` (what `svc-connect config check` prints; secrets are redacted there). */
-  read(settings: Settings): unknown;
+  readonly defaultText: string;
+  readonly doc: string;
+  /** Secret values are never echoed, in errors or by `config check`. */
+  readonly secret?: boolean;
+  /** The value names a file, folder or ES module: relative values in a configuration file resolve against its folder. */
+  readonly path?: PathKind;
+  /** The typed value of the raw text; throws an `Error` describing a bad value. */
+  parse: (raw: string) => V;
+  /** The default, given the properties above it in the table; `undefined` leaves the member unset. */
+  fallback: (settings: Settings) => V | undefined;
   /** Why the value in force is unsafe for production, or `undefined` when it is not (`unsafe.ts`). */
-  unsafe?(settings: Settings, supplied: SuppliedParts): string | undefined;
-  /** Writes the default into `settings`, if the property has one. */
-  writeDefault(settings: Settings): void;
+  unsafe?: (settings: Settings, supplied: SuppliedParts) => string | undefined;
+  /** Type-level only: whether {@link Settings} always holds the value. */
+  readonly required?: R;
 }
-
-/** The members of {@link Settings} that group several properties. */
-type Group = { [K in keyof Settings]: Settings[K] extends Record<string, unknown> ? K : never }[keyof Settings];
-/** Where a property's value lives in {@link Settings}: `port` or `redis.url`. */
-type Place = Exclude<keyof Settings, Group> | { [G in Group]: `${G}.${keyof Settings[G] & string}` }[Group];
-/** The type of the value at a {@link Place}. */
-type ValueAt<P extends Place> = P extends `${infer G extends Group}.${infer M}` ? (M extends keyof Settings[G] ? Settings[G][M] : never) : P extends keyof Settings ? Settings[P] : never;
 
 /** What a row says besides its name, place and parser. */
 interface Facts<V> {
   env?: string;
-  /** The default value; its reference text is the value in backticks unless `defaultText` says more. */
-  default?: V;
+  /** The reference text is the value in backticks unless `defaultText` says more. */
+  default?: V | ((settings: Settings) => V);
   defaultText?: string;
   doc: string;
   secret?: boolean;
@@ -78,8 +68,24 @@ interface Facts<V> {
   unsafe?: PropertyDefinition['unsafe'];
 }
 
-/** The object holding the member named by `place`, and that member's key. */
-function locate(settings: Settings, place: Place): [Record<string, unknown>, string] {
+function row<P extends string, V>(name: string, place: P, parse: (raw: string) => V, facts: Facts<NoInfer<V>> & { default: Facts<NoInfer<V>>['default'] }): PropertyDefinition<P, V, true>;
+function row<P extends string, V>(name: string, place: P, parse: (raw: string) => V, facts: Facts<NoInfer<V>>): PropertyDefinition<P, V, false>;
+function row<P extends string, V>(name: string, place: P, parse: (raw: string) => V, facts: Facts<V>): PropertyDefinition<P, V> {
+  const { default: value, defaultText, unsafe, ...rest } = facts;
+  return {
+    name,
+    place,
+    ...rest,
+    envs: [...new Set([rest.env ?? ruleDerivedEnv(name), ruleDerivedEnv(name)])],
+    defaultText: defaultText ?? (typeof value === 'object' || value === undefined ? 'unset' : `\`${String(value)}\``),
+    parse,
+    fallback: (settings) => (typeof value === 'function' ? (value as (s: Settings) => V)(settings) : Array.isArray(value) ? ([...value] as V) : value),
+    ...(unsafe ? { unsafe } : {}),
+  };
+}
+
+/** The object holding the member at `place` in `settings`, and that member's key. */
+function locate(settings: Settings, place: string): [Record<string, unknown>, string] {
   const [group, member] = place.split('.') as [string, string | undefined];
   const root = settings as unknown as Record<string, Record<string, unknown>>;
   if (member === undefined) return [root, group];
@@ -87,27 +93,16 @@ function locate(settings: Settings, place: Place): [Record<string, unknown>, str
   return [root[group], member];
 }
 
-/** One row of the table: `name` is stored at `place` in {@link Settings} after `parse`. */
-function row<P extends Place>(name: string, place: P, parse: (raw: string) => ValueAt<P>, facts: Facts<ValueAt<P>>): PropertyDefinition {
-  const { default: value, defaultText, ...rest } = facts;
-  return {
-    name,
-    ...rest,
-    envs: [...new Set([rest.env ?? ruleDerivedEnv(name), ruleDerivedEnv(name)])],
-    defaultText: defaultText ?? (typeof value === 'object' || value === undefined ? 'unset' : `\`${String(value)}\``),
-    apply: (s, raw) => {
-      const [holder, key] = locate(s, place);
-      holder[key] = parse(raw);
-    },
-    read: (s) => {
-      const [holder, key] = locate(s, place);
-      return holder[key];
-    },
-    writeDefault: (s) => {
-      const [holder, key] = locate(s, place);
-      if (value !== undefined) holder[key] = Array.isArray(value) ? [...(value as unknown[])] : value;
-    },
-  };
+/** Stores `value` at the row's place in `settings` (`undefined` leaves it unset). */
+export function writeValue(settings: Settings, definition: PropertyDefinition, value: unknown): void {
+  const [holder, key] = locate(settings, definition.place);
+  if (value !== undefined) holder[key] = value;
+}
+
+/** The effective value of the row's property in `settings`. */
+export function readValue(settings: Settings, definition: PropertyDefinition): unknown {
+  const [holder, key] = locate(settings, definition.place);
+  return holder[key];
 }
 
 /** A parser accepting one of `choices` in any letter case, surrounding spaces ignored. */
@@ -142,13 +137,14 @@ export function ruleDerivedEnv(name: string): string {
 }
 
 /** Every property svc-connect understands, in the order of the configuration reference. */
-export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
+export const PROPERTY_DEFINITIONS = [
   row('svc.port', 'port', integer(0, 65535), { env: 'PORT', default: 3000, doc: 'TCP port the example server listens on.' }),
   row('svc.base-url', 'baseUrl', parseBaseUrl, {
     env: 'SVC_BASE_URL',
+    default: (s): string => `http://localhost:${s.port}`,
     defaultText: '`http://localhost:{port}`',
     doc: 'Public base URL of the provider. The issuer is `{base-url}/oidc/v1`. An `http` URL on a host other than loopback is warned about, and refused under `NODE_ENV=production` (the issuer is https even when TLS ends at a proxy).',
-    unsafe: (s) =>
+    unsafe: (s): string | undefined =>
       httpOffLoopback(s.baseUrl)
         ? 'the public issuer is http on a host other than loopback: browsers, relying parties and cookies then travel in clear (use https, also when TLS ends at a proxy)'
         : undefined,
@@ -157,7 +153,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'REDIS_URL',
     defaultText: 'unset → embedded in-memory store (one process, lost on restart; warned, refused in production)',
     doc: 'Standalone Redis holding all provider state, e.g. `redis://127.0.0.1:6379/0`.',
-    unsafe: (s, supplied) =>
+    unsafe: (s, supplied): string | undefined =>
       !supplied.store && !s.redis.url && !s.redis.clusterNodes ? 'the embedded in-memory store serves one process and loses everything on restart' : undefined,
   }),
   row('svc.redis.cluster-nodes', 'redis.clusterNodes', parseHostPorts, {
@@ -179,7 +175,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     defaultText: 'unset → mails are written as `.eml` files to `svc.mail.outbox-dir` (warned, refused in production)',
     doc: 'SMTP server for invitation mails, e.g. `smtp://user:pass@mail.example.com:587`.',
     secret: true,
-    unsafe: (s, supplied) => (supplied.management && !s.mail.smtpUrl ? `invitation mails are written to ${s.mail.outboxDir} instead of being sent` : undefined),
+    unsafe: (s, supplied): string | undefined => (supplied.management && !s.mail.smtpUrl ? `invitation mails are written to ${s.mail.outboxDir} instead of being sent` : undefined),
   }),
   row('svc.mail.outbox-dir', 'mail.outboxDir', parseNonEmpty, {
     env: 'SVC_MAIL_OUTBOX_DIR',
@@ -200,7 +196,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     defaultText: '`admin` (warned, refused in production)',
     doc: 'HTTP Basic password of the management endpoint.',
     secret: true,
-    unsafe: (s, supplied) =>
+    unsafe: (s, supplied): string | undefined =>
       supplied.management && s.management.user === 'admin' && s.management.password === 'admin'
         ? 'the management endpoint still uses the shipped credentials admin/admin'
         : undefined,
@@ -220,14 +216,14 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     defaultText: 'unset → ephemeral keys generated at each start (warned, refused in production)',
     doc: 'A JWKS file with the private keys of the provider (`svc-connect keys generate`): signing keys (`use: "sig"`; RSA for RS256/PS256, EC P-256 for ES256) and decryption keys for encrypted request objects (`use: "enc"`; RSA for RSA-OAEP*, EC for ECDH-ES*). Without `enc` keys, encrypted request objects are not offered.',
     path: 'file',
-    unsafe: (s, supplied) => (!supplied.keys && !s.keys.file ? 'signing keys are generated at each start, so tokens stop verifying after a restart' : undefined),
+    unsafe: (s, supplied): string | undefined => (!supplied.keys && !s.keys.file ? 'signing keys are generated at each start, so tokens stop verifying after a restart' : undefined),
   }),
   row('svc.cookies.keys', 'cookies.keys', (raw) => parseSecretList(raw, 32), {
     env: 'SVC_COOKIES_KEYS',
     defaultText: 'unset → ephemeral keys (warned, refused in production)',
     doc: 'Comma-separated cookie signing keys, newest first, each at least 32 characters.',
     secret: true,
-    unsafe: (s) => (!s.cookies.keys ? 'cookie keys are generated at each start, so sessions end on restart' : undefined),
+    unsafe: (s): string | undefined => (!s.cookies.keys ? 'cookie keys are generated at each start, so sessions end on restart' : undefined),
   }),
   row(
     'svc.subject.default-type',
@@ -253,7 +249,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
       defaultText: 'unset → an ephemeral key generated at each start: pairwise `sub`s change at every restart (warned, refused in production)',
       doc: 'The secret (at least 32 characters) pairwise `sub` values are derived with (HMAC-SHA-256 of the sector and the account id). Keep it for the life of the deployment: replacing it changes every pairwise `sub`, and relying parties then see each person as a new one. Not the cookie keys, which rotate.',
       secret: true,
-      unsafe: (s) => (!s.subject.pairwiseKey ? 'the pairwise key is generated at each start, so every pairwise sub changes on restart' : undefined),
+      unsafe: (s): string | undefined => (!s.subject.pairwiseKey ? 'the pairwise key is generated at each start, so every pairwise sub changes on restart' : undefined),
     },
   ),
   row('svc.access-token.ttl', 'accessToken.ttl', integer(60, 86400), {
@@ -267,9 +263,10 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
   }),
   row('svc.demo.enabled', 'demo.enabled', parseBoolean, {
     env: 'SVC_DEMO_ENABLED',
+    default: (s): boolean => !s.production,
     defaultText: '`true` unless `NODE_ENV=production`',
     doc: 'Serve the demo accounts and the `/oidcdemo/login` page. Warned about at start; `true` stops the start under `NODE_ENV=production`.',
-    unsafe: (s, supplied) => {
+    unsafe: (s, supplied): string | undefined => {
       if (!s.demo.enabled) return undefined;
       return supplied.authenticator || s.authenticator.module !== undefined
         ? '/oidcdemo/login registers clients and runs flows for anyone who can sign in (the demo accounts do not: an authenticator is configured)'
@@ -280,7 +277,7 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     env: 'SVC_FETCH_ALLOW_PRIVATE_NETWORK',
     default: false,
     doc: 'Allow `jwks_uri`/`x5u` fetches over http and to loopback or private addresses. Tests and local development only: warned about at start; `true` stops the start under `NODE_ENV=production`.',
-    unsafe: (s) =>
+    unsafe: (s): string | undefined =>
       s.fetch.allowPrivateNetwork
         ? 'jwks_uri and x5u are fetched over http and from loopback and private addresses (a server-side request forgery surface)'
         : undefined,
@@ -369,14 +366,3 @@ export const PROPERTY_DEFINITIONS: readonly PropertyDefinition[] = [
     },
   ),
 ];
-
-/**
- * The defaults of every property, written by the rows. `svc.base-url` and `svc.demo.enabled` depend
- * on the port and on `NODE_ENV`: the base URL is resolved by the loader after the other properties.
- */
-export function defaultSettings(production: boolean): Settings {
-  // Every member a row has no default for is optional in Settings, except these three.
-  const settings = { baseUrl: '', demo: { enabled: !production }, production } as Settings;
-  for (const definition of PROPERTY_DEFINITIONS) definition.writeDefault(settings);
-  return settings;
-}

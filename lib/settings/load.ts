@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 
 import { fileErrorMessage, SettingsError } from '../errors.js';
-import { defaultSettings, PROPERTY_DEFINITIONS, type PropertyDefinition } from './definitions.js';
+import { PROPERTY_DEFINITIONS, writeValue, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
 import { resolveAgainst } from './relative-paths.js';
 import { closestResembled } from './resemblance.js';
@@ -102,7 +102,7 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
     );
   }
 
-  const settings = defaultSettings(production);
+  const settings = { production } as Settings;
   const sources = new Map<string, SettingSource>();
   // Paths written in the configuration file are relative to its folder; the others to the working directory.
   const fileFolder = file ? dirname(resolve(file)) : undefined;
@@ -112,17 +112,16 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
       definition.name,
       !entry ? { kind: 'default' } : entry.source === 'code' ? { kind: 'code' } : entry.source === file ? { kind: 'file', file } : { kind: 'env', variable: entry.source },
     );
-    if (!entry) continue;
-    const kind = entry.source === file ? definition.path : undefined;
-    applyOne(settings, definition, kind && fileFolder ? { ...entry, value: resolveAgainst(entry.value, kind, fileFolder) } : entry);
+    const kind = entry?.source === file ? definition.path : undefined;
+    const value = !entry ? definition.fallback(settings) : parseOne(definition, kind && fileFolder ? { ...entry, value: resolveAgainst(entry.value, kind, fileFolder) } : entry);
+    writeValue(settings, definition, value);
   }
-  if (!raw.has('svc.base-url')) settings.baseUrl = `http://localhost:${settings.port}`;
   return { settings, sources };
 }
 
-function applyOne(settings: Settings, definition: PropertyDefinition, entry: { value: string; source: string }): void {
+function parseOne(definition: PropertyDefinition, entry: { value: string; source: string }): unknown {
   try {
-    definition.apply(settings, entry.value);
+    return definition.parse(entry.value);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     // Secret values are never echoed: the parsers of secret properties describe faults without them.

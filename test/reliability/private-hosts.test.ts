@@ -4,7 +4,7 @@ import { issueInitialAccessToken, OutboundFetchError } from '../../lib/index.js'
 import { fetchDocument, type OutboundFetchOptions } from '../../lib/net/fetch.js';
 import { parsePrivateHosts } from '../../lib/net/private-hosts.js';
 import { findUnsafeDefaults } from '../../lib/settings/unsafe.js';
-import { loadSettings } from '../../lib/settings/index.js';
+import { loadSettings } from '../../lib/settings/load.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { startPrivateHost, type PrivateHost } from '../helpers/private-network.js';
 import { encryptionKey, isUnspent, register, trustForOutboundFetch } from '../helpers/registration.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { loadSettings, SettingsError, silentLogger } from '../../lib/index.js';
 import { findUnsafeDefaults, enforceSafeDefaults } from '../../lib/settings/unsafe.js';
-import { PROPERTY_DEFINITIONS, ruleDerivedEnv } from '../../lib/settings/definitions.js';
+import { PROPERTY_DEFINITIONS, readValue, ruleDerivedEnv } from '../../lib/settings/definitions.js';
 import type { Settings } from '../../lib/settings/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-settings-'));
@@ -90,7 +90,7 @@ describe('loadSettings (C9)', () => {
     for (const [name, sample] of Object.entries(SAMPLES)) {
       const definition = PROPERTY_DEFINITIONS.find((d) => d.name === name);
       const settings = loadSettings({ env: {}, properties: { [name]: sample.raw } });
-      expect([name, definition?.read(settings)]).toEqual([name, sample.expected]);
+      expect([name, definition && readValue(settings, definition)]).toEqual([name, sample.expected]);
     }
   });
 
