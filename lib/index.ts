@@ -43,7 +43,7 @@ export { createMailer, type Mailer, type MailerOptions, type MailMessage, type M
 
 // Logging.
 export { LOG_LEVELS, silentLogger, type LogFields, type Logger, type LogLevel } from './logger.js';
-export { createPinoLogger, createSettingsLogger, type LogFormat } from './observability/pino-logger.js';
+export { createPinoLogger, createSettingsLogger, type LogFormat, type LogSettings } from './observability/pino-logger.js';
 
 // The error vocabulary.
 export {

@@ -27,7 +27,7 @@ const PARENT_CHECK_MS = 1000;
 export async function runServer(): Promise<void> {
   const ignored: string[] = [];
   const settings = loadSettings({ onIgnoredVariable: (variable) => ignored.push(variable) });
-  const logger = createSettingsLogger(settings);
+  const logger = createSettingsLogger(settings.log, settings.production);
   for (const variable of ignored) logger.warn('environment_variable_ignored', { variable, reason: 'not an svc-connect property' });
   const demoModules = settings.demo.enabled && !settings.claims.modules;
   const app = await createApp(settings, { logger, claimModules: demoModules ? createDemoClaimModules() : [] });

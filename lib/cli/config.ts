@@ -4,7 +4,6 @@ import { defaultLogFormat } from '../observability/pino-logger.js';
 import { PROPERTY_DEFINITIONS, readValue } from '../settings/definitions.js';
 import { loadSettingsWithSources, type SettingSource } from '../settings/load.js';
 import type { Settings } from '../settings/types.js';
-import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import { flags, type CliIo, type Command } from './common.js';
 import { checkConnections } from './connection-checks.js';
 import { table } from './management-api.js';
@@ -56,15 +55,14 @@ function startFailure(err: unknown): CliError {
 async function startChecks(settings: Settings): Promise<{ warnings: { event: string; fields?: LogFields }[] }> {
   const warnings: { event: string; fields?: LogFields }[] = [];
   const logger = { info: () => undefined, warn: (event: string, fields?: LogFields) => warnings.push({ event, fields }), error: (event: string, fields?: LogFields) => warnings.push({ event, fields }) };
-  // The same check as createApp (the bundled server serves management): throws under production.
-  enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), logger);
-  // Keys, clients, authenticator and claim modules as the server resolves them; a throwaway memory
-  // store stands in for Redis, which is not contacted.
+  // The checks of createApp (the bundled server serves management; the store counts as configured by
+  // settings): keys, clients, authenticator and claim modules as the server resolves them. A
+  // throwaway memory store stands in for Redis, which is not contacted.
   // Loaded here, not at the top: they bring oidc-provider, which the other commands do not need.
   const [{ createMemoryStore }, { resolveRuntime }] = await Promise.all([import('../../adapters/memory.js'), import('../provider/runtime.js')]);
   const store = createMemoryStore();
   try {
-    await resolveRuntime(settings, { store, logger });
+    await resolveRuntime(settings, { store, logger }, { store: false, management: true });
   } finally {
     await store.close();
   }

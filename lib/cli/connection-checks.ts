@@ -1,5 +1,6 @@
 import { describeFailure, silentLogger, type LogFields } from '../logger.js';
-import type { Settings } from '../settings/types.js';
+import type { RedisStoreOptions } from '../../adapters/redis.js';
+import type { MailerOptions } from '../management/mailer.js';
 
 /** The outcome of one connection check of `config check --connect`. */
 export interface ConnectionCheck {
@@ -44,14 +45,14 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 }
 
 /** Opens the configured store and sends PING; the embedded store has nothing to connect to. */
-async function checkStore(settings: Settings, timeoutMs: number): Promise<ConnectionCheck> {
-  if (!settings.redis.url && !settings.redis.clusterNodes) return { what: 'store', ok: true, text: 'embedded memory store: nothing to connect to' };
+async function checkStore(redis: Omit<RedisStoreOptions, 'logger'>, timeoutMs: number): Promise<ConnectionCheck> {
+  if (!redis.url && !redis.clusterNodes) return { what: 'store', ok: true, text: 'embedded memory store: nothing to connect to' };
   const { createStore } = await import('../../adapters/index.js');
-  const store = createStore(settings, silentLogger);
-  const target = settings.redis.clusterNodes ? `Redis Cluster ${settings.redis.clusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}` : 'Redis';
+  const store = createStore(redis, silentLogger);
+  const target = redis.clusterNodes ? `Redis Cluster ${redis.clusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}` : 'Redis';
   try {
     await within(store.ping(), timeoutMs, 'Redis');
-    const url = settings.redis.url ? new URL(settings.redis.url) : undefined;
+    const url = redis.url ? new URL(redis.url) : undefined;
     return { what: 'store', ok: true, text: `${target}${url ? ` at ${url.hostname}:${url.port || 6379}` : ''} answers PING` };
   } catch (err) {
     const where = (err as { where?: { host?: string; port?: number } }).where;
@@ -62,15 +63,15 @@ async function checkStore(settings: Settings, timeoutMs: number): Promise<Connec
 }
 
 /** Connects to the SMTP server and signs in (sends nothing); the outbox has nothing to connect to. */
-async function checkMail(settings: Settings, timeoutMs: number): Promise<ConnectionCheck> {
-  if (!settings.mail.smtpUrl) return { what: 'mail', ok: true, text: `outbox folder ${settings.mail.outboxDir}: nothing to connect to` };
+async function checkMail(mail: MailerOptions, timeoutMs: number): Promise<ConnectionCheck> {
+  if (!mail.smtpUrl) return { what: 'mail', ok: true, text: `outbox folder ${mail.outboxDir}: nothing to connect to` };
   const { createMailer } = await import('../management/mailer.js');
-  const mailer = createMailer(settings.mail);
+  const mailer = createMailer(mail);
   const where = mailer.where;
   const at = where ? ` at ${where.host}:${where.port}` : '';
   try {
     await within(mailer.verify?.() ?? Promise.resolve(), timeoutMs, 'SMTP');
-    return { what: 'mail', ok: true, text: `SMTP${at} accepts a connection${new URL(settings.mail.smtpUrl).username ? ' and the sign-in' : ''}` };
+    return { what: 'mail', ok: true, text: `SMTP${at} accepts a connection${new URL(mail.smtpUrl).username ? ' and the sign-in' : ''}` };
   } catch (err) {
     return { what: 'mail', ok: false, text: `SMTP: ${failureText(describeFailure(err, where))}` };
   } finally {
@@ -84,6 +85,6 @@ async function checkMail(settings: Settings, timeoutMs: number): Promise<Connect
  * host not found, authentication, TLS, timed out; the host; the error's code and message without
  * credentials or addresses.
  */
-export async function checkConnections(settings: Settings, timeoutMs = 10_000): Promise<ConnectionCheck[]> {
-  return Promise.all([checkStore(settings, timeoutMs), checkMail(settings, timeoutMs)]);
+export async function checkConnections(slices: { redis: Omit<RedisStoreOptions, 'logger'>; mail: MailerOptions }, timeoutMs = 10_000): Promise<ConnectionCheck[]> {
+  return Promise.all([checkStore(slices.redis, timeoutMs), checkMail(slices.mail, timeoutMs)]);
 }

@@ -13,14 +13,13 @@ import { createLoginThrottle } from '../interactions/login-throttle.js';
 import { createManagementRouter, registrationEndpointOf } from '../management/router.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import { createMetrics, createMetricsRouter } from '../observability/metrics.js';
-import { createSettingsLogger } from '../observability/pino-logger.js';
-import { resolveRuntime, suppliedParts, type RuntimeOptions } from '../provider/runtime.js';
+import { resolveRuntime, type RuntimeOptions } from '../provider/runtime.js';
 import { signingKids } from '../provider/key-states.js';
 import { frontDoor } from '../provider/wrapping.js';
 import { readSigningKeys } from '../provider/keys.js';
 import { SettingsError } from '../errors.js';
-import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
+import type { Logger } from '../logger.js';
 import { errorHandler, logUnhandledErrors } from './error-handler.js';
 import { CookieKeyring } from '../web/cookie-keyring.js';
 import { createHealthRouter } from './health.js';
@@ -61,6 +60,8 @@ export interface SvcConnect {
   readonly operations: Middleware;
   /** What this instance runs on, for the start line. */
   readonly info: SvcInfo;
+  /** Where svc-connect writes its log lines: `options.logger`, else the one `svc.log.*` asks for. */
+  readonly logger: Logger;
   /** Closes the store and the mailer. */
   close(): Promise<void>;
 }
@@ -92,18 +93,17 @@ export type SvcApp = Koa & { readonly svc: SvcConnect };
  * mount them into their own.
  */
 export async function createSvcConnect(settings: Settings, options: RuntimeOptions = {}): Promise<SvcConnect> {
-  const logger = options.logger ?? createSettingsLogger(settings);
-  const unsafe = findUnsafeDefaults(settings, { ...suppliedParts(options), management: true });
-  enforceSafeDefaults(settings, unsafe, logger);
-  const runtime = await resolveRuntime(settings, { ...options, logger });
+  const runtime = await resolveRuntime(settings, options, { management: true });
+  const { logger } = runtime;
   const metrics = settings.metrics.enabled ? createMetrics() : undefined;
   const provider = providerFromRuntime(settings, runtime, metrics);
   const info: SvcInfo = {
     store: options.store ? 'custom' : settings.redis.clusterNodes ? 'redis-cluster' : settings.redis.url ? 'redis' : 'memory',
     keys: options.jwks ? 'code' : settings.keys.file ? 'file' : 'ephemeral',
-    warnings: unsafe.length,
+    warnings: runtime.warnings,
   };
   const health = createHealthRouter(runtime.store);
+  const proxy = { proxy: settings.proxy, hops: settings.proxyHops };
   const loginRule = (limit: number) => ({
     limit,
     windowSeconds: settings.login.lockoutWindowSeconds,
@@ -116,7 +116,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     addressRule: loginRule(settings.login.addressThreshold),
     consecutiveLimit: settings.login.consecutiveLimit,
     canonicalLogin: runtime.authenticator.canonicalLogin?.bind(runtime.authenticator),
-    proxy: { proxy: settings.proxy, hops: settings.proxyHops },
+    proxy,
     cookieKeys: runtime.cookieKeys,
     deviceLifetimeSeconds: settings.login.deviceCookieDays * 86_400,
     cookie: { path: `${runtime.paths.providerPath}/interaction`, secure: runtime.paths.origin.startsWith('https:') },
@@ -140,7 +140,10 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   const management = createManagementRouter({
     provider,
     mailer,
-    settings,
+    from: settings.mail.from,
+    credentials: settings.management,
+    origin: runtime.paths.origin,
+    proxy,
     logger,
     metrics,
     attempts: runtime.store.attempts,
@@ -218,6 +221,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     operations: compose([errorHandler(logger), ...operational] as Middleware[]),
     reloadKeys,
     info,
+    logger,
     async close() {
       mailer.close();
       await runtime.store.close();
@@ -233,8 +237,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
  * `https://example.com/auth`).
  */
 export async function createApp(settings: Settings, options: RuntimeOptions = {}): Promise<SvcApp> {
-  const logger = options.logger ?? createSettingsLogger(settings);
-  const svc = await createSvcConnect(settings, { ...options, logger });
+  const svc = await createSvcConnect(settings, options);
   // Koa's ctx.ip then reads the same X-Forwarded-For entry as clientAddress (svc.proxy.hops).
   const app = new Koa({ proxy: settings.proxy, maxIpsCount: settings.proxyHops });
   // The same signatures as Keygrip over svc.cookieKeys, computed for less (see CookieKeyring).
@@ -243,6 +246,6 @@ export async function createApp(settings: Settings, options: RuntimeOptions = {}
   const { basePath } = svc.paths;
   app.use(basePath ? mount(basePath, svc.middleware) : svc.middleware);
   // What escapes every handler is logged by name and code (Koa's default would print stacks).
-  app.on('error', logUnhandledErrors(logger));
+  app.on('error', logUnhandledErrors(svc.logger));
   return Object.assign(app, { svc });
 }

@@ -1,12 +1,11 @@
 import type { Middleware } from 'koa';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
-import { addressCounterKey, clientAddress } from '../web/client-address.js';
+import { addressCounterKey, clientAddress, type ProxyTrust } from '../web/client-address.js';
 import { sendError } from '../web/error-response.js';
 import { isCrossSite } from '../web/same-origin.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { Settings } from '../settings/types.js';
 import { checkBasicAuth } from '../web/basic-auth.js';
 import { createAttemptGate, isPass } from '../interactions/attempt-gate.js';
 
@@ -15,9 +14,21 @@ export const MANAGEMENT_ROLE = 'MANAGEMENT';
 
 const REALM = 'Basic realm="svc-connect management", charset="UTF-8"';
 
+/** The operator's credentials and lockout (`svc.management.*`). */
+export interface ManagementCredentials {
+  user: string;
+  password: string;
+  lockoutThreshold: number;
+  lockoutSeconds: number;
+}
+
 /** What the management guard needs. */
 export interface GuardOptions {
-  settings: Settings;
+  credentials: ManagementCredentials;
+  /** The public origin (of `svc.base-url`): requests from any other site are refused. */
+  origin: string;
+  /** Which `X-Forwarded-For` entry is the client (`svc.proxy`, `svc.proxy.hops`). */
+  proxy: ProxyTrust;
   logger: Logger;
   /** Counts failed logins and cross-site refusals, when metrics are on. */
   metrics?: Metrics;
@@ -28,9 +39,9 @@ export interface GuardOptions {
 }
 
 /** How the management lockout counts: `threshold` failures per window, then the cool-down (C7). */
-function lockoutRule(settings: Settings): AttemptRule {
-  const coolDown = settings.management.lockoutSeconds;
-  return { limit: settings.management.lockoutThreshold, windowSeconds: Math.max(coolDown, 900), coolDownSeconds: coolDown, maxCoolDownSeconds: Math.max(coolDown, 3600) };
+function lockoutRule(credentials: ManagementCredentials): AttemptRule {
+  const coolDown = credentials.lockoutSeconds;
+  return { limit: credentials.lockoutThreshold, windowSeconds: Math.max(coolDown, 900), coolDownSeconds: coolDown, maxCoolDownSeconds: Math.max(coolDown, 3600) };
 }
 
 /**
@@ -43,9 +54,8 @@ function lockoutRule(settings: Settings): AttemptRule {
  * `ctx.state.managementUser` for the audit log), or 401 with the Basic challenge.
  */
 export function managementGuard(options: GuardOptions): Middleware {
-  const { settings, logger, attempts } = options;
-  const origin = new URL(settings.baseUrl).origin;
-  const rule = lockoutRule(settings);
+  const { credentials, origin, logger, attempts } = options;
+  const rule = lockoutRule(credentials);
   const gate = createAttemptGate({ attempts, logger });
   return async (ctx, next) => {
     const requestId = ctx.state.requestId as string | undefined;
@@ -54,14 +64,14 @@ export function managementGuard(options: GuardOptions): Middleware {
       options.metrics?.securityEvents.inc({ event: 'management_cross_site_refused' });
       return sendError(ctx, 403, 'cross_site_request', 'management requests cannot be sent from another site');
     }
-    const address = clientAddress(ctx, { proxy: settings.proxy, hops: settings.proxyHops });
+    const address = clientAddress(ctx, options.proxy);
     const tooMany = (retryAfterSeconds: number): void => {
       ctx.set('Retry-After', String(retryAfterSeconds));
       sendError(ctx, 429, 'too_many_requests', `too many failed logins from this client; try again in ${retryAfterSeconds} seconds`);
     };
     const pass = await gate.enter([{ key: addressCounterKey('management', address, options.counterKey), rule, label: 'address', forgetOnSuccess: true }]);
     if (!isPass(pass)) return tooMany(pass.retryAfterSeconds);
-    const auth = checkBasicAuth(ctx.get('authorization') || undefined, settings.management.user, settings.management.password);
+    const auth = checkBasicAuth(ctx.get('authorization') || undefined, credentials.user, credentials.password);
     if (auth !== 'ok') {
       if (auth !== 'missing') {
         const wait = await pass.failed();
@@ -75,7 +85,7 @@ export function managementGuard(options: GuardOptions): Middleware {
     const wait = await pass.succeeded();
     if (wait) return tooMany(wait);
     ctx.state.role = MANAGEMENT_ROLE;
-    ctx.state.managementUser = settings.management.user;
+    ctx.state.managementUser = credentials.user;
     await next();
   };
 }

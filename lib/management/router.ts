@@ -1,34 +1,24 @@
 import Router from '@koa/router';
 import type Provider from 'oidc-provider';
 
-import type { AttemptCounter } from '../../adapters/store.js';
 import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
 import { failureCauseFields, noStore, sendError } from '../web/error-response.js';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../observability/metrics.js';
 import { PROVIDER_PATH, ROUTES } from '../settings/paths.js';
-import type { Settings } from '../settings/types.js';
-import { allowMethods, managementGuard } from './guard.js';
+import { allowMethods, managementGuard, type GuardOptions } from './guard.js';
 import { addInitialAccessTokenRoute } from './initial-access-token-route.js';
 import { inviteClient } from './invite.js';
 import type { Mailer } from './mailer.js';
 import { singleParameter } from './parameters.js';
 import { addToolboxRoutes, type ToolboxOptions } from './toolbox-routes.js';
 
-/** What the management router needs. */
-export interface ManagementOptions {
+/** What the management router needs: the guard's options, and what the invitations need. */
+export interface ManagementOptions extends GuardOptions {
   provider: Provider;
   mailer: Mailer;
-  settings: Settings;
-  logger: Logger;
-  /** Counts invitations and failed logins, when metrics are on. */
-  metrics?: Metrics;
-  /** The shared store's attempt counters (the lockout). */
-  attempts: AttemptCounter;
+  /** The sender of invitation mails (`svc.mail.from`). */
+  from: string;
   /** Absolute URL of the registration endpoint, named in the mail. */
   registrationEndpoint: string;
-  /** Key of the MAC that turns client addresses into lockout counter keys; never kept in the store. */
-  counterKey: string;
   /** The operator toolbox (clients, invitations, subjects); without it only `invite_client` is served. */
   toolbox?: ToolboxOptions;
 }
@@ -47,7 +37,7 @@ export interface ManagementOptions {
  * The routes are matched by the router inside; every spelling it accepts runs every check.
  */
 export function createManagementRouter(options: ManagementOptions): Router {
-  const { provider, mailer, settings, logger } = options;
+  const { provider, mailer, logger } = options;
   const router = new Router({ prefix: `${PROVIDER_PATH}/management` });
   const guard = managementGuard(options);
 
@@ -58,7 +48,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
       const { invited, expiresAt, mail } = await inviteClient({
         provider,
         mailer,
-        from: settings.mail.from,
+        from: options.from,
         email: parameter.value,
         registrationEndpoint: options.registrationEndpoint,
       });

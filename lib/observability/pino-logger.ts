@@ -3,7 +3,6 @@ import { isatty } from 'node:tty';
 import { pino, type Logger as Pino, type Level } from 'pino';
 
 import type { LogFields, Logger, LogLevel } from '../logger.js';
-import type { Settings } from '../settings/types.js';
 import { prettyLine } from './pretty.js';
 
 
@@ -50,7 +49,13 @@ export function defaultLogFormat(production: boolean, fd = 1): LogFormat {
   return !production && isatty(fd) ? 'pretty' : 'json';
 }
 
-/** The logger the settings ask for: `svc.log.level`, and `svc.log.format` (or its default) on stdout. */
-export function createSettingsLogger(settings: Pick<Settings, 'log' | 'production'>): Logger & { pino: Pino } {
-  return createPinoLogger({ level: settings.log.level, format: settings.log.format ?? defaultLogFormat(settings.production) });
+/** `svc.log.level` and `svc.log.format`. */
+export interface LogSettings {
+  level: LogLevel;
+  format?: LogFormat;
+}
+
+/** The logger `svc.log.*` asks for on stdout; an unset format is {@link defaultLogFormat}'s. */
+export function createSettingsLogger(log: LogSettings, production: boolean): Logger & { pino: Pino } {
+  return createPinoLogger({ level: log.level, format: log.format ?? defaultLogFormat(production) });
 }

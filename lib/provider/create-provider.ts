@@ -1,6 +1,5 @@
 import Provider from 'oidc-provider';
 
-import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import type { Settings } from '../settings/types.js';
 import { createFindAccount } from '../claims/account.js';
 import { ClaimValueMac } from '../claims/value-mac.js';
@@ -8,9 +7,8 @@ import { withHashedStaticSecrets } from '../registration/client-secrets.js';
 import { CookieKeyring } from '../web/cookie-keyring.js';
 import { createConfiguration } from './configuration.js';
 import type { Metrics } from '../observability/metrics.js';
-import { createSettingsLogger } from '../observability/pino-logger.js';
 import { observeProvider } from '../observability/provider-events.js';
-import { resolveRuntime, suppliedParts, type Runtime, type RuntimeOptions } from './runtime.js';
+import { resolveRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 import { useProviderMiddleware, wrappedAdapter, type WrappingParts } from './wrapping.js';
 
 /**
@@ -20,10 +18,7 @@ import { useProviderMiddleware, wrappedAdapter, type WrappingParts } from './wra
  * @throws {@link SettingsError} for unsafe defaults under `NODE_ENV=production` or unreadable files.
  */
 export async function createProvider(settings: Settings, options: RuntimeOptions = {}): Promise<Provider> {
-  const logger = options.logger ?? createSettingsLogger(settings);
-  enforceSafeDefaults(settings, findUnsafeDefaults(settings, suppliedParts(options)), logger);
-  const runtime = await resolveRuntime(settings, { ...options, logger });
-  return providerFromRuntime(settings, runtime);
+  return providerFromRuntime(settings, await resolveRuntime(settings, options));
 }
 
 /** Builds the provider from an already resolved and checked runtime (shared with `createApp`). */

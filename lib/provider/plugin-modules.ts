@@ -8,12 +8,16 @@ import { SettingsError } from '../errors.js';
 import type { Authenticator } from '../claims/authenticator.js';
 import type { Logger } from '../logger.js';
 import { isRelativeSpecifier } from '../settings/relative-paths.js';
-import type { Settings } from '../settings/types.js';
 
-/** What a module named by `svc.authenticator.module` or `svc.claims.modules` is given when its default export is a function. */
+/**
+ * What a module named by `svc.authenticator.module` or `svc.claims.modules` is given when its default
+ * export is a function: never a secret (no credentials, keys or store addresses).
+ */
 export interface ModuleContext {
-  /** The loaded settings. */
-  readonly settings: Readonly<Settings>;
+  /** The public base URL (`svc.base-url`). */
+  readonly baseUrl: string;
+  /** `true` under `NODE_ENV=production`. */
+  readonly production: boolean;
   /** The provider's logger (never log secrets or claim values). */
   readonly logger: Logger;
 }

@@ -15,6 +15,7 @@ import { createSettingsLogger } from '../observability/pino-logger.js';
 import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
 import { publicPathsOf, type PublicPaths } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
+import { enforceSafeDefaults, findUnsafeDefaults, type SuppliedParts } from '../settings/unsafe.js';
 import { generateProviderKeys, readSigningKeys, validateProviderKeys, type PrivateJwks } from './keys.js';
 
 /** Parts an embedder may supply in code instead of through properties. */
@@ -51,16 +52,20 @@ export interface Runtime {
   registry: ClaimRegistry;
   /** Where svc-connect lives publicly (issuer, base path, interaction pages), derived once. */
   paths: PublicPaths;
+  /** How many unsafe defaults were warned about. */
+  warnings: number;
 }
 
-/** Which parts the caller supplies in code (for the unsafe-defaults check). */
-export function suppliedParts(options: RuntimeOptions): { store: boolean; keys: boolean; authenticator: boolean } {
-  return { store: !!options.store, keys: !!options.jwks, authenticator: !!options.authenticator };
-}
-
-/** Resolves keys, cookie keys, store, authenticator and clients from settings and code. */
-export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}): Promise<Runtime> {
-  const logger = options.logger ?? createSettingsLogger(settings);
+/**
+ * Checks the unsafe defaults (refused under production, else warned about), then resolves logger,
+ * keys, cookie keys, store, authenticator and clients from settings and code. `served` adds what
+ * the caller serves besides the provider (the management routes) to the check.
+ */
+export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}, served: SuppliedParts = {}): Promise<Runtime> {
+  const logger = options.logger ?? createSettingsLogger(settings.log, settings.production);
+  const supplied = { store: !!options.store, keys: !!options.jwks, authenticator: !!options.authenticator, ...served };
+  const unsafe = findUnsafeDefaults(settings, supplied);
+  enforceSafeDefaults(settings, unsafe, logger);
   const jwks = options.jwks
     ? validateProviderKeys(options.jwks, 'options.jwks')
     : settings.keys.file
@@ -70,7 +75,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   // Unset: every pairwise sub changes at the next start (an unsafe default, refused in production).
   const pairwiseKey = settings.subject.pairwiseKey ?? randomBytes(32).toString('base64url');
   // Modules named by properties are loaded once, at start (code given in options wins).
-  const context = { settings, logger };
+  const context = { baseUrl: settings.baseUrl, production: settings.production, logger };
   let authenticator = options.authenticator ?? (settings.authenticator.module ? await loadAuthenticatorModule(settings.authenticator.module, context) : undefined);
   if (!authenticator) {
     if (!settings.demo.enabled) {
@@ -83,8 +88,8 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   }
   const claimModules = [...(options.claimModules ?? []), ...(settings.claims.modules ? await loadClaimModules(settings.claims.modules, context) : [])];
   const clients = [...(settings.clients.file ? readClients(settings.clients.file) : []), ...(options.clients ?? [])];
-  const store = options.store ?? createStore(settings, logger);
-  return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl) };
+  const store = options.store ?? createStore(settings.redis, logger);
+  return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };
 }
 
 function readClients(file: string): ClientMetadata[] {

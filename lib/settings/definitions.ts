@@ -52,8 +52,8 @@ export interface PropertyDefinition<P extends string = string, V = unknown, R ex
   fallback: (settings: Settings) => V | undefined;
   /** Why the value in force is unsafe for production, or `undefined` when it is not (`unsafe.ts`). */
   unsafe?: (settings: Settings, supplied: SuppliedParts) => string | undefined;
-  /** Type-level only: whether {@link Settings} always holds the value. */
-  readonly required?: R;
+  /** Whether {@link Settings} always holds the value (the row has a default). */
+  readonly required: R;
 }
 
 /** What a row says besides its name, place and parser. */
@@ -78,6 +78,7 @@ function row<P extends string, V>(name: string, place: P, parse: (raw: string) =
     ...rest,
     envs: [...new Set([rest.env ?? ruleDerivedEnv(name), ruleDerivedEnv(name)])],
     defaultText: defaultText ?? (typeof value === 'object' || value === undefined ? 'unset' : `\`${String(value)}\``),
+    required: value !== undefined,
     parse,
     fallback: (settings) => (typeof value === 'function' ? (value as (s: Settings) => V)(settings) : Array.isArray(value) ? ([...value] as V) : value),
     ...(unsafe ? { unsafe } : {}),
@@ -349,7 +350,7 @@ export const PROPERTY_DEFINITIONS = [
   row('svc.authenticator.module', 'authenticator.module', parseNonEmpty, {
     defaultText: 'unset → the demo accounts while `svc.demo.enabled`, else an authenticator given in code is required',
     path: 'module',
-    doc: 'The ES module that signs people in: a module specifier (see [paths](#paths)): a path, `file:` URL or package name, whose default export is an `Authenticator` (`authenticate`, `exists`) or a function returning one, given `{ settings, logger }`. Loaded at start; a module that cannot be loaded or does not fit stops the start naming this property. Replaces the demo accounts; `options.authenticator` in code wins over it. `examples/authenticator-file.ts` signs in users of a JSON file with scrypt hashes.',
+    doc: 'The ES module that signs people in: a module specifier (see [paths](#paths)): a path, `file:` URL or package name, whose default export is an `Authenticator` (`authenticate`, `exists`) or a function returning one, given `{ baseUrl, production, logger }` (never a secret). Loaded at start; a module that cannot be loaded or does not fit stops the start naming this property. Replaces the demo accounts; `options.authenticator` in code wins over it. `examples/authenticator-file.ts` signs in users of a JSON file with scrypt hashes.',
   }),
   row(
     'svc.claims.modules',
@@ -362,7 +363,7 @@ export const PROPERTY_DEFINITIONS = [
     {
       defaultText: 'unset → no claim modules (the example server: the demo modules while `svc.demo.enabled`)',
       path: 'modules',
-      doc: 'Comma-separated ES modules providing claims (C5), each a module specifier (see [paths](#paths)): a path, `file:` URL or package name, whose default export is a `ClaimModule`, a list of them, or a function returning either, given `{ settings, logger }`. Loaded at start in this order, after the modules given in code; a module that cannot be loaded or does not fit stops the start naming this property. `examples/claims-file.ts` provides the claims of the users file.',
+      doc: 'Comma-separated ES modules providing claims (C5), each a module specifier (see [paths](#paths)): a path, `file:` URL or package name, whose default export is a `ClaimModule`, a list of them, or a function returning either, given `{ baseUrl, production, logger }` (never a secret). Loaded at start in this order, after the modules given in code; a module that cannot be loaded or does not fit stops the start naming this property. `examples/claims-file.ts` provides the claims of the users file.',
     },
   ),
 ];

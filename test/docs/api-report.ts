@@ -15,6 +15,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 import ts from 'typescript';
 
+import { PROPERTY_DEFINITIONS } from '../../lib/settings/definitions.js';
+
 const REPOSITORY = resolve(new URL('../..', import.meta.url).pathname);
 /** The package's entry point (package.json `exports["."]`, built). */
 export const ENTRY = 'lib/index.ts';
@@ -229,6 +231,20 @@ function ourReferencedTypes(file: string, node: ts.Node): Set<string> {
   return found;
 }
 
+/**
+ * Exports that extend a type computed from a table (so no signature can name it): the report lists
+ * the members the table gives them instead.
+ */
+const COMPUTED_BASES: Record<string, { base: string; members: () => string[] } | undefined> = {
+  Settings: {
+    base: 'Derived',
+    members: () => [
+      'Derived: one member per row of the property table (types and meaning: docs/configuration.md)',
+      ...PROPERTY_DEFINITIONS.map((d) => `  ${d.place}${d.required ? '' : '?'} ← ${d.name}`),
+    ],
+  },
+};
+
 /** Builds the report; `problems` lists every broken rule (missing TSDoc, unstated types, forgotten exports). */
 export function buildApiReport(options: { root?: string } = {}): { markdown: string; entries: ApiEntry[]; problems: string[] } {
   root = options.root ?? REPOSITORY;
@@ -242,11 +258,13 @@ export function buildApiReport(options: { root?: string } = {}): { markdown: str
     const label = `${name} (${file})`;
     if (declaredName !== name) problems.push(`${label}: exported under another name than its declaration's`);
     const bare = stripped(node, problems, label);
-    const text = printer.printNode(ts.EmitHint.Unspecified, bare, sourceOf(file)).replace(/;\n$/, ';').trim();
+    const computed = COMPUTED_BASES[name];
+    const printed = printer.printNode(ts.EmitHint.Unspecified, bare, sourceOf(file)).replace(/;\n$/, ';').trim();
+    const text = computed ? [printed, ...computed.members().map((line) => `// ${line}`)].join('\n') : printed;
     const summary = summaryOf(node);
     if (!summary) problems.push(`${label}: has no TSDoc`);
     for (const type of ourReferencedTypes(file, bare)) {
-      if (!exported.has(type) && type !== name) problems.push(`${label}: names ${type}, which ${ENTRY} does not export`);
+      if (!exported.has(type) && type !== name && type !== computed?.base) problems.push(`${label}: names ${type}, which ${ENTRY} does not export`);
     }
     entries.push({ name, kind: kindOf(node), file, signature: text, summary: summary ?? '' });
   }

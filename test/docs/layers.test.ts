@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 import { describe, expect, it } from '@jest/globals';
 
-import { ARCHITECTURE_DOC, architectureWithLayers, importEdges, layerViolations, partOf } from './layers.js';
+import { ARCHITECTURE_DOC, architectureWithLayers, importEdges, layerViolations, partOf, SETTINGS_READERS, settingsReaders } from './layers.js';
 
 describe('the layers of the code (issue 18: imports point down the layers)', () => {
   it('no import runs back up a layer, and adapters/ and policies/ use only the base and settings of lib/', () => {
@@ -39,6 +39,16 @@ describe('the layers of the code (issue 18: imports point down the layers)', () 
       ]),
     ).toEqual([]);
     expect(() => partOf('lib/nowhere/new.ts')).toThrow(/in no layer/);
+  });
+
+  it('only the assembly reads Settings: features, the store, the guard and plug-ins get slices', () => {
+    expect(settingsReaders()).toEqual(SETTINGS_READERS);
+    const written = new Map([
+      ['lib/management/guard.ts', "import type { Settings } from '../settings/types.js';"],
+      ['adapters/index.ts', "import {\n  createX,\n  type Settings,\n} from '../lib/index.js';"],
+      ['lib/claims/account.ts', "import { type LogSettings } from '../observability/pino-logger.js'; // Settings"],
+    ]);
+    expect(settingsReaders(written)).toEqual(['adapters/index.ts', 'lib/management/guard.ts']);
   });
 
   it('docs/architecture.md shows the layers as the code has them (npm run docs:layers)', () => {

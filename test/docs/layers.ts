@@ -35,6 +35,32 @@ export const LAYERS: Layer[] = [
 /** Layers `adapters/` and `policies/` may import from `lib/`. */
 const PLUGIN_LAYERS = new Set(['base', 'settings']);
 
+/**
+ * The assembly: the only modules that read {@link Settings}; they cut it into the narrow slices each
+ * feature, the store, the management guard and the plug-in modules receive. The public index
+ * re-exports the type and the embedding example is an embedder's code.
+ */
+export const SETTINGS_READERS = [
+  'examples/embed-koa.ts',
+  'lib/cli/config.ts',
+  'lib/http/create-app.ts',
+  'lib/index.ts',
+  'lib/provider/configuration.ts',
+  'lib/provider/create-provider.ts',
+  'lib/provider/runtime.ts',
+  'lib/server.ts',
+];
+
+/** The modules outside lib/settings/ that import the `Settings` type or the loader (of the source, or of `sources`). */
+export function settingsReaders(sources: Map<string, string> = sourceTexts()): string[] {
+  const reads = /\b(?:import|export)\s+(?:type\s+)?\{[^}]*\b(?:Settings|loadSettings\w*)\b[^}]*\}\s*from/;
+  return [...sources].filter(([file, text]) => !file.startsWith('lib/settings/') && reads.test(text)).map(([file]) => file).sort();
+}
+
+function sourceTexts(): Map<string, string> {
+  return new Map(['lib', 'adapters', 'policies', 'examples'].flatMap(sourceFiles).map((file) => [file, readFileSync(join(root, file), 'utf8')]));
+}
+
 /** One import of one module by another (repository paths of the .ts files). */
 export interface ImportEdge {
   from: string;
@@ -56,8 +82,7 @@ const IMPORT = /(?:^|\n)\s*(?:import|export)(\s+type)?\b[^'";]*?\bfrom\s*['"](\.
 /** Every relative import between the modules of lib/, adapters/, policies/ and examples/. */
 export function importEdges(): ImportEdge[] {
   const edges: ImportEdge[] = [];
-  for (const file of ['lib', 'adapters', 'policies', 'examples'].flatMap(sourceFiles)) {
-    const text = readFileSync(join(root, file), 'utf8');
+  for (const [file, text] of sourceTexts()) {
     for (const match of text.matchAll(IMPORT)) {
       const spec = match[2] ?? match[3];
       if (!spec) continue;

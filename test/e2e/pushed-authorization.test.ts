@@ -47,7 +47,7 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
   let parOnly: SigningClient;
 
   beforeAll(async () => {
-    store = countingStore(createStore(loadSettings({ env: {}, properties: {} })));
+    store = countingStore(createStore(loadSettings({ env: {}, properties: {} }).redis));
     running = await startApp({ store, claimModules: createDemoClaimModules() });
     [viaBasic, viaPost, viaJwt, parOnly] = await Promise.all([
       registerSigningClient(running, { request_object_signing_alg: 'PS256', request_object_encryption_alg: 'RSA-OAEP-256', request_object_encryption_enc: 'A256GCM' }),

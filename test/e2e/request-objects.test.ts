@@ -42,7 +42,7 @@ describe('request objects by value (RFC 9101, C3)', () => {
   let strict: SigningClient;
 
   beforeAll(async () => {
-    store = countingStore(createStore(loadSettings({ env: {}, properties: {} })));
+    store = countingStore(createStore(loadSettings({ env: {}, properties: {} }).redis));
     running = await startApp({ store, claimModules: createDemoClaimModules() });
     [ps, es, free, sealed, strict] = await Promise.all([
       registerSigningClient(running, { request_object_signing_alg: 'PS256' }),

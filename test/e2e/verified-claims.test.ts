@@ -29,7 +29,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
   let calls = { count: 0 };
 
   beforeAll(async () => {
-    store = countingStore(createStore(loadSettings({ env: {}, properties: {} })));
+    store = countingStore(createStore(loadSettings({ env: {}, properties: {} }).redis));
     const counted = countingModules(createDemoClaimModules());
     calls = counted.calls;
     running = await startApp({ store, claimModules: counted.modules });

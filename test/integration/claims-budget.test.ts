@@ -16,7 +16,7 @@ describe('the claims budget (C5, issue 14): refused early, redirected with state
   let rsa: RegisteredClient;
 
   beforeAll(async () => {
-    store = countingStore(createStore(loadSettings({ env: {}, properties: {} })));
+    store = countingStore(createStore(loadSettings({ env: {}, properties: {} }).redis));
     running = await startApp({ store, claimModules: createDemoClaimModules() });
     rsa = await registerClient(running, 'rsa');
   });

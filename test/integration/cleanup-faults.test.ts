@@ -35,7 +35,7 @@ describe('clean-up failures after a success (issue 13)', () => {
   const { logger, lines } = capturingLogger();
 
   beforeAll(async () => {
-    running = await startApp({ logger, store: failingDestroys(createStore(loadSettings({ env: {}, properties: {} }))) });
+    running = await startApp({ logger, store: failingDestroys(createStore(loadSettings({ env: {}, properties: {} }).redis)) });
   });
   afterAll(async () => running.close());
 

@@ -98,7 +98,7 @@ describe('hostile client keys (C6 items 6-7)', () => {
     routes.set('/weak-1024.pem', (res) => res.end(weak1024.pem));
     routes.set('/weak-e3.pem', (res) => res.end(weakE3.pem));
     const props = { 'svc.fetch.allow-private-network': true };
-    store = countingStore(createStore(loadSettings({ env: {}, properties: props })));
+    store = countingStore(createStore(loadSettings({ env: {}, properties: props }).redis));
     running = await startApp({ store, properties: props });
     token = (await issueInitialAccessToken(running.app.svc.provider)).token;
   }, 30_000);

@@ -273,7 +273,7 @@ describe('pushed authorization requests under every path spelling (issue 17)', (
   const reached: string[] = [];
 
   beforeAll(async () => {
-    store = countingStore(createStore(loadSettings({ env: {} })));
+    store = countingStore(createStore(loadSettings({ env: {} }).redis));
     running = await startApp({ store, clients: [client, posting], claimModules: createDemoClaimModules() });
   });
   afterAll(async () => {

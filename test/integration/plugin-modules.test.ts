@@ -53,21 +53,25 @@ describe('svc.authenticator.module (issue 15)', () => {
     }
   });
 
-  it('calls a default-exported function with the settings and the logger, and awaits it', async () => {
-    const path = moduleFile(`export default async ({ settings, logger }) => {
-  if (typeof settings.baseUrl !== 'string' || typeof logger.info !== 'function') throw new Error('no context');
-  logger.info('module_context', { base: settings.baseUrl });
+  it('calls a default-exported function with the base URL, the production flag and the logger, and awaits it; never a secret', async () => {
+    const path = moduleFile(`export default async (context) => {
+  const { baseUrl, production, logger } = context;
+  if (typeof baseUrl !== 'string' || production !== false || typeof logger.info !== 'function') throw new Error('no context');
+  logger.info('module_context', { base: baseUrl, members: Object.keys(context).sort().join(' '), dump: JSON.stringify(context) });
   return { authenticate: async () => 'dave-0001', exists: async () => true };
 };`);
     const lines: string[] = [];
     const client = confidentialClient({ subject_type: 'public' });
+    const secrets = { 'svc.management.password': 'plugin-must-not-see-this-password', 'svc.cookies.keys': 'plugin-must-not-see-this-cookie-key-0123456789', 'svc.subject.pairwise-key': 'plugin-must-not-see-this-pairwise-key-0123456789' };
     const running = await startApp({
       clients: [client],
-      logger: { ...silentLogger, info: (event, fields) => lines.push(`${event} ${String(fields?.base)}`) },
-      properties: { 'svc.demo.enabled': false, 'svc.authenticator.module': path },
+      logger: { ...silentLogger, info: (event, fields) => lines.push(`${event} ${String(fields?.base)} [${String(fields?.members)}] ${String(fields?.dump)}`) },
+      properties: { 'svc.demo.enabled': false, 'svc.authenticator.module': path, ...secrets },
     });
     try {
-      expect(lines).toContain(`module_context ${running.baseUrl}`);
+      const line = lines.find((l) => l.startsWith('module_context '));
+      expect(line).toMatch(new RegExp(`^module_context ${running.baseUrl} \\[baseUrl logger production\\] `));
+      for (const secret of Object.values(secrets)) expect(line).not.toContain(secret);
       expect((await runCodeFlow(running.issuer, client, { login: 'anyone', password: 'anything' })).claims.sub).toBe('dave-0001');
     } finally {
       await running.close();

@@ -246,7 +246,7 @@ describe('rejected registrations (C6, C11)', () => {
     for (const c of CASES) if (c.serve) routes.set(c.serve[0], c.serve[1]);
     for (const mode of ['open', 'strict'] as const) {
       const props = { 'svc.fetch.allow-private-network': mode === 'open' };
-      const store = countingStore(createStore(loadSettings({ env: {}, properties: props })));
+      const store = countingStore(createStore(loadSettings({ env: {}, properties: props }).redis));
       const running = await startApp({ store, properties: props });
       apps[mode] = { running, store, token: (await issueInitialAccessToken(running.app.svc.provider)).token };
     }

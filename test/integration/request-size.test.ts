@@ -18,7 +18,7 @@ describe('what one authorization request stores is bounded (C5: an interaction r
   let rp: RegisteredClient;
 
   beforeAll(async () => {
-    store = countingStore(createStore(loadSettings({ env: {}, properties: {} })));
+    store = countingStore(createStore(loadSettings({ env: {}, properties: {} }).redis));
     // Modules that make every svc.* vocabulary name deliverable: the widest stored claims form.
     running = await startApp({ store, claimModules: [...createDemoClaimModules(), everySvcName] });
     rp = await registerClient(running, 'rsa');

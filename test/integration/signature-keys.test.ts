@@ -108,7 +108,7 @@ describe('signature keys for request objects and private_key_jwt (C6, issue 17)'
       res.end(JSON.stringify(served.get(req.url ?? '') ?? { keys: [] }));
     };
     const props = { 'svc.fetch.allow-private-network': 'true' };
-    store = countingStore(createStore(loadSettings({ env: {}, properties: props })));
+    store = countingStore(createStore(loadSettings({ env: {}, properties: props }).redis));
     running = await startApp({ store, properties: props });
     token = (await issueInitialAccessToken(running.app.svc.provider)).token;
   });
