@@ -14,6 +14,15 @@ import { createApp } from './http/create-app.js';
 import { createSettingsLogger, defaultLogFormat } from './observability/pino-logger.js';
 import { loadSettings } from './settings/load.js';
 
+/** Where the server reads its environment and writes what is not a log line (the CLI passes its own). */
+export interface ServerIo {
+  out(text: string): void;
+  err(text: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
+const processIo: ServerIo = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), env: process.env };
+
 /** How often the server checks that the process that started it is still there. */
 const PARENT_CHECK_MS = 1000;
 
@@ -24,9 +33,9 @@ const PARENT_CHECK_MS = 1000;
  * went away (`npm start` killed by a SIGHUP meant for the server) stops the same way (`parent_gone`),
  * so no orphan keeps serving keys it can no longer be told to reload.
  */
-export async function runServer(): Promise<void> {
+export async function runServer(io: ServerIo = processIo): Promise<void> {
   const ignored: string[] = [];
-  const settings = loadSettings({ onIgnoredVariable: (variable) => ignored.push(variable) });
+  const settings = loadSettings({ env: io.env, onIgnoredVariable: (variable) => ignored.push(variable) });
   const logger = createSettingsLogger(settings.log, settings.production);
   for (const variable of ignored) logger.warn('environment_variable_ignored', { variable, reason: 'not an svc-connect property' });
   const demoModules = settings.demo.enabled && !settings.claims.modules;
@@ -39,7 +48,7 @@ export async function runServer(): Promise<void> {
     logger.flush?.();
     if ((settings.log.format ?? defaultLogFormat(settings.production)) !== 'pretty') return;
     const warned = info.warnings === 0 ? 'no warnings' : `${info.warnings} warning${info.warnings === 1 ? '' : 's'} above`;
-    process.stdout.write(`svc-connect listening on http://localhost:${port}${app.svc.paths.basePath} (issuer ${app.svc.paths.issuer}, store ${info.store}, ${warned})\n`);
+    io.out(`svc-connect listening on http://localhost:${port}${app.svc.paths.basePath} (issuer ${app.svc.paths.issuer}, store ${info.store}, ${warned})\n`);
   });
   // Health and metrics on their own listener, off the public one (svc.ops.port).
   const opsServer = settings.ops.port === undefined ? undefined : new Koa().use(app.svc.operations).listen(settings.ops.port, settings.ops.host, () => {
@@ -113,11 +122,8 @@ function ancestry(): number[] {
 }
 
 /** Reports a failed start on stderr (the message names the property) and exits 1. */
-export function exitOnStartFailure(err: unknown): never {
-  if (err instanceof SettingsError || err instanceof TypeError) {
-    process.stderr.write(`svc-connect: cannot start: ${err.message}\n`);
-  } else {
-    process.stderr.write(`svc-connect: cannot start: ${err instanceof Error ? err.name : 'error'}\n`);
-  }
+export function exitOnStartFailure(err: unknown, io: Pick<ServerIo, 'err'> = processIo): never {
+  const cause = err instanceof SettingsError || err instanceof TypeError ? err.message : err instanceof Error ? err.name : 'error';
+  io.err(`svc-connect: cannot start: ${cause}\n`);
   process.exit(1);
 }
