@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { hashPassword } from '../../examples/users-file.js';
@@ -17,7 +17,9 @@ import { loadSettings } from '../../lib/index.js';
 import { PROPERTY_DEFINITIONS, ruleDerivedEnv } from '../../lib/settings/definitions.js';
 import { pairwiseSubOf, TEST_PAIRWISE_KEY } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';
-import { freePort, waitFor } from '../helpers/processes.js';
+import { freePort, PROCESS_MS, waitFor } from '../helpers/processes.js';
+
+jest.setTimeout(PROCESS_MS);
 
 const root = new URL('../..', import.meta.url).pathname;
 const runDir = join(root, 'test-output', 'doc-run');
@@ -142,7 +144,7 @@ describe('the docs examples (issue 15)', () => {
     const server = startProcess(join(root, 'examples/server.ts'), dir, { ...start, PORT: String(port) });
     try {
       const base = /^svc\.base-url\s*=\s*(\S+)/m.exec(properties.code)?.[1] as string;
-      const doc = (await (await waitFor(`http://localhost:${port}/oidc/v1/.well-known/openid-configuration`, 20_000)).json()) as { issuer: string };
+      const doc = (await (await waitFor(`http://localhost:${port}/oidc/v1/.well-known/openid-configuration`)).json()) as { issuer: string };
       expect(doc.issuer).toBe(`${base}/oidc/v1`);
       // The static client of clients.json authenticates at the token endpoint (the code is made up).
       const [client] = JSON.parse(clients.code) as ClientMetadata[];
@@ -155,7 +157,7 @@ describe('the docs examples (issue 15)', () => {
     } finally {
       await server.stop();
     }
-  }, 60_000);
+  });
 
   const servers = blocks.filter((b) => b.lang === 'ts' && b.code.includes('.listen(settings.port)'));
   it.each(servers.map((b) => [b.source, b] as const))('```ts %s runs as server.ts and signs a person of users.json in', async (source, block) => {
@@ -178,7 +180,7 @@ describe('the docs examples (issue 15)', () => {
       SVC_LOG_LEVEL: 'warn',
     });
     try {
-      await waitFor(`${issuer}/.well-known/openid-configuration`, 20_000);
+      await waitFor(`${issuer}/.well-known/openid-configuration`);
       const { claims } = await runCodeFlow(issuer, client, { login: 'alice', password });
       // The static client is pairwise (the default): alice's sub for its sector.
       expect(claims).toMatchObject({ iss: issuer, sub: pairwiseSubOf('http://rp.localhost/cb', 'alice-0001') });
@@ -187,5 +189,5 @@ describe('the docs examples (issue 15)', () => {
     } finally {
       await server.stop();
     }
-  }, 60_000);
+  });
 });

@@ -3,12 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 
 import { generateProviderKeys } from '../../lib/provider/keys.js';
 import { loadSettings } from '../../lib/settings/load.js';
 
-import { spawnCli } from '../helpers/processes.js';
+import { PROCESS_MS, spawnCli } from '../helpers/processes.js';
+
+jest.setTimeout(PROCESS_MS);
 
 const AUTHENTICATOR = 'export default { authenticate: async () => undefined, exists: async () => false };\n';
 const CLAIMS = (name: string): string => `export default { name: '${name}', provides: ['nickname'], resolve: async () => ({}) };\n`;

@@ -2,9 +2,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 
-import { spawnCli } from '../helpers/processes.js';
+import { PROCESS_MS, spawnCli } from '../helpers/processes.js';
+
+jest.setTimeout(PROCESS_MS);
 
 /** The command's own lines on stderr (not the runtime's warnings). */
 const ours = (stderr: string): string[] => stderr.split('\n').filter((line) => line.startsWith('svc-connect'));

@@ -3,14 +3,16 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { generateProviderKeys } from '../../lib/index.js';
 import type { StatefulJwk } from '../../lib/provider/key-states.js';
 import { runCodeFlow } from '../helpers/flow.js';
-import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
+import { freePort, PROCESS_MS, type ServerProcess, startServerProcess, waitFor } from '../helpers/processes.js';
+
+jest.setTimeout(PROCESS_MS);
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -63,8 +65,8 @@ describe('signing key rotation with a running server and a relying party holding
     const port = await freePort();
     issuer = `http://localhost:${port}/oidc/v1`;
     server = startServerProcess({ PORT: String(port), SVC_KEYS_FILE: keysFile, SVC_CLIENTS_FILE: clientsFile });
-    await waitFor(`${issuer}/.well-known/openid-configuration`, 15_000);
-  }, 30_000);
+    await waitFor(`${issuer}/.well-known/openid-configuration`);
+  });
   afterAll(async () => server.stop());
 
   it('publishes the next key before it signs, signs with it after promotion, keeps the old key verifying for 24 h, then drops it', async () => {
@@ -114,7 +116,7 @@ describe('signing key rotation with a running server and a relying party holding
     const after = await jwks();
     expect(after.keys.map((k) => k.kid)).not.toContain(k1?.kid);
     expect(await verifies(await idToken(), createLocalJWKSet(after))).toBe(true);
-  }, 60_000);
+  });
 
   it('keeps serving with the keys in use when the reloaded file is broken, and says so', async () => {
     const before = await jwks();
@@ -128,5 +130,5 @@ describe('signing key rotation with a running server and a relying party holding
     } finally {
       writeFileSync(keysFile, good, { mode: 0o600 });
     }
-  }, 30_000);
+  });
 });

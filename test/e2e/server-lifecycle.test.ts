@@ -1,9 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 
-import { freePort, startServerProcess, waitFor } from '../helpers/processes.js';
+import { freePort, PROCESS_MS, startServerProcess, waitFor } from '../helpers/processes.js';
 import { TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
+
+jest.setTimeout(PROCESS_MS);
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -36,7 +38,7 @@ describe('the bundled server starts, logs and stops for an operator (issue 15 it
   it('writes JSON lines when its output is not a terminal: a start line (URL, store, warnings) and, on SIGTERM, stopping and stopped, exit 0', async () => {
     const port = await freePort();
     const server = startServerProcess({ PORT: String(port) });
-    await waitFor(`http://localhost:${port}/healthz`, 15_000);
+    await waitFor(`http://localhost:${port}/healthz`);
     // JSON output is JSON only: no plain sentence among the lines.
     expect(server.output().split('\n').filter((line) => line && !line.startsWith('{'))).toEqual([]);
     expect(server.output()).toMatch(/"event":"listening".*"url":"http:\/\/localhost:\d+".*"store":"memory","keys":"ephemeral","warnings":\d+/);
@@ -44,13 +46,13 @@ describe('the bundled server starts, logs and stops for an operator (issue 15 it
     expect(await server.exited).toBe(0);
     expect(server.output()).toMatch(/"event":"stopping","signal":"SIGTERM"/);
     expect(server.output()).toMatch(/"event":"stopped","signal":"SIGTERM"/);
-  }, 30_000);
+  });
 
   it('writes readable lines on a terminal, and stops on Ctrl-C (SIGINT) with exit 0', async () => {
     const port = await freePort();
     const server = startOnTerminal({ PORT: String(port) });
     try {
-    await waitFor(`http://localhost:${port}/healthz`, 15_000);
+    await waitFor(`http://localhost:${port}/healthz`);
     while (!plain(server.output()).includes('INFO  listening')) await new Promise((resolve) => setTimeout(resolve, 50));
     const text = plain(server.output());
     expect(text).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}unsafe_default property=svc\.redis\.url reason="/m);
@@ -63,18 +65,18 @@ describe('the bundled server starts, logs and stops for an operator (issue 15 it
     } finally {
       server.dispose();
     }
-  }, 30_000);
+  });
 
   it('writes JSON on a terminal too when svc.log.format=json', async () => {
     const port = await freePort();
     const server = startOnTerminal({ PORT: String(port), SVC_LOG_FORMAT: 'json' });
     try {
-      await waitFor(`http://localhost:${port}/healthz`, 15_000);
+      await waitFor(`http://localhost:${port}/healthz`);
       expect(plain(server.output())).toMatch(/"event":"listening"/);
       server.child.stdin?.write('\u0003');
       expect(await server.exited).toBe(0);
     } finally {
       server.dispose();
     }
-  }, 30_000);
+  });
 });

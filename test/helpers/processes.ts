@@ -43,8 +43,15 @@ export function startServerProcess(env: Record<string, string>): ServerProcess {
   };
 }
 
+/**
+ * How long a spawned process may take to answer, and a test that starts processes may run: a bound
+ * for a busy machine (a test timeout, not a claim about start time; files that start processes call
+ * `jest.setTimeout(PROCESS_MS)`).
+ */
+export const PROCESS_MS = 240_000;
+
 /** Polls `url` until it answers 200 or `timeoutMs` passes. */
-export async function waitFor(url: string, timeoutMs: number): Promise<Response> {
+export async function waitFor(url: string, timeoutMs = PROCESS_MS): Promise<Response> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

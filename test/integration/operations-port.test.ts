@@ -1,11 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import Koa from 'koa';
 
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { freePort, startServerProcess, waitFor } from '../helpers/processes.js';
+import { freePort, PROCESS_MS, startServerProcess, waitFor } from '../helpers/processes.js';
+
+jest.setTimeout(PROCESS_MS);
 
 const OPERATIONAL = ['/healthz', '/readyz', '/metrics'];
 
@@ -52,8 +54,8 @@ describe('the bundled server with svc.ops.port (issue 24)', () => {
     const [port, opsPort] = [await freePort(), await freePort()];
     const server = startServerProcess({ PORT: String(port), SVC_OPS_PORT: String(opsPort) });
     try {
-      await waitFor(`http://127.0.0.1:${opsPort}/healthz`, 15_000);
-      await waitFor(`http://127.0.0.1:${port}/oidc/v1/.well-known/openid-configuration`, 15_000);
+      await waitFor(`http://127.0.0.1:${opsPort}/healthz`);
+      await waitFor(`http://127.0.0.1:${port}/oidc/v1/.well-known/openid-configuration`);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(404);
       expect(server.output()).toMatch(/"event":"operations_listening","host":"127.0.0.1","port":\d+/);
       server.child.kill('SIGTERM');
@@ -62,5 +64,5 @@ describe('the bundled server with svc.ops.port (issue 24)', () => {
     } finally {
       await server.stop();
     }
-  }, 40_000);
+  });
 });

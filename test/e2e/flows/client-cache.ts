@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { compactDecrypt } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
@@ -12,9 +12,11 @@ import { ruleDerivedEnv } from '../../../lib/settings/definitions.js';
 import { pairwiseSubOf, startApp, TEST_PAIRWISE_KEY, type RunningApp } from '../../helpers/app.js';
 import { runCodeFlow } from '../../helpers/flow.js';
 import { SHARED_REDIS_URL } from '../../helpers/redis.js';
-import { freePort, startServerProcess, waitFor, type ServerProcess } from '../../helpers/processes.js';
+import { freePort, PROCESS_MS, type ServerProcess, startServerProcess, waitFor } from '../../helpers/processes.js';
 import { encryptionKey, manage, register } from '../../helpers/registration.js';
 import type { StoreKind } from '../../helpers/stores.js';
+
+jest.setTimeout(PROCESS_MS);
 
 const REDIRECT = 'https://rp.example/cb';
 
@@ -34,8 +36,8 @@ export function clientCacheFlows(kind: StoreKind, properties: () => Record<strin
       issuerB = `http://127.0.0.1:${port}/oidc/v1`;
       const store = Object.fromEntries(Object.entries(shared).map(([name, value]) => [ruleDerivedEnv(name), value]));
       b = startServerProcess({ ...store, PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_COOKIES_KEYS: randomBytes(32).toString('hex'), SVC_SUBJECT_PAIRWISE_KEY: TEST_PAIRWISE_KEY });
-      await waitFor(`http://127.0.0.1:${port}/readyz`, 15_000);
-    }, 30_000);
+      await waitFor(`http://127.0.0.1:${port}/readyz`);
+    });
 
     afterAll(async () => {
       await b?.stop();
@@ -101,6 +103,6 @@ export function clientCacheFlows(kind: StoreKind, properties: () => Record<strin
       const refused = await fetch(authorize, { redirect: 'manual', headers: { accept: 'application/json' } });
       expect(refused.status).toBe(400);
       expect(await refused.text()).toContain('invalid_client');
-    }, 60_000);
+    });
   });
 }

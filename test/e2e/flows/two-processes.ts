@@ -3,15 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 
 import { generateSigningKeys } from '../../../lib/provider/keys.js';
 import { pairwiseSub } from '../../../policies/subjects.js';
 import { confidentialClient } from '../../helpers/app.js';
 import { authorizationUrl, FormBrowser, pkcePair, runCodeFlow } from '../../helpers/flow.js';
-import { freePort, startServerProcess, waitFor, type ServerProcess } from '../../helpers/processes.js';
+import { freePort, PROCESS_MS, type ServerProcess, startServerProcess, waitFor } from '../../helpers/processes.js';
 import { ruleDerivedEnv } from '../../../lib/settings/definitions.js';
 import type { StoreKind } from '../../helpers/stores.js';
+
+jest.setTimeout(PROCESS_MS);
 
 /** Two example-server processes on one Redis store: a flow begun on one finishes on the other. */
 export function twoProcessFlows(_kind: StoreKind, properties: () => Record<string, string>): void {
@@ -48,8 +50,8 @@ export function twoProcessFlows(_kind: StoreKind, properties: () => Record<strin
       };
       a = startServerProcess({ ...shared, PORT: String(portA) });
       b = startServerProcess({ ...shared, PORT: String(portB) });
-      await Promise.all([waitFor(`${urlA}/readyz`, 10_000), waitFor(`${urlB}/readyz`, 10_000)]);
-    }, 20_000);
+      await Promise.all([waitFor(`${urlA}/readyz`), waitFor(`${urlB}/readyz`)]);
+    });
 
     afterAll(async () => {
       await Promise.all([a?.stop(), b?.stop()]);
@@ -70,11 +72,11 @@ export function twoProcessFlows(_kind: StoreKind, properties: () => Record<strin
       const before = (await runCodeFlow(`${urlA}/oidc/v1`, client, { skipUserinfo: true })).claims.sub;
       await a.stop();
       a = startServerProcess({ ...shared, PORT: String(portA) });
-      await waitFor(`${urlA}/readyz`, 10_000);
+      await waitFor(`${urlA}/readyz`);
       const after = await runCodeFlow(`${urlA}/oidc/v1`, client);
       expect(after.claims.sub).toBe(before);
       expect(after.userinfo.sub).toBe(before);
-    }, 20_000);
+    });
 
     it('shares the management lockout: failures on A lock the address out on B', async () => {
       const invite = (url: string, password: string): Promise<Response> =>
