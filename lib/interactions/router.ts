@@ -3,9 +3,6 @@ import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import type { Client, InteractionResults } from 'oidc-provider';
 
-/** An interaction as `provider.interactionDetails` loads it. */
-type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
-
 import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, deliveryText, recordDelivery } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
@@ -78,16 +75,11 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     options.offeredScopes && scope !== undefined ? scope.split(' ').filter((s) => options.offeredScopes?.has(s)).join(' ') : scope;
   router.use(sameOriginPosts(paths.origin));
 
-  /**
-   * Records the result on the interaction this request already loaded and sends the browser back to
-   * the provider (what `provider.interactionResult` does with `mergeWithLastSubmission`, without
-   * loading the interaction, its cookie and its session a second time).
-   */
-  const finish = async (ctx: Context, interaction: Interaction, result: InteractionResults): Promise<void> => {
-    interaction.result = 'error' in result ? result : { ...interaction.lastSubmission, ...result };
-    await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+  // Not `interactionFinished`: it ends the response itself, before storeBatch has stored the result.
+  // `interactionResult` loads the interaction again, from the request's batch: no extra store command.
+  const finish = async (ctx: Context, result: InteractionResults): Promise<void> => {
     ctx.status = 303;
-    ctx.redirect(interaction.returnTo);
+    ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result));
   };
 
   const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {
@@ -107,7 +99,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (details.prompt.name === ESSENTIAL_CLAIMS_PROMPT) {
       // She has consented to this client; the account lacks a claim it requires. Which one is
       // not said: the result is stored in the interaction until the client receives it.
-      await finish(ctx, details, { error: 'access_denied', error_description: 'an essential claim is not available for this account' });
+      await finish(ctx, { error: 'access_denied', error_description: 'an essential claim is not available for this account' });
       return;
     }
     if (details.prompt.name !== 'consent') return ctx.throw(400, 'this interaction expects no page');
@@ -156,7 +148,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const wait = accountId ? await attempt.succeeded() : await attempt.failed();
     if (wait) return throttled('name', wait);
     if (!accountId) return page(401, { failed: true });
-    await finish(ctx, details, { login: { accountId } });
+    await finish(ctx, { login: { accountId } });
   });
 
   router.post('/:uid/confirm', async (ctx) => {
@@ -186,11 +178,11 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     }
     recordDelivery(grant, delivery);
     const grantId = await grant.save();
-    await finish(ctx, details, { consent: details.grantId ? {} : { grantId } });
+    await finish(ctx, { consent: details.grantId ? {} : { grantId } });
   });
 
   router.post('/:uid/abort', async (ctx) => {
-    await finish(ctx, await provider.interactionDetails(ctx.req, ctx.res), { error: 'access_denied', error_description: 'the end-user denied the request' });
+    await finish(ctx, { error: 'access_denied', error_description: 'the end-user denied the request' });
   });
 
   return router;
