@@ -11,31 +11,15 @@ import { OutboundFetchError } from '../errors.js';
 export interface OutboundFetchOptions {
   /** Allow http and loopback/private targets (`svc.fetch.allow-private-network`; tests only). */
   allowPrivateNetwork: boolean;
-  /**
-   * Whole-request timeout in ms (at most 5000).
-   * @default 5000
-   */
+  /** Whole-request timeout in ms (at most 5000). @default 5000 */
   timeoutMs?: number;
-  /**
-   * Largest response body in bytes.
-   * @default 524288
-   */
+  /** Largest response body in bytes. @default 524288 */
   maxBytes?: number;
-  /**
-   * Redirects followed, same host only.
-   * @default 3
-   */
+  /** Redirects followed, same host only. @default 3 */
   maxRedirects?: number;
-  /**
-   * Which resolved addresses are refused; default {@link isForbiddenAddress}. Tests replace it to let
-   * a loopback server stand in for a public one.
-   */
+  /** Which resolved addresses are refused; default {@link isForbiddenAddress}. Tests let a loopback server pass. */
   isForbidden?: (address: string) => boolean;
-  /**
-   * Canonical `host:port` entries (`svc.fetch.private-hosts`, parsed by `parsePrivateHosts`) whose
-   * names may resolve to an RFC 1918 or fd00::/8 address; https and every other rule still apply.
-   * @default []
-   */
+  /** Canonical `host:port` entries (`svc.fetch.private-hosts`) that may resolve to an RFC 1918 or fd00::/8 address. @default [] */
   privateHosts?: readonly string[];
   /** Extra trusted CA certificates (PEM) for https targets; tests use it for their own servers. */
   ca?: string;
@@ -48,10 +32,7 @@ export interface FetchedDocument {
   status: number;
   contentType: string;
   body: Buffer;
-  /**
-   * The response's caching headers (`cache-control`, `expires`, `date`, `age`, `etag`,
-   * `last-modified`), lower-case names; oidc-provider reads them to decide when to fetch again.
-   */
+  /** The response's caching headers, lower-case names; oidc-provider reads them to decide when to fetch again. */
   headers: Record<string, string>;
 }
 
@@ -59,15 +40,9 @@ export interface FetchedDocument {
 export interface OutboundRequest {
   /** Aborts the request (DNS, connection and body) when it fires. */
   signal?: AbortSignal;
-  /**
-   * `GET` or `HEAD`; nothing else is ever sent.
-   * @default 'GET'
-   */
+  /** `GET` or `HEAD`; nothing else is ever sent. @default 'GET' */
   method?: 'GET' | 'HEAD';
-  /**
-   * `follow` (same host only), `manual` (return the 3xx as it is) or `error` (fail on a redirect).
-   * @default 'follow'
-   */
+  /** `follow` (same host only), `manual` (return the 3xx as it is) or `error` (fail on a redirect). @default 'follow' */
   redirect?: 'follow' | 'manual' | 'error';
 }
 
@@ -183,12 +158,10 @@ function once(x: Exchange): Promise<{ response: IncomingMessage; body: Buffer }>
 }
 
 /**
- * The one outbound fetch of svc-connect (C11), for `jwks_uri` and `x5u`: https only (plus http
- * when private networks are allowed), at most 5 s (DNS included) and 512 KiB, redirects only within
- * the same host, and never to loopback, private, link-local, metadata or other special-purpose
- * addresses (checked on the resolved address, which is the one connected to) unless private
- * networks are allowed, or the host and port are listed in `privateHosts` and the address is an
- * RFC 1918 or fd00::/8 one. `request` carries the caller's abort signal, method and redirect mode.
+ * The one outbound fetch of svc-connect, for `jwks_uri` and `x5u`: https only, at most 5 s (DNS
+ * included) and 512 KiB, same-host redirects, and never to a special-purpose address (judged on the
+ * resolved address, which is the one connected to) unless private networks are allowed, or the
+ * host and port are in `privateHosts` and the address is an RFC 1918 or fd00::/8 one.
  *
  * @throws {@link OutboundFetchError} naming the URL and the rule that stopped it.
  */
