@@ -3,19 +3,14 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /*
- * Which addresses an outbound fetch may reach. The special-purpose ranges come from ipaddr.js,
- * whose `range()` follows IANA's IPv4 and IPv6 Special-Purpose Address Registries.
- * Where ipaddr.js falls short we add to it:
- * - IPv6 outside 2000::/3 is refused outright. 2000::/3 is the only block IANA allocates as global
- *   unicast (RFC 4291 2.4); everything else is special or IETF-reserved. This closes what ipaddr.js
- *   calls "unicast" although it is not: IPv4-compatible ::/96 (`::127.0.0.1`, deprecated by
- *   RFC 4291 2.5.5.1), the dummy prefix 100:0:0:1::/64 (RFC 9780), and any future assignment there.
- * - ipaddr.js reads `::a.b.c.d` (IPv4-compatible) as IPv4-mapped `::ffff:a.b.c.d`, which is another
- *   address. We hand it only the canonical hex spelling (WHATWG URL serialisation), never a dotted one.
+ * Which addresses an outbound fetch may reach: ipaddr.js's `range()` (IANA's Special-Purpose
+ * Address Registries), and where it falls short:
+ * - IPv6 outside 2000::/3, the only global unicast block (RFC 4291 2.4), is refused: this closes
+ *   what ipaddr.js calls "unicast" although it is not (`::127.0.0.1`, 100:0:0:1::/64 of RFC 9780).
+ * - ipaddr.js reads `::a.b.c.d` as `::ffff:a.b.c.d`, another address: it only gets the canonical hex spelling.
  * - An address with a zone id (`fe80::1%eth0`) is scoped to one link: never a public host.
- * - Every address that embeds an IPv4 address (mapped, compatible, translated, NAT64, 6to4, Teredo
- *   server and client) is judged by that IPv4 address as well; a mapped address only by it, since a
- *   dual-stack socket connecting to `::ffff:a.b.c.d` reaches exactly `a.b.c.d`.
+ * - An address that embeds an IPv4 address (mapped, compatible, translated, NAT64, 6to4, Teredo) is
+ *   judged by it as well; a mapped one only by it (a dual-stack socket reaches exactly that address).
  */
 
 type IPv4 = ipaddr.IPv4;
