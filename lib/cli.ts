@@ -53,12 +53,8 @@ export async function main(argv: string[], terminal: CliIo): Promise<number> {
     await command.run(rest, io);
     return 0;
   } catch (failure) {
-    if (failure instanceof CliError) {
-      err(`svc-connect ${name}: ${failure.message}\n`);
-      return failure.exitCode;
-    }
     err(`svc-connect ${name}: ${failure instanceof Error ? failure.message : String(failure)}\n`);
-    return 1;
+    return failure instanceof CliError ? failure.exitCode : 1;
   }
 }
 

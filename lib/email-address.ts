@@ -5,10 +5,8 @@ export const MAX_EMAIL_LENGTH = 254;
 const ADDRESS = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
 /**
- * Why `value` is not an e-mail address svc-connect sends to or from, or `undefined`: the one
- * rule for the sender (`svc.mail.from`) and invitees. A plain `local@domain`: no display name, no
- * quoted local part, no address literal, no space or line break, at most {@link MAX_EMAIL_LENGTH}
- * characters.
+ * Why `value` is not an address svc-connect mails to or from (`svc.mail.from`, invitees), or
+ * `undefined`: a plain `local@domain` of at most {@link MAX_EMAIL_LENGTH} characters, no display name, quoted part or space.
  */
 export function emailAddressDefect(value: string): 'too long' | 'malformed' | undefined {
   if (value.length > MAX_EMAIL_LENGTH) return 'too long';

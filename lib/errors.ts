@@ -3,12 +3,8 @@ import { dirname, resolve } from 'node:path';
 
 import { errors } from 'oidc-provider';
 
-/**
- * A configuration property is unknown, malformed or unsafe. Thrown at start, before anything
- * listens; the message names the property (and never echoes a secret value).
- */
+/** A configuration property is unknown, malformed or unsafe. The message names it, never a secret value. */
 export class SettingsError extends TypeError {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_SETTINGS_INVALID';
   readonly code = SettingsError.code;
   /** The offending property names, e.g. `['svc.port']`. */
@@ -26,7 +22,6 @@ export class SettingsError extends TypeError {
  * routes as 503 `{"error":"server_error"}` with a fixed description; the cause stays in logs.
  */
 export class StoreUnavailableError extends errors.OIDCProviderError {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_STORE_UNAVAILABLE';
   readonly code = StoreUnavailableError.code;
   /** The store's host and port, for logs (never credentials); unset for a store without an address. */
@@ -36,8 +31,7 @@ export class StoreUnavailableError extends errors.OIDCProviderError {
     super(503, 'server_error');
     this.name = 'StoreUnavailableError';
     if (options?.where) this.where = options.where;
-    // oidc-provider hides errors of status 500 and above; this one is safe to show (fixed text).
-    this.expose = true;
+    this.expose = true; // oidc-provider hides 5xx errors; this fixed text is safe to show
     this.error_description = 'the provider store is temporarily unavailable, try again shortly';
     if (options?.cause !== undefined) this.cause = options.cause;
   }
@@ -49,7 +43,6 @@ export class StoreUnavailableError extends errors.OIDCProviderError {
  * to throw the token away): the token is left as it was and works again once the client is enabled.
  */
 export class ClientDisabledError extends errors.OIDCProviderError {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_CLIENT_DISABLED';
   readonly code = ClientDisabledError.code;
 
@@ -65,7 +58,6 @@ export class ClientDisabledError extends errors.OIDCProviderError {
  * The loser of the race fails with `invalid_grant`.
  */
 export class AlreadyConsumedError extends errors.InvalidGrant {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_ALREADY_CONSUMED';
   readonly code = AlreadyConsumedError.code;
 
@@ -77,7 +69,6 @@ export class AlreadyConsumedError extends errors.InvalidGrant {
 
 /** Why an outbound fetch failed; the message names the URL and the rule, never a response body. */
 export class OutboundFetchError extends Error {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_OUTBOUND_FETCH_FAILED';
   readonly code = OutboundFetchError.code;
 
@@ -94,7 +85,6 @@ export class OutboundFetchError extends Error {
 
 /** Why a refreshed JWK Set was refused as a whole: no key in it passed the key rules. */
 export class ClientKeysRefusedError extends Error {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_CLIENT_KEYS_REFUSED';
   readonly code = ClientKeysRefusedError.code;
 
@@ -111,7 +101,6 @@ export class ClientKeysRefusedError extends Error {
 
 /** An invitation address is missing, malformed or too long (answered 400 `invalid_request`). */
 export class InvalidInvitationAddressError extends Error {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_INVALID_INVITATION_ADDRESS';
   readonly code = InvalidInvitationAddressError.code;
 
@@ -123,7 +112,6 @@ export class InvalidInvitationAddressError extends Error {
 
 /** The invitation mail could not be sent; the token issued for it was destroyed. */
 export class MailDeliveryError extends Error {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_MAIL_FAILED';
   readonly code = MailDeliveryError.code;
   /** The SMTP server's host and port, for logs (never credentials); unset for the outbox or a mailer of code. */
@@ -138,7 +126,6 @@ export class MailDeliveryError extends Error {
 
 /** A listing cursor that was not handed out by this store (or no longer fits it). */
 export class InvalidCursorError extends Error {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_INVALID_CURSOR';
   readonly code = InvalidCursorError.code;
 
@@ -150,7 +137,6 @@ export class InvalidCursorError extends Error {
 
 /** A toolbox action that cannot be done, with the HTTP answer it gets (`status`, `error`, the message as description). */
 export class ToolboxError extends Error {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_TOOLBOX_REFUSED';
   readonly code = ToolboxError.code;
 
@@ -168,7 +154,6 @@ export class ToolboxError extends Error {
 
 /** A malformed svc.* claim name: the reason and the 0-based offset of the fault. */
 export class ClaimSyntaxError extends Error {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_CLAIM_SYNTAX';
   readonly code = ClaimSyntaxError.code;
 
@@ -187,7 +172,6 @@ export class ClaimSyntaxError extends Error {
 
 /** A failure the command line reports as one line on stderr, with its exit code. */
 export class CliError extends Error {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_CLI_FAILED';
   readonly code = CliError.code;
 
@@ -203,7 +187,6 @@ export class CliError extends Error {
 
 /** A demo flow failed: the provider's OAuth error, or what went wrong on the way. */
 export class DemoFlowError extends Error {
-  /** Stable code for logs and metrics. */
   static readonly code = 'SVC_DEMO_FLOW_FAILED';
   readonly code = DemoFlowError.code;
 
@@ -237,8 +220,7 @@ const SVC_ERRORS = [
 
 /**
  * The `code` of an error class of svc-connect (each class's static `code`, e.g. `SettingsError.code`).
- * Logs, metrics and callers key on these strings. Protocol errors (answered on the wire) extend
- * oidc-provider's error classes and keep its OAuth `error`; the code is for logs, never part of a response.
+ * Logs, metrics and callers key on these strings; a code is never part of a response.
  */
 export type SvcErrorCode = (
   | typeof SettingsError
@@ -276,10 +258,8 @@ const FILE_ERROR_WORDS: Record<string, string> = {
 };
 
 /**
- * One line for a failed file operation: what was tried, the absolute path, the cause in words and
- * the system's code (`cannot write /etc/svc/keys.json: the folder /etc/svc does not exist
- * (ENOENT)`). Never a stack. For every error about a file the user named (keys, clients,
- * configuration, outputs of the command line).
+ * One line for a failed operation on a file the user named, never a stack:
+ * `cannot write /etc/svc/keys.json: the folder /etc/svc does not exist (ENOENT)`.
  */
 export function fileErrorMessage(action: 'read' | 'write' | 'create' | 'replace', path: string, err: unknown): string {
   const absolute = resolve(path);
@@ -289,9 +269,8 @@ export function fileErrorMessage(action: 'read' | 'write' | 'create' | 'replace'
 }
 
 /**
- * The JSON value a file the user named holds (read as UTF-8). A failure is thrown as
- * `fail(reason)`, the reason one line naming the absolute path: what {@link fileErrorMessage}
- * says, or `/abs/path is not valid JSON` (never the parser's message, which quotes the content).
+ * The JSON value of a file the user named. A failure is thrown as `fail(reason)`: what
+ * {@link fileErrorMessage} says, or `/abs/path is not valid JSON` (never the parser's message, which quotes the content).
  */
 export function readJsonFile(path: string, fail: (reason: string) => Error): unknown {
   let text: string;

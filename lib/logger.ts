@@ -33,10 +33,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 const SECRET_QUERY_PARAMETERS = /^(pass(word)?|pwd|secret|client_secret|token|access_token|api[-_]?key|key|auth|authorization|sig|signature)$/i;
 
 /**
- * A URL-shaped text with its credentials replaced by `***`: the password of its userinfo part
- * (`redis://:***@host:6379`, `smtp://user:***@host`) and the values of secret query parameters
- * (`?password=***`). Anything that is not an absolute URL is returned unchanged. For every value
- * that is printed or logged and may be a connection URL (`config check`, Redis and SMTP errors).
+ * A URL with the password of its userinfo (`redis://:***@host:6379`) and the values of secret
+ * query parameters (`?password=***`) replaced by `***`; anything else unchanged.
  */
 export function redactUrlCredentials(text: string): string {
   let url: URL;
@@ -63,9 +61,8 @@ export function reduceEmailAddresses(text: string): string {
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi;
 
 /**
- * The message of a Redis or SMTP error as it may be logged: its first line, credentials removed
- * from any URL in it, e-mail addresses reduced to their domain, Redis's echo of command arguments
- * (`…, with args beginning with: …`) cut off, at most 300 characters.
+ * The message of a Redis or SMTP error as it may be logged: its first line, URL credentials and
+ * e-mail addresses reduced, Redis's echo of command arguments cut off, at most 300 characters.
  */
 export function safeCauseMessage(message: string): string {
   const line = (message.split('\n')[0] ?? '').replace(/,?\s*with args beginning with:.*$/i, '');
@@ -92,13 +89,10 @@ interface CauseLike {
 }
 
 /**
- * The log fields saying why a connection to Redis or an SMTP server failed: `cause_code` (the
- * error's code: `ECONNREFUSED`, `EAUTH`, `ETLS`, `WRONGPASS`, …), `smtp_status` (an SMTP reply
- * code), `cause` ({@link safeCauseMessage} of its message) and `host`/`port` (the address the
- * error names, else `at`). Reads the innermost `cause` of wrapping errors (a
- * `StoreUnavailableError`, a `MailDeliveryError`) and the first of an `AggregateError` (Node's
- * connection attempt to every address of a host). Never reads what an error carries besides its
- * message and codes (ioredis keeps the command and its arguments on the error; they are left out).
+ * The log fields saying why a connection to Redis or an SMTP server failed: `cause_code`
+ * (`ECONNREFUSED`, `WRONGPASS`, …), `smtp_status`, `cause` ({@link safeCauseMessage}) and
+ * `host`/`port` (the error's address, else `at`), of the innermost `cause` (the first of an
+ * `AggregateError`). Nothing else of the error is read: ioredis keeps the command's arguments on it.
  */
 export function describeFailure(err: unknown, at?: { host?: string; port?: number }): LogFields {
   let inner = err as CauseLike | undefined;

@@ -1,17 +1,11 @@
 import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
 
 /*
- * What svc-connect relies on in oidc-provider beyond its typed configuration, in one place.
- * `test/unit/oidc-provider-seams.test.ts` pins every assumption named here (and the few used in
- * place, listed in docs/architecture.md#oidc-providers-seams) against the installed oidc-provider,
- * so an upgrade that changes one fails that test, not production.
+ * What svc-connect relies on in oidc-provider beyond its typed configuration. The seams test pins
+ * each against the installed oidc-provider, so an upgrade that changes one fails it, not production.
  */
 
-/**
- * The oidc-provider minor svc-connect is written and tested against, and the minor of its type
- * package (`@types/oidc-provider` has no 9.13 release; 9.12 is the newest). package.json pins both
- * with `~`; the seams test fails when either installed version leaves them.
- */
+/** The oidc-provider minor svc-connect is tested against, and that of `@types/oidc-provider` (which has no 9.13). */
 export const OIDC_PROVIDER_VERSIONS = { runtime: '9.13', types: '9.12' } as const;
 
 /** `ctx.oidc.route` values we key on (oidc-provider's router names, not paths). */
@@ -74,10 +68,8 @@ export const PROVIDER_CLOCK_TOLERANCE_SECONDS = 15;
 export const PROVIDER_BODY_LIMIT_BYTES = 56 * 1024;
 
 /**
- * The provider request being served, from oidc-provider's request context (`Provider.ctx`, an
- * `AsyncLocalStorage`): set in adapter calls, hooks and `fetch` made while serving a request, with
- * `ctx.oidc.route`, `client`, `params` and `entities` filled in as far as the route got;
- * `undefined` outside a request (code, tests, start-up).
+ * The provider request being served (oidc-provider's `Provider.ctx`), in adapter calls, hooks and
+ * `fetch`, with `ctx.oidc` filled in as far as the route got; `undefined` outside a request.
  */
 export function currentRequest(): KoaContextWithOIDC | undefined {
   return Provider.ctx;

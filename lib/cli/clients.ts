@@ -29,11 +29,7 @@ function stateOf(client: Record<string, unknown>): string {
 
 async function list(values: Record<string, string | boolean | undefined>, io: CliIo): Promise<void> {
   const connection = connect(values, io);
-  const { items, first, next } = await pages(connection, '/clients', 'clients', {
-    limit: values.limit as string | undefined,
-    cursor: values.cursor as string | undefined,
-    all: values.all === true,
-  });
+  const { items, first, next } = await pages(connection, '/clients', 'clients', values);
   const statics = (first.static_clients as Record<string, unknown>[] | undefined) ?? [];
   if (values.json) {
     io.out(`${JSON.stringify({ clients: items, ...(statics.length ? { static_clients: statics } : {}), ...(next ? { next_cursor: next } : {}) }, null, 2)}\n`);

@@ -92,11 +92,7 @@ export function retryAfterSeconds(value: string | undefined, now = Date.now()): 
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
-/**
- * Throws a CliError for an OAuth error answer: `{what} failed: HTTP {status} {error}: {description}`,
- * and for a management call (`management.user` given) the user a 401 tried, or for a 429 how many
- * seconds to wait (from `Retry-After`).
- */
+/** Throws a CliError for an OAuth error answer, naming the user a management 401 tried, or how long a 429 waits. */
 export function failOnError(result: CallResult, what: string, management?: { user: string }): void {
   if (result.status < 400) return;
   const error = typeof result.body.error === 'string' ? result.body.error : '';

@@ -19,11 +19,7 @@ export const invitationsCommand: Command = {
   async run(argv, io) {
     const { values, sub, id } = parseListCommand(argv, usage, 'ID');
     if (sub === 'list') {
-      const { items, next } = await pages(connect(values, io), '/invitations', 'invitations', {
-        limit: values.limit as string | undefined,
-        cursor: values.cursor as string | undefined,
-        all: values.all === true,
-      });
+      const { items, next } = await pages(connect(values, io), '/invitations', 'invitations', values);
       if (values.json) io.out(`${JSON.stringify({ invitations: items, ...(next ? { next_cursor: next } : {}) }, null, 2)}\n`);
       else table(io, ['ID', 'ISSUED', 'EXPIRES'], items.map((i) => [String(i.id), when(i.issued_at), when(i.expires_at)]));
       if (next && !values.json) io.err?.(`more invitations: run again with --cursor ${next} (or --all)\n`);

@@ -94,23 +94,24 @@ export async function request(
   return result.body;
 }
 
-/** Every page of a listing (`--all`), or one page from `--cursor`; `key` names the array in the answer. */
+/** Every page of a listing (`--all`), or one page from `--cursor` (and `--limit`); `key` names the array in the answer. */
 export async function pages(
   connection: ManagementConnection,
   path: string,
   key: string,
-  options: { limit?: string; cursor?: string; all: boolean },
+  values: ParsedCommand['values'],
 ): Promise<{ items: Record<string, unknown>[]; first: Record<string, unknown>; next?: string }> {
   const items: Record<string, unknown>[] = [];
-  let cursor = options.cursor;
+  const limit = typeof values.limit === 'string' ? values.limit : undefined;
+  let cursor = typeof values.cursor === 'string' ? values.cursor : undefined;
   let first: Record<string, unknown> | undefined;
   for (;;) {
-    const query = new URLSearchParams({ ...(options.limit ? { limit: options.limit } : {}), ...(cursor ? { cursor } : {}) }).toString();
+    const query = new URLSearchParams({ ...(limit ? { limit } : {}), ...(cursor ? { cursor } : {}) }).toString();
     const body = await request(connection, 'GET', `${path}${query ? `?${query}` : ''}`, `${key} listing`);
     first ??= body;
     items.push(...((body[key] as Record<string, unknown>[] | undefined) ?? []));
     cursor = typeof body.next_cursor === 'string' ? body.next_cursor : undefined;
-    if (!options.all || !cursor) return { items, first, ...(cursor ? { next: cursor } : {}) };
+    if (values.all !== true || !cursor) return { items, first, ...(cursor ? { next: cursor } : {}) };
   }
 }
 

@@ -1,11 +1,6 @@
 import type { CliIo } from './common.js';
 
-/**
- * What may not reach an operator's terminal as is: C0 controls (escape sequences, carriage return,
- * backspace and line breaks among them), DEL, C1 controls (U+0080–U+009F, CSI included), the Unicode
- * line and paragraph separators, and the bidirectional formatting characters (U+061C, U+200E,
- * U+200F, U+202A–U+202E, U+2066–U+2069) that reorder what is shown.
- */
+/** What may not reach an operator's terminal as is: C0 and C1 controls, DEL, line separators and bidi overrides. */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
@@ -16,19 +11,16 @@ const UNSAFE_IN_OUTPUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u
 const escape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /**
- * One value (a table cell, a name in a note) as it may reach the terminal: every character of
- * {@link UNSAFE}, line breaks included, written as `\uXXXX`, so a client's own metadata (its
- * `client_name`) cannot recolour, hide, reorder or forge rows, or talk to the terminal.
+ * One value (a table cell, a name in a note) with every character of {@link UNSAFE} written as
+ * `\uXXXX`, so a client's `client_name` cannot recolour, hide, reorder or forge rows.
  */
 export function printable(value: string): string {
   return value.replace(UNSAFE, escape);
 }
 
 /**
- * A whole piece of command output: as {@link printable}, but the line feeds and tabs between lines
- * stay. In JSON output (`JSON.stringify` escapes C0 controls itself) what is left to escape can only
- * stand inside a string, where `\uXXXX` is JSON's own escape: the output still parses to the same
- * values.
+ * A whole piece of command output: as {@link printable}, but line feeds and tabs stay. JSON output
+ * still parses to the same values: what is left to escape stands inside strings, where `\uXXXX` is JSON's escape.
  */
 export function printableOutput(text: string): string {
   return text.replace(UNSAFE_IN_OUTPUT, escape);

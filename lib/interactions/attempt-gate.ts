@@ -13,15 +13,9 @@ export interface GateCounter<Label extends string = string> {
 
 /** An attempt that passed the pre-check: exactly one of its settlements is used. */
 export interface GatePass {
-  /**
-   * The credentials were right: resolves 0 when no failure settled before it locked a counter (let
-   * it in), otherwise the seconds to wait (refuse it as a wrong guess beyond the budget would be).
-   */
+  /** The credentials were right: resolves 0 to let it in, or the seconds to wait when a failure settled first locked a counter. */
   succeeded(): Promise<number>;
-  /**
-   * The credentials were wrong: counts one failure on every counter. Resolves 0 when it was within
-   * every budget (say the credentials were wrong), otherwise the seconds to wait.
-   */
+  /** The credentials were wrong: counts a failure on every counter; resolves 0 within every budget, else the seconds to wait. */
   failed(): Promise<number>;
 }
 
@@ -46,11 +40,10 @@ export function isPass<Label extends string>(result: GatePass | GateRefusal<Labe
 const seconds = (ms: number): number => Math.ceil(ms / 1000);
 
 /**
- * The gate in front of everything that judges a secret (sign-ins, the management login), in the
- * shape C8 gives it: a pre-check that writes nothing refuses a locked counter without judging the
- * secret; the secret is judged; then one atomic settle per counter decides whether the outcome may
- * be revealed. Only completed failures count, so concurrent honest attempts never hold each other
- * up, and of concurrent guesses only the first `limit` failures to settle are answered as wrong.
+ * The gate in front of everything that judges a secret (sign-ins, the management login): a
+ * pre-check that writes nothing refuses a locked counter; after the secret is judged, one atomic
+ * settle per counter decides whether the outcome may be revealed. Only completed failures count, so
+ * honest attempts never hold each other up, and of concurrent guesses only the first `limit` are answered as wrong.
  */
 export function createAttemptGate(options: { attempts: AttemptCounter; logger?: Logger }): AttemptGate {
   const { attempts } = options;

@@ -9,19 +9,14 @@ export const DEVICE_NAMES_PER_BROWSER = 5;
 const MAC_LENGTH = 22;
 
 /**
- * OWASP's device cookies ("Slow Down Online Guessing Attacks with Device Cookies"): after a
- * successful sign-in a browser receives an entry `deviceId.expires.nameTag.mac`, where `nameTag`
- * is a keyed MAC of the login name (never the name itself) and `mac` covers the rest. An entry
- * is valid for a name when both MACs verify under any key of the ring (a rotation does not void
- * it) and it has not expired. Its device id names the counter that attempt is judged by.
+ * OWASP's device cookies: after a sign-in a browser receives an entry `deviceId.expires.nameTag.mac`
+ * (`nameTag` a keyed MAC of the login name, `mac` over the rest), valid for that name while both
+ * MACs verify under any key of the ring and it has not expired. Its device id names the counter.
  */
 export class DeviceCookies {
   private readonly keys: readonly KeyObject[];
 
-  /**
-   * @param keys the cookie keys, newest first (new entries use the first; all verify).
-   * @param lifetimeSeconds how long an entry is valid after it is issued.
-   */
+  /** @param keys the cookie keys, newest first (new entries use the first; all verify). */
   constructor(keys: readonly string[], private readonly lifetimeSeconds: number) {
     if (keys.length === 0) throw new TypeError('DeviceCookies: at least one cookie key is required');
     this.keys = keys.map((key) => createSecretKey(Buffer.from(`svc-device-cookie:${key}`, 'utf8')));
@@ -39,11 +34,7 @@ export class DeviceCookies {
     return undefined;
   }
 
-  /**
-   * The cookie value after a successful sign-in of `name` on `deviceId` (a new device when
-   * undefined): a fresh entry under the newest key first, then the browser's other unexpired
-   * entries, at most {@link DEVICE_NAMES_PER_BROWSER} in all.
-   */
+  /** The cookie value after a sign-in of `name` on `deviceId` (new when undefined): a fresh entry, then the browser's other live ones. */
   issue(cookie: string | undefined, name: string, deviceId: string | undefined, now = Date.now()): string {
     const key = this.keys[0] as KeyObject;
     const device = deviceId ?? randomBytes(16).toString('base64url');

@@ -1,12 +1,10 @@
-import { createHmac } from 'node:crypto';
-
 import type { Context } from 'koa';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
 import { createAttemptGate, isPass, type GateCounter, type GatePass } from './attempt-gate.js';
 import { DEVICE_COOKIE, DeviceCookies } from './device-cookie.js';
-import { addressCounterKey, clientAddress, type ProxyTrust } from '../web/client-address.js';
+import { addressCounterKey, clientAddress, counterKey, type ProxyTrust } from '../web/client-address.js';
 
 /** What a sign-in attempt may do next (see {@link LoginThrottle.begin}). */
 export type LoginAttempt =
@@ -20,17 +18,11 @@ export type LoginAttempt =
     };
 
 /**
- * Throttles sign-ins by completed failures (C8), counted in the shared store so every provider
- * process sees the same counts: per login name for browsers without a device cookie for it, per
- * device for browsers with one, and per client address for attempts without one. The router asks
- * before it checks a password and settles after; an embedder's `Authenticator` is throttled
- * without doing anything.
+ * Throttles sign-ins by completed failures, counted in the shared store: per device for a browser
+ * with a device cookie for the name, otherwise per login name and per client address.
  */
 export interface LoginThrottle {
-  /**
-   * Lets one attempt for `login` through, or refuses it. A success sets or renews the browser's
-   * device cookie for that name.
-   */
+  /** Lets one attempt for `login` through, or refuses it. A success sets or renews the device cookie. */
   begin(ctx: Context, login: string): Promise<LoginAttempt>;
 }
 
@@ -41,20 +33,13 @@ export interface LoginThrottleOptions {
   rule: AttemptRule;
   /** Failures per client address, of attempts without a device cookie. */
   addressRule: AttemptRule;
-  /**
-   * Failures in a row after which only device-cookie browsers may try the name, and after which a
-   * device may not try it either (a cookie left on a shared computer is no way around it).
-   */
+  /** Failures in a row after which only device-cookie browsers may try the name, and then no device either. */
   consecutiveLimit: number;
   /** The authenticator's canonical form of a login (`Authenticator.canonicalLogin`); default {@link normalizeLoginName}. */
   canonicalLogin?: (login: string) => string;
   /** Which `X-Forwarded-For` entry is the client (`svc.proxy`, `svc.proxy.hops`). */
   proxy: ProxyTrust;
-  /**
-   * The cookie keys, newest first: the first one keys the MAC that turns login names, devices and
-   * addresses into counter keys (so a store dump does not list who tried to sign in), and all of
-   * them verify device cookies.
-   */
+  /** The cookie keys, newest first: the first keys the counter names (a store dump lists nobody); all verify device cookies. */
   cookieKeys: readonly string[];
   /** How long a device cookie stays valid after a sign-in, in seconds. */
   deviceLifetimeSeconds: number;
@@ -69,12 +54,9 @@ export function normalizeLoginName(login: string): string {
   return login.normalize('NFKC').trim().toLowerCase();
 }
 
-/**
- * The counter name of a login name: a MAC of its canonical form (the authenticator's, by default
- * {@link normalizeLoginName}), so a store dump lists no names.
- */
+/** The counter name of a login name: a MAC of its canonical form, so a store dump lists no names. */
 export function loginNameCounterKey(login: string, macKey: string, canonical: (login: string) => string = normalizeLoginName): string {
-  return `login-name:${createHmac('sha256', macKey).update(canonical(login), 'utf8').digest('base64url')}`;
+  return counterKey('login-name', canonical(login), macKey);
 }
 
 /** The sign-in throttle over the store's attempt counters. */
@@ -91,7 +73,7 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
       const device = devices.deviceFor(cookie, name);
       const nameKey = loginNameCounterKey(login, macKey, canonical);
       const counters: GateCounter<'name' | 'device' | 'address'>[] = device
-        ? [{ key: deviceCounterKey(device, macKey), rule: nameRule, label: 'device', forgetOnSuccess: true }]
+        ? [{ key: counterKey('login-device', device, macKey), rule: nameRule, label: 'device', forgetOnSuccess: true }]
         : [
             { key: nameKey, rule: nameRule, label: 'name', forgetOnSuccess: true },
             { key: addressCounterKey('login-address', clientAddress(ctx, options.proxy), macKey), rule: options.addressRule, label: 'address', forgetOnSuccess: false },
@@ -123,9 +105,4 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
       };
     },
   };
-}
-
-/** The counter name of a device: a MAC of its id, so the store never holds the cookie's id. */
-function deviceCounterKey(deviceId: string, macKey: string): string {
-  return `login-device:${createHmac('sha256', macKey).update(deviceId, 'utf8').digest('base64url')}`;
 }

@@ -3,9 +3,6 @@ import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import type { Client, InteractionResults } from 'oidc-provider';
 
-/** An interaction as `provider.interactionDetails` loads it. */
-type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
-
 import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, deliveryText, recordDelivery } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
@@ -27,9 +24,8 @@ import { consentPage, loginPage } from '../pages/interaction-pages.js';
 export interface InteractionsOptions {
   provider: Provider;
   authenticator: Authenticator;
-  /** Where svc-connect lives publicly (the interaction pages' paths, derived once). */
   paths: PublicPaths;
-  /** Counts failed sign-ins per login name and client address (C8); every attempt passes it. */
+  /** Every sign-in attempt passes it. */
   throttle: LoginThrottle;
   /** Logs `login_throttled` (no login name, no address). */
   logger?: Logger;
@@ -37,10 +33,7 @@ export interface InteractionsOptions {
   metrics?: Metrics;
   /** `svc.stage.include-scopes-in-user-info`: where the scope claims travel (C5). */
   includeScopesInUserInfo: boolean;
-  /**
-   * The scopes the deployment offers (C5); the consent page describes only their claims, since the
-   * provider serves a request without the others. Default: every scope of the map.
-   */
+  /** The scopes the deployment offers: the consent page describes only theirs. Default: every scope of the map. */
   offeredScopes?: ReadonlySet<string>;
 }
 
@@ -67,9 +60,8 @@ function originOf(uri: unknown): string | undefined {
 }
 
 /**
- * The login and consent pages under `/oidc/v1/interaction/{uid}` (C8): GET shows the page the
- * current prompt needs, POST `/login` signs in, POST `/confirm` grants, POST `/abort` denies
- * (`access_denied` to the client).
+ * The login and consent pages under `/oidc/v1/interaction/{uid}`: GET shows the page the prompt
+ * needs, POST `/login` signs in, POST `/confirm` grants, POST `/abort` denies.
  */
 export function createInteractionsRouter(options: InteractionsOptions): Router {
   const { provider, authenticator, paths, throttle } = options;
@@ -78,16 +70,11 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     options.offeredScopes && scope !== undefined ? scope.split(' ').filter((s) => options.offeredScopes?.has(s)).join(' ') : scope;
   router.use(sameOriginPosts(paths.origin));
 
-  /**
-   * Records the result on the interaction this request already loaded and sends the browser back to
-   * the provider (what `provider.interactionResult` does with `mergeWithLastSubmission`, without
-   * loading the interaction, its cookie and its session a second time).
-   */
-  const finish = async (ctx: Context, interaction: Interaction, result: InteractionResults): Promise<void> => {
-    interaction.result = 'error' in result ? result : { ...interaction.lastSubmission, ...result };
-    await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+  // Not `interactionFinished`: it ends the response itself, before storeBatch has stored the result.
+  // `interactionResult` loads the interaction again, from the request's batch: no extra store command.
+  const finish = async (ctx: Context, result: InteractionResults): Promise<void> => {
     ctx.status = 303;
-    ctx.redirect(interaction.returnTo);
+    ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result));
   };
 
   const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {
@@ -105,9 +92,8 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       return;
     }
     if (details.prompt.name === ESSENTIAL_CLAIMS_PROMPT) {
-      // She has consented to this client; the account lacks a claim it requires. Which one is
-      // not said: the result is stored in the interaction until the client receives it.
-      await finish(ctx, details, { error: 'access_denied', error_description: 'an essential claim is not available for this account' });
+      // Which claim is missing is not said: the result is stored in the interaction until the client receives it.
+      await finish(ctx, { error: 'access_denied', error_description: 'an essential claim is not available for this account' });
       return;
     }
     if (details.prompt.name !== 'consent') return ctx.throw(400, 'this interaction expects no page');
@@ -150,13 +136,11 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     };
     if (!attempt.allowed) return throttled(attempt.locked, attempt.retryAfterSeconds);
     const accountId = await authenticator.authenticate(login, password);
-    // Settled in one atomic step per counter: a guess is answered as judged (401, or signed in)
-    // only while no failures that settled before it have locked a counter; otherwise 429, the same
-    // for a right and a wrong guess.
+    // Answered as judged only while no failure that settled first locked a counter; else 429 for right and wrong alike.
     const wait = accountId ? await attempt.succeeded() : await attempt.failed();
     if (wait) return throttled('name', wait);
     if (!accountId) return page(401, { failed: true });
-    await finish(ctx, details, { login: { accountId } });
+    await finish(ctx, { login: { accountId } });
   });
 
   router.post('/:uid/confirm', async (ctx) => {
@@ -174,8 +158,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
     // Each verified claim and detail the page showed is recorded on its own.
     grant.addOIDCClaims(verifiedGrantNamesOf(parseClaims(details.params.claims)));
-    // Consent covers how the data travels: the client's delivery as she saw it on the page. When
-    // the registration changed since the page was shown, the page is shown again.
+    // Consent covers the client's delivery as the page showed it; when it changed since, the page is shown again.
     const { client } = await clientFor(details.params.client_id);
     if (!client) return ctx.throw(400, 'the client of this interaction no longer exists');
     const delivery = deliveryOf(client);
@@ -186,11 +169,11 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     }
     recordDelivery(grant, delivery);
     const grantId = await grant.save();
-    await finish(ctx, details, { consent: details.grantId ? {} : { grantId } });
+    await finish(ctx, { consent: details.grantId ? {} : { grantId } });
   });
 
   router.post('/:uid/abort', async (ctx) => {
-    await finish(ctx, await provider.interactionDetails(ctx.req, ctx.res), { error: 'access_denied', error_description: 'the end-user denied the request' });
+    await finish(ctx, { error: 'access_denied', error_description: 'the end-user denied the request' });
   });
 
   return router;

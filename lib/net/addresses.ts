@@ -3,26 +3,14 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /*
- * Which addresses an outbound fetch may reach (C11). The special-purpose ranges come from ipaddr.js,
- * whose `range()` follows IANA's IPv4 and IPv6 Special-Purpose Address Registries: loopback,
- * unspecified, private (RFC 1918), carrier-grade NAT, link-local (cloud metadata at 169.254.169.254),
- * IETF protocol assignments (192.0.0.0/24, 2001::/23), documentation (192.0.2.0/24, 198.51.100.0/24,
- * 203.0.113.0/24, 2001:db8::/32, 3fff::/20), benchmarking, AS112, AMT, multicast, broadcast,
- * 240.0.0.0/4, unique-local, site-local, discard-only (100::/64), NAT64 (64:ff9b::/96,
- * 64:ff9b:1::/48), 6to4 (2002::/16), Teredo (2001::/32), ORCHID and ORCHIDv2, drone tags, SRv6
- * SIDs (5f00::/16), IPv4-mapped (::ffff:0:0/96) and IPv4-translated (::ffff:0:0:0/96).
- *
- * Where ipaddr.js falls short we add to it, briefly:
- * - IPv6 outside 2000::/3 is refused outright. 2000::/3 is the only block IANA allocates as global
- *   unicast (RFC 4291 2.4); everything else is special or IETF-reserved. This closes what ipaddr.js
- *   calls "unicast" although it is not: IPv4-compatible ::/96 (`::127.0.0.1`, deprecated by
- *   RFC 4291 2.5.5.1), the dummy prefix 100:0:0:1::/64 (RFC 9780), and any future assignment there.
- * - ipaddr.js reads `::a.b.c.d` (IPv4-compatible) as IPv4-mapped `::ffff:a.b.c.d`, which is another
- *   address. We hand it only the canonical hex spelling (WHATWG URL serialisation), never a dotted one.
+ * Which addresses an outbound fetch may reach: ipaddr.js's `range()` (IANA's Special-Purpose
+ * Address Registries), and where it falls short:
+ * - IPv6 outside 2000::/3, the only global unicast block (RFC 4291 2.4), is refused: this closes
+ *   what ipaddr.js calls "unicast" although it is not (`::127.0.0.1`, 100:0:0:1::/64 of RFC 9780).
+ * - ipaddr.js reads `::a.b.c.d` as `::ffff:a.b.c.d`, another address: it only gets the canonical hex spelling.
  * - An address with a zone id (`fe80::1%eth0`) is scoped to one link: never a public host.
- * - Every address that embeds an IPv4 address (mapped, compatible, translated, NAT64, 6to4, Teredo
- *   server and client) is judged by that IPv4 address as well; a mapped address only by it, since a
- *   dual-stack socket connecting to `::ffff:a.b.c.d` reaches exactly `a.b.c.d`.
+ * - An address that embeds an IPv4 address (mapped, compatible, translated, NAT64, 6to4, Teredo) is
+ *   judged by it as well; a mapped one only by it (a dual-stack socket reaches exactly that address).
  */
 
 type IPv4 = ipaddr.IPv4;
@@ -54,7 +42,7 @@ function embeddedIPv4(address: IPv6): IPv4[] {
 }
 
 /** Parses an IPv6 literal by its canonical hex spelling (see the note on `::a.b.c.d` above). */
-function parseIPv6(literal: string): IPv6 | undefined {
+export function parseIPv6(literal: string): IPv6 | undefined {
   try {
     const canonical = new URL(`http://[${literal}]/`).hostname.slice(1, -1);
     return ipaddr.IPv6.parse(canonical);

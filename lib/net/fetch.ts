@@ -11,31 +11,15 @@ import { OutboundFetchError } from '../errors.js';
 export interface OutboundFetchOptions {
   /** Allow http and loopback/private targets (`svc.fetch.allow-private-network`; tests only). */
   allowPrivateNetwork: boolean;
-  /**
-   * Whole-request timeout in ms (at most 5000).
-   * @default 5000
-   */
+  /** Whole-request timeout in ms (at most 5000). @default 5000 */
   timeoutMs?: number;
-  /**
-   * Largest response body in bytes.
-   * @default 524288
-   */
+  /** Largest response body in bytes. @default 524288 */
   maxBytes?: number;
-  /**
-   * Redirects followed, same host only.
-   * @default 3
-   */
+  /** Redirects followed, same host only. @default 3 */
   maxRedirects?: number;
-  /**
-   * Which resolved addresses are refused; default {@link isForbiddenAddress}. Tests replace it to let
-   * a loopback server stand in for a public one.
-   */
+  /** Which resolved addresses are refused; default {@link isForbiddenAddress}. Tests let a loopback server pass. */
   isForbidden?: (address: string) => boolean;
-  /**
-   * Canonical `host:port` entries (`svc.fetch.private-hosts`, parsed by `parsePrivateHosts`) whose
-   * names may resolve to an RFC 1918 or fd00::/8 address; https and every other rule still apply.
-   * @default []
-   */
+  /** Canonical `host:port` entries (`svc.fetch.private-hosts`) that may resolve to an RFC 1918 or fd00::/8 address. @default [] */
   privateHosts?: readonly string[];
   /** Extra trusted CA certificates (PEM) for https targets; tests use it for their own servers. */
   ca?: string;
@@ -48,10 +32,7 @@ export interface FetchedDocument {
   status: number;
   contentType: string;
   body: Buffer;
-  /**
-   * The response's caching headers (`cache-control`, `expires`, `date`, `age`, `etag`,
-   * `last-modified`), lower-case names; oidc-provider reads them to decide when to fetch again.
-   */
+  /** The response's caching headers, lower-case names; oidc-provider reads them to decide when to fetch again. */
   headers: Record<string, string>;
 }
 
@@ -59,15 +40,9 @@ export interface FetchedDocument {
 export interface OutboundRequest {
   /** Aborts the request (DNS, connection and body) when it fires. */
   signal?: AbortSignal;
-  /**
-   * `GET` or `HEAD`; nothing else is ever sent.
-   * @default 'GET'
-   */
+  /** `GET` or `HEAD`; nothing else is ever sent. @default 'GET' */
   method?: 'GET' | 'HEAD';
-  /**
-   * `follow` (same host only), `manual` (return the 3xx as it is) or `error` (fail on a redirect).
-   * @default 'follow'
-   */
+  /** `follow` (same host only), `manual` (return the 3xx as it is) or `error` (fail on a redirect). @default 'follow' */
   redirect?: 'follow' | 'manual' | 'error';
 }
 
@@ -81,33 +56,42 @@ function abortReason(signal: AbortSignal): string {
   return typeof name === 'string' && /^[A-Za-z]{1,40}$/.test(name) ? name : 'AbortError';
 }
 
-/** Settles with `work`, or fails at the deadline or when the caller aborts, whichever comes first. */
-function bounded<T>(work: Promise<T>, url: URL, deadline: number, signal?: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => finish(() => reject(new OutboundFetchError(url.href, 'timed out'))), Math.max(1, deadline - Date.now()));
-    const onAbort = (): void => finish(() => reject(new OutboundFetchError(url.href, `was aborted (${abortReason(signal as AbortSignal)})`)));
-    function finish(settle: () => void): void {
+/** One signal for a whole fetch: it fires at the deadline (`timed out`) or when the caller aborts. */
+function watch(timeoutMs: number, caller?: AbortSignal): { signal: AbortSignal; end: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort('timed out'), timeoutMs);
+  const onAbort = (): void => controller.abort(`was aborted (${abortReason(caller as AbortSignal)})`);
+  if (caller?.aborted) onAbort();
+  else caller?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    end: () => {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      settle();
-    }
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (v) => finish(() => resolve(v)),
-      (e: unknown) => finish(() => reject(e instanceof Error ? e : new OutboundFetchError(url.href, 'could not be fetched'))),
-    );
+      caller?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+const stopped = (url: URL, signal: AbortSignal): OutboundFetchError => new OutboundFetchError(url.href, String(signal.reason));
+
+/** Settles with `work`, or fails when `signal` fires first. */
+function bounded<T>(work: Promise<T>, url: URL, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(stopped(url, signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(stopped(url, signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    void work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 
 const systemResolve = (host: string): Promise<{ address: string; family: number }[]> => lookup(host, { all: true, verbatim: true });
 
-async function resolveTarget(url: URL, options: OutboundFetchOptions, deadline: number, signal?: AbortSignal): Promise<Target> {
+async function resolveTarget(url: URL, options: OutboundFetchOptions, signal: AbortSignal): Promise<Target> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const addresses = isIP(host)
     ? [{ address: host, family: isIP(host) }]
     : // A lookup failure is an unresolvable name: refused below with that reason.
-      await bounded((options.resolve ?? systemResolve)(host).catch(() => []), url, deadline, signal);
+      await bounded((options.resolve ?? systemResolve)(host).catch(() => []), url, signal);
   if (addresses.length === 0) throw new OutboundFetchError(url.href, 'the host name does not resolve');
   if (!options.allowPrivateNetwork) {
     const isForbidden = options.isForbidden ?? isForbiddenAddress;
@@ -123,16 +107,15 @@ async function resolveTarget(url: URL, options: OutboundFetchOptions, deadline: 
 interface Exchange {
   url: URL;
   target: Target;
-  deadline: number;
   maxBytes: number;
   accept: string;
   method: 'GET' | 'HEAD';
   ca?: string;
-  signal?: AbortSignal;
+  signal: AbortSignal;
 }
 
 function once(x: Exchange): Promise<{ response: IncomingMessage; body: Buffer }> {
-  const { url, target, maxBytes } = x;
+  const { url, target, maxBytes, signal } = x;
   return new Promise((resolve, reject) => {
     // Connect to the address we vetted, not to a second resolution (no DNS rebinding).
     const pinned: LookupFunction = (_host, options, callback) => {
@@ -140,20 +123,13 @@ function once(x: Exchange): Promise<{ response: IncomingMessage; body: Buffer }>
       else callback(null, target.address, target.family);
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const remaining = Math.max(1, x.deadline - Date.now());
-    const req = send(url, { method: x.method, lookup: pinned, headers: { accept: x.accept, 'user-agent': 'svc-connect' }, timeout: remaining, ...(x.ca ? { ca: x.ca } : {}) });
-    const timer = setTimeout(() => req.destroy(new OutboundFetchError(url.href, 'timed out')), remaining);
+    const req = send(url, { method: x.method, lookup: pinned, headers: { accept: x.accept, 'user-agent': 'svc-connect' }, ...(x.ca ? { ca: x.ca } : {}) });
     const onAbort = (): void => {
-      req.destroy(new OutboundFetchError(url.href, `was aborted (${abortReason(x.signal as AbortSignal)})`));
+      req.destroy(stopped(url, signal));
     };
-    x.signal?.addEventListener('abort', onAbort, { once: true });
-    const done = (): void => {
-      clearTimeout(timer);
-      x.signal?.removeEventListener('abort', onAbort);
-    };
-    req.on('timeout', () => req.destroy(new OutboundFetchError(url.href, 'timed out')));
+    signal.addEventListener('abort', onAbort, { once: true });
     req.on('error', (err) => {
-      done();
+      signal.removeEventListener('abort', onAbort);
       reject(err instanceof OutboundFetchError ? err : new OutboundFetchError(url.href, `could not be fetched (${(err as NodeJS.ErrnoException).code ?? err.name})`));
     });
     req.on('response', (response) => {
@@ -170,32 +146,29 @@ function once(x: Exchange): Promise<{ response: IncomingMessage; body: Buffer }>
         else chunks.push(chunk);
       });
       response.on('end', () => {
-        done();
+        signal.removeEventListener('abort', onAbort);
         resolve({ response, body: Buffer.concat(chunks) });
       });
-      // A response that breaks mid-body also fails the request: the abort and timeout paths above
-      // reject with the reason; this listener only keeps the stream's error from being unhandled.
+      // A response that breaks mid-body also fails the request: the abort path above rejects with
+      // the reason; this listener only keeps the stream's error from being unhandled.
       response.on('error', () => undefined);
     });
-    if (x.signal?.aborted) onAbort();
+    if (signal.aborted) onAbort();
     req.end();
   });
 }
 
 /**
- * The one outbound fetch of svc-connect (C11), for `jwks_uri` and `x5u`: https only (plus http
- * when private networks are allowed), at most 5 s (DNS included) and 512 KiB, redirects only within
- * the same host, and never to loopback, private, link-local, metadata or other special-purpose
- * addresses (checked on the resolved address, which is the one connected to) unless private
- * networks are allowed, or the host and port are listed in `privateHosts` and the address is an
- * RFC 1918 or fd00::/8 one. `request` carries the caller's abort signal, method and redirect mode.
+ * The one outbound fetch of svc-connect, for `jwks_uri` and `x5u`: https only, at most 5 s (DNS
+ * included) and 512 KiB, same-host redirects, and never to a special-purpose address (judged on the
+ * resolved address, which is the one connected to) unless private networks are allowed, or the
+ * host and port are in `privateHosts` and the address is an RFC 1918 or fd00::/8 one.
  *
  * @throws {@link OutboundFetchError} naming the URL and the rule that stopped it.
  */
 export async function fetchDocument(href: string, options: OutboundFetchOptions, accept = 'application/json', request: OutboundRequest = {}): Promise<FetchedDocument> {
   const timeoutMs = Math.min(options.timeoutMs ?? 5000, 5000);
   const maxBytes = options.maxBytes ?? 512 * 1024;
-  const deadline = Date.now() + timeoutMs;
   const method = request.method ?? 'GET';
   if (method !== 'GET' && method !== 'HEAD') throw new OutboundFetchError(href, `method ${String(method)} is not allowed (GET and HEAD only)`);
   let url: URL;
@@ -205,28 +178,33 @@ export async function fetchDocument(href: string, options: OutboundFetchOptions,
     throw new OutboundFetchError(href, 'is not an absolute URL');
   }
   const originalHost = url.host;
-  for (let hop = 0; hop <= (options.maxRedirects ?? 3); hop += 1) {
-    if (request.signal?.aborted) throw new OutboundFetchError(url.href, `was aborted (${abortReason(request.signal)})`);
-    const schemes = options.allowPrivateNetwork ? ['https:', 'http:'] : ['https:'];
-    if (!schemes.includes(url.protocol)) throw new OutboundFetchError(url.href, 'must use https');
-    if (url.username || url.password) throw new OutboundFetchError(url.href, 'must not carry credentials');
-    const target = await resolveTarget(url, options, deadline, request.signal);
-    const { response, body } = await once({ url, target, deadline, maxBytes, accept, method, ca: options.ca, signal: request.signal });
-    const status = response.statusCode ?? 0;
-    const location = response.headers.location;
-    if (status >= 300 && status < 400 && location && request.redirect !== 'manual') {
-      if (request.redirect === 'error') throw new OutboundFetchError(url.href, 'redirects, and the caller allows no redirects');
-      const next = new URL(location, url);
-      if (next.host !== originalHost) throw new OutboundFetchError(url.href, `redirects to another host (${next.host})`);
-      url = next;
-      continue;
+  const { signal, end } = watch(timeoutMs, request.signal);
+  try {
+    for (let hop = 0; hop <= (options.maxRedirects ?? 3); hop += 1) {
+      if (signal.aborted) throw stopped(url, signal);
+      const schemes = options.allowPrivateNetwork ? ['https:', 'http:'] : ['https:'];
+      if (!schemes.includes(url.protocol)) throw new OutboundFetchError(url.href, 'must use https');
+      if (url.username || url.password) throw new OutboundFetchError(url.href, 'must not carry credentials');
+      const target = await resolveTarget(url, options, signal);
+      const { response, body } = await once({ url, target, maxBytes, accept, method, ca: options.ca, signal });
+      const status = response.statusCode ?? 0;
+      const location = response.headers.location;
+      if (status >= 300 && status < 400 && location && request.redirect !== 'manual') {
+        if (request.redirect === 'error') throw new OutboundFetchError(url.href, 'redirects, and the caller allows no redirects');
+        const next = new URL(location, url);
+        if (next.host !== originalHost) throw new OutboundFetchError(url.href, `redirects to another host (${next.host})`);
+        url = next;
+        continue;
+      }
+      const headers: Record<string, string> = {};
+      for (const name of CACHE_HEADERS) {
+        const value = response.headers[name];
+        if (typeof value === 'string') headers[name] = value;
+      }
+      return { status, contentType: String(response.headers['content-type'] ?? ''), body, headers };
     }
-    const headers: Record<string, string> = {};
-    for (const name of CACHE_HEADERS) {
-      const value = response.headers[name];
-      if (typeof value === 'string') headers[name] = value;
-    }
-    return { status, contentType: String(response.headers['content-type'] ?? ''), body, headers };
+    throw new OutboundFetchError(href, 'too many redirects');
+  } finally {
+    end();
   }
-  throw new OutboundFetchError(href, 'too many redirects');
 }

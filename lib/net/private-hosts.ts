@@ -2,6 +2,8 @@ import { isIP } from 'node:net';
 
 import ipaddr from 'ipaddr.js';
 
+import { parseIPv6 } from './addresses.js';
+
 /*
  * The operator's allowlist of relying-party hosts that may resolve to a private address
  * (`svc.fetch.private-hosts`): a Keycloak or LemonLDAP::NG on the company network publishing its
@@ -19,30 +21,18 @@ const UNIQUE_LOCAL: [ipaddr.IPv6, number] = ipaddr.IPv6.parseCIDR('fd00::/8');
 export function isPrivateNetworkAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return ipaddr.IPv4.parse(address).range() === 'private';
-  if (family !== 6 || address.includes('%')) return false;
-  try {
-    const canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
-    return ipaddr.IPv6.parse(canonical).match(UNIQUE_LOCAL);
-  } catch {
-    return false;
-  }
+  return family === 6 && !address.includes('%') && parseIPv6(address)?.match(UNIQUE_LOCAL) === true;
 }
 
-/**
- * The canonical `host:port` of an https URL as the fetch connects to it: the WHATWG host (lower
- * case, IDNA, percent-decoded, IPv6 compressed in brackets) without one trailing dot, and the port,
- * 443 when absent. Two spellings that reach the same host and port give the same text.
- */
+/** The canonical `host:port` of an https URL (WHATWG host without a trailing dot; port 443 when absent). */
 export function hostPortOf(url: URL): string {
   const host = url.hostname.replace(/\.$/, '');
   return `${host}:${url.port || '443'}`;
 }
 
 /**
- * Parses one `svc.fetch.private-hosts` entry, `host` or `host:port` (an IPv6 literal in brackets),
- * into its canonical `host:port` (port 443 when absent). Refuses anything else: a scheme, a path,
- * credentials, a wildcard, and an IP literal outside the private ranges (loopback, link-local and
- * metadata addresses can never be opened).
+ * Parses one `svc.fetch.private-hosts` entry, `host` or `host:port`, into its canonical `host:port`.
+ * Refuses a scheme, path, credentials, wildcard, and an IP literal outside the private ranges.
  */
 function parsePrivateHost(entry: string): string {
   const text = entry.trim();

@@ -8,10 +8,8 @@ function fieldValue(value: unknown): string {
 }
 
 /**
- * Turns one JSON log line of {@link createPinoLogger} into a line for a person at a terminal:
- * `10:42:01.123 INFO  listening port=3000 store=memory warnings=7` — local time of day, the level,
- * the event, then the fields in the order they were logged. A line that is not such JSON passes
- * unchanged.
+ * One JSON log line as a line for a person at a terminal (`10:42:01.123 INFO  listening port=3000`);
+ * a line that is not such JSON passes unchanged.
  */
 export function prettyLine(json: string, colour: boolean): string {
   let record: Record<string, unknown>;

@@ -8,10 +8,7 @@ import type { Metrics } from './metrics.js';
 
 const requestId = (ctx: KoaContextWithOIDC | undefined): string | undefined => (ctx?.state as { requestId?: string } | undefined)?.requestId;
 
-/**
- * Logs oidc-provider's security-relevant events as one line each (ids and error codes only; never a
- * token, secret or claim value) and counts them in the metrics.
- */
+/** Logs oidc-provider's security-relevant events, ids and error codes only, and counts them in the metrics. */
 export function observeProvider(provider: Provider, logger: Logger, metrics?: Metrics): void {
   const registration = (event: string, metricEvent: string) => (ctx: KoaContextWithOIDC, client: { clientId: string }) => {
     logger.info(event, { request_id: requestId(ctx), client_id: client.clientId });

@@ -10,8 +10,7 @@ const VALID_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
 /**
  * Outermost middleware: gives every request an id (a well-formed incoming `X-Request-Id`, else a
- * UUID), returns it as `X-Request-Id`, keeps it in `ctx.state.requestId` for event logs, and writes
- * one log line per request (method, route template, status, duration; never a query string).
+ * UUID) in `ctx.state.requestId` and the answer, and logs one line per request, never a query string.
  */
 export function requestLogging(logger: Logger, basePath: string, metrics?: Metrics): Middleware {
   return async (ctx, next) => {

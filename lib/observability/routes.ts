@@ -30,10 +30,7 @@ const PATTERNS: [RegExp, string][] = [
   [/^\/oidc\/v1\/management\/invitations\/[^/]+$/, '/oidc/v1/management/invitations/:id'],
 ];
 
-/**
- * The route template of a request path, for logs and metric labels: ids, uids and tokens in paths
- * are replaced by placeholders, unknown paths become `other` (bounded label values, nothing secret).
- */
+/** The route template of a request path, for logs and metric labels: ids as placeholders, unknown paths `other`. */
 export function routeOf(path: string, basePath = ''): string {
   const p = basePath && path.startsWith(basePath) ? path.slice(basePath.length) || '/' : path;
   if (EXACT.has(p)) return p;

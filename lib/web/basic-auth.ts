@@ -20,10 +20,8 @@ export function basicAuthorization(user: string, password: string, options: Basi
 }
 
 /**
- * The credentials an `Authorization` header carries, read as oidc-provider reads client
- * credentials: scheme `Basic` in any case, one space, base64 (decoded leniently), split at the
- * first colon; with `formEncoded` each part is form-url-decoded. `undefined` when the header is
- * absent, not Basic, or malformed.
+ * The credentials of an `Authorization: Basic` header, read as oidc-provider reads client
+ * credentials (scheme in any case, lenient base64, split at the first colon); `undefined` when absent or malformed.
  */
 export function parseBasicAuthorization(header: string | undefined, options: BasicOptions = {}): BasicCredentials | undefined {
   const parts = header?.split(' ');
@@ -45,11 +43,7 @@ const digest = (value: string): Buffer => createHash('sha256').update(value, 'ut
 /** The outcome of checking an `Authorization: Basic` header. */
 export type BasicAuthResult = 'ok' | 'missing' | 'malformed' | 'wrong';
 
-/**
- * Checks HTTP Basic credentials in constant time: both the user and the password are compared as
- * SHA-256 digests with `timingSafeEqual`, always both, so timing reveals neither length nor which
- * part was wrong.
- */
+/** Checks HTTP Basic credentials in constant time: always both parts, as SHA-256 digests, so timing tells nothing. */
 export function checkBasicAuth(header: string | undefined, user: string, password: string): BasicAuthResult {
   if (!header) return 'missing';
   const given = parseBasicAuthorization(header);

@@ -5,12 +5,8 @@ import { sendError } from './error-response.js';
 /** Largest request body accepted anywhere, in bytes (oidc-provider itself stops at 56 KiB). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/**
- * Refuses a request whose declared body is larger than {@link MAX_BODY_BYTES} with 413 before
- * anything reads it. (Oversized headers never get this far: Node answers 431.)
- */
+/** Refuses a request whose declared body is larger than {@link MAX_BODY_BYTES} with 413 before anything reads it. */
 export function bodyLimit(): Middleware {
-  // Not async: a pass-through layer on every request should not add a promise of its own.
   return (ctx, next) => {
     const declared = Number(ctx.req.headers['content-length'] || '0');
     if (!(declared > MAX_BODY_BYTES)) return next();

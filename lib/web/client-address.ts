@@ -13,9 +13,8 @@ export interface ProxyTrust {
 
 /**
  * The client's address: the socket peer, or, behind `hops` trusted proxies, the `X-Forwarded-For`
- * entry `hops` from the right. Each trusted proxy appends the peer it saw, so entries further left
- * were written by the client and are never used. Koa's `ctx.ip` reads the left end, so it is not
- * used for anything that counts.
+ * entry `hops` from the right (entries further left were written by the client; Koa's `ctx.ip`
+ * reads the left end, so it is not used for anything that counts).
  */
 export function clientAddress(ctx: Context, trust: ProxyTrust): string {
   const peer = ctx.req.socket.remoteAddress ?? '';
@@ -27,10 +26,7 @@ export function clientAddress(ctx: Context, trust: ProxyTrust): string {
   return entry ? withoutPort(entry) : peer;
 }
 
-/**
- * The address of an `X-Forwarded-For` entry without the port some proxies append
- * (`198.51.100.8:4000`, `[2001:db8::1]:443`), so one client is one counter, not one per connection.
- */
+/** An `X-Forwarded-For` entry without the port some proxies append (`198.51.100.8:4000`, `[2001:db8::1]:443`). */
 export function withoutPort(entry: string): string {
   const bracketed = /^\[([^\]]+)\](?::\d*)?$/.exec(entry);
   if (bracketed?.[1]) return bracketed[1];
@@ -39,19 +35,19 @@ export function withoutPort(entry: string): string {
   return entry;
 }
 
-/**
- * The store key a client address is counted under in `scope`: a keyed MAC of its
- * {@link throttleAddressKey}, so a dump of the store does not list who knocked (the key is not in
- * the store; the cookie key is used).
- */
+/** The counter name of `value` in `scope`: a keyed MAC of it, so a store dump does not list who knocked. */
+export function counterKey(scope: string, value: string, macKey: string): string {
+  return `${scope}:${createHmac('sha256', macKey).update(value, 'utf8').digest('base64url')}`;
+}
+
+/** The counter name of a client address in `scope`: the {@link counterKey} of its {@link throttleAddressKey}. */
 export function addressCounterKey(scope: string, address: string, macKey: string): string {
-  return `${scope}:${createHmac('sha256', macKey).update(throttleAddressKey(address), 'utf8').digest('base64url')}`;
+  return counterKey(scope, throttleAddressKey(address), macKey);
 }
 
 /**
- * The key an address is throttled under: an IPv4 address as it is (IPv4-mapped IPv6 included),
- * an IPv6 address by its /64 (one subscriber usually holds a whole /64, so counting single
- * addresses would give an attacker 2^64 budgets).
+ * The key an address is throttled under: an IPv4 address as it is (IPv4-mapped IPv6 included), an
+ * IPv6 address by its /64 (one subscriber usually holds a whole /64: 2^64 budgets otherwise).
  */
 export function throttleAddressKey(address: string): string {
   const plain = address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;

@@ -1,13 +1,9 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /**
- * The signer of Koa's signed cookies (`app.keys`, which Koa and oidc-provider hand to the `cookies`
- * package), making the very signatures Keygrip makes — HMAC-SHA1 of `name=value` under the newest
- * key, base64url without padding — so cookies signed by either verify with the other, across a
- * rolling upgrade too. It is cheaper per cookie: the keys are imported once (Node re-checks a
- * string key's type on every HMAC), and a signature is compared with `timingSafeEqual` after a
- * length check (signature lengths are public) instead of Keygrip's compare, which hashes both
- * sides again under a random key. A flow reads and writes some forty signed cookies.
+ * The signer of Koa's signed cookies (`app.keys`), making Keygrip's very signatures (HMAC-SHA1,
+ * base64url) more cheaply: keys imported once, and `timingSafeEqual` after a length check (lengths
+ * are public) instead of Keygrip's double hashing. A flow reads and writes some forty signed cookies.
  */
 export class CookieKeyring {
   private readonly keys: readonly KeyObject[];

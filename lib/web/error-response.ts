@@ -37,11 +37,7 @@ const CODE_BY_STATUS: Record<number, string> = {
 /** The one fixed description of an error that is not shown (anything unexpected). */
 export const SERVER_ERROR_DESCRIPTION = 'the request could not be completed';
 
-/**
- * The HTTP status and OAuth JSON body for a thrown error: exposed errors keep their code and
- * description, anything else becomes a 500 `server_error` with a fixed description (never an
- * internal message).
- */
+/** The status and OAuth JSON body for a thrown error: exposed errors as they are, anything else a 500 `server_error`. */
 export function oauthErrorBody(caught: unknown): OAuthErrorAnswer {
   const err = (caught ?? {}) as ErrorLike;
   const status = err.statusCode ?? err.status ?? 500;
@@ -53,19 +49,12 @@ export function oauthErrorBody(caught: unknown): OAuthErrorAnswer {
   return { status, error, error_description: err.error_description ?? err.message ?? '' };
 }
 
-/**
- * Marks a response as not to be kept by any cache: every error answer, every answer carrying a
- * secret or a person's data, every page. The one place `Cache-Control: no-store` is set.
- */
+/** `Cache-Control: no-store`, for every error answer, page, and answer carrying a secret or a person's data. */
 export function noStore(ctx: Context): void {
   ctx.set('Cache-Control', 'no-store');
 }
 
-/**
- * Answers with an OAuth JSON error: the status, `Cache-Control: no-store` and
- * `{"error","error_description"}` (after any `extra` members). Every JSON error body of
- * svc-connect's own code is written here.
- */
+/** Answers with an OAuth JSON error (`extra` members first), not to be cached: every JSON error body of ours. */
 export function sendError(ctx: Context, status: number, error: string, description: string, extra: Record<string, unknown> = {}): void {
   ctx.status = status;
   noStore(ctx);
@@ -79,11 +68,7 @@ export function sendCaughtError(ctx: Context, caught: unknown): OAuthErrorAnswer
   return out;
 }
 
-/**
- * Why a store or mail failure happened, as log fields ({@link describeFailure}: code, message
- * without credentials, arguments or recipient addresses, host and port); nothing for other errors,
- * whose messages may repeat what a caller sent.
- */
+/** Why a store or mail failure happened, as {@link describeFailure} fields; nothing for other errors, which may repeat what a caller sent. */
 export function failureCauseFields(err: unknown): LogFields {
   return err instanceof StoreUnavailableError || err instanceof MailDeliveryError ? describeFailure(err, err.where) : {};
 }
@@ -91,9 +76,8 @@ export function failureCauseFields(err: unknown): LogFields {
 const requestIdOf = (ctx: Context): string | undefined => (ctx.state as { requestId?: string } | undefined)?.requestId;
 
 /**
- * Logs an error that was caught and answered: `request_failed` (error) when the caller got
- * `server_error`, `request_refused` (info) for a refusal the caller caused. Names, codes and the
- * OAuth `error` only: never a message or description, which may repeat what the caller sent.
+ * Logs an error that was answered: `request_failed` for a `server_error`, else `request_refused`.
+ * Names, codes and the OAuth `error` only: a message may repeat what the caller sent.
  */
 export function logCaughtError(logger: Logger, ctx: Context, caught: unknown, out: OAuthErrorAnswer = oauthErrorBody(caught)): void {
   const err = (caught ?? {}) as ErrorLike;
@@ -105,11 +89,7 @@ export function logCaughtError(logger: Logger, ctx: Context, caught: unknown, ou
   }
 }
 
-/**
- * Logs an error answer a handler rendered itself (no exception: a guard's 401/405/429, a 503 from
- * `/readyz`, an error page): `request_refused`, at warn for 5xx and info otherwise, with the
- * OAuth `error` of a JSON body.
- */
+/** Logs an error answer a handler rendered itself (no exception): `request_refused`, at warn for 5xx. */
 export function logErrorAnswer(logger: Logger, ctx: Context): void {
   const body = ctx.body as { error?: unknown } | undefined;
   const error = body && typeof body === 'object' && typeof body.error === 'string' && /^[a-z_]{1,64}$/.test(body.error) ? body.error : undefined;

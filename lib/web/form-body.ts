@@ -5,9 +5,7 @@ import { errors } from 'oidc-provider';
 export const FORM_BODY_LIMIT = 16 * 1024;
 
 /**
- * Reads the raw request body as text in `charset` (default UTF-8), at most `limit` bytes (declared
- * or streamed).
- * @returns the text, or `undefined` when the body is larger than `limit`.
+ * Reads the request body as text in `charset`; `undefined` when larger than `limit` bytes.
  * @throws `invalid_request` for a charset this runtime cannot decode.
  */
 export async function readBodyText(ctx: Context, limit: number, charset = 'utf-8'): Promise<string | undefined> {

@@ -4,10 +4,8 @@ import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 
 /**
- * Puts `body` in place of the request body that a middleware has read, as a fresh stream with the
- * original request's headers (its `content-length` set to the new length), socket, method and URL.
- * Parsers further down (oidc-provider's own among them) read and parse it as they would the
- * original: nothing is handed over pre-parsed.
+ * Puts `body` in place of the request body a middleware has read, as a fresh stream with the
+ * original's headers (new `content-length`), socket, method and URL, for parsers further down to read.
  */
 export function replaceRequestBody(ctx: Context, body: Buffer, contentType?: string): void {
   const original = ctx.req;

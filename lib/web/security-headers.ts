@@ -12,12 +12,9 @@ const HEADERS = {
 };
 const SECURE_HEADERS = { ...HEADERS, 'Strict-Transport-Security': 'max-age=31536000' };
 
-/**
- * Security headers on every response: no sniffing, no framing, no referrer, a restrictive default
- * CSP (pages of ours replace it with a nonce-based one), and HSTS when served over https.
- */
+/** Security headers on every response: a restrictive default CSP (our pages set their own) and HSTS over https. */
 export function securityHeaders(): Middleware {
-  // Not async: a pass-through layer on every request should not add a promise of its own.
+  // Not async, as every pass-through layer of ours: no promise of its own on every request.
   return (ctx, next) => {
     setSecurityHeaders(ctx);
     return next();
