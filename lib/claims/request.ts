@@ -6,27 +6,21 @@ import { PROTOCOL_CLAIMS } from './scopes.js';
 import { expandClaimTree, type ExpansionBudget } from './syntax.js';
 import type { ValueMatcher } from './value-mac.js';
 
-/** One requested claim, as our resolver sees it. */
+/**
+ * One requested claim: the name as written, the concrete names to try in written order, and the
+ * keyed MAC of a requested value ({@link ValueMatcher}; the value itself is never stored, C5, C10).
+ */
 export interface ClaimRequest {
-  /** The name as the relying party wrote it (may hold alternatives). */
   requested: string;
-  /** Concrete names to try, in written order. */
   alternatives: string[];
   essential: boolean;
-  /**
-   * When the relying party asked for a particular value: its keyed MAC ({@link ValueMatcher}).
-   * The value itself is never stored (C5, C10); delivered values are compared by MAC.
-   */
   valueMac?: string;
 }
 
 /** The members of one channel of the `claims` parameter (`userinfo` or `id_token`). */
 export type ChannelClaims = Record<string, unknown>;
 
-/**
- * Claims oidc-provider itself asks for or that carry no user data, and `verified_claims` (answered
- * from its own requests, see verified-request.ts); never resolved by modules as names.
- */
+/** Names modules never resolve: protocol claims, and `verified_claims` (answered from its own requests). */
 export const NOT_RESOLVED: ReadonlySet<string> = new Set([...PROTOCOL_CLAIMS, 'acr', 'amr', 'azp', 'sid', 'verified_claims']);
 
 /** A JSON object (not null, not an array). */
@@ -36,9 +30,8 @@ export const isObject = (v: unknown): v is Record<string, unknown> => typeof v =
 export const MAX_VALUE_DEPTH = 16;
 
 /**
- * Nesting depth of a JSON value (a scalar is 0), measured without recursion and stopping as soon as
- * it passes {@link MAX_VALUE_DEPTH}, so a value thousands of levels deep costs nothing and never
- * reaches the recursive canonical JSON of the value MAC.
+ * Nesting depth of a JSON value (a scalar is 0), without recursion and stopping past
+ * {@link MAX_VALUE_DEPTH}, so a hostile value never reaches the recursive canonical JSON of the MAC.
  */
 function nestingDepth(value: unknown): number {
   let deepest = 0;
@@ -55,10 +48,8 @@ function nestingDepth(value: unknown): number {
 }
 
 /**
- * Validates one decoded channel of the `claims` parameter (C5) and returns its requests, in
- * member order. Expansions are taken from `budget`, which the request's name count already fits.
- * @throws `invalid_request` for `values`, aggregated/distributed claims, malformed svc.* names,
- * a non-boolean `essential`, and claims no module provides.
+ * Validates one decoded channel of the `claims` parameter (C5); returns its requests in member order.
+ * @throws `invalid_request` naming the member at fault.
  */
 export function validateChannel(
   channel: string,

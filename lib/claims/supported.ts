@@ -1,11 +1,12 @@
 import type { ClaimRegistry } from './modules.js';
 import { SCOPE_CLAIMS } from './scopes.js';
 
-/** What the installed claim modules make of the fixed scope map. */
+/**
+ * What the installed claim modules make of the fixed scope map: the scopes whose every claim a
+ * module provides (`scopes_supported`), and those only partly provided, with the claims missing.
+ */
 export interface ScopeOffer {
-  /** Scopes whose every claim a module provides (`openid` always): discovery's `scopes_supported`. */
   offered: readonly string[];
-  /** Scopes some but not all of whose claims a module provides, with the claims nobody provides. */
   partial: readonly { scope: string; missing: readonly string[] }[];
 }
 
@@ -13,11 +14,8 @@ const offers = new WeakMap<ClaimRegistry, ScopeOffer>();
 const deliverable = new WeakMap<ClaimRegistry, ReadonlySet<string>>();
 
 /**
- * The scopes a deployment offers (C5): the scope map is fixed in code, and a scope is offered only
- * when the claim modules provide every claim of it, so a scope means the same thing wherever it is
- * offered. A scope that is not offered is not in discovery, and a request naming it is served
- * without it (like `address` or `phone`). A partly provided scope is reported in `partial` so the
- * operator can be told at start.
+ * The scopes a deployment offers (C5): only those whose every claim the modules provide, so a scope
+ * means the same thing wherever it is offered; a request naming another is served without it.
  */
 export function scopeOffer(registry: ClaimRegistry): ScopeOffer {
   let offer = offers.get(registry);
@@ -42,9 +40,8 @@ export function offeredScopes(registry: ClaimRegistry): ReadonlySet<string> {
 }
 
 /**
- * The concrete names oidc-provider can deliver: its `claims_supported` (the offered scopes' claims
- * and every name the modules list for discovery, as `createConfiguration` configures them). Its
- * claim filters drop any other name, so an alternative outside this set never needs to be stored.
+ * The concrete names oidc-provider can deliver (its `claims_supported`): its claim filters drop any
+ * other name, so an alternative outside this set is never stored.
  */
 export function deliverableClaims(registry: ClaimRegistry): ReadonlySet<string> {
   let names = deliverable.get(registry);

@@ -1,9 +1,7 @@
 import { ClaimSyntaxError } from '../errors.js';
-/**
- * The svc.* claim syntax (C5): `svc.ver.<path>` and `svc.auth.<path>`, where below `ver`/`auth`
- * any segment, or a whole sub-path, may be a bracketed, comma-separated, nestable list of
- * alternatives. Pure: no I/O.
- */
+
+// The svc.* claim syntax (C5): `svc.ver.<path>` and `svc.auth.<path>`, where any segment below
+// `ver`/`auth`, or a whole sub-path, may be a bracketed, comma-separated, nestable list of alternatives.
 
 /** Limits of the syntax (C5). */
 export const CLAIM_SYNTAX_LIMITS = { maxLength: 1024, maxDepth: 8, maxExpansions: 256 } as const;
@@ -19,7 +17,6 @@ export type ItemNode = { kind: 'segment'; value: string } | { kind: 'alternative
 
 /** A parsed svc.* claim name. */
 export interface ClaimNameTree {
-  /** `ver` (verification claims) or `auth` (authentication claims). */
   family: 'ver' | 'auth';
   path: PathNode;
 }
@@ -27,9 +24,7 @@ export interface ClaimNameTree {
 const SEGMENT = /[a-z0-9_-]/;
 
 /** True for names in the svc.* namespace (which must follow this syntax). */
-export function isSvcClaimName(name: string): boolean {
-  return name === 'svc' || name.startsWith('svc.');
-}
+export const isSvcClaimName = (name: string): boolean => name === 'svc' || name.startsWith('svc.');
 
 class Parser {
   private pos = 0;
@@ -105,9 +100,7 @@ class Parser {
  * How many concrete names a parsed name stands for, counted without materialising them. The count
  * saturates just above the per-name limit (`maxExpansions + 1`), so deep products stay cheap.
  */
-export function countClaimNames(tree: ClaimNameTree): number {
-  return countPath(tree.path);
-}
+export const countClaimNames = (tree: ClaimNameTree): number => countPath(tree.path);
 
 const SATURATED = CLAIM_SYNTAX_LIMITS.maxExpansions + 1;
 
@@ -133,17 +126,13 @@ export function parseClaimName(name: string): ClaimNameTree {
 }
 
 /**
- * Counts the concrete names an expansion materialises, and stops it at a limit: the second line
- * of the claims budget (C5), behind counting. One budget is shared by every name of a request.
+ * Counts the concrete names expansions materialise, up to `limit`: the claims budget's second line
+ * (C5), behind counting. One budget is shared by every name of a request.
  */
 export class ExpansionBudget {
-  /** Concrete names materialised so far. */
   materialized = 0;
 
-  constructor(
-    /** How many concrete names may be materialised in all. */
-    readonly limit: number,
-  ) {}
+  constructor(readonly limit: number) {}
 
   /** Takes `count` names from the budget. @throws RangeError, taking nothing, when they do not fit. */
   take(count: number): void {
@@ -168,8 +157,7 @@ function expandPath(path: PathNode): string[] {
  * from `budget` when one is given, so a request never materialises more than its budget.
  */
 export function expandClaimTree(tree: ClaimNameTree, budget?: ExpansionBudget): string[] {
-  // Taken before any work: parseClaimName counted the tree (at most maxExpansions names), so no
-  // intermediate list grows beyond what the budget allowed.
+  // Taken before any work, so no intermediate list grows beyond what the budget allowed.
   const count = countClaimNames(tree);
   if (count > CLAIM_SYNTAX_LIMITS.maxExpansions) throw new RangeError(`more than ${CLAIM_SYNTAX_LIMITS.maxExpansions} alternatives`);
   budget?.take(count);
@@ -185,16 +173,10 @@ export function expandClaimName(name: string): string[] {
   return expandClaimTree(parseClaimName(name));
 }
 
-function printPath(path: PathNode): string {
-  return path.items.map((i) => (i.kind === 'segment' ? i.value : `[${i.options.map(printPath).join(',')}]`)).join('.');
-}
+const printPath = (path: PathNode): string => path.items.map((i) => (i.kind === 'segment' ? i.value : `[${i.options.map(printPath).join(',')}]`)).join('.');
 
 /** Prints a tree back to its canonical text (`parseClaimName(printClaimName(t))` equals `t`). */
-export function printClaimName(tree: ClaimNameTree): string {
-  return `svc.${tree.family}.${printPath(tree.path)}`;
-}
+export const printClaimName = (tree: ClaimNameTree): string => `svc.${tree.family}.${printPath(tree.path)}`;
 
 /** True when the name contains alternatives. */
-export function hasAlternatives(name: string): boolean {
-  return name.includes('[');
-}
+export const hasAlternatives = (name: string): boolean => name.includes('[');

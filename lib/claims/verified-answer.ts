@@ -4,7 +4,7 @@ import { asksNumbers, asksTime, isNumber, verifiedClaimGrant, verifiedDetailGran
 
 const allows = (filter: readonly string[] | undefined, value: string | undefined): boolean => filter === undefined || (value !== undefined && filter.includes(value));
 
-/** Whether `time` (ISO 8601) is at most `maxAge` seconds before `now`; any time when no `maxAge`. */
+/** Whether `time` (ISO 8601) is at most `maxAge` seconds before `now`. */
 const withinMaxAge = (maxAge: number | undefined, time: string | undefined, now: number): boolean =>
   maxAge === undefined || (time !== undefined && now - Date.parse(time) <= maxAge * 1000);
 
@@ -24,10 +24,7 @@ interface Consented {
   numbers: boolean;
 }
 
-/**
- * `held`'s `kept` member and the `named` ones, a `time` only with consent to it, a number of
- * `of` (a document or a record) only with consent to numbers; `undefined` when it holds none.
- */
+/** `held`'s `kept` and `named` members, a `time` or a number of `of` only with consent to it; `undefined` for none. */
 function pick(held: unknown, kept: string, named: readonly string[] | undefined, consented: Consented, of?: 'document' | 'record'): Record<string, unknown> | undefined {
   if (!isObject(held)) return undefined;
   const out: Record<string, unknown> = {};
@@ -39,12 +36,7 @@ function pick(held: unknown, kept: string, named: readonly string[] | undefined,
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/**
- * What of `evidence` travels: its `type`, the members `request` names, and of those only the
- * sub-members it names (`document_details.type`, `check_details[].check_method` and `record.type`
- * always); a `time` (of the evidence or of a check) and a document's or record's number only with
- * consent to them.
- */
+/** What of `evidence` travels: its `type` and what `request` names, within what was consented. */
 function project(evidence: Evidence, request: EvidenceRequest, consented: Consented): Record<string, unknown> {
   const out: Record<string, unknown> = { type: evidence.type };
   for (const member of request.members) {
@@ -63,10 +55,7 @@ function project(evidence: Evidence, request: EvidenceRequest, consented: Consen
   return out;
 }
 
-/**
- * The evidence of `record` that `requests` select, each distinct piece once however many requests
- * select it, or `undefined` when a filter finds none.
- */
+/** The evidence of `record` that `requests` select, each distinct piece once; `undefined` when a filter finds none. */
 function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord, consented: Consented, now: number): Record<string, unknown>[] | undefined {
   const held = record.verification.evidence ?? [];
   const out = new Map<string, Record<string, unknown>>();
