@@ -2,14 +2,11 @@ import { randomBytes } from 'node:crypto';
 
 import { CompactEncrypt, importJWK, SignJWT, type JWK } from 'jose';
 
-import { member, type DemoClient } from './relying-party.js';
+import { oauthError, postForm, type DemoClient } from './relying-party.js';
 import { DemoFlowError } from '../errors.js';
-import { basicAuthorization } from '../web/basic-auth.js';
 import type { DemoRequestMode } from '../pages/demo-pages.js';
 
-
-/** The request object's lifetime, in seconds. */
-const REQUEST_OBJECT_TTL = 60;
+const REQUEST_OBJECT_TTL_SECONDS = 60;
 
 /** The provider's RSA encryption key for request objects, from its JWKS (`use: "enc"`). */
 async function providerEncryptionKey(issuer: string): Promise<{ key: CryptoKey; kid?: string }> {
@@ -25,28 +22,22 @@ async function providerEncryptionKey(issuer: string): Promise<{ key: CryptoKey; 
  * client, `aud` the issuer, 60 s), then encrypted RSA-OAEP-256 / A256GCM to the provider's key, so
  * that only the provider can read the claims request.
  */
-export async function encryptedRequestObject(client: DemoClient, issuer: string, params: Record<string, string>): Promise<string> {
+async function encryptedRequestObject(client: DemoClient, issuer: string, params: Record<string, string>): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const claims: Record<string, unknown> = { ...params };
   if (typeof params.claims === 'string') claims.claims = JSON.parse(params.claims) as unknown;
-  const jws = await new SignJWT({ ...claims, iss: client.clientId, aud: issuer, iat: now, nbf: now, exp: now + REQUEST_OBJECT_TTL, jti: randomBytes(16).toString('base64url') })
+  const jws = await new SignJWT({ ...claims, iss: client.clientId, aud: issuer, iat: now, nbf: now, exp: now + REQUEST_OBJECT_TTL_SECONDS, jti: randomBytes(16).toString('base64url') })
     .setProtectedHeader({ alg: 'PS256', kid: client.signingKid, typ: 'oauth-authz-req+jwt' })
     .sign(client.signingKey);
   const { key, kid } = await providerEncryptionKey(issuer);
   return new CompactEncrypt(new TextEncoder().encode(jws)).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', cty: 'JWT', ...(kid ? { kid } : {}) }).encrypt(key);
 }
 
-/** Pushes `fields` to `/par` (RFC 9126) with `client_secret_basic`; returns the `request_uri`. */
-export async function pushAuthorizationRequest(client: DemoClient, issuer: string, fields: Record<string, string>): Promise<string> {
-  const response = await fetch(`${issuer}/par`, {
-    method: 'POST',
-    headers: { authorization: basicAuthorization(client.clientId, client.clientSecret, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields).toString(),
-  });
+/** Pushes `fields` to `/par` (RFC 9126); returns the `request_uri`. */
+async function pushAuthorizationRequest(client: DemoClient, issuer: string, fields: Record<string, string>): Promise<string> {
+  const response = await postForm(client, `${issuer}/par`, fields);
   const body = (await response.json()) as Record<string, unknown>;
-  if (response.status !== 201 || typeof body.request_uri !== 'string') {
-    throw new DemoFlowError(member(body, 'error', 'pushed_authorization_request_failed'), member(body, 'error_description', `HTTP ${response.status}`));
-  }
+  if (response.status !== 201 || typeof body.request_uri !== 'string') throw oauthError(body, 'pushed_authorization_request_failed', `HTTP ${response.status}`);
   return body.request_uri;
 }
 
