@@ -68,16 +68,12 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
     // An unreadable parameter asks for nothing beyond the scope.
   }
   const explicit = new Map<string, { request: ClaimRequest; channels: Channel[] }>();
+  const verified: RequestedItem[] = [];
   for (const channel of ['id_token', 'userinfo'] as const) {
     for (const request of channelRequests(parsed[channel] as ChannelClaims | undefined)) {
       const known = explicit.get(request.requested);
       explicit.set(request.requested, { request: { ...request, essential: request.essential || (known?.request.essential ?? false) }, channels: [...(known?.channels ?? []), channel] });
     }
-  }
-  for (const claim of claimsForScope(scope)) if (!explicit.has(claim)) items.set(claim, { text: describeClaim(claim), essential: false, channels: [scopeChannel] });
-  for (const [name, { request, channels }] of explicit) items.set(name, { text: describeRequested(request), essential: request.essential, channels });
-  const verified: RequestedItem[] = [];
-  for (const channel of ['id_token', 'userinfo'] as const) {
     for (const request of verifiedRequestsOf(parsed[channel])) {
       const text = describeVerified(request);
       const known = verified.find((v) => v.text === text);
@@ -85,5 +81,7 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
       else verified.push({ text, essential: false, channels: [channel] });
     }
   }
+  for (const claim of claimsForScope(scope)) if (!explicit.has(claim)) items.set(claim, { text: describeClaim(claim), essential: false, channels: [scopeChannel] });
+  for (const [name, { request, channels }] of explicit) items.set(name, { text: describeRequested(request), essential: request.essential, channels });
   return [...items.values(), ...verified];
 }

@@ -29,22 +29,20 @@ export async function missingEssentialClaims(registry: ClaimRegistry, values: Va
  *   empty: no missing name is stored in the interaction.
  */
 export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValueMac): interactionPolicy.Prompt[] {
+  const prompt = (needed: boolean): boolean => (needed ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT);
   const policy = interactionPolicy.base();
   const consent = policy.get('consent');
   if (!consent) throw new TypeError('oidc-provider interaction policy has no consent prompt');
   consent.checks.add(
     new interactionPolicy.Check('delivery_not_consented', 'the grant does not cover how the client receives user data', 'consent_required', (ctx: KoaContextWithOIDC) => {
       const { client, grant } = ctx.oidc;
-      if (!client || !grant) return interactionPolicy.Check.REQUEST_PROMPT;
-      return weakerThanConsented(deliveryOf(client), recordedDelivery(grant)) ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT;
+      return prompt(!client || !grant || weakerThanConsented(deliveryOf(client), recordedDelivery(grant)));
     }),
   );
   consent.checks.add(
     new interactionPolicy.Check('verified_claims_not_consented', 'the grant does not cover every verified claim requested', 'consent_required', (ctx: KoaContextWithOIDC) => {
-      const needed = verifiedGrantNamesOf(ctx.oidc.claims);
-      if (needed.length === 0) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
       const granted = new Set(ctx.oidc.grant?.getOIDCClaims() ?? []);
-      return needed.every((n) => granted.has(n)) ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT;
+      return prompt(!verifiedGrantNamesOf(ctx.oidc.claims).every((n) => granted.has(n)));
     }),
   );
   policy.add(
@@ -54,8 +52,7 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
         const accountId = ctx.oidc.session?.accountId;
         const client = ctx.oidc.client;
         if (!accountId || !client) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
-        const missing = await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, ctx.oidc.claims as Record<string, unknown> | undefined);
-        return missing.length > 0 ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT;
+        return prompt((await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, ctx.oidc.claims as Record<string, unknown> | undefined)).length > 0);
       }),
     ),
   );

@@ -60,16 +60,15 @@ export function validateChannel(
 ): ClaimRequest[] {
   const requests: ClaimRequest[] = [];
   for (const { name, spec, tree, syntaxError } of members) {
+    const bad = (fault: string): errors.InvalidRequest => new errors.InvalidRequest(`claims.${channel}.${name}${fault}`);
     if (name === '_claim_names' || name === '_claim_sources') {
       throw new errors.InvalidRequest(`claims.${channel}: aggregated and distributed claims are not supported`);
     }
-    if (spec !== null && !isObject(spec)) throw new errors.InvalidRequest(`claims.${channel}.${name} must be null or an object`);
+    if (spec !== null && !isObject(spec)) throw bad(' must be null or an object');
     if (isObject(spec)) {
-      if ('values' in spec) throw new errors.InvalidRequest(`claims.${channel}.${name}: the values member is not supported (request one value with value)`);
-      if (spec.essential !== undefined && typeof spec.essential !== 'boolean') throw new errors.InvalidRequest(`claims.${channel}.${name}: essential must be true or false`);
-      if ('value' in spec && nestingDepth(spec.value) > MAX_VALUE_DEPTH) {
-        throw new errors.InvalidRequest(`claims.${channel}.${name}: value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
-      }
+      if ('values' in spec) throw bad(': the values member is not supported (request one value with value)');
+      if (spec.essential !== undefined && typeof spec.essential !== 'boolean') throw bad(': essential must be true or false');
+      if ('value' in spec && nestingDepth(spec.value) > MAX_VALUE_DEPTH) throw bad(`: value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
     }
     if (NOT_RESOLVED.has(name)) continue;
     if (syntaxError) throw new errors.InvalidRequest(syntaxError.message);
