@@ -7,14 +7,8 @@ import { renderPage, sendPage } from './html.js';
 export function sameOriginPosts(origin: string): Middleware {
   return async (ctx, next) => {
     if (ctx.method === 'POST' && isCrossSite(ctx, origin, { allowNullOriginFromSameOrigin: true })) {
-      sendPage(
-        ctx,
-        renderPage({
-          title: 'Request refused',
-          body: '<h1>Request refused</h1><p>This form can only be sent from this site. Go back to the application and start again.</p><p>Error: <code>cross_site_request</code></p>',
-        }),
-        403,
-      );
+      const body = '<h1>Request refused</h1><p>This form can only be sent from this site. Go back to the application and start again.</p><p>Error: <code>cross_site_request</code></p>';
+      sendPage(ctx, renderPage({ title: 'Request refused', body }), 403);
       return;
     }
     await next();
