@@ -35,11 +35,7 @@ function isMarked(spec: unknown): spec is Record<string, Mark[]> {
  * The stored form of a validated channel: `members` as decoded, `requests` as validated from them.
  * `deliverable` is oidc-provider's `claims_supported`.
  */
-export function storedForm(
-  members: readonly DecodedMember[],
-  requests: readonly ClaimRequest[],
-  deliverable: ReadonlySet<string>,
-): ChannelClaims {
+export function storedForm(members: readonly DecodedMember[], requests: readonly ClaimRequest[], deliverable: ReadonlySet<string>): ChannelClaims {
   const out: ChannelClaims = {};
   const byName = new Map(requests.map((r) => [r.requested, r]));
   const explicit = new Set(members.map((m) => m.name).filter((name) => !hasAlternatives(name)));
@@ -124,8 +120,7 @@ export function channelRequests(claims: ChannelClaims | undefined): ClaimRequest
       out.push({ requested: name, alternatives: [name], essential, ...valueMac });
       continue;
     }
-    const g = group;
-    group += 1;
+    const g = group++;
     let alternatives: string[];
     try {
       alternatives = expandClaimName(name);

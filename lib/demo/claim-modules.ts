@@ -11,7 +11,6 @@ export interface DemoPerson {
   birthdate?: string;
   email?: string;
   email_verified?: boolean;
-  /** Health insurance member number. */
   healthInsuranceNumber?: string;
   /** ID card data verified by reading its NFC chip (level 3). */
   idcard?: { given_name: string; family_name: string; birthdate: string; nationality: string; verified_at: string };
@@ -94,11 +93,7 @@ export function healthInsuranceModule(lookup: PersonLookup): ClaimModule {
   };
 }
 
-/**
- * The demo's trust framework for Identity Assurance: an identifier of our own, domain-qualified
- * (no predefined trust framework describes the demo's checks). Its assurance levels are the svc.*
- * levels (`l2`, `l3`).
- */
+/** The demo's trust framework: our own, domain-qualified (none predefined describes its checks); levels `l2`, `l3`. */
 export const DEMO_TRUST_FRAMEWORK = 'https://svc-connect.example/trust-frameworks/demo';
 
 /** The demo's electronic record types: a confirmed e-mail address, a confirmed mobile number. */
@@ -154,9 +149,8 @@ export function verifiedRecords(person: DemoPerson | undefined): VerifiedRecord[
 }
 
 /**
- * Verification claims (`svc.ver.*`): objects holding the verified attributes and when they were
- * verified. Provides `svc.ver.idcard.l3.nfc`, `svc.ver.email.l2` and `svc.ver.mobile.l2.api`, and
- * the same data (with a video-checked driving licence) as Identity Assurance `verified_claims`.
+ * Verification claims: `svc.ver.idcard.l3.nfc`, `svc.ver.email.l2` and `svc.ver.mobile.l2.api` (the
+ * verified attributes and when they were verified), and the same data as `verified_claims`.
  */
 export function verifiedIdentityModule(lookup: PersonLookup): ClaimModule {
   return {
@@ -181,9 +175,8 @@ export function verifiedIdentityModule(lookup: PersonLookup): ClaimModule {
 }
 
 /**
- * Authentication claims (`svc.auth.*`): a proof that a check was executed, never the data used in
- * it. Provides `svc.auth.mobile.l2.otp`: when a one-time password sent to the person's verified
- * mobile number was confirmed, and an opaque proof reference; the phone number is not included.
+ * Authentication claims: `svc.auth.mobile.l2.otp`, when a one-time password sent to the verified
+ * mobile number was confirmed, and an opaque proof reference (never the data used in the check).
  */
 export function authProofModule(lookup: PersonLookup): ClaimModule {
   return {
