@@ -21,11 +21,7 @@ export interface AccountOptions {
   valueMac: ClaimValueMac;
 }
 
-/**
- * The requests a channel resolves: the scope's claims (voluntary) unless the `claims` parameter
- * names them here or in `namedElsewhere`, then the `claims` parameter as oidc-provider's filters
- * left it (granted names only).
- */
+/** A channel's requests: scope claims not named in the `claims` parameter (here or `namedElsewhere`), then its granted names. */
 function requestsFor(scope: string | undefined, claims: ChannelClaims | undefined, rejected: readonly string[] = [], namedElsewhere: readonly string[] = []): ClaimRequest[] {
   const explicit = channelRequests(claims);
   const named = new Set([...explicit.map((r) => r.requested), ...namedElsewhere]);
@@ -36,10 +32,7 @@ function requestsFor(scope: string | undefined, claims: ChannelClaims | undefine
   return [...fromScope, ...explicit].filter((r) => !skip.has(r.requested));
 }
 
-/**
- * The one channel the scope claims and `scope` travel in (C5): the ID token, or UserInfo with
- * `svc.stage.include-scopes-in-user-info`; the other when only the other can carry user data.
- */
+/** The channel scope claims and `scope` travel in (C5): the configured one, or the other when only it carries user data. */
 export function scopeChannel(client: Client | undefined, includeScopesInUserInfo: boolean): Channel {
   const chosen: Channel = includeScopesInUserInfo ? 'userinfo' : 'id_token';
   const other: Channel = chosen === 'userinfo' ? 'id_token' : 'userinfo';
@@ -48,20 +41,14 @@ export function scopeChannel(client: Client | undefined, includeScopesInUserInfo
 
 const DELIVERY_TOKEN_CLAIM = 'svc_delivery';
 
-/**
- * oidc-provider's `extraTokenClaims`: an access token remembers the delivery consented to, so a
- * registration weakened later never turns it into a plaintext channel.
- */
+/** oidc-provider's `extraTokenClaims`: the delivery consented to, so a registration weakened later gets no plaintext. */
 export function deliveryTokenClaims(ctx: KoaContextWithOIDC | undefined): Record<string, string> | undefined {
   const grant = ctx?.oidc.entities.Grant;
   const consented = grant ? recordedDelivery(grant) : undefined;
   return consented ? { [DELIVERY_TOKEN_CLAIM]: deliveryText(consented) } : undefined;
 }
 
-/**
- * The `verified_claims` answer of a channel: only on a channel encrypted to the client, only what
- * the grant records consent for, each element only when its filters are satisfied.
- */
+/** A channel's `verified_claims` answer: only encrypted to the client, only what the grant records consent for. */
 async function verifiedClaimsFor(ctx: KoaContextWithOIDC, registry: ClaimRegistry, accountId: string, channel: Channel, claims: ChannelClaims | undefined): Promise<unknown> {
   const requests = verifiedRequestsOf(claims);
   const { client, entities: { Grant: grant } } = ctx.oidc;

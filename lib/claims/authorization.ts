@@ -53,11 +53,7 @@ export function rewriteClaimsParameter(
   return rewritten;
 }
 
-/**
- * oidc-provider's `features.claimsParameter.assertClaimsParameter`: replaces the `claims` parameter
- * with its stored form ({@link rewriteClaimsParameter}). Runs after the client and `redirect_uri`
- * are validated (its error is redirected with `state`) and before anything is stored.
- */
+/** `features.claimsParameter.assertClaimsParameter`: replaces the parameter with its stored form (errors redirect with `state`). */
 export function claimsParameterAssertion(registry: ClaimRegistry, mac: ClaimValueMac) {
   return async (ctx: KoaContextWithOIDC, claims: ClaimsParameter, client: Client): Promise<void> => {
     const params = ctx.oidc.params;

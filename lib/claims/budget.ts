@@ -4,10 +4,7 @@ import { ClaimSyntaxError } from '../errors.js';
 import { countClaimNames, isSvcClaimName, parseClaimName, type ClaimNameTree } from './syntax.js';
 import { countVerifiedClaims, VERIFIED_CLAIMS } from './verified-request.js';
 
-/**
- * The budget of one `claims` parameter (C5): concrete names after expansion, summed over both
- * channels, and bytes of its (URL-decoded) value, UTF-8.
- */
+/** The budget of one `claims` parameter (C5): concrete names over both channels, UTF-8 bytes of its value. */
 export const CLAIMS_BUDGET = { maxNames: 256, maxBytes: 8192 } as const;
 
 /** The two members of the `claims` parameter, in the order they are checked. */

@@ -55,10 +55,7 @@ export interface RequestedItem {
   channels: Channel[];
 }
 
-/**
- * What an authorization request asks for, in plain words: a scope's claims in `scopeChannel`,
- * unless the `claims` parameter names them, which sends them where it names them.
- */
+/** What a request asks for, in plain words: scope claims in `scopeChannel` unless the `claims` parameter names them. */
 export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel): RequestedItem[] {
   const items = new Map<string, RequestedItem>();
   let parsed: Record<string, unknown> = {};

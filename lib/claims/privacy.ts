@@ -3,10 +3,7 @@ import type { Client } from 'oidc-provider';
 /** The two channels user data can travel on. */
 export type Channel = 'id_token' | 'userinfo';
 
-/**
- * How `channel` treats user data for `client` (C4): `encrypted` when it registered encryption for
- * it, `unencrypted` with `allow_unencrypted_userinfo: true`, else `withheld` (protocol claims only).
- */
+/** How `channel` treats user data for `client` (C4): registered encryption, the opt-out, or protocol claims only. */
 export function channelMode(client: Client, channel: Channel): 'encrypted' | 'unencrypted' | 'withheld' {
   // Not `client.metadata()`: it rebuilds the whole object on every call (seen in the benchmark).
   const alg = channel === 'id_token' ? client.idTokenEncryptedResponseAlg : client.userinfoEncryptedResponseAlg;

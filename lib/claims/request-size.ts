@@ -1,15 +1,9 @@
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
 
-/**
- * Bytes the parameters of one authorization request may take once stored (JSON, UTF-8, with the
- * `claims` parameter in its stored form), so an interaction record stays within 16 KiB (C5).
- */
+/** Bytes one authorization request's parameters may store (JSON, UTF-8), so an interaction stays within 16 KiB (C5). */
 export const STORED_PARAMETERS_MAX_BYTES = 14 * 1024;
 
-/**
- * Refuses (`invalid_request`) an authorization or PAR request whose parameters would store more than
- * {@link STORED_PARAMETERS_MAX_BYTES}; runs among the `extraParams` checks, before anything is stored.
- */
+/** Refuses an authorization or PAR request whose parameters would store more than {@link STORED_PARAMETERS_MAX_BYTES}. */
 export function assertStoredRequestSize(ctx: KoaContextWithOIDC): void {
   const params = ctx.oidc.params;
   if (!params) return;

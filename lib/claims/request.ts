@@ -6,10 +6,7 @@ import { PROTOCOL_CLAIMS } from './scopes.js';
 import { expandClaimTree, type ExpansionBudget } from './syntax.js';
 import type { ValueMatcher } from './value-mac.js';
 
-/**
- * One requested claim: the name as written, the concrete names to try in written order, and the
- * keyed MAC of a requested value ({@link ValueMatcher}; the value itself is never stored, C5, C10).
- */
+/** One requested claim; `valueMac` is the keyed MAC of a requested value, never stored itself (C5, C10). */
 export interface ClaimRequest {
   requested: string;
   alternatives: string[];
@@ -29,10 +26,7 @@ export const isObject = (v: unknown): v is Record<string, unknown> => typeof v =
 /** How deep a requested `value` may nest arrays and objects (C5); deeper is `invalid_request`. */
 export const MAX_VALUE_DEPTH = 16;
 
-/**
- * Nesting depth of a JSON value (a scalar is 0), without recursion and stopping past
- * {@link MAX_VALUE_DEPTH}, so a hostile value never reaches the recursive canonical JSON of the MAC.
- */
+/** Nesting depth of a JSON value, without recursion and stopping past {@link MAX_VALUE_DEPTH} (hostile input). */
 function nestingDepth(value: unknown): number {
   let deepest = 0;
   const pending: [unknown, number][] = [[value, 0]];

@@ -8,10 +8,7 @@ export interface Resolution {
   missingEssential: string[];
 }
 
-/**
- * Resolves requests for an account, one call per claim module: each delivers its first satisfied
- * alternative in written order (with `value`: only that value, compared by MAC).
- */
+/** Resolves requests, one call per module: each gets its first satisfied alternative (a `value` compared by MAC). */
 export async function resolveRequests(registry: ClaimRegistry, accountId: string, requests: readonly ClaimRequest[], values: ValueMatcher): Promise<Resolution> {
   const available = await registry.resolve(accountId, requests.flatMap((r) => r.alternatives));
   const delivered: Record<string, unknown> = {};

@@ -31,10 +31,7 @@ function isMarked(spec: unknown): spec is Record<string, Mark[]> {
   return isObject(spec) && Array.isArray(spec[STORED_MEMBERS.alternativeOf]);
 }
 
-/**
- * The stored form of a validated channel: `members` as decoded, `requests` as validated from them.
- * `deliverable` is oidc-provider's `claims_supported`.
- */
+/** The stored form of a validated channel; `deliverable` is oidc-provider's `claims_supported`. */
 export function storedForm(members: readonly DecodedMember[], requests: readonly ClaimRequest[], deliverable: ReadonlySet<string>): ChannelClaims {
   const out: ChannelClaims = {};
   const byName = new Map(requests.map((r) => [r.requested, r]));

@@ -1,10 +1,7 @@
 import type { ClaimRegistry } from './modules.js';
 import { SCOPE_CLAIMS } from './scopes.js';
 
-/**
- * What the installed claim modules make of the fixed scope map: the scopes whose every claim a
- * module provides (`scopes_supported`), and those only partly provided, with the claims missing.
- */
+/** The scopes whose every claim a module provides (`scopes_supported`), and those partly provided. */
 export interface ScopeOffer {
   offered: readonly string[];
   partial: readonly { scope: string; missing: readonly string[] }[];
@@ -19,10 +16,7 @@ function perRegistry<T>(build: (registry: ClaimRegistry) => T): (registry: Claim
   };
 }
 
-/**
- * The scopes a deployment offers (C5): only those whose every claim the modules provide, so a scope
- * means the same thing wherever it is offered; a request naming another is served without it.
- */
+/** The scopes a deployment offers (C5): only those whose every claim the modules provide. */
 export const scopeOffer = perRegistry((registry): ScopeOffer => {
   const offered: string[] = [];
   const partial: { scope: string; missing: string[] }[] = [];
@@ -40,10 +34,7 @@ export function offeredScopes(registry: ClaimRegistry): ReadonlySet<string> {
   return new Set(scopeOffer(registry).offered);
 }
 
-/**
- * The concrete names oidc-provider can deliver (its `claims_supported`): its claim filters drop any
- * other name, so an alternative outside this set is never stored.
- */
+/** `claims_supported`: oidc-provider's filters drop any other name, so no other alternative is stored. */
 export const deliverableClaims = perRegistry(
   (registry): ReadonlySet<string> => new Set([...scopeOffer(registry).offered.flatMap((scope) => SCOPE_CLAIMS[scope] ?? []), ...registry.supportedNames()]),
 );

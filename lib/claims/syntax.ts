@@ -96,10 +96,7 @@ class Parser {
   }
 }
 
-/**
- * How many concrete names a parsed name stands for, counted without materialising them. The count
- * saturates just above the per-name limit (`maxExpansions + 1`), so deep products stay cheap.
- */
+/** The concrete names a tree stands for, counted, saturating at `maxExpansions + 1` so deep products stay cheap. */
 export const countClaimNames = (tree: ClaimNameTree): number => countPath(tree.path);
 
 const SATURATED = CLAIM_SYNTAX_LIMITS.maxExpansions + 1;
@@ -125,10 +122,7 @@ export function parseClaimName(name: string): ClaimNameTree {
   return tree;
 }
 
-/**
- * Counts the concrete names expansions materialise, up to `limit`: the claims budget's second line
- * (C5), behind counting. One budget is shared by every name of a request.
- */
+/** The concrete names a request may materialise (C5, behind counting), shared by all its names. */
 export class ExpansionBudget {
   materialized = 0;
 
@@ -152,10 +146,7 @@ function expandPath(path: PathNode): string[] {
   return acc;
 }
 
-/**
- * The concrete names of a tree from {@link parseClaimName}, in written order. Each name is taken
- * from `budget` when one is given, so a request never materialises more than its budget.
- */
+/** The concrete names of a tree, in written order, each taken from `budget` when one is given. */
 export function expandClaimTree(tree: ClaimNameTree, budget?: ExpansionBudget): string[] {
   // Taken before any work, so no intermediate list grows beyond what the budget allowed.
   const count = countClaimNames(tree);

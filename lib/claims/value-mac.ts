@@ -3,10 +3,7 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 /** Separates the claim value key from every other use of the cookie keys. */
 const CLAIM_VALUE_MAC_INFO = 'svc-connect claim value mac';
 
-/**
- * 96 bits of HMAC-SHA-256: the MAC only decides equality under a key nobody outside the provider
- * holds, so a false match has odds of 2^-96 and cannot be searched for offline (C5: small requests).
- */
+/** 96 bits of HMAC-SHA-256 decide equality under a key only the provider holds (no offline search). */
 const MAC_BYTES = 12;
 
 function canonical(value: unknown): unknown {

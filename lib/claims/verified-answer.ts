@@ -71,11 +71,7 @@ function selectedEvidence(requests: readonly EvidenceRequest[], record: Verified
   return [...out.values()];
 }
 
-/**
- * The `verified_claims` element `request` gets from `record`, or `undefined` when a filter is not
- * satisfied or none of its claims is held and granted. Verification details travel only when asked
- * for (and granted); `trust_framework` always does.
- */
+/** The element `request` gets from `record` (details only when asked for and granted); `undefined` when unsatisfied. */
 function elementFor(request: VerifiedRequest, record: VerifiedRecord, granted: ReadonlySet<string>, now: number): Record<string, unknown> | undefined {
   const { verification } = record;
   if (!allows(request.trustFramework, verification.trust_framework)) return undefined;
@@ -99,11 +95,7 @@ function elementFor(request: VerifiedRequest, record: VerifiedRecord, granted: R
   return { verification: out, claims };
 }
 
-/**
- * The `verified_claims` answer for a channel's requests: one element per request element and held
- * record that satisfies it. An unsatisfied filter leaves the element out, essential or not (IDA);
- * `undefined` when nothing is left, an object for one element, an array for several.
- */
+/** The `verified_claims` answer: one element per satisfied request and record (IDA: unsatisfied ones left out). */
 export function answerVerified(
   requests: readonly VerifiedRequest[],
   records: readonly VerifiedRecord[],

@@ -56,10 +56,7 @@ const NUMBERS: Readonly<Record<'document' | 'record', readonly string[]>> = {
   record: ['personal_number'],
 };
 
-/**
- * The members of `spec` that `known` lists, in `known`'s order; each `null` or an object without
- * `value`/`values` (a document's details are data about the person, and none is kept).
- */
+/** The members of `spec` that `known` lists; none may filter by value (a document's details are about the person). */
 function named(path: string, spec: unknown, known: readonly string[]): string[] {
   if (!isObject(spec)) return [];
   const members = known.filter((m) => Object.hasOwn(spec, m));
@@ -78,10 +75,7 @@ function bad(path: string, fault: string): never {
   throw new errors.InvalidRequest(`${path}: ${fault}`);
 }
 
-/**
- * Concrete claims a `verified_claims` member stands for in the claims budget: each element's claims
- * members and requested evidence, at least one per element; counted from the structure alone.
- */
+/** A `verified_claims` member's weight in the claims budget, from its structure: claims and evidence, 1 at least. */
 export function countVerifiedClaims(spec: unknown): number {
   const elements = Array.isArray(spec) ? spec : [spec];
   let count = 0;
@@ -121,10 +115,7 @@ function filterOf(path: string, spec: unknown): string[] | undefined {
 /** Members whose constraints are evaluated nowhere: a constraint in them is refused, never ignored. */
 const CONSTRAINTS = ['value', 'values', 'max_age'];
 
-/**
- * Refuses a `value`, `values` or `max_age` anywhere in `spec`'s members other than `evaluated`:
- * a filter the provider does not apply would deliver what the relying party excluded.
- */
+/** Refuses a filter outside `evaluated`: one the provider does not apply would deliver what was excluded. */
 function refuseOtherFilters(path: string, spec: Record<string, unknown>, evaluated: readonly string[]): void {
   const pending: [string, unknown, number][] = Object.entries(spec)
     .filter(([name]) => !evaluated.includes(name))
@@ -324,10 +315,7 @@ export const isNumber = (of: 'document' | 'record', member: string): boolean => 
 export const asksNumbers = (request: VerifiedRequest): boolean =>
   (request.evidence ?? []).some((e) => (e.documentMembers ?? []).some((m) => isNumber('document', m)) || (e.recordMembers ?? []).some((m) => isNumber('record', m)));
 
-/**
- * What a grant must record to cover `requests`: each verified claim, and each verification detail
- * asked for with it (the trust framework is not about the person and always travels).
- */
+/** The grant names covering `requests`: each verified claim and each detail asked with it (not the trust framework). */
 export function verifiedGrantNames(requests: readonly VerifiedRequest[]): string[] {
   const names = new Set<string>();
   for (const r of requests) {

@@ -35,10 +35,7 @@ export interface VerifiedRecord {
   claims: Readonly<Record<string, unknown>>;
 }
 
-/**
- * What a module's verifications can contain, whatever the account: checked against requests before
- * anyone signs in, and advertised in discovery (each list is a `*_supported` field).
- */
+/** What a module's verifications can ever contain: checked before sign-in, advertised in discovery (`*_supported`). */
 export interface VerifiedOffer {
   trustFrameworks: readonly string[];
   evidence: readonly string[];
