@@ -4,10 +4,7 @@ import type { Adapter, ClientMetadata } from 'oidc-provider';
 
 const PREFIX = 'sha256:';
 
-/**
- * The form a client secret is kept in: `sha256:` and its base64url SHA-256. Client secrets are random
- * 512-bit values, so a plain hash makes a store dump useless for authentication.
- */
+/** `sha256:` and the base64url SHA-256: secrets are random 512-bit values, so a store dump cannot authenticate. */
 export function hashClientSecret(secret: string): string {
   return `${PREFIX}${createHash('sha256').update(secret, 'utf8').digest('base64url')}`;
 }

@@ -15,10 +15,7 @@ export interface Claim {
   destroyFailed?: unknown;
 }
 
-/**
- * A record oidc-provider wrote while serving a request that claimed a token, undone when the
- * request fails; `previous` is absent when the request created it.
- */
+/** A record written in a request that claimed a token, undone if it fails (`previous` absent when created). */
 export interface Write {
   model: string;
   id: string;

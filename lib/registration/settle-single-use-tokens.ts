@@ -12,10 +12,7 @@ import { takeRequestState, withoutConsumedMark, type Claim, type RequestState } 
 /** Seconds left until `payload.exp`; `undefined` when the record does not expire. */
 const remainingLifetime = (payload: AdapterPayload): number | undefined => (typeof payload.exp === 'number' ? payload.exp - Math.floor(Date.now() / 1000) : undefined);
 
-/**
- * Copies a claimed token's record, in the store, under a fresh random value and returns the value.
- * A copy whose write failed is deleted again (it may have landed); `cleanupFailed` hears if that fails.
- */
+/** Copies a claimed token's record under a fresh value, in the store; a failed copy is deleted again. */
 async function reissue(adapter: Adapter, id: string, cleanupFailed: (err: unknown) => void): Promise<string> {
   const payload = await adapter.find(id);
   if (!payload) throw new errors.InvalidToken('registration access token not found');

@@ -4,19 +4,13 @@ import type { SvcStore } from '../../adapters/store.js';
 import { currentRequest, MODEL_NAMES } from '../seams.js';
 import { requestState, withoutConsumedMark, type Claim } from './request-state.js';
 
-/**
- * Models whose tokens are single use (C6): an initial access token registers one client; a
- * registration access token serves one read, update or delete and is then replaced.
- */
+/** Models whose tokens are single use (C6): one registration, or one read, update or delete. */
 export const SINGLE_USE_MODELS: ReadonlySet<string> = new Set([MODEL_NAMES.initialAccessToken, MODEL_NAMES.registrationAccessToken]);
 
 /** Models whose writes in a request that claimed a single-use token are undone if it fails. */
 export const TRACKED_WRITES: ReadonlySet<string> = new Set([MODEL_NAMES.client, MODEL_NAMES.registrationAccessToken]);
 
-/**
- * Claims a record atomically in the store (the adapter's `consume`): of concurrent claimers exactly
- * one gets `true`. Unknown, expired and already claimed records give `false`.
- */
+/** Claims a record atomically (the adapter's `consume`): of concurrent claimers exactly one gets `true`. */
 export async function claim(adapter: Adapter, id: string): Promise<boolean> {
   try {
     await adapter.consume(id);
@@ -27,10 +21,7 @@ export async function claim(adapter: Adapter, id: string): Promise<boolean> {
   }
 }
 
-/**
- * An `upsert` that remembers, in the request that claimed a token, which record it writes and what
- * was there before (registration access tokens are always new, so only a client is read first).
- */
+/** An `upsert` that remembers, in a claiming request, what it writes and the client record it replaces. */
 function trackedUpsert(model: string, inner: Adapter): Adapter['upsert'] {
   return async (id, payload, expiresIn) => {
     const ctx = currentRequest();
