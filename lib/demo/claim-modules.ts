@@ -148,10 +148,7 @@ export function verifiedRecords(person: DemoPerson | undefined): VerifiedRecord[
   return records;
 }
 
-/**
- * Verification claims: `svc.ver.idcard.l3.nfc`, `svc.ver.email.l2` and `svc.ver.mobile.l2.api` (the
- * verified attributes and when they were verified), and the same data as `verified_claims`.
- */
+/** `svc.ver.idcard.l3.nfc`, `svc.ver.email.l2`, `svc.ver.mobile.l2.api`, and the same data as `verified_claims`. */
 export function verifiedIdentityModule(lookup: PersonLookup): ClaimModule {
   return {
     name: 'verified-identity',
@@ -174,10 +171,7 @@ export function verifiedIdentityModule(lookup: PersonLookup): ClaimModule {
   };
 }
 
-/**
- * Authentication claims: `svc.auth.mobile.l2.otp`, when a one-time password sent to the verified
- * mobile number was confirmed, and an opaque proof reference (never the data used in the check).
- */
+/** `svc.auth.mobile.l2.otp`: when a one-time password was confirmed and an opaque proof, never the phone number. */
 export function authProofModule(lookup: PersonLookup): ClaimModule {
   return {
     name: 'auth-proof',

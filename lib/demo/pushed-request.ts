@@ -17,11 +17,7 @@ async function providerEncryptionKey(issuer: string): Promise<{ key: CryptoKey; 
   return { key: (await importJWK(jwk, 'RSA-OAEP-256')) as CryptoKey, kid: jwk.kid };
 }
 
-/**
- * `params` as a request object (RFC 9101): signed PS256 with the demo client's key (`iss` the
- * client, `aud` the issuer, 60 s), then encrypted RSA-OAEP-256 / A256GCM to the provider's key, so
- * that only the provider can read the claims request.
- */
+/** `params` as a request object (RFC 9101), signed PS256 and encrypted to the provider, so only it reads the claims. */
 async function encryptedRequestObject(client: DemoClient, issuer: string, params: Record<string, string>): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const claims: Record<string, unknown> = { ...params };
@@ -41,10 +37,7 @@ async function pushAuthorizationRequest(client: DemoClient, issuer: string, fiel
   return body.request_uri;
 }
 
-/**
- * The authorization URL the browser is sent to. In the query mode it carries every parameter; in
- * both PAR modes the parameters were pushed first and it carries only `client_id` and `request_uri`.
- */
+/** The authorization URL: every parameter in query mode, else only `client_id` and the pushed `request_uri`. */
 export async function authorizationRedirect(client: DemoClient, issuer: string, params: Record<string, string>, mode: DemoRequestMode): Promise<URL> {
   const url = new URL(`${issuer}/authorize`);
   if (mode === 'query') {

@@ -33,11 +33,7 @@ export const postForm = async (client: DemoClient, url: string, fields: Record<s
     body: new URLSearchParams(fields).toString(),
   });
 
-/**
- * Registers the demo client through the real registration endpoint (an initial access token, an
- * RSA-OAEP-256 key of its own for ID token and UserInfo encryption, a PS256 key signing its
- * request objects, which it encrypts RSA-OAEP-256 / A256GCM to the provider).
- */
+/** Registers the demo client at the registration endpoint, with its own encryption and request-signing keys. */
 export async function registerDemoClient(provider: Provider, issuer: string, redirectUri: string): Promise<DemoClient> {
   const { publicKey, privateKey } = await generateKeyPair('RSA-OAEP-256', { modulusLength: 2048 });
   const jwk = { ...(await exportJWK(publicKey)), use: 'enc', kid: 'demo-enc' };

@@ -37,10 +37,7 @@ export interface RenderedPage {
   csp: string;
 }
 
-/**
- * Renders a complete, self-contained HTML page (no external assets): inline style allowed by a
- * nonce, no scripts, frames forbidden, forms limited to `formTargets` (plus `'self'`).
- */
+/** A self-contained page: style by nonce, no scripts, no frames, forms only to `'self'` and `formTargets`. */
 export function renderPage(options: { title: string; body: string; formTargets?: string[]; wide?: boolean }): RenderedPage {
   const nonce = randomBytes(16).toString('base64');
   const targets = ["'self'", ...(options.formTargets ?? [])].join(' ');
