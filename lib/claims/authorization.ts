@@ -64,10 +64,8 @@ export function claimsParameterAssertion(registry: ClaimRegistry, mac: ClaimValu
 }
 
 /**
- * The `scope` check (an `extraParams` validator: every authorization and PAR request): `openid` is
- * required (C3); scopes not offered ({@link offeredScopes}) are ignored, as oidc-provider ignores
- * those outside `scopes_supported`; every claim of an offered scope must have a module (C5, checked
- * again); then the request's stored size ({@link assertStoredRequestSize}).
+ * The `scope` check (an `extraParams` validator): `openid` is required (C3), scopes not offered are
+ * ignored, an offered scope's claims must have modules (C5), then {@link assertStoredRequestSize}.
  */
 export function scopeAssertion(registry: ClaimRegistry) {
   const offered = offeredScopes(registry);

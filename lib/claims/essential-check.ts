@@ -19,14 +19,11 @@ export async function missingEssentialClaims(registry: ClaimRegistry, values: Va
 }
 
 /**
- * oidc-provider's interaction policy, consent first (C8):
- * - `consent` also asks when the grant's recorded delivery is missing or weaker than the client's
- *   registration now delivers, and when it lacks a verified claim or detail requested;
- * - a prompt of our own after `consent`, not requestable, ends with `access_denied` when an
- *   essential claim cannot be satisfied (C5). oidc-provider runs a prompt's checks only once every
- *   earlier prompt is satisfied, so the claim modules are asked only after consent (with
- *   `prompt=none` and no covering grant: `consent_required`, whatever she holds). Its details stay
- *   empty: no missing name is stored in the interaction.
+ * oidc-provider's interaction policy, consent first (C8): `consent` also asks when the grant's
+ * delivery is missing or weaker than the registration's now, or a verified claim or detail is not
+ * granted; a prompt of our own after it ends with `access_denied` when an essential claim cannot be
+ * satisfied (C5). Later prompts run only once consent is given, so the modules are never asked
+ * before; the prompt's details stay empty, so no missing name is stored.
  */
 export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValueMac): interactionPolicy.Prompt[] {
   const prompt = (needed: boolean): boolean => (needed ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT);

@@ -38,10 +38,7 @@ class Parser {
   parse(): ClaimNameTree {
     if (this.text.length > CLAIM_SYNTAX_LIMITS.maxLength) this.fail(`longer than ${CLAIM_SYNTAX_LIMITS.maxLength} characters`, CLAIM_SYNTAX_LIMITS.maxLength);
     const match = /^svc\.(ver|auth)\./.exec(this.text);
-    if (!match) {
-      const at = this.text.startsWith('svc.') ? 4 : 0;
-      this.fail('svc claim names start with svc.ver. or svc.auth.', at);
-    }
+    if (!match) this.fail('svc claim names start with svc.ver. or svc.auth.', this.text.startsWith('svc.') ? 4 : 0);
     this.pos = match[0].length;
     const path = this.path(0);
     if (this.pos < this.text.length) this.fail(this.text[this.pos] === ']' ? 'unbalanced ]' : `unexpected ${JSON.stringify(this.text[this.pos])}`);

@@ -23,11 +23,9 @@ export interface ValueMatcher {
 }
 
 /**
- * How a requested claim `value` (user data, C5) is kept: only as HMAC-SHA-256 over the JSON of
- * `[client_id, value]` (canonical JSON), truncated, base64url. The key is derived with HKDF from the
- * cookie keys, which are not in the store, so a store dump cannot confirm a guessed value; the
- * client id keeps it from telling that two relying parties asked for the same value. New MACs use
- * the newest key; a stored MAC matches under any configured key (a rotation keeps pending flows).
+ * How a requested claim `value` (C5) is kept: HMAC-SHA-256 of `[client_id, value]` (canonical JSON)
+ * under a key derived from the cookie keys, which are not in the store, so a dump confirms no guess
+ * nor that two clients asked the same. New MACs use the newest key; any configured key matches.
  */
 export class ClaimValueMac {
   private readonly keys: Buffer[];

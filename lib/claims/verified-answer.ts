@@ -102,18 +102,14 @@ export function answerVerified(
   granted: ReadonlySet<string>,
   now = Date.now(),
 ): Record<string, unknown> | Record<string, unknown>[] | undefined {
-  const elements: Record<string, unknown>[] = [];
-  const seen = new Set<string>();
+  const distinct = new Map<string, Record<string, unknown>>();
   for (const request of requests) {
     for (const record of records) {
       const element = elementFor(request, record, granted, now);
-      if (!element) continue;
-      const key = JSON.stringify(element);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      elements.push(element);
+      if (element) distinct.set(JSON.stringify(element), element);
     }
   }
+  const elements = [...distinct.values()];
   if (elements.length === 0) return undefined;
   return elements.length === 1 ? elements[0] : elements;
 }

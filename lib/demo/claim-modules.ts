@@ -126,11 +126,9 @@ const document = (type: string, time: string, ...methods: string[]): Evidence =>
 const electronicRecord = (type: string, time: string, method: string): Evidence => ({ type: 'electronic_record', record: { type }, check_details: [{ check_method: method, time }] });
 
 /**
- * The person's svc.ver.* data in the Identity Assurance shape: an ID card read by NFC is `document`
- * evidence of type `idcard` checked cryptographically (`vcrypt`); a driving licence checked by video
- * is a `driving_permit` whose image was inspected remotely (`vri`) and whose holder a person
- * compared by video (`pvr`); a verified e-mail address or mobile number is `electronic_record`
- * evidence, confirmed by a code sent to it (`auth`) or matched in the operator's records (`data`).
+ * The person's svc.ver.* data as Identity Assurance records: an NFC-read ID card checked `vcrypt`, a
+ * driving licence checked by video (`vri`, `pvr`), an e-mail address confirmed by code (`auth`), a
+ * mobile number matched in the operator's records (`data`).
  */
 export function verifiedRecords(person: DemoPerson | undefined): VerifiedRecord[] {
   const { idcard, driverslicense: licence, verifiedEmail: email, verifiedMobile: mobile } = person ?? {};

@@ -27,10 +27,8 @@ function logDemoFailure(logger: Logger, requestId: string | undefined, err: Demo
 }
 
 /**
- * `/oidcdemo/login` (C8, only when `svc.demo.enabled`): a person ticks scopes, writes a `claims`
- * request (a switch adds `verified_claims`) and runs a real flow as a demo client registered on first
- * use, the request in the query string or, with the PAR switch, as an encrypted request object
- * pushed to `/par`. The result page shows what was sent and received, or the error explained.
+ * `/oidcdemo/login` (C8, with `svc.demo.enabled`): runs a real flow for the scopes and `claims`
+ * request a person picks, as a demo client registered on first use, and shows what travelled.
  */
 export function createDemoRouter(options: { provider: Provider; paths: PublicPaths; logger?: Logger }): Router {
   const { provider, paths } = options;

@@ -3,9 +3,8 @@ import type { Adapter } from 'oidc-provider';
 import { POLICY_NAMES } from '../../policies/index.js';
 
 /**
- * On the adapters of initial and registration access tokens: a token's `policies` read as today's
- * {@link POLICY_NAMES}. oidc-provider runs the policies a token names, so a token stored before a
- * policy existed, or made in code without policies, would skip them.
+ * A token's `policies` read as today's {@link POLICY_NAMES}: oidc-provider runs those a token names,
+ * so one stored before a policy existed, or made without policies, would skip them.
  */
 export function currentPolicies(inner: Adapter): Partial<Adapter> {
   return {

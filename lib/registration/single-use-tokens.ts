@@ -36,13 +36,10 @@ function trackedUpsert(model: string, inner: Adapter): Adapter['upsert'] {
 }
 
 /**
- * What makes single-use tokens single use: inside a provider request, looking up an initial or
- * registration access token CLAIMS it atomically in the store, whatever route oidc-provider resolved;
- * of concurrent requests exactly one finds it, the others get its own 401 `invalid_token`. The
- * request's outcome settles the claim (`settleSingleUseTokens`), with the record as claimed and the
- * writes remembered here. Outside a request a lookup only reads, and finds nothing for a claimed
- * token. `HEAD` is refused with 405 before anything is claimed: it could only rotate the token into
- * a body it does not send.
+ * Inside a provider request, looking up an initial or registration access token CLAIMS it atomically
+ * (of concurrent requests one finds it, the others get 401 `invalid_token`); `settleSingleUseTokens`
+ * settles the claim with the record and writes remembered here. Outside a request a lookup only
+ * reads. `HEAD` gets 405 before any claim: it would rotate the token into a body it does not send.
  */
 export function singleUseTokens(inner: Adapter, model: string, store: Pick<SvcStore, 'unconsume'>): Partial<Adapter> {
   const upsert = TRACKED_WRITES.has(model) ? { upsert: trackedUpsert(model, inner) } : {};
