@@ -11,6 +11,9 @@ import { verifiedGrantNamesOf } from './verified-request.js';
 /** The prompt (after `consent`) whose interaction our pages end with `access_denied`. */
 export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 
+const DELIVERY_REASON = 'delivery_not_consented';
+const VERIFIED_REASON = 'verified_claims_not_consented';
+
 /** The essential claims of this request the account cannot satisfy (both channels resolved together). */
 export async function missingEssentialClaims(registry: ClaimRegistry, values: ValueMatcher, accountId: string, claims: Record<string, unknown> | undefined): Promise<string[]> {
   const requests = ['userinfo', 'id_token'].flatMap((channel) => channelRequests(claims?.[channel] as ChannelClaims | undefined).filter((r) => r.essential));
@@ -31,13 +34,13 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
   const consent = policy.get('consent');
   if (!consent) throw new TypeError('oidc-provider interaction policy has no consent prompt');
   consent.checks.add(
-    new interactionPolicy.Check('delivery_not_consented', 'the grant does not cover how the client receives user data', 'consent_required', (ctx: KoaContextWithOIDC) => {
+    new interactionPolicy.Check(DELIVERY_REASON, 'the grant does not cover how the client receives user data', 'consent_required', (ctx: KoaContextWithOIDC) => {
       const { client, grant } = ctx.oidc;
       return prompt(!client || !grant || weakerThanConsented(deliveryOf(client), recordedDelivery(grant)));
     }),
   );
   consent.checks.add(
-    new interactionPolicy.Check('verified_claims_not_consented', 'the grant does not cover every verified claim requested', 'consent_required', (ctx: KoaContextWithOIDC) => {
+    new interactionPolicy.Check(VERIFIED_REASON, 'the grant does not cover every verified claim requested', 'consent_required', (ctx: KoaContextWithOIDC) => {
       const granted = new Set(ctx.oidc.grant?.getOIDCClaims() ?? []);
       return prompt(!verifiedGrantNamesOf(ctx.oidc.claims).every((n) => granted.has(n)));
     }),
@@ -49,7 +52,8 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
         const accountId = ctx.oidc.session?.accountId;
         const client = ctx.oidc.client;
         if (!accountId || !client) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
-        return prompt((await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, ctx.oidc.claims as Record<string, unknown> | undefined)).length > 0);
+        const missing = await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, ctx.oidc.claims as Record<string, unknown> | undefined);
+        return prompt(missing.length > 0);
       }),
     ),
   );

@@ -14,7 +14,11 @@ export interface ClaimModule {
 }
 
 /** Datasets, levels and procedures the service knows (to list concrete names in discovery). */
-const SVC_VOCABULARY = { datasets: ['mobile', 'email', 'idcard', 'driverslicense'], levels: ['l0', 'l2', 'l3'], procedures: ['video', 'nfc', 'api'] } as const;
+const SVC_VOCABULARY = {
+  datasets: ['mobile', 'email', 'idcard', 'driverslicense'],
+  levels: ['l0', 'l2', 'l3'],
+  procedures: ['video', 'nfc', 'api'],
+} as const;
 
 function patternToRegExp(pattern: string): RegExp {
   const escaped = pattern
@@ -27,7 +31,8 @@ function patternToRegExp(pattern: string): RegExp {
 /** Concrete svc.* names from the known vocabulary (for patterns in discovery). */
 function vocabularyNames(): string[] {
   const { datasets, levels, procedures } = SVC_VOCABULARY;
-  return ['ver', 'auth'].flatMap((f) => datasets.flatMap((d) => levels.flatMap((l) => [`svc.${f}.${d}.${l}`, ...procedures.map((p) => `svc.${f}.${d}.${l}.${p}`)])));
+  const stems = ['ver', 'auth'].flatMap((f) => datasets.flatMap((d) => levels.map((l) => `svc.${f}.${d}.${l}`)));
+  return stems.flatMap((stem) => [stem, ...procedures.map((p) => `${stem}.${p}`)]);
 }
 
 /** The registered claim modules: which module provides a claim, and what is supported overall. */

@@ -18,7 +18,8 @@ export function channelCarriesUserData(client: Client, channel: Channel): boolea
 }
 
 /** How a client makes `channel` encrypted to its own key (no opt-out is offered). */
-export const encryptionFix = (channel: Channel): string => `register ${channel}_encrypted_response_alg (e.g. RSA-OAEP-256) with an encryption key in jwks or jwks_uri`;
+export const encryptionFix = (channel: Channel): string =>
+  `register ${channel}_encrypted_response_alg (e.g. RSA-OAEP-256) with an encryption key in jwks or jwks_uri`;
 
 /** How a client fixes its registration to receive user data on `channel`. */
 export function privacyFix(channel: Channel): string {

@@ -35,6 +35,7 @@ export function offeredScopes(registry: ClaimRegistry): ReadonlySet<string> {
 }
 
 /** `claims_supported`: oidc-provider's filters drop any other name, so no other alternative is stored. */
-export const deliverableClaims = perRegistry(
-  (registry): ReadonlySet<string> => new Set([...scopeOffer(registry).offered.flatMap((scope) => SCOPE_CLAIMS[scope] ?? []), ...registry.supportedNames()]),
-);
+export const deliverableClaims = perRegistry((registry): ReadonlySet<string> => {
+  const scopeClaims = scopeOffer(registry).offered.flatMap((scope) => SCOPE_CLAIMS[scope] ?? []);
+  return new Set([...scopeClaims, ...registry.supportedNames()]);
+});

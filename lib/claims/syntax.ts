@@ -161,7 +161,9 @@ export function expandClaimName(name: string): string[] {
   return expandClaimTree(parseClaimName(name));
 }
 
-const printPath = (path: PathNode): string => path.items.map((i) => (i.kind === 'segment' ? i.value : `[${i.options.map(printPath).join(',')}]`)).join('.');
+function printPath(path: PathNode): string {
+  return path.items.map((i) => (i.kind === 'segment' ? i.value : `[${i.options.map(printPath).join(',')}]`)).join('.');
+}
 
 /** Prints a tree back to its canonical text (`parseClaimName(printClaimName(t))` equals `t`). */
 export const printClaimName = (tree: ClaimNameTree): string => `svc.${tree.family}.${printPath(tree.path)}`;

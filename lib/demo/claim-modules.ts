@@ -123,7 +123,11 @@ const document = (type: string, time: string, ...methods: string[]): Evidence =>
   check_details: methods.map((check_method) => ({ check_method, time })),
   time,
 });
-const electronicRecord = (type: string, time: string, method: string): Evidence => ({ type: 'electronic_record', record: { type }, check_details: [{ check_method: method, time }] });
+const electronicRecord = (type: string, time: string, method: string): Evidence => ({
+  type: 'electronic_record',
+  record: { type },
+  check_details: [{ check_method: method, time }],
+});
 
 /**
  * The person's svc.ver.* data as Identity Assurance records: an NFC-read ID card checked `vcrypt`, a
@@ -141,8 +145,14 @@ export function verifiedRecords(person: DemoPerson | undefined): VerifiedRecord[
     const { given_name, family_name, birthdate, verified_at: at } = licence;
     records.push(record('l2', at, document('driving_permit', at, 'vri', 'pvr'), { given_name, family_name, birthdate }));
   }
-  if (email) records.push(record('l2', email.verified_at, electronicRecord(DEMO_RECORD_TYPES.email, email.verified_at, 'auth'), { email: email.email }));
-  if (mobile) records.push(record('l2', mobile.verified_at, electronicRecord(DEMO_RECORD_TYPES.mobile, mobile.verified_at, 'data'), { phone_number: mobile.phone_number }));
+  if (email) {
+    const at = email.verified_at;
+    records.push(record('l2', at, electronicRecord(DEMO_RECORD_TYPES.email, at, 'auth'), { email: email.email }));
+  }
+  if (mobile) {
+    const at = mobile.verified_at;
+    records.push(record('l2', at, electronicRecord(DEMO_RECORD_TYPES.mobile, at, 'data'), { phone_number: mobile.phone_number }));
+  }
   return records;
 }
 

@@ -6,7 +6,8 @@ import { oauthError, postForm, type DemoClient } from './relying-party.js';
 import { DemoFlowError } from '../errors.js';
 import type { DemoRequestMode } from '../pages/demo-pages.js';
 
-const REQUEST_OBJECT_TTL_SECONDS = 60;
+/** The request object's lifetime, in seconds. */
+const REQUEST_OBJECT_TTL = 60;
 
 /** The provider's RSA encryption key for request objects, from its JWKS (`use: "enc"`). */
 async function providerEncryptionKey(issuer: string): Promise<{ key: CryptoKey; kid?: string }> {
@@ -22,7 +23,7 @@ async function encryptedRequestObject(client: DemoClient, issuer: string, params
   const now = Math.floor(Date.now() / 1000);
   const claims: Record<string, unknown> = { ...params };
   if (typeof params.claims === 'string') claims.claims = JSON.parse(params.claims) as unknown;
-  const jws = await new SignJWT({ ...claims, iss: client.clientId, aud: issuer, iat: now, nbf: now, exp: now + REQUEST_OBJECT_TTL_SECONDS, jti: randomBytes(16).toString('base64url') })
+  const jws = await new SignJWT({ ...claims, iss: client.clientId, aud: issuer, iat: now, nbf: now, exp: now + REQUEST_OBJECT_TTL, jti: randomBytes(16).toString('base64url') })
     .setProtectedHeader({ alg: 'PS256', kid: client.signingKid, typ: 'oauth-authz-req+jwt' })
     .sign(client.signingKey);
   const { key, kid } = await providerEncryptionKey(issuer);
@@ -33,7 +34,9 @@ async function encryptedRequestObject(client: DemoClient, issuer: string, params
 async function pushAuthorizationRequest(client: DemoClient, issuer: string, fields: Record<string, string>): Promise<string> {
   const response = await postForm(client, `${issuer}/par`, fields);
   const body = (await response.json()) as Record<string, unknown>;
-  if (response.status !== 201 || typeof body.request_uri !== 'string') throw oauthError(body, 'pushed_authorization_request_failed', `HTTP ${response.status}`);
+  if (response.status !== 201 || typeof body.request_uri !== 'string') {
+    throw oauthError(body, 'pushed_authorization_request_failed', `HTTP ${response.status}`);
+  }
   return body.request_uri;
 }
 

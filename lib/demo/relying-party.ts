@@ -22,8 +22,10 @@ export interface DemoClient {
 }
 
 /** The OAuth error of a JSON answer (`error`, `error_description`), or the fallbacks. */
-export const oauthError = (body: Record<string, unknown>, error: string, description: string): DemoFlowError =>
-  new DemoFlowError(typeof body.error === 'string' ? body.error : error, typeof body.error_description === 'string' ? body.error_description : description);
+export function oauthError(body: Record<string, unknown>, error: string, description: string): DemoFlowError {
+  const text = (value: unknown, fallback: string): string => (typeof value === 'string' ? value : fallback);
+  return new DemoFlowError(text(body.error, error), text(body.error_description, description));
+}
 
 /** POSTs `fields` as a form with the client's `client_secret_basic` authentication. */
 export const postForm = async (client: DemoClient, url: string, fields: Record<string, string>): Promise<Response> =>
@@ -90,7 +92,8 @@ async function decryptAndVerify(jwe: string, client: DemoClient, issuer: string,
 
 /** Redeems the code, then decrypts and verifies the ID token and the UserInfo response. */
 export async function completeDemoFlow(client: DemoClient, issuer: string, code: string, verifier: string, nonce: string): Promise<DemoResult> {
-  const tokenHttp = await postForm(client, `${issuer}/token`, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: client.redirectUri });
+  const grant = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: client.redirectUri };
+  const tokenHttp = await postForm(client, `${issuer}/token`, grant);
   const tokenResponse = (await tokenHttp.json()) as Record<string, unknown>;
   if (tokenHttp.status !== 200) throw oauthError(tokenResponse, 'token_error', '');
   const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));

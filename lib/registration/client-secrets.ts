@@ -15,8 +15,10 @@ export function isHashedClientSecret(value: unknown): value is string {
 }
 
 /** `metadata` with its `client_secret` hashed (once). */
-const hashedSecret = <T extends { client_secret?: unknown }>(metadata: T): T =>
-  typeof metadata.client_secret === 'string' && !isHashedClientSecret(metadata.client_secret) ? { ...metadata, client_secret: hashClientSecret(metadata.client_secret) } : metadata;
+function hashedSecret<T extends { client_secret?: unknown }>(metadata: T): T {
+  const secret = metadata.client_secret;
+  return typeof secret === 'string' && !isHashedClientSecret(secret) ? { ...metadata, client_secret: hashClientSecret(secret) } : metadata;
+}
 
 /** What keeps `Client` records with a hashed `client_secret`: no secret in any store record. */
 export function hashedClientSecrets(inner: Adapter): Partial<Adapter> {

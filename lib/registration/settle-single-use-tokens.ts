@@ -10,7 +10,9 @@ import { MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 import { takeRequestState, withoutConsumedMark, type Claim, type RequestState } from './request-state.js';
 
 /** Seconds left until `payload.exp`; `undefined` when the record does not expire. */
-const remainingLifetime = (payload: AdapterPayload): number | undefined => (typeof payload.exp === 'number' ? payload.exp - Math.floor(Date.now() / 1000) : undefined);
+function remainingLifetime(payload: AdapterPayload): number | undefined {
+  return typeof payload.exp === 'number' ? payload.exp - Math.floor(Date.now() / 1000) : undefined;
+}
 
 /** Copies a claimed token's record under a fresh value, in the store; a failed copy is deleted again. */
 async function reissue(adapter: Adapter, id: string, cleanupFailed: (err: unknown) => void): Promise<string> {
