@@ -37,7 +37,6 @@ export interface VerifiedRequest {
   assuranceLevel?: { values?: string[] };
   /** Present when `time` is requested, with its `max_age` in seconds. */
   time?: { maxAge?: number };
-  /** Present when `evidence` is requested. */
   evidence?: EvidenceRequest[];
   /** The requested claims, each with whether it was marked essential (which never fails a request). */
   claims: Record<string, boolean>;

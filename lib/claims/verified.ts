@@ -35,7 +35,10 @@ export interface VerifiedRecord {
   claims: Readonly<Record<string, unknown>>;
 }
 
-/** What a module's verifications can ever contain: checked before sign-in, advertised in discovery (`*_supported`). */
+/**
+ * What a module's verifications can contain, whatever the account: checked against requests before
+ * anyone signs in, and advertised in discovery. Each list is a `*_supported` field.
+ */
 export interface VerifiedOffer {
   trustFrameworks: readonly string[];
   evidence: readonly string[];

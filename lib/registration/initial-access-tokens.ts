@@ -5,9 +5,10 @@ import { POLICY_NAMES } from '../../policies/index.js';
 /** Initial access token lifetime: two days (C6). */
 export const INITIAL_ACCESS_TOKEN_TTL = 172_800;
 
-/** A freshly issued initial access token (hand it to the invitee only; never log it), expiry in epoch seconds. */
+/** A freshly issued initial access token. Hand the value to the invitee only; never log it. */
 export interface IssuedInitialAccessToken {
   token: string;
+  /** Expiry, epoch seconds. */
   expiresAt: number;
 }
 
