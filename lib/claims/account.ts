@@ -16,17 +16,12 @@ import { verifiedRequestsOf } from './verified-request.js';
 export interface AccountOptions {
   authenticator: Authenticator;
   registry: ClaimRegistry;
-  /** `svc.stage.include-scopes-in-user-info`: the scope claims and `scope` go to UserInfo instead of the ID token. */
+  /** `svc.stage.include-scopes-in-user-info`. */
   includeScopesInUserInfo: boolean;
-  /** Compares delivered values with requested ones (keyed by the cookie keys). */
   valueMac: ClaimValueMac;
 }
 
-/**
- * The requests a channel resolves, decoded once: the scope's claims (voluntary) unless the `claims`
- * parameter names them (in this channel or in `namedElsewhere`, the other channel's names), then
- * the `claims` parameter as oidc-provider's filters left it (granted names only).
- */
+/** A channel's requests: scope claims not named in the `claims` parameter (here or `namedElsewhere`), then its granted names. */
 function requestsFor(scope: string | undefined, claims: ChannelClaims | undefined, rejected: readonly string[] = [], namedElsewhere: readonly string[] = []): ClaimRequest[] {
   const explicit = channelRequests(claims);
   const named = new Set([...explicit.map((r) => r.requested), ...namedElsewhere]);
@@ -37,46 +32,34 @@ function requestsFor(scope: string | undefined, claims: ChannelClaims | undefine
   return [...fromScope, ...explicit].filter((r) => !skip.has(r.requested));
 }
 
-/**
- * The one channel the scope claims and the `scope` claim travel in (C5): the ID token, or UserInfo
- * with `svc.stage.include-scopes-in-user-info`; the other one when the chosen one cannot carry user
- * data to `client` and the other can.
- */
+/** The channel scope claims and `scope` travel in (C5): the configured one, or the other when only it carries user data. */
 export function scopeChannel(client: Client | undefined, includeScopesInUserInfo: boolean): Channel {
   const chosen: Channel = includeScopesInUserInfo ? 'userinfo' : 'id_token';
   const other: Channel = chosen === 'userinfo' ? 'id_token' : 'userinfo';
   return client && !channelCarriesUserData(client, chosen) && channelCarriesUserData(client, other) ? other : chosen;
 }
 
-/** The access token's claim that carries the delivery consented to when it was issued. */
 const DELIVERY_TOKEN_CLAIM = 'svc_delivery';
 
-/**
- * oidc-provider's `extraTokenClaims`: an access token remembers the delivery its grant was consented
- * with, so a registration weakened later never turns it into a plaintext channel.
- */
+/** oidc-provider's `extraTokenClaims`: the delivery consented to, so a registration weakened later gets no plaintext. */
 export function deliveryTokenClaims(ctx: KoaContextWithOIDC | undefined): Record<string, string> | undefined {
   const grant = ctx?.oidc.entities.Grant;
   const consented = grant ? recordedDelivery(grant) : undefined;
   return consented ? { [DELIVERY_TOKEN_CLAIM]: deliveryText(consented) } : undefined;
 }
 
-/**
- * The `verified_claims` answer of a channel: only on a channel encrypted to the client, only what
- * the grant records consent for, each element only when its filters are satisfied.
- */
+/** A channel's `verified_claims` answer: only encrypted to the client, only what the grant records consent for. */
 async function verifiedClaimsFor(ctx: KoaContextWithOIDC, registry: ClaimRegistry, accountId: string, channel: Channel, claims: ChannelClaims | undefined): Promise<unknown> {
   const requests = verifiedRequestsOf(claims);
-  const client = ctx.oidc.client;
-  const grant = ctx.oidc.entities.Grant;
+  const { client, entities: { Grant: grant } } = ctx.oidc;
   if (requests.length === 0 || !client || !grant || channelMode(client, channel) !== 'encrypted') return undefined;
   return answerVerified(requests, await registry.resolveVerified(accountId), new Set(grant.getOIDCClaims()));
 }
 
 /**
  * oidc-provider's `findAccount`: an account exists while its authenticator says so; its claims come
- * from the claim modules, and leave only on a channel encrypted to the client's key (C4), in the
- * form the person consented to, each claim once (C5); `verified_claims` as Identity Assurance asks.
+ * from the claim modules and leave only on a channel that may carry them (C4), in the delivery the
+ * person consented to, each claim once (C5).
  */
 export function createFindAccount(options: AccountOptions): FindAccount {
   const { authenticator, registry, includeScopesInUserInfo, valueMac } = options;

@@ -5,21 +5,14 @@
  * constant time.
  */
 export interface Authenticator {
-  /**
-   * Checks a login/password pair.
-   * @returns the stable account id (the `sub`), or `undefined` when the pair is not valid.
-   */
+  /** The stable account id (the `sub`) of a login/password pair, or `undefined` when it is not valid. */
   authenticate(login: string, password: string): Promise<string | undefined>;
-  /**
-   * Tells whether an account id still exists (sessions of deleted accounts end).
-   */
+  /** Whether an account id still exists (sessions of deleted accounts end). */
   exists(accountId: string): Promise<boolean>;
   /**
-   * How this authenticator tells logins apart: two logins with the same canonical form must be one
-   * account. The sign-in throttle counts failures, device cookies and successes per canonical form,
-   * so one person has one budget however her login is spelled, and one account's success never
-   * forgets another's failures. Default: Unicode NFKC, trimmed, lower case. An authenticator that
-   * tells `Erika` from `erika` must supply its own (for example the login as it is).
+   * How logins are told apart: logins with one canonical form must be one account (the sign-in
+   * throttle counts per canonical form). Default: Unicode NFKC, trimmed, lower case; an
+   * authenticator that tells `Erika` from `erika` must supply its own.
    */
   canonicalLogin?(login: string): string;
 }

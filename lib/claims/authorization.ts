@@ -13,10 +13,9 @@ import type { ClaimValueMac } from './value-mac.js';
 import { parseVerifiedClaims, storedVerified, VERIFIED_CLAIMS } from './verified-request.js';
 
 /**
- * Checks a `claims` parameter (`text` as sent, `claims` as parsed) and returns its stored form:
- * the budget first (size, then concrete names counted, not expanded), then every member (C5),
- * essential claims the client cannot receive (C4), and `verified_claims` (Identity Assurance; only
- * on a channel encrypted to the client); expansions are taken from one budget per request.
+ * Checks a `claims` parameter (`text` as sent, `claims` as parsed) and returns its stored form: the
+ * budget first, then every member (C5), essential claims the client cannot receive (C4), and
+ * `verified_claims` (only on a channel encrypted to the client).
  * @throws `invalid_request` naming the limit or the member at fault.
  */
 export function rewriteClaimsParameter(
@@ -54,12 +53,7 @@ export function rewriteClaimsParameter(
   return rewritten;
 }
 
-/**
- * oidc-provider's `features.claimsParameter.assertClaimsParameter`: checks the `claims` parameter
- * within its budget and replaces it with its stored form ({@link rewriteClaimsParameter}). Runs
- * after the client and `redirect_uri` are validated, so its `invalid_request` is redirected to the
- * client with `state`, and before anything of the request is stored.
- */
+/** `features.claimsParameter.assertClaimsParameter`: replaces the parameter with its stored form (errors redirect with `state`). */
 export function claimsParameterAssertion(registry: ClaimRegistry, mac: ClaimValueMac) {
   return async (ctx: KoaContextWithOIDC, claims: ClaimsParameter, client: Client): Promise<void> => {
     const params = ctx.oidc.params;
@@ -70,12 +64,8 @@ export function claimsParameterAssertion(registry: ClaimRegistry, mac: ClaimValu
 }
 
 /**
- * The `scope` parameter check (an `extraParams` validator, so it runs on every authorization and
- * pushed authorization request): `openid` is required (C3); scopes the deployment does not offer
- * (unknown ones, and those whose claims the modules do not all provide, see `scopeOffer`) are
- * ignored, as oidc-provider ignores every scope outside `scopes_supported`; every claim of an offered
- * scope must be provided by a claim module (C5; true by construction, checked again here); then the
- * whole request's stored size ({@link assertStoredRequestSize}).
+ * The `scope` check (an `extraParams` validator): `openid` is required (C3), scopes not offered are
+ * ignored, an offered scope's claims must have modules (C5), then {@link assertStoredRequestSize}.
  */
 export function scopeAssertion(registry: ClaimRegistry) {
   const offered = offeredScopes(registry);

@@ -4,30 +4,19 @@ import { ClaimSyntaxError } from '../errors.js';
 import { countClaimNames, isSvcClaimName, parseClaimName, type ClaimNameTree } from './syntax.js';
 import { countVerifiedClaims, VERIFIED_CLAIMS } from './verified-request.js';
 
-/**
- * The budget of one `claims` parameter (C5): what a relying party may make the provider parse,
- * expand, resolve and store for one authorization request.
- */
-export const CLAIMS_BUDGET = {
-  /** Concrete claim names after expansion, summed over every name of `id_token` and `userinfo`. */
-  maxNames: 256,
-  /** Bytes of the (URL-decoded) `claims` parameter value, UTF-8. */
-  maxBytes: 8192,
-} as const;
+/** The budget of one `claims` parameter (C5): concrete names over both channels, UTF-8 bytes of its value. */
+export const CLAIMS_BUDGET = { maxNames: 256, maxBytes: 8192 } as const;
 
 /** The two members of the `claims` parameter, in the order they are checked. */
 export const CLAIMS_CHANNELS = ['userinfo', 'id_token'] as const;
 
-/** One member of a channel, decoded once: svc.* names parsed, their expansions counted. */
+/** One member of a channel, decoded once: svc.* names parsed (or their error kept), their expansions counted. */
 export interface DecodedMember {
   name: string;
-  /** The member's value as the relying party sent it (`null`, an object, or anything else). */
+  /** The member's value as the relying party sent it. */
   spec: unknown;
-  /** The parse of an svc.* name. */
   tree?: ClaimNameTree;
-  /** Why an svc.* name is malformed; reported when the member is validated, in member order. */
   syntaxError?: ClaimSyntaxError;
-  /** Concrete names the member stands for (1 for a plain or malformed name; `verified_claims`: its claims and evidence). */
   count: number;
 }
 
@@ -47,10 +36,8 @@ function decodeMember(name: string, spec: unknown): DecodedMember {
 }
 
 /**
- * Decodes a `claims` parameter (already parsed from `text` by oidc-provider) within its budget,
- * before anything is expanded or stored: first its size, then the concrete names its members stand
- * for, counted from the parse without materialising them. Each svc.* name is parsed once here
- * (at most 1024 characters each, linear work), and malformed names are kept for validation.
+ * Decodes a `claims` parameter (parsed from `text` by oidc-provider) within its budget, before
+ * anything is expanded or stored: its size, then its concrete names, counted without materialising.
  * @throws `invalid_request` naming the limit the parameter exceeds.
  */
 export function decodeClaimsParameter(text: string, claims: Readonly<Record<string, unknown>>): DecodedClaims {

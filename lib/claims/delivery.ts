@@ -6,11 +6,8 @@ import { channelMode, type Channel } from './privacy.js';
 export type Delivery = Record<Channel, ReturnType<typeof channelMode>>;
 
 const CHANNELS: readonly Channel[] = ['id_token', 'userinfo'];
-/*
- * A grant keeps no fields of ours, so the delivery a person consented to rides among the grant's
- * OIDC claim names, under a prefix no claim can have (claim names are checked against the modules
- * before oidc-provider sees them): `svc:delivery:id_token=encrypted`.
- */
+// A grant keeps no fields of ours, so the delivery consented to rides among its OIDC claim names,
+// under a prefix no claim can have: `svc:delivery:id_token=encrypted`.
 const PREFIX = 'svc:delivery:';
 
 /** The delivery `client`'s registration has now. */
@@ -44,11 +41,7 @@ export function recordDelivery(grant: Grant, delivery: Delivery): void {
   grant.addOIDCClaims(CHANNELS.map((channel) => `${PREFIX}${channel}=${delivery[channel]}`));
 }
 
-/**
- * True when `now` delivers in a weaker form than `consented` (or nothing was recorded): a channel
- * that was encrypted and no longer is, or an opt-out (`allow_unencrypted_userinfo`) that was not
- * there. Adding encryption is never weaker.
- */
+/** True when `now` drops an encryption or adds an opt-out `consented` lacks (or nothing was recorded). */
 export function weakerThanConsented(now: Delivery, consented: Delivery | undefined): boolean {
   if (!consented) return true;
   return CHANNELS.some((channel) => (consented[channel] === 'encrypted' && now[channel] !== 'encrypted') || (now[channel] === 'unencrypted' && consented[channel] !== 'unencrypted'));

@@ -31,10 +31,7 @@ function describeClaim(name: string): string {
 
 const list = (items: readonly string[]): string => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
 
-/**
- * A `verified_claims` request element in plain words: which data, that it comes with the proof it
- * was checked, and which details of that check the application receives.
- */
+/** A `verified_claims` request element in plain words: which data, and which details of its check. */
 function describeVerified(request: VerifiedRequest): string {
   const claims = list(Object.keys(request.claims).map((c) => (STANDARD[c] ?? c).replace(/^your /, '')));
   const details: string[] = [];
@@ -51,38 +48,29 @@ function describeRequested(request: ClaimRequest): string {
   return `one of: ${request.alternatives.map(describeClaim).join('; ')}`;
 }
 
-/** One thing a request asks for, in plain words. */
+/** One thing a request asks for, in plain words, and the channels it travels in. */
 export interface RequestedItem {
   text: string;
   essential: boolean;
-  /** The channels it travels in (C5: a scope's claims in one, a `claims` parameter member where named). */
   channels: Channel[];
 }
 
-/**
- * What an authorization request asks for, in plain words, each with whether it is essential and
- * where it travels: a scope's claims in `scopeChannel`, unless the `claims` parameter names them,
- * which sends them where it names them.
- */
+/** What a request asks for, in plain words: scope claims in `scopeChannel` unless the `claims` parameter names them. */
 export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel): RequestedItem[] {
   const items = new Map<string, RequestedItem>();
   let parsed: Record<string, unknown> = {};
   try {
     parsed = claimsParameter ? (JSON.parse(claimsParameter) as Record<string, unknown>) : {};
   } catch {
-    parsed = {};
+    // An unreadable parameter asks for nothing beyond the scope.
   }
   const explicit = new Map<string, { request: ClaimRequest; channels: Channel[] }>();
+  const verified: RequestedItem[] = [];
   for (const channel of ['id_token', 'userinfo'] as const) {
     for (const request of channelRequests(parsed[channel] as ChannelClaims | undefined)) {
       const known = explicit.get(request.requested);
       explicit.set(request.requested, { request: { ...request, essential: request.essential || (known?.request.essential ?? false) }, channels: [...(known?.channels ?? []), channel] });
     }
-  }
-  for (const claim of claimsForScope(scope)) if (!explicit.has(claim)) items.set(claim, { text: describeClaim(claim), essential: false, channels: [scopeChannel] });
-  for (const [name, { request, channels }] of explicit) items.set(name, { text: describeRequested(request), essential: request.essential, channels });
-  const verified: RequestedItem[] = [];
-  for (const channel of ['id_token', 'userinfo'] as const) {
     for (const request of verifiedRequestsOf(parsed[channel])) {
       const text = describeVerified(request);
       const known = verified.find((v) => v.text === text);
@@ -90,5 +78,7 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
       else verified.push({ text, essential: false, channels: [channel] });
     }
   }
+  for (const claim of claimsForScope(scope)) if (!explicit.has(claim)) items.set(claim, { text: describeClaim(claim), essential: false, channels: [scopeChannel] });
+  for (const [name, { request, channels }] of explicit) items.set(name, { text: describeRequested(request), essential: request.essential, channels });
   return [...items.values(), ...verified];
 }

@@ -11,16 +11,10 @@ import { verifiedGrantNamesOf } from './verified-request.js';
 /** The prompt (after `consent`) whose interaction our pages end with `access_denied`. */
 export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 
-/** The consent reason for a grant that does not cover how the client's registration now delivers data. */
 const DELIVERY_REASON = 'delivery_not_consented';
-
-/** The consent reason for a grant that does not record every verified claim and detail requested. */
 const VERIFIED_REASON = 'verified_claims_not_consented';
 
-/**
- * The essential claims of this authorization request the signed-in account cannot satisfy: both
- * channels resolved together, with one call per claim module.
- */
+/** The essential claims of this request the account cannot satisfy (both channels resolved together). */
 export async function missingEssentialClaims(registry: ClaimRegistry, values: ValueMatcher, accountId: string, claims: Record<string, unknown> | undefined): Promise<string[]> {
   const requests = ['userinfo', 'id_token'].flatMap((channel) => channelRequests(claims?.[channel] as ChannelClaims | undefined).filter((r) => r.essential));
   if (requests.length === 0) return [];
@@ -28,34 +22,27 @@ export async function missingEssentialClaims(registry: ClaimRegistry, values: Va
 }
 
 /**
- * oidc-provider's interaction policy, consent first (C8):
- * - `consent` gains a check that the grant records the delivery the client's registration now has,
- *   and that it is not weaker than consented (encryption dropped, an opt-out added), and one that it
- *   records each verified claim and verification detail requested (not `verified_claims` as one name);
- * - a prompt of its own after `consent`, not requestable, ends the authorization with
- *   `access_denied` when an essential claim cannot be satisfied (C5). oidc-provider runs a prompt's
- *   checks only once every earlier prompt is satisfied, so the claim modules are asked only after
- *   the person has consented to this client; with `prompt=none` and no covering grant the answer is
- *   `consent_required` whatever she holds. The prompt's details stay empty: no missing name is
- *   stored in the interaction.
+ * oidc-provider's interaction policy, consent first (C8): `consent` also asks when the grant's
+ * delivery is missing or weaker than the registration's now, or a verified claim or detail is not
+ * granted; a prompt of our own after it ends with `access_denied` when an essential claim cannot be
+ * satisfied (C5). Later prompts run only once consent is given, so the modules are never asked
+ * before; the prompt's details stay empty, so no missing name is stored.
  */
 export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValueMac): interactionPolicy.Prompt[] {
+  const prompt = (needed: boolean): boolean => (needed ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT);
   const policy = interactionPolicy.base();
   const consent = policy.get('consent');
   if (!consent) throw new TypeError('oidc-provider interaction policy has no consent prompt');
   consent.checks.add(
     new interactionPolicy.Check(DELIVERY_REASON, 'the grant does not cover how the client receives user data', 'consent_required', (ctx: KoaContextWithOIDC) => {
       const { client, grant } = ctx.oidc;
-      if (!client || !grant) return interactionPolicy.Check.REQUEST_PROMPT;
-      return weakerThanConsented(deliveryOf(client), recordedDelivery(grant)) ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT;
+      return prompt(!client || !grant || weakerThanConsented(deliveryOf(client), recordedDelivery(grant)));
     }),
   );
   consent.checks.add(
     new interactionPolicy.Check(VERIFIED_REASON, 'the grant does not cover every verified claim requested', 'consent_required', (ctx: KoaContextWithOIDC) => {
-      const needed = verifiedGrantNamesOf(ctx.oidc.claims);
-      if (needed.length === 0) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
       const granted = new Set(ctx.oidc.grant?.getOIDCClaims() ?? []);
-      return needed.every((n) => granted.has(n)) ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT;
+      return prompt(!verifiedGrantNamesOf(ctx.oidc.claims).every((n) => granted.has(n)));
     }),
   );
   policy.add(
@@ -66,7 +53,7 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
         const client = ctx.oidc.client;
         if (!accountId || !client) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
         const missing = await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, ctx.oidc.claims as Record<string, unknown> | undefined);
-        return missing.length > 0 ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT;
+        return prompt(missing.length > 0);
       }),
     ),
   );

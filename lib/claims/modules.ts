@@ -1,31 +1,19 @@
 import { expandClaimName, isSvcClaimName } from './syntax.js';
 import { mergeOffers, type VerifiedClaimsProvider, type VerifiedOffer, type VerifiedRecord } from './verified.js';
 
-/**
- * A claim module: the source of some claims (C5). It declares which claim names it provides and
- * resolves their values for an account. Values it does not return are claims the user lacks.
- *
- * Patterns: a `*` stands for exactly one segment (`svc.ver.*.l2`); a trailing `**` for one or more
- * (`svc.ver.idcard.**`).
- */
+/** A claim module: the source of some claims (C5). */
 export interface ClaimModule {
   /** A stable name, used in logs and errors (never a claim value). */
   readonly name: string;
-  /** Claim names or patterns this module provides. */
+  /** Claim names or patterns: `*` stands for one segment (`svc.ver.*.l2`), a trailing `**` for one or more. */
   readonly provides: readonly string[];
-  /**
-   * Resolves values for `accountId`. `claims` are concrete names this module provides; return the
-   * values the user has (objects allowed), and leave out the ones they lack. May be async.
-   */
+  /** The values `accountId` has of `claims` (concrete names this module provides); leave out those she lacks. */
   resolve(accountId: string, claims: readonly string[]): Promise<Record<string, unknown>> | Record<string, unknown>;
-  /**
-   * Verified data with its verification metadata, requested through `verified_claims`
-   * (OpenID Connect for Identity Assurance). Optional.
-   */
+  /** Verified data with its verification metadata, for `verified_claims` (Identity Assurance). */
   readonly verified?: VerifiedClaimsProvider;
 }
 
-/** Datasets, levels and procedures the service knows (used to list concrete names in discovery). */
+/** Datasets, levels and procedures the service knows (to list concrete names in discovery). */
 const SVC_VOCABULARY = {
   datasets: ['mobile', 'email', 'idcard', 'driverslicense'],
   levels: ['l0', 'l2', 'l3'],
@@ -42,16 +30,9 @@ function patternToRegExp(pattern: string): RegExp {
 
 /** Concrete svc.* names from the known vocabulary (for patterns in discovery). */
 function vocabularyNames(): string[] {
-  const names: string[] = [];
-  for (const family of ['ver', 'auth']) {
-    for (const d of SVC_VOCABULARY.datasets) {
-      for (const l of SVC_VOCABULARY.levels) {
-        names.push(`svc.${family}.${d}.${l}`);
-        for (const p of SVC_VOCABULARY.procedures) names.push(`svc.${family}.${d}.${l}.${p}`);
-      }
-    }
-  }
-  return names;
+  const { datasets, levels, procedures } = SVC_VOCABULARY;
+  const stems = ['ver', 'auth'].flatMap((f) => datasets.flatMap((d) => levels.map((l) => `svc.${f}.${d}.${l}`)));
+  return stems.flatMap((stem) => [stem, ...procedures.map((p) => `${stem}.${p}`)]);
 }
 
 /** The registered claim modules: which module provides a claim, and what is supported overall. */
@@ -70,13 +51,9 @@ export class ClaimRegistry {
       for (const entry of provides) {
         if (typeof entry !== 'string') throw new TypeError(`claimModules[${i}] (${module.name}): provides must list claim names (strings)`);
         if (entry.includes('*')) patterns.push(patternToRegExp(entry));
-        else {
-          if (isSvcClaimName(entry)) {
-            const expanded = expandClaimName(entry);
-            if (expanded.length !== 1) throw new TypeError(`claimModules[${i}] (${module.name}): provides ${entry}, which has alternatives; list concrete names`);
-          }
-          exact.add(entry);
-        }
+        else if (isSvcClaimName(entry) && expandClaimName(entry).length !== 1) {
+          throw new TypeError(`claimModules[${i}] (${module.name}): provides ${entry}, which has alternatives; list concrete names`);
+        } else exact.add(entry);
       }
       if (module.verified !== undefined && (typeof module.verified.resolve !== 'function' || typeof module.verified.offer !== 'object' || module.verified.offer === null)) {
         throw new TypeError(`claimModules[${i}] (${module.name}): verified must have an offer and a resolve function`);

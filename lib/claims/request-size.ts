@@ -1,19 +1,9 @@
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
 
-/**
- * Bytes the parameters of one authorization request may take once stored (JSON, UTF-8, after the
- * `claims` parameter is replaced by its stored form). With the session and prompt details an
- * interaction record then stays within 16 KiB (C5), whatever the claim modules provide and whatever
- * `state`, `nonce` or `login_hint` a relying party sends.
- */
+/** Bytes one authorization request's parameters may store (JSON, UTF-8), so an interaction stays within 16 KiB (C5). */
 export const STORED_PARAMETERS_MAX_BYTES = 14 * 1024;
 
-/**
- * Refuses an authorization (or pushed authorization) request whose parameters would store more than
- * {@link STORED_PARAMETERS_MAX_BYTES}, with `invalid_request` naming the size and the limit. Runs
- * among oidc-provider's `extraParams` checks: after the client, `redirect_uri` and the `claims`
- * parameter are checked (its stored form is measured, not its text) and before anything is stored.
- */
+/** Refuses an authorization or PAR request whose parameters would store more than {@link STORED_PARAMETERS_MAX_BYTES}. */
 export function assertStoredRequestSize(ctx: KoaContextWithOIDC): void {
   const params = ctx.oidc.params;
   if (!params) return;

@@ -6,27 +6,18 @@ import { PROTOCOL_CLAIMS } from './scopes.js';
 import { expandClaimTree, type ExpansionBudget } from './syntax.js';
 import type { ValueMatcher } from './value-mac.js';
 
-/** One requested claim, as our resolver sees it. */
+/** One requested claim; `valueMac` is the keyed MAC of a requested value, never stored itself (C5, C10). */
 export interface ClaimRequest {
-  /** The name as the relying party wrote it (may hold alternatives). */
   requested: string;
-  /** Concrete names to try, in written order. */
   alternatives: string[];
   essential: boolean;
-  /**
-   * When the relying party asked for a particular value: its keyed MAC ({@link ValueMatcher}).
-   * The value itself is never stored (C5, C10); delivered values are compared by MAC.
-   */
   valueMac?: string;
 }
 
 /** The members of one channel of the `claims` parameter (`userinfo` or `id_token`). */
 export type ChannelClaims = Record<string, unknown>;
 
-/**
- * Claims oidc-provider itself asks for or that carry no user data, and `verified_claims` (answered
- * from its own requests, see verified-request.ts); never resolved by modules as names.
- */
+/** Names modules never resolve: protocol claims, and `verified_claims` (answered from its own requests). */
 export const NOT_RESOLVED: ReadonlySet<string> = new Set([...PROTOCOL_CLAIMS, 'acr', 'amr', 'azp', 'sid', 'verified_claims']);
 
 /** A JSON object (not null, not an array). */
@@ -35,11 +26,7 @@ export const isObject = (v: unknown): v is Record<string, unknown> => typeof v =
 /** How deep a requested `value` may nest arrays and objects (C5); deeper is `invalid_request`. */
 export const MAX_VALUE_DEPTH = 16;
 
-/**
- * Nesting depth of a JSON value (a scalar is 0), measured without recursion and stopping as soon as
- * it passes {@link MAX_VALUE_DEPTH}, so a value thousands of levels deep costs nothing and never
- * reaches the recursive canonical JSON of the value MAC.
- */
+/** Nesting depth of a JSON value, without recursion and stopping past {@link MAX_VALUE_DEPTH} (hostile input). */
 function nestingDepth(value: unknown): number {
   let deepest = 0;
   const pending: [unknown, number][] = [[value, 0]];
@@ -55,10 +42,8 @@ function nestingDepth(value: unknown): number {
 }
 
 /**
- * Validates one decoded channel of the `claims` parameter (C5) and returns its requests, in
- * member order. Expansions are taken from `budget`, which the request's name count already fits.
- * @throws `invalid_request` for `values`, aggregated/distributed claims, malformed svc.* names,
- * a non-boolean `essential`, and claims no module provides.
+ * Validates one decoded channel of the `claims` parameter (C5); returns its requests in member order.
+ * @throws `invalid_request` naming the member at fault.
  */
 export function validateChannel(
   channel: string,
@@ -69,16 +54,15 @@ export function validateChannel(
 ): ClaimRequest[] {
   const requests: ClaimRequest[] = [];
   for (const { name, spec, tree, syntaxError } of members) {
+    const bad = (fault: string): errors.InvalidRequest => new errors.InvalidRequest(`claims.${channel}.${name}${fault}`);
     if (name === '_claim_names' || name === '_claim_sources') {
       throw new errors.InvalidRequest(`claims.${channel}: aggregated and distributed claims are not supported`);
     }
-    if (spec !== null && !isObject(spec)) throw new errors.InvalidRequest(`claims.${channel}.${name} must be null or an object`);
+    if (spec !== null && !isObject(spec)) throw bad(' must be null or an object');
     if (isObject(spec)) {
-      if ('values' in spec) throw new errors.InvalidRequest(`claims.${channel}.${name}: the values member is not supported (request one value with value)`);
-      if (spec.essential !== undefined && typeof spec.essential !== 'boolean') throw new errors.InvalidRequest(`claims.${channel}.${name}: essential must be true or false`);
-      if ('value' in spec && nestingDepth(spec.value) > MAX_VALUE_DEPTH) {
-        throw new errors.InvalidRequest(`claims.${channel}.${name}: value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
-      }
+      if ('values' in spec) throw bad(': the values member is not supported (request one value with value)');
+      if (spec.essential !== undefined && typeof spec.essential !== 'boolean') throw bad(': essential must be true or false');
+      if ('value' in spec && nestingDepth(spec.value) > MAX_VALUE_DEPTH) throw bad(`: value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
     }
     if (NOT_RESOLVED.has(name)) continue;
     if (syntaxError) throw new errors.InvalidRequest(syntaxError.message);

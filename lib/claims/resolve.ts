@@ -2,20 +2,13 @@ import type { ClaimRegistry } from './modules.js';
 import type { ClaimRequest } from './request.js';
 import type { ValueMatcher } from './value-mac.js';
 
-/** What resolution produced for one account. */
+/** What resolution produced for one account: values under their concrete names, essential names unsatisfied. */
 export interface Resolution {
-  /** Delivered claims under their concrete names. */
   values: Record<string, unknown>;
-  /** Requested names that were essential and not satisfied. */
   missingEssential: string[];
 }
 
-/**
- * Resolves requests for an account with one call per claim module: for each request the first
- * satisfied alternative in written order is delivered under its concrete name; a request with
- * `value` is satisfied only by that value (compared by its keyed MAC); unsatisfied requests are
- * omitted, or listed in `missingEssential` when essential.
- */
+/** Resolves requests, one call per module: each gets its first satisfied alternative (a `value` compared by MAC). */
 export async function resolveRequests(registry: ClaimRegistry, accountId: string, requests: readonly ClaimRequest[], values: ValueMatcher): Promise<Resolution> {
   const available = await registry.resolve(accountId, requests.flatMap((r) => r.alternatives));
   const delivered: Record<string, unknown> = {};

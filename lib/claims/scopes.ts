@@ -1,7 +1,4 @@
-/**
- * The fixed scope map (C5). Scopes are not configurable: relying parties and operators rely on a
- * scope meaning the same thing on every deployment.
- */
+/** The fixed scope map (C5): not configurable, so a scope means the same thing on every deployment. */
 export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   openid: ['sub'],
   profile: ['name', 'given_name', 'family_name', 'birthdate'],

@@ -2,24 +2,18 @@ import type { DecodedMember } from './budget.js';
 import { isObject, NOT_RESOLVED, type ChannelClaims, type ClaimRequest } from './request.js';
 import { expandClaimName, hasAlternatives } from './syntax.js';
 
-/**
- * The stored form of one channel of the `claims` parameter: what the interaction, the code and the
- * access token keep. Only members we wrote survive; a relying party cannot smuggle any in.
- *
- * - Every requested member, in written order, as `null` or `{"essential": true, "svc_mac": …}`:
- *   `svc_mac` is the keyed MAC of a requested `value` (never the value, never an unkeyed hash);
- *   a `value` asked for a protocol claim (`sub`, `acr`, …) and every other member the relying
- *   party sent are dropped.
- * - After them, each deliverable concrete alternative of the bracketed members (a name in
- *   oidc-provider's `claims_supported`, not requested by its own name in the channel), as
- *   `{"svc_of": [mark, …]}`, one mark per bracketed member it stands in: `[g, i]` is alternative
- *   `i` (in written order) of bracketed member `g` (0-based, counting bracketed members). When
- *   that member asked for a value, its first mark carries the MAC (`[g, 0, mac]`) and the others
- *   say so (`[g, i, 1]`); the bracketed member itself then keeps `svc_mac` only when it has no
- *   deliverable alternative. oidc-provider asks consent for the marked names and lets them
- *   through its claim filters; the bracketed name, which it never grants, is dropped by those
- *   filters before delivery, so there the groups are rebuilt from the marks alone. Alternatives
- *   oidc-provider cannot deliver are not stored: its filters would drop them anyway.
+/*
+ * The stored form of one channel of the `claims` parameter (what the interaction, the code and the
+ * access token keep); only members we wrote survive.
+ * - Every requested member, in written order, as `null` or `{"essential": true, "svc_mac": …}`,
+ *   `svc_mac` being the keyed MAC of a requested `value`; every other member is dropped, and so is
+ *   a `value` asked for a protocol claim.
+ * - Then each deliverable concrete alternative of the bracketed members (in `claims_supported`, not
+ *   requested by its own name) as `{"svc_of": [mark, …]}`: `[g, i]` is alternative `i` of bracketed
+ *   member `g` (both 0-based, in written order). A member that asked for a value puts the MAC in its
+ *   first mark (`[g, 0, mac]`) and `1` in the others, and keeps `svc_mac` itself only when it has no
+ *   deliverable alternative. oidc-provider's claim filters drop the bracketed name (never granted)
+ *   before delivery, so there the groups are rebuilt from the marks alone.
  */
 const STORED_MEMBERS = { mac: 'svc_mac', alternativeOf: 'svc_of' } as const;
 
@@ -37,22 +31,15 @@ function isMarked(spec: unknown): spec is Record<string, Mark[]> {
   return isObject(spec) && Array.isArray(spec[STORED_MEMBERS.alternativeOf]);
 }
 
-/**
- * The stored form of a validated channel: `members` as decoded, `requests` as validated from them.
- * `deliverable` is oidc-provider's `claims_supported`.
- */
-export function storedForm(
-  members: readonly DecodedMember[],
-  requests: readonly ClaimRequest[],
-  deliverable: ReadonlySet<string>,
-): ChannelClaims {
+/** The stored form of a validated channel; `deliverable` is oidc-provider's `claims_supported`. */
+export function storedForm(members: readonly DecodedMember[], requests: readonly ClaimRequest[], deliverable: ReadonlySet<string>): ChannelClaims {
   const out: ChannelClaims = {};
   const byName = new Map(requests.map((r) => [r.requested, r]));
   const explicit = new Set(members.map((m) => m.name).filter((name) => !hasAlternatives(name)));
   for (const { name, spec } of members) {
     const request = byName.get(name);
-    // Protocol claims have no request (never resolved here): a value asked for one (e.g. `sub`) is
-    // dropped, as nothing compares it (oidc-provider must not see it in clear either).
+    // Protocol claims have no request: a value asked for one (e.g. `sub`) is dropped, as nothing
+    // compares it (and oidc-provider must not see it in clear).
     let valueMac = request?.valueMac;
     if (request && hasAlternatives(name) && request.alternatives.some((a) => deliverable.has(a) && !explicit.has(a))) valueMac = undefined;
     out[name] = storedSpec(spec, valueMac);
@@ -105,11 +92,9 @@ function settle(groups: Map<number, GroupEntry>): void {
 const cache = new WeakMap<object, ClaimRequest[]>();
 
 /**
- * Reads one channel of a stored claims request back into requests, in order; decoded once per
- * object. With its bracketed members (as stored: the essential check, the consent page) a group
- * is the bracketed name with all its alternatives; without them (after oidc-provider's claim
- * filters: delivery) it is rebuilt from the marks of the concrete names that passed, in written
- * order. Unknown shapes are skipped (never delivered).
+ * Reads one channel of a stored claims request back into requests, in order, once per object. A
+ * group is its bracketed name when present (as stored), else rebuilt from the marks of the concrete
+ * names that passed oidc-provider's claim filters (delivery). Unknown shapes are skipped.
  */
 export function channelRequests(claims: ChannelClaims | undefined): ClaimRequest[] {
   if (!claims) return [];
@@ -132,8 +117,7 @@ export function channelRequests(claims: ChannelClaims | undefined): ClaimRequest
       out.push({ requested: name, alternatives: [name], essential, ...valueMac });
       continue;
     }
-    const g = group;
-    group += 1;
+    const g = group++;
     let alternatives: string[];
     try {
       alternatives = expandClaimName(name);

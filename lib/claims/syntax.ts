@@ -1,9 +1,7 @@
 import { ClaimSyntaxError } from '../errors.js';
-/**
- * The svc.* claim syntax (C5): `svc.ver.<path>` and `svc.auth.<path>`, where below `ver`/`auth`
- * any segment, or a whole sub-path, may be a bracketed, comma-separated, nestable list of
- * alternatives. Pure: no I/O.
- */
+
+// The svc.* claim syntax (C5): `svc.ver.<path>` and `svc.auth.<path>`, where any segment below
+// `ver`/`auth`, or a whole sub-path, may be a bracketed, comma-separated, nestable list of alternatives.
 
 /** Limits of the syntax (C5). */
 export const CLAIM_SYNTAX_LIMITS = { maxLength: 1024, maxDepth: 8, maxExpansions: 256 } as const;
@@ -19,7 +17,6 @@ export type ItemNode = { kind: 'segment'; value: string } | { kind: 'alternative
 
 /** A parsed svc.* claim name. */
 export interface ClaimNameTree {
-  /** `ver` (verification claims) or `auth` (authentication claims). */
   family: 'ver' | 'auth';
   path: PathNode;
 }
@@ -27,9 +24,7 @@ export interface ClaimNameTree {
 const SEGMENT = /[a-z0-9_-]/;
 
 /** True for names in the svc.* namespace (which must follow this syntax). */
-export function isSvcClaimName(name: string): boolean {
-  return name === 'svc' || name.startsWith('svc.');
-}
+export const isSvcClaimName = (name: string): boolean => name === 'svc' || name.startsWith('svc.');
 
 class Parser {
   private pos = 0;
@@ -43,10 +38,7 @@ class Parser {
   parse(): ClaimNameTree {
     if (this.text.length > CLAIM_SYNTAX_LIMITS.maxLength) this.fail(`longer than ${CLAIM_SYNTAX_LIMITS.maxLength} characters`, CLAIM_SYNTAX_LIMITS.maxLength);
     const match = /^svc\.(ver|auth)\./.exec(this.text);
-    if (!match) {
-      const at = this.text.startsWith('svc.') ? 4 : 0;
-      this.fail('svc claim names start with svc.ver. or svc.auth.', at);
-    }
+    if (!match) this.fail('svc claim names start with svc.ver. or svc.auth.', this.text.startsWith('svc.') ? 4 : 0);
     this.pos = match[0].length;
     const path = this.path(0);
     if (this.pos < this.text.length) this.fail(this.text[this.pos] === ']' ? 'unbalanced ]' : `unexpected ${JSON.stringify(this.text[this.pos])}`);
@@ -101,13 +93,8 @@ class Parser {
   }
 }
 
-/**
- * How many concrete names a parsed name stands for, counted without materialising them. The count
- * saturates just above the per-name limit (`maxExpansions + 1`), so deep products stay cheap.
- */
-export function countClaimNames(tree: ClaimNameTree): number {
-  return countPath(tree.path);
-}
+/** The concrete names a tree stands for, counted, saturating at `maxExpansions + 1` so deep products stay cheap. */
+export const countClaimNames = (tree: ClaimNameTree): number => countPath(tree.path);
 
 const SATURATED = CLAIM_SYNTAX_LIMITS.maxExpansions + 1;
 
@@ -132,18 +119,11 @@ export function parseClaimName(name: string): ClaimNameTree {
   return tree;
 }
 
-/**
- * Counts the concrete names an expansion materialises, and stops it at a limit: the second line
- * of the claims budget (C5), behind counting. One budget is shared by every name of a request.
- */
+/** The concrete names a request may materialise (C5, behind counting), shared by all its names. */
 export class ExpansionBudget {
-  /** Concrete names materialised so far. */
   materialized = 0;
 
-  constructor(
-    /** How many concrete names may be materialised in all. */
-    readonly limit: number,
-  ) {}
+  constructor(readonly limit: number) {}
 
   /** Takes `count` names from the budget. @throws RangeError, taking nothing, when they do not fit. */
   take(count: number): void {
@@ -163,13 +143,9 @@ function expandPath(path: PathNode): string[] {
   return acc;
 }
 
-/**
- * The concrete names of a tree from {@link parseClaimName}, in written order. Each name is taken
- * from `budget` when one is given, so a request never materialises more than its budget.
- */
+/** The concrete names of a tree, in written order, each taken from `budget` when one is given. */
 export function expandClaimTree(tree: ClaimNameTree, budget?: ExpansionBudget): string[] {
-  // Taken before any work: parseClaimName counted the tree (at most maxExpansions names), so no
-  // intermediate list grows beyond what the budget allowed.
+  // Taken before any work, so no intermediate list grows beyond what the budget allowed.
   const count = countClaimNames(tree);
   if (count > CLAIM_SYNTAX_LIMITS.maxExpansions) throw new RangeError(`more than ${CLAIM_SYNTAX_LIMITS.maxExpansions} alternatives`);
   budget?.take(count);
@@ -190,11 +166,7 @@ function printPath(path: PathNode): string {
 }
 
 /** Prints a tree back to its canonical text (`parseClaimName(printClaimName(t))` equals `t`). */
-export function printClaimName(tree: ClaimNameTree): string {
-  return `svc.${tree.family}.${printPath(tree.path)}`;
-}
+export const printClaimName = (tree: ClaimNameTree): string => `svc.${tree.family}.${printPath(tree.path)}`;
 
 /** True when the name contains alternatives. */
-export function hasAlternatives(name: string): boolean {
-  return name.includes('[');
-}
+export const hasAlternatives = (name: string): boolean => name.includes('[');

@@ -1,13 +1,9 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
-/** The HKDF `info` that separates the claim value key from every other use of the cookie keys. */
+/** Separates the claim value key from every other use of the cookie keys. */
 const CLAIM_VALUE_MAC_INFO = 'svc-connect claim value mac';
 
-/**
- * Bytes of HMAC-SHA-256 kept: 96 bits (16 base64url characters). The MAC only decides equality
- * under a key nobody outside the provider holds, so a false match has odds of 2^-96 per comparison
- * and cannot be searched for offline; the short form keeps the stored request small (C5).
- */
+/** 96 bits of HMAC-SHA-256 decide equality under a key only the provider holds (no offline search). */
 const MAC_BYTES = 12;
 
 function canonical(value: unknown): unknown {
@@ -27,16 +23,9 @@ export interface ValueMatcher {
 }
 
 /**
- * How a requested claim `value` (user data, C5) is kept: never itself, never as an unkeyed hash,
- * only as a keyed MAC: HMAC-SHA-256 over the JSON of `[client_id, value]` (the value in canonical
- * JSON), truncated to 96 bits, base64url. The key is derived with HKDF-SHA-256 from the provider's
- * cookie keys, which are not in the store, so a dump of the store cannot confirm a guessed value;
- * whoever holds the cookie keys can. Binding the client id keeps a dump from telling that two
- * relying parties asked for the same value.
- *
- * New MACs use the first (newest) cookie key; a stored MAC matches under any configured key, so a
- * flow pending while the keys rotate keeps working until its key is dropped from the list. After
- * that it simply does not match: the claim is treated as not having the requested value.
+ * How a requested claim `value` (C5) is kept: HMAC-SHA-256 of `[client_id, value]` (canonical JSON)
+ * under a key derived from the cookie keys, which are not in the store, so a dump confirms no guess
+ * nor that two clients asked the same. New MACs use the newest key; any configured key matches.
  */
 export class ClaimValueMac {
   private readonly keys: Buffer[];

@@ -4,7 +4,7 @@ import { asksNumbers, asksTime, isNumber, verifiedClaimGrant, verifiedDetailGran
 
 const allows = (filter: readonly string[] | undefined, value: string | undefined): boolean => filter === undefined || (value !== undefined && filter.includes(value));
 
-/** Whether `time` (ISO 8601) is at most `maxAge` seconds before `now`; any time when no `maxAge`. */
+/** Whether `time` (ISO 8601) is at most `maxAge` seconds before `now`. */
 const withinMaxAge = (maxAge: number | undefined, time: string | undefined, now: number): boolean =>
   maxAge === undefined || (time !== undefined && now - Date.parse(time) <= maxAge * 1000);
 
@@ -24,10 +24,7 @@ interface Consented {
   numbers: boolean;
 }
 
-/**
- * `held`'s `kept` member and the `named` ones, a `time` only with consent to it, a number of
- * `of` (a document or a record) only with consent to numbers; `undefined` when it holds none.
- */
+/** `held`'s `kept` and `named` members, a `time` or a number of `of` only with consent to it; `undefined` for none. */
 function pick(held: unknown, kept: string, named: readonly string[] | undefined, consented: Consented, of?: 'document' | 'record'): Record<string, unknown> | undefined {
   if (!isObject(held)) return undefined;
   const out: Record<string, unknown> = {};
@@ -39,12 +36,7 @@ function pick(held: unknown, kept: string, named: readonly string[] | undefined,
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/**
- * What of `evidence` travels: its `type`, the members `request` names, and of those only the
- * sub-members it names (`document_details.type`, `check_details[].check_method` and `record.type`
- * always); a `time` (of the evidence or of a check) and a document's or record's number only with
- * consent to them.
- */
+/** What of `evidence` travels: its `type` and what `request` names, within what was consented. */
 function project(evidence: Evidence, request: EvidenceRequest, consented: Consented): Record<string, unknown> {
   const out: Record<string, unknown> = { type: evidence.type };
   for (const member of request.members) {
@@ -63,10 +55,7 @@ function project(evidence: Evidence, request: EvidenceRequest, consented: Consen
   return out;
 }
 
-/**
- * The evidence of `record` that `requests` select, each distinct piece once however many requests
- * select it, or `undefined` when a filter finds none.
- */
+/** The evidence of `record` that `requests` select, each distinct piece once; `undefined` when a filter finds none. */
 function selectedEvidence(requests: readonly EvidenceRequest[], record: VerifiedRecord, consented: Consented, now: number): Record<string, unknown>[] | undefined {
   const held = record.verification.evidence ?? [];
   const out = new Map<string, Record<string, unknown>>();
@@ -82,11 +71,7 @@ function selectedEvidence(requests: readonly EvidenceRequest[], record: Verified
   return [...out.values()];
 }
 
-/**
- * The `verified_claims` element `request` gets from `record`, or `undefined` when a filter is not
- * satisfied or none of its claims is held and granted. Verification details travel only when asked
- * for (and granted); `trust_framework` always does.
- */
+/** The element `request` gets from `record` (details only when asked for and granted); `undefined` when unsatisfied. */
 function elementFor(request: VerifiedRequest, record: VerifiedRecord, granted: ReadonlySet<string>, now: number): Record<string, unknown> | undefined {
   const { verification } = record;
   if (!allows(request.trustFramework, verification.trust_framework)) return undefined;
@@ -110,29 +95,21 @@ function elementFor(request: VerifiedRequest, record: VerifiedRecord, granted: R
   return { verification: out, claims };
 }
 
-/**
- * The `verified_claims` answer for a channel's requests: one element per request element and held
- * record that satisfies it. An unsatisfied filter leaves the element out, essential or not (IDA);
- * `undefined` when nothing is left, an object for one element, an array for several.
- */
+/** The `verified_claims` answer: one element per satisfied request and record (IDA: unsatisfied ones left out). */
 export function answerVerified(
   requests: readonly VerifiedRequest[],
   records: readonly VerifiedRecord[],
   granted: ReadonlySet<string>,
   now = Date.now(),
 ): Record<string, unknown> | Record<string, unknown>[] | undefined {
-  const elements: Record<string, unknown>[] = [];
-  const seen = new Set<string>();
+  const distinct = new Map<string, Record<string, unknown>>();
   for (const request of requests) {
     for (const record of records) {
       const element = elementFor(request, record, granted, now);
-      if (!element) continue;
-      const key = JSON.stringify(element);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      elements.push(element);
+      if (element) distinct.set(JSON.stringify(element), element);
     }
   }
+  const elements = [...distinct.values()];
   if (elements.length === 0) return undefined;
   return elements.length === 1 ? elements[0] : elements;
 }

@@ -3,34 +3,29 @@ import { errors } from 'oidc-provider';
 import { isObject, MAX_VALUE_DEPTH } from './request.js';
 import type { VerifiedOffer } from './verified.js';
 
-/**
- * `verified_claims` requests of the `claims` parameter (OpenID Connect for Identity Assurance 1.0,
- * final): parsed once, checked against what the modules can ever provide, and kept in a stored form
- * of our own (no requested claim value is kept: `value` filters are accepted only on verification
- * metadata, which is not about the person).
+/*
+ * `verified_claims` requests (OpenID Connect for Identity Assurance 1.0): parsed once, checked
+ * against the modules' offer, and stored in a form of our own. No requested claim value is kept:
+ * `value` filters are accepted only on verification metadata, which is not about the person.
  */
 
 /** The member of a channel that carries Identity Assurance requests. */
 export const VERIFIED_CLAIMS = 'verified_claims';
 
-/** One requested piece of evidence: its filters (allowed values; absent allows any) and members. */
+/**
+ * One requested piece of evidence. Filters hold the allowed values of `type`, `document_details.type`,
+ * `check_details[].check_method` and `record.type` (absent allows any), `maxAge` bounds its `time`
+ * in seconds; `members` and the `*Members` name what to deliver besides each object's type.
+ */
 export interface EvidenceRequest {
   type?: string[];
-  /** Allowed `document_details.type` values. */
   documentType?: string[];
-  /** Allowed `check_details[].check_method` values. */
   checkMethod?: string[];
-  /** Allowed `record.type` values. */
   recordType?: string[];
-  /** The evidence's `time` is at most this many seconds old. */
   maxAge?: number;
-  /** Members to deliver besides `type` (`check_details`, `document_details`, `record`, `time`). */
   members: string[];
-  /** Members of `document_details` to deliver besides its `type` (named in the request). */
   documentMembers?: string[];
-  /** Members of each `check_details` entry to deliver besides its `check_method` (named in the request). */
   checkMembers?: string[];
-  /** Members of `record` to deliver besides its `type` (named in the request). */
   recordMembers?: string[];
 }
 
@@ -42,19 +37,16 @@ export interface VerifiedRequest {
   assuranceLevel?: { values?: string[] };
   /** Present when `time` is requested, with its `max_age` in seconds. */
   time?: { maxAge?: number };
-  /** Present when `evidence` is requested. */
   evidence?: EvidenceRequest[];
   /** The requested claims, each with whether it was marked essential (which never fails a request). */
   claims: Record<string, boolean>;
 }
 
-/** Evidence members a request may ask for (besides `type`, always delivered). */
+// The schema's members a request may name besides the evidence's `type`, a document's or record's
+// `type`, and a check's `check_method` (those always travel).
 const EVIDENCE_MEMBERS = ['check_details', 'document_details', 'record', 'time'] as const;
-/** Members of `document_details` a request may name besides `type` (the schema's). */
 const DOCUMENT_MEMBERS = ['document_number', 'personal_number', 'serial_number', 'date_of_issuance', 'date_of_expiry', 'issuer'] as const;
-/** Members of a `check_details` entry a request may name besides `check_method` (the schema's). */
 const CHECK_MEMBERS = ['organization', 'txn', 'time'] as const;
-/** Members of `record` a request may name besides `type` (the schema's). */
 const RECORD_MEMBERS = ['personal_number', 'created_at', 'date_of_expiry', 'source'] as const;
 
 /** Sub-members that identify the person's document or record: the `numbers` detail. */
@@ -63,11 +55,7 @@ const NUMBERS: Readonly<Record<'document' | 'record', readonly string[]>> = {
   record: ['personal_number'],
 };
 
-/**
- * The members of `spec` (a requested object at `path`) that `known` lists, in `known`'s order; each
- * `null` or an object without `value`/`values` (a value of a document's details is data about the
- * person, and none is kept).
- */
+/** The members of `spec` that `known` lists; none may filter by value (a document's details are about the person). */
 function named(path: string, spec: unknown, known: readonly string[]): string[] {
   if (!isObject(spec)) return [];
   const members = known.filter((m) => Object.hasOwn(spec, m));
@@ -78,19 +66,15 @@ function named(path: string, spec: unknown, known: readonly string[]): string[] 
   }
   return members;
 }
-/** At most this many values in one `values` filter. */
 const MAX_FILTER_VALUES = 32;
 /** The stored form's one member: `{"verified_claims": {"svc_vc": [VerifiedRequest, …]}}`. */
 const STORED = 'svc_vc';
 
-const bad = (path: string, fault: string): never => {
+function bad(path: string, fault: string): never {
   throw new errors.InvalidRequest(`${path}: ${fault}`);
-};
+}
 
-/**
- * Concrete claims a `verified_claims` member stands for in the claims budget: each element's claims
- * members and requested evidence, at least one per element; counted from the structure alone.
- */
+/** A `verified_claims` member's weight in the claims budget, from its structure: claims and evidence, 1 at least. */
 export function countVerifiedClaims(spec: unknown): number {
   const elements = Array.isArray(spec) ? spec : [spec];
   let count = 0;
@@ -122,7 +106,7 @@ function filterOf(path: string, spec: unknown): string[] | undefined {
     if (!Array.isArray(values) || values.length === 0 || values.length > MAX_FILTER_VALUES || !values.every((v) => typeof v === 'string')) {
       bad(path, `values must be an array of 1 to ${MAX_FILTER_VALUES} strings`);
     }
-    return [...new Set(values as string[])];
+    return [...new Set(values)];
   }
   return undefined;
 }
@@ -130,10 +114,7 @@ function filterOf(path: string, spec: unknown): string[] | undefined {
 /** Members whose constraints are evaluated nowhere: a constraint in them is refused, never ignored. */
 const CONSTRAINTS = ['value', 'values', 'max_age'];
 
-/**
- * Refuses a `value`, `values` or `max_age` anywhere in `spec`'s members other than `evaluated`:
- * a filter the provider does not apply would deliver what the relying party excluded.
- */
+/** Refuses a filter outside `evaluated`: one the provider does not apply would deliver what was excluded. */
 function refuseOtherFilters(path: string, spec: Record<string, unknown>, evaluated: readonly string[]): void {
   const pending: [string, unknown, number][] = Object.entries(spec)
     .filter(([name]) => !evaluated.includes(name))
@@ -158,7 +139,16 @@ function timeOf(path: string, spec: unknown): { maxAge?: number } {
   if ('value' in spec || 'values' in spec) bad(path, 'filter time with max_age');
   if (spec.max_age === undefined) return {};
   if (typeof spec.max_age !== 'number' || !Number.isSafeInteger(spec.max_age) || spec.max_age < 0) bad(path, 'max_age must be a non-negative integer (seconds)');
-  return { maxAge: spec.max_age as number };
+  return { maxAge: spec.max_age };
+}
+
+/** A requested `document_details` or `record`: its `type` filter and the members it names. */
+function detailsOf(path: string, spec: unknown, known: readonly string[]): { type?: string[]; members?: string[] } {
+  if (!isObject(spec)) return bad(path, 'must be null or an object');
+  const type = 'type' in spec ? filterOf(`${path}.type`, spec.type) : undefined;
+  const members = named(path, spec, known);
+  refuseOtherFilters(path, spec, ['type']);
+  return { ...(type ? { type } : {}), ...(members.length > 0 ? { members } : {}) };
 }
 
 function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
@@ -167,37 +157,21 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
     const at = `${path}[${i}]`;
     if (!isObject(item)) return bad(at, 'must be an object');
     const request: EvidenceRequest = { members: [] };
-    if ('type' in item) {
-      const type = filterOf(`${at}.type`, item.type);
-      if (type) request.type = type;
-    }
-    if ('time' in item) {
-      const { maxAge } = timeOf(`${at}.time`, item.time);
-      if (maxAge !== undefined) request.maxAge = maxAge;
-    }
+    const type = 'type' in item ? filterOf(`${at}.type`, item.type) : undefined;
+    if (type) request.type = type;
+    const { maxAge } = 'time' in item ? timeOf(`${at}.time`, item.time) : {};
+    if (maxAge !== undefined) request.maxAge = maxAge;
     refuseOtherFilters(at, item, ['type', 'time', 'document_details', 'record', 'check_details']);
     for (const member of EVIDENCE_MEMBERS) if (member in item) request.members.push(member);
     if ('document_details' in item && item.document_details !== null) {
-      const details = item.document_details;
-      if (!isObject(details)) return bad(`${at}.document_details`, 'must be null or an object');
-      if ('type' in details) {
-        const type = filterOf(`${at}.document_details.type`, details.type);
-        if (type) request.documentType = type;
-      }
-      const members = named(`${at}.document_details`, details, DOCUMENT_MEMBERS);
-      if (members.length > 0) request.documentMembers = members;
-      refuseOtherFilters(`${at}.document_details`, details, ['type']);
+      const details = detailsOf(`${at}.document_details`, item.document_details, DOCUMENT_MEMBERS);
+      if (details.type) request.documentType = details.type;
+      if (details.members) request.documentMembers = details.members;
     }
     if ('record' in item && item.record !== null) {
-      const record = item.record;
-      if (!isObject(record)) return bad(`${at}.record`, 'must be null or an object');
-      if ('type' in record) {
-        const type = filterOf(`${at}.record.type`, record.type);
-        if (type) request.recordType = type;
-      }
-      const members = named(`${at}.record`, record, RECORD_MEMBERS);
-      if (members.length > 0) request.recordMembers = members;
-      refuseOtherFilters(`${at}.record`, record, ['type']);
+      const record = detailsOf(`${at}.record`, item.record, RECORD_MEMBERS);
+      if (record.type) request.recordType = record.type;
+      if (record.members) request.recordMembers = record.members;
     }
     if ('check_details' in item && item.check_details !== null) {
       const checks = item.check_details;
@@ -206,17 +180,17 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
       const members = new Set<string>();
       let any = false;
       checks.forEach((check, j) => {
-        if (!isObject(check)) bad(`${at}.check_details[${j}]`, 'must be an object');
-        for (const m of named(`${at}.check_details[${j}]`, check, CHECK_MEMBERS)) members.add(m);
-        refuseOtherFilters(`${at}.check_details[${j}]`, check as Record<string, unknown>, ['check_method']);
-        const method = 'check_method' in (check as Record<string, unknown>) ? filterOf(`${at}.check_details[${j}].check_method`, (check as Record<string, unknown>).check_method) : undefined;
+        const atCheck = `${at}.check_details[${j}]`;
+        if (!isObject(check)) return bad(atCheck, 'must be an object');
+        for (const m of named(atCheck, check, CHECK_MEMBERS)) members.add(m);
+        refuseOtherFilters(atCheck, check, ['check_method']);
+        const method = 'check_method' in check ? filterOf(`${atCheck}.check_method`, check.check_method) : undefined;
         if (method) for (const m of method) methods.add(m);
         else any = true;
       });
       if (!any && methods.size > 0) request.checkMethod = [...methods];
       if (members.size > 0) request.checkMembers = CHECK_MEMBERS.filter((m) => members.has(m));
     }
-    if ('time' in item && item.time !== null && !isObject(item.time)) bad(`${at}.time`, 'must be null or an object');
     return request;
   });
 }
@@ -247,10 +221,8 @@ function elementOf(path: string, element: unknown, offer: VerifiedOffer): Verifi
   if (!isObject(verification)) return bad(`${path}.verification`, 'is required and must be an object');
   const request: VerifiedRequest = { claims: claimsOf(`${path}.claims`, element.claims, offer) };
   const v = `${path}.verification`;
-  if ('trust_framework' in verification) {
-    const allowed = filterOf(`${v}.trust_framework`, verification.trust_framework);
-    if (allowed) request.trustFramework = allowed;
-  }
+  const trustFramework = 'trust_framework' in verification ? filterOf(`${v}.trust_framework`, verification.trust_framework) : undefined;
+  if (trustFramework) request.trustFramework = trustFramework;
   if ('assurance_level' in verification) {
     const allowed = filterOf(`${v}.assurance_level`, verification.assurance_level);
     request.assuranceLevel = allowed ? { values: allowed } : {};
@@ -319,28 +291,19 @@ export function verifiedRequestsOf(channelClaims: unknown): VerifiedRequest[] {
   return list.map(readStored).filter((r): r is VerifiedRequest => r !== undefined);
 }
 
-/** The prefix of the grant names that record consent to verified data (no claim name has it). */
+/** No claim name has this prefix. */
 const VERIFIED_GRANT_PREFIX = 'svc:verified:';
 
 /** The grant name recording consent to verified claim `name`. */
 export const verifiedClaimGrant = (name: string): string => `${VERIFIED_GRANT_PREFIX}claim:${name}`;
 
-/**
- * A verification detail a grant records consent to, per verified claim: the evidence, when it was
- * checked, the level of the check, and the numbers of the documents and records checked.
- */
+/** A verification detail a grant records consent to, per verified claim. */
 export type VerifiedDetail = 'evidence' | 'time' | 'assurance_level' | 'numbers';
 
-/**
- * The grant name recording consent to a verification detail ({@link VerifiedDetail}) of the
- * verifications of verified claim `claim`.
- */
+/** The grant name recording consent to `detail` of the verifications of verified claim `claim`. */
 export const verifiedDetailGrant = (detail: VerifiedDetail, claim: string): string => `${VERIFIED_GRANT_PREFIX}detail:${detail}:${claim}`;
 
-/**
- * Whether `request` asks when its verification was made: the verification's `time`, an evidence's
- * `time`, or the `time` of its checks.
- */
+/** Whether `request` asks when its verification was made (of the verification, an evidence or a check). */
 export const asksTime = (request: VerifiedRequest): boolean =>
   request.time !== undefined || (request.evidence ?? []).some((e) => e.members.includes('time') || (e.checkMembers ?? []).includes('time'));
 
@@ -351,11 +314,7 @@ export const isNumber = (of: 'document' | 'record', member: string): boolean => 
 export const asksNumbers = (request: VerifiedRequest): boolean =>
   (request.evidence ?? []).some((e) => (e.documentMembers ?? []).some((m) => isNumber('document', m)) || (e.recordMembers ?? []).some((m) => isNumber('record', m)));
 
-/**
- * What a grant must record to cover `requests`: each verified claim, and each verification detail
- * asked for, for each claim it is asked with (the trust framework is not about the person and
- * always travels).
- */
+/** The grant names covering `requests`: each verified claim and each detail asked with it (not the trust framework). */
 export function verifiedGrantNames(requests: readonly VerifiedRequest[]): string[] {
   const names = new Set<string>();
   for (const r of requests) {

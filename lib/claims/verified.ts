@@ -1,8 +1,4 @@
-/**
- * Verified data in the shape of OpenID Connect for Identity Assurance 1.0 and the OpenID Identity
- * Assurance Schema Definition 1.0 (both final): what a claim module holds about how a person's data
- * was verified, and what it can ever hold, declared without any account.
- */
+// Verified data in the shape of OpenID Connect for Identity Assurance 1.0 and its Schema Definition 1.0.
 
 /** One check of a piece of evidence (`check_details` of the schema). */
 export interface EvidenceCheck {
@@ -41,22 +37,16 @@ export interface VerifiedRecord {
 
 /**
  * What a module's verifications can contain, whatever the account: checked against requests before
- * anyone signs in, and advertised in discovery.
+ * anyone signs in, and advertised in discovery. Each list is a `*_supported` field.
  */
 export interface VerifiedOffer {
   trustFrameworks: readonly string[];
-  /** Evidence types (`evidence_supported`). */
   evidence: readonly string[];
-  /** Document types (`documents_supported`). */
   documents: readonly string[];
-  /** Check methods for documents (`documents_check_methods_supported`). */
   documentCheckMethods: readonly string[];
-  /**
-   * Electronic record types (`electronic_records_supported`): required when `evidence` has
-   * `electronic_record`, as IDA 1.0's provider metadata says.
-   */
+  /** Required when `evidence` has `electronic_record` (IDA 1.0 provider metadata). */
   electronicRecords?: readonly string[];
-  /** Claims a verification may cover (`claims_in_verified_claims_supported`). */
+  /** `claims_in_verified_claims_supported`. */
   claims: readonly string[];
 }
 

@@ -18,10 +18,7 @@ export const DEMO_ACCOUNTS: readonly DemoAccount[] = [
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
-/**
- * An {@link Authenticator} over a fixed list of accounts, comparing in constant time and checking
- * every account so timing reveals nothing about which logins exist.
- */
+/** An {@link Authenticator} over fixed accounts, checking all in constant time so timing reveals no login. */
 export function createStaticAuthenticator(accounts: readonly DemoAccount[] = DEMO_ACCOUNTS): Authenticator {
   const entries = accounts.map((a) => ({ id: a.accountId, login: digest(a.login), password: digest(a.password) }));
   const ids = new Set(accounts.map((a) => a.accountId));

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import type { ClaimModule } from '../claims/modules.js';
-import type { VerifiedOffer, VerifiedRecord } from '../claims/verified.js';
+import type { Evidence, VerifiedOffer, VerifiedRecord } from '../claims/verified.js';
 
 /** The data of a demo person, as a claim module's backing store would hold it. */
 export interface DemoPerson {
@@ -11,7 +11,6 @@ export interface DemoPerson {
   birthdate?: string;
   email?: string;
   email_verified?: boolean;
-  /** Health insurance member number. */
   healthInsuranceNumber?: string;
   /** ID card data verified by reading its NFC chip (level 3). */
   idcard?: { given_name: string; family_name: string; birthdate: string; nationality: string; verified_at: string };
@@ -75,17 +74,8 @@ export function personModule(lookup: PersonLookup): ClaimModule {
 
 /** Provides `email` and `email_verified` (scope `email`). */
 export function emailModule(lookup: PersonLookup): ClaimModule {
-  return {
-    name: 'email',
-    provides: ['email', 'email_verified'],
-    async resolve(accountId) {
-      const person = await lookup(accountId);
-      const out: Record<string, unknown> = {};
-      if (person?.email !== undefined) out.email = person.email;
-      if (person?.email_verified !== undefined) out.email_verified = person.email_verified;
-      return out;
-    },
-  };
+  // The person module's resolve reads any field of the person it is asked for.
+  return { ...personModule(lookup), name: 'email', provides: ['email', 'email_verified'] };
 }
 
 /** The sample custom claim of the spec: a health insurance member number. */
@@ -103,11 +93,7 @@ export function healthInsuranceModule(lookup: PersonLookup): ClaimModule {
   };
 }
 
-/**
- * The demo's trust framework for Identity Assurance: an identifier of our own, domain-qualified
- * (no predefined trust framework describes the demo's checks). Its assurance levels are the svc.*
- * levels (`l2`, `l3`).
- */
+/** The demo's trust framework: our own, domain-qualified (none predefined describes its checks); levels `l2`, `l3`. */
 export const DEMO_TRUST_FRAMEWORK = 'https://svc-connect.example/trust-frameworks/demo';
 
 /** The demo's electronic record types: a confirmed e-mail address, a confirmed mobile number. */
@@ -127,71 +113,50 @@ export const DEMO_VERIFIED_OFFER: VerifiedOffer = {
   claims: ['given_name', 'family_name', 'birthdate', 'nationalities', 'email', 'phone_number'],
 };
 
+const record = (level: string, time: string, evidence: Evidence, claims: Record<string, unknown>): VerifiedRecord => ({
+  verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: level, time, evidence: [evidence] },
+  claims,
+});
+const document = (type: string, time: string, ...methods: string[]): Evidence => ({
+  type: 'document',
+  document_details: { type },
+  check_details: methods.map((check_method) => ({ check_method, time })),
+  time,
+});
+const electronicRecord = (type: string, time: string, method: string): Evidence => ({
+  type: 'electronic_record',
+  record: { type },
+  check_details: [{ check_method: method, time }],
+});
+
 /**
- * The person's svc.ver.* data in the Identity Assurance shape: an ID card read by NFC is `document`
- * evidence of type `idcard` checked cryptographically (`vcrypt`); a driving licence checked by video
- * is a `driving_permit` whose image was inspected remotely (`vri`) and whose holder a person
- * compared by video (`pvr`); a verified e-mail address or mobile number is `electronic_record`
- * evidence, confirmed by a code sent to it (`auth`) or matched in the operator's records (`data`).
+ * The person's svc.ver.* data as Identity Assurance records: an NFC-read ID card checked `vcrypt`, a
+ * driving licence checked by video (`vri`, `pvr`), an e-mail address confirmed by code (`auth`), a
+ * mobile number matched in the operator's records (`data`).
  */
 export function verifiedRecords(person: DemoPerson | undefined): VerifiedRecord[] {
+  const { idcard, driverslicense: licence, verifiedEmail: email, verifiedMobile: mobile } = person ?? {};
   const records: VerifiedRecord[] = [];
-  const idcard = person?.idcard;
   if (idcard) {
-    records.push({
-      verification: {
-        trust_framework: DEMO_TRUST_FRAMEWORK,
-        assurance_level: 'l3',
-        time: idcard.verified_at,
-        evidence: [{ type: 'document', document_details: { type: 'idcard' }, check_details: [{ check_method: 'vcrypt', time: idcard.verified_at }], time: idcard.verified_at }],
-      },
-      claims: { given_name: idcard.given_name, family_name: idcard.family_name, birthdate: idcard.birthdate, nationalities: [idcard.nationality] },
-    });
+    const { given_name, family_name, birthdate, nationality, verified_at: at } = idcard;
+    records.push(record('l3', at, document('idcard', at, 'vcrypt'), { given_name, family_name, birthdate, nationalities: [nationality] }));
   }
-  const licence = person?.driverslicense;
   if (licence) {
-    records.push({
-      verification: {
-        trust_framework: DEMO_TRUST_FRAMEWORK,
-        assurance_level: 'l2',
-        time: licence.verified_at,
-        evidence: [
-          {
-            type: 'document',
-            document_details: { type: 'driving_permit' },
-            check_details: [
-              { check_method: 'vri', time: licence.verified_at },
-              { check_method: 'pvr', time: licence.verified_at },
-            ],
-            time: licence.verified_at,
-          },
-        ],
-      },
-      claims: { given_name: licence.given_name, family_name: licence.family_name, birthdate: licence.birthdate },
-    });
+    const { given_name, family_name, birthdate, verified_at: at } = licence;
+    records.push(record('l2', at, document('driving_permit', at, 'vri', 'pvr'), { given_name, family_name, birthdate }));
   }
-  const email = person?.verifiedEmail;
   if (email) {
-    records.push({
-      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: 'l2', time: email.verified_at, evidence: [{ type: 'electronic_record', record: { type: DEMO_RECORD_TYPES.email }, check_details: [{ check_method: 'auth', time: email.verified_at }] }] },
-      claims: { email: email.email },
-    });
+    const at = email.verified_at;
+    records.push(record('l2', at, electronicRecord(DEMO_RECORD_TYPES.email, at, 'auth'), { email: email.email }));
   }
-  const mobile = person?.verifiedMobile;
   if (mobile) {
-    records.push({
-      verification: { trust_framework: DEMO_TRUST_FRAMEWORK, assurance_level: 'l2', time: mobile.verified_at, evidence: [{ type: 'electronic_record', record: { type: DEMO_RECORD_TYPES.mobile }, check_details: [{ check_method: 'data', time: mobile.verified_at }] }] },
-      claims: { phone_number: mobile.phone_number },
-    });
+    const at = mobile.verified_at;
+    records.push(record('l2', at, electronicRecord(DEMO_RECORD_TYPES.mobile, at, 'data'), { phone_number: mobile.phone_number }));
   }
   return records;
 }
 
-/**
- * Verification claims (`svc.ver.*`): objects holding the verified attributes and when they were
- * verified. Provides `svc.ver.idcard.l3.nfc`, `svc.ver.email.l2` and `svc.ver.mobile.l2.api`, and
- * the same data (with a video-checked driving licence) as Identity Assurance `verified_claims`.
- */
+/** `svc.ver.idcard.l3.nfc`, `svc.ver.email.l2`, `svc.ver.mobile.l2.api`, and the same data as `verified_claims`. */
 export function verifiedIdentityModule(lookup: PersonLookup): ClaimModule {
   return {
     name: 'verified-identity',
@@ -214,11 +179,7 @@ export function verifiedIdentityModule(lookup: PersonLookup): ClaimModule {
   };
 }
 
-/**
- * Authentication claims (`svc.auth.*`): a proof that a check was executed, never the data used in
- * it. Provides `svc.auth.mobile.l2.otp`: when a one-time password sent to the person's verified
- * mobile number was confirmed, and an opaque proof reference; the phone number is not included.
- */
+/** `svc.auth.mobile.l2.otp`: when a one-time password was confirmed and an opaque proof, never the phone number. */
 export function authProofModule(lookup: PersonLookup): ClaimModule {
   return {
     name: 'auth-proof',

@@ -2,11 +2,9 @@ import { randomBytes } from 'node:crypto';
 
 import { CompactEncrypt, importJWK, SignJWT, type JWK } from 'jose';
 
-import { member, type DemoClient } from './relying-party.js';
+import { oauthError, postForm, type DemoClient } from './relying-party.js';
 import { DemoFlowError } from '../errors.js';
-import { basicAuthorization } from '../web/basic-auth.js';
 import type { DemoRequestMode } from '../pages/demo-pages.js';
-
 
 /** The request object's lifetime, in seconds. */
 const REQUEST_OBJECT_TTL = 60;
@@ -20,12 +18,8 @@ async function providerEncryptionKey(issuer: string): Promise<{ key: CryptoKey; 
   return { key: (await importJWK(jwk, 'RSA-OAEP-256')) as CryptoKey, kid: jwk.kid };
 }
 
-/**
- * `params` as a request object (RFC 9101): signed PS256 with the demo client's key (`iss` the
- * client, `aud` the issuer, 60 s), then encrypted RSA-OAEP-256 / A256GCM to the provider's key, so
- * that only the provider can read the claims request.
- */
-export async function encryptedRequestObject(client: DemoClient, issuer: string, params: Record<string, string>): Promise<string> {
+/** `params` as a request object (RFC 9101), signed PS256 and encrypted to the provider, so only it reads the claims. */
+async function encryptedRequestObject(client: DemoClient, issuer: string, params: Record<string, string>): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const claims: Record<string, unknown> = { ...params };
   if (typeof params.claims === 'string') claims.claims = JSON.parse(params.claims) as unknown;
@@ -36,24 +30,17 @@ export async function encryptedRequestObject(client: DemoClient, issuer: string,
   return new CompactEncrypt(new TextEncoder().encode(jws)).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', cty: 'JWT', ...(kid ? { kid } : {}) }).encrypt(key);
 }
 
-/** Pushes `fields` to `/par` (RFC 9126) with `client_secret_basic`; returns the `request_uri`. */
-export async function pushAuthorizationRequest(client: DemoClient, issuer: string, fields: Record<string, string>): Promise<string> {
-  const response = await fetch(`${issuer}/par`, {
-    method: 'POST',
-    headers: { authorization: basicAuthorization(client.clientId, client.clientSecret, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields).toString(),
-  });
+/** Pushes `fields` to `/par` (RFC 9126); returns the `request_uri`. */
+async function pushAuthorizationRequest(client: DemoClient, issuer: string, fields: Record<string, string>): Promise<string> {
+  const response = await postForm(client, `${issuer}/par`, fields);
   const body = (await response.json()) as Record<string, unknown>;
   if (response.status !== 201 || typeof body.request_uri !== 'string') {
-    throw new DemoFlowError(member(body, 'error', 'pushed_authorization_request_failed'), member(body, 'error_description', `HTTP ${response.status}`));
+    throw oauthError(body, 'pushed_authorization_request_failed', `HTTP ${response.status}`);
   }
   return body.request_uri;
 }
 
-/**
- * The authorization URL the browser is sent to. In the query mode it carries every parameter; in
- * both PAR modes the parameters were pushed first and it carries only `client_id` and `request_uri`.
- */
+/** The authorization URL: every parameter in query mode, else only `client_id` and the pushed `request_uri`. */
 export async function authorizationRedirect(client: DemoClient, issuer: string, params: Record<string, string>, mode: DemoRequestMode): Promise<URL> {
   const url = new URL(`${issuer}/authorize`);
   if (mode === 'query') {

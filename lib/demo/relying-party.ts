@@ -21,17 +21,21 @@ export interface DemoClient {
   requiresPar: boolean;
 }
 
-/** A string member of an OAuth JSON answer, or `fallback`. */
-export const member = (body: Record<string, unknown>, name: string, fallback: string): string => {
-  const value = body[name];
-  return typeof value === 'string' ? value : fallback;
-};
+/** The OAuth error of a JSON answer (`error`, `error_description`), or the fallbacks. */
+export function oauthError(body: Record<string, unknown>, error: string, description: string): DemoFlowError {
+  const text = (value: unknown, fallback: string): string => (typeof value === 'string' ? value : fallback);
+  return new DemoFlowError(text(body.error, error), text(body.error_description, description));
+}
 
-/**
- * Registers the demo client through the real registration endpoint (an initial access token, an
- * RSA-OAEP-256 key of its own for ID token and UserInfo encryption, a PS256 key signing its
- * request objects, which it encrypts RSA-OAEP-256 / A256GCM to the provider).
- */
+/** POSTs `fields` as a form with the client's `client_secret_basic` authentication. */
+export const postForm = async (client: DemoClient, url: string, fields: Record<string, string>): Promise<Response> =>
+  fetch(url, {
+    method: 'POST',
+    headers: { authorization: basicAuthorization(client.clientId, client.clientSecret, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
+
+/** Registers the demo client at the registration endpoint, with its own encryption and request-signing keys. */
 export async function registerDemoClient(provider: Provider, issuer: string, redirectUri: string): Promise<DemoClient> {
   const { publicKey, privateKey } = await generateKeyPair('RSA-OAEP-256', { modulusLength: 2048 });
   const jwk = { ...(await exportJWK(publicKey)), use: 'enc', kid: 'demo-enc' };
@@ -55,7 +59,7 @@ export async function registerDemoClient(provider: Provider, issuer: string, red
     }),
   });
   const body = (await response.json()) as Record<string, unknown>;
-  if (response.status !== 201) throw new DemoFlowError(member(body, 'error', 'registration_failed'), member(body, 'error_description', `HTTP ${response.status}`));
+  if (response.status !== 201) throw oauthError(body, 'registration_failed', `HTTP ${response.status}`);
   return {
     clientId: body.client_id as string,
     clientSecret: body.client_secret as string,
@@ -88,22 +92,16 @@ async function decryptAndVerify(jwe: string, client: DemoClient, issuer: string,
 
 /** Redeems the code, then decrypts and verifies the ID token and the UserInfo response. */
 export async function completeDemoFlow(client: DemoClient, issuer: string, code: string, verifier: string, nonce: string): Promise<DemoResult> {
-  const tokenHttp = await fetch(`${issuer}/token`, {
-    method: 'POST',
-    headers: { authorization: basicAuthorization(client.clientId, client.clientSecret, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: client.redirectUri }).toString(),
-  });
+  const grant = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: client.redirectUri };
+  const tokenHttp = await postForm(client, `${issuer}/token`, grant);
   const tokenResponse = (await tokenHttp.json()) as Record<string, unknown>;
-  if (tokenHttp.status !== 200) throw new DemoFlowError(member(tokenResponse, 'error', 'token_error'), member(tokenResponse, 'error_description', ''));
+  if (tokenHttp.status !== 200) throw oauthError(tokenResponse, 'token_error', '');
   const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
   const idToken = await decryptAndVerify(String(tokenResponse.id_token), client, issuer, jwks);
   if (idToken.claims.nonce !== nonce) throw new DemoFlowError('invalid_id_token', 'the ID token nonce does not match');
   const userinfoHttp = await fetch(`${issuer}/userinfo`, { headers: { authorization: `Bearer ${String(tokenResponse.access_token)}` } });
   const contentType = userinfoHttp.headers.get('content-type') ?? '';
-  if (userinfoHttp.status !== 200) {
-    const body = (await userinfoHttp.json()) as Record<string, string>;
-    throw new DemoFlowError(body.error ?? 'userinfo_error', body.error_description ?? '');
-  }
+  if (userinfoHttp.status !== 200) throw oauthError((await userinfoHttp.json()) as Record<string, unknown>, 'userinfo_error', '');
   const userinfo = contentType.includes('application/jwt')
     ? await decryptAndVerify(await userinfoHttp.text(), client, issuer, jwks).then((r) => ({ contentType, jweHeader: r.jweHeader, claims: r.claims }))
     : { contentType, claims: (await userinfoHttp.json()) as Record<string, unknown> };

@@ -27,20 +27,15 @@ function logDemoFailure(logger: Logger, requestId: string | undefined, err: Demo
 }
 
 /**
- * `/oidcdemo/login` (C8, only when `svc.demo.enabled`): a person ticks scopes, writes a `claims`
- * request (a switch adds a `verified_claims` request to it) and runs a real flow as a demo client registered (on first use) through the registration
- * endpoint with its own encryption and signing keys; the request goes in the query string, or,
- * with the PAR switch, as a signed request object encrypted to the provider and pushed to `/par`
- * (the browser URL then holds only `client_id` and `request_uri`). The result page shows where the
- * browser was sent, the raw token response and the decrypted, verified ID token and UserInfo, or
- * the provider's error explained (and logged as `demo_flow_failed`, the error code only).
+ * `/oidcdemo/login` (C8, with `svc.demo.enabled`): runs a real flow for the scopes and `claims`
+ * request a person picks, as a demo client registered on first use, and shows what travelled.
  */
 export function createDemoRouter(options: { provider: Provider; paths: PublicPaths; logger?: Logger }): Router {
   const { provider, paths } = options;
-  const { baseUrl } = paths;
+  const { issuer, basePath: base, baseUrl } = paths;
   const logger = options.logger ?? silentLogger;
-  const { issuer, basePath: base } = paths;
   const redirectUri = `${baseUrl}${CALLBACK_PATH}`;
+  const again = `${base}${DEMO_PATH}`;
   const flows = new Map<string, { verifier: string; nonce: string; expires: number; sentTo: string; mode: DemoRequestMode }>();
   let client: Promise<DemoClient> | undefined;
   const demoClient = (): Promise<DemoClient> => {
@@ -55,7 +50,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
   router.use(sameOriginPosts(paths.origin));
 
   router.get(DEMO_PATH, (ctx) => {
-    sendPage(ctx, demoFormPage(`${base}${DEMO_PATH}`));
+    sendPage(ctx, demoFormPage(again));
   });
 
   router.post(DEMO_PATH, async (ctx) => {
@@ -67,7 +62,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
       try {
         parsed = JSON.parse(claims);
       } catch {
-        sendPage(ctx, demoFormPage(`${base}${DEMO_PATH}`, 'The claims request is not valid JSON.'), 400);
+        sendPage(ctx, demoFormPage(again, 'The claims request is not valid JSON.'), 400);
         return;
       }
     }
@@ -98,7 +93,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
     } catch (err) {
       if (!(err instanceof DemoFlowError)) throw err;
       logDemoFailure(logger, ctx.state.requestId as string | undefined, err);
-      sendPage(ctx, demoErrorPage(err.error, err.description, `${base}${DEMO_PATH}`), 502);
+      sendPage(ctx, demoErrorPage(err.error, err.description, again), 502);
       return;
     }
     const now = Date.now();
@@ -115,7 +110,6 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
   });
 
   router.get(CALLBACK_PATH, async (ctx) => {
-    const again = `${base}${DEMO_PATH}`;
     const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
     const flow = flows.get(state);
     if (!flow || ctx.cookies.get(STATE_COOKIE, { signed: true }) !== state) {

@@ -2,11 +2,7 @@ import type { JWTPayload } from 'jose';
 
 import { escapeHtml, renderPage, type RenderedPage } from './html.js';
 
-/**
- * How the demo page sends its authorization request: in the query string, pushed to `/par` as
- * plain parameters (the client must use PAR), or pushed as a signed request object encrypted to
- * the provider (the switch on the page).
- */
+/** How the demo page sends its authorization request: in the query, pushed to `/par`, or pushed encrypted. */
 export type DemoRequestMode = 'query' | 'par' | 'par-encrypted';
 
 /** What a finished demo flow shows. */
@@ -21,10 +17,7 @@ export const DEMO_SCOPES = ['profile', 'email', 'svc.insurance', 'svc.insurance.
 
 const EXAMPLE_CLAIMS = '{"userinfo": {"svc.ver.[driverslicense,idcard].l3.nfc": {"essential": true}}}';
 
-/**
- * The `verified_claims` request the demo's switch adds to UserInfo (OpenID Connect for Identity
- * Assurance): name and date of birth verified with a document, with the evidence and its time.
- */
+/** The `verified_claims` request the demo's switch adds to UserInfo: name and birthdate verified with a document. */
 export const DEMO_VERIFIED_CLAIMS = {
   verification: { trust_framework: null, time: null, evidence: [{ type: { value: 'document' }, document_details: null, check_details: null }] },
   claims: { given_name: null, family_name: null, birthdate: null },

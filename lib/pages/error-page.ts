@@ -10,11 +10,7 @@ const EXPLANATIONS: Record<string, string> = {
   session_not_found: 'Your sign-in session expired or was opened in another browser. Start again from the application.',
 };
 
-/**
- * The error page for errors the provider cannot redirect back to the client (for example an
- * unregistered `redirect_uri`). Shows the OAuth error code and description; never internals.
- * Used as oidc-provider's `renderError`.
- */
+/** oidc-provider's `renderError`: errors it cannot redirect back to the client, code and description only. */
 export async function renderErrorPage(ctx: Context, out: { error?: string; error_description?: string }): Promise<void> {
   const code = out.error ?? 'server_error';
   const explanation = EXPLANATIONS[code] ?? 'Something went wrong while signing you in. Start again from the application.';

@@ -2,11 +2,9 @@ import { escapeHtml, renderPage, type RenderedPage } from './html.js';
 
 /** What the login page needs to know. */
 export interface LoginPageModel {
-  /** Form action for the login POST. */
   action: string;
   /** The name the client registered, or its id. */
   clientName: string;
-  /** Show the generic failure message. */
   failed?: boolean;
   /** The login the person typed (re-filled after a failure). */
   login?: string;
@@ -46,14 +44,11 @@ ${loginMessage(model)}
 
 /** What the consent page needs to know. */
 export interface ConsentPageModel {
-  /** Form action approving the request. */
   allowAction: string;
-  /** Form action denying the request. */
   denyAction: string;
   clientName: string;
   /** What is asked for, in plain words, and where each travels. */
   items: { text: string; essential: boolean; channels: ('id_token' | 'userinfo')[] }[];
-  /** How each channel treats personal data (see `channelMode`). */
   channels: { idToken: ChannelMode; userinfo: ChannelMode };
   /** The delivery as shown (`deliveryText`), sent back with the approval so a changed registration is not approved unseen. */
   delivery: string;

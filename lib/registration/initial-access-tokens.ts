@@ -7,7 +7,6 @@ export const INITIAL_ACCESS_TOKEN_TTL = 172_800;
 
 /** A freshly issued initial access token. Hand the value to the invitee only; never log it. */
 export interface IssuedInitialAccessToken {
-  /** The bearer value for `Authorization: Bearer …` at the registration endpoint. */
   token: string;
   /** Expiry, epoch seconds. */
   expiresAt: number;
@@ -20,8 +19,7 @@ export interface IssuedInitialAccessToken {
 export async function issueInitialAccessToken(provider: Provider, options: { expiresIn?: number } = {}): Promise<IssuedInitialAccessToken> {
   const expiresIn = options.expiresIn ?? INITIAL_ACCESS_TOKEN_TTL;
   if (!Number.isInteger(expiresIn) || expiresIn <= 0) throw new TypeError('options.expiresIn must be a positive whole number of seconds');
-  // The expiry is fixed before the save, so what the caller is told is what the store holds (a
-  // save that crosses a second boundary cannot make them differ).
+  // Fixed before the save, so the caller is told what the store holds even across a second boundary.
   const issuedAt = Math.floor(Date.now() / 1000);
   const iat = new provider.InitialAccessToken({ expiresIn, policies: [...POLICY_NAMES], iat: issuedAt, exp: issuedAt + expiresIn });
   const token = await iat.save();

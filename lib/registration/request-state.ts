@@ -6,26 +6,20 @@ export interface Claim {
   id: string;
   /** The store's adapter for the model (below the claiming wrapper: reads do not claim). */
   adapter: Adapter;
-  /** Gives the record back: the store's atomic `unconsume`. Resolves `false` when it is gone. */
+  /** The store's atomic `unconsume`; `false` when the record is gone. */
   unconsume: () => Promise<boolean>;
-  /** The record as claimed, without its consumed mark (absent when reading it failed). */
+  /** The record as claimed, without its consumed mark. */
   snapshot?: AdapterPayload;
-  /** oidc-provider deleted the record during the request (the deletion may have failed). */
+  /** oidc-provider deleted (or tried to delete) the record during the request. */
   deleted?: boolean;
-  /** oidc-provider's deletion of the claimed token failed (it is spent anyway). */
   destroyFailed?: unknown;
 }
 
-/**
- * A record oidc-provider wrote while serving a request that claimed a token (a registration's
- * client and registration access token, an update's metadata and next token). Undone when the
- * request fails, so a failed request leaves the store as it found it.
- */
+/** A record written in a request that claimed a token, undone if it fails (`previous` absent when created). */
 export interface Write {
   model: string;
   id: string;
   adapter: Adapter;
-  /** The record before the request wrote it; absent when the request created it. */
   previous?: AdapterPayload;
 }
 
@@ -56,7 +50,7 @@ export function requestState(ctx: object, create = false): RequestState | undefi
   return state;
 }
 
-/** Removes and returns the state of `ctx` (when the request settles; later store calls are not tracked). */
+/** Removes and returns the state of `ctx` (later store calls are not tracked). */
 export function takeRequestState(ctx: object): RequestState | undefined {
   const state = states.get(ctx);
   states.delete(ctx);

@@ -14,12 +14,7 @@ function remainingLifetime(payload: AdapterPayload): number | undefined {
   return typeof payload.exp === 'number' ? payload.exp - Math.floor(Date.now() / 1000) : undefined;
 }
 
-/**
- * Copies a claimed token's record under a fresh random value (same client, policies and expiry)
- * and returns the value. The copy is made in the store, so no oidc-provider class is constructed.
- * A copy whose write failed is deleted again (it may have landed; nobody holds its value); when
- * that fails too, `cleanupFailed` hears of it.
- */
+/** Copies a claimed token's record under a fresh value, in the store; a failed copy is deleted again. */
 async function reissue(adapter: Adapter, id: string, cleanupFailed: (err: unknown) => void): Promise<string> {
   const payload = await adapter.find(id);
   if (!payload) throw new errors.InvalidToken('registration access token not found');
@@ -35,12 +30,9 @@ async function reissue(adapter: Adapter, id: string, cleanupFailed: (err: unknow
 }
 
 /**
- * Gives a claimed token back after its request failed. The store removes the consumed mark in one
- * step that touches only that record (`unconsume`), so a partly failing store cannot delete or
- * half-write it. When the record is gone because the request itself deleted it to replace it, and
- * the replacement never reached the caller (an update that failed after oidc-provider deleted the
- * presented registration access token), it is re-created from the record as claimed. A record
- * gone otherwise (expired, deleted on purpose: a token presented for another client) stays gone.
+ * Gives a claimed token back after its request failed, with the store's atomic `unconsume`. A record
+ * the request deleted to replace it, the replacement never reaching the caller, is re-created from
+ * the record as claimed; one gone otherwise (expired, deleted on purpose) stays gone.
  */
 async function giveBack(claim: Claim, replaced: boolean): Promise<'released' | 'restored' | 'gone'> {
   if (await claim.unconsume()) return 'released';
@@ -52,17 +44,14 @@ async function giveBack(claim: Claim, replaced: boolean): Promise<'released' | '
 }
 
 /**
- * `provider.use` middleware that settles the tokens a request claimed, keyed on what oidc-provider
- * resolved (its route name and the response status), never on the path:
+ * `provider.use` middleware that settles the tokens a request claimed, by oidc-provider's route name
+ * and the response status, never the path:
  * - a 2xx registration destroys the initial access token;
- * - a 2xx read (`client` route) answers with a freshly issued registration access token and
- *   destroys the presented one; update and delete already replaced or destroyed it (oidc-provider's
- *   `rotateRegistrationAccessToken`);
- * - any other outcome first undoes what the request wrote (a client it created is removed, a
- *   client it updated gets its previous record back, a registration access token it issued is
- *   deleted), then gives the claimed tokens back ({@link giveBack}). An initial access token is
- *   given back only when every client its request created is gone again: if removing one fails,
- *   the token stays spent and the orphan is logged, so one token never registers two clients.
+ * - a 2xx read answers with a fresh registration access token and destroys the presented one
+ *   (update and delete already rotated it);
+ * - any other outcome undoes what the request wrote, then gives the claimed tokens back; an initial
+ *   access token only when every client its request created is gone again, so one token never
+ *   registers two clients.
  * Once a success is decided, clean-up failures are logged, never turned into an error response.
  */
 export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: Context, next: Next) => Promise<void> {
@@ -72,14 +61,8 @@ export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: 
     metrics?.securityEvents.inc({ event: name });
   };
   const failed = (ctx: Context, what: string, err: unknown, clientId?: string): void => {
-    logger.error('token_cleanup_failed', {
-      request_id: requestId(ctx),
-      what,
-      client_id: clientId,
-      code: (err as { code?: string }).code,
-      name: (err as Error).name,
-      ...failureCauseFields(err),
-    });
+    const { code, name } = err as { code?: string; name?: string };
+    logger.error('token_cleanup_failed', { request_id: requestId(ctx), what, client_id: clientId, code, name, ...failureCauseFields(err) });
   };
   const cleanUp = async (ctx: Context, what: string, work: Promise<unknown>, clientId?: string): Promise<boolean> => {
     try {

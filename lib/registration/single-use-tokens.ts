@@ -4,22 +4,13 @@ import type { SvcStore } from '../../adapters/store.js';
 import { currentRequest, MODEL_NAMES } from '../seams.js';
 import { requestState, withoutConsumedMark, type Claim } from './request-state.js';
 
-/**
- * Models whose tokens are single use (C6): an initial access token registers one client; a
- * registration access token serves one read, update or delete and is then replaced.
- */
+/** Models whose tokens are single use (C6): one registration, or one read, update or delete. */
 export const SINGLE_USE_MODELS: ReadonlySet<string> = new Set([MODEL_NAMES.initialAccessToken, MODEL_NAMES.registrationAccessToken]);
 
-/**
- * Models oidc-provider writes while serving a request that claimed a single-use token. Those
- * writes are remembered per request and undone if the request fails.
- */
+/** Models whose writes in a request that claimed a single-use token are undone if it fails. */
 export const TRACKED_WRITES: ReadonlySet<string> = new Set([MODEL_NAMES.client, MODEL_NAMES.registrationAccessToken]);
 
-/**
- * Claims a record atomically in the store (the adapter's `consume`): of concurrent claimers exactly
- * one gets `true`. Unknown, expired and already claimed records give `false`.
- */
+/** Claims a record atomically (the adapter's `consume`): of concurrent claimers exactly one gets `true`. */
 export async function claim(adapter: Adapter, id: string): Promise<boolean> {
   try {
     await adapter.consume(id);
@@ -30,11 +21,7 @@ export async function claim(adapter: Adapter, id: string): Promise<boolean> {
   }
 }
 
-/**
- * An `upsert` that remembers, in the request that claimed a token, which record it writes and what
- * was there before. A client's previous record is read first (an update replaces it); registration
- * access tokens are always new random values, so there is nothing to read.
- */
+/** An `upsert` that remembers, in a claiming request, what it writes and the client record it replaces. */
 function trackedUpsert(model: string, inner: Adapter): Adapter['upsert'] {
   return async (id, payload, expiresIn) => {
     const ctx = currentRequest();
@@ -49,18 +36,10 @@ function trackedUpsert(model: string, inner: Adapter): Adapter['upsert'] {
 }
 
 /**
- * What makes single-use tokens single use, on the adapter of `model` ({@link SINGLE_USE_MODELS}
- * and {@link TRACKED_WRITES}): inside a provider request, looking up an initial or
- * registration access token CLAIMS it atomically in the store. oidc-provider looks a token up once
- * per request, in whatever route it resolved (any spelling of the path, any method); of concurrent
- * requests with one token exactly one finds it, the others get oidc-provider's own 401
- * `invalid_token`. The request's outcome settles the claim (`settleSingleUseTokens`); the
- * record as claimed is kept with the claim, and the clients and tokens the request writes are
- * remembered, so that a failed request can be undone and its token given back (`store.unconsume`).
- * Outside a request (code, tests) a lookup only reads, and finds nothing for a claimed token.
- *
- * `HEAD` never uses a registration token: it could only rotate the token into a body HEAD does not
- * send, so it is refused with 405 before anything is claimed.
+ * Inside a provider request, looking up an initial or registration access token CLAIMS it atomically
+ * (of concurrent requests one finds it, the others get 401 `invalid_token`); `settleSingleUseTokens`
+ * settles the claim with the record and writes remembered here. Outside a request a lookup only
+ * reads. `HEAD` gets 405 before any claim: it would rotate the token into a body it does not send.
  */
 export function singleUseTokens(inner: Adapter, model: string, store: Pick<SvcStore, 'unconsume'>): Partial<Adapter> {
   const upsert = TRACKED_WRITES.has(model) ? { upsert: trackedUpsert(model, inner) } : {};
@@ -84,10 +63,8 @@ export function singleUseTokens(inner: Adapter, model: string, store: Pick<SvcSt
       if (payload) claimed.snapshot = withoutConsumedMark(payload);
       return payload;
     },
-    // oidc-provider deletes the token it used (update, delete, a token of another client). The
-    // token was claimed before the request was served, so it is spent whether or not that
-    // deletion lands: a failure is recorded and logged when the request settles, never turned
-    // into an error after a success.
+    // The token was claimed before the request was served, so it is spent whether or not
+    // oidc-provider's deletion lands: a failure is logged when the request settles, never an error.
     destroy: async (id) => {
       const ctx = currentRequest();
       const claimed = ctx ? requestState(ctx)?.claims.find((c) => c.id === id && c.model === model) : undefined;
