@@ -1,9 +1,8 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
-import { AlreadyConsumedError } from '../lib/errors.js';
+import { AlreadyConsumedError, InvalidCursorError } from '../lib/errors.js';
+import { isRef, listedPayload, MAX_PAGE, refOf, type StoreInventory } from './inventory.js';
 import { createMemoryAttempts } from './memory-attempts.js';
-import type { StoreInventory } from './inventory.js';
-import { createMemoryInventory } from './memory-inventory.js';
 import { GRANTABLE_MODELS, type SvcStore } from './store.js';
 
 interface Entry {
@@ -15,9 +14,7 @@ interface Entry {
   indexed?: Pick<AdapterPayload, 'uid' | 'userCode' | 'grantId'>;
 }
 
-interface IndexEntry {
-  members: Map<string, number>;
-}
+type Index = Map<string, { key: string; expiresAt: number }>;
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -31,58 +28,61 @@ export interface MemoryStoreOptions {
 /**
  * The embedded default store: all provider state in this process's memory, with the semantics of
  * the Redis store (TTLs, atomic consume, grant and uid indexes). Nothing is evicted before it
- * expires. One process only; everything is lost on restart.
+ * expires. One process only; everything is lost on restart. Every operation is one synchronous
+ * step, so consume and unconsume are atomic.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & { readonly inventory: StoreInventory } {
   const records = new Map<string, Entry>();
-  const grants = new Map<string, IndexEntry>();
-  const uids = new Map<string, { key: string; expiresAt: number }>();
-  const userCodes = new Map<string, { key: string; expiresAt: number }>();
+  /** Grant id → record key → expiry. */
+  const grants = new Map<string, Map<string, number>>();
+  const uids: Index = new Map();
+  const userCodes: Index = new Map();
 
   const now = (): number => Date.now();
   const live = (key: string): Entry | undefined => {
     const entry = records.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= now()) {
-      records.delete(key);
-      return undefined;
-    }
-    return entry;
+    if (!entry || entry.expiresAt > now()) return entry;
+    records.delete(key);
+    return undefined;
   };
   const expiryOf = (expiresIn?: number): number =>
     typeof expiresIn === 'number' && Number.isFinite(expiresIn) ? now() + expiresIn * 1000 : Infinity;
 
-  const sweep = (): void => {
-    const t = now();
-    for (const [key, entry] of records) if (entry.expiresAt <= t) records.delete(key);
-    for (const [id, index] of grants) {
-      for (const [key, exp] of index.members) if (exp <= t) index.members.delete(key);
-      if (index.members.size === 0) grants.delete(id);
-    }
-    for (const map of [uids, userCodes]) for (const [k, v] of map) if (v.expiresAt <= t) map.delete(k);
-  };
   const attempts = createMemoryAttempts(now);
   const timer = setInterval(() => {
-    sweep();
+    const t = now();
+    for (const [key, entry] of records) if (entry.expiresAt <= t) records.delete(key);
+    for (const [id, members] of grants) {
+      for (const [key, exp] of members) if (exp <= t) members.delete(key);
+      if (members.size === 0) grants.delete(id);
+    }
+    for (const map of [uids, userCodes]) for (const [k, v] of map) if (v.expiresAt <= t) map.delete(k);
     attempts.sweep();
   }, options.sweepIntervalMs ?? 60_000);
   timer.unref();
 
-  const lookup = (map: Map<string, { key: string; expiresAt: number }>, value: string): AdapterPayload | undefined => {
+  const read = (entry: Entry | undefined): AdapterPayload | undefined => (entry ? (JSON.parse(entry.json) as AdapterPayload) : undefined);
+  const lookup = (map: Index, value: string): AdapterPayload | undefined => {
     const ref = map.get(value);
-    if (!ref || ref.expiresAt <= now()) return undefined;
-    const entry = live(ref.key);
-    return entry ? (JSON.parse(entry.json) as AdapterPayload) : undefined;
+    return ref && ref.expiresAt > now() ? read(live(ref.key)) : undefined;
   };
 
-  const removeIndexes = (key: string, payload: Entry['indexed'] = {}): void => {
-    if (payload.uid && uids.get(payload.uid)?.key === key) uids.delete(payload.uid);
-    if (payload.userCode && userCodes.get(payload.userCode)?.key === key) userCodes.delete(payload.userCode);
-    if (payload.grantId) {
-      const index = grants.get(payload.grantId);
-      index?.members.delete(key);
-      if (index?.members.size === 0) grants.delete(payload.grantId);
-    }
+  /** Removes a record and the indexes that point at it. */
+  const remove = (key: string): void => {
+    const { uid, userCode, grantId } = records.get(key)?.indexed ?? {};
+    records.delete(key);
+    if (uid && uids.get(uid)?.key === key) uids.delete(uid);
+    if (userCode && userCodes.get(userCode)?.key === key) userCodes.delete(userCode);
+    const members = grantId ? grants.get(grantId) : undefined;
+    members?.delete(key);
+    if (grantId && members?.size === 0) grants.delete(grantId);
+  };
+
+  const revokeByGrantId = (grantId: string): number => {
+    const members = grants.get(grantId);
+    grants.delete(grantId);
+    for (const key of members?.keys() ?? []) remove(key);
+    return members?.size ?? 0;
   };
 
   const adapter = (model: string): Adapter => {
@@ -90,31 +90,22 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
     return {
       async upsert(id, payload, expiresIn) {
         const key = keyOf(id);
-        const previous = live(key);
-        if (previous) removeIndexes(key, previous.indexed);
+        if (live(key)) remove(key);
         const expiresAt = expiryOf(expiresIn);
         const indexed = payload.uid || payload.userCode || payload.grantId ? { uid: payload.uid, userCode: payload.userCode, grantId: payload.grantId } : undefined;
         records.set(key, { json: JSON.stringify(payload), expiresAt, indexed });
         if (model === 'Session' && payload.uid) uids.set(payload.uid, { key, expiresAt });
         if (payload.userCode) userCodes.set(payload.userCode, { key, expiresAt });
         if (payload.grantId && GRANTABLE_MODELS.has(model)) {
-          const index = grants.get(payload.grantId) ?? { members: new Map<string, number>() };
-          index.members.set(key, expiresAt);
-          grants.set(payload.grantId, index);
+          const members = grants.get(payload.grantId) ?? new Map<string, number>();
+          members.set(key, expiresAt);
+          grants.set(payload.grantId, members);
         }
       },
-      async find(id) {
-        const entry = live(keyOf(id));
-        return entry ? (JSON.parse(entry.json) as AdapterPayload) : undefined;
-      },
-      async findByUid(uid) {
-        return lookup(uids, uid);
-      },
-      async findByUserCode(userCode) {
-        return lookup(userCodes, userCode);
-      },
+      find: async (id) => read(live(keyOf(id))),
+      findByUid: async (uid) => lookup(uids, uid),
+      findByUserCode: async (userCode) => lookup(userCodes, userCode),
       async consume(id) {
-        // Check and set happen in one synchronous step: no other request can interleave.
         const entry = live(keyOf(id));
         if (!entry) throw new errors.InvalidGrant(`${model} not found or expired`);
         const payload = JSON.parse(entry.json) as AdapterPayload;
@@ -123,28 +114,28 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
         entry.json = JSON.stringify(payload);
       },
       async destroy(id) {
-        const key = keyOf(id);
-        const entry = live(key);
-        records.delete(key);
-        if (entry) removeIndexes(key, entry.indexed);
+        if (live(keyOf(id))) remove(keyOf(id));
       },
       async revokeByGrantId(grantId) {
-        const index = grants.get(grantId);
-        if (!index) return;
-        grants.delete(grantId);
-        for (const key of index.members.keys()) {
-          const entry = records.get(key);
-          records.delete(key);
-          if (entry) removeIndexes(key, entry.indexed);
-        }
+        revokeByGrantId(grantId);
       },
     };
+  };
+
+  /** The live records of `model` by reference, as `[id, payload JSON]`. */
+  const byRef = (model: string): Map<string, [string, string]> => {
+    const found = new Map<string, [string, string]>();
+    const start = `${model}:`;
+    for (const key of [...records.keys()]) {
+      const entry = key.startsWith(start) ? live(key) : undefined;
+      if (entry) found.set(refOf(key.slice(start.length)), [key.slice(start.length), entry.json]);
+    }
+    return found;
   };
 
   return {
     adapter,
     async unconsume(model, id) {
-      // One synchronous step, like consume; the expiry is left as it is.
       const entry = live(`${model}:${id}`);
       if (!entry) return false;
       const payload = JSON.parse(entry.json) as AdapterPayload;
@@ -153,27 +144,31 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       return true;
     },
     attempts,
-    inventory: createMemoryInventory({
-      entries(model) {
-        const start = `${model}:`;
-        const found: [string, string][] = [];
-        for (const key of [...records.keys()]) {
-          const entry = key.startsWith(start) ? live(key) : undefined;
-          if (entry) found.push([key.slice(start.length), entry.json]);
-        }
-        return found;
+    // Records ordered by reference, the cursor being the last one handed out (each page costs a
+    // pass over the model's records: one process, small data).
+    inventory: {
+      async list(model, page) {
+        if (page.cursor !== undefined && !isRef(page.cursor)) throw new InvalidCursorError();
+        const limit = Math.max(1, Math.min(page.limit, MAX_PAGE));
+        const all = byRef(model);
+        const refs = [...all.keys()].filter((ref) => page.cursor === undefined || ref > page.cursor).sort();
+        const taken = refs.slice(0, limit);
+        return {
+          records: taken.map((ref) => ({ ref, payload: listedPayload(JSON.parse(all.get(ref)?.[1] as string) as AdapterPayload) })),
+          ...(refs.length > limit ? { cursor: taken[taken.length - 1] } : {}),
+        };
       },
-      destroy: (model, id) => adapter(model).destroy(id),
-      grantIds: () => [...grants.keys()],
-      async revokeByGrantId(grantId) {
-        const removed = grants.get(grantId)?.members.size ?? 0;
-        await adapter('Grant').revokeByGrantId(grantId);
-        return removed;
+      async destroy(model, ref) {
+        const id = isRef(ref) ? byRef(model).get(ref)?.[0] : undefined;
+        if (id !== undefined) remove(`${model}:${id}`);
+        return id !== undefined;
       },
-    }),
-    async ping() {
-      // In-process: always answers.
+      async revokeGrant(ref) {
+        const grantId = isRef(ref) ? [...grants.keys()].find((id) => refOf(id) === ref) : undefined;
+        return grantId === undefined ? 0 : revokeByGrantId(grantId);
+      },
     },
+    async ping() {},
     async close() {
       clearInterval(timer);
     },

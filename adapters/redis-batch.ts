@@ -14,7 +14,7 @@ export interface DeferredCommand {
 }
 
 /** A record as the request's deferred writes leave it: the stored string and its TTL, or `null` (deleted). */
-export type PendingRecord = { value: string; ttl: number } | null;
+type PendingRecord = { value: string; ttl: number } | null;
 
 interface Queued {
   add: AddCommand;
@@ -22,13 +22,9 @@ interface Queued {
 }
 
 /**
- * The store work of one request (see `SvcStore.batch`), for the models of a flow:
- * - writes are deferred and sent together, in one pipeline, when the request ends (before its
- *   response goes out); reads in the request see them ({@link RequestBatch.records});
- * - reads are remembered for the rest of the request ({@link RequestBatch.reads}), so a record read
- *   twice, or read ahead of time (prefetched), costs one command;
- * - commands sent in the same tick (parallel reads, the two attempt reservations of a sign-in) go
- *   in one pipeline ({@link RequestBatch.send}).
+ * The store work of one request (see `SvcStore.batch`): the flow models' deferred writes, which its
+ * reads see, and its remembered reads (a record read twice or prefetched costs one command).
+ * Commands sent in the same tick go in one pipeline ({@link RequestBatch.send}).
  */
 export class RequestBatch {
   /** Record key → what the request's deferred writes leave there, in write order. */
@@ -45,7 +41,6 @@ export class RequestBatch {
 
   constructor(private readonly dispatch: (commands: AddCommand[]) => Promise<Answer[]>) {}
 
-  /** Whether writes are waiting. */
   get pending(): boolean {
     return this.records.size > 0 || this.commands.length > 0;
   }

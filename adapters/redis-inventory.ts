@@ -5,7 +5,7 @@ import { decodeRecord } from './redis-records.js';
 import { InvalidCursorError } from '../lib/errors.js';
 
 /** What the Redis store lends its inventory. */
-export interface RedisInventoryDeps {
+interface RedisInventoryDeps {
   client: Redis | Cluster;
   /** The key prefix of every key of this store. */
   prefix: string;
@@ -17,9 +17,8 @@ export interface RedisInventoryDeps {
   remove: (model: string, key: string) => Promise<boolean>;
 }
 
-/** Where a listing stands: the node being scanned, its SCAN cursor, and references read but not yet handed out. */
+/** Where a listing stands: the master being scanned (`''` once all are done), its SCAN cursor, references not yet handed out. */
 interface ScanState {
-  /** `host:port` of the master being scanned; `''` once every master is done. */
   node: string;
   scan: string;
   pending: string[];
@@ -53,11 +52,9 @@ function decode(cursor: string, nodes: string[]): ScanState {
 }
 
 /**
- * The Redis store's {@link StoreInventory}: `SCAN … MATCH {prefix}{Model}:*` on the standalone
- * server, or on every master of a Cluster in turn. The cursor (opaque, base64url JSON) names the
- * node, its SCAN cursor, and the references of a batch that did not fit the page, so a page never
- * holds more than `limit` records and nothing is skipped. A page makes at most 64 SCAN calls, so a
- * sparse keyspace yields short pages with a cursor rather than one long request.
+ * The Redis store's {@link StoreInventory}: `SCAN … MATCH {prefix}{Model}:*` on the server, or on
+ * every master of a Cluster in turn. The cursor (base64url JSON of a {@link ScanState}) keeps what
+ * did not fit the page, so nothing is skipped; a sparse keyspace yields short pages with a cursor.
  */
 export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
   const { client, prefix, run } = deps;

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
@@ -69,9 +70,8 @@ type Client = (Redis | Cluster) & ScriptCommands;
 type Pipe = ChainableCommander & { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => Pipe };
 
 /**
- * The Redis expiry of a lifetime in seconds: 0 (no expiry) only for an absent lifetime. A lifetime
- * of zero or less (a record saved at its expiry moment) expires in the shortest time Redis has, one
- * second; it is already past its `exp`, which oidc-provider checks on every find.
+ * The Redis expiry of a lifetime in seconds: 0 (none) only for an absent lifetime; a lifetime of
+ * zero or less gets Redis's shortest, one second (the record is already past the `exp` oidc-provider checks).
  */
 function ttlOf(expiresIn: number | undefined): number {
   if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn)) return 0;
@@ -88,13 +88,11 @@ const NOT_SENT = new Error('store circuit breaker open: not sent');
 
 /**
  * The Redis store: all provider state in a standalone Redis or a Redis Cluster, shared by any number
- * of provider processes. Keys are `{prefix}{Model}:{sha256(id)}`; records are strings (header and
- * payload JSON, see `redis-records.ts`) stored without their `jti` (restored from the id on
- * `find`), so a dump of Redis yields no usable token. A write is one `SET`; every script touches one
- * key: atomic and Cluster-safe. Within a request ({@link SvcStore.batch}) the writes of a flow go
- * out together at its end and reads are remembered; clients and their disabling marks are cached in
- * every process and invalidated everywhere by pub/sub. When Redis is unreachable, operations fail
- * within `operationTimeoutMs` with a 503 `server_error`, and the client reconnects by itself.
+ * of provider processes. Keys are `{prefix}{Model}:{sha256(id)}` and records hold no `jti`
+ * (`redis-records.ts`), so a dump of Redis yields no usable token. Every script touches one key:
+ * atomic and Cluster-safe. Clients and their disabling marks are cached in every process and
+ * invalidated everywhere by pub/sub. While Redis is unreachable, operations fail within
+ * `operationTimeoutMs` with a 503 `server_error`.
  */
 export function createRedisStore(options: RedisStoreOptions): SvcStore & { readonly client: Redis | Cluster; readonly inventory: StoreInventory } {
   const prefix = options.keyPrefix ?? REDIS_DEFAULTS.keyPrefix;
@@ -122,15 +120,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   } else {
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }
-  client.defineCommand('svcConsume', { numberOfKeys: 1, lua: CONSUME });
-  client.defineCommand('svcUnconsume', { numberOfKeys: 1, lua: UNCONSUME });
-  client.defineCommand('svcIndexAdd', { numberOfKeys: 1, lua: INDEX_ADD });
-  client.defineCommand('svcIndexTake', { numberOfKeys: 1, lua: INDEX_TAKE });
-  client.defineCommand('svcAttemptCheck', { numberOfKeys: 1, lua: ATTEMPT_CHECK });
-  client.defineCommand('svcAttemptFail', { numberOfKeys: 1, lua: ATTEMPT_FAIL });
-  client.defineCommand('svcAttemptSucceed', { numberOfKeys: 1, lua: ATTEMPT_SUCCEED });
+  const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcIndexAdd: INDEX_ADD, svcIndexTake: INDEX_TAKE };
+  const attemptScripts = { svcAttemptCheck: ATTEMPT_CHECK, svcAttemptFail: ATTEMPT_FAIL, svcAttemptSucceed: ATTEMPT_SUCCEED };
+  for (const [name, lua] of Object.entries({ ...scripts, ...attemptScripts })) client.defineCommand(name, { numberOfKeys: 1, lua });
 
-  /** Where the store is, for logs: the URL's host and port (never its credentials), or the Cluster's seed nodes. */
   const at = redisAddress(options);
   /** Why a failure happened, for logs: its code, message (no arguments, no credentials) and host. */
   const causeOf = (err: unknown): ReturnType<typeof describeFailure> => describeFailure(err, at);
@@ -149,18 +142,16 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   });
 
   /**
-   * A small circuit breaker: after an operation finds Redis unavailable, further operations fail at
-   * once for `BREAKER_MS` (one probe at a time goes through to notice recovery). A request that needs
-   * several store operations thus fails within one timeout, not one per operation.
+   * A circuit breaker: after an operation finds Redis unavailable, others fail at once for
+   * `BREAKER_MS` (one probe at a time goes through), so a request fails within one timeout, not one per operation.
    */
   const BREAKER_MS = 2000;
   let openUntil = 0;
   let probing = false;
 
   // Our own timer, not ioredis's `commandTimeout`: that one starts only when a node connection takes
-  // the command, so on a Cluster a command waiting in the Cluster's offline queue, or re-sent after
-  // CLUSTERDOWN or a closed connection, is not bounded by it (a master stopped under load then
-  // answered past 3 s in the reliability tier); the timer bounds the whole operation on either store.
+  // the command, so on a Cluster it does not bound a command waiting in the offline queue or re-sent
+  // after CLUSTERDOWN (a master stopped under load answered past 3 s in the reliability tier).
   const attempt = async <T>(operation: () => Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -179,8 +170,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const failure = (err: unknown): Error => {
     if (err instanceof errors.OIDCProviderError) return err;
     openUntil = Date.now() + BREAKER_MS;
-    // An operation failing while the connection is down (a timeout, "max retries") is a symptom: the
-    // connection's own error says why.
+    // While the connection is down, a timeout or "max retries" is a symptom; the connection's error is the cause.
     return new StoreUnavailableError({ cause: connectionError ?? err, where: at });
   };
 
@@ -191,15 +181,13 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     if (open) probing = true;
     try {
       const result = await (timed ? attempt(operation) : operation());
-      // Only the probe closes the breaker, and only when what it sent was answered (on a Cluster a
-      // probe's commands go to several nodes): an operation that started before a failure and
-      // succeeded on another node says nothing about the node that failed.
+      // Only the probe closes the breaker, and only when everything it sent was answered (on a Cluster
+      // an operation that succeeded on another node says nothing about the node that failed).
       if (open && healthy(result)) openUntil = 0;
       return result;
     } catch (err) {
       if (err instanceof errors.OIDCProviderError) {
-        // oidc-provider's errors mean the store answered; our own refusal (of an operation nested
-        // in this one) does not.
+        // oidc-provider's errors mean the store answered; our own refusal of a nested operation does not.
         if (open && !(err instanceof StoreUnavailableError)) openUntil = 0;
         throw err;
       }
@@ -273,28 +261,20 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     : undefined;
   const cacheName = (key: string): string => key.slice(prefix.length);
   /**
-   * On a Cluster, publishes an invalidation once more on the node this process's subscriber is
-   * connected to (found by the address its socket sees, as the Cluster reports its nodes), where
-   * the other processes listen too when they share the seed list: the MULTI's own PUBLISH reaches
-   * other nodes through the cluster bus only after the write is answered. It never fails or delays
-   * the write by more than a moment; without it the bus delivers the message a little later.
+   * On a Cluster, publishes an invalidation once more on the node our subscriber (and so the other
+   * processes sharing the seed list) listens on: the MULTI's own PUBLISH reaches other nodes through
+   * the cluster bus only after the write is answered. Best effort, waiting at most 200 ms.
    */
   const publishNearSubscribers = async (name: string): Promise<void> => {
     const at = cache?.node;
     if (!at) return;
     const node = (client as Cluster).nodes('all').find((n) => n.options.host === at.host && n.options.port === at.port);
     if (!node) return logger.warn('store_invalidation_delayed', { store: 'redis', reason: 'subscriber node not among the cluster nodes' });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      node.publish(channel, name).then(
-        () => undefined,
-        (err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...describeFailure(err, at) }),
-      ),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, 200);
-      }),
-    ]);
-    clearTimeout(timer);
+    const published = node.publish(channel, name).then(
+      () => undefined,
+      (err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...describeFailure(err, at) }),
+    );
+    await Promise.race([published, sleep(200, undefined, { ref: false })]);
   };
   /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
   const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
@@ -343,9 +323,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       return read;
     }
     if (cache && cachedModels.has(model) && cache.active) {
-      // Invalidations already received by this process are handled first: an invalidation Redis sent
-      // before it answered the writer (and so before the writer's response reached anyone) is read
-      // from its socket in the same event-loop turn as the request that follows, before this check.
+      // Handle invalidations already on the socket first: one Redis sent before it answered the writer
+      // arrives in the same event-loop turn as the request that follows.
       await new Promise((resolve) => setImmediate(resolve));
       const cached = cache.get(cacheName(key));
       if (cached !== undefined) return cached;
@@ -361,8 +340,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   /** Inside a request, reads what a token's next steps will ask for (its grant, its session) in the same round trip. */
   const prefetch = (payload: AdapterPayload): void => {
-    // A failed prefetch is not lost: the read is remembered in the batch, and the step that needs
-    // the record awaits the same read and gets its error there.
+    // A failed prefetch is remembered in the batch; the step that needs the record gets the error.
     if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId)).catch(() => undefined);
     const uid = payload.sessionUid;
     const id = typeof uid === 'string' && payload.expiresWithSession ? uidMemo.get(uid) : undefined;
@@ -379,14 +357,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   /** A session by uid: the request's own writes, then the remembered id (checked against the record), then the index. */
   const findByUid = async (model: string, uid: string): Promise<AdapterPayload | undefined> => {
-    const written = currentBatch()?.uids.get(uid);
-    if (written !== undefined) {
-      const payload = decode(written, await readRecord(model, recordKey(model, written)));
-      if (payload?.uid === uid) return payload;
-    }
-    const memo = model === 'Session' ? uidMemo.get(uid) : undefined;
-    if (memo !== undefined) {
-      const payload = decode(memo, await readRecord(model, recordKey(model, memo)));
+    for (const known of [() => currentBatch()?.uids.get(uid), () => (model === 'Session' ? uidMemo.get(uid) : undefined)]) {
+      const id = known();
+      const payload = id === undefined ? undefined : decode(id, await readRecord(model, recordKey(model, id)));
       if (payload?.uid === uid) return payload;
     }
     const found = await readIndexed(model, uidKey(uid), 'uid', uid);
@@ -415,7 +388,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   /** Runs an operation that must act at once after the request's deferred writes (consume, revoke). */
   const inOrder = async <T>(operation: () => Promise<T>): Promise<T> => {
     const batch = currentBatch();
-    // flush sends through dispatch (the breaker and the timeout apply there, once).
     if (batch) await flush(batch);
     return operation();
   };
@@ -426,9 +398,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const key = recordKey(model, id);
       const value = encodeRecord(id, payload);
       const extra: DeferredCommand[] = [];
-      // The uid index holds the session id so `findByUid` can restore `jti`. A session id alone is
-      // not a usable credential: the session cookie is signed with the cookie keys, which are not
-      // in Redis. Bearer tokens (access tokens, codes, registration tokens) have no such index.
+      // The uid index holds the session id, so `findByUid` can restore `jti`. A session id alone is no
+      // credential (the cookie is signed with keys not in Redis); bearer tokens have no such index.
       if (model === 'Session' && payload.uid) {
         const batch = currentBatch();
         if (batch) {
@@ -440,11 +411,11 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         }
         remember(payload.uid, id);
         const index = uidKey(payload.uid);
-        extra.push({ key: index, add: (p) => void (ttl ? p.set(index, id, 'EX', ttl) : p.set(index, id)) });
+        extra.push({ key: index, add: setRecord(index, id, ttl) });
       }
       if (payload.userCode) {
         const index = userCodeKey(payload.userCode);
-        extra.push({ key: index, add: (p) => void (ttl ? p.set(index, id, 'EX', ttl) : p.set(index, id)) });
+        extra.push({ key: index, add: setRecord(index, id, ttl) });
       }
       if (payload.grantId && GRANTABLE_MODELS.has(model)) {
         const index = grantKey(payload.grantId);
@@ -482,10 +453,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   /** The arguments every attempt script starts with (see `ATTEMPT_HEAD`). */
   const head = (rule: AttemptRule): [number, number] => [rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000];
   /**
-   * Settles an attempt: with the request's other commands, and if the breaker refused to send it
-   * (opened by another counter of the same sign-in, on another Cluster node), once more past the
-   * breaker, with its own timeout. Only a command that was never sent is sent again: counting one
-   * guess twice, or forgetting late, could erase or invent failures around an outage.
+   * Settles an attempt with the request's other commands, and when the breaker refused to send it
+   * (opened by another counter on another Cluster node), once more past the breaker. Only a command
+   * never sent is sent again: counting a guess twice could invent failures around an outage.
    */
   const settle = async (add: AddCommand): Promise<number> => {
     try {
@@ -497,8 +467,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       return Number(answer?.[1]);
     }
   };
-  // Attempts are checked and settled at once, not with the request's other writes. Issued together
-  // (a sign-in's counters), they still go in one round trip.
+  // Attempts act at once, not deferred; a sign-in's counters issued together share one round trip.
   const attempts: AttemptCounter = {
     check: (key, rule) => send<number>((p) => void (p as Pipe).svcAttemptCheck(attemptKey(key), ...head(rule))),
     fail: (key, rule) =>
@@ -530,9 +499,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         result = await scope.run(batch, fn);
       } catch (err) {
         batch.closed = true;
-        // The request failed: what it wrote until then is written as it would have been without the batch.
+        // The request failed: what it wrote until then is written as without the batch. Its own error
+        // is the answer; a flush error is only logged (name and code, no payload).
         await flush(batch).catch((flushErr: unknown) => {
-          // The request's own error is the answer; this one is logged (name and code, no payload).
           logger.warn('store_flush_failed', { store: 'redis', name: flushErr instanceof Error ? flushErr.name : 'error', ...causeOf(flushErr) });
         });
         throw err;
