@@ -11,8 +11,8 @@ interface RedisInventoryDeps {
   prefix: string;
   /** Runs one store operation with the store's fail-fast timeout and circuit breaker. */
   run: <T>(operation: () => Promise<T>) => Promise<T>;
-  /** The grant-index script: returns the members of the index at `key` and deletes it. */
-  takeIndex: (key: string) => Promise<string[]>;
+  /** Removes every record of the grant whose id hashes to `ref`; resolves how many. */
+  revokeGrant: (ref: string) => Promise<number>;
   /** Deletes the record of `model` at `key` as the store deletes records (cached ones everywhere); `true` when it existed. */
   remove: (model: string, key: string) => Promise<boolean>;
 }
@@ -40,8 +40,7 @@ const MAX_SCAN_CURSOR = 2n ** 64n - 1n;
 
 function decode(cursor: string, nodes: string[]): ScanState {
   try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { n?: unknown; c?: unknown; p?: unknown };
-    const { n, c, p } = value;
+    const { n, c, p } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { n?: unknown; c?: unknown; p?: unknown };
     if (typeof n === 'string' && (n === '' || nodes.includes(n)) && typeof c === 'string' && /^\d{1,20}$/.test(c) && BigInt(c) <= MAX_SCAN_CURSOR && Array.isArray(p) && p.length <= MAX_PAGE && p.every((r) => typeof r === 'string' && isRef(r))) {
       return { node: n, scan: c, pending: p as string[] };
     }
@@ -80,7 +79,6 @@ export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
       const pattern = `${escapeGlob(keyStart)}*`;
       const records: ListedRecord[] = [];
       const seen = new Set<string>();
-      let done = false;
       let scans = 0;
       while (records.length < limit) {
         if (state.pending.length > 0) {
@@ -96,10 +94,7 @@ export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
         if (scans >= SCANS_PER_PAGE) break;
         const index = names.indexOf(state.node);
         const node = nodes[index];
-        if (!node) {
-          done = true;
-          break;
-        }
+        if (!node) break;
         const [next, keys] = await run(() => node.scan(state.scan, 'MATCH', pattern, 'COUNT', Math.max(limit - records.length, 16)));
         scans += 1;
         state.pending = keys.map((key) => key.slice(keyStart.length)).filter(isRef);
@@ -108,18 +103,10 @@ export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
           state.scan = '0';
         } else state.scan = next;
       }
-      if (state.pending.length === 0 && !names.includes(state.node)) done = true;
+      const done = state.pending.length === 0 && !names.includes(state.node);
       return { records, ...(done ? {} : { cursor: encode(state) }) };
     },
-    async destroy(model, ref) {
-      if (!isRef(ref)) return false;
-      return deps.remove(model, `${prefix}${model}:${ref}`);
-    },
-    async revokeGrant(ref) {
-      if (!isRef(ref)) return 0;
-      const members = await run(() => deps.takeIndex(`${prefix}grant:${ref}`));
-      const removed = await Promise.all(members.map((member) => run(() => client.del(member))));
-      return removed.reduce((sum, n) => sum + n, 0);
-    },
+    destroy: async (model, ref) => isRef(ref) && deps.remove(model, `${prefix}${model}:${ref}`),
+    revokeGrant: async (ref) => (isRef(ref) ? deps.revokeGrant(ref) : 0),
   };
 }

@@ -392,6 +392,15 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return operation();
   };
 
+  /** Takes a grant index and deletes its members; resolves how many were removed. */
+  const revokeIndex = async (index: string): Promise<number> => {
+    const members = await run(() => client.svcIndexTake(index));
+    currentBatch()?.reads.clear();
+    let removed = 0;
+    for (const answer of members.length ? await dispatch(members.map((m): AddCommand => (p) => void p.del(m))) : []) removed += Number(await resultOf(answer));
+    return removed;
+  };
+
   const adapter = (model: string): Adapter => ({
     upsert: async (id, payload, expiresIn) => {
       const ttl = ttlOf(expiresIn);
@@ -441,12 +450,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         if (result === 0) throw new AlreadyConsumedError(model);
       }),
     destroy: (id) => write(model, recordKey(model, id), null, []),
-    revokeByGrantId: (grantId) =>
-      inOrder(async () => {
-        const members = await run(() => client.svcIndexTake(grantKey(grantId)));
-        currentBatch()?.reads.clear();
-        if (members.length) for (const answer of await dispatch(members.map((member) => (p: ChainableCommander) => void p.del(member)))) await resultOf(answer);
-      }),
+    revokeByGrantId: async (grantId) => {
+      await inOrder(() => revokeIndex(grantKey(grantId)));
+    },
   });
 
   const attemptKey = (key: string): string => `${prefix}attempts:${refOf(key)}`;
@@ -521,7 +527,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       client,
       prefix,
       run,
-      takeIndex: (key) => client.svcIndexTake(key),
+      revokeGrant: (ref) => revokeIndex(`${prefix}grant:${ref}`),
       remove: async (model, key) => {
         const del: AddCommand = (p) => void p.del(key);
         const removed = cache && cachedModels.has(model) ? await writeCached(key, del) : await resultOf((await dispatch([del]))[0] as Answer);

@@ -2,26 +2,22 @@ import type { JWK } from 'jose';
 
 import { candidateDefect, isUnlabelled, keyDefect, keyLabel, keySetDefect, normaliseKeyLabels, PRIVATE_MEMBERS, unfitReason, type RequestedEncryption } from './jwk-rules.js';
 
-/** A key of the set that is refused, with the sentence that names it and its rule. */
-export interface RefusedKey {
-  /** Position in the set, from 0. */
+/** A refused key: its position in the set (from 0), the sentence naming it, and its rule. */
+interface RefusedKey {
   index: number;
   /** `key #2 ("enc-1"): <rule>` (or `key #2 ("enc-1") contains private key material; …`). */
   message: string;
-  /**
-   * `key`: the key itself breaks a key rule (C6 items 2, 5 and 6); `candidate`: the provider may
-   * pick it for a requested algorithm and could not encrypt to it (C6 item 7).
-   */
+  /** `key`: the key breaks a key rule (C6 items 2, 5, 6); `candidate`: it could be picked and fail (item 7). */
   rule: 'key' | 'candidate';
 }
 
 /** What {@link judgeClientKeySet} decided about one JWK Set. */
 export interface KeySetJudgement {
-  /** Why the set is refused whole, unjudged (not a JWK Set, too many keys, too costly): nothing is kept. */
+  /** Why the set is refused whole, unjudged (not a JWK Set, too many keys, too costly). */
   setDefect?: string;
-  /** The keys the provider may hold, in their order: judged, passed, labels normalised. */
+  /** The keys the provider may hold, in their order, labels normalised. */
   keys: JWK[];
-  /** Where each kept key stood in the set, from 0 (for descriptions: `key #3`). */
+  /** Where each kept key stood in the set, from 0. */
   positions: number[];
   /** Keys that break a rule, in order: every `key` refusal first, then every `candidate` one. */
   refused: RefusedKey[];
@@ -41,9 +37,7 @@ function shapeDefect(key: unknown, index: number): string | undefined {
 }
 
 /**
- * The one key judgement of C6, applied alike at registration (inline `jwks` or a `jwks_uri`
- * fetched then) and at every later fetch of a `jwks_uri`, so a set judged one way at registration
- * is judged the same way every time after. In order:
+ * The one key judgement of C6, alike at registration and at every later fetch of a `jwks_uri`. In order:
  * 1. the set's shape and size ({@link keySetDefect}): a set beyond them is refused whole, unjudged;
  * 2. no key is symmetric or carries private members (every key, labelled or not);
  * 3. when the client asks for encryption (`requested` not empty), keys with neither `use` nor
@@ -53,9 +47,8 @@ function shapeDefect(key: unknown, index: number): string | undefined {
  * 6. a kept key the provider may pick for a requested algorithm must fit it ({@link candidateDefect});
  * 7. every requested algorithm needs a kept encryption key that fits it ({@link unfitReason}).
  *
- * What a refusal costs is the caller's: registration fails the whole request on any refusal (a weak
- * key is never stored beside a good one); a later fetch leaves refused keys out and fails when none
- * remains. Pure; the set is not changed.
+ * What a refusal costs is the caller's: registration fails on any, a later fetch leaves refused
+ * keys out. Pure; the set is not changed.
  *
  * @param document - the JWK Set as published (not trusted to be well-formed)
  * @param requested - the encryption algorithms the client registered

@@ -6,16 +6,11 @@ import { fetchJson, reject, type PolicyDependencies, type RegistrationPolicy } f
 
 /**
  * Policy `svc/subject-type` (OpenID Connect Core 8, Registration 2 and 5):
- * - a client registered without `subject_type` gets `svc.subject.default-type`, or `public` when its
- *   redirect URIs span several hosts and it names no `sector_identifier_uri` (RFC 7591 3.2.1 lets
- *   the server substitute metadata; the response shows the value);
- * - a `sector_identifier_uri` is fetched through the guarded fetch (C11) and must hold a JSON array
- *   of URLs listing every `redirect_uri` (Registration 5). oidc-provider does not fetch it again
- *   for a registered client (`sectorIdentifierUriValidate`): the sector is checked at registration
- *   and update, not at every lookup;
- * - an update keeps the `subject_type` and the sector fixed at registration: an omitted
- *   `subject_type` (or a pairwise client's `sector_identifier_uri`) keeps the stored one, a
- *   different one is refused, and so is a redirect URI change that moves a pairwise client's sector.
+ * - a client registered without `subject_type` gets one ({@link subjectTypeFor}; RFC 7591 3.2.1
+ *   lets the server substitute metadata);
+ * - a `sector_identifier_uri` is fetched (C11) and must list every `redirect_uri` (Registration 5);
+ *   it is checked at registration and update only (`sectorIdentifierUriValidate`);
+ * - an update keeps the `subject_type` and a pairwise client's sector fixed at registration.
  */
 export function subjectTypePolicy(deps: PolicyDependencies): RegistrationPolicy {
   return async (ctx, properties) => {
