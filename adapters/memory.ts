@@ -11,7 +11,7 @@ interface Entry {
   /** Epoch milliseconds, or Infinity. */
   expiresAt: number;
   /** What the indexes hold for this record (so removing it needs no parse). */
-  indexed?: Pick<AdapterPayload, 'uid' | 'userCode' | 'grantId'>;
+  indexed?: { uid?: string; userCode?: string; grant?: string };
 }
 
 type Index = Map<string, { key: string; expiresAt: number }>;
@@ -32,8 +32,9 @@ export interface MemoryStoreOptions {
  * step, so consume and unconsume are atomic.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & { readonly inventory: StoreInventory } {
+  /** `{Model}:{ref}` → record: the inventory names records by `ref` as the Redis store does. */
   const records = new Map<string, Entry>();
-  /** Grant id → record key → expiry. */
+  /** Reference of a grant id → record key → expiry. */
   const grants = new Map<string, Map<string, number>>();
   const uids: Index = new Map();
   const userCodes: Index = new Map();
@@ -69,38 +70,36 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
 
   /** Removes a record and the indexes that point at it. */
   const remove = (key: string): void => {
-    const { uid, userCode, grantId } = records.get(key)?.indexed ?? {};
+    const { uid, userCode, grant } = records.get(key)?.indexed ?? {};
     records.delete(key);
     if (uid && uids.get(uid)?.key === key) uids.delete(uid);
     if (userCode && userCodes.get(userCode)?.key === key) userCodes.delete(userCode);
-    const members = grantId ? grants.get(grantId) : undefined;
+    const members = grant ? grants.get(grant) : undefined;
     members?.delete(key);
-    if (grantId && members?.size === 0) grants.delete(grantId);
+    if (grant && members?.size === 0) grants.delete(grant);
   };
 
-  const revokeByGrantId = (grantId: string): number => {
-    const members = grants.get(grantId);
-    grants.delete(grantId);
+  /** Removes every record of the grant whose id hashes to `ref`; returns how many. */
+  const revokeGrant = (ref: string): number => {
+    const members = grants.get(ref);
+    grants.delete(ref);
     for (const key of members?.keys() ?? []) remove(key);
     return members?.size ?? 0;
   };
 
   const adapter = (model: string): Adapter => {
-    const keyOf = (id: string): string => `${model}:${id}`;
+    const keyOf = (id: string): string => `${model}:${refOf(id)}`;
     return {
       async upsert(id, payload, expiresIn) {
         const key = keyOf(id);
         if (live(key)) remove(key);
         const expiresAt = expiryOf(expiresIn);
-        const indexed = payload.uid || payload.userCode || payload.grantId ? { uid: payload.uid, userCode: payload.userCode, grantId: payload.grantId } : undefined;
+        const grant = payload.grantId && GRANTABLE_MODELS.has(model) ? refOf(payload.grantId) : undefined;
+        const indexed = payload.uid || payload.userCode || grant ? { uid: payload.uid, userCode: payload.userCode, grant } : undefined;
         records.set(key, { json: JSON.stringify(payload), expiresAt, indexed });
         if (model === 'Session' && payload.uid) uids.set(payload.uid, { key, expiresAt });
         if (payload.userCode) userCodes.set(payload.userCode, { key, expiresAt });
-        if (payload.grantId && GRANTABLE_MODELS.has(model)) {
-          const members = grants.get(payload.grantId) ?? new Map<string, number>();
-          members.set(key, expiresAt);
-          grants.set(payload.grantId, members);
-        }
+        if (grant) grants.set(grant, (grants.get(grant) ?? new Map<string, number>()).set(key, expiresAt));
       },
       find: async (id) => read(live(keyOf(id))),
       findByUid: async (uid) => lookup(uids, uid),
@@ -117,26 +116,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
         if (live(keyOf(id))) remove(keyOf(id));
       },
       async revokeByGrantId(grantId) {
-        revokeByGrantId(grantId);
+        revokeGrant(refOf(grantId));
       },
     };
-  };
-
-  /** The live records of `model` by reference, as `[id, payload JSON]`. */
-  const byRef = (model: string): Map<string, [string, string]> => {
-    const found = new Map<string, [string, string]>();
-    const start = `${model}:`;
-    for (const key of [...records.keys()]) {
-      const entry = key.startsWith(start) ? live(key) : undefined;
-      if (entry) found.set(refOf(key.slice(start.length)), [key.slice(start.length), entry.json]);
-    }
-    return found;
   };
 
   return {
     adapter,
     async unconsume(model, id) {
-      const entry = live(`${model}:${id}`);
+      const entry = live(`${model}:${refOf(id)}`);
       if (!entry) return false;
       const payload = JSON.parse(entry.json) as AdapterPayload;
       delete payload.consumed;
@@ -150,23 +138,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       async list(model, page) {
         if (page.cursor !== undefined && !isRef(page.cursor)) throw new InvalidCursorError();
         const limit = Math.max(1, Math.min(page.limit, MAX_PAGE));
-        const all = byRef(model);
-        const refs = [...all.keys()].filter((ref) => page.cursor === undefined || ref > page.cursor).sort();
-        const taken = refs.slice(0, limit);
+        const start = `${model}:`;
+        const keys = [...records.keys()].filter((key) => key.startsWith(start) && (page.cursor === undefined || key.slice(start.length) > page.cursor) && live(key));
+        const taken = keys.sort().slice(0, limit);
         return {
-          records: taken.map((ref) => ({ ref, payload: listedPayload(JSON.parse(all.get(ref)?.[1] as string) as AdapterPayload) })),
-          ...(refs.length > limit ? { cursor: taken[taken.length - 1] } : {}),
+          records: taken.map((key) => ({ ref: key.slice(start.length), payload: listedPayload(read(records.get(key)) as AdapterPayload) })),
+          ...(keys.length > limit ? { cursor: taken[taken.length - 1]?.slice(start.length) } : {}),
         };
       },
       async destroy(model, ref) {
-        const id = isRef(ref) ? byRef(model).get(ref)?.[0] : undefined;
-        if (id !== undefined) remove(`${model}:${id}`);
-        return id !== undefined;
+        const found = isRef(ref) && live(`${model}:${ref}`) !== undefined;
+        if (found) remove(`${model}:${ref}`);
+        return found;
       },
-      async revokeGrant(ref) {
-        const grantId = isRef(ref) ? [...grants.keys()].find((id) => refOf(id) === ref) : undefined;
-        return grantId === undefined ? 0 : revokeByGrantId(grantId);
-      },
+      revokeGrant: async (ref) => (isRef(ref) ? revokeGrant(ref) : 0),
     },
     async ping() {},
     async close() {

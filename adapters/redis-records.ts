@@ -1,3 +1,5 @@
+import { isDeepStrictEqual } from 'node:util';
+
 import type { AdapterPayload } from 'oidc-provider';
 
 /*
@@ -28,17 +30,9 @@ export function decodeRecord(id: string, value: string): AdapterPayload | undefi
   return payload;
 }
 
-/** Two payloads equal but for their expiry (`exp`), whatever the order of their members. */
+/** Two payloads stored alike but for their expiry (`exp`), whatever the order of their members. */
 export function sameButExpiry(a: AdapterPayload, b: AdapterPayload): boolean {
   const { exp: _a, ...restA } = a;
   const { exp: _b, ...restB } = b;
-  return sameJson(restA, restB);
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return isDeepStrictEqual(JSON.parse(JSON.stringify(restA)), JSON.parse(JSON.stringify(restB)));
 }

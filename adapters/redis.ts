@@ -125,10 +125,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   for (const [name, lua] of Object.entries({ ...scripts, ...attemptScripts })) client.defineCommand(name, { numberOfKeys: 1, lua });
 
   const at = redisAddress(options);
-  /** Why a failure happened, for logs: its code, message (no arguments, no credentials) and host. */
   const causeOf = (err: unknown): ReturnType<typeof describeFailure> => describeFailure(err, at);
   let healthy = true;
-  /** The connection's last error while it is down: the cause of the operations that fail meanwhile. */
+  /** While the connection is down, its last error: the cause of every operation failing meanwhile. */
   let connectionError: unknown;
   client.on('error', (err: Error) => {
     if (healthy) logger.error('store_unavailable', { store: 'redis', name: err.name, ...causeOf(err) });
@@ -166,15 +165,13 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     }
   };
 
-  /** What a failed operation stands for: oidc-provider's own errors as they are, the rest → 503 (opening the breaker). */
+  /** oidc-provider's own errors as they are; the rest → 503, opening the breaker. */
   const failure = (err: unknown): Error => {
     if (err instanceof errors.OIDCProviderError) return err;
     openUntil = Date.now() + BREAKER_MS;
-    // While the connection is down, a timeout or "max retries" is a symptom; the connection's error is the cause.
     return new StoreUnavailableError({ cause: connectionError ?? err, where: at });
   };
 
-  /** Runs one store operation with the fail-fast timeout; protocol errors pass, the rest → 503. */
   const run = async <T>(operation: () => Promise<T>, timed = true, healthy: (result: T) => boolean = () => true): Promise<T> => {
     const open = Date.now() < openUntil;
     if (open && probing) throw new StoreUnavailableError({ cause: connectionError ?? NOT_SENT, where: at });
@@ -224,7 +221,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     );
   };
 
-  /** An answer's result, or the store error its failure stands for (opening the breaker like any failed operation). */
   const resultOf = async <T>([err, result]: Answer): Promise<T> => {
     if (err) throw failure(err);
     return result as T;
@@ -241,7 +237,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return resultOf<T>(batch ? await batch.send(add) : ((await dispatch([add]))[0] as Answer));
   };
 
-  /** Writes the deferred record writes and commands of a batch (all at once). */
   const flush = async (batch: RequestBatch): Promise<void> => {
     if (!batch.pending) return;
     const { records, commands } = batch.take();
@@ -276,7 +271,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     );
     await Promise.race([published, sleep(200, undefined, { ref: false })]);
   };
-  /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
+  /** Writes a cached model's record and publishes its invalidation in one MULTI. */
   const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
     cache?.drop(cacheName(key));
     try {
@@ -305,7 +300,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     uidMemo.set(uid, id);
   };
 
-  /** The stored string of a record; `null` when missing. */
   const readRaw = async (key: string): Promise<string | null> => (await send<string | null>((p) => void p.get(key))) ?? null;
 
   /** Reads a record, through the request's batch for flow models and the cache for cached ones. */
@@ -338,9 +332,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   const decode = (id: string, raw: string | null): AdapterPayload | undefined => (raw === null ? undefined : decodeRecord(id, raw));
 
-  /** Inside a request, reads what a token's next steps will ask for (its grant, its session) in the same round trip. */
+  /** Reads a token's grant and session ahead, in the same round trip (a failure reaches the step that needs them). */
   const prefetch = (payload: AdapterPayload): void => {
-    // A failed prefetch is remembered in the batch; the step that needs the record gets the error.
     if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId)).catch(() => undefined);
     const uid = payload.sessionUid;
     const id = typeof uid === 'string' && payload.expiresWithSession ? uidMemo.get(uid) : undefined;
@@ -385,7 +378,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     for (const answer of await dispatch([add, ...extra.map((e) => e.add)])) await resultOf(answer);
   };
 
-  /** Runs an operation that must act at once after the request's deferred writes (consume, revoke). */
+  /** Runs an operation at once, after the request's deferred writes (consume, revoke). */
   const inOrder = async <T>(operation: () => Promise<T>): Promise<T> => {
     const batch = currentBatch();
     if (batch) await flush(batch);
@@ -456,7 +449,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   });
 
   const attemptKey = (key: string): string => `${prefix}attempts:${refOf(key)}`;
-  /** The arguments every attempt script starts with (see `ATTEMPT_HEAD`). */
   const head = (rule: AttemptRule): [number, number] => [rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000];
   /**
    * Settles an attempt with the request's other commands, and when the breaker refused to send it

@@ -25,9 +25,14 @@ const MAX_RSA_EXPONENT_BITS = 64;
 export const EC_CURVES = ['P-256', 'P-384', 'P-521'] as const;
 /** The one JWS algorithm of each EC curve (RFC 7518 section 3.4). */
 export const EC_SIGNING_ALG: Readonly<Record<string, string>> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
-/** Curve → exact coordinate length in bytes (RFC 7518 section 6.2.1.2, RFC 8037 section 2). */
-const EC_COORDINATE_BYTES: Record<string, number> = { 'P-256': 32, 'P-384': 48, 'P-521': 66 };
-const OKP_X_BYTES: Record<string, number> = { X25519: 32, X448: 56, Ed25519: 32, Ed448: 57 };
+/** By key type: curve → exact length in bytes of each point member (RFC 7518 section 6.2.1.2, RFC 8037 section 2). */
+const POINT_SIZES: Record<'EC' | 'OKP', { bytes: Record<string, number>; members: string[]; what: string }> = {
+  EC: { bytes: { 'P-256': 32, 'P-384': 48, 'P-521': 66 }, members: ['x', 'y'], what: 'coordinate' },
+  OKP: { bytes: { X25519: 32, X448: 56, Ed25519: 32, Ed448: 57 }, members: ['x'], what: 'public key' },
+};
+
+/** "a, b or c". */
+const orList = (values: readonly string[]): string => values.join(', ').replace(/, ([^,]*)$/, ' or $1');
 
 class Defect extends Error {}
 const defect = (reason: string): never => {
@@ -96,32 +101,26 @@ function judgeRsa(key: JWK): void {
   if (modulus !== undefined) return defect(modulus);
 }
 
-function ecSizes(key: JWK): void {
+/** The EC and OKP rules read from lengths alone: a supported curve and full-length point members. */
+function pointSizes(key: JWK): void {
+  const { bytes, members, what } = POINT_SIZES[key.kty as 'EC' | 'OKP'];
   const crv = key.crv;
-  const size = typeof crv === 'string' ? EC_COORDINATE_BYTES[crv] : undefined;
-  if (size === undefined) return defect(`curve ${JSON.stringify(crv)} is not supported; EC keys must use P-256, P-384 or P-521`);
-  for (const member of ['x', 'y']) {
+  const size = typeof crv === 'string' ? bytes[crv] : undefined;
+  if (size === undefined) return defect(`curve ${JSON.stringify(crv)} is not supported; ${key.kty} keys must use ${orList(Object.keys(bytes))}`);
+  for (const member of members) {
     const length = octets(key, member).length;
-    if (length !== size) return defect(`${member} is ${length} bytes, but ${withArticle(String(crv))} coordinate is exactly ${size}`);
+    if (length !== size) return defect(`${member} is ${length} bytes, but ${withArticle(String(crv))} ${what} is exactly ${size}`);
   }
 }
 
 function judgeEc(key: JWK): void {
-  ecSizes(key);
+  pointSizes(key);
   importPublic({ kty: 'EC', crv: String(key.crv), x: key.x as string, y: key.y as string }, `its point (x, y) is not on the ${String(key.crv)} curve`);
-}
-
-function okpSizes(key: JWK): void {
-  const crv = key.crv;
-  const size = typeof crv === 'string' ? OKP_X_BYTES[crv] : undefined;
-  if (size === undefined) return defect(`curve ${JSON.stringify(crv)} is not supported; OKP keys must use X25519, X448, Ed25519 or Ed448`);
-  const length = octets(key, 'x').length;
-  if (length !== size) return defect(`x is ${length} bytes, but ${withArticle(String(crv))} public key is exactly ${size}`);
 }
 
 function judgeOkp(key: JWK): void {
   const crv = key.crv;
-  okpSizes(key);
+  pointSizes(key);
   const imported = importPublic({ kty: 'OKP', crv: String(crv), x: key.x as string }, `does not import as ${withArticle(String(crv))} public key`);
   if (crv === 'X25519' || crv === 'X448') {
     // A low-order point makes every shared secret all zeros, readable by anyone; OpenSSL refuses to derive one.
@@ -176,8 +175,7 @@ export function keyDefect(key: JWK): string | undefined {
  */
 export function keySizeDefect(key: JWK): string | undefined {
   if (key.kty === 'RSA') return caught(() => rsaSizes(key, false));
-  if (key.kty === 'EC') return caught(() => ecSizes(key));
-  if (key.kty === 'OKP') return caught(() => okpSizes(key));
+  if (key.kty === 'EC' || key.kty === 'OKP') return caught(() => pointSizes(key));
   return `kty ${JSON.stringify(key.kty)} is not supported; only RSA, EC and OKP keys are accepted`;
 }
 
@@ -268,7 +266,7 @@ function usageDefect(key: JWK): string | undefined {
   if (purpose === 'enc' && Array.isArray(ops) && (key.kty === 'RSA' || ops.length > 0)) {
     const labels = encryptionLabels(key);
     if (!ops.some((op) => labels.includes(op))) {
-      return `key_ops ${JSON.stringify(ops)}: ${key.kty === 'RSA' ? 'an RSA' : 'an ECDH'} public encryption key needs key_ops containing ${labels.map((l) => `"${l}"`).join(', ').replace(/, ([^,]*)$/, ' or $1')} (or none, with use "enc")`;
+      return `key_ops ${JSON.stringify(ops)}: ${key.kty === 'RSA' ? 'an RSA' : 'an ECDH'} public encryption key needs key_ops containing ${orList(labels.map((l) => `"${l}"`))} (or none, with use "enc")`;
     }
   }
   if (alg === undefined) return undefined;
