@@ -6,13 +6,6 @@ export type AddCommand = (pipeline: ChainableCommander) => void;
 /** One command's answer in a pipeline: `[error, result]` as ioredis gives it. */
 export type Answer = [Error | null, unknown];
 
-/** A write whose answer nobody waits for inside the request (an index). */
-export interface DeferredCommand {
-  /** The key it touches (for Cluster routing and ordering). */
-  key: string;
-  add: AddCommand;
-}
-
 /** A record as the request's deferred writes leave it: the stored string and its TTL, or `null` (deleted). */
 type PendingRecord = { value: string; ttl: number } | null;
 
@@ -29,8 +22,8 @@ interface Queued {
 export class RequestBatch {
   /** Record key → what the request's deferred writes leave there, in write order. */
   readonly records = new Map<string, PendingRecord>();
-  /** Other deferred writes, in order. */
-  readonly commands: DeferredCommand[] = [];
+  /** Other deferred writes (indexes), in order. */
+  readonly commands: AddCommand[] = [];
   /** Record key → the stored string read in this request (`null`: not found), or the read under way. */
   readonly reads = new Map<string, Promise<string | null>>();
   /** Session uid → record key, for sessions written or found in this request. */
@@ -66,7 +59,7 @@ export class RequestBatch {
   }
 
   /** Takes the deferred writes (record writes collapsed to the last one per key). */
-  take(): { records: [string, PendingRecord][]; commands: DeferredCommand[] } {
+  take(): { records: [string, PendingRecord][]; commands: AddCommand[] } {
     const out = { records: [...this.records], commands: [...this.commands] };
     this.records.clear();
     this.commands.length = 0;

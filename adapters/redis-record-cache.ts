@@ -54,22 +54,24 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
   let active = false;
   let closed = false;
 
+  const drop = (key?: string): void => {
+    if (key === undefined) entries.clear();
+    else entries.delete(key);
+    epoch += 1;
+  };
   /** The subscriber's last fault: the cause logged when the cache pauses. */
   let fault: unknown;
   const deactivate = (cause: unknown = fault): void => {
     if (active) options.logger.warn('store_cache_paused', { store: 'redis', reason: 'invalidation channel down', ...(cause ? describeFailure(cause, seed ?? options.address) : {}) });
     active = false;
-    entries.clear();
-    epoch += 1;
+    drop();
   };
   const seed = options.clusterNodes?.[0];
   const subscriber = seed
     ? new Redis({ ...options.connection, host: seed.host, port: seed.port, autoResubscribe: false, enableOfflineQueue: false, lazyConnect: true })
     : (options.client as Redis).duplicate({ autoResubscribe: false, enableOfflineQueue: false, lazyConnect: true });
   subscriber.on('message', (channel: string, key: string) => {
-    if (channel !== options.channel) return;
-    entries.delete(key);
-    epoch += 1;
+    if (channel === options.channel) drop(key);
   });
   // Connection faults are logged by the store's own client; the cache pauses, saying why.
   subscriber.on('error', (err: unknown) => {
@@ -80,8 +82,7 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
     subscriber.subscribe(options.channel).then(
       () => {
         if (closed) return;
-        entries.clear();
-        epoch += 1;
+        drop();
         active = true;
       },
       (err: unknown) => deactivate(err),
@@ -92,14 +93,10 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
 
   return {
     get(key) {
-      if (!active) return undefined;
-      const entry = entries.get(key);
-      if (!entry) return undefined;
-      if (Date.now() - entry.at > maxAge) {
-        entries.delete(key);
-        return undefined;
-      }
-      return entry.value;
+      const entry = active ? entries.get(key) : undefined;
+      if (entry && Date.now() - entry.at <= maxAge) return entry.value;
+      if (entry) entries.delete(key);
+      return undefined;
     },
     begin: () => epoch,
     fill(key, ticket, value) {
@@ -107,10 +104,7 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
       if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
       entries.set(key, { value, at: Date.now() });
     },
-    drop(key) {
-      entries.delete(key);
-      epoch += 1;
-    },
+    drop,
     get active() {
       return active;
     },

@@ -8,7 +8,7 @@ import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
 import { REDIS_DEFAULTS } from '../lib/settings/types.js';
 import { refOf, type StoreInventory } from './inventory.js';
-import { RequestBatch, type AddCommand, type Answer, type DeferredCommand } from './redis-batch.js';
+import { RequestBatch, type AddCommand, type Answer } from './redis-batch.js';
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
@@ -245,7 +245,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     if (deleted.length && !clustered) adds.push((p) => void p.del(...deleted));
     else for (const key of deleted) adds.push((p) => void p.del(key));
     for (const [key, record] of records) if (record) adds.push(setRecord(key, record.value, record.ttl));
-    for (const command of commands) adds.push(command.add);
+    adds.push(...commands);
     for (const answer of await dispatch(adds)) await resultOf(answer);
   };
 
@@ -361,7 +361,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
 
   /** Deferred inside a request for flow models; at once (one round trip) otherwise. */
-  const write = async (model: string, key: string, record: { value: string; ttl: number } | null, extra: DeferredCommand[]): Promise<void> => {
+  const write = async (model: string, key: string, record: { value: string; ttl: number } | null, extra: AddCommand[]): Promise<void> => {
     const batch = FLOW_MODELS.has(model) ? currentBatch() : undefined;
     if (batch) {
       batch.records.set(key, record);
@@ -372,10 +372,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     const add: AddCommand = record ? setRecord(key, record.value, record.ttl) : (p) => void p.del(key);
     if (cache && cachedModels.has(model)) {
       await writeCached(key, add);
-      for (const answer of extra.length ? await dispatch(extra.map((e) => e.add)) : []) await resultOf(answer);
+      for (const answer of extra.length ? await dispatch(extra) : []) await resultOf(answer);
       return;
     }
-    for (const answer of await dispatch([add, ...extra.map((e) => e.add)])) await resultOf(answer);
+    for (const answer of await dispatch([add, ...extra])) await resultOf(answer);
   };
 
   /** Runs an operation at once, after the request's deferred writes (consume, revoke). */
@@ -399,7 +399,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const ttl = ttlOf(expiresIn);
       const key = recordKey(model, id);
       const value = encodeRecord(id, payload);
-      const extra: DeferredCommand[] = [];
+      const extra: AddCommand[] = [];
       // The uid index holds the session id, so `findByUid` can restore `jti`. A session id alone is no
       // credential (the cookie is signed with keys not in Redis); bearer tokens have no such index.
       if (model === 'Session' && payload.uid) {
@@ -412,16 +412,12 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
           batch.uids.set(payload.uid, id);
         }
         remember(payload.uid, id);
-        const index = uidKey(payload.uid);
-        extra.push({ key: index, add: setRecord(index, id, ttl) });
+        extra.push(setRecord(uidKey(payload.uid), id, ttl));
       }
-      if (payload.userCode) {
-        const index = userCodeKey(payload.userCode);
-        extra.push({ key: index, add: setRecord(index, id, ttl) });
-      }
+      if (payload.userCode) extra.push(setRecord(userCodeKey(payload.userCode), id, ttl));
       if (payload.grantId && GRANTABLE_MODELS.has(model)) {
         const index = grantKey(payload.grantId);
-        extra.push({ key: index, add: (p) => void (p as Pipe).svcIndexAdd(index, key, ttl) });
+        extra.push((p) => void (p as Pipe).svcIndexAdd(index, key, ttl));
       }
       await write(model, key, { value, ttl }, extra);
     },
