@@ -464,18 +464,11 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   // Attempts act at once, not deferred; a sign-in's counters issued together share one round trip.
   const attempts: AttemptCounter = {
     check: (key, rule) => send<number>((p) => void (p as Pipe).svcAttemptCheck(attemptKey(key), ...head(rule))),
-    fail: (key, rule) =>
-      settle((p) =>
-        void (p as Pipe).svcAttemptFail(
-          attemptKey(key),
-          ...head(rule),
-          rule.limit,
-          rule.windowSeconds * 1000,
-          rule.coolDownSeconds * 1000,
-          STRIKE_MEMORY_SECONDS * 1000,
-          rule.consecutiveLimit === undefined ? 0 : RUN_MEMORY_SECONDS * 1000,
-        ),
-      ),
+    fail: (key, rule) => {
+      const limits = [rule.limit, rule.windowSeconds * 1000, rule.coolDownSeconds * 1000, STRIKE_MEMORY_SECONDS * 1000] as const;
+      const runMs = rule.consecutiveLimit === undefined ? 0 : RUN_MEMORY_SECONDS * 1000;
+      return settle((p) => void (p as Pipe).svcAttemptFail(attemptKey(key), ...head(rule), ...limits, runMs));
+    },
     succeed: (key, rule, forget) => settle((p) => void (p as Pipe).svcAttemptSucceed(attemptKey(key), ...head(rule), forget ? 1 : 0)),
     forget: async (key) => {
       await settle((p) => void p.del(attemptKey(key)));
@@ -522,10 +515,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         return Number(removed) > 0;
       },
     }),
-    ping: () =>
-      run(async () => {
-        await client.ping();
-      }),
+    ping: async () => {
+      await run(() => client.ping());
+    },
     async close() {
       cache?.close();
       try {

@@ -38,15 +38,9 @@ export interface SvcStore {
 }
 
 /** Models whose records carry a `grantId` and are removed by `revokeByGrantId`. */
-export const GRANTABLE_MODELS: ReadonlySet<string> = new Set([
-  'AccessToken',
-  'AuthorizationCode',
-  'RefreshToken',
-  'DeviceCode',
-  'ClientCredentials',
-  'BackchannelAuthenticationRequest',
-  'PreAuthorizedCode',
-]);
+export const GRANTABLE_MODELS: ReadonlySet<string> = new Set(
+  ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'ClientCredentials', 'BackchannelAuthenticationRequest', 'PreAuthorizedCode'],
+);
 
 /**
  * An adapter that runs `overrides` and delegates everything else to `inner` (methods called on

@@ -56,15 +56,9 @@ function shapeDefect(key: unknown, index: number): string | undefined {
 export function judgeClientKeySet(document: unknown, requested: RequestedEncryption): KeySetJudgement {
   const verdict: KeySetJudgement = { keys: [], positions: [], refused: [], dropped: [], unserved: [] };
   const all = (document as { keys?: unknown } | null)?.keys;
-  if (!document || typeof document !== 'object' || Array.isArray(document) || !Array.isArray(all)) {
-    verdict.setDefect = 'must be a JWK Set: an object with a "keys" array';
-    return verdict;
-  }
-  const setDefect = keySetDefect(all);
-  if (setDefect !== undefined) {
-    verdict.setDefect = setDefect;
-    return verdict;
-  }
+  const isSet = !!document && typeof document === 'object' && !Array.isArray(document) && Array.isArray(all);
+  const setDefect = isSet ? keySetDefect(all) : 'must be a JWK Set: an object with a "keys" array';
+  if (setDefect !== undefined || !isSet) return { ...verdict, setDefect };
   const shapes = all.map((key, index) => shapeDefect(key, index));
   shapes.forEach((message, index) => {
     if (message !== undefined) verdict.refused.push({ index, message, rule: 'key' });
@@ -91,12 +85,9 @@ export function judgeClientKeySet(document: unknown, requested: RequestedEncrypt
     if (verdict.keys.some((key) => unfitReason(key, alg) === undefined)) continue;
     const reasons = (all as JWK[]).map((original, index) => {
       const held = kept.find((k) => k.index === index)?.key;
-      const refusal = verdict.refused.find((r) => r.index === index);
-      let why: string;
-      if (verdict.dropped.includes(index)) why = 'has neither use nor key_ops, so it is dropped';
-      else if (held !== undefined) why = unfitReason(held, alg) ?? 'fits';
-      else why = `refused (${String(refusal?.message)})`;
-      return `${keyLabel(original, index)}: ${why}`;
+      if (verdict.dropped.includes(index)) return `${keyLabel(original, index)}: has neither use nor key_ops, so it is dropped`;
+      if (held !== undefined) return `${keyLabel(original, index)}: ${unfitReason(held, alg) ?? 'fits'}`;
+      return `${keyLabel(original, index)}: refused (${String(verdict.refused.find((r) => r.index === index)?.message)})`;
     });
     verdict.unserved.push({ field, alg, message: `no key usable for ${field} ${alg} (keys need use=enc or key_ops containing encrypt)${reasons.length ? `; ${reasons.join('; ')}` : '; the set is empty'}` });
   }
