@@ -78,8 +78,6 @@ function checkChain(chain: X509Certificate[], jwk: JWK, label: string, what: str
   });
 }
 
-const thumbprint = (cert: X509Certificate, alg: 'sha1' | 'sha256'): string => createHash(alg).update(cert.raw).digest('base64url');
-
 async function vetKey(key: JWK, index: number, field: string, fetch: PolicyDependencies['fetch']): Promise<void> {
   const label = keyLabel(key, index);
   let leaf: X509Certificate | undefined;
@@ -100,11 +98,9 @@ async function vetKey(key: JWK, index: number, field: string, fetch: PolicyDepen
   }
   const x5tS256 = (key as Record<string, unknown>)['x5t#S256'];
   if ((key.x5t !== undefined || x5tS256 !== undefined) && !leaf) reject(field, `${label}: x5t and x5t#S256 need x5c or x5u to be checked against`);
-  if (leaf && key.x5t !== undefined && key.x5t !== thumbprint(leaf, 'sha1')) {
-    reject(field, `${label}: x5t does not match the SHA-1 thumbprint of the leaf certificate`);
-  }
-  if (leaf && x5tS256 !== undefined && x5tS256 !== thumbprint(leaf, 'sha256')) {
-    reject(field, `${label}: x5t#S256 does not match the SHA-256 thumbprint of the leaf certificate`);
+  for (const [member, value, hash, name] of [['x5t', key.x5t, 'sha1', 'SHA-1'], ['x5t#S256', x5tS256, 'sha256', 'SHA-256']] as const) {
+    const expected = leaf && createHash(hash).update(leaf.raw).digest('base64url');
+    if (value !== undefined && value !== expected) reject(field, `${label}: ${member} does not match the ${name} thumbprint of the leaf certificate`);
   }
 }
 

@@ -48,12 +48,8 @@ function keepRegisteredSubject(stored: ClientMetadata, properties: ClientMetadat
 async function checkSectorDocument(properties: ClientMetadata, deps: PolicyDependencies): Promise<void> {
   const uri = properties.sector_identifier_uri;
   if (typeof uri !== 'string') reject('sector_identifier_uri', 'must be a URL string');
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    reject('sector_identifier_uri', 'must be an absolute https URL');
-  }
+  if (!URL.canParse(uri)) reject('sector_identifier_uri', 'must be an absolute https URL');
+  const url = new URL(uri);
   const listed = await fetchJson(deps.fetch, url.href, 'application/json', 'sector_identifier_uri', 'could not be fetched: ');
   if (!Array.isArray(listed) || !listed.every((v): v is string => typeof v === 'string')) {
     reject('sector_identifier_uri', `${url.href}: the response must be a JSON array of URL strings`);
