@@ -40,14 +40,10 @@ export interface StoreInventory {
 }
 
 /** The reference of a record id: base64url SHA-256 (as the Redis store names keys). */
-export function refOf(id: string): string {
-  return hash('sha256', id, 'base64url');
-}
+export const refOf = (id: string): string => hash('sha256', id, 'base64url');
 
 /** True for a well-formed reference (43 base64url characters). */
-export function isRef(value: string): boolean {
-  return /^[A-Za-z0-9_-]{43}$/.test(value);
-}
+export const isRef = (value: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(value);
 
 /** The largest page a store hands out, whatever `limit` asks for. */
 export const MAX_PAGE = 500;

@@ -223,12 +223,6 @@ const ENCRYPTION_ALGS: Record<string, readonly string[]> = {
   X448: ECDH,
 };
 
-/** What a key can do at all, from its type and curve. */
-function capabilities(key: JWK): { sig: boolean; enc: boolean; family: string } {
-  const family = key.kty === 'RSA' ? 'RSA' : String(key.crv);
-  return { sig: family in SIGNATURE_ALGS, enc: family in ENCRYPTION_ALGS, family };
-}
-
 /** "an RSA", "an X25519", "a P-256": the article English wants before a key family. */
 const withArticle = (family: string): string => `${family.startsWith('P-') ? 'a' : 'an'} ${family}`;
 
@@ -260,9 +254,11 @@ function usageDefect(key: JWK): string | undefined {
   }
   const ext = (key as { ext?: unknown }).ext;
   if (ext !== undefined && typeof ext !== 'boolean') return 'ext must be true or false';
-  const can = capabilities(key);
-  if (purpose === 'enc' && !can.enc && can.sig) return `${withArticle(can.family)} key can only sign, but it is marked for encryption`;
-  if (purpose === 'sig' && !can.sig && can.enc) return `${withArticle(can.family)} key cannot sign, but it is marked for signatures`;
+  // What the key can do at all, from its type and curve.
+  const family = key.kty === 'RSA' ? 'RSA' : String(key.crv);
+  const [canSign, canEncrypt] = [family in SIGNATURE_ALGS, family in ENCRYPTION_ALGS];
+  if (purpose === 'enc' && !canEncrypt && canSign) return `${withArticle(family)} key can only sign, but it is marked for encryption`;
+  if (purpose === 'sig' && !canSign && canEncrypt) return `${withArticle(family)} key cannot sign, but it is marked for signatures`;
   if (purpose === 'enc' && Array.isArray(ops) && (key.kty === 'RSA' || ops.length > 0)) {
     const labels = encryptionLabels(key);
     if (!ops.some((op) => labels.includes(op))) {
@@ -271,11 +267,11 @@ function usageDefect(key: JWK): string | undefined {
   }
   if (alg === undefined) return undefined;
   if (typeof alg !== 'string') return 'alg must be a string';
-  const sigAlgs = SIGNATURE_ALGS[can.family] ?? [];
-  const encAlgs = ENCRYPTION_ALGS[can.family] ?? [];
+  const sigAlgs = SIGNATURE_ALGS[family] ?? [];
+  const encAlgs = ENCRYPTION_ALGS[family] ?? [];
   if (!sigAlgs.includes(alg) && !encAlgs.includes(alg)) {
-    if (!(can.family in SIGNATURE_ALGS) && !(can.family in ENCRYPTION_ALGS)) return undefined;
-    return `alg ${JSON.stringify(alg)} is not an algorithm for ${withArticle(can.family)} key (${[...sigAlgs, ...encAlgs].join(', ')})`;
+    if (!canSign && !canEncrypt) return undefined;
+    return `alg ${JSON.stringify(alg)} is not an algorithm for ${withArticle(family)} key (${[...sigAlgs, ...encAlgs].join(', ')})`;
   }
   if (purpose === 'enc' && sigAlgs.includes(alg)) return `alg "${alg}" is a signature algorithm, but the key is marked for encryption`;
   if (purpose === 'sig' && encAlgs.includes(alg)) return `alg "${alg}" is an encryption algorithm, but the key is marked for signatures`;
@@ -422,12 +418,10 @@ export function candidateDefect(key: JWK, requested: RequestedEncryption): strin
   return undefined;
 }
 
-const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
-
 /** "key #2 ("enc-1")": how descriptions name a key (a `kid` is cut at 40 characters). */
 export function keyLabel(key: unknown, index: number): string {
   const kid = (key as { kid?: unknown } | null)?.kid;
-  return `key #${index + 1}${typeof kid === 'string' ? ` (${JSON.stringify(clip(kid, 40))})` : ''}`;
+  return `key #${index + 1}${typeof kid === 'string' ? ` (${JSON.stringify(kid.length > 40 ? `${kid.slice(0, 40)}…` : kid)})` : ''}`;
 }
 
 /** A key with neither `use` nor `key_ops`: left out when the client asks for encryption (C6 item 2). */
