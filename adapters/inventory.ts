@@ -3,11 +3,11 @@ import { hash } from 'node:crypto';
 import type { AdapterPayload } from 'oidc-provider';
 
 /**
- * A record as the inventory shows it. Never its id: ids of tokens are bearer values. The record is
- * named by its `ref` instead, and its payload comes without `jti` (which may equal the id).
+ * A record as the inventory shows it. Never its id (token ids are bearer values): it is named by
+ * its `ref`, and its payload comes without `jti` (which may equal the id).
  */
 export interface ListedRecord {
-  /** The record's reference: the base64url SHA-256 of its id (43 characters; the Redis key suffix). */
+  /** The base64url SHA-256 of the record's id (43 characters). */
   ref: string;
   /** The stored payload without `jti`; `consumed` (epoch seconds) when the record was consumed. */
   payload: AdapterPayload;
@@ -24,34 +24,26 @@ export interface RecordPage {
 /**
  * What an operator's toolbox needs from a store beyond oidc-provider's adapter: enumerating the live
  * records of a model a page at a time, and removing a record (or everything of a grant) by its
- * reference. Pages are not a snapshot: a record written or removed during the listing may or may
- * not appear, and on Redis a record may appear twice while the keyspace is resized; every record
- * that lives throughout the listing appears at least once.
+ * reference. Pages are not a snapshot: every record that lives throughout the listing appears at
+ * least once (on Redis possibly twice, while the keyspace is resized).
  */
 export interface StoreInventory {
   /**
-   * A page of the live records of `model` (expired ones never appear).
+   * A page of the live records of `model`.
    * @throws {@link InvalidCursorError} for a cursor this store did not hand out.
    */
   list(model: string, page: { cursor?: string; limit: number }): Promise<RecordPage>;
-  /** Removes the record of `model` named by `ref` (and the indexes that point at it); `false` when there was none. */
+  /** Removes the record of `model` named by `ref` (and its indexes); `false` when there was none. */
   destroy(model: string, ref: string): Promise<boolean>;
-  /**
-   * Removes every record written with the grant whose id hashes to `ref` (as `revokeByGrantId`
-   * does; the Grant record itself is a record of model `Grant`). Resolves how many were removed.
-   */
+  /** Removes every record written with the grant whose id hashes to `ref`; resolves how many. */
   revokeGrant(ref: string): Promise<number>;
 }
 
 /** The reference of a record id: base64url SHA-256 (as the Redis store names keys). */
-export function refOf(id: string): string {
-  return hash('sha256', id, 'base64url');
-}
+export const refOf = (id: string): string => hash('sha256', id, 'base64url');
 
 /** True for a well-formed reference (43 base64url characters). */
-export function isRef(value: string): boolean {
-  return /^[A-Za-z0-9_-]{43}$/.test(value);
-}
+export const isRef = (value: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(value);
 
 /** The largest page a store hands out, whatever `limit` asks for. */
 export const MAX_PAGE = 500;

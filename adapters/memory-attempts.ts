@@ -1,24 +1,16 @@
 import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
 
+/** The fields of the Redis scripts' hash (`ATTEMPT_HEAD`); times in epoch ms, `windowEnd` 0 while no window is open. */
 interface AttemptEntry {
-  /** Failures in the current window. */
   failures: number;
-  /** End of the current window, epoch ms (0: no window open). */
   windowEnd: number;
-  /** Locked until, epoch ms. */
   lockedUntil: number;
-  /** Lockouts so far. */
   strikes: number;
-  /** Failures since the last success, across windows. */
   run: number;
-  /** When the entry may be forgotten, epoch ms. */
   expiresAt: number;
 }
 
-/**
- * The memory store's {@link AttemptCounter}: the same rules as the Redis scripts `ATTEMPT_CHECK`,
- * `ATTEMPT_FAIL` and `ATTEMPT_SUCCEED`, each operation one synchronous step (atomic within the process).
- */
+/** The memory store's {@link AttemptCounter}: the rules of the Redis attempt scripts, each operation one synchronous step. */
 export function createMemoryAttempts(now: () => number): AttemptCounter & { sweep(): void } {
   const entries = new Map<string, AttemptEntry>();
   const live = (key: string, t: number): AttemptEntry | undefined => {

@@ -1,9 +1,8 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
-import { AlreadyConsumedError } from '../lib/errors.js';
+import { AlreadyConsumedError, InvalidCursorError } from '../lib/errors.js';
+import { isRef, listedPayload, MAX_PAGE, refOf, type StoreInventory } from './inventory.js';
 import { createMemoryAttempts } from './memory-attempts.js';
-import type { StoreInventory } from './inventory.js';
-import { createMemoryInventory } from './memory-inventory.js';
 import { GRANTABLE_MODELS, type SvcStore } from './store.js';
 
 interface Entry {
@@ -12,12 +11,10 @@ interface Entry {
   /** Epoch milliseconds, or Infinity. */
   expiresAt: number;
   /** What the indexes hold for this record (so removing it needs no parse). */
-  indexed?: Pick<AdapterPayload, 'uid' | 'userCode' | 'grantId'>;
+  indexed?: { uid?: string; userCode?: string; grant?: string };
 }
 
-interface IndexEntry {
-  members: Map<string, number>;
-}
+type Index = Map<string, { key: string; expiresAt: number }>;
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -31,90 +28,83 @@ export interface MemoryStoreOptions {
 /**
  * The embedded default store: all provider state in this process's memory, with the semantics of
  * the Redis store (TTLs, atomic consume, grant and uid indexes). Nothing is evicted before it
- * expires. One process only; everything is lost on restart.
+ * expires. One process only; everything is lost on restart. Every operation is one synchronous
+ * step, so consume and unconsume are atomic.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & { readonly inventory: StoreInventory } {
+  /** `{Model}:{ref}` → record: the inventory names records by `ref` as the Redis store does. */
   const records = new Map<string, Entry>();
-  const grants = new Map<string, IndexEntry>();
-  const uids = new Map<string, { key: string; expiresAt: number }>();
-  const userCodes = new Map<string, { key: string; expiresAt: number }>();
+  /** Reference of a grant id → record key → expiry. */
+  const grants = new Map<string, Map<string, number>>();
+  const uids: Index = new Map();
+  const userCodes: Index = new Map();
 
   const now = (): number => Date.now();
   const live = (key: string): Entry | undefined => {
     const entry = records.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= now()) {
-      records.delete(key);
-      return undefined;
-    }
-    return entry;
+    if (!entry || entry.expiresAt > now()) return entry;
+    records.delete(key);
+    return undefined;
   };
   const expiryOf = (expiresIn?: number): number =>
     typeof expiresIn === 'number' && Number.isFinite(expiresIn) ? now() + expiresIn * 1000 : Infinity;
 
-  const sweep = (): void => {
-    const t = now();
-    for (const [key, entry] of records) if (entry.expiresAt <= t) records.delete(key);
-    for (const [id, index] of grants) {
-      for (const [key, exp] of index.members) if (exp <= t) index.members.delete(key);
-      if (index.members.size === 0) grants.delete(id);
-    }
-    for (const map of [uids, userCodes]) for (const [k, v] of map) if (v.expiresAt <= t) map.delete(k);
-  };
   const attempts = createMemoryAttempts(now);
   const timer = setInterval(() => {
-    sweep();
+    const t = now();
+    for (const [key, entry] of records) if (entry.expiresAt <= t) records.delete(key);
+    for (const [id, members] of grants) {
+      for (const [key, exp] of members) if (exp <= t) members.delete(key);
+      if (members.size === 0) grants.delete(id);
+    }
+    for (const map of [uids, userCodes]) for (const [k, v] of map) if (v.expiresAt <= t) map.delete(k);
     attempts.sweep();
   }, options.sweepIntervalMs ?? 60_000);
   timer.unref();
 
-  const lookup = (map: Map<string, { key: string; expiresAt: number }>, value: string): AdapterPayload | undefined => {
+  const read = (entry: Entry | undefined): AdapterPayload | undefined => (entry ? (JSON.parse(entry.json) as AdapterPayload) : undefined);
+  const lookup = (map: Index, value: string): AdapterPayload | undefined => {
     const ref = map.get(value);
-    if (!ref || ref.expiresAt <= now()) return undefined;
-    const entry = live(ref.key);
-    return entry ? (JSON.parse(entry.json) as AdapterPayload) : undefined;
+    return ref && ref.expiresAt > now() ? read(live(ref.key)) : undefined;
   };
 
-  const removeIndexes = (key: string, payload: Entry['indexed'] = {}): void => {
-    if (payload.uid && uids.get(payload.uid)?.key === key) uids.delete(payload.uid);
-    if (payload.userCode && userCodes.get(payload.userCode)?.key === key) userCodes.delete(payload.userCode);
-    if (payload.grantId) {
-      const index = grants.get(payload.grantId);
-      index?.members.delete(key);
-      if (index?.members.size === 0) grants.delete(payload.grantId);
-    }
+  /** Removes a record and the indexes that point at it. */
+  const remove = (key: string): void => {
+    const { uid, userCode, grant } = records.get(key)?.indexed ?? {};
+    records.delete(key);
+    if (uid && uids.get(uid)?.key === key) uids.delete(uid);
+    if (userCode && userCodes.get(userCode)?.key === key) userCodes.delete(userCode);
+    const members = grant ? grants.get(grant) : undefined;
+    members?.delete(key);
+    if (grant && members?.size === 0) grants.delete(grant);
+  };
+
+  /** Removes every record of the grant whose id hashes to `ref`; returns how many. */
+  const revokeGrant = (ref: string): number => {
+    const members = grants.get(ref);
+    grants.delete(ref);
+    for (const key of members?.keys() ?? []) remove(key);
+    return members?.size ?? 0;
   };
 
   const adapter = (model: string): Adapter => {
-    const keyOf = (id: string): string => `${model}:${id}`;
+    const keyOf = (id: string): string => `${model}:${refOf(id)}`;
     return {
       async upsert(id, payload, expiresIn) {
         const key = keyOf(id);
-        const previous = live(key);
-        if (previous) removeIndexes(key, previous.indexed);
+        if (live(key)) remove(key);
         const expiresAt = expiryOf(expiresIn);
-        const indexed = payload.uid || payload.userCode || payload.grantId ? { uid: payload.uid, userCode: payload.userCode, grantId: payload.grantId } : undefined;
+        const grant = payload.grantId && GRANTABLE_MODELS.has(model) ? refOf(payload.grantId) : undefined;
+        const indexed = payload.uid || payload.userCode || grant ? { uid: payload.uid, userCode: payload.userCode, grant } : undefined;
         records.set(key, { json: JSON.stringify(payload), expiresAt, indexed });
         if (model === 'Session' && payload.uid) uids.set(payload.uid, { key, expiresAt });
         if (payload.userCode) userCodes.set(payload.userCode, { key, expiresAt });
-        if (payload.grantId && GRANTABLE_MODELS.has(model)) {
-          const index = grants.get(payload.grantId) ?? { members: new Map<string, number>() };
-          index.members.set(key, expiresAt);
-          grants.set(payload.grantId, index);
-        }
+        if (grant) grants.set(grant, (grants.get(grant) ?? new Map<string, number>()).set(key, expiresAt));
       },
-      async find(id) {
-        const entry = live(keyOf(id));
-        return entry ? (JSON.parse(entry.json) as AdapterPayload) : undefined;
-      },
-      async findByUid(uid) {
-        return lookup(uids, uid);
-      },
-      async findByUserCode(userCode) {
-        return lookup(userCodes, userCode);
-      },
+      find: async (id) => read(live(keyOf(id))),
+      findByUid: async (uid) => lookup(uids, uid),
+      findByUserCode: async (userCode) => lookup(userCodes, userCode),
       async consume(id) {
-        // Check and set happen in one synchronous step: no other request can interleave.
         const entry = live(keyOf(id));
         if (!entry) throw new errors.InvalidGrant(`${model} not found or expired`);
         const payload = JSON.parse(entry.json) as AdapterPayload;
@@ -123,20 +113,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
         entry.json = JSON.stringify(payload);
       },
       async destroy(id) {
-        const key = keyOf(id);
-        const entry = live(key);
-        records.delete(key);
-        if (entry) removeIndexes(key, entry.indexed);
+        if (live(keyOf(id))) remove(keyOf(id));
       },
       async revokeByGrantId(grantId) {
-        const index = grants.get(grantId);
-        if (!index) return;
-        grants.delete(grantId);
-        for (const key of index.members.keys()) {
-          const entry = records.get(key);
-          records.delete(key);
-          if (entry) removeIndexes(key, entry.indexed);
-        }
+        revokeGrant(refOf(grantId));
       },
     };
   };
@@ -144,8 +124,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
   return {
     adapter,
     async unconsume(model, id) {
-      // One synchronous step, like consume; the expiry is left as it is.
-      const entry = live(`${model}:${id}`);
+      const entry = live(`${model}:${refOf(id)}`);
       if (!entry) return false;
       const payload = JSON.parse(entry.json) as AdapterPayload;
       delete payload.consumed;
@@ -153,27 +132,28 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       return true;
     },
     attempts,
-    inventory: createMemoryInventory({
-      entries(model) {
+    // Records ordered by reference, the cursor being the last one handed out (each page costs a
+    // pass over the model's records: one process, small data).
+    inventory: {
+      async list(model, page) {
+        if (page.cursor !== undefined && !isRef(page.cursor)) throw new InvalidCursorError();
+        const limit = Math.max(1, Math.min(page.limit, MAX_PAGE));
         const start = `${model}:`;
-        const found: [string, string][] = [];
-        for (const key of [...records.keys()]) {
-          const entry = key.startsWith(start) ? live(key) : undefined;
-          if (entry) found.push([key.slice(start.length), entry.json]);
-        }
+        const keys = [...records.keys()].filter((key) => key.startsWith(start) && (page.cursor === undefined || key.slice(start.length) > page.cursor) && live(key));
+        const taken = keys.sort().slice(0, limit);
+        return {
+          records: taken.map((key) => ({ ref: key.slice(start.length), payload: listedPayload(read(records.get(key)) as AdapterPayload) })),
+          ...(keys.length > limit ? { cursor: taken[taken.length - 1]?.slice(start.length) } : {}),
+        };
+      },
+      async destroy(model, ref) {
+        const found = isRef(ref) && live(`${model}:${ref}`) !== undefined;
+        if (found) remove(`${model}:${ref}`);
         return found;
       },
-      destroy: (model, id) => adapter(model).destroy(id),
-      grantIds: () => [...grants.keys()],
-      async revokeByGrantId(grantId) {
-        const removed = grants.get(grantId)?.members.size ?? 0;
-        await adapter('Grant').revokeByGrantId(grantId);
-        return removed;
-      },
-    }),
-    async ping() {
-      // In-process: always answers.
+      revokeGrant: async (ref) => (isRef(ref) ? revokeGrant(ref) : 0),
     },
+    async ping() {},
     async close() {
       clearInterval(timer);
     },

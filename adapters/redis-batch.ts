@@ -6,15 +6,8 @@ export type AddCommand = (pipeline: ChainableCommander) => void;
 /** One command's answer in a pipeline: `[error, result]` as ioredis gives it. */
 export type Answer = [Error | null, unknown];
 
-/** A write whose answer nobody waits for inside the request (an index). */
-export interface DeferredCommand {
-  /** The key it touches (for Cluster routing and ordering). */
-  key: string;
-  add: AddCommand;
-}
-
 /** A record as the request's deferred writes leave it: the stored string and its TTL, or `null` (deleted). */
-export type PendingRecord = { value: string; ttl: number } | null;
+type PendingRecord = { value: string; ttl: number } | null;
 
 interface Queued {
   add: AddCommand;
@@ -22,19 +15,15 @@ interface Queued {
 }
 
 /**
- * The store work of one request (see `SvcStore.batch`), for the models of a flow:
- * - writes are deferred and sent together, in one pipeline, when the request ends (before its
- *   response goes out); reads in the request see them ({@link RequestBatch.records});
- * - reads are remembered for the rest of the request ({@link RequestBatch.reads}), so a record read
- *   twice, or read ahead of time (prefetched), costs one command;
- * - commands sent in the same tick (parallel reads, the two attempt reservations of a sign-in) go
- *   in one pipeline ({@link RequestBatch.send}).
+ * The store work of one request (see `SvcStore.batch`): the flow models' deferred writes, which its
+ * reads see, and its remembered reads (a record read twice or prefetched costs one command).
+ * Commands sent in the same tick go in one pipeline ({@link RequestBatch.send}).
  */
 export class RequestBatch {
   /** Record key → what the request's deferred writes leave there, in write order. */
   readonly records = new Map<string, PendingRecord>();
-  /** Other deferred writes, in order. */
-  readonly commands: DeferredCommand[] = [];
+  /** Other deferred writes (indexes), in order. */
+  readonly commands: AddCommand[] = [];
   /** Record key → the stored string read in this request (`null`: not found), or the read under way. */
   readonly reads = new Map<string, Promise<string | null>>();
   /** Session uid → record key, for sessions written or found in this request. */
@@ -45,7 +34,6 @@ export class RequestBatch {
 
   constructor(private readonly dispatch: (commands: AddCommand[]) => Promise<Answer[]>) {}
 
-  /** Whether writes are waiting. */
   get pending(): boolean {
     return this.records.size > 0 || this.commands.length > 0;
   }
@@ -71,7 +59,7 @@ export class RequestBatch {
   }
 
   /** Takes the deferred writes (record writes collapsed to the last one per key). */
-  take(): { records: [string, PendingRecord][]; commands: DeferredCommand[] } {
+  take(): { records: [string, PendingRecord][]; commands: AddCommand[] } {
     const out = { records: [...this.records], commands: [...this.commands] };
     this.records.clear();
     this.commands.length = 0;

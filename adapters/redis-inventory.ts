@@ -5,21 +5,20 @@ import { decodeRecord } from './redis-records.js';
 import { InvalidCursorError } from '../lib/errors.js';
 
 /** What the Redis store lends its inventory. */
-export interface RedisInventoryDeps {
+interface RedisInventoryDeps {
   client: Redis | Cluster;
   /** The key prefix of every key of this store. */
   prefix: string;
   /** Runs one store operation with the store's fail-fast timeout and circuit breaker. */
   run: <T>(operation: () => Promise<T>) => Promise<T>;
-  /** The grant-index script: returns the members of the index at `key` and deletes it. */
-  takeIndex: (key: string) => Promise<string[]>;
+  /** Removes every record of the grant whose id hashes to `ref`; resolves how many. */
+  revokeGrant: (ref: string) => Promise<number>;
   /** Deletes the record of `model` at `key` as the store deletes records (cached ones everywhere); `true` when it existed. */
   remove: (model: string, key: string) => Promise<boolean>;
 }
 
-/** Where a listing stands: the node being scanned, its SCAN cursor, and references read but not yet handed out. */
+/** Where a listing stands: the master being scanned (`''` once all are done), its SCAN cursor, references not yet handed out. */
 interface ScanState {
-  /** `host:port` of the master being scanned; `''` once every master is done. */
   node: string;
   scan: string;
   pending: string[];
@@ -41,8 +40,7 @@ const MAX_SCAN_CURSOR = 2n ** 64n - 1n;
 
 function decode(cursor: string, nodes: string[]): ScanState {
   try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { n?: unknown; c?: unknown; p?: unknown };
-    const { n, c, p } = value;
+    const { n, c, p } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { n?: unknown; c?: unknown; p?: unknown };
     if (typeof n === 'string' && (n === '' || nodes.includes(n)) && typeof c === 'string' && /^\d{1,20}$/.test(c) && BigInt(c) <= MAX_SCAN_CURSOR && Array.isArray(p) && p.length <= MAX_PAGE && p.every((r) => typeof r === 'string' && isRef(r))) {
       return { node: n, scan: c, pending: p as string[] };
     }
@@ -53,11 +51,9 @@ function decode(cursor: string, nodes: string[]): ScanState {
 }
 
 /**
- * The Redis store's {@link StoreInventory}: `SCAN … MATCH {prefix}{Model}:*` on the standalone
- * server, or on every master of a Cluster in turn. The cursor (opaque, base64url JSON) names the
- * node, its SCAN cursor, and the references of a batch that did not fit the page, so a page never
- * holds more than `limit` records and nothing is skipped. A page makes at most 64 SCAN calls, so a
- * sparse keyspace yields short pages with a cursor rather than one long request.
+ * The Redis store's {@link StoreInventory}: `SCAN … MATCH {prefix}{Model}:*` on the server, or on
+ * every master of a Cluster in turn. The cursor (base64url JSON of a {@link ScanState}) keeps what
+ * did not fit the page, so nothing is skipped; a sparse keyspace yields short pages with a cursor.
  */
 export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
   const { client, prefix, run } = deps;
@@ -83,7 +79,6 @@ export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
       const pattern = `${escapeGlob(keyStart)}*`;
       const records: ListedRecord[] = [];
       const seen = new Set<string>();
-      let done = false;
       let scans = 0;
       while (records.length < limit) {
         if (state.pending.length > 0) {
@@ -99,10 +94,7 @@ export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
         if (scans >= SCANS_PER_PAGE) break;
         const index = names.indexOf(state.node);
         const node = nodes[index];
-        if (!node) {
-          done = true;
-          break;
-        }
+        if (!node) break;
         const [next, keys] = await run(() => node.scan(state.scan, 'MATCH', pattern, 'COUNT', Math.max(limit - records.length, 16)));
         scans += 1;
         state.pending = keys.map((key) => key.slice(keyStart.length)).filter(isRef);
@@ -111,18 +103,10 @@ export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
           state.scan = '0';
         } else state.scan = next;
       }
-      if (state.pending.length === 0 && !names.includes(state.node)) done = true;
+      const done = state.pending.length === 0 && !names.includes(state.node);
       return { records, ...(done ? {} : { cursor: encode(state) }) };
     },
-    async destroy(model, ref) {
-      if (!isRef(ref)) return false;
-      return deps.remove(model, `${prefix}${model}:${ref}`);
-    },
-    async revokeGrant(ref) {
-      if (!isRef(ref)) return 0;
-      const members = await run(() => deps.takeIndex(`${prefix}grant:${ref}`));
-      const removed = await Promise.all(members.map((member) => run(() => client.del(member))));
-      return removed.reduce((sum, n) => sum + n, 0);
-    },
+    destroy: async (model, ref) => isRef(ref) && deps.remove(model, `${prefix}${model}:${ref}`),
+    revokeGrant: async (ref) => (isRef(ref) ? deps.revokeGrant(ref) : 0),
   };
 }

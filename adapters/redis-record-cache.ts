@@ -3,8 +3,8 @@ import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { describeFailure, type Logger } from '../lib/logger.js';
 
 /** What {@link createRecordCache} needs. */
-export interface RecordCacheOptions {
-  /** The store's client (standalone) — the subscriber is a duplicate of it. */
+interface RecordCacheOptions {
+  /** The store's client (standalone): the subscriber is a duplicate of it. */
   client: Redis | Cluster;
   /** Cluster seed nodes: the subscriber connects to the first (a PUBLISH reaches every node's subscribers). */
   clusterNodes?: { host: string; port: number }[];
@@ -14,25 +14,19 @@ export interface RecordCacheOptions {
   logger: Logger;
   /** The store's host and port, for logs (never credentials). */
   address?: { host?: string; port?: number };
-  /** @default 60000 */
-  maxAgeMs?: number;
-  /** @default 10000 */
-  maxEntries?: number;
 }
 
 /** A cached raw record: its stored string, or `null` for a record known not to exist. */
-export type Cached = string | null;
+type Cached = string | null;
 
 /**
- * An in-process cache of records that are read on nearly every request and written rarely (clients
- * and their disabling marks), kept consistent across every process on the store by Redis pub/sub:
- * every write of a cached record publishes its key on {@link RecordCacheOptions.channel} in the
- * same MULTI as the write, and every process drops that key when the message arrives.
+ * An in-process cache of records read on nearly every request and written rarely (clients and
+ * their disabling marks), kept consistent across processes by pub/sub: every write of a cached
+ * record publishes its key in the same MULTI, and every process drops that key on the message.
  *
- * It serves nothing unless its subscriber is subscribed: while the subscription is down (start,
- * reconnect, a Redis failover) the cache is empty and every read goes to Redis, so a missed message
- * cannot leave a stale entry behind. A read that started before an invalidation does not fill the
- * cache when it ends ({@link RecordCache.begin}). Entries live at most `maxAgeMs` in any case.
+ * While the subscription is down (start, reconnect, failover) it serves nothing, so a missed
+ * message cannot leave a stale entry. A read that began before an invalidation does not fill it
+ * ({@link RecordCache.begin}). Entries live at most a minute in any case.
  */
 export interface RecordCache {
   /** The cached raw record of `key`, or `undefined` when not cached. */
@@ -52,34 +46,35 @@ export interface RecordCache {
 
 /** The pub/sub-invalidated record cache of the Redis store. */
 export function createRecordCache(options: RecordCacheOptions): RecordCache {
-  const maxAge = options.maxAgeMs ?? 60_000;
-  const maxEntries = options.maxEntries ?? 10_000;
+  const maxAge = 60_000;
+  const maxEntries = 10_000;
   const entries = new Map<string, { value: Cached; at: number }>();
-  // Bumped by every invalidation and every loss of the subscription: a read ticket from before
-  // does not fill the cache.
+  // Bumped by every invalidation and loss of the subscription: an older read ticket does not fill the cache.
   let epoch = 0;
   let active = false;
   let closed = false;
 
+  const drop = (key?: string): void => {
+    if (key === undefined) entries.clear();
+    else entries.delete(key);
+    epoch += 1;
+  };
   /** The subscriber's last fault: the cause logged when the cache pauses. */
   let fault: unknown;
   const deactivate = (cause: unknown = fault): void => {
     if (active) options.logger.warn('store_cache_paused', { store: 'redis', reason: 'invalidation channel down', ...(cause ? describeFailure(cause, seed ?? options.address) : {}) });
     active = false;
-    entries.clear();
-    epoch += 1;
+    drop();
   };
   const seed = options.clusterNodes?.[0];
   const subscriber = seed
     ? new Redis({ ...options.connection, host: seed.host, port: seed.port, autoResubscribe: false, enableOfflineQueue: false, lazyConnect: true })
     : (options.client as Redis).duplicate({ autoResubscribe: false, enableOfflineQueue: false, lazyConnect: true });
   subscriber.on('message', (channel: string, key: string) => {
-    if (channel !== options.channel) return;
-    entries.delete(key);
-    epoch += 1;
+    if (channel === options.channel) drop(key);
   });
+  // Connection faults are logged by the store's own client; the cache pauses, saying why.
   subscriber.on('error', (err: unknown) => {
-    // Connection faults are logged by the store's own client; the cache pauses, saying why.
     fault = err;
   });
   subscriber.on('close', deactivate);
@@ -87,27 +82,21 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
     subscriber.subscribe(options.channel).then(
       () => {
         if (closed) return;
-        entries.clear();
-        epoch += 1;
+        drop();
         active = true;
       },
       (err: unknown) => deactivate(err),
     );
   });
-  // A failed connection is retried by ioredis and reported by its 'error' event (above); until it
-  // is subscribed the cache serves nothing.
+  // ioredis retries a failed connection; until it is subscribed the cache serves nothing.
   subscriber.connect().catch((err: unknown) => deactivate(err));
 
   return {
     get(key) {
-      if (!active) return undefined;
-      const entry = entries.get(key);
-      if (!entry) return undefined;
-      if (Date.now() - entry.at > maxAge) {
-        entries.delete(key);
-        return undefined;
-      }
-      return entry.value;
+      const entry = active ? entries.get(key) : undefined;
+      if (entry && Date.now() - entry.at <= maxAge) return entry.value;
+      if (entry) entries.delete(key);
+      return undefined;
     },
     begin: () => epoch,
     fill(key, ticket, value) {
@@ -115,10 +104,7 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
       if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
       entries.set(key, { value, at: Date.now() });
     },
-    drop(key) {
-      entries.delete(key);
-      epoch += 1;
-    },
+    drop,
     get active() {
       return active;
     },

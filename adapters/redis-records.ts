@@ -1,15 +1,13 @@
+import { isDeepStrictEqual } from 'node:util';
+
 import type { AdapterPayload } from 'oidc-provider';
 
-/**
- * How the Redis store keeps a record: one string per key, written with one `SET … EX` (or `SET`
- * for a record without lifetime), so a write is one command and replaces the whole record and its
- * expiry at once.
- *
- * The string is a header, `|`, then the payload JSON. The header's first character is `j` when the
- * payload's `jti` equals the id and was left out of the JSON (it is restored from the id on read,
- * so a dump of Redis holds no token value), `-` otherwise; a consumed record carries `c` and the
- * epoch seconds of its consumption after it (`jc1795519703|{…}`). Consuming and giving back rewrite
- * only the header, in a script, keeping the expiry (`SET … KEEPTTL`).
+/*
+ * A record is one string, written with one `SET … EX`: a header, `|`, then the payload JSON. The
+ * header starts with `j` when the `jti` equals the id and was left out (restored from the id on
+ * read, so a dump of Redis holds no token value), `-` otherwise; a consumed record then carries `c`
+ * and the epoch seconds of its consumption (`jc1795519703|{…}`). The consume scripts rewrite only
+ * the header, keeping the expiry (`SET … KEEPTTL`).
  */
 
 /** The stored form of `payload` for the record `id`. */
@@ -32,17 +30,9 @@ export function decodeRecord(id: string, value: string): AdapterPayload | undefi
   return payload;
 }
 
-/** Two payloads equal but for their expiry (`exp`), whatever the order of their members. */
+/** Two payloads stored alike but for their expiry (`exp`), whatever the order of their members. */
 export function sameButExpiry(a: AdapterPayload, b: AdapterPayload): boolean {
   const { exp: _a, ...restA } = a;
   const { exp: _b, ...restB } = b;
-  return sameJson(restA, restB);
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return isDeepStrictEqual(JSON.parse(JSON.stringify(restA)), JSON.parse(JSON.stringify(restB)));
 }

@@ -1,14 +1,10 @@
-/**
- * Lua scripts of the Redis store. Each touches exactly one key, so each is atomic and Cluster-safe
- * without hash tags. Records are strings (see `redis-records.ts`): a header (`j` or `-`, then
- * `c<epoch>` when consumed), `|`, the payload JSON.
- * `INFO commandstats` counts every command a script runs, so each script runs as few as it can.
+/*
+ * Lua scripts of the Redis store. Each touches exactly one key: atomic and Cluster-safe without
+ * hash tags. Records are as `redis-records.ts` writes them. Each runs as few commands as it can
+ * (`INFO commandstats` counts every one).
  */
 
-/**
- * KEYS[1] record; ARGV[1] epoch seconds. Returns 1 consumed now, 0 consumed before, -1 missing.
- * Rewrites only the header, keeping payload and expiry.
- */
+/** KEYS[1] record; ARGV[1] epoch seconds. Returns 1 consumed now, 0 consumed before, -1 missing. */
 export const CONSUME = `
 local v = redis.call('GET', KEYS[1])
 if not v then return -1 end
@@ -18,10 +14,7 @@ if bar > 2 then return 0 end
 redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. 'c' .. ARGV[1] .. string.sub(v, 2), 'KEEPTTL')
 return 1`;
 
-/**
- * KEYS[1] record. Removes only the consumed mark, keeping payload and expiry.
- * Returns 1 when the record exists, 0 when it is missing.
- */
+/** KEYS[1] record. Removes the consumed mark; returns 1 when the record exists, 0 when it is missing. */
 export const UNCONSUME = `
 local v = redis.call('GET', KEYS[1])
 if not v then return 0 end
@@ -30,9 +23,8 @@ if bar and bar > 2 then redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. string
 return 1`;
 
 /**
- * KEYS[1] grant index (a set of record keys); ARGV[1] member; ARGV[2] member ttl (0 = none).
- * The index lives as long as its longest-lived member: its TTL is read before the member is added
- * (-2 new, -1 without expiry) and raised only when the member outlives it.
+ * KEYS[1] grant index (a set of record keys); ARGV[1] member; ARGV[2] member ttl (0 = none). The
+ * index lives as long as its longest-lived member (TTL before the add: -2 new, -1 without expiry).
  */
 export const INDEX_ADD = `
 local current = redis.call('TTL', KEYS[1])
@@ -55,8 +47,7 @@ return members`;
  * Shared head of the attempt scripts: the server's clock (so processes with skewed clocks agree)
  * and the hash's fields (`f` failures in the window, `w` window end ms, `u` locked until ms, `s`
  * lockouts, `r` failures since the last success). ARGV[1] consecutive limit (0: none), ARGV[2] max
- * cool-down ms. `wait` is what the pre-check answers: the cool-down left, or the max cool-down when
- * the run of failures reached the consecutive limit, else 0.
+ * cool-down ms. `wait` is what the pre-check answers.
  */
 const ATTEMPT_HEAD = `
 local t = redis.call('TIME')
@@ -79,8 +70,7 @@ return wait`;
 
 /**
  * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then limit, window ms, base cool-down ms,
- * strike memory ms, run memory ms (0 without a consecutive limit). Counts a wrong guess; returns 0
- * when it was within the budget, else the ms of the cool-down already running.
+ * strike memory ms, run memory ms (0 without a consecutive limit). Returns `AttemptCounter.fail`'s answer.
  */
 export const ATTEMPT_FAIL = `${ATTEMPT_HEAD}
 local limit = tonumber(ARGV[3])
@@ -106,10 +96,7 @@ keep = math.max(keep, now + tonumber(ARGV[7]))
 redis.call('PEXPIREAT', KEYS[1], keep)
 return locked`;
 
-/**
- * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then 1 to forget. Returns the pre-check's
- * wait for a right guess; when 0 and forgetting, deletes the key.
- */
+/** KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then 1 to forget. Returns `AttemptCounter.succeed`'s answer. */
 export const ATTEMPT_SUCCEED = `${ATTEMPT_HEAD}
 if wait == 0 and ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
 return wait`;

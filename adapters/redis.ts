@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
@@ -7,7 +8,7 @@ import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
 import { REDIS_DEFAULTS } from '../lib/settings/types.js';
 import { refOf, type StoreInventory } from './inventory.js';
-import { RequestBatch, type AddCommand, type Answer, type DeferredCommand } from './redis-batch.js';
+import { RequestBatch, type AddCommand, type Answer } from './redis-batch.js';
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
@@ -69,9 +70,8 @@ type Client = (Redis | Cluster) & ScriptCommands;
 type Pipe = ChainableCommander & { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => Pipe };
 
 /**
- * The Redis expiry of a lifetime in seconds: 0 (no expiry) only for an absent lifetime. A lifetime
- * of zero or less (a record saved at its expiry moment) expires in the shortest time Redis has, one
- * second; it is already past its `exp`, which oidc-provider checks on every find.
+ * The Redis expiry of a lifetime in seconds: 0 (none) only for an absent lifetime; a lifetime of
+ * zero or less gets Redis's shortest, one second (the record is already past the `exp` oidc-provider checks).
  */
 function ttlOf(expiresIn: number | undefined): number {
   if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn)) return 0;
@@ -88,13 +88,11 @@ const NOT_SENT = new Error('store circuit breaker open: not sent');
 
 /**
  * The Redis store: all provider state in a standalone Redis or a Redis Cluster, shared by any number
- * of provider processes. Keys are `{prefix}{Model}:{sha256(id)}`; records are strings (header and
- * payload JSON, see `redis-records.ts`) stored without their `jti` (restored from the id on
- * `find`), so a dump of Redis yields no usable token. A write is one `SET`; every script touches one
- * key: atomic and Cluster-safe. Within a request ({@link SvcStore.batch}) the writes of a flow go
- * out together at its end and reads are remembered; clients and their disabling marks are cached in
- * every process and invalidated everywhere by pub/sub. When Redis is unreachable, operations fail
- * within `operationTimeoutMs` with a 503 `server_error`, and the client reconnects by itself.
+ * of provider processes. Keys are `{prefix}{Model}:{sha256(id)}` and records hold no `jti`
+ * (`redis-records.ts`), so a dump of Redis yields no usable token. Every script touches one key:
+ * atomic and Cluster-safe. Clients and their disabling marks are cached in every process and
+ * invalidated everywhere by pub/sub. While Redis is unreachable, operations fail within
+ * `operationTimeoutMs` with a 503 `server_error`.
  */
 export function createRedisStore(options: RedisStoreOptions): SvcStore & { readonly client: Redis | Cluster; readonly inventory: StoreInventory } {
   const prefix = options.keyPrefix ?? REDIS_DEFAULTS.keyPrefix;
@@ -122,20 +120,14 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   } else {
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }
-  client.defineCommand('svcConsume', { numberOfKeys: 1, lua: CONSUME });
-  client.defineCommand('svcUnconsume', { numberOfKeys: 1, lua: UNCONSUME });
-  client.defineCommand('svcIndexAdd', { numberOfKeys: 1, lua: INDEX_ADD });
-  client.defineCommand('svcIndexTake', { numberOfKeys: 1, lua: INDEX_TAKE });
-  client.defineCommand('svcAttemptCheck', { numberOfKeys: 1, lua: ATTEMPT_CHECK });
-  client.defineCommand('svcAttemptFail', { numberOfKeys: 1, lua: ATTEMPT_FAIL });
-  client.defineCommand('svcAttemptSucceed', { numberOfKeys: 1, lua: ATTEMPT_SUCCEED });
+  const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcIndexAdd: INDEX_ADD, svcIndexTake: INDEX_TAKE };
+  const attemptScripts = { svcAttemptCheck: ATTEMPT_CHECK, svcAttemptFail: ATTEMPT_FAIL, svcAttemptSucceed: ATTEMPT_SUCCEED };
+  for (const [name, lua] of Object.entries({ ...scripts, ...attemptScripts })) client.defineCommand(name, { numberOfKeys: 1, lua });
 
-  /** Where the store is, for logs: the URL's host and port (never its credentials), or the Cluster's seed nodes. */
   const at = redisAddress(options);
-  /** Why a failure happened, for logs: its code, message (no arguments, no credentials) and host. */
   const causeOf = (err: unknown): ReturnType<typeof describeFailure> => describeFailure(err, at);
   let healthy = true;
-  /** The connection's last error while it is down: the cause of the operations that fail meanwhile. */
+  /** While the connection is down, its last error: the cause of every operation failing meanwhile. */
   let connectionError: unknown;
   client.on('error', (err: Error) => {
     if (healthy) logger.error('store_unavailable', { store: 'redis', name: err.name, ...causeOf(err) });
@@ -149,18 +141,16 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   });
 
   /**
-   * A small circuit breaker: after an operation finds Redis unavailable, further operations fail at
-   * once for `BREAKER_MS` (one probe at a time goes through to notice recovery). A request that needs
-   * several store operations thus fails within one timeout, not one per operation.
+   * A circuit breaker: after an operation finds Redis unavailable, others fail at once for
+   * `BREAKER_MS` (one probe at a time goes through), so a request fails within one timeout, not one per operation.
    */
   const BREAKER_MS = 2000;
   let openUntil = 0;
   let probing = false;
 
   // Our own timer, not ioredis's `commandTimeout`: that one starts only when a node connection takes
-  // the command, so on a Cluster a command waiting in the Cluster's offline queue, or re-sent after
-  // CLUSTERDOWN or a closed connection, is not bounded by it (a master stopped under load then
-  // answered past 3 s in the reliability tier); the timer bounds the whole operation on either store.
+  // the command, so on a Cluster it does not bound a command waiting in the offline queue or re-sent
+  // after CLUSTERDOWN (a master stopped under load answered past 3 s in the reliability tier).
   const attempt = async <T>(operation: () => Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -175,31 +165,26 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     }
   };
 
-  /** What a failed operation stands for: oidc-provider's own errors as they are, the rest → 503 (opening the breaker). */
+  /** oidc-provider's own errors as they are; the rest → 503, opening the breaker. */
   const failure = (err: unknown): Error => {
     if (err instanceof errors.OIDCProviderError) return err;
     openUntil = Date.now() + BREAKER_MS;
-    // An operation failing while the connection is down (a timeout, "max retries") is a symptom: the
-    // connection's own error says why.
     return new StoreUnavailableError({ cause: connectionError ?? err, where: at });
   };
 
-  /** Runs one store operation with the fail-fast timeout; protocol errors pass, the rest → 503. */
   const run = async <T>(operation: () => Promise<T>, timed = true, healthy: (result: T) => boolean = () => true): Promise<T> => {
     const open = Date.now() < openUntil;
     if (open && probing) throw new StoreUnavailableError({ cause: connectionError ?? NOT_SENT, where: at });
     if (open) probing = true;
     try {
       const result = await (timed ? attempt(operation) : operation());
-      // Only the probe closes the breaker, and only when what it sent was answered (on a Cluster a
-      // probe's commands go to several nodes): an operation that started before a failure and
-      // succeeded on another node says nothing about the node that failed.
+      // Only the probe closes the breaker, and only when everything it sent was answered (on a Cluster
+      // an operation that succeeded on another node says nothing about the node that failed).
       if (open && healthy(result)) openUntil = 0;
       return result;
     } catch (err) {
       if (err instanceof errors.OIDCProviderError) {
-        // oidc-provider's errors mean the store answered; our own refusal (of an operation nested
-        // in this one) does not.
+        // oidc-provider's errors mean the store answered; our own refusal of a nested operation does not.
         if (open && !(err instanceof StoreUnavailableError)) openUntil = 0;
         throw err;
       }
@@ -236,7 +221,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     );
   };
 
-  /** An answer's result, or the store error its failure stands for (opening the breaker like any failed operation). */
   const resultOf = async <T>([err, result]: Answer): Promise<T> => {
     if (err) throw failure(err);
     return result as T;
@@ -253,7 +237,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return resultOf<T>(batch ? await batch.send(add) : ((await dispatch([add]))[0] as Answer));
   };
 
-  /** Writes the deferred record writes and commands of a batch (all at once). */
   const flush = async (batch: RequestBatch): Promise<void> => {
     if (!batch.pending) return;
     const { records, commands } = batch.take();
@@ -262,7 +245,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     if (deleted.length && !clustered) adds.push((p) => void p.del(...deleted));
     else for (const key of deleted) adds.push((p) => void p.del(key));
     for (const [key, record] of records) if (record) adds.push(setRecord(key, record.value, record.ttl));
-    for (const command of commands) adds.push(command.add);
+    adds.push(...commands);
     for (const answer of await dispatch(adds)) await resultOf(answer);
   };
 
@@ -273,30 +256,22 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     : undefined;
   const cacheName = (key: string): string => key.slice(prefix.length);
   /**
-   * On a Cluster, publishes an invalidation once more on the node this process's subscriber is
-   * connected to (found by the address its socket sees, as the Cluster reports its nodes), where
-   * the other processes listen too when they share the seed list: the MULTI's own PUBLISH reaches
-   * other nodes through the cluster bus only after the write is answered. It never fails or delays
-   * the write by more than a moment; without it the bus delivers the message a little later.
+   * On a Cluster, publishes an invalidation once more on the node our subscriber (and so the other
+   * processes sharing the seed list) listens on: the MULTI's own PUBLISH reaches other nodes through
+   * the cluster bus only after the write is answered. Best effort, waiting at most 200 ms.
    */
   const publishNearSubscribers = async (name: string): Promise<void> => {
     const at = cache?.node;
     if (!at) return;
     const node = (client as Cluster).nodes('all').find((n) => n.options.host === at.host && n.options.port === at.port);
     if (!node) return logger.warn('store_invalidation_delayed', { store: 'redis', reason: 'subscriber node not among the cluster nodes' });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      node.publish(channel, name).then(
-        () => undefined,
-        (err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...describeFailure(err, at) }),
-      ),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, 200);
-      }),
-    ]);
-    clearTimeout(timer);
+    const published = node.publish(channel, name).then(
+      () => undefined,
+      (err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...describeFailure(err, at) }),
+    );
+    await Promise.race([published, sleep(200, undefined, { ref: false })]);
   };
-  /** Writes a cached model's record and tells every process to drop it, in one MULTI. */
+  /** Writes a cached model's record and publishes its invalidation in one MULTI. */
   const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
     cache?.drop(cacheName(key));
     try {
@@ -325,7 +300,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     uidMemo.set(uid, id);
   };
 
-  /** The stored string of a record; `null` when missing. */
   const readRaw = async (key: string): Promise<string | null> => (await send<string | null>((p) => void p.get(key))) ?? null;
 
   /** Reads a record, through the request's batch for flow models and the cache for cached ones. */
@@ -343,9 +317,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       return read;
     }
     if (cache && cachedModels.has(model) && cache.active) {
-      // Invalidations already received by this process are handled first: an invalidation Redis sent
-      // before it answered the writer (and so before the writer's response reached anyone) is read
-      // from its socket in the same event-loop turn as the request that follows, before this check.
+      // Handle invalidations already on the socket first: one Redis sent before it answered the writer
+      // arrives in the same event-loop turn as the request that follows.
       await new Promise((resolve) => setImmediate(resolve));
       const cached = cache.get(cacheName(key));
       if (cached !== undefined) return cached;
@@ -359,10 +332,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   const decode = (id: string, raw: string | null): AdapterPayload | undefined => (raw === null ? undefined : decodeRecord(id, raw));
 
-  /** Inside a request, reads what a token's next steps will ask for (its grant, its session) in the same round trip. */
+  /** Reads a token's grant and session ahead, in the same round trip (a failure reaches the step that needs them). */
   const prefetch = (payload: AdapterPayload): void => {
-    // A failed prefetch is not lost: the read is remembered in the batch, and the step that needs
-    // the record awaits the same read and gets its error there.
     if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId)).catch(() => undefined);
     const uid = payload.sessionUid;
     const id = typeof uid === 'string' && payload.expiresWithSession ? uidMemo.get(uid) : undefined;
@@ -379,14 +350,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   /** A session by uid: the request's own writes, then the remembered id (checked against the record), then the index. */
   const findByUid = async (model: string, uid: string): Promise<AdapterPayload | undefined> => {
-    const written = currentBatch()?.uids.get(uid);
-    if (written !== undefined) {
-      const payload = decode(written, await readRecord(model, recordKey(model, written)));
-      if (payload?.uid === uid) return payload;
-    }
-    const memo = model === 'Session' ? uidMemo.get(uid) : undefined;
-    if (memo !== undefined) {
-      const payload = decode(memo, await readRecord(model, recordKey(model, memo)));
+    for (const known of [() => currentBatch()?.uids.get(uid), () => (model === 'Session' ? uidMemo.get(uid) : undefined)]) {
+      const id = known();
+      const payload = id === undefined ? undefined : decode(id, await readRecord(model, recordKey(model, id)));
       if (payload?.uid === uid) return payload;
     }
     const found = await readIndexed(model, uidKey(uid), 'uid', uid);
@@ -395,7 +361,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
 
   /** Deferred inside a request for flow models; at once (one round trip) otherwise. */
-  const write = async (model: string, key: string, record: { value: string; ttl: number } | null, extra: DeferredCommand[]): Promise<void> => {
+  const write = async (model: string, key: string, record: { value: string; ttl: number } | null, extra: AddCommand[]): Promise<void> => {
     const batch = FLOW_MODELS.has(model) ? currentBatch() : undefined;
     if (batch) {
       batch.records.set(key, record);
@@ -406,18 +372,26 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     const add: AddCommand = record ? setRecord(key, record.value, record.ttl) : (p) => void p.del(key);
     if (cache && cachedModels.has(model)) {
       await writeCached(key, add);
-      for (const answer of extra.length ? await dispatch(extra.map((e) => e.add)) : []) await resultOf(answer);
+      for (const answer of extra.length ? await dispatch(extra) : []) await resultOf(answer);
       return;
     }
-    for (const answer of await dispatch([add, ...extra.map((e) => e.add)])) await resultOf(answer);
+    for (const answer of await dispatch([add, ...extra])) await resultOf(answer);
   };
 
-  /** Runs an operation that must act at once after the request's deferred writes (consume, revoke). */
+  /** Runs an operation at once, after the request's deferred writes (consume, revoke). */
   const inOrder = async <T>(operation: () => Promise<T>): Promise<T> => {
     const batch = currentBatch();
-    // flush sends through dispatch (the breaker and the timeout apply there, once).
     if (batch) await flush(batch);
     return operation();
+  };
+
+  /** Takes a grant index and deletes its members; resolves how many were removed. */
+  const revokeIndex = async (index: string): Promise<number> => {
+    const members = await run(() => client.svcIndexTake(index));
+    currentBatch()?.reads.clear();
+    let removed = 0;
+    for (const answer of members.length ? await dispatch(members.map((m): AddCommand => (p) => void p.del(m))) : []) removed += Number(await resultOf(answer));
+    return removed;
   };
 
   const adapter = (model: string): Adapter => ({
@@ -425,10 +399,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const ttl = ttlOf(expiresIn);
       const key = recordKey(model, id);
       const value = encodeRecord(id, payload);
-      const extra: DeferredCommand[] = [];
-      // The uid index holds the session id so `findByUid` can restore `jti`. A session id alone is
-      // not a usable credential: the session cookie is signed with the cookie keys, which are not
-      // in Redis. Bearer tokens (access tokens, codes, registration tokens) have no such index.
+      const extra: AddCommand[] = [];
+      // The uid index holds the session id, so `findByUid` can restore `jti`. A session id alone is no
+      // credential (the cookie is signed with keys not in Redis); bearer tokens have no such index.
       if (model === 'Session' && payload.uid) {
         const batch = currentBatch();
         if (batch) {
@@ -439,16 +412,12 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
           batch.uids.set(payload.uid, id);
         }
         remember(payload.uid, id);
-        const index = uidKey(payload.uid);
-        extra.push({ key: index, add: (p) => void (ttl ? p.set(index, id, 'EX', ttl) : p.set(index, id)) });
+        extra.push(setRecord(uidKey(payload.uid), id, ttl));
       }
-      if (payload.userCode) {
-        const index = userCodeKey(payload.userCode);
-        extra.push({ key: index, add: (p) => void (ttl ? p.set(index, id, 'EX', ttl) : p.set(index, id)) });
-      }
+      if (payload.userCode) extra.push(setRecord(userCodeKey(payload.userCode), id, ttl));
       if (payload.grantId && GRANTABLE_MODELS.has(model)) {
         const index = grantKey(payload.grantId);
-        extra.push({ key: index, add: (p) => void (p as Pipe).svcIndexAdd(index, key, ttl) });
+        extra.push((p) => void (p as Pipe).svcIndexAdd(index, key, ttl));
       }
       await write(model, key, { value, ttl }, extra);
     },
@@ -470,22 +439,17 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         if (result === 0) throw new AlreadyConsumedError(model);
       }),
     destroy: (id) => write(model, recordKey(model, id), null, []),
-    revokeByGrantId: (grantId) =>
-      inOrder(async () => {
-        const members = await run(() => client.svcIndexTake(grantKey(grantId)));
-        currentBatch()?.reads.clear();
-        if (members.length) for (const answer of await dispatch(members.map((member) => (p: ChainableCommander) => void p.del(member)))) await resultOf(answer);
-      }),
+    revokeByGrantId: async (grantId) => {
+      await inOrder(() => revokeIndex(grantKey(grantId)));
+    },
   });
 
   const attemptKey = (key: string): string => `${prefix}attempts:${refOf(key)}`;
-  /** The arguments every attempt script starts with (see `ATTEMPT_HEAD`). */
   const head = (rule: AttemptRule): [number, number] => [rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000];
   /**
-   * Settles an attempt: with the request's other commands, and if the breaker refused to send it
-   * (opened by another counter of the same sign-in, on another Cluster node), once more past the
-   * breaker, with its own timeout. Only a command that was never sent is sent again: counting one
-   * guess twice, or forgetting late, could erase or invent failures around an outage.
+   * Settles an attempt with the request's other commands, and when the breaker refused to send it
+   * (opened by another counter on another Cluster node), once more past the breaker. Only a command
+   * never sent is sent again: counting a guess twice could invent failures around an outage.
    */
   const settle = async (add: AddCommand): Promise<number> => {
     try {
@@ -497,22 +461,14 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       return Number(answer?.[1]);
     }
   };
-  // Attempts are checked and settled at once, not with the request's other writes. Issued together
-  // (a sign-in's counters), they still go in one round trip.
+  // Attempts act at once, not deferred; a sign-in's counters issued together share one round trip.
   const attempts: AttemptCounter = {
     check: (key, rule) => send<number>((p) => void (p as Pipe).svcAttemptCheck(attemptKey(key), ...head(rule))),
-    fail: (key, rule) =>
-      settle((p) =>
-        void (p as Pipe).svcAttemptFail(
-          attemptKey(key),
-          ...head(rule),
-          rule.limit,
-          rule.windowSeconds * 1000,
-          rule.coolDownSeconds * 1000,
-          STRIKE_MEMORY_SECONDS * 1000,
-          rule.consecutiveLimit === undefined ? 0 : RUN_MEMORY_SECONDS * 1000,
-        ),
-      ),
+    fail: (key, rule) => {
+      const limits = [rule.limit, rule.windowSeconds * 1000, rule.coolDownSeconds * 1000, STRIKE_MEMORY_SECONDS * 1000] as const;
+      const runMs = rule.consecutiveLimit === undefined ? 0 : RUN_MEMORY_SECONDS * 1000;
+      return settle((p) => void (p as Pipe).svcAttemptFail(attemptKey(key), ...head(rule), ...limits, runMs));
+    },
     succeed: (key, rule, forget) => settle((p) => void (p as Pipe).svcAttemptSucceed(attemptKey(key), ...head(rule), forget ? 1 : 0)),
     forget: async (key) => {
       await settle((p) => void p.del(attemptKey(key)));
@@ -530,9 +486,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         result = await scope.run(batch, fn);
       } catch (err) {
         batch.closed = true;
-        // The request failed: what it wrote until then is written as it would have been without the batch.
+        // The request failed: what it wrote until then is written as without the batch. Its own error
+        // is the answer; a flush error is only logged (name and code, no payload).
         await flush(batch).catch((flushErr: unknown) => {
-          // The request's own error is the answer; this one is logged (name and code, no payload).
           logger.warn('store_flush_failed', { store: 'redis', name: flushErr instanceof Error ? flushErr.name : 'error', ...causeOf(flushErr) });
         });
         throw err;
@@ -552,17 +508,16 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       client,
       prefix,
       run,
-      takeIndex: (key) => client.svcIndexTake(key),
+      revokeGrant: (ref) => revokeIndex(`${prefix}grant:${ref}`),
       remove: async (model, key) => {
         const del: AddCommand = (p) => void p.del(key);
         const removed = cache && cachedModels.has(model) ? await writeCached(key, del) : await resultOf((await dispatch([del]))[0] as Answer);
         return Number(removed) > 0;
       },
     }),
-    ping: () =>
-      run(async () => {
-        await client.ping();
-      }),
+    ping: async () => {
+      await run(() => client.ping());
+    },
     async close() {
       cache?.close();
       try {

@@ -4,45 +4,31 @@ import type { StoreInventory } from './inventory.js';
 
 /**
  * A store holds all provider state for one provider (or for several processes sharing it, on
- * Redis). It hands oidc-provider one adapter per model, answers readiness probes, and closes.
- *
- * Semantics every store keeps (the contract suite in `test/adapters/` checks them):
- * - a record written with `expiresIn` is gone after that many seconds; indexes expire with it;
- * - `find` returns a copy, never a live reference;
- * - `consume` is atomic: of concurrent consumers exactly one succeeds, the others reject with
- *   `invalid_grant`;
- * - `unconsume` removes only the consumed mark, atomically, keeping the payload and the expiry;
- * - `revokeByGrantId` removes every record written with that `grantId`, whatever its model;
- * - `inventory.list` pages through the live records of a model, each live record at least once,
- *   never an id or `jti`; `inventory.destroy` and `revokeGrant` act by reference (SHA-256 of the id).
+ * Redis). The contract suite in `test/adapters/` checks what every store keeps: records and their
+ * indexes expire with `expiresIn`; `find` returns a copy; `consume` is atomic (of concurrent
+ * consumers one wins, the others get `invalid_grant`); `revokeByGrantId` removes every record of
+ * the grant, whatever its model.
  */
 export interface SvcStore {
   /** The oidc-provider adapter factory: one adapter per model name. */
   readonly adapter: (model: string) => Adapter;
   /**
-   * Gives a consumed record back: removes its consumed mark (see `consume`) in one atomic step that
-   * touches only that record and keeps its payload and remaining lifetime. Resolves `true` when the
-   * record exists (now unconsumed, whether or not it was consumed), `false` when it is gone.
-   * Single-use tokens use it when their request fails: unlike rewriting the whole record, it cannot
-   * leave the record deleted or half written, and it never extends a lifetime.
+   * Removes a record's consumed mark in one atomic step, keeping its payload and remaining lifetime
+   * (so a single-use token whose request failed can be given back without rewriting the record).
+   * Resolves `true` when the record exists, `false` when it is gone.
    */
   unconsume(model: string, id: string): Promise<boolean>;
   /** Attempt counters for throttling (login, management), shared by every process on the store. */
   readonly attempts: AttemptCounter;
-  /**
-   * Enumerates and removes records by reference, for the operator's toolbox (both built-in stores
-   * have it). A store without it serves everything but the toolbox's listings and revocations.
-   */
+  /** Listing and removal by reference for the operator's toolbox; without it only the toolbox is missing. */
   readonly inventory?: StoreInventory;
   /**
-   * Runs `fn` (one request) as one unit of store work: writes of the models of a flow (interactions,
-   * sessions, grants, codes, access tokens) may be deferred and sent together
-   * when `fn` settles, reads inside `fn` see them, records read twice are read once, and commands
-   * issued together go together. Resolves once every deferred write landed; rejects with a 503
-   * `server_error` when one failed, even if `fn` succeeded, so a response is never sent for writes
-   * that did not happen. Single-use claims (`consume`), revocations and everything of other models act
-   * at once, after the writes deferred before them. Nested calls join the outer one. A store without
-   * round trips (memory) need not have it.
+   * Runs `fn` (one request) as one unit of store work: writes of the flow models may be deferred
+   * and sent together when `fn` settles (reads inside `fn` see them), and reads are remembered.
+   * Rejects with a 503 `server_error` when a deferred write failed, even if `fn` succeeded, so no
+   * response is sent for writes that did not happen. `consume`, revocations and other models act at
+   * once, after the writes deferred before them. Nested calls join the outer one. Optional (memory
+   * has no round trips to save).
    */
   batch?<T>(fn: () => Promise<T>): Promise<T>;
   /** Resolves when the store answers; rejects otherwise (used by `/readyz`). */
@@ -52,15 +38,9 @@ export interface SvcStore {
 }
 
 /** Models whose records carry a `grantId` and are removed by `revokeByGrantId`. */
-export const GRANTABLE_MODELS: ReadonlySet<string> = new Set([
-  'AccessToken',
-  'AuthorizationCode',
-  'RefreshToken',
-  'DeviceCode',
-  'ClientCredentials',
-  'BackchannelAuthenticationRequest',
-  'PreAuthorizedCode',
-]);
+export const GRANTABLE_MODELS: ReadonlySet<string> = new Set(
+  ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'ClientCredentials', 'BackchannelAuthenticationRequest', 'PreAuthorizedCode'],
+);
 
 /**
  * An adapter that runs `overrides` and delegates everything else to `inner` (methods called on
@@ -89,41 +69,32 @@ export interface AttemptRule {
   /** Longest cool-down, in seconds. */
   maxCoolDownSeconds: number;
   /**
-   * Consecutive failures (across windows, remembered for {@link RUN_MEMORY_SECONDS}) after which
-   * the key is refused until {@link AttemptCounter.leave} forgets it (NIST SP 800-63B 5.2.2).
-   * Unset: no such limit.
+   * Consecutive failures (remembered for {@link RUN_MEMORY_SECONDS}) after which the key is refused
+   * until it is forgotten (NIST SP 800-63B 5.2.2). Unset: no such limit.
    */
   consecutiveLimit?: number;
 }
 
 /**
  * Atomic failure counting in the store, so every provider process sees the same counts (C8).
- * Keys are opaque strings chosen by the caller (hash or MAC anything personal first); the store
- * keeps them only hashed.
+ * Keys are opaque strings (hash anything personal first); the store keeps them only hashed.
  *
- * Only completed failures count: an attempt is checked before it is judged (nothing written), and
- * settled after, in one atomic step that decides whether its outcome may be revealed. Of any
- * number of concurrent wrong guesses, the first `limit` to settle are within the budget and the
- * one that reaches it starts the cool-down; a right guess is refused only when failures that
- * settled before it locked the key, never because of attempts still in flight.
+ * An attempt is checked before it is judged (nothing written) and settled after, atomically. Of
+ * concurrent wrong guesses the first `limit` to settle are within the budget; a right guess is
+ * refused only when failures settled before it locked the key, never for attempts still in flight.
  */
 export interface AttemptCounter {
-  /**
-   * The pre-check: resolves 0 when `key` may try, otherwise the milliseconds until it may (its
-   * cool-down, or `rule.consecutiveLimit` failures in a row). Writes nothing.
-   */
+  /** Resolves 0 when `key` may try, otherwise the milliseconds until it may. Writes nothing. */
   check(key: string, rule: AttemptRule): Promise<number>;
   /**
-   * Settles a wrong guess: counts one failure (the one that reaches `rule.limit` starts the
-   * cool-down, which doubles with each lockout up to `rule.maxCoolDownSeconds`; lockouts are
-   * remembered for a day). Resolves 0 when it was within the budget (the caller may say the guess
-   * was wrong), otherwise the milliseconds of the cool-down that failures settled before it started.
+   * Counts a wrong guess (reaching `rule.limit` starts a cool-down that doubles per lockout up to
+   * `rule.maxCoolDownSeconds`). Resolves 0 when it was within the budget, otherwise the
+   * milliseconds of the cool-down that earlier failures started.
    */
   fail(key: string, rule: AttemptRule): Promise<number>;
   /**
-   * Settles a right guess: resolves 0 when no failures settled before it have locked the key (the
-   * caller may let it in), otherwise the milliseconds until the key may try. When 0 and `forget`,
-   * the key's failures, cool-down and run of failures are forgotten.
+   * Settles a right guess: resolves 0 when earlier failures have not locked the key, otherwise the
+   * milliseconds until it may try. When 0 and `forget`, everything about the key is forgotten.
    */
   succeed(key: string, rule: AttemptRule, forget: boolean): Promise<number>;
   /** Forgets everything about `key` (a sign-in proved elsewhere, an operator's reset). */

@@ -43,11 +43,7 @@ function parsePem(text: string, url: string, field: string, label: string): X509
   });
 }
 
-/**
- * Why verifying with a certificate's public key could cost more than using a client key the rules
- * accept, or `undefined` ({@link keySizeDefect}, read from lengths, so a 64 KiB exponent is never
- * used). Keys node:crypto cannot express as a JWK (RSA-PSS, DSA) are refused.
- */
+/** Why verifying with an issuer's key could cost more than a client key the rules accept ({@link keySizeDefect}), or `undefined`. */
 function issuerKeyDefect(cert: X509Certificate): string | undefined {
   let jwk: JWK;
   try {
@@ -58,16 +54,13 @@ function issuerKeyDefect(cert: X509Certificate): string | undefined {
   return keySizeDefect(jwk);
 }
 
-function spki(key: KeyObject): Buffer {
-  return key.export({ type: 'spki', format: 'der' });
-}
+const spki = (key: KeyObject): Buffer => key.export({ type: 'spki', format: 'der' });
 
 /** Checks a chain: leaf key = JWK, each certificate issued and signed by the next, all within validity. */
 function checkChain(chain: X509Certificate[], jwk: JWK, label: string, what: string, field: string): void {
   const now = Date.now();
   let jwkSpki: Buffer;
   try {
-    // Node's JsonWebKey type is structurally the JWK we hold.
     jwkSpki = spki(createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }));
   } catch {
     return reject(field, `${label} is not a valid public key`);
@@ -84,8 +77,6 @@ function checkChain(chain: X509Certificate[], jwk: JWK, label: string, what: str
     }
   });
 }
-
-const thumbprint = (cert: X509Certificate, alg: 'sha1' | 'sha256'): string => createHash(alg).update(cert.raw).digest('base64url');
 
 async function vetKey(key: JWK, index: number, field: string, fetch: PolicyDependencies['fetch']): Promise<void> {
   const label = keyLabel(key, index);
@@ -107,25 +98,18 @@ async function vetKey(key: JWK, index: number, field: string, fetch: PolicyDepen
   }
   const x5tS256 = (key as Record<string, unknown>)['x5t#S256'];
   if ((key.x5t !== undefined || x5tS256 !== undefined) && !leaf) reject(field, `${label}: x5t and x5t#S256 need x5c or x5u to be checked against`);
-  if (leaf && key.x5t !== undefined && key.x5t !== thumbprint(leaf, 'sha1')) {
-    reject(field, `${label}: x5t does not match the SHA-1 thumbprint of the leaf certificate`);
-  }
-  if (leaf && x5tS256 !== undefined && x5tS256 !== thumbprint(leaf, 'sha256')) {
-    reject(field, `${label}: x5t#S256 does not match the SHA-256 thumbprint of the leaf certificate`);
+  for (const [member, value, hash, name] of [['x5t', key.x5t, 'sha1', 'SHA-1'], ['x5t#S256', x5tS256, 'sha256', 'SHA-256']] as const) {
+    const expected = leaf && createHash(hash).update(leaf.raw).digest('base64url');
+    if (value !== undefined && value !== expected) reject(field, `${label}: ${member} does not match the ${name} thumbprint of the leaf certificate`);
   }
 }
 
 /**
- * Policy `svc/certificates`: for every client key with certificate members, the `x5c` leaf's public
- * key equals the JWK, each certificate is issued and signed by the next and currently valid, `x5t`
- * / `x5t#S256` equal the leaf's SHA-1 / SHA-256 thumbprints, and an `x5u` chain (fetched through
- * the guarded fetch) passes the same checks. No trust anchor is required. The keys themselves were
- * judged when the set was loaded (`clientKeys` → `keyDefect`), before any `x5u` is fetched; as the
- * leaf's key must equal the JWK, a certificate for a weak key fails with the key's own rule.
- *
- * What one request can cost is bounded: a chain holds at most {@link MAX_CHAIN} certificates, an
- * issuer's key is judged by the size limits of client keys before anything is verified with it,
- * and the request's `jwks_uri` and `x5u` fetches share one 5 s budget ({@link budgetedFetch}).
+ * Policy `svc/certificates`: for every client key with certificate members, the `x5c` (and fetched
+ * `x5u`) leaf's public key equals the JWK, each certificate is issued and signed by the next and
+ * currently valid, and `x5t` / `x5t#S256` equal the leaf's thumbprints. No trust anchor is required.
+ * Cost is bounded: {@link MAX_CHAIN} certificates a chain, issuer keys held to client key sizes,
+ * and one fetch budget per request ({@link budgetedFetch}).
  */
 export function certificatesPolicy(deps: PolicyDependencies): RegistrationPolicy {
   return async (_ctx, properties) => {

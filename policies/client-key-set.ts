@@ -2,26 +2,22 @@ import type { JWK } from 'jose';
 
 import { candidateDefect, isUnlabelled, keyDefect, keyLabel, keySetDefect, normaliseKeyLabels, PRIVATE_MEMBERS, unfitReason, type RequestedEncryption } from './jwk-rules.js';
 
-/** A key of the set that is refused, with the sentence that names it and its rule. */
-export interface RefusedKey {
-  /** Position in the set, from 0. */
+/** A refused key: its position in the set (from 0), the sentence naming it, and its rule. */
+interface RefusedKey {
   index: number;
   /** `key #2 ("enc-1"): <rule>` (or `key #2 ("enc-1") contains private key material; …`). */
   message: string;
-  /**
-   * `key`: the key itself breaks a key rule (C6 items 2, 5 and 6); `candidate`: the provider may
-   * pick it for a requested algorithm and could not encrypt to it (C6 item 7).
-   */
+  /** `key`: the key breaks a key rule (C6 items 2, 5, 6); `candidate`: it could be picked and fail (item 7). */
   rule: 'key' | 'candidate';
 }
 
 /** What {@link judgeClientKeySet} decided about one JWK Set. */
 export interface KeySetJudgement {
-  /** Why the set is refused whole, unjudged (not a JWK Set, too many keys, too costly): nothing is kept. */
+  /** Why the set is refused whole, unjudged (not a JWK Set, too many keys, too costly). */
   setDefect?: string;
-  /** The keys the provider may hold, in their order: judged, passed, labels normalised. */
+  /** The keys the provider may hold, in their order, labels normalised. */
   keys: JWK[];
-  /** Where each kept key stood in the set, from 0 (for descriptions: `key #3`). */
+  /** Where each kept key stood in the set, from 0. */
   positions: number[];
   /** Keys that break a rule, in order: every `key` refusal first, then every `candidate` one. */
   refused: RefusedKey[];
@@ -41,9 +37,7 @@ function shapeDefect(key: unknown, index: number): string | undefined {
 }
 
 /**
- * The one key judgement of C6, applied alike at registration (inline `jwks` or a `jwks_uri`
- * fetched then) and at every later fetch of a `jwks_uri`, so a set judged one way at registration
- * is judged the same way every time after. In order:
+ * The one key judgement of C6, alike at registration and at every later fetch of a `jwks_uri`. In order:
  * 1. the set's shape and size ({@link keySetDefect}): a set beyond them is refused whole, unjudged;
  * 2. no key is symmetric or carries private members (every key, labelled or not);
  * 3. when the client asks for encryption (`requested` not empty), keys with neither `use` nor
@@ -53,9 +47,8 @@ function shapeDefect(key: unknown, index: number): string | undefined {
  * 6. a kept key the provider may pick for a requested algorithm must fit it ({@link candidateDefect});
  * 7. every requested algorithm needs a kept encryption key that fits it ({@link unfitReason}).
  *
- * What a refusal costs is the caller's: registration fails the whole request on any refusal (a weak
- * key is never stored beside a good one); a later fetch leaves refused keys out and fails when none
- * remains. Pure; the set is not changed.
+ * What a refusal costs is the caller's: registration fails on any, a later fetch leaves refused
+ * keys out. Pure; the set is not changed.
  *
  * @param document - the JWK Set as published (not trusted to be well-formed)
  * @param requested - the encryption algorithms the client registered
@@ -63,15 +56,9 @@ function shapeDefect(key: unknown, index: number): string | undefined {
 export function judgeClientKeySet(document: unknown, requested: RequestedEncryption): KeySetJudgement {
   const verdict: KeySetJudgement = { keys: [], positions: [], refused: [], dropped: [], unserved: [] };
   const all = (document as { keys?: unknown } | null)?.keys;
-  if (!document || typeof document !== 'object' || Array.isArray(document) || !Array.isArray(all)) {
-    verdict.setDefect = 'must be a JWK Set: an object with a "keys" array';
-    return verdict;
-  }
-  const setDefect = keySetDefect(all);
-  if (setDefect !== undefined) {
-    verdict.setDefect = setDefect;
-    return verdict;
-  }
+  const isSet = !!document && typeof document === 'object' && !Array.isArray(document) && Array.isArray(all);
+  const setDefect = isSet ? keySetDefect(all) : 'must be a JWK Set: an object with a "keys" array';
+  if (setDefect !== undefined || !isSet) return { ...verdict, setDefect };
   const shapes = all.map((key, index) => shapeDefect(key, index));
   shapes.forEach((message, index) => {
     if (message !== undefined) verdict.refused.push({ index, message, rule: 'key' });
@@ -98,12 +85,9 @@ export function judgeClientKeySet(document: unknown, requested: RequestedEncrypt
     if (verdict.keys.some((key) => unfitReason(key, alg) === undefined)) continue;
     const reasons = (all as JWK[]).map((original, index) => {
       const held = kept.find((k) => k.index === index)?.key;
-      const refusal = verdict.refused.find((r) => r.index === index);
-      let why: string;
-      if (verdict.dropped.includes(index)) why = 'has neither use nor key_ops, so it is dropped';
-      else if (held !== undefined) why = unfitReason(held, alg) ?? 'fits';
-      else why = `refused (${String(refusal?.message)})`;
-      return `${keyLabel(original, index)}: ${why}`;
+      if (verdict.dropped.includes(index)) return `${keyLabel(original, index)}: has neither use nor key_ops, so it is dropped`;
+      if (held !== undefined) return `${keyLabel(original, index)}: ${unfitReason(held, alg) ?? 'fits'}`;
+      return `${keyLabel(original, index)}: refused (${String(verdict.refused.find((r) => r.index === index)?.message)})`;
     });
     verdict.unserved.push({ field, alg, message: `no key usable for ${field} ${alg} (keys need use=enc or key_ops containing encrypt)${reasons.length ? `; ${reasons.join('; ')}` : '; the set is empty'}` });
   }

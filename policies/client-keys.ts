@@ -6,13 +6,10 @@ import { budgetedFetch } from './fetch-budget.js';
 import { judgeClientKeySet, type KeySetJudgement } from './client-key-set.js';
 import { fetchJson, reject, type PolicyDependencies } from './types.js';
 
-/** The client's keys as registered (inline `jwks`) or fetched (`jwks_uri`), as the provider will hold them. */
-export interface ClientKeys {
-  /** The metadata field the keys came from, for error messages. */
+/** The client's keys from the metadata `field`, as the provider will hold them, and their whole judgement. */
+interface ClientKeys {
   field: 'jwks' | 'jwks_uri';
-  /** The kept keys: judged, labels normalised, unlabelled ones left out when encryption is asked for. */
   keys: JWK[];
-  /** The whole judgement ({@link judgeClientKeySet}), for the policies that act on the rest of it. */
   judgement: KeySetJudgement;
 }
 
@@ -26,12 +23,7 @@ export function requestedEncryption(properties: ClientMetadata): [field: string,
   return out;
 }
 
-/**
- * Judges the set by the one key judgement ({@link judgeClientKeySet}) and fails the request on
- * anything beyond its shape and size or on any key that breaks a key rule (one bad key fails the
- * whole request, signature keys included). What a kept key must do for a requested algorithm is
- * the key-vetting policy's.
- */
+/** Judges the set ({@link judgeClientKeySet}); a set defect or any key that breaks a key rule fails the request. */
 function judged(document: unknown, field: 'jwks' | 'jwks_uri', properties: ClientMetadata): ClientKeys {
   const judgement = judgeClientKeySet(document, requestedEncryption(properties));
   if (judgement.setDefect !== undefined) reject(field, judgement.setDefect);
@@ -52,10 +44,7 @@ async function load(properties: ClientMetadata, deps: PolicyDependencies): Promi
   return judged(parsed, 'jwks_uri', properties);
 }
 
-/**
- * The client's keys for this registration request, loaded once and shared by the policies of the
- * request (a `jwks_uri` is fetched once). `undefined` when the client registered no keys.
- */
+/** The client's keys for this registration request, loaded once for all its policies; `undefined` without keys. */
 export function clientKeys(properties: ClientMetadata, deps: PolicyDependencies): Promise<ClientKeys | undefined> {
   let pending = loaded.get(properties);
   if (!pending) {

@@ -10,14 +10,11 @@ export const FETCH_BUDGET_MS = 5000;
 const deadlines = new WeakMap<ClientMetadata, number>();
 
 /**
- * The guarded fetch of C11 for the policies of one registration request, within one shared time
- * budget: the request's first fetch starts a {@link FETCH_BUDGET_MS} clock, every fetch fails
- * with an {@link OutboundFetchError} when it runs out, and once it has run out nothing more is
- * fetched. So 32 keys with an `x5u` each cost at most 5 s, not 32 × 5 s. A fetch given up on ends
- * within its own limits (5 s, 512 KiB) and is ignored.
+ * The guarded fetch of C11 within one time budget per registration request: its first fetch starts
+ * a {@link FETCH_BUDGET_MS} clock, after which every fetch fails with an {@link OutboundFetchError}
+ * (so 32 keys with an `x5u` each cost 5 s, not 32 × 5 s).
  *
  * @param properties - the request's metadata object, the same for every policy of the request
- * @param deps - the policies' dependencies, whose `fetch` does the work
  */
 export function budgetedFetch(properties: ClientMetadata, deps: PolicyDependencies): (url: string, accept: string) => Promise<FetchedDocument> {
   return async (url, accept) => {
@@ -34,8 +31,7 @@ export function budgetedFetch(properties: ClientMetadata, deps: PolicyDependenci
       timer = setTimeout(() => reject(new OutboundFetchError(url, `timed out (${spent})`)), remaining);
     });
     const pending = deps.fetch(url, accept);
-    // Its failure is the answer when it settles first (the race rethrows it); after the budget
-    // expired the request already failed with the timeout, and a late failure has nobody to tell.
+    // A failure after the budget expired has nobody to tell (the race already rejected).
     pending.catch(() => undefined);
     try {
       return await Promise.race([pending, expired]);

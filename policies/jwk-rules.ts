@@ -4,11 +4,7 @@ import type { JWK } from 'jose';
 
 import { modulusDefect } from './rsa-modulus.js';
 
-/*
- * The rules a JSON Web Key is judged by (CONTRACT C6): its members, sizes, curves, labels and
- * algorithms, what a set of keys may cost, and how descriptions name a key. Client keys, the
- * provider's own keys and certificate issuer keys are all judged here.
- */
+// Every rule a JWK is judged by (C6): client keys, the provider's own keys and certificate issuer keys.
 
 /** JWK members that only a private or symmetric key has (RFC 7518 section 6). */
 export const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'priv'] as const;
@@ -16,23 +12,27 @@ export const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k', 'pr
 /** Smallest accepted RSA modulus, in bits. */
 export const MIN_RSA_BITS = 2048;
 /**
- * Largest accepted RSA modulus, in bits. Telling a prime modulus from a real one takes a modular
- * exponentiation whose cost grows with the cube of the size: about 2 ms at 2048 bits, 25 ms at
- * 4096, 110 ms at 8192 and 850 ms at 16384 (OpenSSL, one core).
+ * Largest accepted RSA modulus, in bits: the probable-prime test grows with the cube of the size
+ * (about 2 ms at 2048 bits, 25 ms at 4096, 850 ms at 16384; OpenSSL, one core).
  */
 const MAX_RSA_BITS = 4096;
 /** Smallest accepted RSA public exponent (NIST SP 800-56B: 65537 ≤ e, e odd). */
 const MIN_RSA_EXPONENT = 65537n;
-/** Longest accepted RSA public exponent, in bits: OpenSSL refuses to encrypt with a longer one to a modulus above 3072 bits. */
+/** Longest accepted RSA public exponent, in bits (OpenSSL refuses a longer one above 3072-bit moduli). */
 const MAX_RSA_EXPONENT_BITS = 64;
 
 /** The NIST curves accepted for EC keys, client's and provider's alike. */
 export const EC_CURVES = ['P-256', 'P-384', 'P-521'] as const;
 /** The one JWS algorithm of each EC curve (RFC 7518 section 3.4). */
 export const EC_SIGNING_ALG: Readonly<Record<string, string>> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
-/** Curve → exact coordinate length in bytes (RFC 7518 section 6.2.1.2, RFC 8037 section 2). */
-const EC_COORDINATE_BYTES: Record<string, number> = { 'P-256': 32, 'P-384': 48, 'P-521': 66 };
-const OKP_X_BYTES: Record<string, number> = { X25519: 32, X448: 56, Ed25519: 32, Ed448: 57 };
+/** By key type: curve → exact length in bytes of each point member (RFC 7518 section 6.2.1.2, RFC 8037 section 2). */
+const POINT_SIZES: Record<'EC' | 'OKP', { bytes: Record<string, number>; members: string[]; what: string }> = {
+  EC: { bytes: { 'P-256': 32, 'P-384': 48, 'P-521': 66 }, members: ['x', 'y'], what: 'coordinate' },
+  OKP: { bytes: { X25519: 32, X448: 56, Ed25519: 32, Ed448: 57 }, members: ['x'], what: 'public key' },
+};
+
+/** "a, b or c". */
+const orList = (values: readonly string[]): string => values.join(', ').replace(/, ([^,]*)$/, ' or $1');
 
 class Defect extends Error {}
 const defect = (reason: string): never => {
@@ -64,16 +64,18 @@ const bitsOf = (bytes: Buffer): number => (bytes.length === 0 || bytes[0] === 0 
 
 const bigint = (bytes: Buffer): bigint => (bytes.length === 0 ? 0n : BigInt(`0x${bytes.toString('hex')}`));
 
-/** Imports the public members only, so nothing but the public key is ever judged. */
-function importPublic(jwk: Record<string, string>): KeyObject {
-  // Node's JsonWebKey type is structurally the JWK we build here.
-  return createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+/** Imports the public members only (so nothing but the public key is ever judged), or fails with `reason`. */
+function importPublic(jwk: Record<string, string>, reason: string): KeyObject {
+  try {
+    return createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+  } catch {
+    return defect(reason);
+  }
 }
 
 /**
- * The RSA rules that need no arithmetic on the key: spellings and sizes, read from the decoded
- * lengths. They come first, so no bigint is built and nothing is imported from an oversized member
- * (reading a 64 KB exponent back from OpenSSL alone took half a second).
+ * The RSA rules read from lengths alone. They come first, so nothing is built or imported from an
+ * oversized member (reading a 64 KB exponent back from OpenSSL alone took half a second).
  */
 function rsaSizes(key: JWK, lowerLimit = true): { nBytes: Buffer; eBytes: Buffer } {
   const nBytes = unsignedOctets(key, 'n');
@@ -92,55 +94,34 @@ function judgeRsa(key: JWK): void {
   if (e % 2n === 0n) return defect(`RSA public exponent ${e} is even; it must be odd`);
   const n = bigint(nBytes);
   if (n % 2n === 0n) return defect('RSA modulus is even, so it is not a product of two large primes');
-  let imported: KeyObject;
-  try {
-    imported = importPublic({ kty: 'RSA', n: key.n as string, e: key.e as string });
-  } catch {
-    return defect('does not import as an RSA public key');
-  }
+  const imported = importPublic({ kty: 'RSA', n: key.n as string, e: key.e as string }, 'does not import as an RSA public key');
   const details = imported.asymmetricKeyDetails ?? {};
   if (details.modulusLength !== bitsOf(nBytes) || details.publicExponent !== e) return defect('does not import as the RSA public key it describes');
   const modulus = modulusDefect(n);
   if (modulus !== undefined) return defect(modulus);
 }
 
-function ecSizes(key: JWK): void {
+/** The EC and OKP rules read from lengths alone: a supported curve and full-length point members. */
+function pointSizes(key: JWK): void {
+  const { bytes, members, what } = POINT_SIZES[key.kty as 'EC' | 'OKP'];
   const crv = key.crv;
-  const size = typeof crv === 'string' ? EC_COORDINATE_BYTES[crv] : undefined;
-  if (size === undefined) return defect(`curve ${JSON.stringify(crv)} is not supported; EC keys must use P-256, P-384 or P-521`);
-  for (const member of ['x', 'y']) {
+  const size = typeof crv === 'string' ? bytes[crv] : undefined;
+  if (size === undefined) return defect(`curve ${JSON.stringify(crv)} is not supported; ${key.kty} keys must use ${orList(Object.keys(bytes))}`);
+  for (const member of members) {
     const length = octets(key, member).length;
-    if (length !== size) return defect(`${member} is ${length} bytes, but ${withArticle(String(crv))} coordinate is exactly ${size}`);
+    if (length !== size) return defect(`${member} is ${length} bytes, but ${withArticle(String(crv))} ${what} is exactly ${size}`);
   }
 }
 
 function judgeEc(key: JWK): void {
-  const crv = key.crv;
-  ecSizes(key);
-  try {
-    importPublic({ kty: 'EC', crv: String(crv), x: key.x as string, y: key.y as string });
-  } catch {
-    return defect(`its point (x, y) is not on the ${String(crv)} curve`);
-  }
-}
-
-function okpSizes(key: JWK): void {
-  const crv = key.crv;
-  const size = typeof crv === 'string' ? OKP_X_BYTES[crv] : undefined;
-  if (size === undefined) return defect(`curve ${JSON.stringify(crv)} is not supported; OKP keys must use X25519, X448, Ed25519 or Ed448`);
-  const length = octets(key, 'x').length;
-  if (length !== size) return defect(`x is ${length} bytes, but ${withArticle(String(crv))} public key is exactly ${size}`);
+  pointSizes(key);
+  importPublic({ kty: 'EC', crv: String(key.crv), x: key.x as string, y: key.y as string }, `its point (x, y) is not on the ${String(key.crv)} curve`);
 }
 
 function judgeOkp(key: JWK): void {
   const crv = key.crv;
-  okpSizes(key);
-  let imported: KeyObject;
-  try {
-    imported = importPublic({ kty: 'OKP', crv: String(crv), x: key.x as string });
-  } catch {
-    return defect(`does not import as ${withArticle(String(crv))} public key`);
-  }
+  pointSizes(key);
+  const imported = importPublic({ kty: 'OKP', crv: String(crv), x: key.x as string }, `does not import as ${withArticle(String(crv))} public key`);
   if (crv === 'X25519' || crv === 'X448') {
     // A low-order point makes every shared secret all zeros, readable by anyone; OpenSSL refuses to derive one.
     const { privateKey } = crv === 'X25519' ? generateKeyPairSync('x25519') : generateKeyPairSync('x448');
@@ -152,39 +133,10 @@ function judgeOkp(key: JWK): void {
   }
 }
 
-/**
- * Judges one client key as the key it is, independent of any algorithm (CONTRACT C6 item 6): it
- * must be a public RSA, EC or OKP key without private or symmetric members; its `use`, `key_ops`
- * and `alg` must not contradict each other or its type, and an encryption key's `key_ops` and
- * `ext` must be ones jose (the provider's JOSE library) can encrypt with; and it must import
- * (node:crypto) as the public key it describes. RSA: `n` and `e` in the fewest octets, a modulus
- * of 2048–4096 bits that is odd, has no prime factor below 2^18, is no perfect power and no
- * (probable) prime (NIST SP 800-89 partial validation, {@link modulusDefect}); a public exponent
- * that is odd, ≥ 65537 and at most 64 bits. EC on P-256/384/521 with full-length coordinates of a
- * point on the curve; OKP on X25519/X448/Ed25519/Ed448 with a full-length `x`, and for X25519/X448
- * not a low-order point. Base64url members must be spelled canonically.
- *
- * Every length is checked before anything is imported or computed, so the cost of a judgement is
- * bounded by the largest key accepted (about 25 ms for a 4096-bit modulus, 3 ms for 2048 bits),
- * whatever the member lengths. Pure and synchronous; safe to call on keys fetched at any time
- * (registration or a later `jwks_uri` refresh).
- *
- * @param key - a JWK as the client published it (not trusted to be well-formed)
- * @returns a human-readable reason the key is refused, to follow the key's label
- *   (`key #2 ("enc-1"): <reason>`), or `undefined` when the key is fine
- */
-export function keyDefect(key: JWK): string | undefined {
-  if (!key || typeof key !== 'object' || Array.isArray(key) || typeof key.kty !== 'string') return 'not a JWK (needs a "kty")';
-  if (key.kty === 'oct') return 'a symmetric key; only public RSA, EC and OKP keys are accepted';
-  const secret = PRIVATE_MEMBERS.filter((m) => m in key);
-  if (secret.length > 0) return `contains private key material (${secret.join(', ')}); register public keys only`;
-  if (!['RSA', 'EC', 'OKP'].includes(key.kty)) return `kty ${JSON.stringify(key.kty)} is not supported; only public RSA, EC and OKP keys are accepted`;
-  const usage = usageDefect(key);
-  if (usage !== undefined) return usage;
+/** The defect `judge` throws, or `undefined`. */
+function caught(judge: () => void): string | undefined {
   try {
-    if (key.kty === 'RSA') judgeRsa(key);
-    else if (key.kty === 'EC') judgeEc(key);
-    else judgeOkp(key);
+    judge();
   } catch (err) {
     if (err instanceof Defect) return err.message;
     throw err;
@@ -193,24 +145,38 @@ export function keyDefect(key: JWK): string | undefined {
 }
 
 /**
- * Why using `key` could cost more than a key the rules accept, or `undefined`: only the upper
- * limits of {@link keyDefect} that are read from lengths (RSA: spellings, a modulus of at most 4096
- * bits and an exponent of at most 64; EC and OKP: a supported curve and full-length coordinates).
- * Nothing is imported or computed. For keys the provider merely verifies a certificate with.
+ * Judges one client key as the key it is, independent of any algorithm (C6 item 6): a public RSA,
+ * EC or OKP key without private members, whose labels agree ({@link usageDefect}), spelled in
+ * canonical base64url, that imports as the public key it describes. RSA: `n` and `e` in the fewest
+ * octets, a 2048–4096-bit modulus that passes NIST SP 800-89 partial validation
+ * ({@link modulusDefect}), an odd exponent from 65537 to 64 bits. EC on P-256/384/521 and OKP on
+ * X25519/X448/Ed25519/Ed448 with full-length coordinates on the curve; X25519/X448 not low-order.
+ *
+ * Lengths are checked before anything is imported or computed, so a judgement costs at most what
+ * the largest accepted key costs (about 25 ms at 4096 bits). Pure and synchronous.
+ *
+ * @param key - a JWK as the client published it (not trusted to be well-formed)
+ * @returns why the key is refused, to follow its label (`key #2 ("enc-1"): <reason>`), or `undefined`
+ */
+export function keyDefect(key: JWK): string | undefined {
+  if (!key || typeof key !== 'object' || Array.isArray(key) || typeof key.kty !== 'string') return 'not a JWK (needs a "kty")';
+  if (key.kty === 'oct') return 'a symmetric key; only public RSA, EC and OKP keys are accepted';
+  const secret = PRIVATE_MEMBERS.filter((m) => m in key);
+  if (secret.length > 0) return `contains private key material (${secret.join(', ')}); register public keys only`;
+  if (!['RSA', 'EC', 'OKP'].includes(key.kty)) return `kty ${JSON.stringify(key.kty)} is not supported; only public RSA, EC and OKP keys are accepted`;
+  return usageDefect(key) ?? caught(() => (key.kty === 'RSA' ? judgeRsa(key) : key.kty === 'EC' ? judgeEc(key) : judgeOkp(key)));
+}
+
+/**
+ * Why using `key` could cost more than a key the rules accept, or `undefined`: the upper limits of
+ * {@link keyDefect} read from lengths, nothing imported or computed. For certificate issuer keys.
  *
  * @param key - a JWK (not trusted to be well-formed)
  */
 export function keySizeDefect(key: JWK): string | undefined {
-  try {
-    if (key.kty === 'RSA') rsaSizes(key, false);
-    else if (key.kty === 'EC') ecSizes(key);
-    else if (key.kty === 'OKP') okpSizes(key);
-    else return `kty ${JSON.stringify(key.kty)} is not supported; only RSA, EC and OKP keys are accepted`;
-  } catch (err) {
-    if (err instanceof Defect) return err.message;
-    throw err;
-  }
-  return undefined;
+  if (key.kty === 'RSA') return caught(() => rsaSizes(key, false));
+  if (key.kty === 'EC' || key.kty === 'OKP') return caught(() => pointSizes(key));
+  return `kty ${JSON.stringify(key.kty)} is not supported; only RSA, EC and OKP keys are accepted`;
 }
 
 /** RFC 7517 section 4.3 operations that belong to signatures. */
@@ -219,23 +185,17 @@ const SIGNATURE_OPS = ['sign', 'verify'] as const;
 const ENCRYPTION_OPS = ['encrypt', 'decrypt', 'wrapKey', 'unwrapKey', 'deriveKey', 'deriveBits'] as const;
 const KNOWN_OPS: readonly string[] = [...SIGNATURE_OPS, ...ENCRYPTION_OPS];
 
-/**
- * The `key_ops` values that mark a public key for encryption (CONTRACT C6.2): for RSA `encrypt` or
- * `wrapKey`; for EC and OKP (ECDH) also `deriveKey` or `deriveBits`. `decrypt` and `unwrapKey`
- * belong to the private half and mark nothing here.
- */
+/** The `key_ops` values that mark a public key for encryption (C6.2); ECDH keys also derive. */
 function encryptionLabels(key: JWK): readonly string[] {
   return key.kty === 'RSA' ? ['encrypt', 'wrapKey'] : ['encrypt', 'wrapKey', 'deriveKey', 'deriveBits'];
 }
 
 /**
- * The key as the provider stores and uses it, for an encryption key labelled any way C6.2 accepts
- * (the key already passed {@link usageDefect}): RSA keeps `key_ops: ["encrypt", "wrapKey"]` when it
- * has `key_ops` at all, EC and OKP lose `key_ops` and get `use: "enc"`. Other keys come back as
- * they are. Needed because the two libraries the provider encrypts with read labels differently:
- * oidc-provider picks an RSA key only when its `key_ops` (if any) contain `encrypt`, while jose
- * imports an RSA public key for `encrypt` and `wrapKey` together (WebCrypto refuses a JWK whose
- * `key_ops` lack one of them) and refuses an ECDH public key with any `key_ops` at all. A new object; `key` is not changed.
+ * An encryption key (already past {@link usageDefect}) as the provider stores and uses it: RSA with
+ * `key_ops` gets `["encrypt", "wrapKey"]`, EC and OKP lose `key_ops` and get `use: "enc"`; other
+ * keys come back as they are. oidc-provider picks an RSA key only when its `key_ops` contain
+ * `encrypt`, while jose (WebCrypto) imports an RSA public key only for both operations together and
+ * refuses an ECDH public key with any `key_ops`. A new object; `key` is not changed.
  */
 export function normaliseKeyLabels(key: JWK): JWK {
   if (!isEncryptionKey(key)) return key;
@@ -263,26 +223,16 @@ const ENCRYPTION_ALGS: Record<string, readonly string[]> = {
   X448: ECDH,
 };
 
-/** What a key can do at all, from its type and curve. */
-function capabilities(key: JWK): { sig: boolean; enc: boolean; family: string } {
-  const family = key.kty === 'RSA' ? 'RSA' : String(key.crv);
-  return { sig: family in SIGNATURE_ALGS, enc: family in ENCRYPTION_ALGS, family };
-}
-
 /** "an RSA", "an X25519", "a P-256": the article English wants before a key family. */
 const withArticle = (family: string): string => `${family.startsWith('P-') ? 'a' : 'an'} ${family}`;
 
 const quoted = (values: readonly string[]): string => values.map((v) => `"${v}"`).join(', ');
 
 /**
- * Why the key's `use`, `key_ops` and `alg` contradict each other or the key's type, or
- * `undefined` when they agree. `use` is `sig` or `enc`; `key_ops` is a list of distinct RFC 7517
- * operations, all for signatures or all for encryption, agreeing with `use`; `ext` is a boolean;
- * `alg` is a registered asymmetric algorithm for this key type and curve, agreeing with `use` and
- * `key_ops`; an Ed25519/Ed448 key only signs and an X25519/X448 key only encrypts. An encryption
- * key's `key_ops` must contain one of its {@link encryptionLabels} (an EC or OKP key may also carry
- * an empty list); the provider stores and uses it as {@link normaliseKeyLabels} makes it. Curves
- * outside these tables are left to the key's own judgement (`keyDefect`).
+ * Why the key's `use`, `key_ops`, `ext` and `alg` contradict each other or the key's type, or
+ * `undefined`: distinct RFC 7517 `key_ops` all of one purpose, agreeing with `use`; an algorithm
+ * registered for the key's type and curve; Ed25519/Ed448 only sign, X25519/X448 only encrypt; an
+ * encryption key's `key_ops` hold one of its {@link encryptionLabels} (EC and OKP: or none).
  */
 function usageDefect(key: JWK): string | undefined {
   const { use, key_ops: ops, alg } = key as { use?: unknown; key_ops?: unknown; alg?: unknown };
@@ -304,46 +254,39 @@ function usageDefect(key: JWK): string | undefined {
   }
   const ext = (key as { ext?: unknown }).ext;
   if (ext !== undefined && typeof ext !== 'boolean') return 'ext must be true or false';
-  const can = capabilities(key);
-  if (purpose === 'enc' && !can.enc && can.sig) return `${withArticle(can.family)} key can only sign, but it is marked for encryption`;
-  if (purpose === 'sig' && !can.sig && can.enc) return `${withArticle(can.family)} key cannot sign, but it is marked for signatures`;
+  // What the key can do at all, from its type and curve.
+  const family = key.kty === 'RSA' ? 'RSA' : String(key.crv);
+  const [canSign, canEncrypt] = [family in SIGNATURE_ALGS, family in ENCRYPTION_ALGS];
+  if (purpose === 'enc' && !canEncrypt && canSign) return `${withArticle(family)} key can only sign, but it is marked for encryption`;
+  if (purpose === 'sig' && !canSign && canEncrypt) return `${withArticle(family)} key cannot sign, but it is marked for signatures`;
   if (purpose === 'enc' && Array.isArray(ops) && (key.kty === 'RSA' || ops.length > 0)) {
     const labels = encryptionLabels(key);
     if (!ops.some((op) => labels.includes(op))) {
-      return `key_ops ${JSON.stringify(ops)}: ${key.kty === 'RSA' ? 'an RSA' : 'an ECDH'} public encryption key needs key_ops containing ${labels.map((l) => `"${l}"`).join(', ').replace(/, ([^,]*)$/, ' or $1')} (or none, with use "enc")`;
+      return `key_ops ${JSON.stringify(ops)}: ${key.kty === 'RSA' ? 'an RSA' : 'an ECDH'} public encryption key needs key_ops containing ${orList(labels.map((l) => `"${l}"`))} (or none, with use "enc")`;
     }
   }
   if (alg === undefined) return undefined;
   if (typeof alg !== 'string') return 'alg must be a string';
-  const sigAlgs = SIGNATURE_ALGS[can.family] ?? [];
-  const encAlgs = ENCRYPTION_ALGS[can.family] ?? [];
+  const sigAlgs = SIGNATURE_ALGS[family] ?? [];
+  const encAlgs = ENCRYPTION_ALGS[family] ?? [];
   if (!sigAlgs.includes(alg) && !encAlgs.includes(alg)) {
-    if (!(can.family in SIGNATURE_ALGS) && !(can.family in ENCRYPTION_ALGS)) return undefined;
-    return `alg ${JSON.stringify(alg)} is not an algorithm for ${withArticle(can.family)} key (${[...sigAlgs, ...encAlgs].join(', ')})`;
+    if (!canSign && !canEncrypt) return undefined;
+    return `alg ${JSON.stringify(alg)} is not an algorithm for ${withArticle(family)} key (${[...sigAlgs, ...encAlgs].join(', ')})`;
   }
   if (purpose === 'enc' && sigAlgs.includes(alg)) return `alg "${alg}" is a signature algorithm, but the key is marked for encryption`;
   if (purpose === 'sig' && encAlgs.includes(alg)) return `alg "${alg}" is an encryption algorithm, but the key is marked for signatures`;
   return undefined;
 }
 
-/**
- * Most keys a client's JWK Set may hold. Judging a key imports it, so the cap keeps a 512 KiB
- * `jwks_uri` document or a stream of failing updates from buying seconds of CPU.
- */
+/** Most keys a client's JWK Set may hold: judging imports each, so a big document cannot buy seconds of CPU. */
 const MAX_KEYS = 32;
 
-/**
- * What the RSA keys of one set may weigh together, in 2048-bit keys ({@link rsaWeight}): judging
- * them costs about 100 ms at most whatever their sizes (32 keys of 2048 bits, 13 of 3072, 4 of 4096;
- * `test/bench/key-judgement.ts`).
- */
+/** What the RSA keys of one set may weigh together ({@link rsaWeight}): about 100 ms of judging (`test/bench/key-judgement.ts`). */
 const RSA_WEIGHT_BUDGET = 40;
 
 /**
- * What judging an RSA key costs in 2048-bit keys, from the length of its `n` alone (nothing is
- * decoded): the probable-prime test grows with the cube of the size, so a key of up to 2048 bits
- * weighs 1, up to 3072 bits 3, up to 4096 bits 10. A longer `n` weighs nothing: its length alone
- * refuses it, before any arithmetic.
+ * What judging an RSA key costs in 2048-bit keys, from the length of `n` alone: up to 2048 bits 1,
+ * 3072 bits 3, 4096 bits 10 (the cube of the size). A longer `n` weighs nothing: its length refuses it.
  */
 function rsaWeight(key: unknown): number {
   const { kty, n } = (key ?? {}) as { kty?: unknown; n?: unknown };
@@ -355,9 +298,8 @@ function rsaWeight(key: unknown): number {
 }
 
 /**
- * Why a JWK Set is refused whole before any of its keys is judged, or `undefined`: more than
- * {@link MAX_KEYS} keys, or RSA keys that together weigh more than {@link RSA_WEIGHT_BUDGET}.
- * Registration and the provider's later `jwks_uri` fetches apply it alike.
+ * Why a JWK Set is refused whole before any key is judged, or `undefined`: too many keys, or RSA
+ * keys too heavy together.
  *
  * @param keys - the `keys` array of the set, as published (not trusted to be well-formed)
  */
@@ -370,10 +312,7 @@ export function keySetDefect(keys: readonly unknown[]): string | undefined {
   return undefined;
 }
 
-/**
- * Encryption key: `use=enc` or `key_ops` containing one of its {@link encryptionLabels} (RSA:
- * `encrypt`, `wrapKey`; EC and OKP also `deriveKey`, `deriveBits`).
- */
+/** Encryption key: `use=enc` or `key_ops` containing one of its {@link encryptionLabels}. */
 const isEncryptionKey = (key: JWK): boolean => key.use === 'enc' || (Array.isArray(key.key_ops) && key.key_ops.some((op) => encryptionLabels(key).includes(op)));
 /** Signature key: `use=sig` or `key_ops` containing `verify`. */
 const isSignatureKey = (key: JWK): boolean => key.use === 'sig' || (Array.isArray(key.key_ops) && key.key_ops.includes('verify'));
@@ -387,11 +326,8 @@ export function rsaBits(key: JWK): number {
 }
 
 /**
- * Would oidc-provider consider `key` when it encrypts to the client with `alg`? Mirrors the filter
- * of its keystore's `selectForEncrypt` (9.x): the key type fits the alg family, `alg` is absent or
- * equal, `use` is absent or `enc`, and an RSA key's `key_ops`, when present, contain `encrypt`
- * (EC and OKP keys are taken whatever their `key_ops`). Every such key must fit ({@link fitReason}),
- * or the token endpoint may pick one that fails.
+ * Would oidc-provider consider `key` when it encrypts with `alg`? Mirrors its keystore's
+ * `selectForEncrypt` (9.x); every such key must fit ({@link fitReason}), or encryption may fail.
  */
 function isCandidateFor(key: JWK, alg: string): boolean {
   const families = alg.startsWith('RSA') ? ['RSA'] : ['EC', 'OKP'];
@@ -402,11 +338,9 @@ function isCandidateFor(key: JWK, alg: string): boolean {
 }
 
 /**
- * Why the provider could not encrypt to `key` with `alg`, whatever the key's labels say, or
- * `undefined` when it can. Beyond type, curve and size, this follows what jose (which
- * oidc-provider hands the stored JWK to) accepts: it imports the JWK with its `key_ops` as the
- * WebCrypto usages, so an RSA-OAEP key's `key_ops` must be exactly `encrypt` and `wrapKey` (or
- * absent; oidc-provider also needs `encrypt`), and an ECDH-ES public key must carry no `key_ops`.
+ * Why the provider could not encrypt to `key` with `alg`, whatever its labels say, or `undefined`.
+ * jose imports the JWK with its `key_ops` as WebCrypto usages, so RSA-OAEP needs exactly `encrypt`
+ * and `wrapKey` (or none), and an ECDH-ES public key no `key_ops` at all.
  */
 function fitReason(key: JWK, alg: string): string | undefined {
   if (key.alg !== undefined && key.alg !== alg) return `its alg is ${String(key.alg)}`;
@@ -443,12 +377,9 @@ const SIGNATURE_KEYS: Record<string, { kty: string; crv?: string }> = {
 };
 
 /**
- * Why the provider could not verify `alg` signatures with `key`, whatever its labels say, or
- * `undefined` when it can: RS256 and PS256 need RSA (at least 2048 bits), ES256 an EC P-256 key; a
- * key's own `alg`, if present, must be `alg`; and `key_ops`, if present, must contain `verify`
- * (oidc-provider selects verification keys by it). Any other algorithm is not offered (EdDSA
- * included: Ed25519 keys are not judged for small-order points, so they verify nothing here).
- * The key itself (a point on its curve, a real modulus) is judged by `keyDefect`.
+ * Why the provider could not verify `alg` signatures with `key`, or `undefined`: the type and size
+ * {@link SIGNATURE_KEYS} names, its own `alg` equal, `key_ops` (which oidc-provider selects by)
+ * holding `verify`. EdDSA is not offered: Ed25519 keys are not judged for small-order points.
  */
 function signatureFitReason(key: JWK, alg: string): string | undefined {
   const needed = SIGNATURE_KEYS[alg];
@@ -463,11 +394,7 @@ function signatureFitReason(key: JWK, alg: string): string | undefined {
   return undefined;
 }
 
-/**
- * Why `key` cannot verify signatures made with any of `algs`, or `undefined` when it can verify
- * one of them: it must be a signature key (`use=sig` or `key_ops` containing `verify`) that fits
- * ({@link signatureFitReason}).
- */
+/** Why `key` cannot verify signatures made with any of `algs`, or `undefined` when it can verify one. */
 export function unfitSignatureReason(key: JWK, algs: readonly string[]): string | undefined {
   if (!isSignatureKey(key)) return 'not a signature key (needs use=sig or key_ops containing verify)';
   const reasons = algs.map((alg) => signatureFitReason(key, alg));
@@ -479,12 +406,8 @@ export function unfitSignatureReason(key: JWK, algs: readonly string[]): string 
 export type RequestedEncryption = readonly (readonly [field: string, alg: string])[];
 
 /**
- * Rule 7 of key vetting (C6) for one key: why the provider may pick `key` for one of the
- * `requested` encryption algorithms (its type, `use`, `key_ops` and `alg` allow that,
- * {@link isCandidateFor}) and then fail to encrypt to it ({@link fitReason}), or `undefined`.
- * Registration refuses such a set; a later `jwks_uri` fetch leaves such a key out.
- *
- * @param requested - `[metadata field, alg]` pairs, e.g. `['id_token_encrypted_response_alg', 'ECDH-ES']`
+ * C6 rule 7 for one key: why the provider may pick `key` for a `requested` algorithm
+ * ({@link isCandidateFor}) and then fail to encrypt to it ({@link fitReason}), or `undefined`.
  */
 export function candidateDefect(key: JWK, requested: RequestedEncryption): string | undefined {
   for (const [field, alg] of requested) {
@@ -495,12 +418,10 @@ export function candidateDefect(key: JWK, requested: RequestedEncryption): strin
   return undefined;
 }
 
-const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
-
 /** "key #2 ("enc-1")": how descriptions name a key (a `kid` is cut at 40 characters). */
 export function keyLabel(key: unknown, index: number): string {
   const kid = (key as { kid?: unknown } | null)?.kid;
-  return `key #${index + 1}${typeof kid === 'string' ? ` (${JSON.stringify(clip(kid, 40))})` : ''}`;
+  return `key #${index + 1}${typeof kid === 'string' ? ` (${JSON.stringify(kid.length > 40 ? `${kid.slice(0, 40)}…` : kid)})` : ''}`;
 }
 
 /** A key with neither `use` nor `key_ops`: left out when the client asks for encryption (C6 item 2). */

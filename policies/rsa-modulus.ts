@@ -1,26 +1,18 @@
 import { constants, createPublicKey, publicEncrypt, type KeyObject } from 'node:crypto';
 
 /**
- * Every prime factor of an RSA modulus below this bound is found (NIST SP 800-89 section 5.3.3
- * asks for none below 752); finding them costs well under a millisecond per key. A factor above it
- * (say a 48-bit prime beside a 2000-bit one) is not: finding one needs elliptic-curve factoring.
+ * Every prime factor of an RSA modulus below this bound is found (NIST SP 800-89 5.3.3 asks for
+ * 752), in well under a millisecond; one above it would need elliptic-curve factoring.
  */
 const SMALL_FACTOR_BOUND = 1 << 18;
 
 /** Largest modulus whose probable-prime test OpenSSL runs in one RSA operation (it refuses e > 64 bits above). */
 const ONE_OPERATION_BITS = 3072;
 
-interface Primes {
-  /** The odd primes below {@link SMALL_FACTOR_BOUND}, ascending. */
-  list: Uint32Array;
-  /** Their product. */
-  product: bigint;
-}
+let primes: { list: Uint32Array; product: bigint } | undefined;
 
-let primes: Primes | undefined;
-
-/** The odd primes below the bound and their product, computed on first use (about 10 ms, once). */
-function smallPrimes(): Primes {
+/** The odd primes below {@link SMALL_FACTOR_BOUND}, ascending, and their product: computed on first use (about 10 ms). */
+function smallPrimes(): NonNullable<typeof primes> {
   if (primes) return primes;
   const composite = new Uint8Array(SMALL_FACTOR_BOUND);
   const found: number[] = [];
@@ -49,10 +41,7 @@ function gcd(a: bigint, b: bigint): bigint {
 /** Bits of a non-negative value. */
 const bitLength = (value: bigint): number => (value === 0n ? 0 : value.toString(2).length);
 
-/**
- * The smallest odd prime factor of `n` below {@link SMALL_FACTOR_BOUND}, or `undefined`: one
- * remainder of the primes' product and one gcd, instead of a division per prime.
- */
+/** The smallest odd prime factor of `n` below {@link SMALL_FACTOR_BOUND}, or `undefined` (one gcd, not a division per prime). */
 export function smallFactor(n: bigint): number | undefined {
   const { list, product } = smallPrimes();
   const common = gcd(n, product % n);
@@ -107,10 +96,9 @@ function integerRoot(n: bigint, k: number): bigint {
 }
 
 /**
- * The prime k when `n` is a perfect k-th power, or `undefined`. `n` must have no prime factor below
- * {@link SMALL_FACTOR_BOUND} ({@link smallFactor}), so a root is at least that large and only the
- * primes k up to log2(n) / 18 need trying (every perfect power is a perfect prime power). Residues
- * modulo small primes rule almost every k out; only a k that passes them is checked by a root.
+ * The prime k when `n` is a perfect k-th power, or `undefined`. `n` has no prime factor below
+ * {@link SMALL_FACTOR_BOUND}, so only primes k up to log2(n) / 18 need trying; residues modulo
+ * small primes rule almost every k out before a root is taken.
  */
 export function perfectPower(n: bigint): number | undefined {
   const maxK = Math.floor(bitLength(n) / Math.log2(SMALL_FACTOR_BOUND));
@@ -137,10 +125,9 @@ function exponentiator(n: bigint, e: bigint, length: number): (m: bigint) => big
 
 /**
  * 2^(n-1) mod n for an odd n of 2048–4096 bits (1 when n is prime: Fermat's test), computed by
- * OpenSSL, which node:crypto exposes only as RSA: up to 3072 bits one public operation with
- * e = n - 1 (about 2 ms at 2048 bits); above, OpenSSL takes exponents of at most 64 bits, so it
- * raises to the 256th power and BigInt multiplies in the next 8 bits of n - 1, byte by byte. Should
- * OpenSSL ever refuse, {@link fermatResidueSlow} gives the same answer more slowly.
+ * OpenSSL's RSA public operation: up to 3072 bits one with e = n - 1 (about 2 ms); above, where
+ * OpenSSL takes exponents of at most 64 bits, one 256th power per byte of n - 1. Should OpenSSL
+ * refuse, {@link fermatResidueSlow} gives the same answer more slowly.
  */
 export function fermatResidue(n: bigint): bigint {
   const length = Math.ceil(bitLength(n) / 8);
@@ -172,11 +159,9 @@ export function fermatResidueSlow(n: bigint): bigint {
 }
 
 /**
- * Why `n` (odd, 2048–4096 bits) cannot be an RSA modulus (a product of two distinct large primes),
- * or `undefined`: NIST SP 800-89 section 5.3.3 partial public-key validation (not prime, not a
- * perfect power, no small prime factor), with a trial-division bound of 2^18 instead of 752.
- * A modulus of three or more primes, or one with a factor just above the bound, passes: nothing
- * public tells them apart from a product of two primes at a cost the provider can pay per key.
+ * Why `n` (odd, 2048–4096 bits) cannot be an RSA modulus, or `undefined`: NIST SP 800-89 5.3.3
+ * partial validation (not prime, not a perfect power, no prime factor below 2^18). Three or more
+ * primes, or a factor just above the bound, pass: nothing cheap tells them apart.
  */
 export function modulusDefect(n: bigint): string | undefined {
   const factor = smallFactor(n);

@@ -6,16 +6,11 @@ import { fetchJson, reject, type PolicyDependencies, type RegistrationPolicy } f
 
 /**
  * Policy `svc/subject-type` (OpenID Connect Core 8, Registration 2 and 5):
- * - a client registered without `subject_type` gets `svc.subject.default-type`, or `public` when its
- *   redirect URIs span several hosts and it names no `sector_identifier_uri` (RFC 7591 3.2.1 lets
- *   the server substitute metadata; the response shows the value);
- * - a `sector_identifier_uri` is fetched through the guarded fetch (C11) and must hold a JSON array
- *   of URLs listing every `redirect_uri` (Registration 5). oidc-provider does not fetch it again
- *   for a registered client (`sectorIdentifierUriValidate`): the sector is checked at registration
- *   and update, not at every lookup;
- * - an update keeps the `subject_type` and the sector fixed at registration: an omitted
- *   `subject_type` (or a pairwise client's `sector_identifier_uri`) keeps the stored one, a
- *   different one is refused, and so is a redirect URI change that moves a pairwise client's sector.
+ * - a client registered without `subject_type` gets one ({@link subjectTypeFor}; RFC 7591 3.2.1
+ *   lets the server substitute metadata);
+ * - a `sector_identifier_uri` is fetched (C11) and must list every `redirect_uri` (Registration 5);
+ *   it is checked at registration and update only (`sectorIdentifierUriValidate`);
+ * - an update keeps the `subject_type` and a pairwise client's sector fixed at registration.
  */
 export function subjectTypePolicy(deps: PolicyDependencies): RegistrationPolicy {
   return async (ctx, properties) => {
@@ -53,12 +48,8 @@ function keepRegisteredSubject(stored: ClientMetadata, properties: ClientMetadat
 async function checkSectorDocument(properties: ClientMetadata, deps: PolicyDependencies): Promise<void> {
   const uri = properties.sector_identifier_uri;
   if (typeof uri !== 'string') reject('sector_identifier_uri', 'must be a URL string');
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    reject('sector_identifier_uri', 'must be an absolute https URL');
-  }
+  if (!URL.canParse(uri)) reject('sector_identifier_uri', 'must be an absolute https URL');
+  const url = new URL(uri);
   const listed = await fetchJson(deps.fetch, url.href, 'application/json', 'sector_identifier_uri', 'could not be fetched: ');
   if (!Array.isArray(listed) || !listed.every((v): v is string => typeof v === 'string')) {
     reject('sector_identifier_uri', `${url.href}: the response must be a JSON array of URL strings`);

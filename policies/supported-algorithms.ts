@@ -4,14 +4,7 @@
  */
 
 /** Key-management algorithms for encrypted ID tokens and UserInfo. */
-export const ENCRYPTION_ALG_VALUES = [
-  'RSA-OAEP',
-  'RSA-OAEP-256',
-  'ECDH-ES',
-  'ECDH-ES+A128KW',
-  'ECDH-ES+A192KW',
-  'ECDH-ES+A256KW',
-] as const;
+export const ENCRYPTION_ALG_VALUES = ['RSA-OAEP', 'RSA-OAEP-256', 'ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'] as const;
 
 /** Content-encryption algorithms for encrypted ID tokens and UserInfo. */
 export const ENCRYPTION_ENC_VALUES = ['A128CBC-HS256', 'A192CBC-HS384', 'A256CBC-HS512', 'A128GCM', 'A256GCM'] as const;

@@ -22,11 +22,7 @@ export function reject(field: string, rule: string): never {
   throw new errors.InvalidClientMetadata(`${field}: ${rule}`);
 }
 
-/**
- * The text of a document a policy fetches for `field` (a `jwks_uri`, an `x5u`, a
- * `sector_identifier_uri`). Rejects with `where` before the reason when the guarded fetch refuses
- * or fails (C11), or when the answer is not 200.
- */
+/** The text of a document a policy fetches for `field`; rejects (`where` before the reason) on a failed fetch or a non-200. */
 export async function fetchText(fetch: PolicyDependencies['fetch'], url: string, accept: string, field: string, where = ''): Promise<string> {
   try {
     const doc = await fetch(url, accept);
