@@ -16,9 +16,10 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the example server',
   usage,
-  async run(argv) {
+  async run(argv, io) {
     flags(argv, {}, usage);
     const { runServer, exitOnStartFailure } = await import('../server.js');
-    await runServer().catch(exitOnStartFailure);
+    const err = (text: string): void => io.err?.(text);
+    await runServer({ out: (text) => io.out(text), err, env: io.env }).catch((failure: unknown) => exitOnStartFailure(failure, { err }));
   },
 };
