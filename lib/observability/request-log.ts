@@ -12,7 +12,7 @@ const VALID_ID = /^[A-Za-z0-9._-]{8,128}$/;
  * Outermost middleware: gives every request an id (a well-formed incoming `X-Request-Id`, else a
  * UUID) in `ctx.state.requestId` and the answer, and logs one line per request, never a query string.
  */
-export function requestLogging(logger: Logger, basePath: string, metrics?: Metrics): Middleware {
+export function requestLogging(logger: Logger, _basePath: string, metrics?: Metrics): Middleware {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const incoming = ctx.req.headers['x-request-id'];
@@ -23,7 +23,7 @@ export function requestLogging(logger: Logger, basePath: string, metrics?: Metri
       await next();
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = routeOf(ctx.path, basePath);
+      const route = routeOf(ctx);
       logger.info('request', { request_id: id, method: ctx.method, route, status: ctx.status, duration_ms: Math.round(seconds * 1000 * 10) / 10 });
       if (metrics) {
         metrics.requests.inc({ route, method: ctx.method, status: String(ctx.status) });

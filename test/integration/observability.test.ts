@@ -109,6 +109,29 @@ describe('structured logs and metrics (issue 8)', () => {
     expect(body).toContain('svc_process_cpu_user_seconds_total');
   });
 
+  it('labels each request by the route its router resolved: ids, other spellings and unknown paths never reach a label', async () => {
+    const basic = `Basic ${Buffer.from('admin:obs-password').toString('base64')}`;
+    const sent: [string, string, RequestInit?][] = [
+      ['label-provider-client', `${running.issuer}/register/client-id-9f3a1`],
+      ['label-provider-spelling', `${running.issuer}/REGISTER/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }],
+      ['label-interaction', `${running.issuer}/interaction/uid-77c2e`],
+      ['label-toolbox', `${running.issuer}/management/clients/client-id-4d0b8`, { headers: { authorization: basic } }],
+      ['label-reset', `${running.issuer}/management/logins/reset`, { method: 'POST', headers: { authorization: basic } }],
+      ['label-unknown', `${running.baseUrl}/nowhere/secret-path-5e1`],
+    ];
+    for (const [id, url, init] of sent) await fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), 'x-request-id': `${id}-0001` } });
+    const lines = readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const routeOf = (id: string): unknown => lines.find((l) => l.event === 'request' && l.request_id === `${id}-0001`)?.route;
+    expect(Object.fromEntries(sent.map(([id]) => [id, routeOf(id)]))).toEqual({
+      'label-provider-client': '/oidc/v1/register/:clientId',
+      'label-provider-spelling': '/oidc/v1/register',
+      'label-interaction': '/oidc/v1/interaction/:uid',
+      'label-toolbox': '/oidc/v1/management/clients/:client_id',
+      'label-reset': '/oidc/v1/management/logins/reset',
+      'label-unknown': 'other',
+    });
+  });
+
   it('does not serve /metrics unless enabled', async () => {
     const other = await startApp();
     try {
