@@ -287,7 +287,7 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
     ]));
   });
 
-  it('an interaction loaded by interactionDetails can be finished in place (result, save(ttl), returnTo), as the interaction pages do', async () => {
+  it('an interaction shown by interactionDetails is finished by interactionResult (merged with the last submission), whose returnTo resumes the flow, as the interaction pages do', async () => {
     const { challenge } = pkcePair();
     const cookies = new Map<string, string>();
     const keep = (response: Response): void => {
@@ -303,13 +303,13 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
     const uid = (start.headers.get('location') ?? '').split('/').pop() ?? '';
     expect(uid).not.toBe('');
     // The interaction pages call interactionDetails with the request's req/res (cookies carried).
-    const req = Object.assign(Readable.from([]), { headers: { cookie: cookieHeader(), host: new URL(origin).host }, url: `/interaction/${uid}`, method: 'GET', socket: { encrypted: false } });
-    const details = await provider.interactionDetails(req as never, { getHeader: () => undefined, setHeader: () => undefined } as never);
-    expect(details.prompt.name).toBe('login');
-    expect([typeof details.save, typeof details.exp, details.returnTo]).toEqual(['function', 'number', `${issuer}/authorize/${uid}`]);
-    details.result = { ...details.lastSubmission, login: { accountId: 'seam-person' } };
-    await details.save(details.exp - Math.floor(Date.now() / 1000));
-    const resumed = await fetch(details.returnTo, { headers: { cookie: cookieHeader() }, redirect: 'manual' });
+    const req = (): Readable => Object.assign(Readable.from([]), { headers: { cookie: cookieHeader(), host: new URL(origin).host }, url: `/interaction/${uid}`, method: 'POST', socket: { encrypted: false } });
+    const res = { getHeader: () => undefined, setHeader: () => undefined };
+    const details = await provider.interactionDetails(req() as never, res as never);
+    expect([details.prompt.name, details.returnTo]).toEqual(['login', `${issuer}/authorize/${uid}`]);
+    const returnTo = await provider.interactionResult(req() as never, res as never, { login: { accountId: 'seam-person' } });
+    expect(returnTo).toBe(details.returnTo);
+    const resumed = await fetch(returnTo, { headers: { cookie: cookieHeader() }, redirect: 'manual' });
     // The login result was taken: the flow moves on to consent.
     expect(resumed.status).toBe(303);
     expect(resumed.headers.get('location')).toMatch(/^\/interaction\//);
