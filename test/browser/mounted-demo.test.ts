@@ -8,7 +8,7 @@ import { startMounted, type Mounting, type MountedApp } from '../helpers/mounted
 
 const PAIRWISE_KEY = 'browser-pairwise-key-0123456789abcdefgh';
 
-describe('the demo page under a base path, in Chromium (issue 15, docs/embedding.md "Mounting under a path")', () => {
+describe('the demo page under a base path, in Chromium (docs/embedding.md "Mounting under a path")', () => {
   let browser: Browser;
   beforeAll(async () => {
     browser = await launchChromium();

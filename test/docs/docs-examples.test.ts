@@ -96,7 +96,7 @@ function freshDir(name: string): string {
   return dir;
 }
 
-describe('the docs examples (issue 15)', () => {
+describe('the docs examples', () => {
   it('finds the blocks it runs (is the extraction broken?)', () => {
     expect(blocks.filter((b) => b.lang === 'properties').length).toBeGreaterThanOrEqual(1);
     expect(blocks.filter((b) => b.lang === 'sh').length).toBeGreaterThanOrEqual(10);

@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { ARCHITECTURE_DOC, architectureWithLayers, importEdges, layerViolations, partOf, SETTINGS_READERS, settingsReaders } from './layers.js';
 
-describe('the layers of the code (issue 18: imports point down the layers)', () => {
+describe('the layers of the code (imports point down the layers)', () => {
   it('no import runs back up a layer, and adapters/ and policies/ use only the base and settings of lib/', () => {
     expect(layerViolations()).toEqual([]);
   });

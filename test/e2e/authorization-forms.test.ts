@@ -10,7 +10,7 @@ import { registerClient, type RegisteredClient } from '../helpers/clients.js';
  * to the client is not readable by the provider), and the authorization endpoint accepts a form
  * POST on an http base URL as well as on https (docs/spec-decisions.md).
  */
-describe('authorization requests: encrypted id_token_hint and form POST on http (issue 13)', () => {
+describe('authorization requests: encrypted id_token_hint and form POST on http', () => {
   let running: RunningApp;
   let rp: RegisteredClient;
   let config: oidc.Configuration;

@@ -19,7 +19,7 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
   return { code, stdout, stderr };
 }
 
-describe('the svc-connect command line (issue 8)', () => {
+describe('the svc-connect command line', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
   let running: RunningApp;
 

@@ -18,7 +18,7 @@ const ours = (stderr: string): string[] => stderr.split('\n').filter((line) => l
 /** The VALUE column of a property's row in `config check`. */
 const valueOf = (stdout: string, name: string): string | undefined => new RegExp(`^${name.replace(/\./g, '\\.')}\\s+(\\S+)\\s`, 'm').exec(stdout)?.[1];
 
-describe('relative paths: a configuration file\'s against its folder, the environment\'s against the working directory (issue 24)', () => {
+describe('relative paths: a configuration file\'s against its folder, the environment\'s against the working directory', () => {
   const top = mkdtempSync(join(tmpdir(), 'svc-paths-'));
   /** Where the configuration file and what it names live. */
   const etc = join(top, 'etc');

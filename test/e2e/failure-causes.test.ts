@@ -48,7 +48,7 @@ async function startStrictSmtp(): Promise<{ port: number; close(): Promise<void>
 const configCheckConnect = (env: Record<string, string>): ReturnType<typeof cli> => cli(['config', 'check', '--connect'], env);
 const lineOf = (stdout: string, what: 'store' | 'mail'): string => stdout.split('\n').find((l) => l.startsWith(`${what}: `)) ?? '';
 
-describe('what a failure says: its cause, never a credential, an address or a Redis argument (issue 24)', () => {
+describe('what a failure says: its cause, never a credential, an address or a Redis argument', () => {
   let redis: OwnRedis;
   let smtp: Awaited<ReturnType<typeof startStrictSmtp>>;
   beforeAll(async () => {

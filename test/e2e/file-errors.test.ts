@@ -11,7 +11,7 @@ jest.setTimeout(PROCESS_MS);
 /** The command's own lines on stderr (not the runtime's warnings). */
 const ours = (stderr: string): string[] => stderr.split('\n').filter((line) => line.startsWith('svc-connect'));
 
-describe('file errors name the absolute path and the cause, never a stack (issue 24)', () => {
+describe('file errors name the absolute path and the cause, never a stack', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-file-errors-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -196,7 +196,7 @@ describe('the claims budget on Redis (C5, issue 14): a refused request stores no
   }, 30_000);
 });
 
-describe('the operator toolbox with two processes on one Redis (issue 15 item 6)', () => {
+describe('the operator toolbox with two processes on one Redis', () => {
   const prefix = testPrefix('toolbox');
   const PASSWORD = 'toolbox-password-123';
   const AUTH = `Basic ${Buffer.from(`operator:${PASSWORD}`).toString('base64')}`;
@@ -296,7 +296,7 @@ describe('login throttling on Redis (C8): counters under keys that say nothing',
  * test/integration/consent-first.test.ts, consent-delivery.test.ts; the stored hints:
  * test/e2e/privacy-sentinels.test.ts).
  */
-describe('consent first, consent covers delivery, each claim once: whole flows on Redis (issue 22)', () => {
+describe('consent first, consent covers delivery, each claim once: whole flows on Redis', () => {
   const prefix = testPrefix('privacy');
   let running: RunningApp;
   let calls = { count: 0 };

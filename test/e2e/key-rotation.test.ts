@@ -28,7 +28,7 @@ function keysCli(args: string[]): Promise<{ code: number | null; stdout: string;
   });
 }
 
-describe('signing key rotation with a running server and a relying party holding the old JWKS (issue 15 item 7)', () => {
+describe('signing key rotation with a running server and a relying party holding the old JWKS', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-rotate-e2e-'));
   const keysFile = join(dir, 'keys.json');
   const clientsFile = join(dir, 'clients.json');

@@ -18,7 +18,7 @@ function keepingMailer(): Mailer & { sent: MailMessage[] } {
   return { kind: 'outbox', sent, send: async (m) => void sent.push(m), close: () => undefined };
 }
 
-describe.each(MOUNTINGS)('served at %s (issue 15: every URL carries the base path)', (mounting) => {
+describe.each(MOUNTINGS)('served at %s (every URL carries the base path)', (mounting) => {
   let running: MountedApp;
   let doc: Record<string, string>;
   const client = confidentialClient();

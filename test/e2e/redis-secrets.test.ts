@@ -4,7 +4,7 @@ import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js
 import { runCodeFlow } from '../helpers/flow.js';
 import { deletePrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
 
-describe('what a dump of Redis shows after a full flow (issue 3, item 5)', () => {
+describe('what a dump of Redis shows after a full flow', () => {
   const prefix = testPrefix('secrets');
   const client = confidentialClient();
   let running: RunningApp;

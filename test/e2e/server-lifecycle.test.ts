@@ -34,7 +34,7 @@ function startOnTerminal(env: Record<string, string>): { child: ChildProcess; ou
 // eslint-disable-next-line no-control-regex
 const plain = (text: string): string => text.replace(/\u001b\[[0-9;]*m/g, '').replace(/\r/g, '');
 
-describe('the bundled server starts, logs and stops for an operator (issue 15 item 9)', () => {
+describe('the bundled server starts, logs and stops for an operator', () => {
   it('writes JSON lines when its output is not a terminal: a start line (URL, store, warnings) and, on SIGTERM, stopping and stopped, exit 0', async () => {
     const port = await freePort();
     const server = startServerProcess({ PORT: String(port) });

@@ -30,7 +30,7 @@ function failingDestroys(inner: SvcStore): SvcStore {
   };
 }
 
-describe('clean-up failures after a success (issue 13)', () => {
+describe('clean-up failures after a success', () => {
   let running: RunningApp;
   const { logger, lines } = capturingLogger();
 

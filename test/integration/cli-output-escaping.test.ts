@@ -16,7 +16,7 @@ const HOSTILE = 'Good app\u202etxt.exe\u009b2J\u0085\u001b[31mred\u001b]0;title\
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
-describe('what svc-connect prints cannot talk to the terminal (issue 23, issue 24)', () => {
+describe('what svc-connect prints cannot talk to the terminal', () => {
   let running: RunningApp;
   let clientId = '';
 

@@ -13,7 +13,7 @@ import { manage } from '../helpers/registration.js';
  * weakened later (encryption dropped, the plaintext opt-out added) is not covered by it, and tokens
  * issued before never deliver user data in the weaker form.
  */
-describe('consent covers how her data travels (issue 22, C8)', () => {
+describe('consent covers how her data travels (C8)', () => {
   let running: RunningApp;
 
   beforeAll(async () => {

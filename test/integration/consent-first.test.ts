@@ -17,7 +17,7 @@ const WRONG = 'someone.else@example.com';
  * The attacker is a client of its own with its own key, sending her browser (which holds a session
  * from another client) to /authorize.
  */
-describe('nothing about a person reaches a client before she consents (issue 22, C8)', () => {
+describe('nothing about a person reaches a client before she consents (C8)', () => {
   let running: RunningApp;
   let friend: RegisteredClient;
   let attacker: RegisteredClient;

@@ -40,7 +40,7 @@ function partEncodings(raw: string): Record<string, string> {
   return found;
 }
 
-describe('the invitation mail survives copying from the raw .eml (issue 15 item 3)', () => {
+describe('the invitation mail survives copying from the raw .eml', () => {
   const outbox = mkdtempSync(join(tmpdir(), 'svc-mail-'));
   let running: RunningApp;
   let raw: string;

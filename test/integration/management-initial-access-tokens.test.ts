@@ -21,7 +21,7 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-describe('an initial access token handed to the operator, unmailed (issue 24, C7)', () => {
+describe('an initial access token handed to the operator, unmailed (C7)', () => {
   let running: RunningApp;
   const { logger, lines } = capturingLogger();
   let ip = 0;

@@ -21,7 +21,7 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-describe('operator toolbox over HTTP (issue 15 item 6)', () => {
+describe('operator toolbox over HTTP', () => {
   let running: RunningApp;
   const { logger, lines } = capturingLogger();
   let ip = 0;

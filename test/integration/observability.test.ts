@@ -16,7 +16,7 @@ import * as oidc from 'openid-client';
 
 const SENTINEL = 'SENTINEL-obs-name-61f0';
 
-describe('structured logs and metrics (issue 8)', () => {
+describe('structured logs and metrics', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-obs-'));
   const logFile = join(dir, 'log.jsonl');
   let running: RunningApp;

@@ -11,7 +11,7 @@ jest.setTimeout(PROCESS_MS);
 
 const OPERATIONAL = ['/healthz', '/readyz', '/metrics'];
 
-describe('svc.ops.port: health and metrics on an operations listener of their own (issue 24)', () => {
+describe('svc.ops.port: health and metrics on an operations listener of their own', () => {
   let running: RunningApp;
   let ops: Server;
   let opsUrl: string;
@@ -49,7 +49,7 @@ describe('svc.ops.port: health and metrics on an operations listener of their ow
   });
 });
 
-describe('the bundled server with svc.ops.port (issue 24)', () => {
+describe('the bundled server with svc.ops.port', () => {
   it('listens on both, answers health only on the operations port, and closes both on SIGTERM', async () => {
     const [port, opsPort] = [await freePort(), await freePort()];
     const server = startServerProcess({ PORT: String(port), SVC_OPS_PORT: String(opsPort) });

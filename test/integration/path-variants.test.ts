@@ -101,7 +101,7 @@ const NOT_SERVED = [404, 405];
  */
 const SERVED_SPELLINGS = 7;
 
-describe('every protected operation under every path spelling (issue 13)', () => {
+describe('every protected operation under every path spelling', () => {
   let running: RunningApp;
   const client = confidentialClient();
 
@@ -265,7 +265,7 @@ describe('every protected operation under every path spelling (issue 13)', () =>
   });
 });
 
-describe('pushed authorization requests under every path spelling (issue 17)', () => {
+describe('pushed authorization requests under every path spelling', () => {
   let running: RunningApp;
   let store: CountingStore;
   const client = confidentialClient({ client_id: 'par-rp' });

@@ -38,7 +38,7 @@ async function startFailure(properties: Record<string, string>): Promise<Setting
   throw new Error('expected the start to fail');
 }
 
-describe('svc.authenticator.module (issue 15)', () => {
+describe('svc.authenticator.module', () => {
   it('signs people in through the module, by absolute path, relative path and file: URL', async () => {
     const path = moduleFile(AUTHENTICATOR);
     for (const written of [path, relative(process.cwd(), path), pathToFileURL(path).href]) {
@@ -130,7 +130,7 @@ describe('svc.authenticator.module (issue 15)', () => {
   });
 });
 
-describe('svc.claims.modules (issue 15)', () => {
+describe('svc.claims.modules', () => {
   const CLAIMS = `export default { name: 'mail-directory', provides: ['email', 'email_verified'], resolve: (id) => (id === 'demo-0001' ? { email: 'erika@example.org', email_verified: true } : {}) };`;
 
   it('loads every module in order, after those given in code, and offers the scopes they complete', async () => {

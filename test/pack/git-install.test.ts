@@ -9,7 +9,7 @@ const root = new URL('../..', import.meta.url).pathname;
 const run = (cmd: string, args: string[], cwd: string): string =>
   execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
 
-describe('an install from git (issue 15 item 9)', () => {
+describe('an install from git', () => {
   it('builds dist/ through the prepare script, so the svc-connect bin and the package import work', () => {
     const scratch = mkdtempSync(join(tmpdir(), 'svc-git-install-'));
     try {

@@ -131,7 +131,7 @@ function oneModule(parts: { imports: string[]; code: string[] }): string {
   return `${imports.join('\n')}\n${bodies.join('\n')}`;
 }
 
-describe('the guides, run as written in fresh folders with the packed package (issue 24)', () => {
+describe('the guides, run as written in fresh folders with the packed package', () => {
   let tarball = '';
   let providerDir = '';
   /** The folders this suite made, removed at its end. */

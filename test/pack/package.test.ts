@@ -9,7 +9,7 @@ const root = new URL('../..', import.meta.url).pathname;
 const run = (cmd: string, args: string[], cwd: string): string =>
   execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
 
-describe('the packed tarball (issue 8)', () => {
+describe('the packed tarball', () => {
   it('installs into a scratch project, type-checks its imports and serves discovery', () => {
     const out = mkdtempSync(join(tmpdir(), 'svc-pack-'));
     run('npm', ['pack', '--pack-destination', out, '--silent'], root);

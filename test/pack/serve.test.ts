@@ -31,7 +31,7 @@ function cli(args: string[], env: Record<string, string> = {}, untilOutput?: str
   });
 }
 
-describe('svc-connect as its own process: the bin, and serve beside config check (issue 8)', () => {
+describe('svc-connect as its own process: the bin, and serve beside config check', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-serve-'));
 
   it('the bin starts and prints its overview with --help (0)', async () => {

@@ -31,7 +31,7 @@ function start(command: string, args: string[], env: Record<string, string>): { 
   return { child, output: () => out };
 }
 
-describe('signals reach the production process (issue 24)', () => {
+describe('signals reach the production process', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-signals-'));
   beforeAll(() => {
     execFileSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'ignore', env: { ...process.env, NODE_OPTIONS: '' } });

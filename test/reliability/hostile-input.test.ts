@@ -46,7 +46,7 @@ const invalidity = fc.oneof(
   }),
 );
 
-describe('hostile input (issue 10, item 3): 500 generated cases per surface', () => {
+describe('hostile input: 500 generated cases per surface', () => {
   let running: RunningApp;
   let store: CountingStore;
 

@@ -20,7 +20,7 @@ function interleavedMedians(fn: () => unknown, gn: () => unknown, rounds: number
   return [median(a), median(b)];
 }
 
-describe('management credentials are compared in constant time (issue 10, item 5)', () => {
+describe('management credentials are compared in constant time', () => {
   const password = 'correct horse battery staple 0123456789';
 
   it('takes as long for a password wrong in its last character as for one wrong in its first', () => {

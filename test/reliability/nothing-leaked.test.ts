@@ -18,7 +18,7 @@ import { tokenIn } from '../helpers/smtp.js';
 const SENTINELS = { name: 'SENTINEL-leak-name-2b8e', email: 'sentinel-leak-7c1a@example.test', insurance: 'SENTINEL-leak-ins-5d03' };
 const MANAGEMENT_PASSWORD = 'SENTINEL-management-password-91f2';
 
-describe('nothing leaked into logs or Redis (issue 10, item 6)', () => {
+describe('nothing leaked into logs or Redis', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-leak-'));
   const logFile = join(dir, 'log.jsonl');
   const prefix = testPrefix('leak');

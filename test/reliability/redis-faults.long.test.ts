@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { tokenAttempt, useRedisFaultApp } from '../helpers/redis-fault-app.js';
 
-describe('Redis going away: answer and recovery times (issue 3, item 6; reliability tier)', () => {
+describe('Redis going away: answer and recovery times', () => {
   const fault = useRedisFaultApp();
 
   it('answers each request within 2 s while Redis is down and recovers within 5 s once it is back', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { tokenAttempt, useRedisFaultApp } from '../helpers/redis-fault-app.js';
 
-describe('Redis going away and coming back (issue 3, item 6)', () => {
+describe('Redis going away and coming back', () => {
   const fault = useRedisFaultApp();
 
   it('answers normally, fails with 503 server_error while Redis is down, and recovers by itself without a restart', async () => {

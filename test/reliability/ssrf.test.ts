@@ -33,7 +33,7 @@ const TARGETS = [
   'https://[::]/keys',
 ];
 
-describe('SSRF: jwks_uri and x5u never reach private addresses (issue 10, item 4)', () => {
+describe('SSRF: jwks_uri and x5u never reach private addresses', () => {
   let running: RunningApp;
   let token: string;
   let enc: Awaited<ReturnType<typeof encryptionKey>>;

@@ -125,7 +125,7 @@ function expectOnlyFastCleanAnswers(samples: Sample[]): void {
   expect({ requests: samples.length > 50, slow: slow.slice(0, 3), broken: broken.slice(0, 3), throttled: throttled.slice(0, 3) }).toEqual({ requests: true, slow: [], broken: [], throttled: [] });
 }
 
-describe('store faults under a steady load of flows (issue 10, item 2)', () => {
+describe('store faults under a steady load of flows', () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => {
     unhandled.push(reason);

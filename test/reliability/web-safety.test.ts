@@ -57,7 +57,7 @@ async function cookiesOfAFlow(running: RunningApp, headers: Record<string, strin
   return seen;
 }
 
-describe('web safety (issue 10, item 7)', () => {
+describe('web safety', () => {
   let running: RunningApp;
   let behindProxy: RunningApp;
 

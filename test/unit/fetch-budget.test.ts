@@ -21,7 +21,7 @@ function slowFetch(): { deps: PolicyDependencies; urls: string[]; answer(url: st
   };
 }
 
-describe('budgetedFetch: all outbound fetches of one registration request share 5 s (issue 14 F8)', () => {
+describe('budgetedFetch: all outbound fetches of one registration request share 5 s', () => {
   afterEach(() => {
     jest.useRealTimers();
   });

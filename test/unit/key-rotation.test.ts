@@ -25,7 +25,7 @@ const read = (file: string): StatefulJwk[] => (JSON.parse(readFileSync(file, 'ut
 const states = (file: string): string[] => read(file).map((k) => `${String(k.kty)}:${typeof k.svc_state === 'string' ? k.svc_state : 'current'}`);
 const signers = (file: string): Record<string, string> => signingKids(validateProviderKeys(JSON.parse(readFileSync(file, 'utf8')), file).keys);
 
-describe('signing key rotation (issue 15 item 7)', () => {
+describe('signing key rotation', () => {
   it('retires keys after exactly the ID token lifetime', () => {
     expect(RETIRE_AFTER_SECONDS).toBe(ID_TOKEN_TTL);
   });

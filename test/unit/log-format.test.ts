@@ -55,7 +55,7 @@ describe('log formats (svc.log.format, issue 15 item 9)', () => {
   });
 });
 
-describe('credentials inside URLs (issue 24)', () => {
+describe('credentials inside URLs', () => {
   it.each([
     ['redis://:secret@127.0.0.1:6379/0', 'redis://:***@127.0.0.1:6379/0'],
     ['rediss://default:s3cr%40t@redis.example:6380', 'rediss://default:***@redis.example:6380'],

@@ -72,7 +72,7 @@ const split = (v4: string): [number, number] => {
   return [n >>> 16, n & 0xffff];
 };
 
-describe('isForbiddenAddress: every special-purpose range and every spelling (issue 14, item 5)', () => {
+describe('isForbiddenAddress: every special-purpose range and every spelling', () => {
   it.each([
     // IPv4-compatible ::/96 (deprecated), the reported bypass, in several spellings
     '::127.0.0.1', '::7f00:1', '0:0:0:0:0:0:7f00:1', '0000:0000:0000:0000:0000:0000:7F00:0001', '::8.8.8.8', '::808:808', '::a9fe:a9fe',
@@ -183,7 +183,7 @@ describe('fetchDocument (C11)', () => {
   });
 });
 
-describe('providerFetch: oidc-provider\'s own request options, the same limits (issue 14, item 5)', () => {
+describe('providerFetch: oidc-provider\'s own request options, the same limits', () => {
   const open = { allowPrivateNetwork: true };
 
   /** A loopback server that records what arrives and answers with `handler` (or never). */

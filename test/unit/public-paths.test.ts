@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { publicPathsOf } from '../../lib/settings/paths.js';
 
-describe('public paths, derived from svc.base-url once (issue 18: values derived once)', () => {
+describe('public paths, derived from svc.base-url once', () => {
   it('at the root and below a path, with or without a trailing slash', () => {
     expect(publicPathsOf('http://localhost:3000')).toEqual(
       expect.objectContaining({ baseUrl: 'http://localhost:3000', origin: 'http://localhost:3000', basePath: '', issuer: 'http://localhost:3000/oidc/v1', providerPath: '/oidc/v1' }),

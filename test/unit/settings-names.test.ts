@@ -21,7 +21,7 @@ const captureError = (fn: () => unknown): SettingsError => {
 const SECRET = 'a-secret-value-that-must-never-be-echoed';
 const root = new URL('../..', import.meta.url).pathname;
 
-describe('which SVC_ variables are ours (issue 15, docs/configuration.md "Names")', () => {
+describe('which SVC_ variables are ours (docs/configuration.md "Names")', () => {
   it.each([
     // the docs' own variables (the relying-party guide)
     'SVC_ISSUER',

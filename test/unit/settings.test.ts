@@ -313,7 +313,7 @@ describe('unsafe defaults', () => {
   });
 });
 
-describe('an http base URL (issue 24)', () => {
+describe('an http base URL', () => {
   const refusedIn = (baseUrl: string): boolean =>
     findUnsafeDefaults(loadSettings({ env: { NODE_ENV: 'production', SVC_BASE_URL: baseUrl } })).some((f) => f.property === 'svc.base-url');
 

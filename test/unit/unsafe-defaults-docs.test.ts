@@ -7,7 +7,7 @@ import { findUnsafeDefaults } from '../../lib/settings/unsafe.js';
 
 const doc = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
-describe('the docs count the start warnings of a bare npm start as the server does (issue 24)', () => {
+describe('the docs count the start warnings of a bare npm start as the server does', () => {
   const found = findUnsafeDefaults(loadSettings({ env: {} }), { management: true });
 
   it('lists each unsafe default in the configuration reference\'s table', () => {

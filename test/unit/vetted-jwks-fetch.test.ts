@@ -94,7 +94,7 @@ describe('vettedJwksFetch: every JWK Set oidc-provider fetches is judged (C6, is
     expect(((await (await fetch(ok)).json()) as { keys: unknown[] }).keys).toHaveLength(32);
   });
 
-  it('remembers a refused set for 60 s: the same URL fails at once, unfetched and unjudged, then is fetched again (issue 14 F2)', async () => {
+  it('remembers a refused set for 60 s: the same URL fails at once, unfetched and unjudged, then is fetched again', async () => {
     const url = serve('/remembered', { keys: [{ ...good, kid: 'e1', e: b64uint(1n) }] });
     const refused = `jwks_uri ${url}: no key passed the key rules (key #1 ("e1"): RSA public exponent 1 is below 65537)`;
     await expect(fetch(url)).rejects.toThrow(refused);

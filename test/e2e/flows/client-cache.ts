@@ -22,7 +22,7 @@ const REDIRECT = 'https://rp.example/cb';
 
 /** Clients cached in two processes on one Redis store (this one and an example-server process), invalidated in both at once. */
 export function clientCacheFlows(kind: StoreKind, properties: () => Record<string, string>): void {
-  describe('clients cached in every process are invalidated everywhere at once (issue 16)', () => {
+  describe('clients cached in every process are invalidated everywhere at once', () => {
     let shared: Record<string, string> = {};
     let a: RunningApp;
     let b: ServerProcess;

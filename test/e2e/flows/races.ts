@@ -12,7 +12,7 @@ const REDIRECT = (client.redirect_uris as string[])[0] as string;
 
 /** Races on single-use tokens through the whole provider, each repeated 20 times: exactly one use wins. */
 export function races(_kind: StoreKind, properties: () => Record<string, string>): void {
-  describe('races, each repeated 20 times (issue 10, item 1)', () => {
+  describe('races, each repeated 20 times', () => {
     let running: RunningApp;
     beforeAll(async () => {
       running = await startApp({ clients: [client], properties: properties() });

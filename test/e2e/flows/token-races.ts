@@ -18,7 +18,7 @@ const CLIENT_METHODS = ['GET', 'PUT', 'POST', 'DELETE'] as const;
  * oidc-provider looks the token up, so no spelling, method or interleaving gets a second use.
  */
 export function tokenRaces(_kind: StoreKind, properties: () => Record<string, string>): void {
-  describe('races on single-use tokens across spellings and methods (issue 13)', () => {
+  describe('races on single-use tokens across spellings and methods', () => {
     let running: RunningApp;
     beforeAll(async () => {
       running = await startApp({ properties: properties() });
