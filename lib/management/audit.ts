@@ -13,22 +13,12 @@ export function subjectHash(sub: string, key: string): string {
   return createHmac('sha256', key).update(`sub:${sub}`, 'utf8').digest('base64url').slice(0, 22);
 }
 
-/** What one audit event says beyond who and what. */
-export interface AuditFields extends LogFields {
-  /** `done`, or why nothing was done (`not_found`, `static_client`, …). */
-  outcome: string;
-}
-
 /**
- * Writes one `management_audit` event: the management user (`user`), the action (`action`, e.g.
- * `clients.disable`), the request id, and ids only — a client id, an invitation id (a hash), a
- * subject hash, counts. Never a secret, token, or claim value.
+ * Writes one `management_audit` event: the management user, the action (e.g. `clients.disable`),
+ * the request id, ids and counts only (never a secret, token or claim value), and the `outcome`:
+ * `done`, or why nothing was done (`not_found`, `static_client`, …).
  */
-export function audit(logger: Logger, ctx: Context, action: string, fields: AuditFields): void {
-  logger.info('management_audit', {
-    request_id: ctx.state.requestId as string | undefined,
-    user: ctx.state.managementUser as string | undefined,
-    action,
-    ...fields,
-  });
+export function audit(logger: Logger, ctx: Context, action: string, fields: LogFields & { outcome: string }): void {
+  const { requestId, managementUser } = ctx.state as { requestId?: string; managementUser?: string };
+  logger.info('management_audit', { request_id: requestId, user: managementUser, action, ...fields });
 }

@@ -10,30 +10,16 @@ import type { Metrics } from '../observability/metrics.js';
 import { allowMethods } from './guard.js';
 import { invitationId } from './toolbox.js';
 
-/** What the initial access token route needs. */
-export interface InitialAccessTokenRouteOptions {
-  provider: Provider;
-  logger: Logger;
-  metrics?: Metrics;
-}
-
 /**
- * `POST /initial-access-tokens` on the management router, behind `guard` (cross-site 403, shared
- * lockout 429, HTTP Basic 401) after its method check (405): issues the same initial access token an
- * invitation mails (two days, single use, every registration policy) and answers 201
- * `{"initial_access_token","expires_at"}` — the only time the token is shown. Logged as
- * `initial_access_token_issued` with the user and the invitation id (`inv_…`, a hash), never the token.
+ * `POST /initial-access-tokens` behind `guard`, after its method check: issues the token an
+ * invitation mails (two days, single use) and answers 201 `{"initial_access_token","expires_at"}`,
+ * the only time it is shown. Logged with the user and the invitation id (`inv_…`), never the token.
  */
-export function addInitialAccessTokenRoute(router: Router, guard: Middleware, options: InitialAccessTokenRouteOptions): void {
-  const { provider, logger } = options;
+export function addInitialAccessTokenRoute(router: Router, guard: Middleware, options: { provider: Provider; logger: Logger; metrics?: Metrics }): void {
   router.all('/initial-access-tokens', allowMethods(['POST']), guard, async (ctx) => {
-    const { token, expiresAt } = await issueInitialAccessToken(provider);
-    logger.info('initial_access_token_issued', {
-      request_id: ctx.state.requestId as string | undefined,
-      user: ctx.state.managementUser as string | undefined,
-      invitation: invitationId(refOf(token)),
-      expires_at: expiresAt,
-    });
+    const { token, expiresAt } = await issueInitialAccessToken(options.provider);
+    const { requestId, managementUser } = ctx.state as { requestId?: string; managementUser?: string };
+    options.logger.info('initial_access_token_issued', { request_id: requestId, user: managementUser, invitation: invitationId(refOf(token)), expires_at: expiresAt });
     options.metrics?.securityEvents.inc({ event: 'initial_access_token_issued' });
     ctx.status = 201;
     noStore(ctx);

@@ -32,9 +32,8 @@ export interface InviteOptions {
 
 /**
  * Invites a relying party: issues a single-use initial access token (two days) and mails it to
- * `email`. The token never leaves by any other way; the result says where the mail went (the SMTP
- * server, or the outbox file), never the token. When the mail cannot be sent the token is
- * destroyed and {@link MailDeliveryError} is thrown.
+ * `email`. The result says where the mail went, never the token. When the mail cannot be sent the
+ * token is destroyed and {@link MailDeliveryError} is thrown.
  *
  * @throws {@link InvalidInvitationAddressError} for a bad address (nothing is issued).
  */

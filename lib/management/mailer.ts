@@ -13,37 +13,23 @@ export interface MailMessage {
   html: string;
 }
 
-/** Where one mail went: the SMTP server that accepted it, or the `.eml` file written. */
-export type MailReceipt =
-  | {
-      transport: 'smtp';
-      /** `host:port` of the SMTP server (never its credentials). */
-      host: string;
-    }
-  | {
-      transport: 'outbox';
-      /** Absolute path of the `.eml` file. */
-      file: string;
-    };
+/**
+ * Where one mail went: the SMTP server that accepted it, or the `.eml` file written. `host` is
+ * `host:port` (never credentials); `file` is an absolute path.
+ */
+export type MailReceipt = { transport: 'smtp'; host: string } | { transport: 'outbox'; file: string };
 
 /** Sends mail: over SMTP, or into an outbox folder as `.eml` files. */
 export interface Mailer {
-  /** Where mail goes, for logs: `smtp` or `outbox`. */
+  /** Where mail goes, for logs. */
   readonly kind: 'smtp' | 'outbox';
-  /**
-   * Sends one message; rejects when it could not be delivered to the server or written. Resolves
-   * with where it went (mailers supplied by embedders may resolve with nothing).
-   */
+  /** Sends one message; rejects when it was not delivered to the server or written. Embedders' mailers may resolve with nothing. */
   send(message: MailMessage): Promise<MailReceipt | void>;
   /** Releases pooled connections. */
   close(): void;
   /** The SMTP server's host and port, for logs (never its credentials). */
   readonly where?: { readonly host: string; readonly port: number };
-  /**
-   * Opens a connection to the SMTP server and signs in (nodemailer's `verify`), sending nothing;
-   * rejects with the cause when it cannot (`svc-connect config check --connect`). The outbox
-   * checks nothing.
-   */
+  /** Connects and signs in to the SMTP server, sending nothing (`config check --connect`); the outbox checks nothing. */
   verify?(): Promise<void>;
 }
 
@@ -61,14 +47,7 @@ export interface MailerOptions {
  */
 export function createMailer(options: MailerOptions): Mailer {
   if (options.smtpUrl) {
-    const transport = nodemailer.createTransport({
-      url: options.smtpUrl,
-      pool: true,
-      maxConnections: 2,
-      connectionTimeout: 5000,
-      greetingTimeout: 5000,
-      socketTimeout: 10000,
-    });
+    const transport = nodemailer.createTransport({ url: options.smtpUrl, pool: true, maxConnections: 2, connectionTimeout: 5000, greetingTimeout: 5000, socketTimeout: 10000 });
     const url = new URL(options.smtpUrl);
     const where = { host: url.hostname, port: Number(url.port || (url.protocol === 'smtps:' ? 465 : 587)) };
     return {
@@ -78,9 +57,7 @@ export function createMailer(options: MailerOptions): Mailer {
         await transport.sendMail(message);
         return { transport: 'smtp', host: `${where.host}:${where.port}` };
       },
-      async verify() {
-        await transport.verify();
-      },
+      verify: async () => void (await transport.verify()),
       close: () => transport.close(),
     };
   }
@@ -89,11 +66,10 @@ export function createMailer(options: MailerOptions): Mailer {
     kind: 'outbox',
     async send(message) {
       const info = await transport.sendMail(message);
-      // Absolute, so that a failure's message (logged as its cause) names the folder wherever the server runs.
+      // Absolute, so a failure logged as the cause names the folder wherever the server runs.
       const folder = resolve(options.outboxDir);
       await mkdir(folder, { recursive: true, mode: 0o700 });
-      const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`;
-      const file = join(folder, name);
+      const file = join(folder, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`);
       await writeFile(file, info.message as Buffer, { mode: 0o600 });
       return { transport: 'outbox', file };
     },

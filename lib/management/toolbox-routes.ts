@@ -37,28 +37,28 @@ const MAX_LOGIN_LENGTH = 256;
 /** Longest `sub` accepted (OpenID Connect Core 2: at most 255 ASCII characters). */
 const MAX_SUB_LENGTH = 255;
 
-/** Default page size of the listings. */
-const DEFAULT_PAGE = 50;
-
 /** `limit` (1–500, default 50) and `cursor` from the query, each at most once. */
 function pageOf(ctx: Context): { limit: number; cursor?: string } {
   const { limit, cursor } = ctx.query;
   if (Array.isArray(limit) || Array.isArray(cursor)) throw new ToolboxError(400, 'invalid_request', 'give limit and cursor at most once');
-  let size = DEFAULT_PAGE;
-  if (limit !== undefined) {
-    if (!/^\d{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_PAGE) throw new ToolboxError(400, 'invalid_request', `limit must be a whole number from 1 to ${MAX_PAGE}`);
-    size = Number(limit);
+  if (limit !== undefined && (!/^\d{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_PAGE)) {
+    throw new ToolboxError(400, 'invalid_request', `limit must be a whole number from 1 to ${MAX_PAGE}`);
   }
-  return { limit: size, ...(cursor !== undefined ? { cursor } : {}) };
+  return { limit: limit === undefined ? 50 : Number(limit), ...(cursor !== undefined ? { cursor } : {}) };
 }
 
-const clientIdOf = (ctx: Context): string => String((ctx.params as Record<string, string>).client_id);
+/** The named parameters of the query or form body; 400, 413 or 415 as {@link singleParameters} says. */
+async function parametersOf(ctx: Context, names: string[]): Promise<Record<string, string>> {
+  const read = await singleParameters(ctx, names);
+  if ('error' in read) throw new ToolboxError(read.status, 'invalid_request', read.error);
+  return read.values;
+}
+
+const revoked = (result: { revoked_grants: number; revoked_tokens: number }): LogFields => ({ revoked_grants: result.revoked_grants, revoked_tokens: result.revoked_tokens });
 
 /**
- * Adds the operator toolbox to the management router, every route behind `guard` (cross-site 403,
- * shared lockout 429, HTTP Basic 401) after its method check (405), and every action — reads
- * included — written as one `management_audit` event (user, action, client id / invitation id /
- * subject hash, counts, outcome):
+ * Adds the operator toolbox to the management router, every route behind `guard` after its method
+ * check (405), and every action, reads included, written as one `management_audit` event:
  *
  * | Route | Method | Action |
  * |---|---|---|
@@ -68,77 +68,73 @@ const clientIdOf = (ctx: Context): string => String((ctx.params as Record<string
  * | `/clients/{client_id}/revoke-grants` | POST | `clients.revoke_grants` |
  * | `/invitations?limit&cursor` | GET | `invitations.list` |
  * | `/invitations/{id}` | DELETE | `invitations.revoke` |
- * | `/subjects/revoke` (`sub`, optionally `client_id` whose `sub` it is, in the query or a form body) | POST | `subjects.revoke` |
- * | `/logins/reset` (`login`, in the query or a form body) | POST | `logins.reset` |
+ * | `/subjects/revoke` (`sub`, optionally the `client_id` whose `sub` it is; query or form body) | POST | `subjects.revoke` |
+ * | `/logins/reset` (`login`; query or form body) | POST | `logins.reset` |
  */
 export function addToolboxRoutes(router: Router, guard: Middleware, options: ToolboxOptions): void {
-  const { logger } = options;
-  const action = (methods: string[], name: (ctx: Context) => string, handler: (ctx: Context, fields: LogFields) => Promise<Record<string, unknown>>): Middleware[] => [
-    allowMethods(methods),
-    guard,
-    async (ctx) => {
+  /** Serves `path` for `methods`: the handler fills the audit `fields` and returns the JSON body. */
+  const route = (path: string, methods: string[], name: (ctx: Context) => string, handler: (ctx: Context, fields: LogFields) => Promise<object>): void => {
+    router.all(path, allowMethods(methods), guard, async (ctx) => {
       const fields: LogFields = {};
       try {
         const body = await handler(ctx, fields);
-        audit(logger, ctx, name(ctx), { ...fields, outcome: 'done' });
+        audit(options.logger, ctx, name(ctx), { ...fields, outcome: 'done' });
         ctx.status = 200;
         noStore(ctx);
         ctx.body = body;
       } catch (err) {
         const known = err instanceof ToolboxError ? err : err instanceof InvalidCursorError ? new ToolboxError(400, 'invalid_request', err.message) : undefined;
-        audit(logger, ctx, name(ctx), { ...fields, outcome: known?.error ?? 'failed' });
+        audit(options.logger, ctx, name(ctx), { ...fields, outcome: known?.error ?? 'failed' });
         if (!known) throw err;
         sendError(ctx, known.status, known.error, known.message);
       }
-    },
-  ];
+    });
+  };
+  /** A route under `/clients/{client_id}`: the client id is in every audit event, failures included. */
+  const clientRoute = (path: string, methods: string[], name: (ctx: Context) => string, handler: (clientId: string, ctx: Context, fields: LogFields) => Promise<object>): void =>
+    route(`/clients/:client_id${path}`, methods, name, async (ctx, fields) => {
+      const clientId = String((ctx.params as Record<string, string>).client_id);
+      fields.client_id = clientId;
+      return handler(clientId, ctx, fields);
+    });
   const named = (n: string) => (): string => n;
 
-  router.all('/clients', ...action(['GET'], named('clients.list'), async (_ctx, fields) => {
-    const page = await listClients(options, pageOf(_ctx));
-    fields.count = page.items.length;
-    return {
-      clients: page.items,
-      ...(page.static_clients ? { static_clients: page.static_clients } : {}),
-      ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
-    };
-  }));
-  router.all('/clients/:client_id', ...action(['GET', 'DELETE'], (ctx) => (ctx.method === 'DELETE' ? 'clients.delete' : 'clients.show'), async (ctx, fields) => {
-    fields.client_id = clientIdOf(ctx);
-    if (ctx.method !== 'DELETE') return showClient(options, clientIdOf(ctx));
-    const result = await deleteClient(options, clientIdOf(ctx));
-    Object.assign(fields, { revoked_grants: result.revoked_grants, revoked_tokens: result.revoked_tokens });
+  route('/clients', ['GET'], named('clients.list'), async (ctx, fields) => {
+    const page = await listClients(options, pageOf(ctx));
+    fields.count = page.clients.length;
+    return page;
+  });
+  clientRoute('', ['GET', 'DELETE'], (ctx) => (ctx.method === 'DELETE' ? 'clients.delete' : 'clients.show'), async (clientId, ctx, fields) => {
+    if (ctx.method !== 'DELETE') return showClient(options, clientId);
+    const result = await deleteClient(options, clientId);
+    Object.assign(fields, revoked(result));
     return result;
-  }));
+  });
   for (const [path, disabled] of [['disable', true], ['enable', false]] as const) {
-    router.all(`/clients/:client_id/${path}`, ...action(['POST'], named(`clients.${path}`), async (ctx, fields) => {
-      fields.client_id = clientIdOf(ctx);
-      const result = await setClientDisabled(options, clientIdOf(ctx), disabled, String(ctx.state.managementUser));
+    clientRoute(`/${path}`, ['POST'], named(`clients.${path}`), async (clientId, ctx, fields) => {
+      const result = await setClientDisabled(options, clientId, disabled, String(ctx.state.managementUser));
       fields.changed = result.changed;
       return result;
-    }));
+    });
   }
-  router.all('/clients/:client_id/revoke-grants', ...action(['POST'], named('clients.revoke_grants'), async (ctx, fields) => {
-    fields.client_id = clientIdOf(ctx);
-    const result = await revokeClientGrants(options, clientIdOf(ctx));
-    Object.assign(fields, { revoked_grants: result.revoked_grants, revoked_tokens: result.revoked_tokens });
+  clientRoute('/revoke-grants', ['POST'], named('clients.revoke_grants'), async (clientId, _ctx, fields) => {
+    const result = await revokeClientGrants(options, clientId);
+    Object.assign(fields, revoked(result));
     return result;
-  }));
-  router.all('/invitations', ...action(['GET'], named('invitations.list'), async (ctx, fields) => {
+  });
+  route('/invitations', ['GET'], named('invitations.list'), async (ctx, fields) => {
     const page = await listInvitations(options, pageOf(ctx));
-    fields.count = page.items.length;
-    return { invitations: page.items, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) };
-  }));
-  router.all('/invitations/:id', ...action(['DELETE'], named('invitations.revoke'), async (ctx, fields) => {
+    fields.count = page.invitations.length;
+    return page;
+  });
+  route('/invitations/:id', ['DELETE'], named('invitations.revoke'), async (ctx, fields) => {
     const id = String((ctx.params as Record<string, string>).id);
     // Only a well-formed id is logged: a token pasted by mistake never reaches the log.
     if (isInvitationId(id)) fields.invitation = id;
     return revokeInvitation(options, id);
-  }));
-  router.all('/logins/reset', ...action(['POST'], named('logins.reset'), async (ctx, fields) => {
-    const parameters = await singleParameters(ctx, ['login']);
-    if ('error' in parameters) throw new ToolboxError(parameters.status, 'invalid_request', parameters.error);
-    const { login } = parameters.values;
+  });
+  route('/logins/reset', ['POST'], named('logins.reset'), async (ctx, fields) => {
+    const { login } = await parametersOf(ctx, ['login']);
     if (!login?.trim()) throw new ToolboxError(400, 'invalid_request', 'the login parameter is required');
     if (login.length > MAX_LOGIN_LENGTH) throw new ToolboxError(400, 'invalid_request', `the login parameter is longer than ${MAX_LOGIN_LENGTH} characters`);
     // The name's failures, cool-down and run of failures in a row (C8); devices keep their own counts.
@@ -146,11 +142,9 @@ export function addToolboxRoutes(router: Router, guard: Middleware, options: Too
     fields.login_hash = subjectHash(canonical(login), options.subjectKey);
     await options.store.attempts.forget(loginNameCounterKey(login, options.subjectKey, canonical));
     return { reset: true };
-  }));
-  router.all('/subjects/revoke', ...action(['POST'], named('subjects.revoke'), async (ctx, fields) => {
-    const parameters = await singleParameters(ctx, ['sub', 'client_id']);
-    if ('error' in parameters) throw new ToolboxError(parameters.status, 'invalid_request', parameters.error);
-    const { sub, client_id: clientId } = parameters.values;
+  });
+  route('/subjects/revoke', ['POST'], named('subjects.revoke'), async (ctx, fields) => {
+    const { sub, client_id: clientId } = await parametersOf(ctx, ['sub', 'client_id']);
     if (!sub) throw new ToolboxError(400, 'invalid_request', 'the sub parameter is required');
     if (sub.length > MAX_SUB_LENGTH) throw new ToolboxError(400, 'invalid_request', `the sub parameter is longer than ${MAX_SUB_LENGTH} characters`);
     fields.sub_hash = subjectHash(sub, options.subjectKey);
@@ -158,5 +152,5 @@ export function addToolboxRoutes(router: Router, guard: Middleware, options: Too
     const result = await revokeSubject(options, sub, clientId || undefined);
     Object.assign(fields, result);
     return { sub_hash: fields.sub_hash, ...result };
-  }));
+  });
 }

@@ -7,12 +7,6 @@ import { SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
 import { ToolboxError } from '../errors.js';
 import { pairwiseSub, sectorOf, subjectTypeFor, type SubjectType } from '../../policies/subjects.js';
 
-/** One page of a listing as the API answers it. */
-export interface Page<T> {
-  items: T[];
-  next_cursor?: string;
-}
-
 /** What the toolbox acts on. */
 export interface Toolbox {
   /** The store as it is (not oidc-provider's wrapped adapters: a disabled client is still shown). */
@@ -56,30 +50,31 @@ async function revokeGrantsWhere(inventory: StoreInventory, match: (grant: Adapt
 
 const staticClient = (toolbox: Toolbox, clientId: string): ClientMetadata | undefined => toolbox.staticClients.find((c) => c.client_id === clientId);
 
-async function storedClient(toolbox: Toolbox, clientId: string): Promise<AdapterPayload> {
-  if (staticClient(toolbox, clientId)) {
-    throw new ToolboxError(409, 'static_client', `client ${clientId} is provisioned statically (svc.clients.file or code); change it there`);
-  }
+/** The stored client `clientId`; 404 when there is none. */
+async function findStored(toolbox: Toolbox, clientId: string): Promise<AdapterPayload> {
   const payload = await toolbox.store.adapter('Client').find(clientId);
   if (!payload) throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
   return payload;
 }
 
-/** One page of the stored clients; the first page also names the statically provisioned ones apart. */
-export async function listClients(
-  toolbox: Toolbox,
-  page: { cursor?: string; limit: number },
-): Promise<Page<Record<string, unknown>> & { static_clients?: Record<string, unknown>[] }> {
+/** The client `clientId`, static or stored; 404 when there is none. */
+const anyClient = async (toolbox: Toolbox, clientId: string): Promise<ClientMetadata | AdapterPayload> => staticClient(toolbox, clientId) ?? findStored(toolbox, clientId);
+
+/** A client the toolbox may change: stored, not provisioned statically (409). */
+async function storedClient(toolbox: Toolbox, clientId: string): Promise<AdapterPayload> {
+  if (staticClient(toolbox, clientId)) throw new ToolboxError(409, 'static_client', `client ${clientId} is provisioned statically (svc.clients.file or code); change it there`);
+  return findStored(toolbox, clientId);
+}
+
+type Listed = Record<string, unknown>[];
+
+/** One page of the stored clients as the API answers it; the first page also names the static ones apart. */
+export async function listClients(toolbox: Toolbox, page: { cursor?: string; limit: number }): Promise<{ clients: Listed; static_clients?: Listed; next_cursor?: string }> {
   const result = await inventoryOf(toolbox).list('Client', page);
   const marks = toolbox.store.adapter(SUSPENSION_MODEL);
-  const items = await Promise.all(
-    result.records.map(async ({ payload }) => {
-      const mark = suspensionOf(await marks.find(String(payload.client_id)));
-      return { ...clientSummary(payload), disabled: !!mark };
-    }),
-  );
+  const clients = await Promise.all(result.records.map(async ({ payload }) => ({ ...clientSummary(payload), disabled: !!(await marks.find(String(payload.client_id))) })));
   return {
-    items,
+    clients,
     ...(page.cursor === undefined ? { static_clients: toolbox.staticClients.map((c) => ({ ...clientSummary(c), disabled: false, static: true })) } : {}),
     ...(result.cursor ? { next_cursor: result.cursor } : {}),
   };
@@ -89,8 +84,7 @@ export async function listClients(
 export async function showClient(toolbox: Toolbox, clientId: string): Promise<Record<string, unknown>> {
   const provisioned = staticClient(toolbox, clientId);
   if (provisioned) return { client: clientView(provisioned), disabled: false, static: true };
-  const payload = await toolbox.store.adapter('Client').find(clientId);
-  if (!payload) throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
+  const payload = await findStored(toolbox, clientId);
   const mark = suspensionOf(await toolbox.store.adapter(SUSPENSION_MODEL).find(clientId));
   return { client: clientView(payload), disabled: !!mark, ...(mark ?? {}), static: false };
 }
@@ -108,7 +102,7 @@ export async function setClientDisabled(toolbox: Toolbox, clientId: string, disa
 /** Revokes every grant of a client (static ones included): its codes and access tokens stop working. */
 export async function revokeClientGrants(toolbox: Toolbox, clientId: string): Promise<{ client_id: string; revoked_grants: number; revoked_tokens: number }> {
   const inventory = inventoryOf(toolbox);
-  if (!staticClient(toolbox, clientId) && !(await toolbox.store.adapter('Client').find(clientId))) throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
+  await anyClient(toolbox, clientId);
   const { grants, tokens } = await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId);
   return { client_id: clientId, revoked_grants: grants, revoked_tokens: tokens };
 }
@@ -136,12 +130,11 @@ export const isInvitationId = (value: string): boolean => INVITATION_ID.test(val
  * A page of pending invitations: initial access tokens not yet used, each named by its reference
  * (`inv_` and the SHA-256 of the token, which cannot be used to register), with issue and expiry times.
  */
-export async function listInvitations(toolbox: Toolbox, page: { cursor?: string; limit: number }): Promise<Page<Record<string, unknown>>> {
+export async function listInvitations(toolbox: Toolbox, page: { cursor?: string; limit: number }): Promise<{ invitations: Listed; next_cursor?: string }> {
   const result = await inventoryOf(toolbox).list('InitialAccessToken', page);
-  const items = result.records
-    .filter(({ payload }) => !payload.consumed)
-    .map(({ ref, payload }) => ({ id: invitationId(ref), issued_at: payload.iat, expires_at: payload.exp }));
-  return { items, ...(result.cursor ? { next_cursor: result.cursor } : {}) };
+  const live = result.records.filter(({ payload }) => !payload.consumed);
+  const invitations = live.map(({ ref, payload }) => ({ id: invitationId(ref), issued_at: payload.iat, expires_at: payload.exp }));
+  return { invitations, ...(result.cursor ? { next_cursor: result.cursor } : {}) };
 }
 
 /** Revokes a pending invitation by its id (reference): the mailed token stops working. */
@@ -175,13 +168,11 @@ async function accountsInSector(inventory: StoreInventory, key: string, sector: 
  */
 async function accountsOf(toolbox: Toolbox, inventory: StoreInventory, sub: string, clientId?: string): Promise<Set<string>> {
   if (clientId === undefined) return new Set([sub]);
-  const metadata = staticClient(toolbox, clientId) ?? (await toolbox.store.adapter('Client').find(clientId));
-  if (!metadata) throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
-  const { subjects } = toolbox;
-  if (subjectTypeFor(metadata, subjects.defaultType) !== 'pairwise') return new Set([sub]);
+  const metadata = await anyClient(toolbox, clientId);
+  if (subjectTypeFor(metadata, toolbox.subjects.defaultType) !== 'pairwise') return new Set([sub]);
   const sector = sectorOf(metadata);
   if (sector === undefined) throw new ToolboxError(409, 'no_sector', `client ${clientId} has no pairwise sector`);
-  return accountsInSector(inventory, subjects.pairwiseKey, sector, sub);
+  return accountsInSector(inventory, toolbox.subjects.pairwiseKey, sector, sub);
 }
 
 /**
