@@ -1,11 +1,9 @@
 import type { Context, Next } from 'koa';
 
 /**
- * `provider.use` middleware for http base URLs (local development): oidc-provider serves POST at
- * `/authorize` and `/logout` only with a `SameSite=None` session cookie, which browsers refuse
- * without `Secure`, and `Secure` needs https. On http the cookies it sets are therefore sent as
- * `SameSite=Lax` instead: POST works, and a cross-site form POST simply carries no session (the
- * person signs in again). https deployments keep `SameSite=None; Secure` (docs/spec-decisions.md).
+ * `provider.use` middleware for http base URLs: oidc-provider's `SameSite=None` cookies (needed for
+ * POST at `/authorize` and `/logout`) are refused by browsers without `Secure`, which needs https,
+ * so on http they go out as `SameSite=Lax` (a cross-site form POST then carries no session).
  */
 export function laxCookiesOnHttp(): (ctx: Context, next: Next) => Promise<void> {
   return async (ctx, next) => {

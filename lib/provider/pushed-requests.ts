@@ -6,30 +6,24 @@ import { currentRequest, MODEL_NAMES, PUSHED_REQUEST_TTL_SECONDS, ROUTE_NAMES } 
 
 /** oidc-provider's model of a pushed authorization request (RFC 9126). */
 export const PUSHED_REQUEST_MODEL = MODEL_NAMES.pushedAuthorizationRequest;
-/**
- * The single-use mark of a pushed request, written beside it with the same lifetime: the first
- * `/authorize` request that presents the `request_uri` consumes it atomically in the store.
- */
+/** The single-use mark of a pushed request, stored beside it with the same lifetime. */
 export const PUSHED_REQUEST_USE_MODEL = 'PushedAuthorizationRequestUse';
 
 const epoch = (): number => Math.floor(Date.now() / 1000);
 
 /**
- * The request object a pushed request is stored as: the request's parameters as they stand after
- * every check of `/par` (the `claims` parameter in its stored form, with requested values only as
- * keyed MACs; none of the ignored parameters such as `login_hint`; the content of a request object in place of the object), as an
- * unsecured JWT from the client to the issuer, as oidc-provider stores plain pushed requests.
- * The client's signed (and perhaps encrypted) request object itself is never stored: it holds the
- * raw `claims` request, values included (C5: a requested value is never stored).
+ * What a pushed request is stored as: its parameters after every check of `/par` (`claims` in its
+ * stored form, ignored parameters dropped), as an unsecured JWT from the client to the issuer, as
+ * oidc-provider stores plain pushed requests. The client's own request object is never stored: it
+ * holds the raw `claims` request, values included (C5: a requested value is never stored).
  */
-function checkedRequest(ctx: KoaContextWithOIDC, expiresIn: number): string {
-  const client = ctx.oidc.client;
-  const params = ctx.oidc.params;
-  if (ctx.oidc.route !== ROUTE_NAMES.pushedAuthorizationRequest || !client || !params) {
+function checkedRequest(ctx: KoaContextWithOIDC | undefined, expiresIn: number): string {
+  const client = ctx?.oidc.client;
+  const params = ctx?.oidc.params;
+  if (ctx?.oidc.route !== ROUTE_NAMES.pushedAuthorizationRequest || !client || !params) {
     throw new TypeError('a pushed authorization request is stored only by the pushed authorization request endpoint');
   }
-  const payload: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) payload[name] = value;
+  const payload: Record<string, unknown> = Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined));
   if (typeof payload.claims === 'string') payload.claims = JSON.parse(payload.claims) as unknown;
   payload.client_id = client.clientId;
   const now = epoch();
@@ -47,31 +41,18 @@ function ownerOf(payload: AdapterPayload): string | undefined {
 }
 
 /**
- * What keeps our rules for pushed authorization requests (RFC 9126) on their adapter, beside the
- * adapter of their use marks (`uses`, {@link PUSHED_REQUEST_USE_MODEL}),
- * whatever path spelling reached `/par` or `/authorize` (they are decided by the route
- * oidc-provider resolved and by the store, never by the path):
- *
- * - **stored checked**: what `/par` stores is the request's parameters after every check
- *   ({@link checkedRequest}), never the client's request object; writing one outside the `/par`
- *   route fails;
- * - **single use**: a use mark is written beside each pushed request with the same lifetime (at
- *   most 60 s, oidc-provider's), and the first `/authorize` request that loads the `request_uri`
- *   consumes it atomically; every later one, concurrent ones included, gets `invalid_request_uri`;
- * - **bound to the client**: `/authorize` with another client's `client_id` gets
- *   `invalid_request_uri` without spending the mark.
- *
- * The rest of the flow (login, consent, `/authorize/{uid}`) reads the pushed request as
- * oidc-provider does, and oidc-provider consumes it when it issues the code.
+ * Our rules for pushed authorization requests (RFC 9126) on their adapter, with `uses` the adapter
+ * of their use marks; decided by the route oidc-provider resolved and by the store, never the path:
+ * - stored checked ({@link checkedRequest}); a write outside the `/par` route fails;
+ * - single use: the first `/authorize` that loads the `request_uri` consumes its mark atomically;
+ *   every later one, concurrent ones included, gets `invalid_request_uri`;
+ * - bound to the client: another client's `client_id` gets `invalid_request_uri`, the mark unspent.
  */
 export function pushedRequests(inner: Adapter, uses: Adapter): Partial<Adapter> {
   return {
     upsert: async (id, payload, expiresIn) => {
-      const ctx = currentRequest();
-      if (!ctx) throw new TypeError('a pushed authorization request is stored only by the pushed authorization request endpoint');
-      // oidc-provider always gives a pushed request a lifetime (60 s).
       const ttl = expiresIn ?? PUSHED_REQUEST_TTL_SECONDS;
-      const request = checkedRequest(ctx, ttl);
+      const request = checkedRequest(currentRequest(), ttl);
       const now = epoch();
       await uses.upsert(id, { iat: now, exp: now + ttl }, ttl);
       await inner.upsert(id, { ...payload, request }, ttl);
@@ -88,12 +69,8 @@ export function pushedRequests(inner: Adapter, uses: Adapter): Partial<Adapter> 
   };
 }
 
-/**
- * True when the request carries a pushed request that the provider stored after checking it at
- * `/par` (an unsecured object, see {@link pushedRequests}): its `claims` parameter is already
- * in its stored form and must not be checked (and rewritten) a second time.
- */
-export function isCheckedPushedRequest(ctx: KoaContextWithOIDC): boolean {
+/** True when the request carries a pushed request stored checked at `/par` (an unsecured object). */
+function isCheckedPushedRequest(ctx: KoaContextWithOIDC): boolean {
   const pushed = ctx.oidc.entities[MODEL_NAMES.pushedAuthorizationRequest] as { request?: unknown } | undefined;
   if (!pushed || typeof pushed.request !== 'string') return false;
   try {
@@ -104,9 +81,8 @@ export function isCheckedPushedRequest(ctx: KoaContextWithOIDC): boolean {
 }
 
 /**
- * Wraps the `claims` parameter check so that it runs once per request: on the parameters of an
- * authorization request, of a request object and of a pushed request at `/par`, but not again on a
- * pushed request's stored form when `/authorize` loads it ({@link isCheckedPushedRequest}).
+ * Runs the `claims` parameter check once per request: not again on a pushed request's stored form
+ * when `/authorize` loads it ({@link isCheckedPushedRequest}), as it is stored already checked.
  */
 export function checkedOnce<A extends unknown[]>(assert: (ctx: KoaContextWithOIDC, ...rest: A) => Promise<void>) {
   return async (ctx: KoaContextWithOIDC, ...rest: A): Promise<void> => {

@@ -12,15 +12,12 @@ import { ROUTES } from '../settings/paths.js';
 import { PROVIDER_BODY_LIMIT_BYTES } from '../seams.js';
 import { IGNORED_AUTHORIZATION_PARAMETERS, recordRequestEnvelope } from './request-objects.js';
 
-/** oidc-provider's own body limit. */
-const BODY_LIMIT = PROVIDER_BODY_LIMIT_BYTES;
 const FORM = 'application/x-www-form-urlencoded';
 const JSON_TYPE = 'application/json';
 
 /**
- * The canonical client configuration path (`/register/{client_id}`), for the POST → PUT mapping
- * only. The mapping is not a check: a POST under any other spelling reaches no route and gets 404,
- * and every check of the update runs inside oidc-provider's own PUT route.
+ * The canonical client configuration path, for the POST → PUT mapping only: not a check (a POST
+ * under another spelling reaches no route, 404; the update's checks run in oidc-provider's PUT).
  */
 const CLIENT_CONFIGURATION = new RegExp(`^${ROUTES.registration}/([A-Za-z0-9_-]+)$`);
 
@@ -34,10 +31,7 @@ function hashSecrets(fields: Fields): boolean {
   return true;
 }
 
-/**
- * Drops {@link IGNORED_AUTHORIZATION_PARAMETERS} from an authorization request. It is recognised
- * by its content (it carries `response_type`), never by its path; logout keeps its hints.
- */
+/** Drops {@link IGNORED_AUTHORIZATION_PARAMETERS} from an authorization request, told by its `response_type`, never its path. */
 function dropIgnoredHints(fields: Fields): boolean {
   if (fields.response_type === undefined) return false;
   const present = IGNORED_AUTHORIZATION_PARAMETERS.filter((name) => fields[name] !== undefined);
@@ -52,14 +46,24 @@ function hashBasicSecret(ctx: Context): void {
   if (given) ctx.req.headers.authorization = basicAuthorization(given.user, hashClientSecret(given.password), { formEncoded: true });
 }
 
+/** A JSON object body, or undefined (oidc-provider answers invalid_request for the original text). */
+function parseJsonObject(raw: string): Fields | undefined {
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Fields) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads, normalizes and puts back a form or JSON body; `false` when the request was answered. */
 async function normalizeBody(ctx: Context, mappedClientId: string | undefined): Promise<boolean> {
   const form = ctx.is(FORM) === FORM;
   const json = !form && ctx.is(JSON_TYPE) === JSON_TYPE;
   if (!form && !json) return true;
-  const raw = await readBodyText(ctx, BODY_LIMIT, ctx.request.charset || 'utf-8');
+  const raw = await readBodyText(ctx, PROVIDER_BODY_LIMIT_BYTES, ctx.request.charset || 'utf-8');
   if (raw === undefined) {
-    sendError(ctx, 413, 'invalid_request', `request body larger than ${BODY_LIMIT} bytes`);
+    sendError(ctx, 413, 'invalid_request', `request body larger than ${PROVIDER_BODY_LIMIT_BYTES} bytes`);
     return false;
   }
   let text = raw;
@@ -67,24 +71,13 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined): 
     const fields: Fields = querystring.parse(raw);
     recordRequestEnvelope(ctx, fields.request);
     const hashed = hashSecrets(fields);
-    const dropped = dropIgnoredHints(fields);
-    const changed = hashed || dropped;
-    if (changed) text = querystring.stringify(fields as querystring.ParsedUrlQueryInput);
+    if (dropIgnoredHints(fields) || hashed) text = querystring.stringify(fields as querystring.ParsedUrlQueryInput);
   } else {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      parsed = undefined; // oidc-provider answers invalid_request for the original text
-    }
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
-      const fields = parsed as Fields;
-      let changed = hashSecrets(fields);
-      if (mappedClientId !== undefined && fields.client_id === undefined) {
-        fields.client_id = mappedClientId;
-        changed = true;
-      }
-      if (changed) text = JSON.stringify(fields);
+    const fields = parseJsonObject(raw);
+    if (fields) {
+      const filled = mappedClientId !== undefined && fields.client_id === undefined;
+      if (filled) fields.client_id = mappedClientId;
+      if (hashSecrets(fields) || filled) text = JSON.stringify(fields);
     }
   }
   replaceRequestBody(ctx, Buffer.from(text, 'utf8'), text === raw ? undefined : form ? FORM : JSON_TYPE);
@@ -93,19 +86,17 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined): 
 
 /**
  * `provider.use` middleware that puts every provider request in the form our rules expect, on every
- * path and method alike (no path decides a check):
+ * path and method alike:
  * - a presented client secret (HTTP Basic, or `client_secret` in a form or JSON body) is replaced
  *   by its hash before oidc-provider compares it with the stored hash, so a stolen hash never
  *   authenticates: it would be hashed again;
- * - the ignored parameters (`login_hint`, `id_token_hint`, …) are dropped from authorization
- *   requests (query or form; inside request objects the request-object check drops them);
- * - the JWE header of an encrypted `request` parameter is remembered for the request-object check
- *   (the registered `request_object_encryption_alg`/`_enc`), before oidc-provider decrypts it;
- * - `POST` on the canonical client configuration path is served as `PUT` (the seed spec updates by POST; RFC 7592 replaces by PUT),
- *   with `client_id` filled in when omitted;
+ * - the ignored parameters are dropped from authorization requests (query or form);
+ * - the JWE header of an encrypted `request` parameter is recorded ({@link recordRequestEnvelope});
+ * - `POST` on the canonical client configuration path is served as `PUT` (the seed spec updates by
+ *   POST; RFC 7592 replaces by PUT), with `client_id` filled in when omitted;
  * - a response never repeats a stored (hashed) client secret.
- * Bodies are read once and handed on as a fresh stream for oidc-provider to parse itself. A body
- * that cannot be read is answered here with an OAuth JSON error, and logged.
+ * Bodies are read once and handed on as a fresh stream. A body that cannot be read is answered here
+ * with an OAuth JSON error, and logged.
  */
 export function normalizeProviderRequests(logger: Logger): (ctx: Context, next: Next) => Promise<void> {
   return async (ctx, next) => {
