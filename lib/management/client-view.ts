@@ -10,17 +10,20 @@ const hidden = (name: string): boolean =>
 function publicJwks(value: unknown): unknown {
   const keys = (value as { keys?: unknown } | undefined)?.keys;
   if (!Array.isArray(keys)) return undefined;
-  return { keys: keys.map((key) => (key && typeof key === 'object' ? Object.fromEntries(Object.entries(key as object).filter(([name]) => PUBLIC_JWK_MEMBERS.has(name))) : {})) };
+  const members = (key: unknown): [string, unknown][] => Object.entries(key && typeof key === 'object' ? key : {});
+  return { keys: keys.map((key) => Object.fromEntries(members(key).filter(([name]) => PUBLIC_JWK_MEMBERS.has(name)))) };
 }
 
 /** A client's metadata as the operator sees it: no secret of any kind; `jwks` with public key members only. */
 export function clientView(metadata: AdapterPayload | ClientMetadata): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(metadata).filter(([name]) => !hidden(name)).map(([name, value]) => [name, name === 'jwks' ? publicJwks(value) : value]));
+  const shown = Object.entries(metadata).filter(([name]) => !hidden(name));
+  return Object.fromEntries(shown.map(([name, value]) => [name, name === 'jwks' ? publicJwks(value) : value]));
 }
 
-const SUMMARY = ['client_id', 'client_name', 'application_type', 'redirect_uris', 'token_endpoint_auth_method', 'client_id_issued_at', 'id_token_encrypted_response_alg', 'userinfo_encrypted_response_alg'];
+const SUMMARY = ['client_id', 'client_name', 'application_type', 'redirect_uris', 'token_endpoint_auth_method', 'client_id_issued_at'];
+const SUMMARY_ENCRYPTION = ['id_token_encrypted_response_alg', 'userinfo_encrypted_response_alg'];
 
 /** The one-line summary of a client in a listing. */
 export function clientSummary(metadata: AdapterPayload | ClientMetadata): Record<string, unknown> {
-  return Object.fromEntries(SUMMARY.map((name) => [name, (metadata as Record<string, unknown>)[name]]));
+  return Object.fromEntries([...SUMMARY, ...SUMMARY_ENCRYPTION].map((name) => [name, (metadata as Record<string, unknown>)[name]]));
 }

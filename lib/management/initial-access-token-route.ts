@@ -15,11 +15,12 @@ import { invitationId } from './toolbox.js';
  * invitation mails (two days, single use) and answers 201 `{"initial_access_token","expires_at"}`,
  * the only time it is shown. Logged with the user and the invitation id (`inv_…`), never the token.
  */
-export function addInitialAccessTokenRoute(router: Router, guard: Middleware, options: { provider: Provider; logger: Logger; metrics?: Metrics }): void {
+export function addInitialAccessTokenRoute(router: Router, guard: Middleware, options: { provider: Provider; logger: Logger; metrics?: Metrics }) {
   router.all('/initial-access-tokens', allowMethods(['POST']), guard, async (ctx) => {
     const { token, expiresAt } = await issueInitialAccessToken(options.provider);
     const { requestId, managementUser } = ctx.state as { requestId?: string; managementUser?: string };
-    options.logger.info('initial_access_token_issued', { request_id: requestId, user: managementUser, invitation: invitationId(refOf(token)), expires_at: expiresAt });
+    const invitation = invitationId(refOf(token));
+    options.logger.info('initial_access_token_issued', { request_id: requestId, user: managementUser, invitation, expires_at: expiresAt });
     options.metrics?.securityEvents.inc({ event: 'initial_access_token_issued' });
     ctx.status = 201;
     noStore(ctx);

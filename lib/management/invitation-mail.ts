@@ -83,6 +83,7 @@ export function invitationMail(mail: InvitationMail): MailMessage {
     ]],
   ];
   const text = `${blocks.map(([, lines]) => lines.join('\n')).join('\n\n')}\n`;
-  const html = ['<!DOCTYPE html><html lang="en"><body>', ...blocks.flatMap(([tag, lines]) => [`<${tag}>`, ...lines.map(escapeText), `</${tag}>`]), '</body></html>', ''].join('\n');
+  const body = blocks.flatMap(([tag, lines]) => [`<${tag}>`, ...lines.map(escapeText), `</${tag}>`]);
+  const html = ['<!DOCTYPE html><html lang="en"><body>', ...body, '</body></html>', ''].join('\n');
   return { from: mail.from, to: mail.to, subject: 'Your invitation to register an application', text, html };
 }

@@ -47,7 +47,8 @@ export interface MailerOptions {
  */
 export function createMailer(options: MailerOptions): Mailer {
   if (options.smtpUrl) {
-    const transport = nodemailer.createTransport({ url: options.smtpUrl, pool: true, maxConnections: 2, connectionTimeout: 5000, greetingTimeout: 5000, socketTimeout: 10000 });
+    const timeouts = { connectionTimeout: 5000, greetingTimeout: 5000, socketTimeout: 10000 };
+    const transport = nodemailer.createTransport({ url: options.smtpUrl, pool: true, maxConnections: 2, ...timeouts });
     const url = new URL(options.smtpUrl);
     const where = { host: url.hostname, port: Number(url.port || (url.protocol === 'smtps:' ? 465 : 587)) };
     return {

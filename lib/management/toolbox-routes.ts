@@ -54,7 +54,8 @@ async function parametersOf(ctx: Context, names: string[]): Promise<Record<strin
   return read.values;
 }
 
-const revoked = (result: { revoked_grants: number; revoked_tokens: number }): LogFields => ({ revoked_grants: result.revoked_grants, revoked_tokens: result.revoked_tokens });
+type Revoked = { revoked_grants: number; revoked_tokens: number };
+const revoked = ({ revoked_grants, revoked_tokens }: Revoked): LogFields => ({ revoked_grants, revoked_tokens });
 
 /**
  * Adds the operator toolbox to the management router, every route behind `guard` after its method
@@ -72,8 +73,9 @@ const revoked = (result: { revoked_grants: number; revoked_tokens: number }): Lo
  * | `/logins/reset` (`login`; query or form body) | POST | `logins.reset` |
  */
 export function addToolboxRoutes(router: Router, guard: Middleware, options: ToolboxOptions): void {
+  type Named = (ctx: Context) => string;
   /** Serves `path` for `methods`: the handler fills the audit `fields` and returns the JSON body. */
-  const route = (path: string, methods: string[], name: (ctx: Context) => string, handler: (ctx: Context, fields: LogFields) => Promise<object>): void => {
+  const route = (path: string, methods: string[], name: Named, handler: (ctx: Context, fields: LogFields) => Promise<object>): void => {
     router.all(path, allowMethods(methods), guard, async (ctx) => {
       const fields: LogFields = {};
       try {
@@ -91,7 +93,7 @@ export function addToolboxRoutes(router: Router, guard: Middleware, options: Too
     });
   };
   /** A route under `/clients/{client_id}`: the client id is in every audit event, failures included. */
-  const clientRoute = (path: string, methods: string[], name: (ctx: Context) => string, handler: (clientId: string, ctx: Context, fields: LogFields) => Promise<object>): void =>
+  const clientRoute = (path: string, methods: string[], name: Named, handler: (id: string, ctx: Context, f: LogFields) => Promise<object>): void =>
     route(`/clients/:client_id${path}`, methods, name, async (ctx, fields) => {
       const clientId = String((ctx.params as Record<string, string>).client_id);
       fields.client_id = clientId;

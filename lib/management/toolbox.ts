@@ -58,21 +58,29 @@ async function findStored(toolbox: Toolbox, clientId: string): Promise<AdapterPa
 }
 
 /** The client `clientId`, static or stored; 404 when there is none. */
-const anyClient = async (toolbox: Toolbox, clientId: string): Promise<ClientMetadata | AdapterPayload> => staticClient(toolbox, clientId) ?? findStored(toolbox, clientId);
+async function anyClient(toolbox: Toolbox, clientId: string): Promise<ClientMetadata | AdapterPayload> {
+  return staticClient(toolbox, clientId) ?? findStored(toolbox, clientId);
+}
 
 /** A client the toolbox may change: stored, not provisioned statically (409). */
 async function storedClient(toolbox: Toolbox, clientId: string): Promise<AdapterPayload> {
-  if (staticClient(toolbox, clientId)) throw new ToolboxError(409, 'static_client', `client ${clientId} is provisioned statically (svc.clients.file or code); change it there`);
+  if (staticClient(toolbox, clientId)) {
+    throw new ToolboxError(409, 'static_client', `client ${clientId} is provisioned statically (svc.clients.file or code); change it there`);
+  }
   return findStored(toolbox, clientId);
 }
 
 type Listed = Record<string, unknown>[];
+/** A page of a listing as the API answers it, and what it was asked for. */
+type PageOf<K extends string> = { [key in K]: Listed } & { next_cursor?: string };
+type PageRequest = { cursor?: string; limit: number };
 
 /** One page of the stored clients as the API answers it; the first page also names the static ones apart. */
-export async function listClients(toolbox: Toolbox, page: { cursor?: string; limit: number }): Promise<{ clients: Listed; static_clients?: Listed; next_cursor?: string }> {
+export async function listClients(toolbox: Toolbox, page: PageRequest): Promise<PageOf<'clients'> & { static_clients?: Listed }> {
   const result = await inventoryOf(toolbox).list('Client', page);
   const marks = toolbox.store.adapter(SUSPENSION_MODEL);
-  const clients = await Promise.all(result.records.map(async ({ payload }) => ({ ...clientSummary(payload), disabled: !!(await marks.find(String(payload.client_id))) })));
+  const summary = async (payload: AdapterPayload) => ({ ...clientSummary(payload), disabled: !!(await marks.find(String(payload.client_id))) });
+  const clients = await Promise.all(result.records.map(({ payload }) => summary(payload)));
   return {
     clients,
     ...(page.cursor === undefined ? { static_clients: toolbox.staticClients.map((c) => ({ ...clientSummary(c), disabled: false, static: true })) } : {}),
@@ -130,7 +138,7 @@ export const isInvitationId = (value: string): boolean => INVITATION_ID.test(val
  * A page of pending invitations: initial access tokens not yet used, each named by its reference
  * (`inv_` and the SHA-256 of the token, which cannot be used to register), with issue and expiry times.
  */
-export async function listInvitations(toolbox: Toolbox, page: { cursor?: string; limit: number }): Promise<{ invitations: Listed; next_cursor?: string }> {
+export async function listInvitations(toolbox: Toolbox, page: PageRequest): Promise<PageOf<'invitations'>> {
   const result = await inventoryOf(toolbox).list('InitialAccessToken', page);
   const live = result.records.filter(({ payload }) => !payload.consumed);
   const invitations = live.map(({ ref, payload }) => ({ id: invitationId(ref), issued_at: payload.iat, expires_at: payload.exp }));

@@ -48,7 +48,9 @@ function checkEnvelope(ctx: object, client: Client): void {
 }
 
 function checkLifetime(claims: Record<string, unknown>): void {
-  if (claims.exp === undefined) throw new errors.InvalidRequestObject(`the request object must carry exp (at most ${REQUEST_OBJECT_MAX_LIFETIME} seconds ahead)`);
+  if (claims.exp === undefined) {
+    throw new errors.InvalidRequestObject(`the request object must carry exp (at most ${REQUEST_OBJECT_MAX_LIFETIME} seconds ahead)`);
+  }
   const ahead = Number(claims.exp) - Math.floor(Date.now() / 1000);
   if (ahead > REQUEST_OBJECT_MAX_LIFETIME) {
     throw new errors.InvalidRequestObject(`the request object expires ${ahead} seconds from now; at most ${REQUEST_OBJECT_MAX_LIFETIME} are allowed`);

@@ -14,9 +14,9 @@ import { ClientKeysRefusedError } from '../errors.js';
 const refusals = new WeakMap<object, { url: string; rule: string; kept: number }>();
 
 /**
- * How long a refused set is remembered, in ms: as long as oidc-provider keeps a set it accepted
- * at least. Within it, fetching the same URL for the same client fails at once, unfetched and
- * unjudged, so a client cannot make every request fetch and judge its set again.
+ * How long a refused set is remembered, in ms (as long as oidc-provider keeps an accepted one):
+ * within it the same URL fails for the same client at once, so a client cannot make every request
+ * fetch and judge its set again.
  */
 export const REFUSED_SET_MS = CLIENT_JWKS_MIN_FRESH_SECONDS * 1000;
 /** Most refused sets remembered at once; the oldest is forgotten first. */
@@ -39,20 +39,19 @@ function recalled(key: string): string | undefined {
 /** Encryption keys the provider may pick, as `[field, alg]` (what registration's rule 7 is applied with). */
 type Requested = (readonly [field: string, alg: string])[];
 
-/** Every algorithm the provider offers, for a set fetched outside a client's request (never seen in practice). */
+/** Every algorithm the provider offers, for a set fetched outside a client's request. */
 const EVERY_ALGORITHM: Requested = ENCRYPTION_ALG_VALUES.map((alg) => ['encryption', alg] as const);
 
 /**
- * Whose keys `url` holds: the client of the request being served, when `url` is its `jwks_uri`
- * (oidc-provider fetches a client's set only while serving it), with the encryption algorithms it
- * registered; otherwise nobody known, and every algorithm the provider offers.
+ * Whose keys `url` holds: the client being served when `url` is its `jwks_uri` (oidc-provider
+ * fetches a client's set only while serving it), with its registered encryption algorithms;
+ * otherwise nobody known, and every algorithm offered.
  */
 function ownerOf(url: string, ctx: KoaContextWithOIDC | undefined): { scope: string; requested: Requested } {
   const client = ctx?.oidc?.client;
-  try {
-    if (client?.jwksUri && new URL(client.jwksUri).href === url) return { scope: client.clientId, requested: requestedEncryption(client.metadata()) };
-  } catch {
-    // A jwks_uri that is not a URL is never fetched.
+  // A jwks_uri that is not a URL is never fetched.
+  if (client?.jwksUri && URL.canParse(client.jwksUri) && new URL(client.jwksUri).href === url) {
+    return { scope: client.clientId, requested: requestedEncryption(client.metadata()) };
   }
   return { scope: '', requested: EVERY_ALGORITHM };
 }
@@ -70,37 +69,19 @@ function asJwkSet(body: Buffer): { keys: unknown[] } | undefined {
   return undefined;
 }
 
-function hostOf(input: string | URL | Request): string {
-  try {
-    return new URL(input instanceof Request ? input.url : String(input)).host;
-  } catch {
-    return '';
-  }
-}
+const hostOf = (url: string): string => (URL.canParse(url) ? new URL(url).host : '');
 
 /**
  * Wraps oidc-provider's `fetch` so that the provider never encrypts to (or verifies with) a client
- * key that has not passed the key rules at the moment it was fetched (C6), and never picks one it
- * could not encrypt to: every JWK Set oidc-provider fetches is judged by the one key judgement of
- * registration ({@link judgeClientKeySet}), for the encryption algorithms the client registered
- * (the client whose request is being served, found through oidc-provider's request context, when
- * the set is its `jwks_uri`; every offered algorithm otherwise). oidc-provider sees only the keys
- * it keeps, with their labels normalised as at registration (an EC key's `key_ops: ["encrypt"]`
- * becomes `use: "enc"`), and without keys that have neither `use` nor `key_ops` while encryption
- * is asked for. Refused keys are logged as `client_keys_refused` (URL host, counts and the first
- * rule; never key material); a set beyond the limits of the judgement (33 keys, RSA keys too costly
- * to judge) is refused whole, as at registration; when no key remains, the fetch fails,
- * oidc-provider answers `invalid_client_metadata` and nothing is encrypted or sent. A refused set
- * is remembered for {@link REFUSED_SET_MS}: within it the same URL fails for the same client (and
- * registered algorithms) at once, unfetched.
+ * key that has not passed the key rules when it was fetched (C6): every JWK Set is judged by
+ * registration's key judgement ({@link judgeClientKeySet}) for the algorithms of {@link ownerOf}.
+ * oidc-provider sees only the kept keys, labels normalised as at registration. Refusals are logged
+ * as `client_keys_refused` (host, counts, first rule; never key material); when no key remains the
+ * fetch fails (`invalid_client_metadata`) and the set is remembered for {@link REFUSED_SET_MS}.
  *
- * How a JWK Set is told apart: by its content, not by the request. oidc-provider fetches a
- * client's `jwks_uri` with `Accept: application/json`, the same header as `sector_identifier_uri`
- * and client metadata documents. So every response body that oidc-provider would accept as a JWK
- * Set (its `JSON.parse` of the text giving an object with a `keys` array, the one thing its
- * keystore refresh checks) is judged, whatever request it answered; other bodies pass unchanged.
- * Nothing shaped like a key set reaches the provider unjudged, and nothing depends on
- * oidc-provider's headers staying as they are.
+ * A JWK Set is told by its content, not the request (a `jwks_uri` is fetched with the same headers
+ * as `sector_identifier_uri`): every body oidc-provider would accept as one (JSON with a `keys`
+ * array) is judged; other bodies pass unchanged.
  */
 export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderFetch {
   return async (input, init) => {
@@ -133,7 +114,7 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     logger.warn('client_keys_refused', {
       request_id: (ctx?.state as { requestId?: string } | undefined)?.requestId,
       client_id: ctx?.oidc?.client?.clientId,
-      host: hostOf(input),
+      host: hostOf(url),
       refused: set.keys.length - kept.length - judgement.dropped.length,
       ...(judgement.dropped.length > 0 ? { dropped: judgement.dropped.length } : {}),
       kept: kept.length,
@@ -148,10 +129,8 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
 }
 
 /**
- * `provider.use` middleware: when a request failed with `invalid_client_metadata` after keys from
- * the client's `jwks_uri` were refused (oidc-provider says only "client JSON Web Key Set failed to
- * be refreshed" or "no suitable encryption key found"), the description also says which key broke
- * which rule, so the relying party knows what to fix. Status and error code stay oidc-provider's.
+ * `provider.use` middleware: an `invalid_client_metadata` answer after keys of the client's
+ * `jwks_uri` were refused also says which key broke which rule (oidc-provider's description does not).
  */
 export function explainRefusedClientKeys() {
   return async (ctx: Context, next: Next): Promise<void> => {
