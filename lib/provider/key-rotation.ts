@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
+import type { JWK } from 'jose';
 
 import { fileErrorMessage, readJsonFile, SettingsError } from '../errors.js';
 import { RETIRE_AFTER_SECONDS, signingKids, sinceOf, stateOf, type KeyState, type StatefulJwk } from './key-states.js';
 import { EC_SIGNING_ALG, rsaBits } from '../../policies/jwk-rules.js';
-import { validateProviderKeys } from './keys.js';
+import { generatePrivateJwk, validateProviderKeys } from './keys.js';
 
 /**
  * How long `next` keys are published before a rotation lets them sign, by default: relying parties
@@ -32,18 +32,12 @@ export interface RotationOptions {
 
 /** A fresh key of the same kind as `key`: key type, size or curve, `use`, `alg` and `key_ops`. */
 async function sameKind(key: JWK): Promise<JWK> {
-  const pair =
+  const enc = key.use === 'enc';
+  const fresh =
     key.kty === 'RSA'
-      ? await generateKeyPair(key.use === 'enc' ? 'RSA-OAEP-256' : 'RS256', { modulusLength: Math.max(2048, rsaBits(key)), extractable: true })
-      : await generateKeyPair(key.use === 'enc' ? 'ECDH-ES' : (EC_SIGNING_ALG[String(key.crv)] ?? 'ES256'), { crv: String(key.crv), extractable: true });
-  const jwk = await exportJWK(pair.privateKey);
-  return {
-    ...jwk,
-    kid: await calculateJwkThumbprint(jwk),
-    ...(key.use ? { use: key.use } : {}),
-    ...(key.alg ? { alg: key.alg } : {}),
-    ...(key.key_ops ? { key_ops: key.key_ops } : {}),
-  };
+      ? await generatePrivateJwk(enc ? 'RSA-OAEP-256' : 'RS256', { modulusLength: Math.max(2048, rsaBits(key)) }, key.use)
+      : await generatePrivateJwk(enc ? 'ECDH-ES' : (EC_SIGNING_ALG[String(key.crv)] ?? 'ES256'), { crv: String(key.crv) }, key.use);
+  return { ...fresh, ...(key.alg ? { alg: key.alg } : {}), ...(key.key_ops ? { key_ops: key.key_ops } : {}) };
 }
 
 const inState = (keys: StatefulJwk[], state: KeyState): StatefulJwk[] => keys.filter((k) => stateOf(k) === state);
@@ -96,14 +90,14 @@ function readKeysFile(file: string): { keys: StatefulJwk[] } {
 /**
  * Runs one rotation step ({@link rotateKeys}) on the keys file `file`: reads and judges it as a
  * server would, computes the step, judges the result the same way, and replaces the file atomically
- * (a temporary file of mode 0600 renamed over it), holding `FILE.lock` so two rotations cannot
- * interleave. Running servers use the new keys once they reload them (SIGHUP or restart).
+ * (a temporary file of mode 0600 renamed over it), holding `FILE.lock`. Servers use the new keys
+ * once they reload them (SIGHUP or restart).
  *
  * @throws {@link SettingsError} for an unreadable or invalid file, or a rotation already running.
  */
 export async function rotateKeysFile(file: string, options: RotationOptions = {}): Promise<RotationStep> {
   const lock = `${file}.lock`;
-  // A file that cannot be read is reported as such, not as a lock that cannot be taken beside it.
+  // An unreadable file is reported as such, not as a lock that cannot be taken beside it.
   readKeysFile(file);
   let handle;
   try {
@@ -149,7 +143,7 @@ export async function keysStatus(file: string, options: RotationOptions = {}): P
   const jwks = readKeysFile(file);
   const ordered = validateProviderKeys(jwks, file).keys;
   const signers = Object.entries(signingKids(ordered));
-  const plan = await rotateKeys(jwks, { ...options });
+  const plan = await rotateKeys(jwks, options);
   return {
     keys: jwks.keys.map((k) => ({
       kid: String(k.kid),

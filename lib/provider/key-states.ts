@@ -13,12 +13,9 @@ import { SIGNING_ALG_VALUES } from '../../policies/supported-algorithms.js';
 export type KeyState = 'next' | 'current' | 'retiring';
 
 /** The states, in the order the provider is given its keys (the first fitting key signs). */
-export const KEY_STATES: readonly KeyState[] = ['current', 'next', 'retiring'];
+const KEY_STATES: readonly KeyState[] = ['current', 'next', 'retiring'];
 
-/**
- * How long a key keeps being published after it stopped signing: the longest lifetime of anything
- * it signed, the ID token (24 h, fixed by C3; a test keeps this equal to `ID_TOKEN_TTL`).
- */
+/** How long a key stays published after it stopped signing: the ID token's lifetime (24 h, C3; a test keeps them equal). */
 export const RETIRE_AFTER_SECONDS = 86_400;
 
 /** A key of the keys file with its rotation members. */
@@ -34,12 +31,6 @@ export function sinceOf(key: StatefulJwk): number {
   return typeof key.svc_since === 'number' ? key.svc_since : 0;
 }
 
-/** A key without the rotation members (what oidc-provider is given). */
-export function withoutState(key: StatefulJwk): JWK {
-  const { svc_state: _state, svc_since: _since, ...jwk } = key;
-  return jwk;
-}
-
 /** The rotation members of a key are well formed; returns a fault, or undefined. */
 export function stateFault(key: StatefulJwk): string | undefined {
   if (key.svc_state !== undefined && !KEY_STATES.includes(key.svc_state as KeyState)) return `has svc_state ${JSON.stringify(key.svc_state)}; expected next, current or retiring`;
@@ -50,12 +41,10 @@ export function stateFault(key: StatefulJwk): string | undefined {
 const CURVE_OF: Record<string, string> = Object.fromEntries(Object.entries(EC_SIGNING_ALG).map(([crv, alg]) => [alg, crv]));
 
 /**
- * The key oidc-provider signs `alg` with, given `keys` in the order it receives them: the keys that
- * fit (key type, curve, `alg`, `use`, `key_ops`), best scored first (one point for an `alg`, one
- * for a `use`, as oidc-provider normalises them), the first of equals winning. Mirrors
- * oidc-provider's key selection, so a keys file whose `next` key would sign is refused at load.
+ * The key oidc-provider signs `alg` with, given `keys` in its order: mirrors its selection (fitting
+ * kty, curve, `alg`, `use`, `key_ops`; a point each for `alg` and `use`; first of equals wins).
  */
-export function signingKeyFor(alg: string, keys: readonly JWK[]): JWK | undefined {
+function signingKeyFor(alg: string, keys: readonly JWK[]): JWK | undefined {
   const kty = alg.startsWith('ES') ? 'EC' : 'RSA';
   const crv = CURVE_OF[alg];
   // oidc-provider gives a key its only fitting alg (an EC signing key: its curve's), and `use: sig`
@@ -84,15 +73,12 @@ export function signingKids(keys: readonly JWK[]): Record<string, string> {
 }
 
 /**
- * The keys in the order oidc-provider gets them — `current` first, then `next`, then `retiring`
- * (each group in file order) — without their rotation members, after checking that for every
- * signing alg the key oidc-provider will pick is a `current` one.
- *
- * @returns the ordered keys, or a fault naming the key that would sign out of turn.
+ * The keys in oidc-provider's order (current, next, retiring; each in file order) without their
+ * rotation members, or a fault naming a key that is not `current` but would sign some alg.
  */
 export function providerOrder(keys: readonly StatefulJwk[]): { keys: JWK[] } | { fault: string } {
   const ordered = KEY_STATES.flatMap((state) => keys.filter((k) => stateOf(k) === state));
-  const plain = ordered.map(withoutState);
+  const plain = ordered.map(({ svc_state: _state, svc_since: _since, ...jwk }): JWK => jwk);
   for (const alg of SIGNING_ALG_VALUES) {
     const chosen = signingKeyFor(alg, plain);
     const source = chosen ? ordered[plain.indexOf(chosen)] : undefined;

@@ -9,34 +9,23 @@ export interface PrivateJwks {
   keys: JWK[];
 }
 
-async function privateJwk(key: CryptoKey, use: 'sig' | 'enc'): Promise<JWK> {
-  const jwk = await exportJWK(key);
-  return { ...jwk, kid: await calculateJwkThumbprint(jwk), use };
+/** A fresh private key for `alg` (RSA of `modulusLength` bits, or EC on `crv`) with a thumbprint `kid` and, when given, `use`. */
+export async function generatePrivateJwk(alg: string, size: { modulusLength: number } | { crv: string }, use?: string): Promise<JWK> {
+  const { privateKey } = await generateKeyPair(alg, { ...size, extractable: true });
+  const jwk = await exportJWK(privateKey);
+  return { ...jwk, kid: await calculateJwkThumbprint(jwk), ...(use ? { use } : {}) };
 }
 
-/**
- * Generates the provider's signing keys: one RSA 2048 key (RS256, PS256) and one EC P-256 key
- * (ES256), each with a thumbprint `kid` and `use: "sig"`.
- */
+/** Generates the provider's signing keys: RSA 2048 (RS256, PS256) and EC P-256 (ES256), with `use: "sig"`. */
 export async function generateSigningKeys(): Promise<PrivateJwks> {
-  const [rsa, ec] = await Promise.all([
-    generateKeyPair('RS256', { modulusLength: 2048, extractable: true }),
-    generateKeyPair('ES256', { crv: 'P-256', extractable: true }),
-  ]);
-  return { keys: await Promise.all([rsa.privateKey, ec.privateKey].map((key) => privateJwk(key, 'sig'))) };
+  const keys = [generatePrivateJwk('RS256', { modulusLength: 2048 }, 'sig'), generatePrivateJwk('ES256', { crv: 'P-256' }, 'sig')];
+  return { keys: await Promise.all(keys) };
 }
 
-/**
- * Generates the provider's decryption keys for encrypted request objects (RFC 9101): one RSA 2048
- * key (RSA-OAEP, RSA-OAEP-256) and one EC P-256 key (ECDH-ES, ECDH-ES+A*KW), each with a thumbprint
- * `kid` and `use: "enc"`. Relying parties find them in the provider's JWKS.
- */
+/** Generates the request-object decryption keys (RFC 9101): RSA 2048 (RSA-OAEP*) and EC P-256 (ECDH-ES*), with `use: "enc"`. */
 async function generateEncryptionKeys(): Promise<PrivateJwks> {
-  const [rsa, ec] = await Promise.all([
-    generateKeyPair('RSA-OAEP-256', { modulusLength: 2048, extractable: true }),
-    generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true }),
-  ]);
-  return { keys: await Promise.all([rsa.privateKey, ec.privateKey].map((key) => privateJwk(key, 'enc'))) };
+  const keys = [generatePrivateJwk('RSA-OAEP-256', { modulusLength: 2048 }, 'enc'), generatePrivateJwk('ECDH-ES', { crv: 'P-256' }, 'enc')];
+  return { keys: await Promise.all(keys) };
 }
 
 /**
@@ -50,15 +39,10 @@ export async function generateProviderKeys(): Promise<PrivateJwks> {
 }
 
 /**
- * Checks a private JWKS: every key private, RSA or EC, with a unique `kid`; `use` is `sig`
- * (signing ID tokens and UserInfo) or `enc` (decrypting request objects), or absent (both); RSA
- * keys have at least 2048 bits and EC keys a NIST curve; at least one RSA signing key (RS256 is
- * the default signing alg). Signing and decryption keys are distinct keys with distinct `kid`s.
- *
- * Keys may carry rotation members (`svc_state`: `next`, `current` — the default — or `retiring`;
- * `svc_since`: epoch seconds; see `svc-connect keys rotate`): there must be a current RSA signing key,
- * and no `next` or `retiring` key may be the one oidc-provider would sign with. The result is the
- * keys in the order the provider is given them (current, next, retiring) without those members.
+ * Checks a private JWKS: every key private, RSA (at least 2048 bits) or EC (a NIST curve), with a
+ * unique `kid` and `use` `sig`, `enc` or absent (both); a current RSA signing key (RS256 is the
+ * default alg); rotation members well formed, and no `next` or `retiring` key the one oidc-provider
+ * would sign with. Returns the keys in the provider's order (current, next, retiring) without them.
  *
  * @throws {@link SettingsError} naming `svc.keys.file` and the faulty key's position.
  */

@@ -30,22 +30,19 @@ export interface Wrapper<T> {
 /** oidc-provider's adapter factory: one adapter per model name. */
 export type AdapterFactory = (model: string) => Adapter;
 
-/** What the layers around oidc-provider are built from. */
+type WrappedStore = Pick<SvcStore, 'adapter' | 'unconsume' | 'batch'>;
+
+/** What the layers around oidc-provider are built from: the store, logs, and `svc.base-url` and `svc.proxy`. */
 export interface WrappingParts {
-  store: Pick<SvcStore, 'adapter' | 'unconsume' | 'batch'>;
+  store: WrappedStore;
   logger: Logger;
   metrics?: Metrics;
-  /** `svc.base-url` (the front door pins requests to its origin; http gets lax cookies). */
   baseUrl: string;
-  /** `svc.proxy`: a trusted proxy sets `X-Forwarded-Proto`. */
   proxy: boolean;
 }
 
-/**
- * One row of {@link ADAPTER_WRAPPING}: the models whose adapters it changes, and what it changes.
- * `below` gives the adapter of any model as the rows below this one make it.
- */
-export interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: AdapterFactory, parts: Pick<WrappingParts, 'store'>) => Partial<Adapter>> {
+/** A row of {@link ADAPTER_WRAPPING}: the models it wraps; `below` makes any model's adapter as the rows below do. */
+interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: AdapterFactory, parts: { store: WrappedStore }) => Partial<Adapter>> {
   readonly models: ReadonlySet<string>;
 }
 
@@ -53,9 +50,8 @@ const TOKENS = new Set([MODEL_NAMES.initialAccessToken, MODEL_NAMES.registration
 const CLIENTS = new Set([MODEL_NAMES.client]);
 
 /**
- * The adapters oidc-provider is given, outermost first: each row wraps the adapters the rows below
- * it make, and the last wraps the store's. Every rule here is kept at the moment oidc-provider
- * touches the entity, whatever path spelling reached it.
+ * The adapters oidc-provider is given, outermost first (the last row wraps the store's): each rule
+ * is kept when oidc-provider touches the entity, whatever path spelling reached it.
  */
 export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
   {
@@ -74,9 +70,8 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
 ];
 
 /**
- * The `provider.use()` chain, in order: oidc-provider runs each before its router, in the order
- * they were added. Mounted by `createApp`, one layer comes before them (`mountProvider`): the URLs
- * oidc-provider prints are built under the path of `svc.base-url`.
+ * The `provider.use()` chain, in order, all before oidc-provider's router. Mounted by `createApp`,
+ * `mountProvider` comes first: the URLs oidc-provider prints are built under the path of `svc.base-url`.
  */
 export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Middleware | undefined>[] = [
   { why: "each provider request is one unit of store work (joining the front door's)", wrap: ({ store, logger }) => storeBatch(store, logger) },
@@ -86,10 +81,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: 'a registration refused for its jwks_uri keys names the key rule that refused them', wrap: () => explainRefusedClientKeys() },
 ];
 
-/**
- * The front door: what every request passes, in order, before it is served (by the provider, our
- * pages, health or management).
- */
+/** The front door: what every request passes, in order, before the provider, our pages, health or management serve it. */
 export const FRONT_DOOR: readonly Wrapper<(parts: WrappingParts) => Middleware>[] = [
   { why: 'Host (and X-Forwarded-Proto) pinned to svc.base-url before anything reads them', wrap: ({ baseUrl, proxy }) => pinPublicOrigin(baseUrl, proxy) },
   // Paths are seen relative to where the front door is mounted (createApp mounts it at the base path).
@@ -122,10 +114,7 @@ export function useProviderMiddleware(provider: Provider, parts: WrappingParts):
   }
 }
 
-/**
- * {@link FRONT_DOOR} in front of `dispatch` as one middleware. Composed without koa-compose, so a
- * pass-through layer that is not async adds no promise of its own.
- */
+/** {@link FRONT_DOOR} in front of `dispatch`, without koa-compose: a pass-through layer that is not async adds no promise. */
 export function frontDoor(parts: WrappingParts, dispatch: Middleware): Middleware {
   return FRONT_DOOR.map((row) => row.wrap(parts)).reduceRight<Middleware>((inner, layer) => (ctx, next) => layer(ctx, () => inner(ctx, next) as Promise<void>) as Promise<void>, dispatch);
 }
