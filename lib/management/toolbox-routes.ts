@@ -19,6 +19,7 @@ import {
   setClientDisabled,
   showClient,
   isInvitationId,
+  type Revoked,
   type Toolbox,
 } from './toolbox.js';
 
@@ -54,23 +55,12 @@ async function parametersOf(ctx: Context, names: string[]): Promise<Record<strin
   return read.values;
 }
 
-type Revoked = { revoked_grants: number; revoked_tokens: number };
 const revoked = ({ revoked_grants, revoked_tokens }: Revoked): LogFields => ({ revoked_grants, revoked_tokens });
 
 /**
- * Adds the operator toolbox to the management router, every route behind `guard` after its method
- * check (405), and every action, reads included, written as one `management_audit` event:
- *
- * | Route | Method | Action |
- * |---|---|---|
- * | `/clients?limit&cursor` | GET | `clients.list` |
- * | `/clients/{client_id}` | GET / DELETE | `clients.show` / `clients.delete` |
- * | `/clients/{client_id}/disable`, `/enable` | POST | `clients.disable` / `clients.enable` |
- * | `/clients/{client_id}/revoke-grants` | POST | `clients.revoke_grants` |
- * | `/invitations?limit&cursor` | GET | `invitations.list` |
- * | `/invitations/{id}` | DELETE | `invitations.revoke` |
- * | `/subjects/revoke` (`sub`, optionally the `client_id` whose `sub` it is; query or form body) | POST | `subjects.revoke` |
- * | `/logins/reset` (`login`; query or form body) | POST | `logins.reset` |
+ * Adds the operator toolbox (routes and answers: docs/operations/toolbox.md) to the management
+ * router, every route behind `guard` after its method check (405), and every action, reads
+ * included, written as one `management_audit` event.
  */
 export function addToolboxRoutes(router: Router, guard: Middleware, options: ToolboxOptions): void {
   type Named = (ctx: Context) => string;

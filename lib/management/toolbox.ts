@@ -34,18 +34,20 @@ async function eachRecord(inventory: StoreInventory, model: string, visit: (reco
   } while (cursor !== undefined);
 }
 
+/** What a revocation removed. */
+export type Revoked = { revoked_grants: number; revoked_tokens: number };
+
 /** Revokes the grants whose payload satisfies `match`: every token of the grant, then the grant. */
-async function revokeGrantsWhere(inventory: StoreInventory, match: (grant: AdapterPayload) => boolean): Promise<{ grants: number; tokens: number }> {
+async function revokeGrantsWhere(inventory: StoreInventory, match: (grant: AdapterPayload) => boolean): Promise<Revoked> {
   const seen = new Set<string>();
-  let grants = 0;
-  let tokens = 0;
+  const revoked = { revoked_grants: 0, revoked_tokens: 0 };
   await eachRecord(inventory, 'Grant', async ({ ref, payload }) => {
     if (seen.has(ref) || !match(payload)) return;
     seen.add(ref);
-    tokens += await inventory.revokeGrant(ref);
-    if (await inventory.destroy('Grant', ref)) grants += 1;
+    revoked.revoked_tokens += await inventory.revokeGrant(ref);
+    if (await inventory.destroy('Grant', ref)) revoked.revoked_grants += 1;
   });
-  return { grants, tokens };
+  return revoked;
 }
 
 const staticClient = (toolbox: Toolbox, clientId: string): ClientMetadata | undefined => toolbox.staticClients.find((c) => c.client_id === clientId);
@@ -108,21 +110,20 @@ export async function setClientDisabled(toolbox: Toolbox, clientId: string, disa
 }
 
 /** Revokes every grant of a client (static ones included): its codes and access tokens stop working. */
-export async function revokeClientGrants(toolbox: Toolbox, clientId: string): Promise<{ client_id: string; revoked_grants: number; revoked_tokens: number }> {
+export async function revokeClientGrants(toolbox: Toolbox, clientId: string): Promise<{ client_id: string } & Revoked> {
   const inventory = inventoryOf(toolbox);
   await anyClient(toolbox, clientId);
-  const { grants, tokens } = await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId);
-  return { client_id: clientId, revoked_grants: grants, revoked_tokens: tokens };
+  return { client_id: clientId, ...(await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId)) };
 }
 
 /** Deletes a stored client: its grants first (so no token of it outlives it), then the client and its mark. */
-export async function deleteClient(toolbox: Toolbox, clientId: string): Promise<{ client_id: string; deleted: true; revoked_grants: number; revoked_tokens: number }> {
+export async function deleteClient(toolbox: Toolbox, clientId: string): Promise<{ client_id: string; deleted: true } & Revoked> {
   const inventory = inventoryOf(toolbox);
   await storedClient(toolbox, clientId);
-  const { grants, tokens } = await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId);
+  const revoked = await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId);
   await toolbox.store.adapter('Client').destroy(clientId);
   await toolbox.store.adapter(SUSPENSION_MODEL).destroy(clientId);
-  return { client_id: clientId, deleted: true, revoked_grants: grants, revoked_tokens: tokens };
+  return { client_id: clientId, deleted: true, ...revoked };
 }
 
 /** Invitation ids are `inv_` and the reference, so an id is never mistaken for (or logged as) a token. */
@@ -157,16 +158,12 @@ export async function revokeInvitation(toolbox: Toolbox, id: string): Promise<{ 
 /** The account ids (of live sessions and grants) whose `sub` for a pairwise `sector` is `sub`. */
 async function accountsInSector(inventory: StoreInventory, key: string, sector: string, sub: string): Promise<Set<string>> {
   const accounts = new Set<string>();
-  const seen = new Set<string>();
   for (const model of ['Session', 'Grant']) {
     await eachRecord(inventory, model, async ({ payload }) => {
-      const account = payload.accountId;
-      if (typeof account !== 'string' || seen.has(account)) return;
-      seen.add(account);
-      if (pairwiseSub(key, sector, account) === sub) accounts.add(account);
+      if (typeof payload.accountId === 'string') accounts.add(payload.accountId);
     });
   }
-  return accounts;
+  return new Set([...accounts].filter((account) => pairwiseSub(key, sector, account) === sub));
 }
 
 /**
@@ -187,7 +184,7 @@ async function accountsOf(toolbox: Toolbox, inventory: StoreInventory, sub: stri
  * Ends every session of a person and revokes every grant they gave, with its tokens. The person is
  * named by `sub`: the account id, or with `clientId` the `sub` that client received (pairwise or not).
  */
-export async function revokeSubject(toolbox: Toolbox, sub: string, clientId?: string): Promise<{ revoked_sessions: number; revoked_grants: number; revoked_tokens: number }> {
+export async function revokeSubject(toolbox: Toolbox, sub: string, clientId?: string): Promise<{ revoked_sessions: number } & Revoked> {
   const inventory = inventoryOf(toolbox);
   const accounts = await accountsOf(toolbox, inventory, sub, clientId);
   const named = (payload: AdapterPayload): boolean => typeof payload.accountId === 'string' && accounts.has(payload.accountId);
@@ -195,6 +192,5 @@ export async function revokeSubject(toolbox: Toolbox, sub: string, clientId?: st
   await eachRecord(inventory, 'Session', async ({ ref, payload }) => {
     if (named(payload) && (await inventory.destroy('Session', ref))) sessions += 1;
   });
-  const { grants, tokens } = await revokeGrantsWhere(inventory, named);
-  return { revoked_sessions: sessions, revoked_grants: grants, revoked_tokens: tokens };
+  return { revoked_sessions: sessions, ...(await revokeGrantsWhere(inventory, named)) };
 }
