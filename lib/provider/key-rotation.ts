@@ -9,10 +9,7 @@ import { RETIRE_AFTER_SECONDS, signingKids, sinceOf, stateOf, type KeyState, typ
 import { EC_SIGNING_ALG, rsaBits } from '../../policies/jwk-rules.js';
 import { generatePrivateJwk, validateProviderKeys } from './keys.js';
 
-/**
- * How long `next` keys are published before a rotation lets them sign, by default: relying parties
- * that cache the provider's JWKS (without fetching again for an unknown `kid`) learn them first.
- */
+/** Default seconds `next` keys are published before they sign, so relying parties that cache the JWKS learn them first. */
 export const DEFAULT_PUBLISH_SECONDS = 3600;
 
 /** What one `rotate` run did. */
@@ -45,16 +42,11 @@ const kidsOf = (keys: StatefulJwk[]): string[] => keys.map((k) => String(k.kid))
 const at = (key: StatefulJwk, state: KeyState, since: number): StatefulJwk => ({ ...key, svc_state: state, svc_since: since });
 
 /**
- * Advances the rotation of a keys file by one safe step, one rotation at a time:
- * 1. `next` keys published for at least `publishSeconds` are promoted: they become `current` and
- *    sign; the keys that signed until now become `retiring` (still published);
- * 2. otherwise, with no `next` keys, `retiring` keys retiring for at least 24 h (the longest ID
- *    token lifetime) are dropped;
- * 3. otherwise, with neither, a `next` key is added for every current key, of the same kind
- *    (published from the next reload on, signing nothing yet);
+ * Advances the rotation of a keys file by one safe step (`jwks` is not changed):
+ * 1. `next` keys published for `publishSeconds` become `current`; the current ones `retiring`;
+ * 2. else `retiring` keys retiring for {@link RETIRE_AFTER_SECONDS} are dropped;
+ * 3. else, with neither, a `next` key of the same kind is added for every current key;
  * 4. anything else waits, and says until when.
- *
- * Pure apart from generating keys: `jwks` is not changed; the result holds the new key set.
  */
 export async function rotateKeys(jwks: { keys: StatefulJwk[] }, options: RotationOptions = {}): Promise<{ keys: StatefulJwk[]; result: RotationStep }> {
   const now = options.now ?? Math.floor(Date.now() / 1000);

@@ -8,10 +8,9 @@ import { logCaughtError, oauthErrorBody, sendError } from '../web/error-response
 import { setSecurityHeaders } from '../web/security-headers.js';
 
 /**
- * Runs each request as one unit of store work: the writes of the flow it makes are sent together
- * when it ends, before the response goes out (a unit already open, the front door's, is joined).
- * When they fail, the response it prepared is replaced by a 503 `server_error` (JSON, or the error
- * page for a browser), so nobody is sent a code, token or cookie whose records were not stored.
+ * Runs each request as one unit of store work (joining one already open), its writes sent together
+ * before the response goes out. When they fail, the prepared response is replaced by a 503
+ * `server_error`, so nobody is sent a code, token or cookie whose records were not stored.
  */
 export function storeBatch(store: Pick<SvcStore, 'batch'>, logger: Logger): Middleware {
   return async (ctx, next) => {
