@@ -135,10 +135,7 @@ export const invitationId = (ref: string): string => `inv_${ref}`;
 /** True for a well-formed invitation id. */
 export const isInvitationId = (value: string): boolean => INVITATION_ID.test(value);
 
-/**
- * A page of pending invitations: initial access tokens not yet used, each named by its reference
- * (`inv_` and the SHA-256 of the token, which cannot be used to register), with issue and expiry times.
- */
+/** A page of pending invitations (unused initial access tokens), named `inv_` and the token's SHA-256, which cannot register. */
 export async function listInvitations(toolbox: Toolbox, page: PageRequest): Promise<PageOf<'invitations'>> {
   const result = await inventoryOf(toolbox).list('InitialAccessToken', page);
   const live = result.records.filter(({ payload }) => !payload.consumed);
@@ -167,9 +164,8 @@ async function accountsInSector(inventory: StoreInventory, key: string, sector: 
 }
 
 /**
- * The account ids `sub` names: the account id itself, or (with `clientId`) the account whose `sub`
- * that client sees: for a public client the same, for a pairwise one found by deriving the pairwise
- * `sub` of every account with a live session or grant (the derivation is one-way).
+ * The account ids `sub` names: itself, or with a pairwise `clientId` the accounts with a live session
+ * or grant whose pairwise `sub` for that client it is (the derivation is one-way).
  */
 async function accountsOf(toolbox: Toolbox, inventory: StoreInventory, sub: string, clientId?: string): Promise<Set<string>> {
   if (clientId === undefined) return new Set([sub]);
@@ -180,10 +176,7 @@ async function accountsOf(toolbox: Toolbox, inventory: StoreInventory, sub: stri
   return accountsInSector(inventory, toolbox.subjects.pairwiseKey, sector, sub);
 }
 
-/**
- * Ends every session of a person and revokes every grant they gave, with its tokens. The person is
- * named by `sub`: the account id, or with `clientId` the `sub` that client received (pairwise or not).
- */
+/** Ends every session of a person and revokes every grant they gave; `sub` as `clientId` received it, or the account id. */
 export async function revokeSubject(toolbox: Toolbox, sub: string, clientId?: string): Promise<{ revoked_sessions: number } & Revoked> {
   const inventory = inventoryOf(toolbox);
   const accounts = await accountsOf(toolbox, inventory, sub, clientId);

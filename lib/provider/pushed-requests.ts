@@ -4,8 +4,6 @@ import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } fr
 import { claim } from '../registration/single-use-tokens.js';
 import { currentRequest, MODEL_NAMES, PUSHED_REQUEST_TTL_SECONDS, ROUTE_NAMES } from '../seams.js';
 
-/** oidc-provider's model of a pushed authorization request (RFC 9126). */
-export const PUSHED_REQUEST_MODEL = MODEL_NAMES.pushedAuthorizationRequest;
 /** The single-use mark of a pushed request, stored beside it with the same lifetime. */
 export const PUSHED_REQUEST_USE_MODEL = 'PushedAuthorizationRequestUse';
 

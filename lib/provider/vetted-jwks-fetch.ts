@@ -13,11 +13,7 @@ import { ClientKeysRefusedError } from '../errors.js';
 /** What was refused while a request was being served, for the error description (by request). */
 const refusals = new WeakMap<object, { url: string; rule: string; kept: number }>();
 
-/**
- * How long a refused set is remembered, in ms (as long as oidc-provider keeps an accepted one):
- * within it the same URL fails for the same client at once, so a client cannot make every request
- * fetch and judge its set again.
- */
+/** How long (ms) a refused set is remembered, as oidc-provider keeps an accepted one: no refetch and rejudge per request. */
 export const REFUSED_SET_MS = CLIENT_JWKS_MIN_FRESH_SECONDS * 1000;
 /** Most refused sets remembered at once; the oldest is forgotten first. */
 const MAX_REMEMBERED = 1000;
@@ -42,11 +38,7 @@ type Requested = (readonly [field: string, alg: string])[];
 /** Every algorithm the provider offers, for a set fetched outside a client's request. */
 const EVERY_ALGORITHM: Requested = ENCRYPTION_ALG_VALUES.map((alg) => ['encryption', alg] as const);
 
-/**
- * Whose keys `url` holds: the client being served when `url` is its `jwks_uri` (oidc-provider
- * fetches a client's set only while serving it), with its registered encryption algorithms;
- * otherwise nobody known, and every algorithm offered.
- */
+/** Whose keys `url` holds: the client being served when it is its `jwks_uri`, with its encryption algs; else every alg. */
 function ownerOf(url: string, ctx: KoaContextWithOIDC | undefined): { scope: string; requested: Requested } {
   const client = ctx?.oidc?.client;
   // A jwks_uri that is not a URL is never fetched.
@@ -128,10 +120,7 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
   };
 }
 
-/**
- * `provider.use` middleware: an `invalid_client_metadata` answer after keys of the client's
- * `jwks_uri` were refused also says which key broke which rule (oidc-provider's description does not).
- */
+/** `provider.use` middleware: `invalid_client_metadata` after refused `jwks_uri` keys also names the key rule broken. */
 export function explainRefusedClientKeys() {
   return async (ctx: Context, next: Next): Promise<void> => {
     await next();

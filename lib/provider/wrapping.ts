@@ -16,7 +16,7 @@ import { bodyLimit } from '../web/body-limit.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
 import { securityHeaders } from '../web/security-headers.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
-import { PUSHED_REQUEST_MODEL, PUSHED_REQUEST_USE_MODEL, pushedRequests } from './pushed-requests.js';
+import { PUSHED_REQUEST_USE_MODEL, pushedRequests } from './pushed-requests.js';
 import { normalizeProviderRequests } from './request-normalizer.js';
 import { storeBatch } from './store-batch.js';
 import { explainRefusedClientKeys } from './vetted-jwks-fetch.js';
@@ -56,7 +56,7 @@ const CLIENTS = new Set([MODEL_NAMES.client]);
 export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
   {
     why: 'a pushed request is stored checked, used once and bound to its client (RFC 9126)',
-    models: new Set([PUSHED_REQUEST_MODEL]),
+    models: new Set([MODEL_NAMES.pushedAuthorizationRequest]),
     wrap: (inner, _model, below) => pushedRequests(inner, below(PUSHED_REQUEST_USE_MODEL)),
   },
   { why: "registration and update run today's policies, whatever their token was issued with", models: TOKENS, wrap: currentPolicies },

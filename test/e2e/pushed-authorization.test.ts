@@ -4,7 +4,8 @@ import * as oidc from 'openid-client';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createStore, loadSettings } from '../../lib/index.js';
-import { PUSHED_REQUEST_MODEL, PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js';
+import { PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js';
+import { MODEL_NAMES } from '../../lib/seams.js';
 import { hashClientSecret } from '../../lib/registration/client-secrets.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { pkcePair, signIn, userData } from '../helpers/flow.js';
@@ -115,7 +116,7 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
     return url;
   };
   /** Writes of pushed requests and their use marks so far (to assert that nothing was stored). */
-  const pushedWrites = (): number[] => [store.writes(PUSHED_REQUEST_MODEL), store.writes(PUSHED_REQUEST_USE_MODEL)];
+  const pushedWrites = (): number[] => [store.writes(MODEL_NAMES.pushedAuthorizationRequest), store.writes(PUSHED_REQUEST_USE_MODEL)];
 
   describe('the flow', () => {
     it.each([
@@ -190,7 +191,7 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
         const pushed = await push(viaBasic, { request });
         expect(pushed.status).toBe(201);
         const id = (pushed.body.request_uri as string).slice(URN.length);
-        const record = await store.adapter(PUSHED_REQUEST_MODEL).find(id);
+        const record = await store.adapter(MODEL_NAMES.pushedAuthorizationRequest).find(id);
         const text = JSON.stringify(record);
         expect(text).not.toContain(SENTINEL);
         expect(text).not.toContain(jws.split('.')[2]);

@@ -5,7 +5,8 @@ import fc from 'fast-check';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createStore, issueInitialAccessToken, loadSettings } from '../../lib/index.js';
-import { PUSHED_REQUEST_MODEL, PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js';
+import { PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js';
+import { MODEL_NAMES } from '../../lib/seams.js';
 import { hashClientSecret } from '../../lib/registration/client-secrets.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { bracketFlood } from '../helpers/claims-requests.js';
@@ -293,7 +294,7 @@ describe('pushed authorization requests under every path spelling', () => {
     code_challenge_method: 'S256',
     ...extra,
   });
-  const writes = (): number[] => [store.writes(PUSHED_REQUEST_MODEL), store.writes(PUSHED_REQUEST_USE_MODEL)];
+  const writes = (): number[] => [store.writes(MODEL_NAMES.pushedAuthorizationRequest), store.writes(PUSHED_REQUEST_USE_MODEL)];
   /** Where the canonical /authorize sends the browser for `requestUri`: an interaction page or the client (with `error`). */
   const authorize = async (requestUri: string): Promise<string> => {
     const response = await fetch(`${running.issuer}/authorize?${form({ client_id: client.client_id, request_uri: requestUri })}`, { redirect: 'manual' });
