@@ -105,11 +105,8 @@ export function normalizeProviderRequests(logger: Logger): (ctx: Context, next: 
       const query = ctx.querystring ? ctx.query : undefined;
       if (query && dropIgnoredHints(query)) ctx.query = query;
       recordRequestEnvelope(ctx, query?.request);
-      let mappedClientId: string | undefined;
-      if (ctx.method === 'POST') {
-        mappedClientId = CLIENT_CONFIGURATION.exec(ctx.path)?.[1];
-        if (mappedClientId !== undefined) ctx.method = 'PUT';
-      }
+      const mappedClientId = ctx.method === 'POST' ? CLIENT_CONFIGURATION.exec(ctx.path)?.[1] : undefined;
+      if (mappedClientId !== undefined) ctx.method = 'PUT';
       if ((ctx.method === 'POST' || ctx.method === 'PUT') && !(await normalizeBody(ctx, mappedClientId))) return;
     } catch (err) {
       logCaughtError(logger, ctx, err, sendCaughtError(ctx, err));
