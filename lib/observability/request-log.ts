@@ -12,7 +12,7 @@ const VALID_ID = /^[A-Za-z0-9._-]{8,128}$/;
  * Outermost middleware: gives every request an id (a well-formed incoming `X-Request-Id`, else a
  * UUID) in `ctx.state.requestId` and the answer, and logs one line per request, never a query string.
  */
-export function requestLogging(logger: Logger, _basePath: string, metrics?: Metrics): Middleware {
+export function requestLogging(logger: Logger, metrics?: Metrics): Middleware {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const incoming = ctx.req.headers['x-request-id'];

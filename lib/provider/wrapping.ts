@@ -85,7 +85,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
 export const FRONT_DOOR: readonly Wrapper<(parts: WrappingParts) => Middleware>[] = [
   { why: 'Host (and X-Forwarded-Proto) pinned to svc.base-url before anything reads them', wrap: ({ baseUrl, proxy }) => pinPublicOrigin(baseUrl, proxy) },
   // Paths are seen relative to where the front door is mounted (createApp mounts it at the base path).
-  { why: 'each request gets its id and one log line', wrap: ({ logger, metrics }) => requestLogging(logger, '', metrics) },
+  { why: 'each request gets its id and one log line', wrap: ({ logger, metrics }) => requestLogging(logger, metrics) },
   { why: 'security headers on every response', wrap: () => securityHeaders() },
   { why: 'an oversized body is refused before anything reads it', wrap: () => bodyLimit() },
   { why: 'each request is one unit of store work, stored before its answer goes out', wrap: ({ store, logger }) => storeBatch(store, logger) },
