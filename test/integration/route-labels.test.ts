@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import type { LogFields, Logger } from '../../lib/logger.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+
+/**
+ * Route labels are the template of the route a request reached, also when a check that guards the
+ * route's router (the same-origin check of our form posts) answers before the route's handler runs.
+ */
+describe('route labels of refused form posts', () => {
+  const lines: Record<string, unknown>[] = [];
+  const logger: Logger = {
+    info: (event: string, fields?: LogFields) => void lines.push({ event, ...fields }),
+    warn: (event: string, fields?: LogFields) => void lines.push({ event, ...fields }),
+    error: (event: string, fields?: LogFields) => void lines.push({ event, ...fields }),
+  };
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ logger, properties: { 'svc.metrics.enabled': true } });
+  });
+  afterAll(async () => running.close());
+
+  it('labels a cross-site POST to the login, consent and demo forms by the route it was sent to, never by a router pattern', async () => {
+    const crossSite = { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' }, body: 'login=a&password=b' };
+    const sent: [string, string][] = [
+      ['label-login-refused', `${running.issuer}/interaction/uid-5f2a9/login`],
+      ['label-confirm-refused', `${running.issuer}/interaction/uid-5f2a9/confirm`],
+      ['label-demo-refused', `${running.baseUrl}/oidcdemo/login`],
+    ];
+    const statuses: number[] = [];
+    for (const [id, url] of sent) {
+      const response = await fetch(url, { ...crossSite, headers: { ...crossSite.headers, 'x-request-id': `${id}-0001` } });
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual([403, 403, 403]);
+    const routeOf = (id: string): unknown => lines.find((l) => l.event === 'request' && l.request_id === `${id}-0001`)?.route;
+    expect(Object.fromEntries(sent.map(([id]) => [id, routeOf(id)]))).toEqual({
+      'label-login-refused': '/oidc/v1/interaction/:uid/login',
+      'label-confirm-refused': '/oidc/v1/interaction/:uid/confirm',
+      'label-demo-refused': '/oidcdemo/login',
+    });
+    const metrics = await (await fetch(`${running.baseUrl}/metrics`)).text();
+    const labels = [...metrics.matchAll(/^svc_http_requests_total\{route="([^"]*)"/gm)].map((m) => m[1]);
+    expect(labels.filter((label) => /[()?\\$]/.test(label as string))).toEqual([]);
+  });
+});
