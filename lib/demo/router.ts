@@ -47,13 +47,12 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
   };
 
   const router = new Router();
-  router.use(sameOriginPosts(paths.origin));
 
   router.get(DEMO_PATH, (ctx) => {
     sendPage(ctx, demoFormPage(again));
   });
 
-  router.post(DEMO_PATH, async (ctx) => {
+  router.post(DEMO_PATH, sameOriginPosts(paths.origin), async (ctx) => {
     const form = await readFormBody(ctx);
     const scopes = form.getAll('scope').filter((s) => (DEMO_SCOPES as readonly string[]).includes(s));
     let claims = (form.get('claims') ?? '').trim();

@@ -68,7 +68,8 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
   const router = new Router({ prefix: `${PROVIDER_PATH}/interaction` });
   const offeredOnly = (scope: string | undefined): string | undefined =>
     options.offeredScopes && scope !== undefined ? scope.split(' ').filter((s) => options.offeredScopes?.has(s)).join(' ') : scope;
-  router.use(sameOriginPosts(paths.origin));
+  // On each form route, not `router.use`: a refused post is then labelled by its route (`ctx.routerPath`).
+  const sameOrigin = sameOriginPosts(paths.origin);
 
   // Not `interactionFinished`: it ends the response itself, before storeBatch has stored the result.
   // `interactionResult` loads the interaction again, from the request's batch: no extra store command.
@@ -114,7 +115,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     );
   });
 
-  router.post('/:uid/login', async (ctx) => {
+  router.post('/:uid/login', sameOrigin, async (ctx) => {
     const details = await provider.interactionDetails(ctx.req, ctx.res);
     if (details.prompt.name !== 'login') ctx.throw(400, 'this interaction does not expect a login');
     const form = await readFormBody(ctx);
@@ -143,7 +144,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     await finish(ctx, { login: { accountId } });
   });
 
-  router.post('/:uid/confirm', async (ctx) => {
+  router.post('/:uid/confirm', sameOrigin, async (ctx) => {
     const details = await provider.interactionDetails(ctx.req, ctx.res);
     const accountId = details.session?.accountId;
     if (details.prompt.name !== 'consent' || !accountId) {
@@ -172,7 +173,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     await finish(ctx, { consent: details.grantId ? {} : { grantId } });
   });
 
-  router.post('/:uid/abort', async (ctx) => {
+  router.post('/:uid/abort', sameOrigin, async (ctx) => {
     await finish(ctx, { error: 'access_denied', error_description: 'the end-user denied the request' });
   });
 
