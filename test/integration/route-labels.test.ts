@@ -44,4 +44,15 @@ describe('route labels of refused form posts', () => {
     const labels = [...metrics.matchAll(/^svc_http_requests_total\{route="([^"]*)"/gm)].map((m) => m[1]);
     expect(labels.filter((label) => /[()?\\$]/.test(label as string))).toEqual([]);
   });
+
+  it('labels a request the layers before the oidc-provider router answer (an oversized token request, 413) by the provider route it was sent to', async () => {
+    const response = await fetch(`${running.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-request-id': 'label-token-oversized-0001' },
+      body: `grant_type=authorization_code&code=${'a'.repeat(60 * 1024)}`,
+    });
+    expect(response.status).toBe(413);
+    const line = lines.find((l) => l.event === 'request' && l.request_id === 'label-token-oversized-0001');
+    expect(line?.route).toBe('/oidc/v1/token');
+  });
 });
