@@ -4,24 +4,10 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 import { noStore } from '../web/error-response.js';
 
 /** The Prometheus series of one svc-connect app (its own registry, so several apps can coexist). */
-export interface Metrics {
-  registry: Registry;
-  /** `svc_http_requests_total{route,method,status}` */
-  requests: Counter<'route' | 'method' | 'status'>;
-  /** `svc_http_request_duration_seconds{route,method}` */
-  duration: Histogram<'route' | 'method'>;
-  /** `svc_flows_completed_total`: authorization codes redeemed for tokens. */
-  flows: Counter;
-  /** `svc_registrations_total{event}`: created, updated, deleted, read. */
-  registrations: Counter<'event'>;
-  /** `svc_store_errors_total`: requests failed because the store did not answer. */
-  storeErrors: Counter;
-  /** `svc_security_events_total{event}`: invitations, failed management logins, token rotations. */
-  securityEvents: Counter<'event'>;
-}
+export type Metrics = ReturnType<typeof createMetrics>;
 
 /** Creates the metrics of one app, with Node's process metrics. */
-export function createMetrics(): Metrics {
+export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'svc_' });
   return {

@@ -19,17 +19,11 @@ export const REFUSED_SET_MS = CLIENT_JWKS_MIN_FRESH_SECONDS * 1000;
 const MAX_REMEMBERED = 1000;
 const refusedSets = new Map<string, { until: number; rule: string }>();
 
+/** Remembers a refused set, forgetting expired ones and, when full, the oldest. */
 function remember(key: string, rule: string): void {
   const now = Date.now();
   for (const [k, v] of refusedSets) if (v.until <= now || refusedSets.size >= MAX_REMEMBERED) refusedSets.delete(k);
   refusedSets.set(key, { until: now + REFUSED_SET_MS, rule });
-}
-
-function recalled(key: string): string | undefined {
-  const entry = refusedSets.get(key);
-  if (entry && entry.until > Date.now()) return entry.rule;
-  refusedSets.delete(key);
-  return undefined;
 }
 
 /** Encryption keys the provider may pick, as `[field, alg]` (what registration's rule 7 is applied with). */
@@ -81,10 +75,10 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     const ctx = currentRequest();
     const owner = ownerOf(url, ctx);
     const memory = [owner.scope, ...owner.requested.map(([field, alg]) => `${field}=${alg}`), url].join('\n');
-    const known = recalled(memory);
-    if (known !== undefined) {
-      if (ctx) refusals.set(ctx, { url, rule: known, kept: 0 });
-      throw new ClientKeysRefusedError(url, known);
+    const known = refusedSets.get(memory);
+    if (known && known.until > Date.now()) {
+      if (ctx) refusals.set(ctx, { url, rule: known.rule, kept: 0 });
+      throw new ClientKeysRefusedError(url, known.rule);
     }
     const response = await fetch(input, init);
     const body = Buffer.from(await response.arrayBuffer());
