@@ -9,7 +9,6 @@ import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { channelMode } from '../claims/privacy.js';
 import { verifiedGrantNamesOf } from '../claims/verified-request.js';
-
 import { readFormBody } from '../web/form-body.js';
 import { sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
@@ -37,9 +36,7 @@ export interface InteractionsOptions {
   offeredScopes?: ReadonlySet<string>;
 }
 
-function stringParam(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
+const stringParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 function parseClaims(value: unknown): unknown {
   if (typeof value !== 'string') return undefined;
@@ -50,14 +47,7 @@ function parseClaims(value: unknown): unknown {
   }
 }
 
-function originOf(uri: unknown): string | undefined {
-  if (typeof uri !== 'string') return undefined;
-  try {
-    return new URL(uri).origin;
-  } catch {
-    return undefined;
-  }
-}
+const originOf = (uri: unknown): string | undefined => (typeof uri === 'string' && URL.canParse(uri) ? new URL(uri).origin : undefined);
 
 /**
  * The login and consent pages under `/oidc/v1/interaction/{uid}`: GET shows the page the prompt
