@@ -55,7 +55,11 @@ export interface LogSettings {
   format?: LogFormat;
 }
 
-/** The logger `svc.log.*` asks for on stdout; an unset format is {@link defaultLogFormat}'s. */
+/**
+ * The logger `svc.log.*` asks for on stdout; an unset format is {@link defaultLogFormat}'s.
+ * @throws TypeError when given the whole Settings (its former argument) instead of `settings.log`.
+ */
 export function createSettingsLogger(log: LogSettings, production: boolean): Logger & { pino: Pino } {
+  if ('log' in log) throw new TypeError('createSettingsLogger takes settings.log and settings.production, not the whole Settings');
   return createPinoLogger({ level: log.level, format: log.format ?? defaultLogFormat(production) });
 }
