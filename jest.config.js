@@ -1,6 +1,6 @@
 /**
- * Jest in native ESM mode with ts-jest (see docs/development.md): transpiled file by file
- * (`tsconfig.jest.json` sets `isolatedModules`; `npm run typecheck` checks the types), on two workers.
+ * Jest in native ESM mode (see docs/development.md): each file's types stripped by esbuild
+ * (`test/esbuild-transform.js`; `npm run typecheck` checks the types), on two workers.
  */
 export default {
   testEnvironment: '<rootDir>/test/node-environment.js',
@@ -8,7 +8,7 @@ export default {
   globalTeardown: '<rootDir>/test/redis-global-teardown.js',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.jest.json', diagnostics: { ignoreCodes: [151002] } }],
+    '^.+\\.ts$': '<rootDir>/test/esbuild-transform.js',
   },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],

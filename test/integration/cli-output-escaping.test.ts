@@ -49,7 +49,7 @@ describe('what svc-connect prints cannot talk to the terminal', () => {
     const asJson = await cli(['clients', 'list', '--all', '--json']);
     const shown = await cli(['clients', 'show', clientId]);
     for (const output of [asJson, shown]) {
-      expect(output.code).toBe(0);
+      expect({ code: output.code, stderr: output.stderr }).toEqual({ code: 0, stderr: '' });
       expect(output.stdout).not.toMatch(UNSAFE);
       expect(output.stdout).toContain('"Good app\\u202etxt.exe\\u009b2J\\u0085\\u001b[31mred\\u001b]0;title\\u0007\\rFAKE\\u200e\\u200f\\u061c\\u2066');
     }

@@ -150,7 +150,7 @@ describe('the guides, run as written in fresh folders with the packed package', 
 
   beforeAll(() => {
     const out = fresh('svc-guides-pack-');
-    execFileSync('npm', ['pack', '--pack-destination', out, '--silent'], { cwd: root, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', out, '--silent'], { cwd: root, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
     const name = readdirSync(out).find((f) => f.endsWith('.tgz'));
     if (!name) throw new Error('npm pack wrote no tarball');
     tarball = join(out, name);

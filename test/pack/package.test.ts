@@ -12,7 +12,7 @@ const run = (cmd: string, args: string[], cwd: string): string =>
 describe('the packed tarball', () => {
   it('installs into a scratch project, type-checks its imports and serves discovery', () => {
     const out = mkdtempSync(join(tmpdir(), 'svc-pack-'));
-    run('npm', ['pack', '--pack-destination', out, '--silent'], root);
+    run('npm', ['pack', '--ignore-scripts', '--pack-destination', out, '--silent'], root);
     const tarball = readdirSync(out).find((f) => f.endsWith('.tgz'));
     expect(tarball).toBeDefined();
     const files = run('tar', ['-tzf', join(out, tarball as string)], out).split('\n');

@@ -56,9 +56,6 @@ describe('the example systemd unit (examples/systemd/svc-connect.service)', () =
   /** The unit's paths replaced by this machine's: node, the built repository, a working folder. */
   const localized = (text: string): string => text.replaceAll(INSTALLED_PACKAGE, root).replaceAll(NODE, process.execPath).replaceAll('/opt/svc-connect', dir);
 
-  beforeAll(() => {
-    execFileSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'ignore', env: { ...process.env, NODE_OPTIONS: '' } });
-  }, 120_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('starts node on the built command directly, reloads with SIGHUP to the main process, and reads an EnvironmentFile', () => {

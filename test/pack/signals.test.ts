@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 
 import { freePort } from '../helpers/processes.js';
 
@@ -33,9 +33,6 @@ function start(command: string, args: string[], env: Record<string, string>): { 
 
 describe('signals reach the production process', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-signals-'));
-  beforeAll(() => {
-    execFileSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'ignore', env: { ...process.env, NODE_OPTIONS: '' } });
-  }, 120_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('svc-connect serve reloads the keys file on SIGHUP and publishes the new keys', async () => {
