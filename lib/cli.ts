@@ -59,12 +59,7 @@ export async function main(argv: string[], terminal: CliIo): Promise<number> {
 }
 
 if (isMainModule(import.meta.url)) {
-  main(process.argv.slice(2), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), env: process.env }).then(
-    (code) => {
-      if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
-    },
-    () => {
-      process.exitCode = 1;
-    },
-  );
+  const io: CliIo = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), env: process.env };
+  const code = await main(process.argv.slice(2), io).catch(() => 1);
+  if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
 }
