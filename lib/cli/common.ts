@@ -21,13 +21,14 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
 }
 
-type Options = NonNullable<ParseArgsConfig['options']>;
+/** The flags a command takes, as `parseArgs` describes them. */
+export type FlagOptions = NonNullable<ParseArgsConfig['options']>;
 
 /** The flags of `O` as parsed, and the positionals. */
-export type ParsedFlags<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: boolean }>>;
+export type ParsedFlags<O extends FlagOptions> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: boolean }>>;
 
 /** Parses flags (and, when allowed, positionals) strictly: unknown flags and missing values are usage errors (exit 2). */
-export function parseFlags<O extends Options>(argv: string[], options: O, usage: string, allowPositionals = false): ParsedFlags<O> {
+export function parseFlags<O extends FlagOptions>(argv: string[], options: O, usage: string, allowPositionals = false): ParsedFlags<O> {
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals });
   } catch (err) {

@@ -1,17 +1,12 @@
 import { readFileSync } from 'node:fs';
-import type { ParseArgsConfig } from 'node:util';
 
 import { CliError, fileErrorMessage } from '../errors.js';
 import { basicAuthorization } from '../web/basic-auth.js';
-import { baseUrlFrom, call, failOnError, parseFlags, type CliIo, type ParsedFlags } from './common.js';
+import { baseUrlFrom, call, failOnError, parseFlags, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
 import { printable } from './printable.js';
 
 /** The flags every toolbox command takes to reach the management API. */
-const CONNECTION_FLAGS = {
-  url: { type: 'string' },
-  user: { type: 'string' },
-  'password-file': { type: 'string' },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
+const CONNECTION_FLAGS = { url: { type: 'string' }, user: { type: 'string' }, 'password-file': { type: 'string' } } as const;
 
 /** How to reach the management API, for usage texts. */
 export const CONNECTION_HELP = `Connection: --url BASE_URL (default SVC_BASE_URL or http://localhost:3000), --user USER
@@ -19,7 +14,7 @@ export const CONNECTION_HELP = `Connection: --url BASE_URL (default SVC_BASE_URL
 SVC_MANAGEMENT_PASSWORD, never from a flag (so it stays out of shell history).`;
 
 /** Parses a toolbox command: its `options` and the connection flags, with positionals. */
-export function parseCommand<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O, usage: string): ParsedFlags<typeof CONNECTION_FLAGS & O> {
+export function parseCommand<O extends FlagOptions>(argv: string[], options: O, usage: string): ParsedFlags<typeof CONNECTION_FLAGS & O> {
   return parseFlags(argv, { ...CONNECTION_FLAGS, ...options }, usage, true);
 }
 
