@@ -104,12 +104,10 @@ async function listenForCallback(redirectUri: URL): Promise<{ callback: Promise<
 function pastedCallback(): { callback: Promise<URL>; close(): void } {
   const rl = createInterface({ input: process.stdin });
   const callback = new Promise<URL>((resolve, reject) => {
-    rl.once('line', (line) => {
-      try {
-        resolve(new URL(line.trim()));
-      } catch {
-        reject(new Error(`not an address: ${line.trim().slice(0, 80)}`));
-      }
+    rl.once('line', (text) => {
+      const line = text.trim();
+      if (URL.canParse(line)) resolve(new URL(line));
+      else reject(new Error(`not an address: ${line.slice(0, 80)}`));
     });
     rl.once('close', () => reject(new Error('standard input closed before the callback address was pasted')));
   });

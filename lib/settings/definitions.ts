@@ -17,7 +17,6 @@ import {
 export interface SuppliedParts {
   /** An adapter/store was passed in code (so the memory-store default does not apply). */
   store?: boolean;
-  /** Signing keys were passed in code. */
   keys?: boolean;
   /** An authenticator was passed in code (the demo accounts then do not sign in). */
   authenticator?: boolean;
