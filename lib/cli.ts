@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `svc-connect` command line: `serve`, `config check`, `keys`, `client-keys`, `invite`, `register`, and the
- * operator toolbox over the management API: `clients`, `invitations`, `subjects`, `logins`.
+ * The `svc-connect` command line (package.json "bin"; the commands are {@link COMMANDS}).
  * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
  */
 import { clientKeysCommand } from './cli/client-keys.js';
