@@ -230,7 +230,10 @@ export function isSvcError(err: unknown): err is Error & { readonly code: SvcErr
   return SVC_ERRORS.some((type) => err instanceof type);
 }
 
-/** Why a start failed, as `serve` and `config check` print it: the message of a {@link SettingsError} or `TypeError` (it names the property), else only the error's name. */
+/**
+ * Why a start failed, as `serve` and `config check` print it: the message of a {@link SettingsError} or `TypeError`
+ * (it names the property), else only the error's name.
+ */
 export function startFailureReason(err: unknown): string {
   return err instanceof SettingsError || err instanceof TypeError ? err.message : err instanceof Error ? err.name : 'error';
 }
