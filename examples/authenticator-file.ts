@@ -31,9 +31,7 @@ export async function fileAuthenticator(users: readonly FileUser[]): Promise<Aut
       const ok = await verifyPassword(password, user?.password ?? decoy);
       return user && ok ? user.sub : undefined;
     },
-    async exists(accountId) {
-      return subs.has(accountId);
-    },
+    exists: async (accountId) => subs.has(accountId),
   };
 }
 

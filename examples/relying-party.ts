@@ -93,25 +93,21 @@ async function listenForCallback(redirectUri: URL): Promise<{ callback: Promise<
   });
   const listening = await new Promise<boolean>((resolve) => {
     server.once('error', () => resolve(false));
-    const port = Number(redirectUri.port || 80);
-    // localhost: every loopback family, as a browser may try ::1 or 127.0.0.1.
-    if (redirectUri.hostname === 'localhost') server.listen(port, () => resolve(true));
-    else server.listen(port, redirectUri.hostname.replace(/^\[|\]$/g, ''), () => resolve(true));
+    // localhost: every loopback family (no host), as a browser may try ::1 or 127.0.0.1.
+    const host = redirectUri.hostname === 'localhost' ? undefined : redirectUri.hostname.replace(/^\[|\]$/g, '');
+    server.listen(Number(redirectUri.port || 80), host, () => resolve(true));
   });
-  if (!listening) return undefined;
-  return { callback, server };
+  return listening ? { callback, server } : undefined;
 }
 
 /** Reads the pasted callback address; rejects when standard input closes first. */
 function pastedCallback(): { callback: Promise<URL>; close(): void } {
   const rl = createInterface({ input: process.stdin });
   const callback = new Promise<URL>((resolve, reject) => {
-    rl.once('line', (line) => {
-      try {
-        resolve(new URL(line.trim()));
-      } catch {
-        reject(new Error(`not an address: ${line.trim().slice(0, 80)}`));
-      }
+    rl.once('line', (text) => {
+      const line = text.trim();
+      if (URL.canParse(line)) resolve(new URL(line));
+      else reject(new Error(`not an address: ${line.slice(0, 80)}`));
     });
     rl.once('close', () => reject(new Error('standard input closed before the callback address was pasted')));
   });

@@ -40,16 +40,8 @@ function scrypt(password: string, salt: Buffer, keyLength: number, options: Scry
   });
 }
 
-interface ParsedHash {
-  N: number;
-  r: number;
-  p: number;
-  salt: Buffer;
-  hash: Buffer;
-}
-
 /** Parses `scrypt:N:r:p:salt:hash`; throws without echoing the value. */
-function parseHash(encoded: string): ParsedHash {
+function parseHash(encoded: string): { N: number; r: number; p: number; salt: Buffer; hash: Buffer } {
   const parts = encoded.split(':');
   const [scheme, n, r, p, salt, hash] = parts;
   if (parts.length !== 6 || scheme !== 'scrypt') throw new Error('password must be scrypt:N:r:p:salt:hash (make one with `npx tsx examples/authenticator-file.ts hash`)');

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `svc-connect` command line: `serve`, `config check`, `keys`, `client-keys`, `invite`, `register`, and the
- * operator toolbox over the management API: `clients`, `invitations`, `subjects`, `logins`.
+ * The `svc-connect` command line (package.json "bin"; the commands are {@link COMMANDS}).
  * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
  */
 import { clientKeysCommand } from './cli/client-keys.js';
@@ -59,12 +58,7 @@ export async function main(argv: string[], terminal: CliIo): Promise<number> {
 }
 
 if (isMainModule(import.meta.url)) {
-  main(process.argv.slice(2), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), env: process.env }).then(
-    (code) => {
-      if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
-    },
-    () => {
-      process.exitCode = 1;
-    },
-  );
+  const io: CliIo = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), env: process.env };
+  const code = await main(process.argv.slice(2), io).catch(() => 1);
+  if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
 }

@@ -53,10 +53,7 @@ export class ClientDisabledError extends errors.OIDCProviderError {
   }
 }
 
-/**
- * An authorization code or other single-use artifact was consumed by a concurrent request first.
- * The loser of the race fails with `invalid_grant`.
- */
+/** A single-use artifact (an authorization code, …) was consumed by a concurrent request first: the loser fails with `invalid_grant`. */
 export class AlreadyConsumedError extends errors.InvalidGrant {
   static readonly code = 'SVC_ALREADY_CONSUMED';
   readonly code = AlreadyConsumedError.code;
@@ -140,13 +137,7 @@ export class ToolboxError extends Error {
   static readonly code = 'SVC_TOOLBOX_REFUSED';
   readonly code = ToolboxError.code;
 
-  constructor(
-    /** HTTP status. */
-    readonly status: number,
-    /** OAuth-style error code. */
-    readonly error: string,
-    description: string,
-  ) {
+  constructor(readonly status: number, readonly error: string, description: string) {
     super(description);
     this.name = 'ToolboxError';
   }
@@ -160,9 +151,7 @@ export class ClaimSyntaxError extends Error {
   constructor(
     /** The claim name as given (the message shows at most 80 characters of it). */
     readonly claim: string,
-    /** 0-based offset of the fault. */
     readonly offset: number,
-    /** What is wrong there. */
     readonly reason: string,
   ) {
     super(`claim ${claim.length > 80 ? `${claim.slice(0, 80)}…` : claim}: ${reason} at offset ${offset}`);
@@ -193,7 +182,6 @@ export class DemoFlowError extends Error {
   constructor(
     /** The OAuth `error` (the provider's, or one naming the failed step). */
     readonly error: string,
-    /** Its description. */
     readonly description: string,
   ) {
     super(`${error}: ${description}`);
@@ -201,7 +189,6 @@ export class DemoFlowError extends Error {
   }
 }
 
-/** Every error class of svc-connect. */
 const SVC_ERRORS = [
   SettingsError,
   StoreUnavailableError,
@@ -241,6 +228,14 @@ export type SvcErrorCode = (
 /** True for an error thrown by svc-connect itself (an instance of one of the classes of this module). */
 export function isSvcError(err: unknown): err is Error & { readonly code: SvcErrorCode } {
   return SVC_ERRORS.some((type) => err instanceof type);
+}
+
+/**
+ * Why a start failed, as `serve` and `config check` print it: the message of a {@link SettingsError} or `TypeError`
+ * (it names the property), else only the error's name.
+ */
+export function startFailureReason(err: unknown): string {
+  return err instanceof SettingsError || err instanceof TypeError ? err.message : err instanceof Error ? err.name : 'error';
 }
 
 /** What the file system's error codes mean, in words. */

@@ -77,16 +77,7 @@ export function safeCauseMessage(message: string): string {
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
-interface CauseLike {
-  message?: unknown;
-  code?: unknown;
-  responseCode?: unknown;
-  address?: unknown;
-  port?: unknown;
-  errors?: unknown;
-  cause?: unknown;
-  lastNodeError?: unknown;
-}
+type CauseLike = Partial<Record<'message' | 'code' | 'responseCode' | 'address' | 'port' | 'errors' | 'cause' | 'lastNodeError', unknown>>;
 
 /**
  * The log fields saying why a connection to Redis or an SMTP server failed: `cause_code`
@@ -104,13 +95,11 @@ export function describeFailure(err: unknown, at?: { host?: string; port?: numbe
   }
   const code = typeof inner?.code === 'string' ? inner.code : typeof inner?.message === 'string' ? /^([A-Z][A-Z_]+) /.exec(inner.message)?.[1] : undefined;
   const message = typeof inner?.message === 'string' && inner.message ? safeCauseMessage(inner.message) : inner && typeof inner !== 'object' ? safeCauseMessage(String(inner)) : undefined;
-  const host = typeof inner?.address === 'string' ? inner.address : at?.host;
-  const port = typeof inner?.port === 'number' && typeof inner.address === 'string' ? inner.port : at?.port;
   return {
     cause_code: code,
     ...(typeof inner?.responseCode === 'number' ? { smtp_status: inner.responseCode } : {}),
     cause: message,
-    host,
-    port,
+    host: typeof inner?.address === 'string' ? inner.address : at?.host,
+    port: typeof inner?.port === 'number' && typeof inner.address === 'string' ? inner.port : at?.port,
   };
 }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import Koa from 'koa';
 
 import { createDemoClaimModules } from './demo/claim-modules.js';
-import { SettingsError } from './errors.js';
+import { startFailureReason } from './errors.js';
 import { createApp } from './http/create-app.js';
 import { createSettingsLogger, defaultLogFormat } from './observability/pino-logger.js';
 import { loadSettings } from './settings/load.js';
@@ -101,9 +101,8 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
 }
 
 /**
- * The process ids from this process's parent up to init, read from `/proc` (on Linux: `npm start`
- * runs the server under npm, sh and tsx, and npm may die while the others stay); elsewhere the
- * parent alone.
+ * The process ids from the parent up to init, from `/proc` (Linux: `npm start` runs the server under npm, sh and tsx,
+ * and npm may die while the others stay); elsewhere the parent alone.
  */
 function ancestry(): number[] {
   const chain = [process.ppid];
@@ -123,7 +122,6 @@ function ancestry(): number[] {
 
 /** Reports a failed start on stderr (the message names the property) and exits 1. */
 export function exitOnStartFailure(err: unknown, io: Pick<ServerIo, 'err'> = processIo): never {
-  const cause = err instanceof SettingsError || err instanceof TypeError ? err.message : err instanceof Error ? err.name : 'error';
-  io.err(`svc-connect: cannot start: ${cause}\n`);
+  io.err(`svc-connect: cannot start: ${startFailureReason(err)}\n`);
   process.exit(1);
 }

@@ -2,7 +2,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 
 import { ENCRYPTION_ALG_VALUES } from '../../policies/supported-algorithms.js';
 import { CliError } from '../errors.js';
-import { flags, writeSecretFile, type Command } from './common.js';
+import { parseFlags, writeSecretFile, type Command } from './common.js';
 
 const ALGS: readonly string[] = ENCRYPTION_ALG_VALUES;
 
@@ -19,20 +19,20 @@ export const clientKeysCommand: Command = {
   summary: "make a relying party's encryption key pair and a registration body",
   usage,
   async run(argv, io) {
-    const values = flags(
+    const { values } = parseFlags(
       argv,
       { alg: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true }, 'client-name': { type: 'string' }, 'private-out': { type: 'string' } },
       usage,
     );
-    const alg = (values.alg as string | undefined) ?? 'RSA-OAEP-256';
-    const privateOut = values['private-out'] as string | undefined;
+    const alg = values.alg ?? 'RSA-OAEP-256';
+    const privateOut = values['private-out'];
     if (!ALGS.includes(alg)) throw new CliError(`--alg: ${alg} is not one of ${ALGS.join(', ')}`, 2);
     const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg.startsWith('RSA') ? { modulusLength: 2048 } : { crv: 'P-256' }) });
     const kid = `enc-${new Date().toISOString().slice(0, 10)}`;
     const publicJwk = { ...(await exportJWK(publicKey)), use: 'enc', alg, kid };
     const privateJwk = { ...(await exportJWK(privateKey)), use: 'enc', alg, kid };
     const registration = {
-      redirect_uris: (values['redirect-uri'] as string[] | undefined) ?? ['https://your-app.example/callback'],
+      redirect_uris: values['redirect-uri'] ?? ['https://your-app.example/callback'],
       ...(values['client-name'] ? { client_name: values['client-name'] } : {}),
       id_token_encrypted_response_alg: alg,
       userinfo_encrypted_response_alg: alg,

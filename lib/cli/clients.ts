@@ -22,19 +22,13 @@ const ACTIONS = {
   'revoke-grants': { method: 'POST', suffix: '/revoke-grants', note: (id: string) => `every grant of client ${id} is revoked; its tokens no longer work` },
 } as const;
 
-function stateOf(client: Record<string, unknown>): string {
-  if (client.static) return 'static';
-  return client.disabled ? 'disabled' : 'enabled';
-}
+const stateOf = (client: Record<string, unknown>): string => (client.static ? 'static' : client.disabled ? 'disabled' : 'enabled');
 
-async function list(values: Record<string, string | boolean | undefined>, io: CliIo): Promise<void> {
-  const connection = connect(values, io);
-  const { items, first, next } = await pages(connection, '/clients', 'clients', values);
+async function list(values: ReturnType<typeof parseListCommand>['values'], io: CliIo): Promise<void> {
+  const { items, first, next } = await pages(connect(values, io), '/clients', 'clients', values);
   const statics = (first.static_clients as Record<string, unknown>[] | undefined) ?? [];
-  if (values.json) {
-    io.out(`${JSON.stringify({ clients: items, ...(statics.length ? { static_clients: statics } : {}), ...(next ? { next_cursor: next } : {}) }, null, 2)}\n`);
-    return;
-  }
+  const json = { clients: items, ...(statics.length ? { static_clients: statics } : {}), ...(next ? { next_cursor: next } : {}) };
+  if (values.json) return io.out(`${JSON.stringify(json, null, 2)}\n`);
   const rows = [...statics, ...items].map((c) => [
     String(c.client_id),
     stateOf(c),
@@ -57,10 +51,7 @@ export const clientsCommand: Command = {
     if (!clientId) throw new CliError(`${sub} needs a CLIENT_ID\n\n${usage}`, 2);
     const connection = connect(values, io);
     const path = `/clients/${encodeURIComponent(clientId)}`;
-    if (sub === 'show') {
-      io.out(`${JSON.stringify(await request(connection, 'GET', path, 'show'), null, 2)}\n`);
-      return;
-    }
+    if (sub === 'show') return io.out(`${JSON.stringify(await request(connection, 'GET', path, 'show'), null, 2)}\n`);
     const action = ACTIONS[sub as keyof typeof ACTIONS];
     const body = await request(connection, action.method, `${path}${action.suffix}`, sub);
     io.out(`${JSON.stringify(body)}\n`);

@@ -21,13 +21,16 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
 }
 
-/** Flags as parsed: string options, single or repeated. */
-export type Flags = Record<string, string | string[] | undefined>;
+/** The flags a command takes, as `parseArgs` describes them. */
+export type FlagOptions = NonNullable<ParseArgsConfig['options']>;
 
-/** Parses string flags strictly: unknown flags and missing values are usage errors (exit 2). */
-export function flags(argv: string[], options: NonNullable<ParseArgsConfig['options']>, usage: string): Flags {
+/** The flags of `O` as parsed, and the positionals. */
+export type ParsedFlags<O extends FlagOptions> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: boolean }>>;
+
+/** Parses flags (and, when allowed, positionals) strictly: unknown flags and missing values are usage errors (exit 2). */
+export function parseFlags<O extends FlagOptions>(argv: string[], options: O, usage: string, allowPositionals = false): ParsedFlags<O> {
   try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Flags;
+    return parseArgs({ args: argv, options, strict: true, allowPositionals });
   } catch (err) {
     throw new CliError(`${(err as Error).message}\n\n${usage}`, 2);
   }
@@ -60,7 +63,6 @@ export function baseUrlFrom(url: string | undefined, env: NodeJS.ProcessEnv): st
 export interface CallResult {
   status: number;
   body: Record<string, unknown>;
-  /** The `Retry-After` header, as sent. */
   retryAfter?: string;
 }
 

@@ -1,10 +1,10 @@
-import { SettingsError, CliError } from '../errors.js';
+import { CliError, startFailureReason } from '../errors.js';
 import { redactUrlCredentials, type LogFields } from '../logger.js';
 import { defaultLogFormat } from '../observability/pino-logger.js';
 import { PROPERTY_DEFINITIONS, readValue } from '../settings/definitions.js';
 import { loadSettingsWithSources, type SettingSource } from '../settings/load.js';
 import type { Settings } from '../settings/types.js';
-import { flags, type CliIo, type Command } from './common.js';
+import { parseFlags, type CliIo, type Command } from './common.js';
 import { checkConnections } from './connection-checks.js';
 import { table } from './management-api.js';
 
@@ -33,31 +33,19 @@ function shown(value: unknown, secret: boolean): string {
 }
 
 function sourceText(name: string, source: SettingSource | undefined): string {
-  switch (source?.kind) {
-    case 'file':
-      return `file ${source.file}`;
-    case 'env':
-      return `env ${source.variable}`;
-    case 'code':
-      return 'code';
-    default:
-      return name === 'svc.base-url' ? 'default (from svc.port)' : 'default';
-  }
+  if (source?.kind === 'file') return `file ${source.file}`;
+  if (source?.kind === 'env') return `env ${source.variable}`;
+  if (source?.kind === 'code') return 'code';
+  return name === 'svc.base-url' ? 'default (from svc.port)' : 'default';
 }
 
-/** The server's message for a start that fails (as `svc-connect serve` prints it after "cannot start: "). */
-function startFailure(err: unknown): CliError {
-  if (err instanceof SettingsError || err instanceof TypeError) return new CliError(`cannot start: ${err.message}`);
-  return new CliError(`cannot start: ${err instanceof Error ? err.name : 'error'}`);
-}
+const startFailure = (err: unknown): CliError => new CliError(`cannot start: ${startFailureReason(err)}`);
 
 /** The start checks of the bundled server, without listening or connecting: resolves to the warnings. */
 async function startChecks(settings: Settings): Promise<{ warnings: { event: string; fields?: LogFields }[] }> {
   const warnings: { event: string; fields?: LogFields }[] = [];
   const logger = { info: () => undefined, warn: (event: string, fields?: LogFields) => warnings.push({ event, fields }), error: (event: string, fields?: LogFields) => warnings.push({ event, fields }) };
-  // The checks of createApp (the bundled server serves management; the store counts as configured by
-  // settings): keys, clients, authenticator and claim modules as the server resolves them. A
-  // throwaway memory store stands in for Redis, which is not contacted.
+  // createApp's checks (the bundled server serves management) against a throwaway memory store: Redis is not contacted.
   // Loaded here, not at the top: they bring oidc-provider, which the other commands do not need.
   const [{ createMemoryStore }, { resolveRuntime }] = await Promise.all([import('../../adapters/memory.js'), import('../provider/runtime.js')]);
   const store = createMemoryStore();
@@ -77,8 +65,8 @@ export const configCommand: Command = {
   async run(argv, io: CliIo) {
     const [sub, ...rest] = argv;
     if (sub !== 'check') throw new CliError(`unknown config command ${sub ?? '(none)'}\n\n${usage}`, 2);
-    const given = flags(rest, { file: { type: 'string' }, connect: { type: 'boolean' } }, usage);
-    const file = given.file as string | undefined;
+    const { values: given } = parseFlags(rest, { file: { type: 'string' }, connect: { type: 'boolean' } }, usage);
+    const file = given.file;
     const ignored: string[] = [];
     let loaded;
     try {
@@ -97,12 +85,9 @@ export const configCommand: Command = {
     );
     io.out(`\nNODE_ENV=${io.env.NODE_ENV ?? '(unset)'}; log lines: ${settings.log.format ?? `${defaultLogFormat(settings.production)} (svc.log.format unset)`}\n`);
     for (const variable of ignored) io.out(`ignored: environment variable ${variable} (not an svc-connect property)\n`);
-    let checks;
-    try {
-      checks = await startChecks(settings);
-    } catch (err) {
+    const checks = await startChecks(settings).catch((err: unknown) => {
       throw startFailure(err);
-    }
+    });
     for (const { event, fields } of checks.warnings) {
       io.out(event === 'unsafe_default' ? `warning: ${String(fields?.property)}: ${String(fields?.reason)}\n` : `warning: ${event} ${JSON.stringify(fields ?? {})}\n`);
     }

@@ -4,7 +4,6 @@ import type { MailerOptions } from '../management/mailer.js';
 
 /** The outcome of one connection check of `config check --connect`. */
 export interface ConnectionCheck {
-  /** `store` or `mail`. */
   what: 'store' | 'mail';
   ok: boolean;
   /** One line: what was reached, or why not (cause code, message without credentials, host). */
@@ -79,12 +78,7 @@ async function checkMail(mail: MailerOptions, timeoutMs: number): Promise<Connec
   }
 }
 
-/**
- * `config check --connect`: opens the store (PING) and the SMTP transport (connect and sign in,
- * nothing sent), each within `timeoutMs`, and says for each what answered or why not: refused,
- * host not found, authentication, TLS, timed out; the host; the error's code and message without
- * credentials or addresses.
- */
+/** `config check --connect`: {@link checkStore} and {@link checkMail}, each within `timeoutMs`. */
 export async function checkConnections(slices: { redis: Omit<RedisStoreOptions, 'logger'>; mail: MailerOptions }, timeoutMs = 10_000): Promise<ConnectionCheck[]> {
   return Promise.all([checkStore(slices.redis, timeoutMs), checkMail(slices.mail, timeoutMs)]);
 }

@@ -33,8 +33,8 @@ export const inviteCommand: Command = {
   async run(argv, io) {
     const { values, positionals } = parseCommand(argv, { email: { type: 'string' }, print: { type: 'boolean' } }, usage);
     if (positionals.length > 0) throw new CliError(`unexpected arguments: ${positionals.join(' ')}\n\n${usage}`, 2);
-    const email = typeof values.email === 'string' ? values.email : undefined;
-    if (values.print === true) {
+    const { email } = values;
+    if (values.print) {
       if (email !== undefined) throw new CliError(`give --email or --print, not both\n\n${usage}`, 2);
       const body = await request(connect(values, io), 'POST', '/initial-access-tokens', 'initial access token');
       if (typeof body.initial_access_token !== 'string') throw new CliError('initial access token failed: the answer holds no initial_access_token');

@@ -1,7 +1,7 @@
 import { SettingsError, CliError } from '../errors.js';
 import { DEFAULT_PUBLISH_SECONDS, keysStatus, rotateKeysFile, type RotationStep } from '../provider/key-rotation.js';
 import { generateProviderKeys } from '../provider/keys.js';
-import { flags, writeSecretFile, type CliIo, type Command } from './common.js';
+import { parseFlags, writeSecretFile, type Command } from './common.js';
 import { table, when } from './management-api.js';
 
 const usage = `Usage: svc-connect keys generate [--out FILE]
@@ -25,27 +25,17 @@ process, never of npm start; or restart): they read the file again and log keys_
 
 status: the keys of FILE, their states, which algs each signs, and what rotate would do next.`;
 
-function report(io: CliIo, file: string, step: RotationStep): void {
+/** What a rotation step of `file` did, and what to do next. */
+function report(file: string, step: RotationStep): string {
   const reload = `Reload every server now (systemctl reload svc-connect, or kill -HUP <pid> of each svc-connect serve process; or restart them): they publish and sign with ${file} as it is after their reload.`;
-  switch (step.step) {
-    case 'added':
-      io.out(`added next keys ${step.kids.join(', ')} to ${file}: published in the JWKS, signing nothing yet.\n${reload}\nThen run "svc-connect keys rotate --file ${file}" again after ${when(step.promoteAfter)} to let them sign.\n`);
-      return;
-    case 'promoted':
-      io.out(`promoted ${step.kids.join(', ')}: they sign now; ${step.retiring.join(', ')} are retiring (still published, so tokens they signed keep verifying).\n${reload}\nRun "svc-connect keys rotate --file ${file}" again after ${when(step.retireAfter)} to drop the retiring keys.\n`);
-      return;
-    case 'retired':
-      io.out(`dropped the retired keys ${step.kids.join(', ')} from ${file}; the rotation is complete.\n${reload}\n`);
-      return;
-    case 'waiting':
-      io.out(`nothing to do yet: ${step.reason}; run again after ${when(step.until)}. ${file} is unchanged.\n`);
+  if (step.step === 'added') {
+    return `added next keys ${step.kids.join(', ')} to ${file}: published in the JWKS, signing nothing yet.\n${reload}\nThen run "svc-connect keys rotate --file ${file}" again after ${when(step.promoteAfter)} to let them sign.\n`;
   }
-}
-
-function fileFlag(rest: string[], extra: Record<string, { type: 'string' }>): Record<string, string | undefined> {
-  const values = flags(rest, { file: { type: 'string' }, ...extra }, usage) as Record<string, string | undefined>;
-  if (!values.file) throw new CliError(`--file is required\n\n${usage}`, 2);
-  return values;
+  if (step.step === 'promoted') {
+    return `promoted ${step.kids.join(', ')}: they sign now; ${step.retiring.join(', ')} are retiring (still published, so tokens they signed keep verifying).\n${reload}\nRun "svc-connect keys rotate --file ${file}" again after ${when(step.retireAfter)} to drop the retiring keys.\n`;
+  }
+  if (step.step === 'retired') return `dropped the retired keys ${step.kids.join(', ')} from ${file}; the rotation is complete.\n${reload}\n`;
+  return `nothing to do yet: ${step.reason}; run again after ${when(step.until)}. ${file} is unchanged.\n`;
 }
 
 /** `svc-connect keys generate | rotate | status`. */
@@ -56,7 +46,7 @@ export const keysCommand: Command = {
   async run(argv, io) {
     const [sub, ...rest] = argv;
     if (sub === 'generate') {
-      const out = flags(rest, { out: { type: 'string' } }, usage).out as string | undefined;
+      const { out } = parseFlags(rest, { out: { type: 'string' } }, usage).values;
       const jwks = JSON.stringify(await generateProviderKeys(), null, 2);
       if (out) {
         const written = writeSecretFile(out, `${jwks}\n`);
@@ -65,13 +55,16 @@ export const keysCommand: Command = {
       return;
     }
     if (sub !== 'rotate' && sub !== 'status') throw new CliError(`unknown keys command ${sub ?? '(none)'}\n\n${usage}`, 2);
-    const values = fileFlag(rest, sub === 'rotate' ? { 'publish-seconds': { type: 'string' } } : {});
-    const file = values.file as string;
-    const publish = values['publish-seconds'];
+    const values: { file?: string; 'publish-seconds'?: string } =
+      sub === 'rotate'
+        ? parseFlags(rest, { file: { type: 'string' }, 'publish-seconds': { type: 'string' } }, usage).values
+        : parseFlags(rest, { file: { type: 'string' } }, usage).values;
+    const { file, 'publish-seconds': publish } = values;
+    if (!file) throw new CliError(`--file is required\n\n${usage}`, 2);
     if (publish !== undefined && !/^\d{1,7}$/.test(publish)) throw new CliError('--publish-seconds: expected a whole number of seconds', 2);
     try {
       if (sub === 'rotate') {
-        report(io, file, await rotateKeysFile(file, publish === undefined ? {} : { publishSeconds: Number(publish) }));
+        io.out(report(file, await rotateKeysFile(file, publish === undefined ? {} : { publishSeconds: Number(publish) })));
         return;
       }
       const status = await keysStatus(file);
@@ -80,16 +73,10 @@ export const keysCommand: Command = {
         ['KID', 'TYPE', 'USE', 'STATE', 'SINCE', 'SIGNS'],
         status.keys.map((k) => [k.kid, k.kty, k.use, k.state, k.since ? when(k.since) : '-', k.signs.join(',') || '-']),
       );
-      const next = status.next;
-      io.out(
-        next.step === 'waiting'
-          ? `next rotate: waits until ${when(next.until)} (${next.reason})\n`
-          : next.step === 'added'
-            ? 'next rotate: adds next keys\n'
-            : next.step === 'promoted'
-              ? `next rotate: promotes ${next.kids.join(', ')}\n`
-              : `next rotate: drops ${next.kids.join(', ')}\n`,
-      );
+      const { next } = status;
+      if (next.step === 'waiting') io.out(`next rotate: waits until ${when(next.until)} (${next.reason})\n`);
+      else if (next.step === 'added') io.out('next rotate: adds next keys\n');
+      else io.out(`next rotate: ${next.step === 'promoted' ? 'promotes' : 'drops'} ${next.kids.join(', ')}\n`);
     } catch (err) {
       if (err instanceof SettingsError) throw new CliError(err.message);
       throw err;

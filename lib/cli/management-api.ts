@@ -1,47 +1,28 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { CliError, fileErrorMessage } from '../errors.js';
 import { basicAuthorization } from '../web/basic-auth.js';
-import { baseUrlFrom, call, failOnError, type CliIo } from './common.js';
+import { baseUrlFrom, call, failOnError, parseFlags, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
 import { printable } from './printable.js';
 
 /** The flags every toolbox command takes to reach the management API. */
-const CONNECTION_FLAGS = {
-  url: { type: 'string' },
-  user: { type: 'string' },
-  'password-file': { type: 'string' },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
+const CONNECTION_FLAGS = { url: { type: 'string' }, user: { type: 'string' }, 'password-file': { type: 'string' } } as const;
 
 /** How to reach the management API, for usage texts. */
 export const CONNECTION_HELP = `Connection: --url BASE_URL (default SVC_BASE_URL or http://localhost:3000), --user USER
 (default SVC_MANAGEMENT_USER or admin); the password comes from --password-file FILE or
 SVC_MANAGEMENT_PASSWORD, never from a flag (so it stays out of shell history).`;
 
-/** Parsed flags and positionals of a toolbox command. */
-export interface ParsedCommand {
-  values: Record<string, string | boolean | undefined>;
-  positionals: string[];
-}
-
-/** Parses flags strictly, with positionals; unknown flags are usage errors (exit 2). */
-export function parseCommand(argv: string[], options: NonNullable<ParseArgsConfig['options']>, usage: string): ParsedCommand {
-  try {
-    const { values, positionals } = parseArgs({ args: argv, options: { ...CONNECTION_FLAGS, ...options }, strict: true, allowPositionals: true });
-    return { values, positionals };
-  } catch (err) {
-    throw new CliError(`${(err as Error).message}\n\n${usage}`, 2);
-  }
+/** Parses a toolbox command: its `options` and the connection flags, with positionals. */
+export function parseCommand<O extends FlagOptions>(argv: string[], options: O, usage: string): ParsedFlags<typeof CONNECTION_FLAGS & O> {
+  return parseFlags(argv, { ...CONNECTION_FLAGS, ...options }, usage, true);
 }
 
 /** What a listing command takes (`--limit`, `--cursor`, `--all`, `--json`). */
-const LIST_FLAGS: NonNullable<ParseArgsConfig['options']> = { limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } };
+const LIST_FLAGS = { limit: { type: 'string' }, cursor: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } } as const;
 
-/**
- * Parses `<sub> [ID]` with the listing flags: at most one ID, none for `list` (`idName` names it in
- * the messages).
- */
-export function parseListCommand(argv: string[], usage: string, idName: string): { values: ParsedCommand['values']; sub: string | undefined; id: string | undefined } {
+/** Parses `<sub> [ID]` with the listing flags: at most one ID, none for `list` (`idName` names it in the messages). */
+export function parseListCommand(argv: string[], usage: string, idName: string) {
   const { values, positionals } = parseCommand(argv, LIST_FLAGS, usage);
   const [sub, id, ...extra] = positionals;
   if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')}\n\n${usage}`, 2);
@@ -59,10 +40,10 @@ export interface ManagementConnection {
 }
 
 /** The connection from `--url`, `--user`, `--password-file` and the environment. */
-export function connect(values: ParsedCommand['values'], io: CliIo): ManagementConnection {
+export function connect(values: { url?: string; user?: string; 'password-file'?: string }, io: CliIo): ManagementConnection {
   const file = values['password-file'];
   let password: string | undefined;
-  if (typeof file === 'string') {
+  if (file !== undefined) {
     try {
       password = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
     } catch (err) {
@@ -70,10 +51,9 @@ export function connect(values: ParsedCommand['values'], io: CliIo): ManagementC
     }
   } else password = io.env.SVC_MANAGEMENT_PASSWORD;
   if (!password) throw new CliError('set SVC_MANAGEMENT_PASSWORD (or --password-file) to the management password', 2);
-  const user = typeof values.user === 'string' ? values.user : (io.env.SVC_MANAGEMENT_USER ?? 'admin');
-  const url = typeof values.url === 'string' ? values.url : undefined;
+  const user = values.user ?? io.env.SVC_MANAGEMENT_USER ?? 'admin';
   return {
-    root: `${baseUrlFrom(url, io.env)}/oidc/v1/management`,
+    root: `${baseUrlFrom(values.url, io.env)}/oidc/v1/management`,
     authorization: basicAuthorization(user, password),
     user,
   };
@@ -99,14 +79,13 @@ export async function pages(
   connection: ManagementConnection,
   path: string,
   key: string,
-  values: ParsedCommand['values'],
+  values: { limit?: string; cursor?: string; all?: boolean },
 ): Promise<{ items: Record<string, unknown>[]; first: Record<string, unknown>; next?: string }> {
   const items: Record<string, unknown>[] = [];
-  const limit = typeof values.limit === 'string' ? values.limit : undefined;
-  let cursor = typeof values.cursor === 'string' ? values.cursor : undefined;
+  let cursor = values.cursor;
   let first: Record<string, unknown> | undefined;
   for (;;) {
-    const query = new URLSearchParams({ ...(limit ? { limit } : {}), ...(cursor ? { cursor } : {}) }).toString();
+    const query = new URLSearchParams({ ...(values.limit ? { limit: values.limit } : {}), ...(cursor ? { cursor } : {}) }).toString();
     const body = await request(connection, 'GET', `${path}${query ? `?${query}` : ''}`, `${key} listing`);
     first ??= body;
     items.push(...((body[key] as Record<string, unknown>[] | undefined) ?? []));

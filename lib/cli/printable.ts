@@ -4,10 +4,6 @@ import type { CliIo } from './common.js';
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
-/** The same, with the line feed and tab the command line writes itself (line ends, indentation) allowed. */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE_IN_OUTPUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
 const escape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /**
@@ -23,7 +19,7 @@ export function printable(value: string): string {
  * still parses to the same values: what is left to escape stands inside strings, where `\uXXXX` is JSON's escape.
  */
 export function printableOutput(text: string): string {
-  return text.replace(UNSAFE_IN_OUTPUT, escape);
+  return text.replace(UNSAFE, (c) => (c === '\n' || c === '\t' ? c : escape(c)));
 }
 
 /** `io` with everything written to stdout and stderr passed through {@link printableOutput}. */

@@ -1,5 +1,5 @@
 import { CliError, readJsonFile } from '../errors.js';
-import { baseUrlFrom, call, failOnError, flags, type Command } from './common.js';
+import { baseUrlFrom, call, failOnError, parseFlags, type Command } from './common.js';
 
 const usage = `Usage: svc-connect register [--url BASE_URL] (--body FILE | --redirect-uri URI ...)
 
@@ -14,19 +14,17 @@ export const registerCommand: Command = {
   summary: 'register a client with an initial access token and print it',
   usage,
   async run(argv, io) {
-    const values = flags(argv, { url: { type: 'string' }, token: { type: 'string' }, body: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true } }, usage);
-    const token = (values.token as string | undefined) ?? io.env.SVC_INITIAL_ACCESS_TOKEN;
-    const bodyFile = values.body as string | undefined;
-    const redirectUris = values['redirect-uri'] as string[] | undefined;
+    const { values } = parseFlags(argv, { url: { type: 'string' }, token: { type: 'string' }, body: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true } }, usage);
+    const token = values.token ?? io.env.SVC_INITIAL_ACCESS_TOKEN;
     if (!token) throw new CliError(`an initial access token is required (SVC_INITIAL_ACCESS_TOKEN or --token)\n\n${usage}`, 2);
     let body: unknown;
-    if (bodyFile) {
-      body = readJsonFile(bodyFile, (reason) => new CliError(`--body: ${reason}`, 2));
+    if (values.body) {
+      body = readJsonFile(values.body, (reason) => new CliError(`--body: ${reason}`, 2));
       const registration = (body as { registration?: unknown }).registration;
       if (registration) body = registration;
-    } else if (redirectUris) body = { redirect_uris: redirectUris };
+    } else if (values['redirect-uri']) body = { redirect_uris: values['redirect-uri'] };
     else throw new CliError(`give --body FILE or --redirect-uri URI\n\n${usage}`, 2);
-    const result = await call(`${baseUrlFrom(values.url as string | undefined, io.env)}/oidc/v1/register`, {
+    const result = await call(`${baseUrlFrom(values.url, io.env)}/oidc/v1/register`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),

@@ -1,4 +1,4 @@
-import { flags, type Command } from './common.js';
+import { parseFlags, type Command } from './common.js';
 
 const usage = `Usage: svc-connect serve
 
@@ -17,7 +17,7 @@ export const serveCommand: Command = {
   summary: 'run the example server',
   usage,
   async run(argv, io) {
-    flags(argv, {}, usage);
+    parseFlags(argv, {}, usage);
     const { runServer, exitOnStartFailure } = await import('../server.js');
     const err = (text: string): void => io.err?.(text);
     await runServer({ out: (text) => io.out(text), err, env: io.env }).catch((failure: unknown) => exitOnStartFailure(failure, { err }));

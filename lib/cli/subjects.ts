@@ -23,7 +23,7 @@ export const subjectsCommand: Command = {
     const [sub, subject, ...extra] = positionals;
     if (sub !== 'revoke') throw new CliError(`unknown subjects command ${sub ?? '(none)'}\n\n${usage}`, 2);
     if (!subject || extra.length > 0) throw new CliError(`revoke takes exactly one SUB\n\n${usage}`, 2);
-    const client = typeof values.client === 'string' ? values.client : undefined;
+    const { client } = values;
     if (client === '') throw new CliError(`--client needs a client id\n\n${usage}`, 2);
     const body = await request(connect(values, io), 'POST', '/subjects/revoke', 'revoke', { sub: subject, ...(client ? { client_id: client } : {}) });
     io.out(`${JSON.stringify(body)}\n`);

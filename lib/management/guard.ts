@@ -45,13 +45,10 @@ function lockoutRule(credentials: ManagementCredentials): AttemptRule {
 }
 
 /**
- * The one gate in front of every management action (C7): a cross-site request is refused with 403
- * before anything else; then the attempt passes the shared store's failure counter for the client
- * address (the `X-Forwarded-For` entry `svc.proxy.hops` from the right behind a proxy), so every
- * process sees one count, only completed failures count, and repeated failures get 429 with
- * `Retry-After` (the seconds also in the description); then HTTP Basic against
- * `svc.management.user`/`password` (constant time) grants role MANAGEMENT (`ctx.state.role`, and
- * `ctx.state.managementUser` for the audit log), or 401 with the Basic challenge.
+ * The one gate in front of every management action (C7): a cross-site request gets 403 before anything else; then
+ * the shared store's failure counter for the client address (every process sees one count; only completed failures
+ * count) answers repeated failures 429 with `Retry-After`; then HTTP Basic (constant time) grants role MANAGEMENT
+ * (`ctx.state.role`, and `ctx.state.managementUser` for the audit log), or 401 with the Basic challenge.
  */
 export function managementGuard(options: GuardOptions): Middleware {
   const { credentials, origin, logger, attempts } = options;

@@ -13,10 +13,7 @@ export interface MailMessage {
   html: string;
 }
 
-/**
- * Where one mail went: the SMTP server that accepted it, or the `.eml` file written. `host` is
- * `host:port` (never credentials); `file` is an absolute path.
- */
+/** Where one mail went: the SMTP server that accepted it (`host:port`, never credentials), or the absolute path of the `.eml` file written. */
 export type MailReceipt = { transport: 'smtp'; host: string } | { transport: 'outbox'; file: string };
 
 /** Sends mail: over SMTP, or into an outbox folder as `.eml` files. */

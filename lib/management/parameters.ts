@@ -3,17 +3,11 @@ import type { Context } from 'koa';
 import { FORM_BODY_LIMIT, readBodyText } from '../web/form-body.js';
 
 /**
- * One named parameter of a management request, from the query or (POST) an
- * `application/x-www-form-urlencoded` body of at most {@link FORM_BODY_LIMIT} bytes. Given twice
+ * Named parameters of a management request, from the query or (POST) an
+ * `application/x-www-form-urlencoded` body of at most {@link FORM_BODY_LIMIT} bytes. One given twice
  * (query and form, or repeated) → 400; another body type → 415; too large → 413. A missing
  * parameter is the empty string (the action says what it needs).
  */
-export async function singleParameter(ctx: Context, name: string): Promise<{ value: string } | { error: string; status: number }> {
-  const read = await singleParameters(ctx, [name]);
-  return 'error' in read ? read : { value: read.values[name] ?? '' };
-}
-
-/** Several named parameters read as {@link singleParameter} reads one, the body read once. */
 export async function singleParameters(ctx: Context, names: readonly string[]): Promise<{ values: Record<string, string> } | { error: string; status: number }> {
   let form: URLSearchParams | undefined;
   if (ctx.method === 'POST' && (ctx.request.length ?? 0) + (ctx.get('transfer-encoding') ? 1 : 0) > 0) {

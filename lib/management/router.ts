@@ -8,7 +8,7 @@ import { allowMethods, managementGuard, type GuardOptions } from './guard.js';
 import { addInitialAccessTokenRoute } from './initial-access-token-route.js';
 import { inviteClient } from './invite.js';
 import type { Mailer } from './mailer.js';
-import { singleParameter } from './parameters.js';
+import { singleParameters } from './parameters.js';
 import { addToolboxRoutes, type ToolboxOptions } from './toolbox-routes.js';
 
 /** What the management router needs: the guard's options, and what the invitations need. */
@@ -29,11 +29,7 @@ export interface ManagementOptions extends GuardOptions {
  * single-use initial access token and answers 202 `{"invited","expires_at","mail"}` without the
  * token (`mail` says where the mail went: the SMTP server or the outbox file); 400 for a bad address,
  * 502 when the mail fails (the token is destroyed), 405 for other methods (`HEAD` included).
- * `POST /oidc/v1/management/initial-access-tokens`, behind the same guard, hands the operator the
- * same token unmailed, once (see {@link addInitialAccessTokenRoute}).
- * With `options.toolbox`, the operator toolbox is served behind the same guard (see
- * {@link addToolboxRoutes}).
- *
+ * {@link addInitialAccessTokenRoute} and, with `options.toolbox`, {@link addToolboxRoutes} sit behind the same guard.
  * The routes are matched by the router inside; every spelling it accepts runs every check.
  */
 export function createManagementRouter(options: ManagementOptions): Router {
@@ -42,14 +38,14 @@ export function createManagementRouter(options: ManagementOptions): Router {
   const guard = managementGuard(options);
 
   router.all('/invite_client', allowMethods(['GET', 'POST'], { headAsGet: false }), guard, async (ctx) => {
-    const parameter = await singleParameter(ctx, 'email');
-    if ('error' in parameter) return sendError(ctx, parameter.status, 'invalid_request', parameter.error);
+    const parameters = await singleParameters(ctx, ['email']);
+    if ('error' in parameters) return sendError(ctx, parameters.status, 'invalid_request', parameters.error);
     try {
       const { invited, expiresAt, mail } = await inviteClient({
         provider,
         mailer,
         from: options.from,
-        email: parameter.value,
+        email: parameters.values.email ?? '',
         registrationEndpoint: options.registrationEndpoint,
       });
       logger.info('invitation_sent', {

@@ -32,7 +32,6 @@ export interface ToolboxOptions extends Toolbox {
   canonicalLogin?: (login: string) => string;
 }
 
-/** Longest login name the toolbox resets. */
 const MAX_LOGIN_LENGTH = 256;
 
 /** Longest `sub` accepted (OpenID Connect Core 2: at most 255 ASCII characters). */

@@ -17,7 +17,6 @@ import {
 export interface SuppliedParts {
   /** An adapter/store was passed in code (so the memory-store default does not apply). */
   store?: boolean;
-  /** Signing keys were passed in code. */
   keys?: boolean;
   /** An authenticator was passed in code (the demo accounts then do not sign in). */
   authenticator?: boolean;
@@ -56,17 +55,10 @@ export interface PropertyDefinition<P extends string = string, V = unknown, R ex
   readonly required: R;
 }
 
-/** What a row says besides its name, place and parser. */
-interface Facts<V> {
-  env?: string;
-  /** The reference text is the value in backticks unless `defaultText` says more. */
+/** What a row says besides its name, place and parser; the reference shows `default` in backticks unless `defaultText` says more. */
+type Facts<V> = Pick<PropertyDefinition, 'env' | 'doc' | 'secret' | 'path' | 'unsafe'> & Partial<Pick<PropertyDefinition, 'defaultText'>> & {
   default?: V | ((settings: Settings) => V);
-  defaultText?: string;
-  doc: string;
-  secret?: boolean;
-  path?: PathKind;
-  unsafe?: PropertyDefinition['unsafe'];
-}
+};
 
 function row<P extends string, V>(name: string, place: P, parse: (raw: string) => V, facts: Facts<NoInfer<V>> & { default: Facts<NoInfer<V>>['default'] }): PropertyDefinition<P, V, true>;
 function row<P extends string, V>(name: string, place: P, parse: (raw: string) => V, facts: Facts<NoInfer<V>>): PropertyDefinition<P, V, false>;
@@ -107,18 +99,30 @@ export function readValue(settings: Settings, definition: PropertyDefinition): u
 }
 
 /** A parser accepting one of `choices` in any letter case, surrounding spaces ignored. */
-const oneOf =
-  <T extends string>(choices: readonly T[], expected: string) =>
-  (raw: string): T => {
-    const value = raw.trim().toLowerCase();
-    if (!(choices as readonly string[]).includes(value)) throw new Error(`expected ${expected}`);
-    return value as T;
-  };
+const oneOf = <T extends string>(choices: readonly T[], expected: string) => (raw: string): T => {
+  const value = raw.trim().toLowerCase();
+  if (!(choices as readonly string[]).includes(value)) throw new Error(`expected ${expected}`);
+  return value as T;
+};
 const integer = (min: number, max: number) => (raw: string) => parseInteger(raw, min, max);
 const check = (parse: (raw: string) => string, bad: RegExp, message: string) => (raw: string) => {
   const value = parse(raw);
   if (bad.test(value)) throw new Error(message);
   return value;
+};
+const subjectType = (raw: string) => {
+  if (raw !== 'public' && raw !== 'pairwise') throw new Error('expected public or pairwise');
+  return raw;
+};
+const oneSecret = (raw: string) => {
+  const [key, ...more] = parseSecretList(raw, 32);
+  if (more.length > 0) throw new Error('expected one key (it is never rotated: a new key changes every pairwise sub)');
+  return key;
+};
+const moduleList = (raw: string) => {
+  const modules = raw.split(',').map((m) => m.trim());
+  if (modules.some((m) => !m)) throw new Error('expected comma-separated module paths, none of them empty');
+  return modules;
 };
 
 /** True for an `http:` URL whose host is not loopback (`localhost`, 127.0.0.0/8, `[::1]`). */
@@ -226,33 +230,16 @@ export const PROPERTY_DEFINITIONS = [
     secret: true,
     unsafe: (s): string | undefined => (!s.cookies.keys ? 'cookie keys are generated at each start, so sessions end on restart' : undefined),
   }),
-  row(
-    'svc.subject.default-type',
-    'subject.defaultType',
-    (raw) => {
-      if (raw !== 'public' && raw !== 'pairwise') throw new Error('expected public or pairwise');
-      return raw;
-    },
-    {
-      default: 'pairwise',
-      doc: 'The `subject_type` a client registered without one gets: `pairwise` (each sector sees its own `sub` for a person, OpenID Connect Core 8.1) or `public` (every client sees the account id). A client whose redirect URIs span several hosts and that gives no `sector_identifier_uri` gets `public` instead, and its registration response says so. Applies to static clients too; a client keeps the type it was registered with.',
-    },
-  ),
-  row(
-    'svc.subject.pairwise-key',
-    'subject.pairwiseKey',
-    (raw) => {
-      const [key, ...more] = parseSecretList(raw, 32);
-      if (more.length > 0) throw new Error('expected one key (it is never rotated: a new key changes every pairwise sub)');
-      return key;
-    },
-    {
-      defaultText: 'unset → an ephemeral key generated at each start: pairwise `sub`s change at every restart (warned, refused in production)',
-      doc: 'The secret (at least 32 characters) pairwise `sub` values are derived with (HMAC-SHA-256 of the sector and the account id). Keep it for the life of the deployment: replacing it changes every pairwise `sub`, and relying parties then see each person as a new one. Not the cookie keys, which rotate.',
-      secret: true,
-      unsafe: (s): string | undefined => (!s.subject.pairwiseKey ? 'the pairwise key is generated at each start, so every pairwise sub changes on restart' : undefined),
-    },
-  ),
+  row('svc.subject.default-type', 'subject.defaultType', subjectType, {
+    default: 'pairwise',
+    doc: 'The `subject_type` a client registered without one gets: `pairwise` (each sector sees its own `sub` for a person, OpenID Connect Core 8.1) or `public` (every client sees the account id). A client whose redirect URIs span several hosts and that gives no `sector_identifier_uri` gets `public` instead, and its registration response says so. Applies to static clients too; a client keeps the type it was registered with.',
+  }),
+  row('svc.subject.pairwise-key', 'subject.pairwiseKey', oneSecret, {
+    defaultText: 'unset → an ephemeral key generated at each start: pairwise `sub`s change at every restart (warned, refused in production)',
+    doc: 'The secret (at least 32 characters) pairwise `sub` values are derived with (HMAC-SHA-256 of the sector and the account id). Keep it for the life of the deployment: replacing it changes every pairwise `sub`, and relying parties then see each person as a new one. Not the cookie keys, which rotate.',
+    secret: true,
+    unsafe: (s): string | undefined => (!s.subject.pairwiseKey ? 'the pairwise key is generated at each start, so every pairwise sub changes on restart' : undefined),
+  }),
   row('svc.access-token.ttl', 'accessToken.ttl', integer(60, 86400), {
     env: 'SVC_ACCESS_TOKEN_TTL',
     default: 3600,
@@ -352,18 +339,9 @@ export const PROPERTY_DEFINITIONS = [
     path: 'module',
     doc: 'The ES module that signs people in: a module specifier (see [paths](#paths)): a path, `file:` URL or package name, whose default export is an `Authenticator` (`authenticate`, `exists`) or a function returning one, given `{ baseUrl, production, logger }` (never a secret). Loaded at start; a module that cannot be loaded or does not fit stops the start naming this property. Replaces the demo accounts; `options.authenticator` in code wins over it. `examples/authenticator-file.ts` signs in users of a JSON file with scrypt hashes.',
   }),
-  row(
-    'svc.claims.modules',
-    'claims.modules',
-    (raw) => {
-      const modules = raw.split(',').map((m) => m.trim());
-      if (modules.some((m) => !m)) throw new Error('expected comma-separated module paths, none of them empty');
-      return modules;
-    },
-    {
-      defaultText: 'unset → no claim modules (the example server: the demo modules while `svc.demo.enabled`)',
-      path: 'modules',
-      doc: 'Comma-separated ES modules providing claims (C5), each a module specifier (see [paths](#paths)): a path, `file:` URL or package name, whose default export is a `ClaimModule`, a list of them, or a function returning either, given `{ baseUrl, production, logger }` (never a secret). Loaded at start in this order, after the modules given in code; a module that cannot be loaded or does not fit stops the start naming this property. `examples/claims-file.ts` provides the claims of the users file.',
-    },
-  ),
+  row('svc.claims.modules', 'claims.modules', moduleList, {
+    defaultText: 'unset → no claim modules (the example server: the demo modules while `svc.demo.enabled`)',
+    path: 'modules',
+    doc: 'Comma-separated ES modules providing claims (C5), each a module specifier (see [paths](#paths)): a path, `file:` URL or package name, whose default export is a `ClaimModule`, a list of them, or a function returning either, given `{ baseUrl, production, logger }` (never a secret). Loaded at start in this order, after the modules given in code; a module that cannot be loaded or does not fit stops the start naming this property. `examples/claims-file.ts` provides the claims of the users file.',
+  }),
 ];

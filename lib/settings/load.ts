@@ -17,14 +17,12 @@ export interface LoadSettingsOptions {
   /** Extra properties by name (e.g. from code); the environment still wins over them. */
   properties?: Record<string, string | number | boolean>;
   /**
-   * Told about each `SVC_` environment variable that is not an svc-connect property and does not
-   * look like one (it is ignored): its name, never its value. Default: a process warning, once per
-   * name and process.
+   * Told the name (never the value) of each ignored `SVC_` variable: not a property and not like one.
+   * Default: a process warning, once per name and process.
    */
   onIgnoredVariable?: (variable: string, message: string) => void;
 }
 
-/** Environment variables of ours that are not properties. */
 const NON_PROPERTY_ENV = new Set(['SVC_CONFIG']);
 
 const ENV_RULE = { prefix: 'SVC_', separator: /_/ };
@@ -38,9 +36,8 @@ function warnOnce(variable: string, message: string): void {
 }
 
 /**
- * Whether `NODE_ENV` asks for production: `production` or `prod` in any letter case, with spaces
- * around ignored: another letter case or a stray space must not quietly turn the production refusals
- * into warnings.
+ * Whether `NODE_ENV` asks for production: `production` or `prod`, letter case and surrounding spaces
+ * ignored, so a stray capital or space cannot quietly turn the production refusals into warnings.
  */
 export function isProductionEnvironment(value: string | undefined): boolean {
   const normalized = (value ?? '').trim().toLowerCase();
@@ -53,10 +50,8 @@ export function isProductionEnvironment(value: string | undefined): boolean {
  *
  * Names: every name in the file and in `properties` must be a property. Of the environment, the
  * variables of the properties are read; another variable starting with `SVC_` (any letter case) is
- * an error when it looks like one of them (a close misspelling, letter case ignored: at most one edit
- * for names of up to seven characters after `SVC_`, two for longer ones, with the words in their own
- * order or sorted; or one cut short), and is otherwise ignored and reported to `onIgnoredVariable`.
- * Other variables are not looked at.
+ * an error when it looks like one of them (a close misspelling, or one cut short: docs/configuration.md),
+ * and is otherwise ignored and reported to `onIgnoredVariable`. Other variables are not looked at.
  *
  * @throws {@link SettingsError} naming the property when a property is unknown or its value invalid,
  * and naming the variable and the property it resembles for a mistyped variable.
@@ -65,16 +60,10 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   return loadSettingsWithSources(options).settings;
 }
 
-/**
- * Where a property's effective value came from: its default, the configuration file, code
- * (`options.properties`), or an environment variable.
- */
+/** Where a property's effective value came from: its default, the configuration file, code (`options.properties`), or the environment. */
 export type SettingSource = { kind: 'default' } | { kind: 'file'; file: string } | { kind: 'code' } | { kind: 'env'; variable: string };
 
-/**
- * {@link loadSettings}, also saying where each property's value came from (for
- * `svc-connect config check`). Same checks, same errors.
- */
+/** {@link loadSettings}, also saying where each property's value came from (for `svc-connect config check`). */
 export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { settings: Settings; sources: Map<string, SettingSource> } {
   const env = options.env ?? process.env;
   const production = isProductionEnvironment(env.NODE_ENV);
@@ -84,9 +73,7 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
   if (file) {
     for (const [name, value] of readConfigFile(file)) raw.set(name, { value, source: file });
   }
-  for (const [name, value] of Object.entries(options.properties ?? {})) {
-    raw.set(name, { value: String(value), source: 'code' });
-  }
+  for (const [name, value] of Object.entries(options.properties ?? {})) raw.set(name, { value: String(value), source: 'code' });
   for (const [name, entry] of fromEnvironment(env, options.onIgnoredVariable ?? warnOnce)) raw.set(name, entry);
 
   const known = PROPERTY_DEFINITIONS.map((d) => d.name);

@@ -33,50 +33,39 @@ function absoluteUrl(raw: string, message: string): URL {
 /** Parses an absolute http(s) URL without query or fragment; returns it without a trailing slash. */
 export function parseBaseUrl(raw: string): string {
   const url = absoluteUrl(raw, `expected an absolute URL, got "${raw}"`);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new Error(`expected an http or https URL, got "${raw}"`);
-  }
-  if (url.search || url.hash || url.username || url.password) {
-    throw new Error('must not carry credentials, a query or a fragment');
-  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`expected an http or https URL, got "${raw}"`);
+  if (url.search || url.hash || url.username || url.password) throw new Error('must not carry credentials, a query or a fragment');
   return url.href.replace(/\/+$/, '');
 }
 
 /** Parses a URL whose scheme is one of `schemes` (e.g. `redis:`), keeping it as written. */
 export function parseUrlWithScheme(raw: string, schemes: string[]): string {
   const url = absoluteUrl(raw, 'expected an absolute URL');
-  if (!schemes.includes(url.protocol)) {
-    throw new Error(`expected a URL with scheme ${schemes.map((s) => s.replace(/:$/, '')).join(' or ')}`);
-  }
+  if (!schemes.includes(url.protocol)) throw new Error(`expected a URL with scheme ${schemes.map((s) => s.replace(/:$/, '')).join(' or ')}`);
   return raw.trim();
 }
 
+/** The non-empty items of a comma-separated list, trimmed. */
+const commaList = (raw: string): string[] => raw.split(',').map((item) => item.trim()).filter(Boolean);
+
 /** Parses `host:port,host:port`. */
 export function parseHostPorts(raw: string): { host: string; port: number }[] {
-  const nodes = raw
-    .split(',')
-    .map((part) => part.trim())
-    .filter(Boolean)
-    .map((part) => {
-      const match = /^(.+):(\d{1,5})$/.exec(part);
-      if (!match?.[1] || !match[2]) throw new Error(`expected host:port, got "${part}"`);
-      return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: parseInteger(match[2], 1, 65535) };
-    });
+  const nodes = commaList(raw).map((part) => {
+    const match = /^(.+):(\d{1,5})$/.exec(part);
+    if (!match?.[1] || !match[2]) throw new Error(`expected host:port, got "${part}"`);
+    return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: parseInteger(match[2], 1, 65535) };
+  });
   if (nodes.length === 0) throw new Error('expected at least one host:port');
   return nodes;
 }
 
 /** Parses a comma-separated list of secrets, each at least `minLength` characters. */
 export function parseSecretList(raw: string, minLength: number): string[] {
-  const keys = raw
-    .split(',')
-    .map((k) => k.trim())
-    .filter(Boolean);
+  const keys = commaList(raw);
   if (keys.length === 0) throw new Error('expected at least one key');
   // Describe the fault by position only: the value is a secret and must not be echoed.
-  keys.forEach((k, i) => {
-    if (k.length < minLength) throw new Error(`key #${i + 1} is shorter than ${minLength} characters`);
-  });
+  const short = keys.findIndex((k) => k.length < minLength);
+  if (short >= 0) throw new Error(`key #${short + 1} is shorter than ${minLength} characters`);
   return keys;
 }
 
@@ -90,8 +79,6 @@ export function parseNonEmpty(raw: string): string {
 /** Parses an e-mail address by the one e-mail rule ({@link emailAddressDefect}). */
 export function parseEmailAddress(raw: string): string {
   const value = raw.trim();
-  if (emailAddressDefect(value)) {
-    throw new Error(`expected an e-mail address, got "${raw}"`);
-  }
+  if (emailAddressDefect(value)) throw new Error(`expected an e-mail address, got "${raw}"`);
   return value;
 }

@@ -43,23 +43,14 @@ function splitKeyValue(line: string): { key: string; value: string } {
   return { key, value: rest };
 }
 
+const ESCAPES: Record<string, string> = { t: '\t', n: '\n', r: '\r', f: '\f' };
+
 function unescape(text: string, line: number): string {
   return text.replace(/\\(u[0-9a-fA-F]{4}|u.{0,4}|.)/g, (_m, esc: string) => {
     if (esc.startsWith('u') && esc.length > 1) {
       if (!/^u[0-9a-fA-F]{4}$/.test(esc)) throw new Error(`line ${line}: malformed \\u escape`);
       return String.fromCharCode(parseInt(esc.slice(1), 16));
     }
-    switch (esc) {
-      case 't':
-        return '\t';
-      case 'n':
-        return '\n';
-      case 'r':
-        return '\r';
-      case 'f':
-        return '\f';
-      default:
-        return esc;
-    }
+    return ESCAPES[esc] ?? esc;
   });
 }

@@ -1,10 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 
-/**
- * How a property's value names something on disk: a `file` or folder path, one ES `module`
- * specifier, or comma-separated `modules`.
- */
+/** How a property's value names something on disk: a `file` or folder path, one ES `module` specifier, or comma-separated `modules`. */
 export type PathKind = 'file' | 'module' | 'modules';
 
 /** A specifier Node reads as a path relative to the importer: `./…`, `../…`, `.` or `..`. */
@@ -18,7 +15,7 @@ export function isRelativeSpecifier(specifier: string): boolean {
  * specifier is a package name (left as it is, looked up in `node_modules` at load), unless a file
  * of that relative path exists in `base` (`examples/claims-file.ts`): then that file.
  */
-export function resolveModuleSpecifier(specifier: string, base: string): string {
+function resolveModuleSpecifier(specifier: string, base: string): string {
   if (specifier.startsWith('file:') || isAbsolute(specifier)) return specifier;
   if (isRelativeSpecifier(specifier)) return resolve(base, specifier);
   const beside = resolve(base, specifier);
@@ -26,10 +23,8 @@ export function resolveModuleSpecifier(specifier: string, base: string): string 
 }
 
 /**
- * A value of a configuration file resolved against that file's folder `base`: relative paths
- * become absolute, module specifiers as {@link resolveModuleSpecifier} says. Values from the
- * environment and the defaults are not passed here: they resolve against the working directory
- * where they are used.
+ * A value of a configuration file resolved against that file's folder `base`: relative paths become absolute, module
+ * specifiers as {@link resolveModuleSpecifier} says. (Environment values and defaults resolve against the working directory.)
  */
 export function resolveAgainst(value: string, kind: PathKind, base: string): string {
   switch (kind) {
@@ -38,9 +33,6 @@ export function resolveAgainst(value: string, kind: PathKind, base: string): str
     case 'module':
       return resolveModuleSpecifier(value.trim(), base);
     case 'modules':
-      return value
-        .split(',')
-        .map((m) => (m.trim() ? resolveModuleSpecifier(m.trim(), base) : m))
-        .join(',');
+      return value.split(',').map((m) => (m.trim() ? resolveModuleSpecifier(m.trim(), base) : m)).join(',');
   }
 }

@@ -19,14 +19,6 @@ export function editDistance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
-/**
- * The edits a misspelling of `known` may have: 1 when `known` has fewer than 8 characters after its
- * prefix (`SVC_PORT` → 1: `SVC_HOST` is not a misspelling of it), else 2.
- */
-export function allowedEdits(knownWithoutPrefix: string): number {
-  return knownWithoutPrefix.length < 8 ? 1 : 2;
-}
-
 /** Options of {@link resembles}. */
 export interface ResemblanceRule {
   /** The common prefix, compared but not counted (`SVC_`, `svc.`). */
@@ -37,9 +29,9 @@ export interface ResemblanceRule {
 
 /**
  * How far `candidate` is from `known`, letter case ignored and the prefix not counted, or `undefined`
- * when it does not look like it: at most {@link allowedEdits} edits apart with the words in their
- * own order or both sorted (`SVC_URL_BASE`), or the start of `known`, two words or more, cut short
- * (`SVC_MANAGEMENT_PASS`).
+ * when it does not look like it: at most one edit apart when `known` has fewer than 8 characters after
+ * the prefix (`SVC_HOST` is no misspelling of `SVC_PORT`), else two, with the words in their own order
+ * or both sorted (`SVC_URL_BASE`); or the start of `known`, two words or more, cut short (`SVC_MANAGEMENT_PASS`).
  */
 function distance(candidate: string, known: string, rule: ResemblanceRule): number | undefined {
   const prefix = rule.prefix.toLowerCase();
@@ -49,7 +41,7 @@ function distance(candidate: string, known: string, rule: ResemblanceRule): numb
   const words = (s: string): string[] => s.split(rule.separator).filter(Boolean);
   const sorted = (s: string): string => words(s).sort().join(' ');
   const edits = Math.min(editDistance(cRest, kRest), editDistance(sorted(cRest), sorted(kRest)));
-  if (edits <= allowedEdits(kRest)) return edits;
+  if (edits <= (kRest.length < 8 ? 1 : 2)) return edits;
   return words(cRest).length > 1 && kRest.startsWith(cRest) ? kRest.length - cRest.length : undefined;
 }
 

@@ -34,12 +34,8 @@ export function findUnsafeDefaults(settings: Settings, supplied: SuppliedParts =
 export function enforceSafeDefaults(settings: Settings, found: UnsafeDefault[], logger: Logger): void {
   if (found.length === 0) return;
   if (settings.production) {
-    throw new SettingsError(
-      `refusing to start with NODE_ENV=production while unsafe defaults remain; set ${found
-        .map((f) => `${f.property} (${f.reason})`)
-        .join('; ')}`,
-      found.map((f) => f.property),
-    );
+    const fixes = found.map((f) => `${f.property} (${f.reason})`).join('; ');
+    throw new SettingsError(`refusing to start with NODE_ENV=production while unsafe defaults remain; set ${fixes}`, found.map((f) => f.property));
   }
   for (const f of found) {
     logger.warn('unsafe_default', { property: f.property, reason: f.reason, fix: `set ${f.property} before production` });

@@ -1,6 +1,5 @@
 # PKCE (RFC 7636, S256) for LemonLDAP::NG 2.16's "OpenID Connect" authentication backend, which
-# sends none by itself. Load it with customPlugins = SvcConnect::LLNG::Pkce and set
-# customPluginsParams/svcConnectPkceKey to a random secret of at least 32 characters.
+# sends none by itself. Loading and configuring it: README.md beside this folder.
 #
 # The code verifier is HMAC-SHA256(key, "<op>\0<state>") in base64url (43 characters): the
 # authorization request carries its S256 challenge, the token request recomputes it from the
