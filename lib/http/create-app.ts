@@ -217,8 +217,9 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
 }
 
 /**
- * A Koa app serving everything of C2 for `settings` ({@link SvcConnect.middleware}) below the path of
- * `svc.base-url`, with `proxy` from settings and `keys` equal to the cookie keys.
+ * A Koa app serving everything of C2 for `settings`: the provider at `/oidc/v1`, the interaction pages,
+ * `/healthz` and `/readyz`, with security headers, `proxy` from settings and `keys` equal to the cookie
+ * keys, below the path of `svc.base-url`.
  */
 export async function createApp(settings: Settings, options: RuntimeOptions = {}): Promise<SvcApp> {
   const svc = await createSvcConnect(settings, options);
