@@ -35,7 +35,6 @@ export function createPinoLogger(
     // Warnings and errors are rare and must be seen at once; request lines may wait in the buffer.
     if (urgent) flush();
   };
-  // An exiting process writes what is still buffered.
   process.once('exit', flush);
   return { pino: instance, info: at('info', false), warn: at('warn', true), error: at('error', true), flush };
 }
