@@ -57,9 +57,7 @@ function liveEntries(cookie: string | undefined, now: number): [string, string, 
     .filter(([, expires]) => parseInt(expires, 36) * 1000 > now);
 }
 
-function tag(key: KeyObject, data: string): string {
-  return createHmac('sha256', key).update(data, 'utf8').digest('base64url').slice(0, MAC_LENGTH);
-}
+const tag = (key: KeyObject, data: string): string => createHmac('sha256', key).update(data, 'utf8').digest('base64url').slice(0, MAC_LENGTH);
 
 function same(a: string, b: string): boolean {
   const x = Buffer.from(a);

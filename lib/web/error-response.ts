@@ -72,7 +72,7 @@ export function failureCauseFields(err: unknown): LogFields {
 }
 
 /** The id `requestLogging` gave the request `ctx` (if any), for log lines. */
-export const requestIdOf = (ctx: { state?: unknown } | undefined): string | undefined => (ctx?.state as { requestId?: string } | undefined)?.requestId;
+export const requestIdOf = (ctx?: { state?: unknown }): string | undefined => (ctx?.state as { requestId?: string } | undefined)?.requestId;
 
 /**
  * Logs an error that was answered: `request_failed` for a `server_error`, else `request_refused`.

@@ -17,12 +17,5 @@ export function isCrossSite(ctx: Context, origin: string, options: { allowNullOr
     return sent !== origin;
   }
   const referer = ctx.get('referer');
-  if (!site && referer) {
-    try {
-      return new URL(referer).origin !== origin;
-    } catch {
-      return true;
-    }
-  }
-  return false;
+  return !site && !!referer && (!URL.canParse(referer) || new URL(referer).origin !== origin);
 }
