@@ -39,7 +39,10 @@ export interface SvcConnect {
   readonly cookieKeys: string[];
   /** Where svc-connect lives publicly (issuer, base path, provider path), derived from `svc.base-url` once. */
   readonly paths: PublicPaths;
-  /** Serves everything (the provider at `/oidc/v1`), at the root or under the path of `svc.base-url` (`mount('/auth', …)`). */
+  /**
+   * Serves everything (the provider at `/oidc/v1`), at the root or under the path of `svc.base-url`
+   * (`mount('/auth', svc.middleware)`); every URL it prints carries that path.
+   */
   readonly middleware: Middleware;
   /**
    * Reads `svc.keys.file` again and serves the provider with those keys from the next request on (the
