@@ -48,29 +48,22 @@ export const MODEL_NAMES = {
   pushedAuthorizationRequest: 'PushedAuthorizationRequest',
 } as const;
 
-/**
- * oidc-provider keeps a client's JWK Set fetched from `jwks_uri` fresh for at least this many
- * seconds (longer when `Cache-Control: max-age` or `Expires` say so) before it fetches it again.
- */
+/** oidc-provider keeps a client's JWK Set from `jwks_uri` fresh at least this many seconds (longer by `max-age`/`Expires`). */
 export const CLIENT_JWKS_MIN_FRESH_SECONDS = 60;
 
 /** The lifetime oidc-provider gives a pushed authorization request (`expires_in` of `/par`). */
 export const PUSHED_REQUEST_TTL_SECONDS = 60;
 
 /**
- * oidc-provider accepts a stored token up to this many seconds past its `exp` (its default
- * `clockTolerance`, which we keep): a token ends on time because the store expires its record at
- * its TTL, not because oidc-provider checks `exp`.
+ * oidc-provider accepts a stored token up to this many seconds past its `exp` (its default `clockTolerance`):
+ * a token ends on time because the store expires its record at its TTL.
  */
 export const PROVIDER_CLOCK_TOLERANCE_SECONDS = 15;
 
 /** Largest request body oidc-provider's own parser reads, in bytes (it refuses larger ones). */
 export const PROVIDER_BODY_LIMIT_BYTES = 56 * 1024;
 
-/**
- * The provider request being served (oidc-provider's `Provider.ctx`), in adapter calls, hooks and
- * `fetch`, with `ctx.oidc` filled in as far as the route got; `undefined` outside a request.
- */
+/** The provider request being served (`Provider.ctx`, `ctx.oidc` as far as the route got); `undefined` outside one. */
 export function currentRequest(): KoaContextWithOIDC | undefined {
   return Provider.ctx;
 }

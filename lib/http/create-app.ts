@@ -40,22 +40,18 @@ export interface SvcConnect {
   /** Where svc-connect lives publicly (issuer, base path, provider path), derived from `svc.base-url` once. */
   readonly paths: PublicPaths;
   /**
-   * Serves health, interactions, management, the demo and the provider at `/oidc/v1`, relative to
-   * where it is mounted: at the root, or under the path of `svc.base-url` with
-   * `mount('/auth', svc.middleware)`. Every URL it prints carries that path.
+   * Serves everything (the provider at `/oidc/v1`), at the root or under the path of `svc.base-url`
+   * (`mount('/auth', svc.middleware)`); every URL it prints carries that path.
    */
   readonly middleware: Middleware;
   /**
-   * Reads `svc.keys.file` again and serves the provider with those keys from the next request on
-   * (the bundled server calls it on SIGHUP; see `svc-connect keys rotate`). Logs `keys_reloaded`, or
-   * `keys_reload_failed` and keeps the keys in use; skipped (`keys_reload_skipped`) when the keys
-   * came from code or were generated at start.
+   * Reads `svc.keys.file` again and serves the provider with those keys from the next request on (the
+   * bundled server calls it on SIGHUP); keeps the keys in use when that fails, and skips keys not from a file.
    */
   reloadKeys(): Promise<KeysReload>;
   /**
-   * `/healthz`, `/readyz` and `/metrics` (when `svc.metrics.enabled`) on their own, for an
-   * operations listener: the bundled server serves it on `svc.ops.port`, an embedder mounts it where
-   * it likes. With `svc.ops.port` set, {@link SvcConnect.middleware} no longer serves these paths.
+   * `/healthz`, `/readyz` and `/metrics` (when `svc.metrics.enabled`) for an operations listener; with
+   * `svc.ops.port` set, {@link SvcConnect.middleware} no longer serves these paths.
    */
   readonly operations: Middleware;
   /** What this instance runs on, for the start line. */
@@ -88,10 +84,7 @@ export interface SvcInfo {
 /** A Koa app serving svc-connect, with its parts at hand. */
 export type SvcApp = Koa & { readonly svc: SvcConnect };
 
-/**
- * Builds every piece of svc-connect for `settings` without creating a Koa app, for embedders who
- * mount them into their own.
- */
+/** Builds every piece of svc-connect for `settings` without creating a Koa app, for embedders who mount them into their own. */
 export async function createSvcConnect(settings: Settings, options: RuntimeOptions = {}): Promise<SvcConnect> {
   const runtime = await resolveRuntime(settings, options, { management: true });
   const { logger } = runtime;
@@ -102,7 +95,6 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     keys: options.jwks ? 'code' : settings.keys.file ? 'file' : 'ephemeral',
     warnings: runtime.warnings,
   };
-  const health = createHealthRouter(runtime.store);
   const proxy = { proxy: settings.proxy, hops: settings.proxyHops };
   const loginRule = (limit: number) => ({
     limit,
@@ -159,21 +151,19 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     },
   });
   const demo = settings.demo.enabled ? createDemoRouter({ provider, paths: runtime.paths, logger }) : undefined;
-  const operational: Middleware[] = [health.routes(), ...(metrics ? [createMetricsRouter(metrics).routes()] : [])] as Middleware[];
-  const separateOps = settings.ops.port !== undefined;
-  const guarded = compose([
-    errorHandler(logger),
-    ...(separateOps ? [] : operational),
-    interactions.routes(),
-    interactions.allowedMethods(),
-    management.routes(),
-    ...(demo ? [demo.routes()] : []),
-  ] as Middleware[]);
-  // Below their exact prefixes only one of our routers can match (the others are health, metrics,
-  // the demo and each other's prefixes): those requests skip the rest. Any other spelling goes
-  // through every router.
-  const pages = compose([errorHandler(logger), interactions.routes(), interactions.allowedMethods()] as Middleware[]);
-  const toolbox = compose([errorHandler(logger), management.routes()] as Middleware[]);
+  const operational = [createHealthRouter(runtime.store).routes(), ...(metrics ? [createMetricsRouter(metrics).routes()] : [])] as Middleware[];
+  const handled = (routes: Middleware[]) => compose([errorHandler(logger), ...routes]);
+  const pageRoutes = [interactions.routes(), interactions.allowedMethods()] as Middleware[];
+  const guarded = handled([
+    ...(settings.ops.port === undefined ? operational : []),
+    ...pageRoutes,
+    management.routes() as Middleware,
+    ...(demo ? [demo.routes() as Middleware] : []),
+  ]);
+  // Below their exact prefixes only one of our routers can match: those requests skip the rest (any
+  // other spelling goes through every router).
+  const pages = handled(pageRoutes);
+  const toolbox = handled([management.routes() as Middleware]);
   const publicPath = runtime.paths.providerPath;
   // The provider in service; a key reload swaps in one built with the new keys (requests under way
   // finish on the one they started with: all state is in the store).
@@ -196,9 +186,8 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     }
     try {
       const jwks = readSigningKeys(file);
-      const fresh = providerFromRuntime(settings, { ...runtime, jwks }, metrics);
-      current = fresh;
-      providerMount = mountProvider(fresh, publicPath);
+      current = providerFromRuntime(settings, { ...runtime, jwks }, metrics);
+      providerMount = mountProvider(current, publicPath);
       const signing = signingKids(jwks.keys);
       logger.info('keys_reloaded', { file, published: jwks.keys.length, signing: Object.entries(signing).map(([alg, kid]) => `${alg}=${kid}`).join(' ') });
       // Rare and operator-facing: written at once, not left in the log buffer.
@@ -218,7 +207,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     cookieKeys: runtime.cookieKeys,
     paths: runtime.paths,
     middleware,
-    operations: compose([errorHandler(logger), ...operational] as Middleware[]),
+    operations: handled(operational),
     reloadKeys,
     info,
     logger,
@@ -231,10 +220,9 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
 }
 
 /**
- * A Koa app serving everything of C2 for `settings`: the provider at `/oidc/v1`, the interaction
- * pages, `/healthz` and `/readyz`, with security headers, `proxy` from settings and `keys` equal to
- * the cookie keys. Everything is served below the path of `svc.base-url` (`/auth/oidc/v1/…` for
- * `https://example.com/auth`).
+ * A Koa app serving everything of C2 for `settings`: the provider at `/oidc/v1`, the interaction pages,
+ * `/healthz` and `/readyz`, with security headers, `proxy` from settings and `keys` equal to the cookie
+ * keys, below the path of `svc.base-url`.
  */
 export async function createApp(settings: Settings, options: RuntimeOptions = {}): Promise<SvcApp> {
   const svc = await createSvcConnect(settings, options);
@@ -242,7 +230,6 @@ export async function createApp(settings: Settings, options: RuntimeOptions = {}
   const app = new Koa({ proxy: settings.proxy, maxIpsCount: settings.proxyHops });
   // The same signatures as Keygrip over svc.cookieKeys, computed for less (see CookieKeyring).
   app.keys = new CookieKeyring(svc.cookieKeys);
-  // A base URL with a path (https://example.com/auth) is served under that path, and only there.
   const { basePath } = svc.paths;
   app.use(basePath ? mount(basePath, svc.middleware) : svc.middleware);
   // What escapes every handler is logged by name and code (Koa's default would print stacks).

@@ -5,10 +5,8 @@ import { renderErrorPage } from '../pages/error-page.js';
 import { logCaughtError, logErrorAnswer, oauthErrorBody, sendError } from '../web/error-response.js';
 
 /**
- * Renders errors of our own routes (health, interactions, management, demo): OAuth JSON
- * `{"error","error_description"}` for API clients, the friendly error page for browsers. Never a
- * stack or an internal message. Every error is logged: a thrown one as `request_failed` (error) or
- * `request_refused` (info), an error answer a route rendered itself as `request_refused`.
+ * Renders errors of our own routes: OAuth JSON for API clients, the error page for browsers, never a
+ * stack or an internal message. Every error is logged, a thrown one and an error answer a route rendered itself.
  */
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx: Context, next) => {
@@ -31,11 +29,7 @@ export function errorHandler(logger: Logger): Middleware {
   };
 }
 
-/**
- * The listener for Koa's `error` event of an app of ours: errors that escaped every handler (a
- * failing response stream, a throw outside the error handler). Koa has answered already; the
- * error is logged like any other caught error, by name and code only.
- */
+/** The listener for Koa's `error` event (errors that escaped every handler): logged by name and code only, as any other. */
 export function logUnhandledErrors(logger: Logger): (err: unknown, ctx?: Context) => void {
   return (err, ctx) => {
     if (ctx) logCaughtError(logger, ctx, err);

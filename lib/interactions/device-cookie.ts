@@ -24,9 +24,7 @@ export class DeviceCookies {
 
   /** The device id of the cookie's valid entry for `name` (already normalised), if it has one. */
   deviceFor(cookie: string | undefined, name: string, now = Date.now()): string | undefined {
-    for (const entry of entriesOf(cookie)) {
-      const [deviceId, expires, nameTag, mac] = entry.split('.') as [string, string, string, string];
-      if (parseInt(expires, 36) * 1000 <= now) continue;
+    for (const [deviceId, expires, nameTag, mac] of liveEntries(cookie, now)) {
       for (const key of this.keys) {
         if (same(nameTag, tag(key, `name:${name}`)) && same(mac, tag(key, `${deviceId}.${expires}.${nameTag}`))) return deviceId;
       }
@@ -41,26 +39,25 @@ export class DeviceCookies {
     const expires = Math.floor(now / 1000 + this.lifetimeSeconds).toString(36);
     const nameTag = tag(key, `name:${name}`);
     const fresh = `${device}.${expires}.${nameTag}.${tag(key, `${device}.${expires}.${nameTag}`)}`;
-    const others = entriesOf(cookie).filter((entry) => {
-      const [id, entryExpires] = entry.split('.') as [string, string];
-      return id !== device && parseInt(entryExpires, 36) * 1000 > now;
-    });
+    const others = liveEntries(cookie, now)
+      .filter(([id]) => id !== device)
+      .map((parts) => parts.join('.'));
     return [fresh, ...others].slice(0, DEVICE_NAMES_PER_BROWSER).join('~');
   }
 }
 
-/** The well-formed entries of a cookie value (anything else is ignored). */
-function entriesOf(cookie: string | undefined): string[] {
+/** The unexpired ones of the well-formed entries of a cookie value (anything else is ignored), split into their parts. */
+function liveEntries(cookie: string | undefined, now: number): [string, string, string, string][] {
   if (!cookie || cookie.length > 2048) return [];
   return cookie
     .split('~')
     .filter((entry) => /^[\w-]{22}\.[0-9a-z]{1,10}\.[\w-]{22}\.[\w-]{22}$/.test(entry))
-    .slice(0, DEVICE_NAMES_PER_BROWSER);
+    .slice(0, DEVICE_NAMES_PER_BROWSER)
+    .map((entry) => entry.split('.') as [string, string, string, string])
+    .filter(([, expires]) => parseInt(expires, 36) * 1000 > now);
 }
 
-function tag(key: KeyObject, data: string): string {
-  return createHmac('sha256', key).update(data, 'utf8').digest('base64url').slice(0, MAC_LENGTH);
-}
+const tag = (key: KeyObject, data: string): string => createHmac('sha256', key).update(data, 'utf8').digest('base64url').slice(0, MAC_LENGTH);
 
 function same(a: string, b: string): boolean {
   const x = Buffer.from(a);

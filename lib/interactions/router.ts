@@ -9,7 +9,7 @@ import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { channelMode } from '../claims/privacy.js';
 import { verifiedGrantNamesOf } from '../claims/verified-request.js';
-import { readFormBody } from '../web/form-body.js';
+import { parseJsonObject, readFormBody } from '../web/form-body.js';
 import { sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
@@ -37,15 +37,6 @@ export interface InteractionsOptions {
 }
 
 const stringParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-
-function parseClaims(value: unknown): unknown {
-  if (typeof value !== 'string') return undefined;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return undefined;
-  }
-}
 
 const originOf = (uri: unknown): string | undefined => (typeof uri === 'string' && URL.canParse(uri) ? new URL(uri).origin : undefined);
 
@@ -148,7 +139,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
     if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
     // Each verified claim and detail the page showed is recorded on its own.
-    grant.addOIDCClaims(verifiedGrantNamesOf(parseClaims(details.params.claims)));
+    grant.addOIDCClaims(verifiedGrantNamesOf(parseJsonObject(stringParam(details.params.claims) ?? '')));
     // Consent covers the client's delivery as the page showed it; when it changed since, the page is shown again.
     const { client } = await clientFor(details.params.client_id);
     if (!client) return ctx.throw(400, 'the client of this interaction no longer exists');

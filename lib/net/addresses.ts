@@ -18,9 +18,7 @@ type IPv6 = ipaddr.IPv6;
 
 const GLOBAL_UNICAST: [IPv6, number] = ipaddr.IPv6.parseCIDR('2000::/3');
 
-function forbiddenIPv4(address: IPv4): boolean {
-  return address.range() !== 'unicast';
-}
+const forbiddenIPv4 = (address: IPv4): boolean => address.range() !== 'unicast';
 
 const v4 = (high: number, low: number): IPv4 => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 
@@ -58,12 +56,7 @@ function forbiddenIPv6(address: IPv6): boolean {
   return !address.match(GLOBAL_UNICAST) || address.range() !== 'unicast';
 }
 
-/**
- * True when `address` (an IP literal, as DNS or a URL gives it) lies in a range outbound fetches
- * must not reach: every special-purpose IPv4 and IPv6 range, IPv6 outside global unicast, any
- * address that embeds a forbidden IPv4 address, any scoped (`%zone`) address, and anything that is
- * not an IP literal at all.
- */
+/** True when `address` (an IP literal, as DNS or a URL gives it) is one outbound fetches must not reach (see above), or no IP literal. */
 export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address);
   // node:net accepts only dotted-decimal IPv4 (no octal, hex or short forms), so ipaddr.js reads

@@ -114,8 +114,7 @@ interface Exchange {
   signal: AbortSignal;
 }
 
-function once(x: Exchange): Promise<{ response: IncomingMessage; body: Buffer }> {
-  const { url, target, maxBytes, signal } = x;
+function once({ url, target, maxBytes, accept, method, ca, signal }: Exchange): Promise<{ response: IncomingMessage; body: Buffer }> {
   return new Promise((resolve, reject) => {
     // Connect to the address we vetted, not to a second resolution (no DNS rebinding).
     const pinned: LookupFunction = (_host, options, callback) => {
@@ -123,10 +122,8 @@ function once(x: Exchange): Promise<{ response: IncomingMessage; body: Buffer }>
       else callback(null, target.address, target.family);
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(url, { method: x.method, lookup: pinned, headers: { accept: x.accept, 'user-agent': 'svc-connect' }, ...(x.ca ? { ca: x.ca } : {}) });
-    const onAbort = (): void => {
-      req.destroy(stopped(url, signal));
-    };
+    const req = send(url, { method, lookup: pinned, headers: { accept, 'user-agent': 'svc-connect' }, ...(ca ? { ca } : {}) });
+    const onAbort = (): void => void req.destroy(stopped(url, signal));
     signal.addEventListener('abort', onAbort, { once: true });
     req.on('error', (err) => {
       signal.removeEventListener('abort', onAbort);
@@ -149,8 +146,7 @@ function once(x: Exchange): Promise<{ response: IncomingMessage; body: Buffer }>
         signal.removeEventListener('abort', onAbort);
         resolve({ response, body: Buffer.concat(chunks) });
       });
-      // A response that breaks mid-body also fails the request: the abort path above rejects with
-      // the reason; this listener only keeps the stream's error from being unhandled.
+      // A broken body also fails the request (rejected above); this only keeps the error from being unhandled.
       response.on('error', () => undefined);
     });
     if (signal.aborted) onAbort();
@@ -196,11 +192,8 @@ export async function fetchDocument(href: string, options: OutboundFetchOptions,
         url = next;
         continue;
       }
-      const headers: Record<string, string> = {};
-      for (const name of CACHE_HEADERS) {
-        const value = response.headers[name];
-        if (typeof value === 'string') headers[name] = value;
-      }
+      const cached = CACHE_HEADERS.map((name) => [name, response.headers[name]]);
+      const headers = Object.fromEntries(cached.filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
       return { status, contentType: String(response.headers['content-type'] ?? ''), body, headers };
     }
     throw new OutboundFetchError(href, 'too many redirects');

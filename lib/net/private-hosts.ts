@@ -14,10 +14,7 @@ import { parseIPv6 } from './addresses.js';
 
 const UNIQUE_LOCAL: [ipaddr.IPv6, number] = ipaddr.IPv6.parseCIDR('fd00::/8');
 
-/**
- * True for an address a listed host may resolve to: RFC 1918 IPv4 (10/8, 172.16/12, 192.168/16) or
- * unique-local IPv6 in fd00::/8. An IPv4 address embedded in IPv6 (mapped, NAT64, …) is not one.
- */
+/** True for an address a listed host may resolve to (RFC 1918 or fd00::/8); an IPv4 address embedded in IPv6 is not one. */
 export function isPrivateNetworkAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return ipaddr.IPv4.parse(address).range() === 'private';
@@ -26,8 +23,7 @@ export function isPrivateNetworkAddress(address: string): boolean {
 
 /** The canonical `host:port` of an https URL (WHATWG host without a trailing dot; port 443 when absent). */
 export function hostPortOf(url: URL): string {
-  const host = url.hostname.replace(/\.$/, '');
-  return `${host}:${url.port || '443'}`;
+  return `${url.hostname.replace(/\.$/, '')}:${url.port || '443'}`;
 }
 
 /**
@@ -36,13 +32,8 @@ export function hostPortOf(url: URL): string {
  */
 function parsePrivateHost(entry: string): string {
   const text = entry.trim();
-  if (!text || /[/?#@*\s\\]/.test(text)) throw new Error(`expected host or host:port, got "${entry}"`);
-  let url: URL;
-  try {
-    url = new URL(`https://${text}/`);
-  } catch {
-    throw new Error(`expected host or host:port, got "${entry}"`);
-  }
+  if (!text || /[/?#@*\s\\]/.test(text) || !URL.canParse(`https://${text}/`)) throw new Error(`expected host or host:port, got "${entry}"`);
+  const url = new URL(`https://${text}/`);
   const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (isIP(literal) && !isPrivateNetworkAddress(literal)) {
     throw new Error(`${literal} is not a private address (only 10/8, 172.16/12, 192.168/16 and fd00::/8 may be listed)`);

@@ -5,11 +5,9 @@ import { fetchDocument, type OutboundFetchOptions, type OutboundRequest } from '
 export type ProviderFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /**
- * oidc-provider's `fetch` configuration backed by {@link fetchDocument}, so the provider's own
- * fetches (the `jwks_uri` refresh above all) obey our rules: the resolved address vetted and pinned.
- * oidc-provider 9 calls it as `fetch(url, { method, headers, signal, dispatcher, redirect? })`: its
- * `signal` aborts our request; GET and HEAD are sent, any other method refused; of the headers only
- * `accept` is sent; `dispatcher` (undici) does not apply to node:http and is ignored.
+ * oidc-provider's `fetch` configuration backed by {@link fetchDocument}, so its own fetches obey our rules.
+ * Of oidc-provider 9's `fetch(url, { method, headers, signal, dispatcher, redirect? })` only `accept` is
+ * sent of the headers, and `dispatcher` (undici) does not apply to node:http: it is ignored.
  */
 export function providerFetch(options: OutboundFetchOptions): ProviderFetch {
   return async (input, init) => {

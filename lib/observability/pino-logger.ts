@@ -5,16 +5,12 @@ import { pino, type Logger as Pino, type Level } from 'pino';
 import type { LogFields, Logger, LogLevel } from '../logger.js';
 import { prettyLine } from './pretty.js';
 
-
 /** Log line formats accepted by `svc.log.format`. */
 export type LogFormat = 'pretty' | 'json';
 
 /**
- * A {@link Logger} on pino: one JSON line per event (`{"level","time","event",…fields,"msg"}`),
- * or with `format: "pretty"` one readable line (`10:42:01.123 INFO  event key=value …`, the level
- * coloured on a terminal), written to `destination` (default stdout) at `level` and above. Writes
- * are asynchronous and buffered (pino's default; `sync: true` writes each line at once); `flush()`
- * writes what is buffered.
+ * A {@link Logger} on pino: one JSON line per event, or with `format: "pretty"` one readable line, written
+ * to `destination` (default stdout) at `level` and above; buffered unless `sync`, `flush()` writes the buffer.
  */
 export function createPinoLogger(
   options: { level?: LogLevel; destination?: number | string; sync?: boolean; format?: LogFormat } = {},
@@ -39,7 +35,6 @@ export function createPinoLogger(
     // Warnings and errors are rare and must be seen at once; request lines may wait in the buffer.
     if (urgent) flush();
   };
-  // An exiting process writes what is still buffered.
   process.once('exit', flush);
   return { pino: instance, info: at('info', false), warn: at('warn', true), error: at('error', true), flush };
 }
@@ -57,7 +52,7 @@ export interface LogSettings {
 
 /**
  * The logger `svc.log.*` asks for on stdout; an unset format is {@link defaultLogFormat}'s.
- * @throws TypeError when given the whole Settings (its former argument) instead of `settings.log`.
+ * @throws TypeError when given the whole Settings instead of `settings.log`.
  */
 export function createSettingsLogger(log: LogSettings, production: boolean): Logger & { pino: Pino } {
   if ('log' in log) throw new TypeError('createSettingsLogger takes settings.log and settings.production, not the whole Settings');

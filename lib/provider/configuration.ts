@@ -35,11 +35,7 @@ export interface ConfigurationParts {
   cookieKeys: string[];
   /** The key pairwise `sub`s are derived with (`svc.subject.pairwise-key`); never rotated. */
   pairwiseKey: string;
-  /**
-   * The adapter factory oidc-provider is given, used as it comes: pass `wrappedAdapter({ store })`
-   * (what `createProvider` passes), or the store rules (pushed requests checked and used once,
-   * single-use tokens, hashed client secrets, suspension) do not hold.
-   */
+  /** The adapter factory, used as it comes: pass `wrappedAdapter({ store })`, or the store rules do not hold. */
   adapter: (model: string) => Adapter;
   /** Resolves an account by its id. */
   findAccount: FindAccount;
@@ -47,10 +43,7 @@ export interface ConfigurationParts {
   clients?: ClientMetadata[];
   /** The claim modules: what claims exist and who provides them. */
   registry: ClaimRegistry;
-  /**
-   * Where `client_keys_refused` warnings go (client keys refused when oidc-provider fetches them).
-   * @default silentLogger
-   */
+  /** Where `client_keys_refused` warnings go. @default silentLogger */
   logger?: Logger;
   /** Where svc-connect lives publicly; default: derived from `svc.base-url`. */
   paths?: PublicPaths;
@@ -77,12 +70,8 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     jwks: parts.jwks,
     cookies: {
       keys: parts.cookieKeys,
-      // A cross-site form POST to /authorize carries the session cookie only with SameSite=None
-      // (oidc-provider requires it for POST). On http deployments browsers refuse None without
-      // Secure, so the cookies are sent as Lax there (laxCookiesOnHttp; docs/spec-decisions.md).
-      // The session cookie belongs to the provider's path under svc.base-url (C2), not to the
-      // whole host: other applications on the host never receive it, and two providers under
-      // different paths keep their own sessions.
+      // SameSite=None: a cross-site form POST to /authorize must carry the session (Lax on http, see
+      // laxCookiesOnHttp). Scoped to the provider's path: other applications on the host never get it.
       long: { httpOnly: true, sameSite: 'none', path: paths.providerPath },
       short: { httpOnly: true, sameSite: 'lax' },
     },
@@ -98,7 +87,6 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     // Only the scopes whose claims the modules provide (C5); a request naming another is served without it.
     scopes: [...scopeOffer(parts.registry).offered],
     claims: claimsConfiguration(parts.registry),
-    // OpenID Connect for Identity Assurance: advertised only when a module provides verified data.
     discovery: {
       claim_types_supported: ['normal'],
       ...(parts.registry.offer ? verifiedDiscovery(parts.registry.offer) : {}),
@@ -119,14 +107,9 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       properties: ['allow_unencrypted_userinfo'],
       validator(_ctx, key, value, metadata) {
         if (key !== 'allow_unencrypted_userinfo') return;
-        if (value === undefined) {
-          metadata.allow_unencrypted_userinfo = false;
-          return;
-        }
-        if (typeof value !== 'boolean') {
-          // Thrown as invalid_client_metadata by oidc-provider's schema validation.
-          throw new TypeError('allow_unencrypted_userinfo must be a boolean');
-        }
+        if (value === undefined) metadata.allow_unencrypted_userinfo = false;
+        // Thrown as invalid_client_metadata by oidc-provider's schema validation.
+        else if (typeof value !== 'boolean') throw new TypeError('allow_unencrypted_userinfo must be a boolean');
       },
     },
     ttl: {
@@ -143,12 +126,9 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       encryption: { enabled: true },
       jwtUserinfo: { enabled: true },
       userinfo: { enabled: true },
-      // Checked (budget first) in the query, a form body, a request object and a pushed request;
-      // a pushed request's stored form is not checked again when /authorize loads it.
       claimsParameter: { enabled: true, assertClaimsParameter: checkedOnce(claimsParameterAssertion(parts.registry, valueMac)) },
-      // Request objects by value (RFC 9101), signed by the client (never `none`), optionally
-      // encrypted to the provider's `use: "enc"` keys; `request_uri` to a client's server is not
-      // supported (oidc-provider 9 dereferences none), only the provider's own PAR URNs.
+      // By value (RFC 9101), signed by the client (never `none`), maybe encrypted to our `enc` keys;
+      // oidc-provider 9 dereferences no `request_uri` but the provider's own PAR URNs.
       requestObjects: { enabled: true, requireSignedRequestObject: false, assertJwtClaimsAndHeader: assertRequestObject },
       rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: postLogoutPage },
       registration: {
@@ -158,7 +138,6 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
         policies: createRegistrationPolicies({ fetch: (url, accept) => fetchDocument(url, outbound, accept), defaultSubjectType: settings.subject.defaultType }),
       },
       registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
-      // RFC 9126 at /par: client-authenticated, `request_uri` valid 60 s, used once, bound to the client.
       pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: settings.par.required, allowUnregisteredRedirectUris: false },
       dPoP: { enabled: false },
       resourceIndicators: { enabled: false },
@@ -189,10 +168,8 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
 }
 
 /**
- * Pairwise subject identifiers (OpenID Connect Core 8.1): both types offered, each pairwise `sub`
- * derived from the account id and the client's sector with the pairwise key. A registered client's
- * `sector_identifier_uri` was checked by policy `svc/subject-type` at registration and update;
- * oidc-provider checks a static client's once, when it first loads it (through our guarded fetch).
+ * Pairwise subjects (OpenID Connect Core 8.1). A registered client's `sector_identifier_uri` was checked
+ * by policy `svc/subject-type`; oidc-provider checks a static client's once, when it first loads it.
  */
 function pairwiseConfiguration(parts: ConfigurationParts): Pick<Configuration, 'subjectTypes' | 'pairwiseIdentifier' | 'sectorIdentifierUriValidate'> {
   const staticIds = new Set((parts.clients ?? []).map((c) => c.client_id));
@@ -207,11 +184,7 @@ function pairwiseConfiguration(parts: ConfigurationParts): Pick<Configuration, '
   };
 }
 
-/**
- * oidc-provider's `claims` configuration: the offered scopes of the fixed map, the `scope` claim
- * (protocol data, always allowed through), every concrete claim the modules provide (discovery
- * `claims_supported`), and `verified_claims` when a module provides verified data.
- */
+/** oidc-provider's `claims`: the offered scopes, the `scope` claim (protocol data), every claim the modules provide. */
 function claimsConfiguration(registry: ClaimRegistry): NonNullable<Configuration['claims']> {
   const claims: Record<string, string[] | null> = { auth_time: null, iss: null };
   // oidc-provider adds every scope named here to scopes_supported: only the offered ones are named.

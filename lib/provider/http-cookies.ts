@@ -1,9 +1,8 @@
 import type { Context, Next } from 'koa';
 
 /**
- * `provider.use` middleware for http base URLs: oidc-provider's `SameSite=None` cookies (needed for
- * POST at `/authorize` and `/logout`) are refused by browsers without `Secure`, which needs https,
- * so on http they go out as `SameSite=Lax` (a cross-site form POST then carries no session).
+ * `provider.use` middleware for http base URLs: browsers refuse `SameSite=None` cookies without `Secure`,
+ * so they go out as `SameSite=Lax` (a cross-site form POST to `/authorize` or `/logout` then carries no session).
  */
 export function laxCookiesOnHttp(): (ctx: Context, next: Next) => Promise<void> {
   return async (ctx, next) => {

@@ -80,10 +80,9 @@ function readKeysFile(file: string): { keys: StatefulJwk[] } {
 }
 
 /**
- * Runs one rotation step ({@link rotateKeys}) on the keys file `file`: reads and judges it as a
- * server would, computes the step, judges the result the same way, and replaces the file atomically
- * (a temporary file of mode 0600 renamed over it), holding `FILE.lock`. Servers use the new keys
- * once they reload them (SIGHUP or restart).
+ * Runs one rotation step ({@link rotateKeys}) on the keys file `file`, judging it before and after as a
+ * server would, and replaces it atomically (a 0600 file renamed over it) holding `FILE.lock`.
+ * Servers use the new keys once they reload them (SIGHUP or restart).
  *
  * @throws {@link SettingsError} for an unreadable or invalid file, or a rotation already running.
  */

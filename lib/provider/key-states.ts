@@ -64,12 +64,8 @@ function signingKeyFor(alg: string, keys: readonly JWK[]): JWK | undefined {
 
 /** Which key signs each signing alg the provider offers (`alg → kid`), for logs and status. */
 export function signingKids(keys: readonly JWK[]): Record<string, string> {
-  const kids: Record<string, string> = {};
-  for (const alg of SIGNING_ALG_VALUES) {
-    const key = signingKeyFor(alg, keys);
-    if (key?.kid) kids[alg] = key.kid;
-  }
-  return kids;
+  const kids = SIGNING_ALG_VALUES.map((alg): [string, string | undefined] => [alg, signingKeyFor(alg, keys)?.kid]);
+  return Object.fromEntries(kids.filter((entry): entry is [string, string] => Boolean(entry[1])));
 }
 
 /**

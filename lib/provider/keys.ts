@@ -22,37 +22,27 @@ export async function generateSigningKeys(): Promise<PrivateJwks> {
   return { keys: await Promise.all(keys) };
 }
 
-/** Generates the request-object decryption keys (RFC 9101): RSA 2048 (RSA-OAEP*) and EC P-256 (ECDH-ES*), with `use: "enc"`. */
-async function generateEncryptionKeys(): Promise<PrivateJwks> {
-  const keys = [generatePrivateJwk('RSA-OAEP-256', { modulusLength: 2048 }, 'enc'), generatePrivateJwk('ECDH-ES', { crv: 'P-256' }, 'enc')];
-  return { keys: await Promise.all(keys) };
-}
-
 /**
- * Generates every key the provider holds: the signing keys ({@link generateSigningKeys}) followed
- * by the request-object decryption keys ({@link generateEncryptionKeys}). This is what
- * `svc-connect keys generate` writes and what a start without `svc.keys.file` uses.
+ * Generates every key the provider holds: the signing keys ({@link generateSigningKeys}) followed by the
+ * request-object decryption keys (RFC 9101): RSA 2048 (RSA-OAEP*) and EC P-256 (ECDH-ES*), with `use: "enc"`.
+ * This is what `svc-connect keys generate` writes and what a start without `svc.keys.file` uses.
  */
 export async function generateProviderKeys(): Promise<PrivateJwks> {
-  const [signing, encryption] = await Promise.all([generateSigningKeys(), generateEncryptionKeys()]);
-  return { keys: [...signing.keys, ...encryption.keys] };
+  const decryption = [generatePrivateJwk('RSA-OAEP-256', { modulusLength: 2048 }, 'enc'), generatePrivateJwk('ECDH-ES', { crv: 'P-256' }, 'enc')];
+  const [signing, ...keys] = await Promise.all([generateSigningKeys(), ...decryption]);
+  return { keys: [...signing.keys, ...keys] };
 }
 
 /**
- * Checks a private JWKS: every key private, RSA (at least 2048 bits) or EC (a NIST curve), with a
- * unique `kid` and `use` `sig`, `enc` or absent (both); a current RSA signing key (RS256 is the
- * default alg); rotation members well formed, and no `next` or `retiring` key the one oidc-provider
- * would sign with. Returns the keys in the provider's order (current, next, retiring) without them.
- *
+ * Checks a private JWKS (the rules below, each with its message) and returns its keys in the provider's
+ * order (current, next, retiring) without their rotation members.
  * @throws {@link SettingsError} naming `svc.keys.file` and the faulty key's position.
  */
 export function validateProviderKeys(jwks: unknown, source: string): PrivateJwks {
   const fail = (reason: string): never => {
     throw new SettingsError(`invalid signing keys in ${source} (svc.keys.file): ${reason}`, ['svc.keys.file']);
   };
-  if (!jwks || typeof jwks !== 'object' || !Array.isArray((jwks as PrivateJwks).keys)) {
-    return fail('expected a JSON object with a "keys" array');
-  }
+  if (!jwks || typeof jwks !== 'object' || !Array.isArray((jwks as PrivateJwks).keys)) return fail('expected a JSON object with a "keys" array');
   const keys = (jwks as PrivateJwks).keys;
   const kids = new Set<string>();
   keys.forEach((key, i) => {
@@ -79,8 +69,5 @@ export function validateProviderKeys(jwks: unknown, source: string): PrivateJwks
 
 /** Reads and validates the JWKS file named by `svc.keys.file`. */
 export function readSigningKeys(file: string): PrivateJwks {
-  return validateProviderKeys(
-    readJsonFile(file, (reason) => new SettingsError(`svc.keys.file: ${reason}`, ['svc.keys.file'])),
-    file,
-  );
+  return validateProviderKeys(readJsonFile(file, (reason) => new SettingsError(`svc.keys.file: ${reason}`, ['svc.keys.file'])), file);
 }

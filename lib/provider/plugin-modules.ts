@@ -22,16 +22,10 @@ export interface ModuleContext {
   readonly logger: Logger;
 }
 
-/**
- * The default export of an `svc.authenticator.module`: an {@link Authenticator}, or a function
- * (maybe async) returning one.
- */
+/** The default export of an `svc.authenticator.module`: an {@link Authenticator}, or a function (maybe async) returning one. */
 export type AuthenticatorModuleExport = Authenticator | ((context: ModuleContext) => Authenticator | Promise<Authenticator>);
 
-/**
- * The default export of a module in `svc.claims.modules`: a {@link ClaimModule} or a list of them,
- * or a function (maybe async) returning either.
- */
+/** The default export of a module in `svc.claims.modules`: a {@link ClaimModule}, a list of them, or a function returning either. */
 export type ClaimModulesExport =
   | ClaimModule
   | readonly ClaimModule[]
@@ -45,13 +39,10 @@ function causeOf(err: unknown): string {
 }
 
 /**
- * Where a module specifier leads, by Node's rules, from the working directory (values of a
- * configuration file arrive resolved against its folder, see `relative-paths.ts`): a `file:` URL
- * as it is; an absolute path; `./…` and `../…` against the working directory; a bare specifier is
- * the file of that relative path when one exists (`examples/claims-file.ts`), else a package name
- * looked up in the `node_modules` folders from the working directory up (as `require.resolve`
- * does), else as svc-connect itself would import it (packages whose exports offer `import` only).
- * `shown` is what errors print: the absolute path of a file.
+ * Where a module specifier leads from the working directory: a `file:` URL or absolute path as it is;
+ * a relative one, or a bare one naming an existing file, as a file; else a package found as
+ * `require.resolve` does, else as svc-connect would import it (packages whose exports offer `import`
+ * only). `shown` is what errors print.
  */
 function locate(specifier: string): { url: string; shown: string } {
   if (specifier.startsWith('file:')) return { url: specifier, shown: specifier };
@@ -63,8 +54,7 @@ function locate(specifier: string): { url: string; shown: string } {
   try {
     return file(createRequire(resolve(cwd, 'noop.js')).resolve(specifier));
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'MODULE_NOT_FOUND') {
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') {
       throw new ModuleNotFound(`no package ${specifier} in the node_modules folders from ${cwd} up, and no file ${beside} (write ./${specifier} for a file relative to the configuration file or the working directory)`);
     }
     return { url: specifier, shown: `package ${specifier}` };
@@ -74,7 +64,8 @@ function locate(specifier: string): { url: string; shown: string } {
 /** A bare specifier that names neither a package nor a file. */
 class ModuleNotFound extends Error {}
 
-async function importDefault(property: string, path: string): Promise<unknown> {
+/** The module's default export, or what it returns when it is a function. */
+async function loadDefault(property: string, path: string, context: ModuleContext): Promise<unknown> {
   let loaded: Record<string, unknown>;
   let shown = path;
   try {
@@ -87,13 +78,10 @@ async function importDefault(property: string, path: string): Promise<unknown> {
     const where = shown === path ? '' : ` (${shown})`;
     throw new SettingsError(`cannot load ${property} ${path}${where}: ${code ? `${code}: ` : ''}${causeOf(err)}`, [property]);
   }
-  if (!('default' in loaded) || loaded.default === undefined) {
+  const value = loaded.default;
+  if (value === undefined) {
     throw new SettingsError(`${property} ${path} has no default export (export default the ${property === 'svc.claims.modules' ? 'claim module' : 'authenticator'}, or a function returning it)`, [property]);
   }
-  return loaded.default;
-}
-
-async function callFactory(property: string, path: string, value: unknown, context: ModuleContext): Promise<unknown> {
   if (typeof value !== 'function') return value;
   try {
     return await (value as (context: ModuleContext) => unknown)(context);
@@ -106,12 +94,11 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /**
  * Loads the authenticator named by `svc.authenticator.module` (ESM, by dynamic import).
- * @throws {@link SettingsError} naming the property and the module when it cannot be loaded or
- * does not fit {@link Authenticator} (which member is missing).
+ * @throws {@link SettingsError} naming the module when it cannot be loaded or lacks a member of {@link Authenticator}.
  */
 export async function loadAuthenticatorModule(path: string, context: ModuleContext): Promise<Authenticator> {
   const property = 'svc.authenticator.module';
-  const value = await callFactory(property, path, await importDefault(property, path), context);
+  const value = await loadDefault(property, path, context);
   if (!isObject(value)) {
     throw new SettingsError(`${property} ${path} must export default an authenticator (an object with authenticate and exists functions) or a function returning one; got ${value === null ? 'null' : typeof value}`, [property]);
   }
@@ -124,14 +111,13 @@ export async function loadAuthenticatorModule(path: string, context: ModuleConte
 
 /**
  * Loads the claim modules named by `svc.claims.modules`, in order (ESM, by dynamic import).
- * @throws {@link SettingsError} naming the property and the module when one cannot be loaded or
- * does not fit {@link ClaimModule} (which member is wrong).
+ * @throws {@link SettingsError} naming the module when one cannot be loaded or does not fit {@link ClaimModule}.
  */
 export async function loadClaimModules(paths: readonly string[], context: ModuleContext): Promise<ClaimModule[]> {
   const property = 'svc.claims.modules';
   const modules: ClaimModule[] = [];
   for (const path of paths) {
-    const value = await callFactory(property, path, await importDefault(property, path), context);
+    const value = await loadDefault(property, path, context);
     const list: unknown[] = Array.isArray(value) ? (value as unknown[]) : [value];
     if (list.length === 0) throw new SettingsError(`${property} ${path} exports no claim module (an empty list)`, [property]);
     list.forEach((entry, i) => {

@@ -4,7 +4,7 @@ import type { Context, Next } from 'koa';
 
 import { basicAuthorization, parseBasicAuthorization } from '../web/basic-auth.js';
 import { logCaughtError, sendCaughtError, sendError } from '../web/error-response.js';
-import { readBodyText } from '../web/form-body.js';
+import { parseJsonObject, readBodyText } from '../web/form-body.js';
 import { replaceRequestBody } from '../web/replace-request-body.js';
 import type { Logger } from '../logger.js';
 import { hashClientSecret, isHashedClientSecret } from '../registration/client-secrets.js';
@@ -46,16 +46,6 @@ function hashBasicSecret(ctx: Context): void {
   if (given) ctx.req.headers.authorization = basicAuthorization(given.user, hashClientSecret(given.password), { formEncoded: true });
 }
 
-/** A JSON object body, or undefined (oidc-provider answers invalid_request for the original text). */
-function parseJsonObject(raw: string): Fields | undefined {
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Fields) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Reads, normalizes and puts back a form or JSON body; `false` when the request was answered. */
 async function normalizeBody(ctx: Context, mappedClientId: string | undefined): Promise<boolean> {
   const form = ctx.is(FORM) === FORM;
@@ -73,6 +63,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined): 
     const hashed = hashSecrets(fields);
     if (dropIgnoredHints(fields) || hashed) text = querystring.stringify(fields as querystring.ParsedUrlQueryInput);
   } else {
+    // Not a JSON object: passed on as it is, for oidc-provider to refuse.
     const fields = parseJsonObject(raw);
     if (fields) {
       const filled = mappedClientId !== undefined && fields.client_id === undefined;
@@ -85,18 +76,14 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined): 
 }
 
 /**
- * `provider.use` middleware that puts every provider request in the form our rules expect, on every
- * path and method alike:
- * - a presented client secret (HTTP Basic, or `client_secret` in a form or JSON body) is replaced
- *   by its hash before oidc-provider compares it with the stored hash, so a stolen hash never
- *   authenticates: it would be hashed again;
- * - the ignored parameters are dropped from authorization requests (query or form);
- * - the JWE header of an encrypted `request` parameter is recorded ({@link recordRequestEnvelope});
- * - `POST` on the canonical client configuration path is served as `PUT` (the seed spec updates by
- *   POST; RFC 7592 replaces by PUT), with `client_id` filled in when omitted;
+ * `provider.use` middleware that puts every provider request, on every path and method, in the form our rules expect:
+ * - a presented client secret (Basic, form or JSON) is replaced by its hash before oidc-provider compares
+ *   it with the stored hash, so a stolen hash never authenticates: it would be hashed again;
+ * - the ignored parameters are dropped, and an encrypted `request`'s header recorded ({@link recordRequestEnvelope});
+ * - `POST` on the canonical client configuration path is served as `PUT` (the seed spec updates by POST;
+ *   RFC 7592 by PUT), `client_id` filled in when omitted;
  * - a response never repeats a stored (hashed) client secret.
- * Bodies are read once and handed on as a fresh stream. A body that cannot be read is answered here
- * with an OAuth JSON error, and logged.
+ * A body that cannot be read is answered here with an OAuth JSON error, and logged.
  */
 export function normalizeProviderRequests(logger: Logger): (ctx: Context, next: Next) => Promise<void> {
   return async (ctx, next) => {

@@ -20,11 +20,7 @@ const REQUEST_OBJECT_MAX_LIFETIME = 3600;
 /** The JWE header of an encrypted request object, by request (the decrypted object replaces it). */
 const envelopes = new WeakMap<object, { alg?: unknown; enc?: unknown } | 'malformed'>();
 
-/**
- * Remembers the protected header of an encrypted (five-part) `request` parameter before
- * oidc-provider decrypts it, for {@link assertRequestObject} to compare with the registered
- * `request_object_encryption_alg` and `_enc`.
- */
+/** Remembers the protected header of an encrypted `request` parameter, before oidc-provider decrypts it, for {@link assertRequestObject}. */
 export function recordRequestEnvelope(ctx: Context, request: unknown): void {
   if (typeof request !== 'string' || request.split('.').length !== 5) return;
   try {
@@ -58,11 +54,9 @@ function checkLifetime(claims: Record<string, unknown>): void {
 }
 
 /**
- * oidc-provider's `features.requestObjects.assertJwtClaimsAndHeader`, run for every request object
- * after decryption and oidc-provider's own checks, before the object's parameters replace the
- * request's: a client's object must carry `exp` at most {@link REQUEST_OBJECT_MAX_LIFETIME} seconds
- * ahead and use its registered encryption alg and enc; the ignored parameters inside it are dropped
- * (C3). A pushed request loaded at `/authorize` was checked at `/par`: only the drop applies again.
+ * oidc-provider's `assertJwtClaimsAndHeader`, run after its own checks: a client's request object must
+ * carry `exp` at most {@link REQUEST_OBJECT_MAX_LIFETIME} seconds ahead and use its registered encryption;
+ * the ignored parameters inside are dropped (C3). A pushed request loaded at `/authorize` was checked at `/par`.
  */
 export function assertRequestObject(ctx: KoaContextWithOIDC, claims: Record<string, unknown>, _header: unknown, client: Client): void {
   if (!(MODEL_NAMES.pushedAuthorizationRequest in ctx.oidc.entities)) {

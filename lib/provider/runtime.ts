@@ -74,7 +74,6 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   const cookieKeys = settings.cookies.keys ?? [randomBytes(32).toString('base64url')];
   // Unset: every pairwise sub changes at the next start (an unsafe default, refused in production).
   const pairwiseKey = settings.subject.pairwiseKey ?? randomBytes(32).toString('base64url');
-  // Modules named by properties are loaded once, at start (code given in options wins).
   const context = { baseUrl: settings.baseUrl, production: settings.production, logger };
   let authenticator = options.authenticator ?? (settings.authenticator.module ? await loadAuthenticatorModule(settings.authenticator.module, context) : undefined);
   if (!authenticator) {

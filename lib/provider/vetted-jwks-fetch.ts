@@ -9,6 +9,8 @@ import type { ProviderFetch } from '../net/provider-fetch.js';
 import { ENCRYPTION_ALG_VALUES } from '../../policies/supported-algorithms.js';
 import { CLIENT_JWKS_MIN_FRESH_SECONDS, currentRequest } from '../seams.js';
 import { ClientKeysRefusedError } from '../errors.js';
+import { requestIdOf } from '../web/error-response.js';
+import { parseJsonObject } from '../web/form-body.js';
 
 /** What was refused while a request was being served, for the error description (by request). */
 const refusals = new WeakMap<object, { url: string; rule: string; kept: number }>();
@@ -46,28 +48,16 @@ const clip = (text: string, max: number): string => (text.length > max ? `${text
 
 /** The JWK Set in a body exactly as oidc-provider would read it (`JSON.parse` of the UTF-8 text), or undefined. */
 function asJwkSet(body: Buffer): { keys: unknown[] } | undefined {
-  try {
-    const parsed: unknown = JSON.parse(body.toString());
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && Array.isArray((parsed as { keys?: unknown }).keys)) return parsed as { keys: unknown[] };
-  } catch {
-    // Not JSON: oidc-provider refuses it itself.
-  }
-  return undefined;
+  const parsed = parseJsonObject(body.toString());
+  return Array.isArray(parsed?.keys) ? (parsed as { keys: unknown[] }) : undefined;
 }
 
-const hostOf = (url: string): string => (URL.canParse(url) ? new URL(url).host : '');
-
 /**
- * Wraps oidc-provider's `fetch` so that the provider never encrypts to (or verifies with) a client
- * key that has not passed the key rules when it was fetched (C6): every JWK Set is judged by
- * registration's key judgement ({@link judgeClientKeySet}) for the algorithms of {@link ownerOf}.
- * oidc-provider sees only the kept keys, labels normalised as at registration. Refusals are logged
- * as `client_keys_refused` (host, counts, first rule; never key material); when no key remains the
- * fetch fails (`invalid_client_metadata`) and the set is remembered for {@link REFUSED_SET_MS}.
- *
- * A JWK Set is told by its content, not the request (a `jwks_uri` is fetched with the same headers
- * as `sector_identifier_uri`): every body oidc-provider would accept as one (JSON with a `keys`
- * array) is judged; other bodies pass unchanged.
+ * Wraps oidc-provider's `fetch` so that the provider never uses a client key that has not passed the
+ * key rules when it was fetched (C6): every body oidc-provider would read as a JWK Set (told by its
+ * content: `jwks_uri` and `sector_identifier_uri` are fetched alike) is judged by {@link judgeClientKeySet}
+ * and only the kept keys reach oidc-provider. Refusals are logged as `client_keys_refused` (never key
+ * material); when no key remains the fetch fails and the set is remembered for {@link REFUSED_SET_MS}.
  */
 export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderFetch {
   return async (input, init) => {
@@ -92,15 +82,14 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     if (judgement.dropped.length > 0 && kept.length === 0) {
       refused.push(...judgement.dropped.map((i) => `${keyLabel(set.keys[i], i)}: has neither use nor key_ops, and the client asks for encryption`));
     }
-    // What the provider sees is the judgement's: kept keys, labels normalised, unlabelled ones left out.
     const served = new Response(JSON.stringify({ ...set, keys: kept }), { status: response.status, headers });
     if (refused.length === 0) return served;
     const rule = refused.slice(0, 3).join('; ') + (refused.length > 3 ? `; and ${refused.length - 3} more` : '');
     if (ctx) refusals.set(ctx, { url, rule, kept: kept.length });
     logger.warn('client_keys_refused', {
-      request_id: (ctx?.state as { requestId?: string } | undefined)?.requestId,
+      request_id: requestIdOf(ctx),
       client_id: ctx?.oidc?.client?.clientId,
-      host: hostOf(url),
+      host: URL.canParse(url) ? new URL(url).host : '',
       refused: set.keys.length - kept.length - judgement.dropped.length,
       ...(judgement.dropped.length > 0 ? { dropped: judgement.dropped.length } : {}),
       kept: kept.length,

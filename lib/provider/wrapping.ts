@@ -92,9 +92,8 @@ export const FRONT_DOOR: readonly Wrapper<(parts: WrappingParts) => Middleware>[
 ];
 
 /**
- * The adapter factory oidc-provider is given: {@link ADAPTER_WRAPPING} around the store's. Give it
- * to `createConfiguration` as `adapter` when building a configuration of your own, so the store
- * rules hold there too.
+ * The adapter factory oidc-provider is given: {@link ADAPTER_WRAPPING} around the store's. Give it to
+ * `createConfiguration` as `adapter` in a configuration of your own, so the store rules hold there too.
  */
 export function wrappedAdapter(parts: { store: Pick<SvcStore, 'adapter' | 'unconsume' | 'batch'> }): (model: string) => Adapter {
   return ADAPTER_WRAPPING.reduceRight<AdapterFactory>(

@@ -28,11 +28,8 @@ export function clientAddress(ctx: Context, trust: ProxyTrust): string {
 
 /** An `X-Forwarded-For` entry without the port some proxies append (`198.51.100.8:4000`, `[2001:db8::1]:443`). */
 export function withoutPort(entry: string): string {
-  const bracketed = /^\[([^\]]+)\](?::\d*)?$/.exec(entry);
-  if (bracketed?.[1]) return bracketed[1];
-  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d*$/.exec(entry);
-  if (v4?.[1]) return v4[1];
-  return entry;
+  const match = /^\[([^\]]+)\](?::\d*)?$/.exec(entry) ?? /^(\d{1,3}(?:\.\d{1,3}){3}):\d*$/.exec(entry);
+  return match?.[1] ?? entry;
 }
 
 /** The counter name of `value` in `scope`: a keyed MAC of it, so a store dump does not list who knocked. */

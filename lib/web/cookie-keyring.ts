@@ -1,5 +1,7 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
+const signature = (key: KeyObject, data: string): string => createHmac('sha1', key).update(data).digest('base64url');
+
 /**
  * The signer of Koa's signed cookies (`app.keys`), making Keygrip's very signatures (HMAC-SHA1,
  * base64url) more cheaply: keys imported once, and `timingSafeEqual` after a length check (lengths
@@ -16,9 +18,7 @@ export class CookieKeyring {
 
   /** The signature of `data` under the newest key. */
   sign(data: string): string {
-    return createHmac('sha1', this.keys[0] as KeyObject)
-      .update(data)
-      .digest('base64url');
+    return signature(this.keys[0] as KeyObject, data);
   }
 
   /** Whether `digest` is a signature of `data` under any key. */
@@ -30,7 +30,7 @@ export class CookieKeyring {
   index(data: string, digest: string): number {
     const given = Buffer.from(digest, 'utf8');
     for (let i = 0; i < this.keys.length; i += 1) {
-      const expected = Buffer.from(createHmac('sha1', this.keys[i] as KeyObject).update(data).digest('base64url'), 'utf8');
+      const expected = Buffer.from(signature(this.keys[i] as KeyObject, data), 'utf8');
       if (expected.length === given.length && timingSafeEqual(expected, given)) return i;
     }
     return -1;

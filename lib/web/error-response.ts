@@ -6,9 +6,7 @@ import { describeFailure, type LogFields, type Logger } from '../logger.js';
 /** The members of an OAuth JSON error answer, with its HTTP status. */
 export interface OAuthErrorAnswer {
   status: number;
-  /** The OAuth `error` code. */
   error: string;
-  /** The human-readable `error_description`. */
   error_description: string;
 }
 
@@ -73,7 +71,8 @@ export function failureCauseFields(err: unknown): LogFields {
   return err instanceof StoreUnavailableError || err instanceof MailDeliveryError ? describeFailure(err, err.where) : {};
 }
 
-const requestIdOf = (ctx: Context): string | undefined => (ctx.state as { requestId?: string } | undefined)?.requestId;
+/** The id `requestLogging` gave the request `ctx` (if any), for log lines. */
+export const requestIdOf = (ctx?: { state?: unknown }): string | undefined => (ctx?.state as { requestId?: string } | undefined)?.requestId;
 
 /**
  * Logs an error that was answered: `request_failed` for a `server_error`, else `request_refused`.

@@ -27,6 +27,16 @@ export async function readBodyText(ctx: Context, limit: number, charset = 'utf-8
   return decoder.decode(Buffer.concat(chunks));
 }
 
+/** The JSON object `text` holds (`JSON.parse`), or undefined when it is not JSON or not a plain object. */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Reads an `application/x-www-form-urlencoded` body (at most {@link FORM_BODY_LIMIT} bytes).
  * @throws a Koa HTTP error 415 for another content type, 413 when too large.
