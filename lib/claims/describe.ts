@@ -1,4 +1,3 @@
-import type { ConsentPageModel } from '../pages/interaction-pages.js';
 import type { Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';
 import { claimsForScope } from './scopes.js';
@@ -49,8 +48,12 @@ function describeRequested(request: ClaimRequest): string {
   return `one of: ${request.alternatives.map(describeClaim).join('; ')}`;
 }
 
-/** One thing a request asks for, in plain words, and the channels it travels in (an item of the consent page). */
-type RequestedItem = ConsentPageModel['items'][number];
+/** One thing a request asks for, in plain words, and the channels it travels in. */
+export interface RequestedItem {
+  text: string;
+  essential: boolean;
+  channels: Channel[];
+}
 
 /** What a request asks for, in plain words: scope claims in `scopeChannel` unless the `claims` parameter names them. */
 export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel): RequestedItem[] {
