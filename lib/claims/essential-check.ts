@@ -22,11 +22,9 @@ export async function missingEssentialClaims(registry: ClaimRegistry, values: Va
 }
 
 /**
- * oidc-provider's interaction policy, consent first (C8): `consent` also asks when the grant's
- * delivery is missing or weaker than the registration's now, or a verified claim or detail is not
- * granted; a prompt of our own after it ends with `access_denied` when an essential claim cannot be
- * satisfied (C5). Later prompts run only once consent is given, so the modules are never asked
- * before; the prompt's details stay empty, so no missing name is stored.
+ * oidc-provider's interaction policy with two checks more on `consent` (C8) and, after it, a prompt of
+ * our own ending with `access_denied` (C5): it runs only once consent is given, so the modules are never
+ * asked before; its details stay empty, so no missing name is stored.
  */
 export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValueMac): interactionPolicy.Prompt[] {
   const prompt = (needed: boolean): boolean => (needed ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT);

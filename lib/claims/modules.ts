@@ -28,7 +28,6 @@ function patternToRegExp(pattern: string): RegExp {
   return new RegExp(`^${escaped}$`);
 }
 
-/** Concrete svc.* names from the known vocabulary (for patterns in discovery). */
 function vocabularyNames(): string[] {
   const { datasets, levels, procedures } = SVC_VOCABULARY;
   const stems = ['ver', 'auth'].flatMap((f) => datasets.flatMap((d) => levels.map((l) => `svc.${f}.${d}.${l}`)));

@@ -5,11 +5,8 @@ export const STORED_PARAMETERS_MAX_BYTES = 14 * 1024;
 
 /** Refuses an authorization or PAR request whose parameters would store more than {@link STORED_PARAMETERS_MAX_BYTES}. */
 export function assertStoredRequestSize(ctx: KoaContextWithOIDC): void {
-  const params = ctx.oidc.params;
-  if (!params) return;
-  const kept: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) kept[name] = value;
-  const bytes = Buffer.byteLength(JSON.stringify(kept), 'utf8');
+  // As oidc-provider stores them: JSON leaves out the parameters it set to `undefined`.
+  const bytes = Buffer.byteLength(JSON.stringify(ctx.oidc.params ?? {}), 'utf8');
   if (bytes > STORED_PARAMETERS_MAX_BYTES) {
     throw new errors.InvalidRequest(`the authorization request would store ${bytes} bytes of parameters; at most ${STORED_PARAMETERS_MAX_BYTES} are allowed`);
   }

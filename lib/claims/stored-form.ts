@@ -3,17 +3,14 @@ import { isObject, NOT_RESOLVED, type ChannelClaims, type ClaimRequest } from '.
 import { expandClaimName, hasAlternatives } from './syntax.js';
 
 /*
- * The stored form of one channel of the `claims` parameter (what the interaction, the code and the
- * access token keep); only members we wrote survive.
- * - Every requested member, in written order, as `null` or `{"essential": true, "svc_mac": …}`,
- *   `svc_mac` being the keyed MAC of a requested `value`; every other member is dropped, and so is
- *   a `value` asked for a protocol claim.
- * - Then each deliverable concrete alternative of the bracketed members (in `claims_supported`, not
- *   requested by its own name) as `{"svc_of": [mark, …]}`: `[g, i]` is alternative `i` of bracketed
- *   member `g` (both 0-based, in written order). A member that asked for a value puts the MAC in its
- *   first mark (`[g, 0, mac]`) and `1` in the others, and keeps `svc_mac` itself only when it has no
- *   deliverable alternative. oidc-provider's claim filters drop the bracketed name (never granted)
- *   before delivery, so there the groups are rebuilt from the marks alone.
+ * The stored form of one channel of the `claims` parameter (kept by the interaction, the code and the
+ * access token); only members we wrote survive:
+ * - each requested member, in written order, as `null` or `{"essential": true, "svc_mac": …}` (the keyed
+ *   MAC of a requested `value`; a `value` asked for a protocol claim is dropped);
+ * - then each deliverable alternative of a bracketed member (in `claims_supported`, not requested by its
+ *   own name) as `{"svc_of": [[g, i], …]}`: alternative `i` of bracketed member `g`, both 0-based. A valued
+ *   member's MAC rides in its first mark (`[g, 0, mac]`, `1` in the others), in `svc_mac` only when it has
+ *   no deliverable alternative. oidc-provider drops bracketed names before delivery: marks rebuild them.
  */
 const STORED_MEMBERS = { mac: 'svc_mac', alternativeOf: 'svc_of' } as const;
 

@@ -29,11 +29,6 @@ export const scopeOffer = perRegistry((registry): ScopeOffer => {
   return { offered, partial };
 });
 
-/** The offered scopes of {@link scopeOffer} as a set. */
-export function offeredScopes(registry: ClaimRegistry): ReadonlySet<string> {
-  return new Set(scopeOffer(registry).offered);
-}
-
 /** `claims_supported`: oidc-provider's filters drop any other name, so no other alternative is stored. */
 export const deliverableClaims = perRegistry((registry): ReadonlySet<string> => {
   const scopeClaims = scopeOffer(registry).offered.flatMap((scope) => SCOPE_CLAIMS[scope] ?? []);

@@ -19,10 +19,7 @@ function matchesEvidence(request: EvidenceRequest, evidence: Evidence, now: numb
 }
 
 /** What the person consented to see travel of a verification besides its evidence. */
-interface Consented {
-  time: boolean;
-  numbers: boolean;
-}
+type Consented = Record<'time' | 'numbers', boolean>;
 
 /** `held`'s `kept` and `named` members, a `time` or a number of `of` only with consent to it; `undefined` for none. */
 function pick(held: unknown, kept: string, named: readonly string[] | undefined, consented: Consented, of?: 'document' | 'record'): Record<string, unknown> | undefined {
@@ -42,12 +39,10 @@ function project(evidence: Evidence, request: EvidenceRequest, consented: Consen
   for (const member of request.members) {
     if (member === 'time') {
       if (consented.time && evidence.time !== undefined) out.time = evidence.time;
-    } else if (member === 'document_details') {
-      const details = pick(evidence.document_details, 'type', request.documentMembers, consented, 'document');
-      if (details) out.document_details = details;
-    } else if (member === 'record') {
-      const record = pick(evidence.record, 'type', request.recordMembers, consented, 'record');
-      if (record) out.record = record;
+    } else if (member === 'document_details' || member === 'record') {
+      const of = member === 'record' ? 'record' : 'document';
+      const details = pick(evidence[member], 'type', request[`${of}Members` as const], consented, of);
+      if (details) out[member] = details;
     } else if (member === 'check_details' && evidence.check_details !== undefined) {
       out.check_details = evidence.check_details.flatMap((c) => pick(c, 'check_method', request.checkMembers, consented) ?? []);
     }

@@ -3,11 +3,8 @@ import { errors } from 'oidc-provider';
 import { isObject, MAX_VALUE_DEPTH } from './request.js';
 import type { VerifiedOffer } from './verified.js';
 
-/*
- * `verified_claims` requests (OpenID Connect for Identity Assurance 1.0): parsed once, checked
- * against the modules' offer, and stored in a form of our own. No requested claim value is kept:
- * `value` filters are accepted only on verification metadata, which is not about the person.
- */
+// `verified_claims` requests (Identity Assurance 1.0). No requested claim value is kept: `value`
+// filters are accepted only on verification metadata, which is not about the person.
 
 /** The member of a channel that carries Identity Assurance requests. */
 export const VERIFIED_CLAIMS = 'verified_claims';
@@ -56,8 +53,7 @@ const NUMBERS: Readonly<Record<'document' | 'record', readonly string[]>> = {
 };
 
 /** The members of `spec` that `known` lists; none may filter by value (a document's details are about the person). */
-function named(path: string, spec: unknown, known: readonly string[]): string[] {
-  if (!isObject(spec)) return [];
+function named(path: string, spec: Record<string, unknown>, known: readonly string[]): string[] {
   const members = known.filter((m) => Object.hasOwn(spec, m));
   for (const m of members) {
     const member = spec[m];
@@ -142,13 +138,15 @@ function timeOf(path: string, spec: unknown): { maxAge?: number } {
   return { maxAge: spec.max_age };
 }
 
-/** A requested `document_details` or `record`: its `type` filter and the members it names. */
-function detailsOf(path: string, spec: unknown, known: readonly string[]): { type?: string[]; members?: string[] } {
+/** Reads a requested `document_details` or `record` into `request`: its `type` filter and the members it names. */
+function readDetails(request: EvidenceRequest, path: string, spec: unknown, of: 'document' | 'record'): void {
+  if (spec === null) return;
   if (!isObject(spec)) return bad(path, 'must be null or an object');
   const type = 'type' in spec ? filterOf(`${path}.type`, spec.type) : undefined;
-  const members = named(path, spec, known);
+  const members = named(path, spec, of === 'document' ? DOCUMENT_MEMBERS : RECORD_MEMBERS);
   refuseOtherFilters(path, spec, ['type']);
-  return { ...(type ? { type } : {}), ...(members.length > 0 ? { members } : {}) };
+  if (type) request[`${of}Type` as const] = type;
+  if (members.length > 0) request[`${of}Members` as const] = members;
 }
 
 function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
@@ -163,16 +161,8 @@ function evidenceOf(path: string, spec: unknown): EvidenceRequest[] {
     if (maxAge !== undefined) request.maxAge = maxAge;
     refuseOtherFilters(at, item, ['type', 'time', 'document_details', 'record', 'check_details']);
     for (const member of EVIDENCE_MEMBERS) if (member in item) request.members.push(member);
-    if ('document_details' in item && item.document_details !== null) {
-      const details = detailsOf(`${at}.document_details`, item.document_details, DOCUMENT_MEMBERS);
-      if (details.type) request.documentType = details.type;
-      if (details.members) request.documentMembers = details.members;
-    }
-    if ('record' in item && item.record !== null) {
-      const record = detailsOf(`${at}.record`, item.record, RECORD_MEMBERS);
-      if (record.type) request.recordType = record.type;
-      if (record.members) request.recordMembers = record.members;
-    }
+    if ('document_details' in item) readDetails(request, `${at}.document_details`, item.document_details, 'document');
+    if ('record' in item) readDetails(request, `${at}.record`, item.record, 'record');
     if ('check_details' in item && item.check_details !== null) {
       const checks = item.check_details;
       if (!Array.isArray(checks) || checks.length === 0) return bad(`${at}.check_details`, 'must be null or a non-empty array of objects');
@@ -253,11 +243,24 @@ export function storedVerified(requests: readonly VerifiedRequest[]): Record<str
 }
 
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
-/** The stored sub-members `v` lists that `known` allows, as an optional member named `key`. */
-const storedMembers = <K extends string>(key: K, v: unknown, known: readonly string[]): Partial<Record<K, string[]>> => {
-  const kept = strings(v) ? v.filter((m) => known.includes(m)) : [];
-  return (kept.length > 0 ? { [key]: kept } : {}) as Partial<Record<K, string[]>>;
-};
+
+/** The sub-members each stored list may hold: any other is dropped on reading. */
+const STORED_LISTS = { members: EVIDENCE_MEMBERS, documentMembers: DOCUMENT_MEMBERS, checkMembers: CHECK_MEMBERS, recordMembers: RECORD_MEMBERS };
+
+function readStoredEvidence(e: Record<string, unknown>): EvidenceRequest {
+  const request: EvidenceRequest = { members: [] };
+  for (const filter of ['type', 'documentType', 'checkMethod', 'recordType'] as const) {
+    const allowed = e[filter];
+    if (strings(allowed)) request[filter] = allowed;
+  }
+  if (typeof e.maxAge === 'number') request.maxAge = e.maxAge;
+  for (const [list, known] of Object.entries(STORED_LISTS) as [keyof typeof STORED_LISTS, readonly string[]][]) {
+    const stored = e[list];
+    const kept = strings(stored) ? stored.filter((m) => known.includes(m)) : [];
+    if (kept.length > 0 || list === 'members') request[list] = kept;
+  }
+  return request;
+}
 
 function readStored(item: unknown): VerifiedRequest | undefined {
   if (!isObject(item) || !isObject(item.claims)) return undefined;
@@ -267,19 +270,7 @@ function readStored(item: unknown): VerifiedRequest | undefined {
   if (strings(item.trustFramework)) request.trustFramework = item.trustFramework;
   if (isObject(item.assuranceLevel)) request.assuranceLevel = strings(item.assuranceLevel.values) ? { values: item.assuranceLevel.values } : {};
   if (isObject(item.time)) request.time = typeof item.time.maxAge === 'number' ? { maxAge: item.time.maxAge } : {};
-  if (Array.isArray(item.evidence)) {
-    request.evidence = item.evidence.filter(isObject).map((e) => ({
-      ...(strings(e.type) ? { type: e.type } : {}),
-      ...(strings(e.documentType) ? { documentType: e.documentType } : {}),
-      ...(strings(e.checkMethod) ? { checkMethod: e.checkMethod } : {}),
-      ...(strings(e.recordType) ? { recordType: e.recordType } : {}),
-      ...(typeof e.maxAge === 'number' ? { maxAge: e.maxAge } : {}),
-      members: strings(e.members) ? e.members.filter((m) => (EVIDENCE_MEMBERS as readonly string[]).includes(m)) : [],
-      ...storedMembers('documentMembers', e.documentMembers, DOCUMENT_MEMBERS),
-      ...storedMembers('checkMembers', e.checkMembers, CHECK_MEMBERS),
-      ...storedMembers('recordMembers', e.recordMembers, RECORD_MEMBERS),
-    }));
-  }
+  if (Array.isArray(item.evidence)) request.evidence = item.evidence.filter(isObject).map(readStoredEvidence);
   return request;
 }
 

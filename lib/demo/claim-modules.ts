@@ -123,11 +123,8 @@ const document = (type: string, time: string, ...methods: string[]): Evidence =>
   check_details: methods.map((check_method) => ({ check_method, time })),
   time,
 });
-const electronicRecord = (type: string, time: string, method: string): Evidence => ({
-  type: 'electronic_record',
-  record: { type },
-  check_details: [{ check_method: method, time }],
-});
+const confirmed = (type: string, method: string, time: string, claims: Record<string, unknown>): VerifiedRecord =>
+  record('l2', time, { type: 'electronic_record', record: { type }, check_details: [{ check_method: method, time }] }, claims);
 
 /**
  * The person's svc.ver.* data as Identity Assurance records: an NFC-read ID card checked `vcrypt`, a
@@ -145,14 +142,8 @@ export function verifiedRecords(person: DemoPerson | undefined): VerifiedRecord[
     const { given_name, family_name, birthdate, verified_at: at } = licence;
     records.push(record('l2', at, document('driving_permit', at, 'vri', 'pvr'), { given_name, family_name, birthdate }));
   }
-  if (email) {
-    const at = email.verified_at;
-    records.push(record('l2', at, electronicRecord(DEMO_RECORD_TYPES.email, at, 'auth'), { email: email.email }));
-  }
-  if (mobile) {
-    const at = mobile.verified_at;
-    records.push(record('l2', at, electronicRecord(DEMO_RECORD_TYPES.mobile, at, 'data'), { phone_number: mobile.phone_number }));
-  }
+  if (email) records.push(confirmed(DEMO_RECORD_TYPES.email, 'auth', email.verified_at, { email: email.email }));
+  if (mobile) records.push(confirmed(DEMO_RECORD_TYPES.mobile, 'data', mobile.verified_at, { phone_number: mobile.phone_number }));
   return records;
 }
 

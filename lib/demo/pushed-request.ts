@@ -6,7 +6,6 @@ import { oauthError, postForm, type DemoClient } from './relying-party.js';
 import { DemoFlowError } from '../errors.js';
 import type { DemoRequestMode } from '../pages/demo-pages.js';
 
-/** The request object's lifetime, in seconds. */
 const REQUEST_OBJECT_TTL = 60;
 
 /** The provider's RSA encryption key for request objects, from its JWKS (`use: "enc"`). */

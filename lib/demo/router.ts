@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 
 import { readFormBody } from '../web/form-body.js';
@@ -21,11 +22,6 @@ const FLOW_TTL_MS = 10 * 60 * 1000;
 /** Flows the demo page remembers at once; beyond it the oldest is forgotten (its callback fails). */
 export const DEMO_PENDING_FLOWS = 1000;
 
-/** Logs a failed demo flow: the OAuth error code (when it is one) and our code, never the description. */
-function logDemoFailure(logger: Logger, requestId: string | undefined, err: DemoFlowError): void {
-  logger.warn('demo_flow_failed', { request_id: requestId, error: /^[a-z_]{1,64}$/.test(err.error) ? err.error : undefined, code: err.code });
-}
-
 /**
  * `/oidcdemo/login` (C8, with `svc.demo.enabled`): runs a real flow for the scopes and `claims`
  * request a person picks, as a demo client registered on first use, and shows what travelled.
@@ -44,6 +40,13 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
       throw err;
     });
     return client;
+  };
+  /** Shows a failed flow's error page; logs the OAuth error code (when it is one) and our code, never the description. */
+  const failed = (ctx: Context, err: unknown): void => {
+    if (!(err instanceof DemoFlowError)) throw err;
+    const error = /^[a-z_]{1,64}$/.test(err.error) ? err.error : undefined;
+    logger.warn('demo_flow_failed', { request_id: ctx.state.requestId as string | undefined, error, code: err.code });
+    sendPage(ctx, demoErrorPage(err.error, err.description, again), 502);
   };
 
   const router = new Router();
@@ -90,9 +93,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
     try {
       url = await authorizationRedirect(registered, issuer, params, mode);
     } catch (err) {
-      if (!(err instanceof DemoFlowError)) throw err;
-      logDemoFailure(logger, ctx.state.requestId as string | undefined, err);
-      sendPage(ctx, demoErrorPage(err.error, err.description, again), 502);
+      failed(ctx, err);
       return;
     }
     const now = Date.now();
@@ -125,9 +126,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
       const result = await completeDemoFlow(await demoClient(), issuer, String(ctx.query.code ?? ''), flow.verifier, flow.nonce);
       sendPage(ctx, demoResultPage(result, again, { sentTo: flow.sentTo, mode: flow.mode }));
     } catch (err) {
-      if (!(err instanceof DemoFlowError)) throw err;
-      logDemoFailure(logger, ctx.state.requestId as string | undefined, err);
-      sendPage(ctx, demoErrorPage(err.error, err.description, again), 502);
+      failed(ctx, err);
     }
   });
 

@@ -16,7 +16,7 @@ main{max-width:28rem;margin:2rem auto;background:#fff;border-radius:8px;padding:
 h1{font-size:1.4rem;margin:0 0 1rem}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=text],input[type=password]{width:100%;padding:.6rem;font-size:1rem;border:1px solid #8a8f98;border-radius:4px}
-input:focus,button:focus{outline:3px solid #1a5fb4;outline-offset:2px}
+input:focus,button:focus,textarea:focus,select:focus{outline:3px solid #1a5fb4;outline-offset:2px}
 button{font-size:1rem;padding:.6rem 1.2rem;border-radius:4px;border:1px solid #1a5fb4;cursor:pointer;margin-top:1rem}
 button.primary{background:#1a5fb4;color:#fff}
 button.secondary{background:#fff;color:#1a5fb4}
@@ -27,7 +27,6 @@ pre{background:#f4f5f7;padding:.75rem;border-radius:4px;overflow-x:auto;white-sp
 fieldset{border:1px solid #c0c4cc;border-radius:4px;margin:.75rem 0;padding:.5rem .75rem}
 fieldset label{display:block;font-weight:400;margin:.25rem 0}
 textarea,select{width:100%;font:inherit;padding:.5rem;border:1px solid #8a8f98;border-radius:4px}
-textarea:focus,select:focus{outline:3px solid #1a5fb4;outline-offset:2px}
 main.wide{max-width:48rem}
 `;
 

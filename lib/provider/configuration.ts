@@ -2,7 +2,7 @@ import type { Adapter, ClientMetadata, Configuration, FindAccount } from 'oidc-p
 
 import { createRegistrationPolicies } from '../../policies/index.js';
 import { pairwiseSub, sectorOf, SUBJECT_TYPES, withSubjectDefaults } from '../../policies/subjects.js';
-import { claimsParameterAssertion, scopeAssertion } from '../claims/authorization.js';
+import { assertScope, claimsParameterAssertion } from '../claims/authorization.js';
 import { deliveryTokenClaims } from '../claims/account.js';
 import { createInteractionPolicy } from '../claims/essential-check.js';
 import type { ClaimRegistry } from '../claims/modules.js';
@@ -82,7 +82,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     pkce: { required: () => true },
     extraParams: {
       // Runs after client and redirect_uri checks, so the error is redirected with `state` (C3).
-      scope: scopeAssertion(parts.registry),
+      scope: assertScope,
     },
     // Only the scopes whose claims the modules provide (C5); a request naming another is served without it.
     scopes: [...scopeOffer(parts.registry).offered],
