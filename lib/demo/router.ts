@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 
 import { readFormBody } from '../web/form-body.js';
+import { requestIdOf } from '../web/error-response.js';
 import { sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { silentLogger, type Logger } from '../logger.js';
@@ -45,7 +46,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
   const failed = (ctx: Context, err: unknown): void => {
     if (!(err instanceof DemoFlowError)) throw err;
     const error = /^[a-z_]{1,64}$/.test(err.error) ? err.error : undefined;
-    logger.warn('demo_flow_failed', { request_id: ctx.state.requestId as string | undefined, error, code: err.code });
+    logger.warn('demo_flow_failed', { request_id: requestIdOf(ctx), error, code: err.code });
     sendPage(ctx, demoErrorPage(err.error, err.description, again), 502);
   };
 

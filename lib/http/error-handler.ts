@@ -1,7 +1,7 @@
 import type { Context, Middleware } from 'koa';
 
 import type { Logger } from '../logger.js';
-import { renderErrorPage } from '../pages/error-page.js';
+import { answerError } from '../pages/error-page.js';
 import { logCaughtError, logErrorAnswer, oauthErrorBody, sendError } from '../web/error-response.js';
 
 /**
@@ -16,13 +16,7 @@ export function errorHandler(logger: Logger): Middleware {
     } catch (caught) {
       const out = oauthErrorBody(caught);
       logCaughtError(logger, ctx, caught, out);
-      if (ctx.accepts('json', 'html') === 'html') {
-        ctx.status = out.status;
-        await renderErrorPage(ctx, out);
-        ctx.status = out.status;
-      } else {
-        sendError(ctx, out.status, out.error, out.error_description);
-      }
+      await answerError(ctx, out);
       return;
     }
     if (ctx.status >= 400) logErrorAnswer(logger, ctx);

@@ -10,6 +10,7 @@ import { scopeChannel } from '../claims/account.js';
 import { channelMode } from '../claims/privacy.js';
 import { verifiedGrantNamesOf } from '../claims/verified-request.js';
 import { parseJsonObject, readFormBody } from '../web/form-body.js';
+import { requestIdOf } from '../web/error-response.js';
 import { sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
@@ -111,7 +112,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (!login || !password) return page(401, { failed: true });
     const attempt = await throttle.begin(ctx, login);
     const throttled = async (locked: string, retryAfterSeconds: number): Promise<void> => {
-      options.logger?.warn('login_throttled', { request_id: ctx.state.requestId as string | undefined, locked, retry_after: retryAfterSeconds });
+      options.logger?.warn('login_throttled', { request_id: requestIdOf(ctx), locked, retry_after: retryAfterSeconds });
       options.metrics?.securityEvents.inc({ event: 'login_throttled' });
       ctx.set('Retry-After', String(retryAfterSeconds));
       return page(429, { retryAfterSeconds });

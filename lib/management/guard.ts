@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
 import { addressCounterKey, clientAddress, type ProxyTrust } from '../web/client-address.js';
-import { sendError } from '../web/error-response.js';
+import { requestIdOf, sendError } from '../web/error-response.js';
 import { isCrossSite } from '../web/same-origin.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -55,9 +55,8 @@ export function managementGuard(options: GuardOptions): Middleware {
   const rule = lockoutRule(credentials);
   const gate = createAttemptGate({ attempts, logger });
   return async (ctx, next) => {
-    const requestId = ctx.state.requestId as string | undefined;
     if (isCrossSite(ctx, origin)) {
-      logger.warn('management_cross_site_refused', { request_id: requestId });
+      logger.warn('management_cross_site_refused', { request_id: requestIdOf(ctx) });
       options.metrics?.securityEvents.inc({ event: 'management_cross_site_refused' });
       return sendError(ctx, 403, 'cross_site_request', 'management requests cannot be sent from another site');
     }
@@ -74,7 +73,7 @@ export function managementGuard(options: GuardOptions): Middleware {
         const wait = await pass.failed();
         if (wait) return tooMany(wait);
       }
-      logger.warn('management_login_failed', { request_id: requestId, reason: auth, ip: address });
+      logger.warn('management_login_failed', { request_id: requestIdOf(ctx), reason: auth, ip: address });
       options.metrics?.securityEvents.inc({ event: 'management_login_failed' });
       ctx.set('WWW-Authenticate', REALM);
       return sendError(ctx, 401, 'unauthorized', auth === 'missing' ? 'management credentials are required (HTTP Basic)' : 'the management credentials are not valid');

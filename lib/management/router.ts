@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type Provider from 'oidc-provider';
 
 import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
-import { failureCauseFields, noStore, sendError } from '../web/error-response.js';
+import { failureCauseFields, noStore, requestIdOf, sendError } from '../web/error-response.js';
 import { PROVIDER_PATH, ROUTES } from '../settings/paths.js';
 import { allowMethods, managementGuard, type GuardOptions } from './guard.js';
 import { addInitialAccessTokenRoute } from './initial-access-token-route.js';
@@ -49,7 +49,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
         registrationEndpoint: options.registrationEndpoint,
       });
       logger.info('invitation_sent', {
-        request_id: ctx.state.requestId as string | undefined,
+        request_id: requestIdOf(ctx),
         domain: invited.slice(invited.lastIndexOf('@') + 1),
         expires_at: expiresAt,
         transport: mailer.kind,
@@ -62,7 +62,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
     } catch (err) {
       if (err instanceof InvalidInvitationAddressError) return sendError(ctx, 400, 'invalid_request', err.message);
       if (err instanceof MailDeliveryError) {
-        logger.error('invitation_mail_failed', { request_id: ctx.state.requestId as string | undefined, code: err.code, transport: mailer.kind, ...failureCauseFields(err) });
+        logger.error('invitation_mail_failed', { request_id: requestIdOf(ctx), code: err.code, transport: mailer.kind, ...failureCauseFields(err) });
         return sendError(ctx, 502, 'mail_delivery_failed', 'the invitation mail could not be sent; no invitation was issued');
       }
       throw err;

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 
+import { sendError, type OAuthErrorAnswer } from '../web/error-response.js';
 import { escapeHtml, renderPage, sendPage } from './html.js';
 
 /** Friendly sentences for the errors a person meets in a browser. */
@@ -22,4 +23,13 @@ export async function renderErrorPage(ctx: Context, out: { error?: string; error
 ${out.error_description ? `<p>Details: ${escapeHtml(out.error_description)}</p>` : ''}`,
   });
   sendPage(ctx, page, ctx.status >= 400 ? ctx.status : 400);
+}
+
+/** Answers an error with the error page to a browser, as OAuth JSON to anything else. */
+export async function answerError(ctx: Context, out: OAuthErrorAnswer): Promise<void> {
+  if (ctx.accepts('json', 'html') === 'html') {
+    ctx.status = out.status;
+    await renderErrorPage(ctx, out);
+    ctx.status = out.status;
+  } else sendError(ctx, out.status, out.error, out.error_description);
 }

@@ -3,8 +3,8 @@ import type { Middleware } from 'koa';
 import type { SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { renderErrorPage } from '../pages/error-page.js';
-import { logCaughtError, oauthErrorBody, sendError } from '../web/error-response.js';
+import { answerError } from '../pages/error-page.js';
+import { logCaughtError, oauthErrorBody } from '../web/error-response.js';
 import { setSecurityHeaders } from '../web/security-headers.js';
 
 /**
@@ -29,11 +29,7 @@ export function storeBatch(store: Pick<SvcStore, 'batch'>, logger: Logger): Midd
       for (const name of ctx.res.getHeaderNames()) ctx.res.removeHeader(name);
       setSecurityHeaders(ctx);
       if (typeof requestId === 'string') ctx.res.setHeader('X-Request-Id', requestId);
-      if (ctx.accepts('json', 'html') === 'html') {
-        ctx.status = out.status;
-        await renderErrorPage(ctx, out);
-        ctx.status = out.status;
-      } else sendError(ctx, out.status, out.error, out.error_description);
+      await answerError(ctx, out);
     }
   };
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { failureCauseFields, sendCaughtError } from '../web/error-response.js';
+import { failureCauseFields, requestIdOf, sendCaughtError } from '../web/error-response.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
@@ -55,14 +55,13 @@ async function giveBack(claim: Claim, replaced: boolean): Promise<'released' | '
  * Once a success is decided, clean-up failures are logged, never turned into an error response.
  */
 export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: Context, next: Next) => Promise<void> {
-  const requestId = (ctx: Context): string | undefined => (ctx.state as { requestId?: string }).requestId;
   const event = (ctx: Context, level: 'info' | 'warn', name: string, fields: Record<string, string | undefined> = {}): void => {
-    logger[level](name, { request_id: requestId(ctx), ...fields });
+    logger[level](name, { request_id: requestIdOf(ctx), ...fields });
     metrics?.securityEvents.inc({ event: name });
   };
   const failed = (ctx: Context, what: string, err: unknown, clientId?: string): void => {
     const { code, name } = err as { code?: string; name?: string };
-    logger.error('token_cleanup_failed', { request_id: requestId(ctx), what, client_id: clientId, code, name, ...failureCauseFields(err) });
+    logger.error('token_cleanup_failed', { request_id: requestIdOf(ctx), what, client_id: clientId, code, name, ...failureCauseFields(err) });
   };
   const cleanUp = async (ctx: Context, what: string, work: Promise<unknown>, clientId?: string): Promise<boolean> => {
     try {
