@@ -63,17 +63,26 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
 /** Where a property's effective value came from: its default, the configuration file, code (`options.properties`), or the environment. */
 export type SettingSource = { kind: 'default' } | { kind: 'file'; file: string } | { kind: 'code' } | { kind: 'env'; variable: string };
 
+/** A property's value as given, with where it came from. */
+interface GivenValue {
+  value: string;
+  source: Exclude<SettingSource, { kind: 'default' }>;
+}
+
+/** Where a value came from, as messages name it: the file's path, the variable, or `code`. */
+const originOf = (source: GivenValue['source']): string => (source.kind === 'file' ? source.file : source.kind === 'env' ? source.variable : 'code');
+
 /** {@link loadSettings}, also saying where each property's value came from (for `svc-connect config check`). */
 export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { settings: Settings; sources: Map<string, SettingSource> } {
   const env = options.env ?? process.env;
   const production = isProductionEnvironment(env.NODE_ENV);
-  const raw = new Map<string, { value: string; source: string }>();
+  const raw = new Map<string, GivenValue>();
 
   const file = options.file ?? env.SVC_CONFIG;
   if (file) {
-    for (const [name, value] of readConfigFile(file)) raw.set(name, { value, source: file });
+    for (const [name, value] of readConfigFile(file)) raw.set(name, { value, source: { kind: 'file', file } });
   }
-  for (const [name, value] of Object.entries(options.properties ?? {})) raw.set(name, { value: String(value), source: 'code' });
+  for (const [name, value] of Object.entries(options.properties ?? {})) raw.set(name, { value: String(value), source: { kind: 'code' } });
   for (const [name, entry] of fromEnvironment(env, options.onIgnoredVariable ?? warnOnce)) raw.set(name, entry);
 
   const known = PROPERTY_DEFINITIONS.map((d) => d.name);
@@ -84,7 +93,7 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
       return like ? `; did you mean ${like}?` : '';
     };
     throw new SettingsError(
-      `unknown propert${unknown.length === 1 ? 'y' : 'ies'}: ${unknown.map((n) => `${n} (from ${raw.get(n)?.source}${hint(n)})`).join(', ')}`,
+      `unknown propert${unknown.length === 1 ? 'y' : 'ies'}: ${unknown.map((n) => `${n} (from ${originOf((raw.get(n) as GivenValue).source)}${hint(n)})`).join(', ')}`,
       unknown,
     );
   }
@@ -95,29 +104,26 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
   const fileFolder = file ? dirname(resolve(file)) : undefined;
   for (const definition of PROPERTY_DEFINITIONS) {
     const entry = raw.get(definition.name);
-    sources.set(
-      definition.name,
-      !entry ? { kind: 'default' } : entry.source === 'code' ? { kind: 'code' } : entry.source === file ? { kind: 'file', file } : { kind: 'env', variable: entry.source },
-    );
-    const kind = entry?.source === file ? definition.path : undefined;
+    sources.set(definition.name, entry?.source ?? { kind: 'default' });
+    const kind = entry?.source.kind === 'file' ? definition.path : undefined;
     const value = !entry ? definition.fallback(settings) : parseOne(definition, kind && fileFolder ? { ...entry, value: resolveAgainst(entry.value, kind, fileFolder) } : entry);
     writeValue(settings, definition, value);
   }
   return { settings, sources };
 }
 
-function parseOne(definition: PropertyDefinition, entry: { value: string; source: string }): unknown {
+function parseOne(definition: PropertyDefinition, entry: GivenValue): unknown {
   try {
     return definition.parse(entry.value);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     // Secret values are never echoed: the parsers of secret properties describe faults without them.
-    throw new SettingsError(`invalid value for ${definition.name} (from ${entry.source}): ${reason}`, [definition.name]);
+    throw new SettingsError(`invalid value for ${definition.name} (from ${originOf(entry.source)}): ${reason}`, [definition.name]);
   }
 }
 
-function fromEnvironment(env: NodeJS.ProcessEnv, onIgnored: (variable: string, message: string) => void): Map<string, { value: string; source: string }> {
-  const found = new Map<string, { value: string; source: string }>();
+function fromEnvironment(env: NodeJS.ProcessEnv, onIgnored: (variable: string, message: string) => void): Map<string, GivenValue> {
+  const found = new Map<string, GivenValue>();
   const byEnv = new Map(PROPERTY_DEFINITIONS.flatMap((d) => d.envs.map((e) => [e, d] as const)));
   const ours = [...byEnv.keys(), ...NON_PROPERTY_ENV].filter((name) => name.startsWith(ENV_RULE.prefix));
   const mistyped: string[] = [];
@@ -136,11 +142,11 @@ function fromEnvironment(env: NodeJS.ProcessEnv, onIgnored: (variable: string, m
     const previous = found.get(definition.name);
     if (previous && previous.value !== value) {
       throw new SettingsError(
-        `conflicting values for ${definition.name}: environment variables ${previous.source} and ${variable} differ`,
+        `conflicting values for ${definition.name}: environment variables ${originOf(previous.source)} and ${variable} differ`,
         [definition.name],
       );
     }
-    found.set(definition.name, { value, source: variable });
+    found.set(definition.name, { value, source: { kind: 'env', variable } });
   }
   if (mistyped.length > 0) {
     throw new SettingsError(
