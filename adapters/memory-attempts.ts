@@ -15,11 +15,9 @@ export function createMemoryAttempts(now: () => number): AttemptCounter & { swee
   const entries = new Map<string, AttemptEntry>();
   const live = (key: string, t: number): AttemptEntry | undefined => {
     const entry = entries.get(key);
-    if (entry && entry.expiresAt <= t) {
-      entries.delete(key);
-      return undefined;
-    }
-    return entry;
+    if (!entry || entry.expiresAt > t) return entry;
+    entries.delete(key);
+    return undefined;
   };
   /** Milliseconds until `entry` may try under `rule`, 0 when it may. */
   const wait = (entry: AttemptEntry | undefined, rule: AttemptRule, t: number): number => {

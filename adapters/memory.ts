@@ -18,10 +18,7 @@ type Index = Map<string, { key: string; expiresAt: number }>;
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
-  /**
-   * How often expired records are swept, in milliseconds (reads also drop expired records).
-   * @default 60000
-   */
+  /** How often expired records are swept, in milliseconds (reads also drop expired records). @default 60000 */
   sweepIntervalMs?: number;
 }
 

@@ -7,7 +7,7 @@ export type AddCommand = (pipeline: ChainableCommander) => void;
 export type Answer = [Error | null, unknown];
 
 /** A record as the request's deferred writes leave it: the stored string and its TTL, or `null` (deleted). */
-type PendingRecord = { value: string; ttl: number } | null;
+export type PendingRecord = { value: string; ttl: number } | null;
 
 interface Queued {
   add: AddCommand;

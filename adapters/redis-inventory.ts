@@ -11,8 +11,7 @@ interface RedisInventoryDeps {
   prefix: string;
   /** Runs one store operation with the store's fail-fast timeout and circuit breaker. */
   run: <T>(operation: () => Promise<T>) => Promise<T>;
-  /** Removes every record of the grant whose id hashes to `ref`; resolves how many. */
-  revokeGrant: (ref: string) => Promise<number>;
+  revokeGrant: StoreInventory['revokeGrant'];
   /** Deletes the record of `model` at `key` as the store deletes records (cached ones everywhere); `true` when it existed. */
   remove: (model: string, key: string) => Promise<boolean>;
 }
@@ -31,9 +30,7 @@ const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, (c) => `
 
 const nodeName = (node: Redis): string => `${node.options.host ?? ''}:${node.options.port ?? ''}`;
 
-function encode(state: ScanState): string {
-  return Buffer.from(JSON.stringify({ n: state.node, c: state.scan, p: state.pending })).toString('base64url');
-}
+const encode = (state: ScanState): string => Buffer.from(JSON.stringify({ n: state.node, c: state.scan, p: state.pending })).toString('base64url');
 
 /** The largest cursor Redis accepts (an unsigned 64-bit integer); a larger one is refused as a store error. */
 const MAX_SCAN_CURSOR = 2n ** 64n - 1n;

@@ -2,14 +2,12 @@ import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 
 import { describeFailure, type Logger } from '../lib/logger.js';
 
-/** What {@link createRecordCache} needs. */
 interface RecordCacheOptions {
   /** The store's client (standalone): the subscriber is a duplicate of it. */
   client: Redis | Cluster;
   /** Cluster seed nodes: the subscriber connects to the first (a PUBLISH reaches every node's subscribers). */
   clusterNodes?: { host: string; port: number }[];
   connection: RedisOptions;
-  /** The invalidation channel. */
   channel: string;
   logger: Logger;
   /** The store's host and port, for logs (never credentials). */

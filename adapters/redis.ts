@@ -8,7 +8,7 @@ import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
 import { REDIS_DEFAULTS } from '../lib/settings/types.js';
 import { refOf, type StoreInventory } from './inventory.js';
-import { RequestBatch, type AddCommand, type Answer } from './redis-batch.js';
+import { RequestBatch, type AddCommand, type Answer, type PendingRecord } from './redis-batch.js';
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
@@ -21,15 +21,9 @@ export interface RedisStoreOptions {
   url?: string;
   /** Redis Cluster seed nodes; takes precedence over `url`. */
   clusterNodes?: { host: string; port: number }[];
-  /**
-   * Prefix of every key.
-   * @default "svc:"
-   */
+  /** Prefix of every key. @default "svc:" */
   keyPrefix?: string;
-  /**
-   * Longest wait for one store operation before it fails with 503 `server_error`, in ms.
-   * @default 800
-   */
+  /** Longest wait for one store operation before it fails with 503 `server_error`, in ms. @default 800 */
   operationTimeoutMs?: number;
   /** Where connection faults are logged (state changes only, never payloads). */
   logger?: Logger;
@@ -69,10 +63,7 @@ type Client = (Redis | Cluster) & ScriptCommands;
 /** A pipeline with the store's scripts (ioredis adds defined commands to pipelines too). */
 type Pipe = ChainableCommander & { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => Pipe };
 
-/**
- * The Redis expiry of a lifetime in seconds: 0 (none) only for an absent lifetime; a lifetime of
- * zero or less gets Redis's shortest, one second (the record is already past the `exp` oidc-provider checks).
- */
+/** The Redis expiry of a lifetime: 0 (none) only when absent; zero or less gets the shortest, 1 s (already past its `exp`). */
 function ttlOf(expiresIn: number | undefined): number {
   if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn)) return 0;
   return expiresIn > 0 ? Math.ceil(expiresIn) : 1;
@@ -80,7 +71,7 @@ function ttlOf(expiresIn: number | undefined): number {
 
 const setRecord = (key: string, value: string, ttl: number): AddCommand => (p) => void (ttl ? p.set(key, value, 'EX', ttl) : p.set(key, value));
 
-/** How long a session written or found here is remembered by uid (a hint, checked against the record). */
+/** How many sessions written or found here are remembered by uid (a hint, checked against the record). */
 const UID_MEMO_ENTRIES = 50_000;
 
 /** The cause of an operation the circuit breaker refused: it never reached Redis. */
@@ -102,7 +93,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     // A test store's long operation timeout also covers a connection set up on a busy machine.
     connectTimeout: Math.max(1000, timeoutMs),
     maxRetriesPerRequest: 0,
-    enableOfflineQueue: true,
     retryStrategy: (times) => Math.min(times * 100, 1000),
   };
   let client: Client;
@@ -110,7 +100,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   if (options.clusterNodes?.length) {
     client = new Cluster(options.clusterNodes, {
       redisOptions: connection,
-      enableOfflineQueue: true,
       clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
       slotsRefreshTimeout: 1000,
       scaleReads: 'master',
@@ -140,17 +129,14 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     connectionError = undefined;
   });
 
-  /**
-   * A circuit breaker: after an operation finds Redis unavailable, others fail at once for
-   * `BREAKER_MS` (one probe at a time goes through), so a request fails within one timeout, not one per operation.
-   */
+  // Circuit breaker: once Redis is found unavailable, operations fail at once for BREAKER_MS (one probe
+  // at a time goes through), so a request fails within one timeout, not one per operation.
   const BREAKER_MS = 2000;
   let openUntil = 0;
   let probing = false;
 
-  // Our own timer, not ioredis's `commandTimeout`: that one starts only when a node connection takes
-  // the command, so on a Cluster it does not bound a command waiting in the offline queue or re-sent
-  // after CLUSTERDOWN (a master stopped under load answered past 3 s in the reliability tier).
+  // Our own timer, not ioredis's `commandTimeout`: that starts only when a node connection takes the command,
+  // so on a Cluster it does not bound one waiting in the offline queue or re-sent after CLUSTERDOWN.
   const attempt = async <T>(operation: () => Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -197,27 +183,21 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   /** Sends commands together: one pipeline on a standalone server, one per command on a Cluster (keys in different slots). */
   const dispatch = (commands: AddCommand[]): Promise<Answer[]> =>
     run(() => exchange(commands), !clustered, (answers) => answers.every(([err]) => !err));
+  const pipe = async (commands: AddCommand[]): Promise<Answer[]> => {
+    const pipeline = client.pipeline();
+    for (const add of commands) add(pipeline);
+    return (await pipeline.exec()) ?? [];
+  };
   /** {@link dispatch} without the breaker (and on a standalone server without the timeout). */
   const exchange = async (commands: AddCommand[]): Promise<Answer[]> => {
-    if (!clustered) {
-      const pipeline = client.pipeline();
-      for (const add of commands) add(pipeline);
-      return (await pipeline.exec()) ?? [];
-    }
+    if (!clustered) return pipe(commands);
     // Each command goes to its own node, with its own timeout: a node that is away fails only its
     // own commands, and the others' answers (a reservation made, a write landed) count as made.
     return Promise.all(
-      commands.map(async (add): Promise<Answer> => {
-        try {
-          return await attempt(async () => {
-            const pipeline = client.pipeline();
-            add(pipeline);
-            return ((await pipeline.exec()) ?? [])[0] ?? [new Error('no answer'), undefined];
-          });
-        } catch (err) {
-          return [err as Error, undefined];
-        }
-      }),
+      commands.map((add) =>
+        attempt(async (): Promise<Answer> => (await pipe([add]))[0] ?? [new Error('no answer'), undefined])
+          .catch((err: unknown): Answer => [err as Error, undefined]),
+      ),
     );
   };
 
@@ -255,11 +235,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger, address: at })
     : undefined;
   const cacheName = (key: string): string => key.slice(prefix.length);
-  /**
-   * On a Cluster, publishes an invalidation once more on the node our subscriber (and so the other
-   * processes sharing the seed list) listens on: the MULTI's own PUBLISH reaches other nodes through
-   * the cluster bus only after the write is answered. Best effort, waiting at most 200 ms.
-   */
+  // On a Cluster, publishes again on the node where processes sharing the seed list subscribe: the MULTI's own
+  // PUBLISH crosses the cluster bus only after the write is answered. Best effort, waiting at most 200 ms.
   const publishNearSubscribers = async (name: string): Promise<void> => {
     const at = cache?.node;
     if (!at) return;
@@ -342,7 +319,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   /** Follows an index key to its record; a stale index (record rewritten or gone) finds nothing. */
   const readIndexed = async (model: string, index: string, member: 'uid' | 'userCode', value: string): Promise<AdapterPayload | undefined> => {
-    const id = await send<string | null>((p) => void p.get(index));
+    const id = await readRaw(index);
     if (!id) return undefined;
     const payload = decode(id, await readRecord(model, recordKey(model, id)));
     return payload && payload[member] === value ? payload : undefined;
@@ -361,7 +338,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
 
   /** Deferred inside a request for flow models; at once (one round trip) otherwise. */
-  const write = async (model: string, key: string, record: { value: string; ttl: number } | null, extra: AddCommand[]): Promise<void> => {
+  const write = async (model: string, key: string, record: PendingRecord, extra: AddCommand[]): Promise<void> => {
     const batch = FLOW_MODELS.has(model) ? currentBatch() : undefined;
     if (batch) {
       batch.records.set(key, record);
@@ -446,11 +423,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   const attemptKey = (key: string): string => `${prefix}attempts:${refOf(key)}`;
   const head = (rule: AttemptRule): [number, number] => [rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000];
-  /**
-   * Settles an attempt with the request's other commands, and when the breaker refused to send it
-   * (opened by another counter on another Cluster node), once more past the breaker. Only a command
-   * never sent is sent again: counting a guess twice could invent failures around an outage.
-   */
+  // Settles an attempt with the request's other commands, and once more past the breaker if it refused to send it
+  // (opened by a counter on another node). Only an unsent command is resent: a guess counted twice invents failures.
   const settle = async (add: AddCommand): Promise<number> => {
     try {
       return await send<number>(add);
@@ -515,16 +489,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         return Number(removed) > 0;
       },
     }),
-    ping: async () => {
-      await run(() => client.ping());
-    },
+    ping: () => run(() => client.ping()).then(() => undefined),
     async close() {
       cache?.close();
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
+      await client.quit().catch(() => client.disconnect());
     },
   };
 }

@@ -14,17 +14,15 @@ interface ClientKeys {
 }
 
 /** The key-management algorithms the client asks for, by metadata field. */
-export function requestedEncryption(properties: ClientMetadata): [field: string, alg: string][] {
-  const out: [string, string][] = [];
-  for (const [field] of ENCRYPTION_FIELDS) {
-    const value: unknown = properties[field];
-    if (typeof value === 'string') out.push([field, value]);
-  }
-  return out;
+export function requestedEncryption(properties: ClientMetadata): (readonly [field: string, alg: string])[] {
+  return ENCRYPTION_FIELDS.flatMap(([field]) => {
+    const alg: unknown = properties[field];
+    return typeof alg === 'string' ? [[field, alg] as const] : [];
+  });
 }
 
 /** Judges the set ({@link judgeClientKeySet}); a set defect or any key that breaks a key rule fails the request. */
-function judged(document: unknown, field: 'jwks' | 'jwks_uri', properties: ClientMetadata): ClientKeys {
+function judged(document: unknown, field: ClientKeys['field'], properties: ClientMetadata): ClientKeys {
   const judgement = judgeClientKeySet(document, requestedEncryption(properties));
   if (judgement.setDefect !== undefined) reject(field, judgement.setDefect);
   const broken = judgement.refused.find((r) => r.rule === 'key');

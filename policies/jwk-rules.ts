@@ -2,7 +2,7 @@ import { createPublicKey, diffieHellman, generateKeyPairSync, type JsonWebKey, t
 
 import type { JWK } from 'jose';
 
-import { modulusDefect } from './rsa-modulus.js';
+import { modulusDefect, valueOf } from './rsa-modulus.js';
 
 // Every rule a JWK is judged by (C6): client keys, the provider's own keys and certificate issuer keys.
 
@@ -62,8 +62,6 @@ function unsignedOctets(key: JWK, member: string): Buffer {
 /** Bits of the unsigned integer in minimal big-endian `bytes`, read without building a bigint. */
 const bitsOf = (bytes: Buffer): number => (bytes.length === 0 || bytes[0] === 0 ? 0 : (bytes.length - 1) * 8 + 32 - Math.clz32(bytes[0] as number));
 
-const bigint = (bytes: Buffer): bigint => (bytes.length === 0 ? 0n : BigInt(`0x${bytes.toString('hex')}`));
-
 /** Imports the public members only (so nothing but the public key is ever judged), or fails with `reason`. */
 function importPublic(jwk: Record<string, string>, reason: string): KeyObject {
   try {
@@ -89,10 +87,10 @@ function rsaSizes(key: JWK, lowerLimit = true): { nBytes: Buffer; eBytes: Buffer
 
 function judgeRsa(key: JWK): void {
   const { nBytes, eBytes } = rsaSizes(key);
-  const e = bigint(eBytes);
+  const e = valueOf(eBytes);
   if (e < MIN_RSA_EXPONENT) return defect(`RSA public exponent ${e} is below ${MIN_RSA_EXPONENT}`);
   if (e % 2n === 0n) return defect(`RSA public exponent ${e} is even; it must be odd`);
-  const n = bigint(nBytes);
+  const n = valueOf(nBytes);
   if (n % 2n === 0n) return defect('RSA modulus is even, so it is not a product of two large primes');
   const imported = importPublic({ kty: 'RSA', n: key.n as string, e: key.e as string }, 'does not import as an RSA public key');
   const details = imported.asymmetricKeyDetails ?? {};
@@ -180,15 +178,13 @@ export function keySizeDefect(key: JWK): string | undefined {
 }
 
 /** RFC 7517 section 4.3 operations that belong to signatures. */
-const SIGNATURE_OPS = ['sign', 'verify'] as const;
+const SIGNATURE_OPS: readonly string[] = ['sign', 'verify'];
 /** RFC 7517 section 4.3 operations that belong to encryption and key agreement. */
-const ENCRYPTION_OPS = ['encrypt', 'decrypt', 'wrapKey', 'unwrapKey', 'deriveKey', 'deriveBits'] as const;
-const KNOWN_OPS: readonly string[] = [...SIGNATURE_OPS, ...ENCRYPTION_OPS];
+const ENCRYPTION_OPS: readonly string[] = ['encrypt', 'decrypt', 'wrapKey', 'unwrapKey', 'deriveKey', 'deriveBits'];
+const KNOWN_OPS = [...SIGNATURE_OPS, ...ENCRYPTION_OPS];
 
 /** The `key_ops` values that mark a public key for encryption (C6.2); ECDH keys also derive. */
-function encryptionLabels(key: JWK): readonly string[] {
-  return key.kty === 'RSA' ? ['encrypt', 'wrapKey'] : ['encrypt', 'wrapKey', 'deriveKey', 'deriveBits'];
-}
+const encryptionLabels = (key: JWK): readonly string[] => (key.kty === 'RSA' ? ['encrypt', 'wrapKey'] : ['encrypt', 'wrapKey', 'deriveKey', 'deriveBits']);
 
 /**
  * An encryption key (already past {@link usageDefect}) as the provider stores and uses it: RSA with
@@ -216,11 +212,7 @@ const ECDH = ['ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'];
 /** Registered asymmetric JWE key-management algorithms by key type / curve. */
 const ENCRYPTION_ALGS: Record<string, readonly string[]> = {
   RSA: ['RSA-OAEP', 'RSA-OAEP-256', 'RSA-OAEP-384', 'RSA-OAEP-512', 'RSA1_5'],
-  'P-256': ECDH,
-  'P-384': ECDH,
-  'P-521': ECDH,
-  X25519: ECDH,
-  X448: ECDH,
+  ...Object.fromEntries([...EC_CURVES, 'X25519', 'X448'].map((crv) => [crv, ECDH])),
 };
 
 /** "an RSA", "an X25519", "a P-256": the article English wants before a key family. */
@@ -244,8 +236,8 @@ function usageDefect(key: JWK): string | undefined {
     if (unknown !== undefined) return `key_ops value ${JSON.stringify(unknown)} is not an RFC 7517 operation (${KNOWN_OPS.join(', ')})`;
     const twice = ops.find((op, i) => ops.indexOf(op) !== i);
     if (twice !== undefined) return `key_ops lists "${twice}" more than once`;
-    const sig = ops.filter((op) => (SIGNATURE_OPS as readonly string[]).includes(op));
-    const enc = ops.filter((op) => (ENCRYPTION_OPS as readonly string[]).includes(op));
+    const sig = ops.filter((op) => SIGNATURE_OPS.includes(op));
+    const enc = ops.filter((op) => ENCRYPTION_OPS.includes(op));
     if (sig.length > 0 && enc.length > 0) return `key_ops mixes signature operations (${quoted(sig)}) with encryption operations (${quoted(enc)})`;
     if (use === 'sig' && enc.length > 0) return `use "sig" contradicts key_ops ${quoted(enc)}`;
     if (use === 'enc' && sig.length > 0) return `use "enc" contradicts key_ops ${quoted(sig)}`;
@@ -348,7 +340,7 @@ function fitReason(key: JWK, alg: string): string | undefined {
   if (alg.startsWith('RSA-OAEP')) {
     if (key.kty !== 'RSA') return `${String(key.kty)} key, but ${alg} needs RSA`;
     const bits = rsaBits(key);
-    if (bits < 2048) return `RSA modulus of ${bits} bits, at least 2048 needed`;
+    if (bits < MIN_RSA_BITS) return `RSA modulus of ${bits} bits, at least ${MIN_RSA_BITS} needed`;
     if (ops && !(ops.length === 2 && ops.includes('encrypt') && ops.includes('wrapKey'))) {
       return `key_ops ${JSON.stringify(ops)}, but ${alg} needs key_ops ["encrypt", "wrapKey"] or none (use "enc" instead)`;
     }
@@ -389,7 +381,7 @@ function signatureFitReason(key: JWK, alg: string): string | undefined {
   if (key.kty !== needed.kty || (needed.crv !== undefined && key.crv !== needed.crv)) {
     return `${described}, but ${alg} needs ${needed.kty}${needed.crv ? ` ${needed.crv}` : ''}`;
   }
-  if (key.kty === 'RSA' && rsaBits(key) < 2048) return `RSA modulus of ${rsaBits(key)} bits, at least 2048 needed`;
+  if (key.kty === 'RSA' && rsaBits(key) < MIN_RSA_BITS) return `RSA modulus of ${rsaBits(key)} bits, at least ${MIN_RSA_BITS} needed`;
   if (Array.isArray(key.key_ops) && !key.key_ops.includes('verify')) return `key_ops ${JSON.stringify(key.key_ops)} lack "verify"`;
   return undefined;
 }

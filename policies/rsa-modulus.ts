@@ -114,7 +114,8 @@ export function perfectPower(n: bigint): number | undefined {
 }
 
 const octetsOf = (value: bigint, length: number): Buffer => Buffer.from(value.toString(16).padStart(length * 2, '0'), 'hex');
-const valueOf = (bytes: Buffer): bigint => BigInt(`0x${bytes.toString('hex')}`);
+/** The unsigned integer in big-endian `bytes` (none: 0). */
+export const valueOf = (bytes: Buffer): bigint => (bytes.length === 0 ? 0n : BigInt(`0x${bytes.toString('hex')}`));
 
 /** An RSA public key for raw exponentiation: OpenSSL's public operation without padding is m^e mod n. */
 function exponentiator(n: bigint, e: bigint, length: number): (m: bigint) => bigint {
