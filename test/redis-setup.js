@@ -5,7 +5,7 @@
  */
 /* global process, URL */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,16 +18,36 @@ async function freePort() {
   return port;
 }
 
-export async function setup() {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'svc-test-redis-'));
+/**
+ * Starts a redis-server of ours on `port`, in a folder of its own. It is ours when it answers with that folder:
+ * with --daemonize redis-server exits 0 even when the port is taken, and the Redis that answers there may be
+ * another run's (tiers run side by side in .ci/run), which its teardown would stop under us.
+ * @throws when ours does not answer there.
+ */
+export function startRedis(port) {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'svc-test-redis-')));
   execFileSync('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes', '--dir', dir, '--logfile', join(dir, 'redis.log')]);
-  for (let i = 0; i < 100; i += 1) {
-    if (spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim() === 'PONG') break;
-    spawnSync('sleep', ['0.05']);
+  const ours = () => spawnSync('redis-cli', ['-p', String(port), 'config', 'get', 'dir'], { encoding: 'utf8' }).stdout.split('\n')[1]?.trim() === dir;
+  for (let i = 0; i < 100 && !ours(); i += 1) spawnSync('sleep', ['0.05']);
+  if (!ours()) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`redis-server did not start on 127.0.0.1:${port} (is the port taken?)`);
   }
-  process.env.SVC_TEST_REDIS_URL = `redis://127.0.0.1:${port}`;
-  process.env.SVC_TEST_REDIS_DIR = dir;
+  return { url: `redis://127.0.0.1:${port}`, dir };
+}
+
+export async function setup() {
+  // A port taken between the probe and the bind: another free port.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const { url, dir } = startRedis(await freePort());
+      process.env.SVC_TEST_REDIS_URL = url;
+      process.env.SVC_TEST_REDIS_DIR = dir;
+      return;
+    } catch (err) {
+      if (attempt === 3) throw err;
+    }
+  }
 }
 
 export async function teardown() {

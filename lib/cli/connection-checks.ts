@@ -78,7 +78,10 @@ async function checkMail(mail: MailerOptions, timeoutMs: number): Promise<Connec
   }
 }
 
-/** `config check --connect`: {@link checkStore} and {@link checkMail}, each within `timeoutMs`. */
+/**
+ * `config check --connect`: {@link checkStore} and {@link checkMail}, each within `timeoutMs`, each saying what
+ * answered or why not, with the error's code and message without credentials or addresses.
+ */
 export async function checkConnections(slices: { redis: Omit<RedisStoreOptions, 'logger'>; mail: MailerOptions }, timeoutMs = 10_000): Promise<ConnectionCheck[]> {
   return Promise.all([checkStore(slices.redis, timeoutMs), checkMail(slices.mail, timeoutMs)]);
 }

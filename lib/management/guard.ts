@@ -46,8 +46,9 @@ function lockoutRule(credentials: ManagementCredentials): AttemptRule {
 
 /**
  * The one gate in front of every management action (C7): a cross-site request gets 403 before anything else; then
- * the shared store's failure counter for the client address (every process sees one count; only completed failures
- * count) answers repeated failures 429 with `Retry-After`; then HTTP Basic (constant time) grants role MANAGEMENT
+ * the shared store's failure counter for the client address (the `X-Forwarded-For` entry `svc.proxy.hops` from the
+ * right behind a proxy; every process sees one count; only completed failures count) answers repeated failures 429
+ * with `Retry-After`; then HTTP Basic (constant time) grants role MANAGEMENT
  * (`ctx.state.role`, and `ctx.state.managementUser` for the audit log), or 401 with the Basic challenge.
  */
 export function managementGuard(options: GuardOptions): Middleware {

@@ -6,8 +6,9 @@ export type ProviderFetch = (input: string | URL | Request, init?: RequestInit) 
 
 /**
  * oidc-provider's `fetch` configuration backed by {@link fetchDocument}, so its own fetches obey our rules.
- * Of oidc-provider 9's `fetch(url, { method, headers, signal, dispatcher, redirect? })` only `accept` is
- * sent of the headers, and `dispatcher` (undici) does not apply to node:http: it is ignored.
+ * Of oidc-provider 9's `fetch(url, { method, headers, signal, dispatcher, redirect? })`: `signal` aborts our
+ * request; GET and HEAD are sent, any other method refused; only `accept` is sent of the headers, and
+ * `dispatcher` (undici) does not apply to node:http: it is ignored.
  */
 export function providerFetch(options: OutboundFetchOptions): ProviderFetch {
   return async (input, init) => {

@@ -35,7 +35,10 @@ export interface ConfigurationParts {
   cookieKeys: string[];
   /** The key pairwise `sub`s are derived with (`svc.subject.pairwise-key`); never rotated. */
   pairwiseKey: string;
-  /** The adapter factory, used as it comes: pass `wrappedAdapter({ store })`, or the store rules do not hold. */
+  /**
+   * The adapter factory, used as it comes: pass `wrappedAdapter({ store })`, or the store rules (pushed
+   * requests checked and used once, single-use tokens, hashed client secrets, suspension) do not hold.
+   */
   adapter: (model: string) => Adapter;
   /** Resolves an account by its id. */
   findAccount: FindAccount;
@@ -126,6 +129,8 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       encryption: { enabled: true },
       jwtUserinfo: { enabled: true },
       userinfo: { enabled: true },
+      // Checked (budget first) in the query, a form body, a request object and a pushed request; a pushed
+      // request's stored form is not checked again when /authorize loads it.
       claimsParameter: { enabled: true, assertClaimsParameter: checkedOnce(claimsParameterAssertion(parts.registry, valueMac)) },
       // By value (RFC 9101), signed by the client (never `none`), maybe encrypted to our `enc` keys;
       // oidc-provider 9 dereferences no `request_uri` but the provider's own PAR URNs.
@@ -138,6 +143,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
         policies: createRegistrationPolicies({ fetch: (url, accept) => fetchDocument(url, outbound, accept), defaultSubjectType: settings.subject.defaultType }),
       },
       registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
+      // RFC 9126 at /par: client-authenticated, `request_uri` valid 60 s, used once, bound to the client.
       pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: settings.par.required, allowUnregisteredRedirectUris: false },
       dPoP: { enabled: false },
       resourceIndicators: { enabled: false },

@@ -56,7 +56,8 @@ function checkLifetime(claims: Record<string, unknown>): void {
 /**
  * oidc-provider's `assertJwtClaimsAndHeader`, run after its own checks: a client's request object must
  * carry `exp` at most {@link REQUEST_OBJECT_MAX_LIFETIME} seconds ahead and use its registered encryption;
- * the ignored parameters inside are dropped (C3). A pushed request loaded at `/authorize` was checked at `/par`.
+ * the ignored parameters inside are dropped (C3). A pushed request loaded at `/authorize` was checked at
+ * `/par`: only the drop applies again.
  */
 export function assertRequestObject(ctx: KoaContextWithOIDC, claims: Record<string, unknown>, _header: unknown, client: Client): void {
   if (!(MODEL_NAMES.pushedAuthorizationRequest in ctx.oidc.entities)) {

@@ -1,8 +1,10 @@
 import type { Middleware } from 'koa';
 
 /**
- * Pins every request to the public origin of `svc.base-url` (`Host`, `X-Forwarded-Host`, `X-Forwarded-Proto`):
- * oidc-provider builds its URLs from the request, and a `Host: evil.example` would otherwise reach discovery.
+ * Pins every request to the public origin of `svc.base-url`: `Host` set to its host, a client-sent
+ * `X-Forwarded-Host` dropped, and behind a trusted proxy `X-Forwarded-Proto` set to its scheme.
+ * oidc-provider builds its URLs from the request: a `Host: evil.example` would otherwise reach
+ * discovery and registration responses.
  */
 export function pinPublicOrigin(baseUrl: string, proxy: boolean): Middleware {
   const base = new URL(baseUrl);
