@@ -220,9 +220,8 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
 }
 
 /**
- * A Koa app serving everything of C2 for `settings`: the provider at `/oidc/v1`, the interaction pages,
- * `/healthz` and `/readyz`, with security headers, `proxy` from settings and `keys` equal to the cookie
- * keys, below the path of `svc.base-url`.
+ * A Koa app serving C2 for `settings` below the path of `svc.base-url`: the provider at `/oidc/v1`, the
+ * interaction pages, `/healthz` and `/readyz`, with security headers, `proxy` from settings and the cookie keys as `keys`.
  */
 export async function createApp(settings: Settings, options: RuntimeOptions = {}): Promise<SvcApp> {
   const svc = await createSvcConnect(settings, options);
