@@ -15,7 +15,8 @@ export function createMemoryAttempts(now: () => number): AttemptCounter & { swee
   const entries = new Map<string, AttemptEntry>();
   const live = (key: string, t: number): AttemptEntry | undefined => {
     const entry = entries.get(key);
-    if (!entry || entry.expiresAt > t) return entry;
+    // Not `expiresAt > t`: an expiry that is not a number must keep the entry (fail closed), not drop it on every read.
+    if (!entry || !(entry.expiresAt <= t)) return entry;
     entries.delete(key);
     return undefined;
   };

@@ -31,6 +31,9 @@ const POINT_SIZES: Record<'EC' | 'OKP', { bytes: Record<string, number>; members
   OKP: { bytes: { X25519: 32, X448: 56, Ed25519: 32, Ed448: 57 }, members: ['x'], what: 'public key' },
 };
 
+/** `table[name]` when `name` is one of its own keys: a client's `crv` or `alg` may be "constructor" or "__proto__". */
+const own = <T>(table: Readonly<Record<string, T>>, name: unknown): T | undefined => (typeof name === 'string' && Object.hasOwn(table, name) ? table[name] : undefined);
+
 /** "a, b or c". */
 const orList = (values: readonly string[]): string => values.join(', ').replace(/, ([^,]*)$/, ' or $1');
 
@@ -103,7 +106,7 @@ function judgeRsa(key: JWK): void {
 function pointSizes(key: JWK): void {
   const { bytes, members, what } = POINT_SIZES[key.kty as 'EC' | 'OKP'];
   const crv = key.crv;
-  const size = typeof crv === 'string' ? bytes[crv] : undefined;
+  const size = own(bytes, crv);
   if (size === undefined) return defect(`curve ${JSON.stringify(crv)} is not supported; ${key.kty} keys must use ${orList(Object.keys(bytes))}`);
   for (const member of members) {
     const length = octets(key, member).length;
@@ -248,7 +251,7 @@ function usageDefect(key: JWK): string | undefined {
   if (ext !== undefined && typeof ext !== 'boolean') return 'ext must be true or false';
   // What the key can do at all, from its type and curve.
   const family = key.kty === 'RSA' ? 'RSA' : String(key.crv);
-  const [canSign, canEncrypt] = [family in SIGNATURE_ALGS, family in ENCRYPTION_ALGS];
+  const [canSign, canEncrypt] = [own(SIGNATURE_ALGS, family) !== undefined, own(ENCRYPTION_ALGS, family) !== undefined];
   if (purpose === 'enc' && !canEncrypt && canSign) return `${withArticle(family)} key can only sign, but it is marked for encryption`;
   if (purpose === 'sig' && !canSign && canEncrypt) return `${withArticle(family)} key cannot sign, but it is marked for signatures`;
   if (purpose === 'enc' && Array.isArray(ops) && (key.kty === 'RSA' || ops.length > 0)) {
@@ -259,8 +262,8 @@ function usageDefect(key: JWK): string | undefined {
   }
   if (alg === undefined) return undefined;
   if (typeof alg !== 'string') return 'alg must be a string';
-  const sigAlgs = SIGNATURE_ALGS[family] ?? [];
-  const encAlgs = ENCRYPTION_ALGS[family] ?? [];
+  const sigAlgs = own(SIGNATURE_ALGS, family) ?? [];
+  const encAlgs = own(ENCRYPTION_ALGS, family) ?? [];
   if (!sigAlgs.includes(alg) && !encAlgs.includes(alg)) {
     if (!canSign && !canEncrypt) return undefined;
     return `alg ${JSON.stringify(alg)} is not an algorithm for ${withArticle(family)} key (${[...sigAlgs, ...encAlgs].join(', ')})`;
@@ -374,7 +377,7 @@ const SIGNATURE_KEYS: Record<string, { kty: string; crv?: string }> = {
  * holding `verify`. EdDSA is not offered: Ed25519 keys are not judged for small-order points.
  */
 function signatureFitReason(key: JWK, alg: string): string | undefined {
-  const needed = SIGNATURE_KEYS[alg];
+  const needed = own(SIGNATURE_KEYS, alg);
   if (!needed) return `${alg} is not supported`;
   if (key.alg !== undefined && key.alg !== alg) return `its alg is ${String(key.alg)}`;
   const described = `${String(key.kty)}${key.crv ? ` ${String(key.crv)}` : ''} key`;

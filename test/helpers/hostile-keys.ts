@@ -142,6 +142,12 @@ export function hostileCases(m: KeyMaterial): HostileCase[] {
       message: `key #1 ("weak"): x is ${length} bytes, but an X25519 public key is exactly 32`,
     })),
     {
+      name: 'an EC key on curve "constructor" with alg ECDH-ES+A256KW (an Object.prototype member: once a TypeError, 500)',
+      alg: 'ECDH-ES+A256KW',
+      keys: [weak(m.ec['P-256'].jwk, { crv: 'constructor', alg: 'ECDH-ES+A256KW' })],
+      message: 'key #1 ("weak"): curve "constructor" is not supported; EC keys must use P-256, P-384 or P-521',
+    },
+    {
       name: 'an X25519 low-order point (all zeros)',
       alg: 'ECDH-ES+A256KW',
       keys: [weak(m.x25519.jwk, { x: Buffer.alloc(32).toString('base64url') })],

@@ -104,6 +104,11 @@ describe('keyDefect: every reason', () => {
     ['EC x and y swapped', () => ({ ...m.ec['P-256'].jwk, x: m.ec['P-256'].jwk.y, y: m.ec['P-256'].jwk.x }), 'its point (x, y) is not on the P-256 curve'],
     ['EC the point (0, 0)', () => ({ ...m.ec['P-256'].jwk, x: Buffer.alloc(32).toString('base64url'), y: Buffer.alloc(32).toString('base64url') }), 'its point (x, y) is not on the P-256 curve'],
     ['OKP X9999', () => ({ kty: 'OKP', crv: 'X9999', x: 'AAAA' }), 'curve "X9999" is not supported; OKP keys must use X25519, X448, Ed25519 or Ed448'],
+    // Curve names that are Object.prototype members: looked up in plain objects they found functions (a TypeError, 500).
+    ['EC crv "constructor" with alg ES256', () => ({ ...m.ec['P-256'].jwk, crv: 'constructor', alg: 'ES256' }), 'curve "constructor" is not supported; EC keys must use P-256, P-384 or P-521'],
+    ['EC crv "__proto__" with use enc and alg ECDH-ES', () => ({ ...m.ec['P-256'].jwk, crv: '__proto__', alg: 'ECDH-ES' }), 'curve "__proto__" is not supported; EC keys must use P-256, P-384 or P-521'],
+    ['OKP crv "toString"', () => ({ ...m.x25519.jwk, crv: 'toString' }), 'curve "toString" is not supported; OKP keys must use X25519, X448, Ed25519 or Ed448'],
+    ['OKP crv "hasOwnProperty" with key_ops verify and alg EdDSA', () => ({ ...m.x25519.jwk, use: undefined, crv: 'hasOwnProperty', key_ops: ['verify'], alg: 'EdDSA' }), 'curve "hasOwnProperty" is not supported; OKP keys must use X25519, X448, Ed25519 or Ed448'],
     ['Ed25519 x of 31 bytes', () => ({ ...m.ed25519.jwk, x: Buffer.alloc(31, 1).toString('base64url') }), 'x is 31 bytes, but an Ed25519 public key is exactly 32'],
     ['X25519 u = 1 (low order)', () => ({ ...m.x25519.jwk, x: Buffer.concat([Buffer.from([1]), Buffer.alloc(31)]).toString('base64url') }), 'x is a low-order X25519 point (every shared secret would be zero)'],
     ['X25519 u = p (non-canonical zero)', () => ({ ...m.x25519.jwk, x: Buffer.from(b64uint((1n << 255n) - 19n), 'base64url').reverse().toString('base64url') }), 'x is a low-order X25519 point (every shared secret would be zero)'],
