@@ -47,7 +47,7 @@ export const clientsCommand: Command = {
   async run(argv, io) {
     const { values, sub, id: clientId } = parseListCommand(argv, usage, 'CLIENT_ID');
     if (sub === 'list') return list(values, io);
-    if (sub !== 'show' && !(sub && sub in ACTIONS)) throw new CliError(`unknown clients command ${sub ?? '(none)'}\n\n${usage}`, 2);
+    if (sub !== 'show' && !(sub && Object.hasOwn(ACTIONS, sub))) throw new CliError(`unknown clients command ${sub ?? '(none)'}\n\n${usage}`, 2);
     if (!clientId) throw new CliError(`${sub} needs a CLIENT_ID\n\n${usage}`, 2);
     const connection = connect(values, io);
     const path = `/clients/${encodeURIComponent(clientId)}`;

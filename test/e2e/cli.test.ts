@@ -37,6 +37,12 @@ describe('the svc-connect command line', () => {
     expect(unknown.stderr).toContain('unknown command frobnicate');
   });
 
+  it("refuses commands named like an object's own members (constructor, toString, __proto__) as unknown (2)", async () => {
+    for (const name of ['constructor', 'toString', '__proto__']) {
+      expect(await cli(['clients', name, 'some-client'])).toEqual(expect.objectContaining({ code: 2, stderr: expect.stringContaining(`unknown clients command ${name}`) }));
+    }
+  });
+
   it.each(['serve', 'config', 'keys', 'client-keys', 'invite', 'register', 'clients', 'invitations', 'subjects'])('prints usage for %s --help', async (command) => {
     const result = await cli([command, '--help']);
     expect(result.code).toBe(0);
