@@ -52,12 +52,13 @@ describe("the operator's reset of a login name (C8: after 100 failures in a row,
   };
 
   it('lets the name try again after the reset; another spelling is another login for the demo accounts, which compare logins as they are', async () => {
+    const before = lines.length;
     await lockOut('demo');
     expect(await reset('?login=%20DEMO%20')).toEqual({ status: 200, body: { reset: true } });
     expect(await attempt('demo', 'demo')).toBe(429);
     expect(await reset('?login=demo')).toEqual({ status: 200, body: { reset: true } });
     expect(await attempt('demo', 'demo')).toBe(303);
-    const audit = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.e === 'management_audit' && l.action === 'logins.reset');
+    const audit = lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.e === 'management_audit' && l.action === 'logins.reset');
     expect(audit).toMatchObject({ outcome: 'done', user: USER });
     expect(lines.join('\n')).not.toMatch(/"demo"|DEMO/);
   });
