@@ -5,19 +5,11 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { main } from '../../lib/cli.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { validateProviderKeys } from '../../lib/provider/keys.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
+import { runCli as cli } from '../helpers/cli.js';
 import { freePort } from '../helpers/processes.js';
-
-/** Runs `svc-connect …` in this process through `main(argv, io)` and collects what it wrote and its exit code. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, { out: (text) => (stdout += text), err: (text) => (stderr += text), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
-  return { code, stdout, stderr };
-}
 
 describe('the svc-connect command line', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));

@@ -6,9 +6,9 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SMTPServer } from 'smtp-server';
 
-import { main } from '../../lib/cli.js';
 import { describeFailure, reduceEmailAddresses, safeCauseMessage } from '../../lib/logger.js';
 import { startApp } from '../helpers/app.js';
+import { runCli as cli } from '../helpers/cli.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { freePort } from '../helpers/processes.js';
 import { startOwnRedis, testPrefix, type OwnRedis } from '../helpers/redis.js';
@@ -17,14 +17,6 @@ const REDIS_PASSWORD = 'redis-pw-Zq81';
 const SMTP_USER = 'idp-mailer';
 const SMTP_PASSWORD = 'smtp-pw-Kd27';
 const PASSWORDS = /redis-pw-Zq81|smtp-pw-Kd27|wrong-pw-Xy55/;
-
-/** Runs `svc-connect …` in this process through `main(argv, io)` with exactly `env` (plus PATH and HOME). */
-async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, { out: (text) => (stdout += text), err: (text) => (stderr += text), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
-  return { code, stdout, stderr };
-}
 
 /** A real SMTP server that signs in one user only and refuses every recipient, echoing the address as servers do. */
 async function startStrictSmtp(): Promise<{ port: number; close(): Promise<void> }> {

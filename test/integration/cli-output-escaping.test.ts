@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { main } from '../../lib/cli.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 import { register } from '../helpers/registration.js';
 
 const PASSWORD = 'escaping-password-123';
@@ -20,12 +20,7 @@ describe('what svc-connect prints cannot talk to the terminal', () => {
   let running: RunningApp;
   let clientId = '';
 
-  const cli = async (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
-    let stdout = '';
-    let stderr = '';
-    const code = await main(args, { out: (t) => void (stdout += t), err: (t) => void (stderr += t), env: { SVC_BASE_URL: running.baseUrl, SVC_MANAGEMENT_PASSWORD: PASSWORD } });
-    return { code, stdout, stderr };
-  };
+  const cli = (args: string[]): Promise<CliRun> => runCli(args, { SVC_BASE_URL: running.baseUrl, SVC_MANAGEMENT_PASSWORD: PASSWORD });
 
   beforeAll(async () => {
     running = await startApp({ properties: { 'svc.management.password': PASSWORD } });

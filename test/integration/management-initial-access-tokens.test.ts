@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { refOf } from '../../adapters/inventory.js';
-import { main } from '../../lib/cli.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 import { registerClient } from '../helpers/clients.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { register } from '../helpers/registration.js';
@@ -51,13 +51,7 @@ describe('an initial access token handed to the operator, unmailed (C7)', () => 
     return refs;
   };
 
-  /** Runs `svc-connect …` in this process against the app; stdout and stderr apart. */
-  const cli = async (args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> => {
-    let stdout = '';
-    let stderr = '';
-    const code = await main(args, { out: (t) => void (stdout += t), err: (t) => void (stderr += t), env: { SVC_BASE_URL: running.baseUrl, SVC_MANAGEMENT_USER: USER, SVC_MANAGEMENT_PASSWORD: PASSWORD, ...env } });
-    return { code, stdout, stderr };
-  };
+  const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> => runCli(args, { SVC_BASE_URL: running.baseUrl, SVC_MANAGEMENT_USER: USER, SVC_MANAGEMENT_PASSWORD: PASSWORD, ...env });
 
   const PROPERTIES = { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 };
 

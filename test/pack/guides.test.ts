@@ -1,13 +1,12 @@
 /**
- * The guides as a new user runs them (issue 24): getting-started's two commands in a clone; in a
- * fresh folder, the commands of
- * docs/embedding.md install the packed tarball and run its server with `npx tsx server.ts`; the
+ * The guides as a new user runs them (issue 24; getting-started.md in getting-started.test.ts): in a
+ * fresh folder, the commands of docs/embedding.md install the packed tarball and run its server with `npx tsx server.ts`; the
  * relying-party guide's own-project commands set up a folder where step 1, section 4 and step 3's
  * last lines run as one `rp.ts` against the example server of that tarball. Every command and every
  * line of code comes from the markdown; the test supplies only the inputs the guides name (a users
  * file, a port, the initial access token, the browser).
  */
-import { execFileSync, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,72 +17,14 @@ import type { ClientMetadata } from 'oidc-provider';
 import { hashPassword } from '../../examples/users-file.js';
 import { pairwiseSubOf, TEST_PAIRWISE_KEY } from '../helpers/app.js';
 import { runCodeFlow, signIn } from '../helpers/flow.js';
+import { baseEnv, blocksOf, blockWith, guide, root, runShell, start, type Started } from '../helpers/guides.js';
 import { freePort, waitFor } from '../helpers/processes.js';
-
-const root = new URL('../..', import.meta.url).pathname;
-/**
- * The environment of every command: this machine's (npm needs its certificates and PATH), without
- * jest's NODE_OPTIONS and NODE_ENV and without any setting of svc-connect's.
- */
-const baseEnv = (): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^(NODE_OPTIONS|NODE_ENV|PORT|REDIS_URL|SMTP_URL|AUTH_USERS_FILE|SVC_.*)$/.test(entry[0])),
-  );
-
-const guide = (name: string): string => readFileSync(join(root, 'docs', name), 'utf8');
-
-/** The ```lang blocks of a guide, in order. */
-function blocksOf(markdown: string, lang: string): string[] {
-  return [...markdown.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1] as string);
-}
-
-/** The one block of `lang` containing every needle. */
-function blockWith(markdown: string, lang: string, ...needles: string[]): string {
-  const found = blocksOf(markdown, lang).filter((b) => needles.every((n) => b.includes(n)));
-  if (found.length !== 1) throw new Error(`expected one \`\`\`${lang} block with ${needles.join(', ')}, found ${found.length}`);
-  return found[0] as string;
-}
-
-/** Runs a guide's shell block with bash in `cwd`, stopping at the first failing command. */
-function runShell(block: string, cwd: string): void {
-  const run = spawnSync('bash', ['-e', '-x', '-c', block], { cwd, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 240_000 });
-  if (run.status !== 0) throw new Error(`the guide's commands failed (${run.error?.message ?? `exit ${String(run.status)}`}):\n${run.stdout}\n${run.stderr}`);
-}
 
 /** A command the guide's prose names in backticks, e.g. "run with `npx tsx server.ts`". */
 function namedCommand(markdown: string, pattern: RegExp): string {
   const command = pattern.exec(markdown)?.[1];
   if (!command) throw new Error(`the guide names no command matching ${pattern.source}`);
   return command;
-}
-
-/** A process started with `sh -c`, in a process group of its own (npx starts children). */
-interface Started {
-  child: ChildProcessWithoutNullStreams;
-  output: () => string;
-  stop: () => Promise<void>;
-}
-
-function start(command: string, cwd: string, env: Record<string, string>): Started {
-  const child = spawn('sh', ['-c', command], { cwd, env: { ...baseEnv(), ...env }, detached: true });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return {
-    child,
-    output: () => out,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null && child.pid) {
-        try {
-          process.kill(-child.pid, 'SIGTERM');
-        } catch {
-          // already gone
-        }
-      }
-      await exited;
-    },
-  };
 }
 
 /** Resolves with the first stdout line starting with `prefix` (without it). */
@@ -146,7 +87,6 @@ describe('the guides, run as written in fresh folders with the packed package', 
   });
   const embedding = guide('embedding.md');
   const relyingParty = guide('relying-party.md');
-  const gettingStarted = guide('getting-started.md');
 
   beforeAll(() => {
     const out = fresh('svc-guides-pack-');
@@ -159,29 +99,6 @@ describe('the guides, run as written in fresh folders with the packed package', 
     providerDir = fresh('svc-guides-provider-');
     const setup = blockWith(embedding, 'sh', 'npm init -y', 'npm install svc-connect');
     runShell(setup.replace(/\bnpm install svc-connect\b/, `npm install ${tarball}`), providerDir);
-  }, 300_000);
-
-  it("getting-started.md: in a clone, its two commands start the example server on the embedded defaults, with as many start warnings as the guide counts", async () => {
-    const clone = fresh('svc-guides-clone-');
-    // The committed state, as `git clone` gives it to a new user.
-    execFileSync('git', ['clone', '--quiet', `file://${root}`, clone], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const commands = blockWith(gettingStarted, 'sh', 'npm install', 'npm start').trim().split('\n');
-    expect(commands).toHaveLength(2);
-    runShell(commands[0] as string, clone);
-    const port = await freePort();
-    const server = start(commands[1] as string, clone, { PORT: String(port) });
-    try {
-      const discovery = (await (await waitFor(`http://localhost:${port}/oidc/v1/.well-known/openid-configuration`, 120_000)).json()) as { issuer: string };
-      expect(discovery.issuer).toBe(`http://localhost:${port}/oidc/v1`);
-      const stated = /one warning line per unsafe default still in force \((\w+): ([^)]*)\)/.exec(gettingStarted.replace(/\s+/g, ' '));
-      const count = ['four', 'five', 'six', 'seven', 'eight', 'nine'].indexOf(stated?.[1] ?? '') + 4;
-      expect(stated?.[2]?.split(',')).toHaveLength(count);
-      expect(server.output().split('\n').filter((l) => l.includes('"event":"unsafe_default"'))).toHaveLength(count);
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- npm start output:\n${server.output()}`);
-    } finally {
-      await server.stop();
-    }
   }, 300_000);
 
   it("embedding.md: the fresh folder is an ES module with tsx, and `npx tsx server.ts` serves a sign-in with the users file's claims", async () => {
