@@ -5,7 +5,7 @@
  */
 /* global process, URL */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,14 +21,16 @@ async function freePort() {
 /**
  * Starts a redis-server of ours on `port`, in a folder of its own. It is ours when it answers with that folder:
  * with --daemonize redis-server exits 0 even when the port is taken, and the Redis that answers there may be
- * another run's (tiers run side by side in .ci/run), which its teardown would stop under us.
+ * another run's (tiers run side by side in .ci/run), which its teardown would stop under us. Ours writes
+ * "aborting" in its log when it cannot listen there.
  * @throws when ours does not answer there.
  */
 export function startRedis(port) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'svc-test-redis-')));
   execFileSync('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes', '--dir', dir, '--logfile', join(dir, 'redis.log')]);
   const ours = () => spawnSync('redis-cli', ['-p', String(port), 'config', 'get', 'dir'], { encoding: 'utf8' }).stdout.split('\n')[1]?.trim() === dir;
-  for (let i = 0; i < 100 && !ours(); i += 1) spawnSync('sleep', ['0.05']);
+  const aborted = () => existsSync(join(dir, 'redis.log')) && readFileSync(join(dir, 'redis.log'), 'utf8').includes('aborting');
+  for (let i = 0; i < 100 && !ours() && !aborted(); i += 1) spawnSync('sleep', ['0.05']);
   if (!ours()) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`redis-server did not start on 127.0.0.1:${port} (is the port taken?)`);
