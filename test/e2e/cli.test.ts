@@ -3,22 +3,17 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { validateProviderKeys } from '../../lib/provider/keys.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { runCli as cli } from '../helpers/cli.js';
 import { freePort } from '../helpers/processes.js';
 
 describe('the svc-connect command line', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
-  let running: RunningApp;
-
-  beforeAll(async () => {
-    running = await startApp({ properties: { 'svc.mail.outbox-dir': join(dir, 'outbox'), 'svc.management.password': 'cli-password' } });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ properties: { 'svc.mail.outbox-dir': join(dir, 'outbox'), 'svc.management.password': 'cli-password' } });
 
   it('prints an overview with --help (0), and refuses an unknown command (2)', async () => {
     const help = await cli(['--help']);

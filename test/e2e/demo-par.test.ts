@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { FormBrowser } from '../helpers/flow.js';
 
 describe('the demo page when the provider requires PAR (svc.par.required)', () => {
-  let running: RunningApp;
-
-  beforeAll(async () => {
-    running = await startApp({ properties: { 'svc.par.required': true }, claimModules: createDemoClaimModules() });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ properties: { 'svc.par.required': true }, claimModules: createDemoClaimModules() });
 
   it.each([
     ['without the switch (plain parameters pushed)', {}],

@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { DEMO_PENDING_FLOWS } from '../../lib/demo/router.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { FormBrowser } from '../helpers/flow.js';
 
 describe('the demo page remembers at most DEMO_PENDING_FLOWS unfinished flows', () => {
-  let running: RunningApp;
-
-  beforeAll(async () => {
-    running = await startApp();
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite();
 
   /** Starts one demo flow in a fresh browser; resolves the browser and its state. */
   const start = async (): Promise<{ browser: FormBrowser; state: string }> => {

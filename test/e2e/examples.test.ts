@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { runRelyingParty } from '../../examples/relying-party.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
-import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
+import { pairwiseSubOf } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { signIn, userData } from '../helpers/flow.js';
 import { freePort } from '../helpers/processes.js';
 import { register } from '../helpers/registration.js';
@@ -30,11 +31,7 @@ function runExample(env: Record<string, string>): { output: () => string; errors
 }
 
 describe('examples/relying-party.ts against a live app (docs/relying-party.md)', () => {
-  let running: RunningApp;
-  beforeAll(async () => {
-    running = await startApp({ claimModules: createDemoClaimModules() });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ claimModules: createDemoClaimModules() });
 
   it('registers with an initial access token, runs the flow and decrypts the ID token and UserInfo', async () => {
     const { token } = await issueInitialAccessToken(running.app.svc.provider);

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
-import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { confidentialClient } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { authorizationUrl, pkcePair, redeemCode, redirectParams, signIn } from '../helpers/flow.js';
 
 const client = confidentialClient();
 const redirectUri = (client.redirect_uris as string[])[0] as string;
 
 describe('authorization endpoint rules (C3)', () => {
-  let running: RunningApp;
-
-  beforeAll(async () => {
-    running = await startApp({ clients: [client] });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ clients: [client] });
 
   const baseParams = (challenge?: string): Record<string, string | undefined> => ({
     client_id: client.client_id,

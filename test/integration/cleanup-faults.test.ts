@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { createStore, issueInitialAccessToken, loadSettings } from '../../lib/index.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { manage, register } from '../helpers/registration.js';
 import { capturingLogger } from '../helpers/logs.js';
 
@@ -31,13 +31,9 @@ function failingDestroys(inner: SvcStore): SvcStore {
 }
 
 describe('clean-up failures after a success', () => {
-  let running: RunningApp;
   const { logger, lines } = capturingLogger();
 
-  beforeAll(async () => {
-    running = await startApp({ logger, store: failingDestroys(createStore(loadSettings({ env: {}, properties: {} }).redis)) });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite(() => ({ logger, store: failingDestroys(createStore(loadSettings({ env: {}, properties: {} }).redis)) }));
 
   it('a registration whose token cannot be deleted still answers 201, logs it, and the token does not register again', async () => {
     const { token } = await issueInitialAccessToken(running.app.svc.provider);

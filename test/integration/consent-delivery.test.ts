@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { decodeJwt } from 'jose';
 
 import { recordedDelivery } from '../../lib/claims/delivery.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { FormBrowser, redirectParams, runCodeFlow, userData } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
 import { manage } from '../helpers/registration.js';
@@ -14,12 +14,7 @@ import { manage } from '../helpers/registration.js';
  * issued before never deliver user data in the weaker form.
  */
 describe('consent covers how her data travels (C8)', () => {
-  let running: RunningApp;
-
-  beforeAll(async () => {
-    running = await startApp({ claimModules: createDemoClaimModules() });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ claimModules: createDemoClaimModules() });
 
   /** UserInfo's claims for `accessToken`, which must come back readable without any key (JSON or a bare JWS). */
   const plainUserinfo = async (accessToken: string): Promise<Record<string, unknown>> => {

@@ -4,6 +4,7 @@ import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import type { ClaimModule } from '../../lib/index.js';
 import { generateSigningKeys } from '../../lib/provider/keys.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { capturingLogger } from '../helpers/logs.js';
 
 const ENC_ALGS = ['RSA-OAEP', 'RSA-OAEP-256', 'ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'];
@@ -163,11 +164,7 @@ describe('discovery tells what the claim modules provide (C5, issue 15)', () => 
 });
 
 describe('discovery with signing keys only (no enc keys in svc.keys.file)', () => {
-  let running: RunningApp;
-  beforeAll(async () => {
-    running = await startApp({ jwks: await generateSigningKeys() });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite(async () => ({ jwks: await generateSigningKeys() }));
 
   it('offers signed request objects and no encryption for them: it advertises only what works', async () => {
     const doc = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
@@ -180,11 +177,7 @@ describe('discovery with signing keys only (no enc keys in svc.keys.file)', () =
 });
 
 describe('discovery with svc.par.required', () => {
-  let running: RunningApp;
-  beforeAll(async () => {
-    running = await startApp({ properties: { 'svc.par.required': true } });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ properties: { 'svc.par.required': true } });
 
   it('says require_pushed_authorization_requests: true', async () => {
     const doc = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;

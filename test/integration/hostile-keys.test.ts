@@ -10,6 +10,7 @@ import type { JWK } from 'jose';
 
 import { createStore, issueInitialAccessToken, loadSettings } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { hostileCases, keyMaterial, type HostileCase } from '../helpers/hostile-keys.js';
 import { isUnspent, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
@@ -242,11 +243,7 @@ describe('hostile client keys (C6 items 6-7)', () => {
 });
 
 describe('unlabelled keys of an inline jwks (C6 item 2)', () => {
-  let running: RunningApp;
-  beforeAll(async () => {
-    running = await startApp();
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite();
 
   it('are still dropped, not judged, when encryption is asked for: they are never stored or used', async () => {
     const { use: _use, ...unlabelled } = material.rsa1024.jwk;

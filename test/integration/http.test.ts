@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { createMemoryStore, type SvcStore } from '../../lib/index.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { startApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 
 describe('health, readiness, headers and error rendering (C2)', () => {
-  let running: RunningApp;
-
-  beforeAll(async () => {
-    running = await startApp();
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite();
 
   it('answers /healthz with 200 {"status":"ok"}', async () => {
     const response = await fetch(`${running.baseUrl}/healthz`);

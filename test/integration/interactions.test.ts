@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 
-import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { confidentialClient } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { clockAhead } from '../helpers/clock.js';
 import { authorizationUrl, FormBrowser, pkcePair, redirectParams, signIn } from '../helpers/flow.js';
 
@@ -9,12 +10,7 @@ const client = confidentialClient();
 const REDIRECT = (client.redirect_uris as string[])[0] as string;
 
 describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)', () => {
-  let running: RunningApp;
-
-  beforeAll(async () => {
-    running = await startApp({ clients: [client] });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ clients: [client] });
 
   const url = (params: Record<string, string> = {}): string =>
     authorizationUrl(running.issuer, {

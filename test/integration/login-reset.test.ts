@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
-import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { confidentialClient } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
 
@@ -11,19 +12,15 @@ const PASSWORD = 'login-reset-password-123';
 const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 
 describe("the operator's reset of a login name (C8: after 100 failures in a row, until a success or an operator's reset)", () => {
-  let running: RunningApp;
   const { logger, lines } = capturingLogger();
   let address = 0;
 
-  beforeAll(async () => {
-    running = await startApp({
-      logger,
-      clients: [client],
-      // No cool-down gets in the way: only the run of failures in a row stops the name.
-      properties: { 'svc.proxy': true, 'svc.login.lockout-threshold': 1000, 'svc.login.consecutive-limit': 10, 'svc.management.user': USER, 'svc.management.password': PASSWORD },
-    });
+  const running = appPerSuite({
+    logger,
+    clients: [client],
+    // No cool-down gets in the way: only the run of failures in a row stops the name.
+    properties: { 'svc.proxy': true, 'svc.login.lockout-threshold': 1000, 'svc.login.consecutive-limit': 10, 'svc.management.user': USER, 'svc.management.password': PASSWORD },
   });
-  afterAll(async () => running.close());
 
   /** One sign-in attempt in a fresh browser from a fresh address; resolves the status. */
   const attempt = async (login: string, password: string): Promise<number> => {

@@ -4,6 +4,7 @@ import type { Authenticator } from '../../lib/claims/authenticator.js';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { FormBrowser, loginAttempts } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
 
@@ -296,22 +297,18 @@ describe('login throttling: correct sign-ins judged at the same time (C8 rule 1)
 });
 
 describe('login throttling in a directory that tells `ERIKA` from `erika` (canonicalLogin)', () => {
-  let running: RunningApp;
   // A directory where logins differ by case (Unix names, many LDAP schemas): two people per pair.
   const pair = (name: string) => [
     { accountId: `mallory-${name}`, login: name.toUpperCase(), password: 'mallory-knows-this' },
     { accountId: `victim-${name}`, login: name, password: 'her-secret' },
   ];
 
-  beforeAll(async () => {
-    running = await startApp({
-      clients: [client],
-      // The demo authenticator compares logins as they are, and says so (`canonicalLogin`).
-      authenticator: createStaticAuthenticator([...pair('erika'), ...pair('maria'), ...pair('anna')]),
-      properties: { 'svc.proxy': true },
-    });
+  const running = appPerSuite({
+    clients: [client],
+    // The demo authenticator compares logins as they are, and says so (`canonicalLogin`).
+    authenticator: createStaticAuthenticator([...pair('erika'), ...pair('maria'), ...pair('anna')]),
+    properties: { 'svc.proxy': true },
   });
-  afterAll(async () => running.close());
 
   it("device cookies won by signing in as 'ERIKA' give no budget for 'erika': the name a stranger locked stays locked to those browsers", async () => {
     // Mallory signs in to his own account as often as he likes, each time in a fresh browser.

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { refOf } from '../../adapters/inventory.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { runCli, type CliRun } from '../helpers/cli.js';
 import { registerClient } from '../helpers/clients.js';
 import { capturingLogger } from '../helpers/logs.js';
@@ -22,7 +23,6 @@ interface Answer {
 }
 
 describe('an initial access token handed to the operator, unmailed (C7)', () => {
-  let running: RunningApp;
   const { logger, lines } = capturingLogger();
   let ip = 0;
 
@@ -55,10 +55,7 @@ describe('an initial access token handed to the operator, unmailed (C7)', () => 
 
   const PROPERTIES = { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 };
 
-  beforeAll(async () => {
-    running = await startApp({ logger, properties: PROPERTIES });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ logger, properties: PROPERTIES });
 
   it('answers 201 with the token once; the token registers exactly one client, and no log line holds it', async () => {
     const before = Math.floor(Date.now() / 1000);

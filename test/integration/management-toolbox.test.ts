@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { refOf } from '../../adapters/inventory.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { subjectHash } from '../../lib/management/audit.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { registerClient } from '../helpers/clients.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
@@ -22,7 +22,6 @@ interface Answer {
 }
 
 describe('operator toolbox over HTTP', () => {
-  let running: RunningApp;
   const { logger, lines } = capturingLogger();
   let ip = 0;
 
@@ -53,14 +52,11 @@ describe('operator toolbox over HTTP', () => {
   const audits = (action: string): Record<string, unknown>[] =>
     lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'management_audit' && l.action === action);
 
-  beforeAll(async () => {
-    running = await startApp({
-      logger,
-      clients: [STATIC],
-      properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 },
-    });
+  const running = appPerSuite({
+    logger,
+    clients: [STATIC],
+    properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 },
   });
-  afterAll(async () => running.close());
 
   it('lists every stored client a page at a time, static clients apart, never a secret', async () => {
     const clients = await Promise.all(Array.from({ length: 7 }, () => registerClient(running, 'plain')));

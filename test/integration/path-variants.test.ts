@@ -9,6 +9,7 @@ import { PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js'
 import { MODEL_NAMES } from '../../lib/seams.js';
 import { hashClientSecret } from '../../lib/registration/client-secrets.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { bracketFlood } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { pkcePair } from '../helpers/flow.js';
@@ -103,13 +104,9 @@ const NOT_SERVED = [404, 405];
 const SERVED_SPELLINGS = 7;
 
 describe('every protected operation under every path spelling', () => {
-  let running: RunningApp;
   const client = confidentialClient();
 
-  beforeAll(async () => {
-    running = await startApp({ clients: [client] });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ clients: [client] });
 
   const iat = async (): Promise<string> => (await issueInitialAccessToken(running.app.svc.provider)).token;
   const registerAt = (path: string, token: string, body: unknown = METADATA): Promise<Answer> => send(running, 'POST', path, json(token), JSON.stringify(body));

@@ -1,9 +1,9 @@
 import { request } from 'node:http';
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 
 /** A raw HTTP request with headers fetch() would not let us forge (Host). */
 function raw(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
@@ -27,11 +27,7 @@ const FORGED: [string, Record<string, string>][] = [
 ];
 
 describe.each([false, true])('endpoint URLs come from svc.base-url, never from the request (C2; svc.proxy=%s)', (proxy) => {
-  let running: RunningApp;
-  beforeAll(async () => {
-    running = await startApp({ properties: { 'svc.proxy': proxy } });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ properties: { 'svc.proxy': proxy } });
 
   it.each(FORGED)('discovery with %s names only the configured origin', async (_name, headers) => {
     const res = await raw(`${running.issuer}/.well-known/openid-configuration`, 'GET', headers);

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import type { LogFields, Logger } from '../../lib/logger.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 
 /**
  * Route labels are the template of the route a request reached, also when a check that guards the
@@ -14,12 +14,7 @@ describe('route labels of refused form posts', () => {
     warn: (event: string, fields?: LogFields) => void lines.push({ event, ...fields }),
     error: (event: string, fields?: LogFields) => void lines.push({ event, ...fields }),
   };
-  let running: RunningApp;
-
-  beforeAll(async () => {
-    running = await startApp({ logger, properties: { 'svc.metrics.enabled': true } });
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite({ logger, properties: { 'svc.metrics.enabled': true } });
 
   it('labels a cross-site POST to the login, consent and demo forms by the route it was sent to, never by a router pattern', async () => {
     const crossSite = { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' }, body: 'login=a&password=b' };

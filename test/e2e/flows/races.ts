@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { issueInitialAccessToken } from '../../../lib/index.js';
-import { confidentialClient, startApp, type RunningApp } from '../../helpers/app.js';
+import { confidentialClient } from '../../helpers/app.js';
+import { appPerSuite } from '../../helpers/suite-app.js';
 import { authorizationUrl, pkcePair, redeemCode, signIn } from '../../helpers/flow.js';
 import { manage, register } from '../../helpers/registration.js';
 import type { StoreKind } from '../../helpers/stores.js';
@@ -13,11 +14,7 @@ const REDIRECT = (client.redirect_uris as string[])[0] as string;
 /** Races on single-use tokens through the whole provider, each repeated 20 times: exactly one use wins. */
 export function races(_kind: StoreKind, properties: () => Record<string, string>): void {
   describe('races, each repeated 20 times', () => {
-    let running: RunningApp;
-    beforeAll(async () => {
-      running = await startApp({ clients: [client], properties: properties() });
-    });
-    afterAll(async () => running.close());
+    const running = appPerSuite(() => ({ clients: [client], properties: properties() }));
 
     it('100 concurrent registrations with one initial access token → exactly one 201', async () => {
       for (let i = 0; i < REPEATS; i += 1) {

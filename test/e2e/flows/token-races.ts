@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 
 import { issueInitialAccessToken } from '../../../lib/index.js';
-import { startApp, type RunningApp } from '../../helpers/app.js';
+import { appPerSuite } from '../../helpers/suite-app.js';
 import type { StoreKind } from '../../helpers/stores.js';
 
 const ROUNDS = 5;
@@ -19,11 +19,7 @@ const CLIENT_METHODS = ['GET', 'PUT', 'POST', 'DELETE'] as const;
  */
 export function tokenRaces(_kind: StoreKind, properties: () => Record<string, string>): void {
   describe('races on single-use tokens across spellings and methods', () => {
-    let running: RunningApp;
-    beforeAll(async () => {
-      running = await startApp({ properties: properties() });
-    });
-    afterAll(async () => running.close());
+    const running = appPerSuite(() => ({ properties: properties() }));
 
     const call = async (method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
       const response = await fetch(`${running.issuer}${path}`, {
