@@ -1,21 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
-import { compactDecrypt } from 'jose';
+import { compactDecrypt, decodeProtectedHeader } from 'jose';
 import * as oidc from 'openid-client';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { runCodeFlow } from '../helpers/flow.js';
+import { rawIdToken, recordingAnswers, type RawAnswers } from '../helpers/raw-answers.js';
 import { encryptionKey, manage, register } from '../helpers/registration.js';
 
 const REDIRECT = 'https://rp.example/cb';
 
 describe('a registered client updating its encryption key (C6)', () => {
-  let running: RunningApp;
-  beforeAll(async () => {
-    running = await startApp();
-  });
-  afterAll(async () => running.close());
+  const running = appPerSuite();
 
   it('encrypts the next ID token to the new key only, and earlier access tokens keep working', async () => {
     const keyA = await encryptionKey('RSA-OAEP-256', { kid: 'key-a' });
@@ -29,21 +26,11 @@ describe('a registered client updating its encryption key (C6)', () => {
     );
     expect(registered.status).toBe(201);
     const client = registered.body as unknown as ClientMetadata;
-    const withKey = (key: CryptoKey, kid: string) => (config: oidc.Configuration) => oidc.enableDecryptingResponses(config, ['A128CBC-HS256'], { key, kid });
-    let rawIdToken = '';
-    const capturing = (key: CryptoKey, kid: string) => (config: oidc.Configuration) => {
-      withKey(key, kid)(config);
-      config[oidc.customFetch] = async (url, init) => {
-        // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
-        const response = await fetch(url, init as RequestInit);
-        if (url.endsWith('/token')) rawIdToken = ((await response.clone().json()) as { id_token: string }).id_token;
-        return response;
-      };
-    };
+    const seen: RawAnswers = {};
 
-    const first = await runCodeFlow(running.issuer, client, { configure: capturing(keyA.privateKey, 'key-a') });
-    expect(rawIdToken.split('.')).toHaveLength(5);
-    expect(JSON.parse(Buffer.from(rawIdToken.split('.')[0] as string, 'base64url').toString())).toMatchObject({ alg: 'RSA-OAEP-256', enc: 'A128CBC-HS256', kid: 'key-a' });
+    const first = await runCodeFlow(running.issuer, client, { configure: recordingAnswers(seen, keyA) });
+    expect(rawIdToken(seen).split('.')).toHaveLength(5);
+    expect(decodeProtectedHeader(rawIdToken(seen))).toMatchObject({ alg: 'RSA-OAEP-256', enc: 'A128CBC-HS256', kid: 'key-a' });
     expect(first.claims.sub).toBe('demo-0001');
 
     const updated = await manage(registered.body.registration_client_uri as string, 'POST', registered.body.registration_access_token as string, {
@@ -53,10 +40,10 @@ describe('a registered client updating its encryption key (C6)', () => {
     });
     expect(updated.status).toBe(200);
 
-    const second = await runCodeFlow(running.issuer, client, { configure: capturing(keyB.privateKey, 'key-b') });
+    const second = await runCodeFlow(running.issuer, client, { configure: recordingAnswers(seen, keyB) });
     expect(second.claims.sub).toBe('demo-0001');
-    await expect(compactDecrypt(rawIdToken, keyA.privateKey)).rejects.toThrow();
-    await expect(compactDecrypt(rawIdToken, keyB.privateKey)).resolves.toBeDefined();
+    await expect(compactDecrypt(rawIdToken(seen), keyA.privateKey)).rejects.toThrow();
+    await expect(compactDecrypt(rawIdToken(seen), keyB.privateKey)).resolves.toBeDefined();
 
     const config = await oidc.discovery(new URL(running.issuer), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), {
       execute: [oidc.allowInsecureRequests],

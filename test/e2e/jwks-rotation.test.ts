@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { compactDecrypt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
@@ -11,6 +11,7 @@ import { startApp, type RunningApp } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { b64uint } from '../helpers/hostile-keys.js';
 import { capturingLogger } from '../helpers/logs.js';
+import { rawIdToken, recordingAnswers, type RawAnswers } from '../helpers/raw-answers.js';
 import { encryptionKey, register, startDocServer, type DocServer } from '../helpers/registration.js';
 
 const REDIRECT = 'https://rp.example/cb';
@@ -18,12 +19,6 @@ const ALG = 'RSA-OAEP-256';
 const REFRESH_FAILED = 'client JSON Web Key Set failed to be refreshed';
 
 type Key = Awaited<ReturnType<typeof encryptionKey>>;
-
-/** What the relying party saw at the token and UserInfo endpoints, raw. */
-interface Seen {
-  token?: { status: number; body: string };
-  userinfo?: { status: number; contentType: string; body: string };
-}
 
 /**
  * Moves only `Date` forward (oidc-provider's JWK Set cache and every expiry check read it); timers,
@@ -82,29 +77,16 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
 
   /** Runs a code flow, decrypting with `key`; returns what the RP saw, or the error it got. */
   async function flow(client: ClientMetadata, keys: Key[], options: { skipUserinfo?: boolean } = {}) {
-    const seen: Seen = {};
-    const configure = (config: oidc.Configuration): void => {
-      oidc.enableDecryptingResponses(config, ['A128CBC-HS256'], ...keys.map((k) => ({ key: k.privateKey, kid: k.jwk.kid as string })));
-      config[oidc.customFetch] = async (url, init) => {
-        // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
-        const response = await fetch(url, init as RequestInit);
-        const body = await response.clone().text();
-        if (url.endsWith('/token')) seen.token = { status: response.status, body };
-        if (url.endsWith('/userinfo')) seen.userinfo = { status: response.status, contentType: response.headers.get('content-type') ?? '', body };
-        return response;
-      };
-    };
-    const result = await runCodeFlow(running.issuer, client, { scope: 'openid profile email', configure, ...options }).catch((e: unknown) => e as Error);
+    const seen: RawAnswers = {};
+    const result = await runCodeFlow(running.issuer, client, { scope: 'openid profile email', configure: recordingAnswers(seen, ...keys), ...options }).catch((e: unknown) => e as Error);
     return { seen, result };
   }
 
-  const header = (jwe: string): Record<string, unknown> => JSON.parse(Buffer.from(jwe.split('.')[0] as string, 'base64url').toString()) as Record<string, unknown>;
-  const idTokenOf = (seen: Seen): string => (JSON.parse(seen.token?.body ?? '{}') as { id_token: string }).id_token;
   const refusals = (): Record<string, unknown>[] =>
     logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'client_keys_refused');
 
   /** The token endpoint refused to issue: the documented error, and no ID token in the body. */
-  function expectRefusedAtToken(seen: Seen, result: unknown, url: string, rule: string): void {
+  function expectRefusedAtToken(seen: RawAnswers, result: unknown, url: string, rule: string): void {
     expect(result).toBeInstanceOf(Error);
     expect(seen.token?.status).toBe(400);
     expect(JSON.parse(seen.token?.body ?? '{}')).toEqual({
@@ -151,7 +133,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     advanceClock(61);
     const fixed = await flow(client, [good]);
     expect(fixed.result).not.toBeInstanceOf(Error);
-    expect(header(idTokenOf(fixed.seen))).toMatchObject({ alg: ALG, kid: 'rp-enc' });
+    expect(decodeProtectedHeader(rawIdToken(fixed.seen))).toMatchObject({ alg: ALG, kid: 'rp-enc' });
     expect(hits.get(where)).toBe(3);
   });
 
@@ -275,7 +257,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     const { seen, result } = await flow(client, [x25519]);
     expect(hits.get(where)).toBe(2);
     expect(result).not.toBeInstanceOf(Error);
-    expect(header(idTokenOf(seen))).toMatchObject({ alg: 'ECDH-ES', kid: 'x25519', epk: { crv: 'X25519' } });
+    expect(decodeProtectedHeader(rawIdToken(seen))).toMatchObject({ alg: 'ECDH-ES', kid: 'x25519', epk: { crv: 'X25519' } });
     expect((result as { claims: Record<string, unknown> }).claims.email).toBe('erika.mustermann@example.com');
     expect(refusals().slice(before)).toEqual([
       expect.objectContaining({ refused: 1, kept: 1, rule: `key #1 ("ed"): ${pick('OKP Ed25519 key, but ECDH-ES needs EC P-256/384/521 or X25519')}` }),
@@ -288,7 +270,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     const { client, where } = await registerAt([keyA.jwk]);
     const first = await flow(client, [keyA, keyB]);
     expect(first.result).not.toBeInstanceOf(Error);
-    expect(header(idTokenOf(first.seen))).toMatchObject({ kid: 'key-a' });
+    expect(decodeProtectedHeader(rawIdToken(first.seen))).toMatchObject({ kid: 'key-a' });
 
     // Rotation: the new key first, the old one still listed (tokens already encrypted to it stay readable).
     sets.set(where, [keyB.jwk, keyA.jwk]);
@@ -296,8 +278,8 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     const second = await flow(client, [keyA, keyB]);
     expect(hits.get(where)).toBe(3);
     expect(second.result).not.toBeInstanceOf(Error);
-    const idToken = idTokenOf(second.seen);
-    expect(header(idToken)).toMatchObject({ alg: ALG, kid: 'key-b' });
+    const idToken = rawIdToken(second.seen);
+    expect(decodeProtectedHeader(idToken)).toMatchObject({ alg: ALG, kid: 'key-b' });
     await expect(compactDecrypt(idToken, keyB.privateKey)).resolves.toBeDefined();
     await expect(compactDecrypt(idToken, keyA.privateKey)).rejects.toThrow();
     expect((second.result as { claims: Record<string, unknown> }).claims.email).toBe('erika.mustermann@example.com');
@@ -309,9 +291,9 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     const third = await flow(client, [keyB]);
     expect(hits.get(where)).toBe(4);
     expect(third.result).not.toBeInstanceOf(Error);
-    expect(header(idTokenOf(third.seen))).toMatchObject({ kid: 'key-b' });
+    expect(decodeProtectedHeader(rawIdToken(third.seen))).toMatchObject({ kid: 'key-b' });
     expect(third.seen.userinfo?.contentType).toContain('application/jwt');
-    expect(header(third.seen.userinfo?.body ?? '')).toMatchObject({ kid: 'key-b' });
+    expect(decodeProtectedHeader(third.seen.userinfo?.body ?? '')).toMatchObject({ kid: 'key-b' });
     expect(refusals().slice(before)).toEqual([
       expect.objectContaining({ refused: 1, kept: 1, rule: 'key #1 ("hostile"): RSA public exponent 1 is below 65537' }),
     ]);

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { compactDecrypt, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { compactDecrypt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
-import * as oidc from 'openid-client';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
+import { rawIdToken, recordingAnswers, type RawAnswers } from '../helpers/raw-answers.js';
 import { register, startDocServer, type DocServer } from '../helpers/registration.js';
 
 const REDIRECT = 'https://rp.example/cb';
@@ -18,8 +18,6 @@ async function seedLabelledKey(alg: 'RSA-OAEP-256' | 'ECDH-ES', kid: string): Pr
   const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'ECDH-ES' ? { crv: 'P-256' } : {}) });
   return { privateKey, jwk: { ...(await exportJWK(publicKey)), key_ops: ['encrypt'], kid } };
 }
-
-const header = (jwe: string): Record<string, unknown> => JSON.parse(Buffer.from(jwe.split('.')[0] as string, 'base64url').toString()) as Record<string, unknown>;
 
 describe('keys labelled as the seed spec labels them (C6.2, issue 23 item 3)', () => {
   let running: RunningApp;
@@ -42,25 +40,15 @@ describe('keys labelled as the seed spec labels them (C6.2, issue 23 item 3)', (
 
   /** A code flow whose ID token and UserInfo come encrypted; both decrypt with `key` alone. */
   async function encryptedFlow(client: ClientMetadata, key: { privateKey: CryptoKey; jwk: JWK }, alg: string) {
-    const raw: { idToken?: string; userinfo?: string } = {};
+    const seen: RawAnswers = {};
     const result = await runCodeFlow(running.issuer, client, {
       scope: 'openid email',
       // Each claim travels once (C5): email in UserInfo as asked, email_verified in the ID token by scope.
       params: { claims: JSON.stringify({ userinfo: { email: null } }) },
-      configure: (config) => {
-        oidc.enableDecryptingResponses(config, ['A128CBC-HS256'], { key: key.privateKey, kid: key.jwk.kid as string });
-        config[oidc.customFetch] = async (url, init) => {
-          // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
-          const response = await fetch(url, init as RequestInit);
-          const body = await response.clone().text();
-          if (url.endsWith('/token')) raw.idToken = (JSON.parse(body) as { id_token?: string }).id_token;
-          if (url.endsWith('/userinfo')) raw.userinfo = body;
-          return response;
-        };
-      },
+      configure: recordingAnswers(seen, key),
     });
-    for (const jwe of [raw.idToken, raw.userinfo]) {
-      expect(header(String(jwe))).toMatchObject({ alg, kid: key.jwk.kid });
+    for (const jwe of [rawIdToken(seen), seen.userinfo?.body]) {
+      expect(decodeProtectedHeader(String(jwe))).toMatchObject({ alg, kid: key.jwk.kid });
       await expect(compactDecrypt(String(jwe), key.privateKey)).resolves.toBeDefined();
     }
     expect(result.claims.sub).toEqual(expect.any(String));
@@ -106,23 +94,14 @@ describe('keys labelled as the seed spec labels them (C6.2, issue 23 item 3)', (
     expect(res.status).toBe(201);
     const { key_ops: _ops, ...unlabelled } = key.jwk;
     sets.set(where, [unlabelled]);
-    const seen: { status?: number; body?: string } = {};
-    const failed = await runCodeFlow(running.issuer, res.body as unknown as ClientMetadata, {
-      configure: (config) => {
-        config[oidc.customFetch] = async (url, init) => {
-          // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
-          const response = await fetch(url, init as RequestInit);
-          if (url.endsWith('/token')) Object.assign(seen, { status: response.status, body: await response.clone().text() });
-          return response;
-        };
-      },
-    }).catch((e: unknown) => e as Error);
+    const seen: RawAnswers = {};
+    const failed = await runCodeFlow(running.issuer, res.body as unknown as ClientMetadata, { configure: recordingAnswers(seen) }).catch((e: unknown) => e as Error);
     expect(failed).toBeInstanceOf(Error);
-    expect(seen.status).toBe(400);
-    expect(JSON.parse(String(seen.body))).toEqual({
+    expect(seen.token?.status).toBe(400);
+    expect(JSON.parse(String(seen.token?.body))).toEqual({
       error: 'invalid_client_metadata',
       error_description: `${REFRESH_FAILED}: jwks_uri ${docs.url}${where}: no key passed the key rules (key #1 ("swapped"): has neither use nor key_ops, and the client asks for encryption)`,
     });
-    expect(seen.body).not.toContain('id_token');
+    expect(seen.token?.body).not.toContain('id_token');
   });
 });

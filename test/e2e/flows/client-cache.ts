@@ -2,15 +2,15 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { compactDecrypt } from 'jose';
+import { compactDecrypt, decodeProtectedHeader } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
-import * as oidc from 'openid-client';
 
 import { refOf } from '../../../adapters/inventory.js';
 import { issueInitialAccessToken } from '../../../lib/registration/initial-access-tokens.js';
 import { ruleDerivedEnv } from '../../../lib/settings/definitions.js';
 import { pairwiseSubOf, startApp, TEST_PAIRWISE_KEY, type RunningApp } from '../../helpers/app.js';
 import { runCodeFlow } from '../../helpers/flow.js';
+import { rawIdToken, recordingAnswers, type RawAnswers } from '../../helpers/raw-answers.js';
 import { SHARED_REDIS_URL } from '../../helpers/redis.js';
 import { freePort, PROCESS_MS, type ServerProcess, startServerProcess, waitFor } from '../../helpers/processes.js';
 import { encryptionKey, manage, register } from '../../helpers/registration.js';
@@ -51,17 +51,8 @@ export function clientCacheFlows(kind: StoreKind, properties: () => Record<strin
       const registered = await register(a, { redirect_uris: [REDIRECT], id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [keyA.jwk] } }, token);
       expect(registered.status).toBe(201);
       const client = registered.body as unknown as ClientMetadata;
-      let idToken = '';
-      const decrypting = (key: CryptoKey, kid: string) => (config: oidc.Configuration) => {
-        oidc.enableDecryptingResponses(config, ['A128CBC-HS256'], { key, kid });
-        config[oidc.customFetch] = async (url, init) => {
-          // openid-client passes a RequestInit-compatible object; its body type is narrower in its typings.
-          const response = await fetch(url, init as RequestInit);
-          if (url.endsWith('/token')) idToken = ((await response.clone().json()) as { id_token: string }).id_token;
-          return response;
-        };
-      };
-      const headerKid = (): unknown => (JSON.parse(Buffer.from(idToken.split('.')[0] as string, 'base64url').toString()) as { kid?: string }).kid;
+      const seen: RawAnswers = {};
+      const headerKid = (): unknown => decodeProtectedHeader(rawIdToken(seen)).kid;
 
       // B loads the client (authorization, token, UserInfo) once; the second flow is served from B's
       // cache: not one read of the client's key reaches Redis (watched with MONITOR on standalone).
@@ -73,7 +64,7 @@ export function clientCacheFlows(kind: StoreKind, properties: () => Record<strin
         let watched = '';
         watcher?.stdout.on('data', (chunk: Buffer) => (watched += chunk.toString()));
         while (watcher && !watched.startsWith('OK')) await new Promise((resolve) => watcher.stdout.once('data', resolve));
-        expect((await runCodeFlow(issuerB, client, { configure: decrypting(keyA.privateKey, 'key-a') })).claims.sub).toBe(pairwiseSubOf(REDIRECT));
+        expect((await runCodeFlow(issuerB, client, { configure: recordingAnswers(seen, keyA) })).claims.sub).toBe(pairwiseSubOf(REDIRECT));
         expect(headerKid()).toBe('key-a');
         watcher?.kill();
         const reads = watched.split('\n').filter((line) => line.includes(`"${clientKey}"`));
@@ -88,9 +79,9 @@ export function clientCacheFlows(kind: StoreKind, properties: () => Record<strin
         jwks: { keys: [keyB.jwk] },
       });
       expect(updated.status).toBe(200);
-      expect((await runCodeFlow(issuerB, client, { configure: decrypting(keyB.privateKey, 'key-b') })).claims.sub).toBe(pairwiseSubOf(REDIRECT));
+      expect((await runCodeFlow(issuerB, client, { configure: recordingAnswers(seen, keyB) })).claims.sub).toBe(pairwiseSubOf(REDIRECT));
       expect(headerKid()).toBe('key-b');
-      await expect(compactDecrypt(idToken, keyA.privateKey)).rejects.toThrow();
+      await expect(compactDecrypt(rawIdToken(seen), keyA.privateKey)).rejects.toThrow();
 
       const deleted = await manage(registered.body.registration_client_uri as string, 'DELETE', updated.body.registration_access_token as string);
       expect(deleted.status).toBe(204);
