@@ -13,11 +13,7 @@ describe('the demo page when the provider requires PAR (svc.par.required)', () =
   ])('pushes every request %s: /authorize sees client_id and request_uri only, and the flow completes', async (_name, extra) => {
     const browser = new FormBrowser();
     const origin = running.baseUrl;
-    const posted = await browser.request(`${origin}/oidcdemo/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
-      body: new URLSearchParams({ scope: 'email', claims: JSON.stringify({ userinfo: { email: { essential: true } } }), ...extra }).toString(),
-    });
+    const posted = await browser.post(`${origin}/oidcdemo/login`, { scope: 'email', claims: JSON.stringify({ userinfo: { email: { essential: true } } }), ...extra }, origin);
     expect(posted.status).toBe(303);
     const url = new URL(posted.headers.get('location') as string);
     expect(url.pathname).toBe('/oidc/v1/authorize');

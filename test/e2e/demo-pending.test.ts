@@ -11,11 +11,7 @@ describe('the demo page remembers at most DEMO_PENDING_FLOWS unfinished flows', 
   const start = async (): Promise<{ browser: FormBrowser; state: string }> => {
     const browser = new FormBrowser();
     const origin = running.baseUrl;
-    const posted = await browser.request(`${origin}/oidcdemo/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
-      body: new URLSearchParams({ scope: 'email' }).toString(),
-    });
+    const posted = await browser.post(`${origin}/oidcdemo/login`, { scope: 'email' }, origin);
     expect(posted.status).toBe(303);
     return { browser, state: (browser.cookie('svc_demo_state') ?? '').split('.')[0] ?? '' };
   };

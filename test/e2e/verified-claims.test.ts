@@ -296,11 +296,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
   ])('the demo page asks for verified claims %s, shows them in plain words for consent, and receives them', async (_how, extra) => {
     const browser = new FormBrowser();
     const origin = running.baseUrl;
-    const posted = await browser.request(`${origin}/oidcdemo/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
-      body: new URLSearchParams({ verified: 'yes', ...extra }).toString(),
-    });
+    const posted = await browser.post(`${origin}/oidcdemo/login`, { verified: 'yes', ...extra }, origin);
     expect(posted.status).toBe(303);
     await browser.follow(posted.headers.get('location') as string, origin);
     await browser.submit('login-form', { login: 'demo', password: 'demo' }, origin);

@@ -26,6 +26,22 @@ export function authorizationUrl(issuer: string, params: Record<string, string |
   return url.href;
 }
 
+/**
+ * The code-flow authorization URL of `client` at `issuer`: its first redirect URI, scope `openid`
+ * and a fresh S256 challenge, then `params` (added or overriding).
+ */
+export function codeFlowUrl(issuer: string, client: ClientMetadata, params: Record<string, string | undefined> = {}): string {
+  return authorizationUrl(issuer, {
+    client_id: String(client.client_id),
+    response_type: 'code',
+    scope: 'openid',
+    redirect_uri: (client.redirect_uris as string[])[0],
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    ...params,
+  });
+}
+
 /** Reads `error`/`state`/`code` from a redirect Location (query or fragment). */
 export function redirectParams(location: string): URLSearchParams {
   const url = new URL(location);
@@ -89,6 +105,15 @@ export class FormBrowser {
     });
     if (!value || expired) this.cookies.delete(name);
     else this.cookies.set(name, value);
+  }
+
+  /** Posts `fields` as a form to `url` from a page of `origin` (plus `headers`); never follows redirects. */
+  async post(url: string, fields: Record<string, string>, origin: string, headers: Record<string, string> = {}): Promise<Response> {
+    return this.request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin, ...headers },
+      body: new URLSearchParams(fields).toString(),
+    });
   }
 
   /** The value of cookie `name` in the jar. */
@@ -276,26 +301,7 @@ export async function loginAttempts(
   client: ClientMetadata,
   browser = new FormBrowser(),
 ): Promise<{ browser: FormBrowser; attempt(login: string, password: string, forwardedFor: string): Promise<Response> }> {
-  await browser.follow(
-    authorizationUrl(app.issuer, {
-      client_id: String(client.client_id),
-      response_type: 'code',
-      scope: 'openid',
-      redirect_uri: (client.redirect_uris as string[])[0],
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      prompt: 'login',
-    }),
-    app.baseUrl,
-  );
+  await browser.follow(codeFlowUrl(app.issuer, client, { prompt: 'login' }), app.baseUrl);
   const action = browser.formAction('login-form', app.baseUrl);
-  return {
-    browser,
-    attempt: (login, password, forwardedFor) =>
-      browser.request(action, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: app.baseUrl, 'x-forwarded-for': forwardedFor },
-        body: new URLSearchParams({ login, password }).toString(),
-      }),
-  };
+  return { browser, attempt: (login, password, forwardedFor) => browser.post(action, { login, password }, app.baseUrl, { 'x-forwarded-for': forwardedFor }) };
 }

@@ -4,25 +4,14 @@ import * as oidc from 'openid-client';
 import { confidentialClient } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { clockAhead } from '../helpers/clock.js';
-import { authorizationUrl, FormBrowser, pkcePair, redirectParams, signIn } from '../helpers/flow.js';
+import { codeFlowUrl, FormBrowser, pkcePair, redirectParams, signIn } from '../helpers/flow.js';
 
 const client = confidentialClient();
-const REDIRECT = (client.redirect_uris as string[])[0] as string;
 
 describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)', () => {
   const running = appPerSuite({ clients: [client] });
 
-  const url = (params: Record<string, string> = {}): string =>
-    authorizationUrl(running.issuer, {
-      client_id: client.client_id,
-      response_type: 'code',
-      scope: 'openid',
-      redirect_uri: REDIRECT,
-      state: 'st',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      ...params,
-    });
+  const url = (params: Record<string, string> = {}): string => codeFlowUrl(running.issuer, client, { state: 'st', ...params });
 
   it('prompt=none without a session → login_required; signed in without consent → consent_required; with both → a code', async () => {
     const browser = new FormBrowser();

@@ -2,11 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 
 import { confidentialClient } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
-import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
+import { loginAttempts } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
 
 const client = confidentialClient();
-const REDIRECT = (client.redirect_uris as string[])[0] as string;
 const USER = 'operator';
 const PASSWORD = 'login-reset-password-123';
 const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
@@ -24,17 +23,8 @@ describe("the operator's reset of a login name (C8: after 100 failures in a row,
 
   /** One sign-in attempt in a fresh browser from a fresh address; resolves the status. */
   const attempt = async (login: string, password: string): Promise<number> => {
-    const browser = new FormBrowser();
-    await browser.follow(
-      authorizationUrl(running.issuer, { client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
-      running.baseUrl,
-    );
     address += 1;
-    const response = await browser.request(browser.formAction('login-form', running.baseUrl), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl, 'x-forwarded-for': `198.51.100.${address}` },
-      body: new URLSearchParams({ login, password }).toString(),
-    });
+    const response = await (await loginAttempts(running, client)).attempt(login, password, `198.51.100.${address}`);
     await response.arrayBuffer();
     return response.status;
   };

@@ -7,7 +7,7 @@ import type { Authenticator } from '../../lib/claims/authenticator.js';
 import { addressCounterKey } from '../../lib/web/client-address.js';
 import { loginNameCounterKey } from '../../lib/interactions/login-throttle.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
+import { loginAttempts } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { startOwnRedis, testPrefix, type OwnRedis } from '../helpers/redis.js';
 import { memoryFaults, redisAclFaults, type StoreFaults } from '../helpers/store-faults.js';
@@ -24,7 +24,6 @@ import { memoryFaults, redisAclFaults, type StoreFaults } from '../helpers/store
  */
 
 const client = confidentialClient();
-const REDIRECT = (client.redirect_uris as string[])[0] as string;
 const COOKIE_KEY = 'login-throttle-faults-cookie-key-0123456789';
 
 const describeFaults = (kind: string, makeFaults: () => Promise<StoreFaults>): void =>
@@ -43,19 +42,10 @@ const describeFaults = (kind: string, makeFaults: () => Promise<StoreFaults>): v
     });
 
     const loginForm = async (): Promise<{ attempt(login: string, password: string, address: string): Promise<number> }> => {
-      const browser = new FormBrowser();
-      await browser.follow(
-        authorizationUrl(running.issuer, { client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
-        running.baseUrl,
-      );
-      const action = browser.formAction('login-form', running.baseUrl);
+      const form = await loginAttempts(running, client);
       return {
         attempt: async (login, password, address) => {
-          const response = await browser.request(action, {
-            method: 'POST',
-            headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl, 'x-forwarded-for': address },
-            body: new URLSearchParams({ login, password }).toString(),
-          });
+          const response = await form.attempt(login, password, address);
           await response.arrayBuffer();
           return response.status;
         },
@@ -152,16 +142,7 @@ describe('sign-in throttle when Redis stalls past the operation timeout (command
   it('attack: a right password during a stall does not give the address back more than once (failures judged before stay counted)', async () => {
     const address = '192.0.2.77';
     const attempt = async (login: string, password: string): Promise<number> => {
-      const browser = new FormBrowser();
-      await browser.follow(
-        authorizationUrl(running.issuer, { client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
-        running.baseUrl,
-      );
-      const response = await browser.request(browser.formAction('login-form', running.baseUrl), {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl, 'x-forwarded-for': address },
-        body: new URLSearchParams({ login, password }).toString(),
-      });
+      const response = await (await loginAttempts(running, client)).attempt(login, password, address);
       await response.arrayBuffer();
       return response.status;
     };

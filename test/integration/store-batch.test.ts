@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
+import { codeFlowUrl, FormBrowser } from '../helpers/flow.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/redis.js';
 
 const client = confidentialClient();
@@ -31,16 +31,7 @@ describe('a request whose writes fail when it ends (one unit of store work)', ()
     redis.dispose();
   });
 
-  const authorize = (): string =>
-    authorizationUrl(running.issuer, {
-      client_id: client.client_id,
-      response_type: 'code',
-      scope: 'openid',
-      redirect_uri: (client.redirect_uris as string[])[0],
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      state: 'st',
-    });
+  const authorize = (): string => codeFlowUrl(running.issuer, client, { state: 'st' });
 
   it('answers 503 server_error without the redirect and cookies it had prepared, stores nothing, and serves again once writes land', async () => {
     // The interaction record cannot be written: SET is allowed on no key of the provider.

@@ -5,7 +5,7 @@ import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createMemoryStore, issueInitialAccessToken } from '../../lib/index.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
-import { authorizationUrl, pkcePair, runCodeFlow } from '../helpers/flow.js';
+import { authorizationUrl, codeFlowUrl, runCodeFlow } from '../helpers/flow.js';
 
 const RUNS = 500;
 const client = confidentialClient({ subject_type: 'public' });
@@ -99,10 +99,7 @@ describe('hostile input: 500 generated cases per surface', () => {
     );
     await fc.assert(
       fc.asyncProperty(claimsValue, async (claims) => {
-        const response = await fetch(
-          authorizationUrl(running.issuer, { client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', claims }),
-          { redirect: 'manual' },
-        );
+        const response = await fetch(codeFlowUrl(running.issuer, client, { state: 's', claims }), { redirect: 'manual' });
         expect(response.status).toBeLessThan(500);
         const location = response.headers.get('location');
         if (location?.startsWith(REDIRECT)) expect(new URL(location).searchParams.get('error')).toMatch(OAUTH_ERRORS);

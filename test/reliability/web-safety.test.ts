@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
+import { authorizationUrl, codeFlowUrl, FormBrowser } from '../helpers/flow.js';
 
 const client = confidentialClient();
 const REDIRECT = (client.redirect_uris as string[])[0] as string;
@@ -10,14 +10,7 @@ const REDIRECT = (client.redirect_uris as string[])[0] as string;
 /** Every Set-Cookie of a browser walking through login and consent. */
 async function cookiesOfAFlow(running: RunningApp, headers: Record<string, string> = {}): Promise<string[]> {
   const seen: string[] = [];
-  let url = authorizationUrl(running.issuer, {
-    client_id: client.client_id,
-    response_type: 'code',
-    scope: 'openid',
-    redirect_uri: REDIRECT,
-    code_challenge: pkcePair().challenge,
-    code_challenge_method: 'S256',
-  });
+  let url = codeFlowUrl(running.issuer, client);
   const cookieJar = new Map<string, string>();
   let method = 'GET';
   let body: string | undefined;
@@ -88,10 +81,7 @@ describe('web safety', () => {
   it('protects every HTML page with a CSP and frame protections', async () => {
     const browser = new FormBrowser();
     const pages: [string, Response | undefined][] = [];
-    const start = await browser.follow(
-      authorizationUrl(running.issuer, { client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
-      running.baseUrl,
-    );
+    const start = await browser.follow(codeFlowUrl(running.issuer, client), running.baseUrl);
     pages.push(['login', start.response]);
     pages.push(['failed login', (await browser.submit('login-form', { login: 'demo', password: 'x' }, running.baseUrl)).response]);
     pages.push(['consent', (await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl)).response]);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { generateSigningKeys } from '../../../lib/provider/keys.js';
 import { pairwiseSub } from '../../../policies/subjects.js';
 import { confidentialClient } from '../../helpers/app.js';
-import { authorizationUrl, FormBrowser, pkcePair, runCodeFlow } from '../../helpers/flow.js';
+import { codeFlowUrl, FormBrowser, runCodeFlow } from '../../helpers/flow.js';
 import { freePort, PROCESS_MS, type ServerProcess, startServerProcess, waitFor } from '../../helpers/processes.js';
 import { ruleDerivedEnv } from '../../../lib/settings/definitions.js';
 import type { StoreKind } from '../../helpers/stores.js';
@@ -91,29 +91,15 @@ export function twoProcessFlows(_kind: StoreKind, properties: () => Record<strin
     it('shares the login throttle: wrong passwords on A and B count as one, and the right one is refused on both', async () => {
       const interaction = async (url: string): Promise<{ attempt(password: string): Promise<number> }> => {
         const browser = new FormBrowser();
-        await browser.follow(
-          authorizationUrl(`${url}/oidc/v1`, {
-            client_id: client.client_id,
-            response_type: 'code',
-            scope: 'openid',
-            redirect_uri: (client.redirect_uris as string[])[0],
-            code_challenge: pkcePair().challenge,
-            code_challenge_method: 'S256',
-          }),
-          url,
-        );
+        await browser.follow(codeFlowUrl(`${url}/oidc/v1`, client), url);
         const action = browser.formAction('login-form', url);
         let n = 0;
         return {
           async attempt(password) {
             n += 1;
-            const response = await browser.request(action, {
-              method: 'POST',
-              // A new address each time: only the name's count can lock.
-              // Both processes serve one public origin (the base URL, A's).
-              headers: { 'content-type': 'application/x-www-form-urlencoded', origin: urlA, 'x-forwarded-for': `198.51.100.${n + (url === urlA ? 0 : 100)}` },
-              body: new URLSearchParams({ login: 'demo-basic', password }).toString(),
-            });
+            // A new address each time: only the name's count can lock.
+            // Both processes serve one public origin (the base URL, A's).
+            const response = await browser.post(action, { login: 'demo-basic', password }, urlA, { 'x-forwarded-for': `198.51.100.${n + (url === urlA ? 0 : 100)}` });
             await response.text();
             return response.status;
           },
