@@ -13,7 +13,9 @@ import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js
 import { registerClient, type RegisteredClient, registeredClientParams } from '../helpers/clients.js';
 import { authorizationUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { deletePrefix, dumpPrefix, recordBytes, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
+import { managementCalls } from '../helpers/management-calls.js';
 import { manage } from '../helpers/registration.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { clientCacheFlows } from './flows/client-cache.js';
 import { codeFlows } from './flows/code-flow.js';
@@ -201,23 +203,9 @@ describe('the operator toolbox with two processes on one Redis', () => {
   const PASSWORD = 'toolbox-password-123';
   const AUTH = `Basic ${Buffer.from(`operator:${PASSWORD}`).toString('base64')}`;
   const M = '/oidc/v1/management';
-  let running: RunningApp;
-  let ip = 0;
-
-  beforeAll(async () => {
-    running = await startApp({ properties: { ...onRedis(prefix), 'svc.management.user': 'operator', 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 } });
-  });
-  afterAll(async () => {
-    await running.close();
-    await deletePrefix(SHARED_REDIS_URL, prefix);
-  });
-
-  /** A management request from a fresh client address (the lockout counts per address). */
-  const call = async (method: string, path: string): Promise<{ status: number; body: Record<string, unknown> }> => {
-    ip += 1;
-    const response = await fetch(`${running.baseUrl}${path}`, { method, headers: { authorization: AUTH, 'x-forwarded-for': `198.18.${Math.floor(ip / 250)}.${ip % 250}` } });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const running = appPerSuite({ properties: { ...onRedis(prefix), 'svc.management.user': 'operator', 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 } });
+  afterAll(async () => deletePrefix(SHARED_REDIS_URL, prefix));
+  const call = managementCalls(running, AUTH);
 
   it('disables a client in every process at once: the other process refuses it at token and UserInfo; enable restores it there too', async () => {
     const client = await registerClient(running, 'plain');

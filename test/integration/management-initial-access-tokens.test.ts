@@ -7,6 +7,7 @@ import { appPerSuite } from '../helpers/suite-app.js';
 import { runCli, type CliRun } from '../helpers/cli.js';
 import { registerClient } from '../helpers/clients.js';
 import { capturingLogger } from '../helpers/logs.js';
+import { managementCalls } from '../helpers/management-calls.js';
 import { register } from '../helpers/registration.js';
 
 const USER = 'operator';
@@ -16,26 +17,12 @@ const AUTH = basic(USER, PASSWORD);
 const M = '/oidc/v1/management';
 const ROUTE = `${M}/initial-access-tokens`;
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, unknown>;
-}
-
 describe('an initial access token handed to the operator, unmailed (C7)', () => {
   const { logger, lines } = capturingLogger();
-  let ip = 0;
+  const PROPERTIES = { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 };
 
-  /** A management request from a fresh client address (the lockout counts per address). */
-  const call = async (method: string, path: string, options: { auth?: string | null; headers?: Record<string, string>; from?: string } = {}): Promise<Answer> => {
-    ip += 1;
-    const headers: Record<string, string> = { 'x-forwarded-for': options.from ?? `198.18.${Math.floor(ip / 250)}.${ip % 250}`, ...options.headers };
-    if (options.auth !== null) headers.authorization = options.auth ?? AUTH;
-    const response = await fetch(`${running.baseUrl}${path}`, { method, headers });
-    const text = await response.text();
-    const json = (response.headers.get('content-type') ?? '').includes('json');
-    return { status: response.status, headers: response.headers, body: json && text ? (JSON.parse(text) as Record<string, unknown>) : { text } };
-  };
+  const running = appPerSuite({ logger, properties: PROPERTIES });
+  const call = managementCalls(running, AUTH);
 
   /** Every initial access token record in the store (of `app`, default the suite's), spent or not, by reference. */
   const storedTokens = async (app: RunningApp = running): Promise<Set<string>> => {
@@ -53,9 +40,6 @@ describe('an initial access token handed to the operator, unmailed (C7)', () => 
 
   const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> => runCli(args, { SVC_BASE_URL: running.baseUrl, SVC_MANAGEMENT_USER: USER, SVC_MANAGEMENT_PASSWORD: PASSWORD, ...env });
 
-  const PROPERTIES = { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 };
-
-  const running = appPerSuite({ logger, properties: PROPERTIES });
 
   it('answers 201 with the token once; the token registers exactly one client, and no log line holds it', async () => {
     const before = Math.floor(Date.now() / 1000);

@@ -8,40 +8,29 @@ import { appPerSuite } from '../helpers/suite-app.js';
 import { registerClient } from '../helpers/clients.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
-import { manage, register } from '../helpers/registration.js';
+import { managementCalls } from '../helpers/management-calls.js';
+import { manage, register, type HttpResult } from '../helpers/registration.js';
 
 const USER = 'operator';
 const PASSWORD = 'toolbox-password-123';
 const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 const STATIC: ClientMetadata = { client_id: 'static-rp', client_secret: 'static-rp-secret-that-is-long-enough-0123', redirect_uris: ['https://static.example/cb'] };
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, unknown>;
-}
-
 describe('operator toolbox over HTTP', () => {
   const { logger, lines } = capturingLogger();
-  let ip = 0;
-
-  /** A management request from a fresh client address (the lockout counts per address). */
-  const call = async (method: string, path: string, options: { auth?: string | null; headers?: Record<string, string>; body?: string; from?: string } = {}): Promise<Answer> => {
-    ip += 1;
-    const headers: Record<string, string> = { 'x-forwarded-for': options.from ?? `198.18.${Math.floor(ip / 250)}.${ip % 250}`, ...options.headers };
-    if (options.auth !== null) headers.authorization = options.auth ?? AUTH;
-    const response = await fetch(`${running.baseUrl}${path}`, { method, headers, body: options.body });
-    const text = await response.text();
-    const json = (response.headers.get('content-type') ?? '').includes('json');
-    return { status: response.status, headers: response.headers, body: json && text ? (JSON.parse(text) as Record<string, unknown>) : { text } };
-  };
+  const running = appPerSuite({
+    logger,
+    clients: [STATIC],
+    properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 },
+  });
+  const call = managementCalls(running, AUTH);
   const M = '/oidc/v1/management';
   const userinfo = async (accessToken: string): Promise<{ status: number; error?: string }> => {
     const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
     const challenge = response.headers.get('www-authenticate') ?? '';
     return { status: response.status, error: /error="([^"]+)"/.exec(challenge)?.[1] };
   };
-  const tokenWithSecret = async (client: ClientMetadata): Promise<Answer> => {
+  const tokenWithSecret = async (client: ClientMetadata): Promise<HttpResult> => {
     const response = await fetch(`${running.issuer}/token`, {
       method: 'POST',
       headers: { authorization: `Basic ${Buffer.from(`${client.client_id}:${String(client.client_secret)}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
@@ -52,11 +41,6 @@ describe('operator toolbox over HTTP', () => {
   const audits = (action: string): Record<string, unknown>[] =>
     lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'management_audit' && l.action === action);
 
-  const running = appPerSuite({
-    logger,
-    clients: [STATIC],
-    properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true, 'svc.management.lockout-threshold': 3 },
-  });
 
   it('lists every stored client a page at a time, static clients apart, never a secret', async () => {
     const clients = await Promise.all(Array.from({ length: 7 }, () => registerClient(running, 'plain')));
