@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { createDemoClaimModules, type DemoPerson } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, pkcePair, redirectParams, runCodeFlow, signIn, userData, type FlowResult } from '../helpers/flow.js';
-import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { type FlowResult, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
+import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { deletePrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
 
@@ -69,16 +69,7 @@ describe('requested claim values through full flows on Redis (C5, issue 14)', ()
         }),
       },
     });
-    const url = authorizationUrl(running.issuer, {
-      client_id: rsa.metadata.client_id,
-      response_type: 'code',
-      redirect_uri: 'https://rp.example/cb',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      state: 'st-values',
-      scope: 'openid',
-      claims: JSON.stringify({ userinfo: { birthdate: { value: '1900-01-01', essential: true } } }),
-    });
+    const url = registeredClientUrl(running.issuer, rsa, { state: 'st-values', claims: JSON.stringify({ userinfo: { birthdate: { value: '1900-01-01', essential: true } } }) });
     denied = redirectParams((await signIn(url)).callbackUrl.href);
   });
   afterAll(async () => {

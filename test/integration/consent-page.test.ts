@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, FormBrowser, pkcePair } from '../helpers/flow.js';
-import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { FormBrowser } from '../helpers/flow.js';
+import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
 
 describe('the consent page says what is asked for, in plain words (C5, issue 5 item 6)', () => {
   let running: RunningApp;
@@ -19,15 +19,7 @@ describe('the consent page says what is asked for, in plain words (C5, issue 5 i
 
   const consentHtml = async (client: RegisteredClient, params: Record<string, string>): Promise<string> => {
     const browser = new FormBrowser();
-    const url = authorizationUrl(running.issuer, {
-      client_id: client.metadata.client_id,
-      response_type: 'code',
-      redirect_uri: 'https://rp.example/cb',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      ...params,
-    });
-    await browser.follow(url, running.baseUrl);
+    await browser.follow(registeredClientUrl(running.issuer, client, params), running.baseUrl);
     await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
     expect(browser.lastPage).toContain('id="consent-allow"');
     return browser.lastPage;
