@@ -12,7 +12,7 @@ import { pkcePair, signIn, userData } from '../helpers/flow.js';
 import { bracketFlood } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { deletePrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
-import { encryptRequestObject, outcomeOf, registerSigningClient, signRequestObject, type RequestEncryptionAlg, type SigningClient } from '../helpers/request-objects.js';
+import { completeFlow, encryptRequestObject, outcomeOf, registerSigningClient, signRequestObject, type RequestEncryptionAlg, type RequestObjectFlow, type SigningClient } from '../helpers/request-objects.js';
 
 const REDIRECT = 'https://rp.example/cb';
 const URN = 'urn:ietf:params:oauth:request_uri:';
@@ -27,13 +27,6 @@ interface Pushed {
 }
 
 const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
-
-/** Where an authorization flow through PAR ended. */
-interface ParFlow {
-  url: URL;
-  claims: Record<string, unknown>;
-  userinfo: Record<string, unknown>;
-}
 
 describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
   let running: RunningApp;
@@ -64,7 +57,7 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
     client: SigningClient,
     params: Record<string, string>,
     options: { jar?: boolean; encrypt?: RequestEncryptionAlg; login?: string } = {},
-  ): Promise<ParFlow> => {
+  ): Promise<RequestObjectFlow> => {
     const config = await client.config();
     const verifier = oidc.randomPKCECodeVerifier();
     const nonce = oidc.randomNonce();
@@ -80,11 +73,7 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       pushed = (await oidc.buildAuthorizationUrlWithJAR(config, pushed, { key: client.signingKey, kid: client.kid })).searchParams;
       if (options.encrypt) pushed.set('request', await encryptRequestObject(running.issuer, pushed.get('request') as string, options.encrypt));
     }
-    const url = await oidc.buildAuthorizationUrlWithPAR(config, pushed);
-    const { callbackUrl } = await signIn(url.href, { login: options.login, password: options.login });
-    const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
-    const claims = tokens.claims() as Record<string, unknown>;
-    return { url, claims, userinfo: await oidc.fetchUserInfo(config, tokens.access_token, claims.sub as string) };
+    return completeFlow(config, await oidc.buildAuthorizationUrlWithPAR(config, pushed), verifier, nonce, options.login);
   };
 
   /** A push by hand: `fields` as the form body, client_secret_basic unless `authorization` says otherwise. */

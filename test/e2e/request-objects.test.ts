@@ -5,27 +5,22 @@ import * as oidc from 'openid-client';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
-import { pkcePair, signIn, userData } from '../helpers/flow.js';
+import { pkcePair, userData } from '../helpers/flow.js';
 import { bracketFlood } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import {
+  completeFlow,
   encryptRequestObject,
   outcomeOf,
   registerSigningClient,
   signingKey,
   signRequestObject,
   type RequestEncryptionAlg,
+  type RequestObjectFlow,
   type SigningClient,
 } from '../helpers/request-objects.js';
 
 const REDIRECT = 'https://rp.example/cb';
-
-/** What a by-value request-object flow produced. */
-interface JarFlow {
-  url: URL;
-  claims: Record<string, unknown>;
-  userinfo: Record<string, unknown>;
-}
 
 describe('request objects by value (RFC 9101, C3)', () => {
   let running: RunningApp;
@@ -69,13 +64,9 @@ describe('request objects by value (RFC 9101, C3)', () => {
   };
 
   /** Runs the whole flow with a request object by value: sign in, redeem, decrypt, UserInfo. */
-  const jarFlow = async (client: SigningClient, params: Record<string, string>, encrypt?: RequestEncryptionAlg): Promise<JarFlow> => {
+  const jarFlow = async (client: SigningClient, params: Record<string, string>, encrypt?: RequestEncryptionAlg): Promise<RequestObjectFlow> => {
     const { url, config, verifier, nonce } = await jarUrl(client, params, encrypt);
-    const { callbackUrl } = await signIn(url.href);
-    const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
-    const claims = tokens.claims() as Record<string, unknown>;
-    const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub as string);
-    return { url, claims, userinfo };
+    return completeFlow(config, url, verifier, nonce);
   };
 
   /** An /authorize URL carrying `request` (and the client id) only. */

@@ -4,6 +4,7 @@ import * as oidc from 'openid-client';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
 import type { RunningApp } from './app.js';
+import { signIn } from './flow.js';
 import { encryptionKey, register } from './registration.js';
 
 /** Signing algorithms a relying party may sign request objects with here. */
@@ -75,6 +76,24 @@ export async function registerSigningClient(running: RunningApp, extra: Partial<
       return config;
     },
   };
+}
+
+/** Where a flow with a request object (by value or pushed) ended: the browser's URL, the ID token's claims, UserInfo. */
+export interface RequestObjectFlow {
+  url: URL;
+  claims: Record<string, unknown>;
+  userinfo: Record<string, unknown>;
+}
+
+/**
+ * Completes a flow from its authorization `url`: signs in (as `login`, password the same; default
+ * demo), redeems the code with `config` and the PKCE `verifier`, checks `nonce`, fetches UserInfo.
+ */
+export async function completeFlow(config: oidc.Configuration, url: URL, verifier: string, nonce: string, login?: string): Promise<RequestObjectFlow> {
+  const { callbackUrl } = await signIn(url.href, { login, password: login });
+  const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
+  const claims = tokens.claims() as Record<string, unknown>;
+  return { url, claims, userinfo: await oidc.fetchUserInfo(config, tokens.access_token, claims.sub as string) };
 }
 
 /** The provider's published decryption key for `alg` (from its JWKS, `use: "enc"`). */
