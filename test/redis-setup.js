@@ -28,9 +28,9 @@ async function freePort() {
 export function startRedis(port) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'svc-test-redis-')));
   execFileSync('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes', '--dir', dir, '--logfile', join(dir, 'redis.log')]);
-  const ours = () => spawnSync('redis-cli', ['-p', String(port), 'config', 'get', 'dir'], { encoding: 'utf8' }).stdout.split('\n')[1]?.trim() === dir;
+  const ours = () => spawnSync('redis-cli', ['-p', String(port), 'config', 'get', 'dir'], { encoding: 'utf8', timeout: 10_000 }).stdout?.split('\n')[1]?.trim() === dir;
   const aborted = () => existsSync(join(dir, 'redis.log')) && readFileSync(join(dir, 'redis.log'), 'utf8').includes('aborting');
-  for (let i = 0; i < 100 && !ours() && !aborted(); i += 1) spawnSync('sleep', ['0.05']);
+  for (let i = 0; i < 100 && !aborted() && !ours(); i += 1) spawnSync('sleep', ['0.05']);
   if (!ours()) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`redis-server did not start on 127.0.0.1:${port} (is the port taken?)`);

@@ -7,15 +7,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { blockWith, guide, root, runShell, start } from '../helpers/guides.js';
 import { freePort, waitFor } from '../helpers/processes.js';
 
 describe('getting-started.md, run as written in a clone', () => {
   const gettingStarted = guide('getting-started.md');
-  const clone = mkdtempSync(join(tmpdir(), 'svc-guides-clone-'));
-  afterAll(() => rmSync(clone, { recursive: true, force: true }));
+  let clone = '';
+  beforeAll(() => {
+    clone = mkdtempSync(join(tmpdir(), 'svc-guides-clone-'));
+  });
+  afterAll(() => {
+    if (clone) rmSync(clone, { recursive: true, force: true });
+  });
 
   it("getting-started.md: in a clone, its two commands start the example server on the embedded defaults, with as many start warnings as the guide counts", async () => {
     // The committed state, as `git clone` gives it to a new user.

@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -19,8 +20,10 @@ async function freePort(): Promise<number> {
 
 describe("a test run's own Redis", () => {
   const started: number[] = [];
+  const folders: string[] = [];
   afterAll(() => {
     for (const port of started) spawnSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave']);
+    for (const dir of folders) rmSync(dir, { recursive: true, force: true });
   });
 
   // Tiers run side by side (.ci/run): a port taken between the free-port probe and redis-server's bind
@@ -38,8 +41,9 @@ describe("a test run's own Redis", () => {
 
   it('starts one of its own on a free port', async () => {
     const port = await freePort();
-    const { url } = startRedis(port);
+    const { url, dir } = startRedis(port);
     started.push(port);
+    folders.push(dir);
     expect(url).toBe(`redis://127.0.0.1:${port}`);
     expect(spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim()).toBe('PONG');
   });
