@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
 import type { RunningApp } from './app.js';
-import { authorizationUrl, pkcePair } from './flow.js';
+import { authorizationUrl, codeFlowParams } from './flow.js';
 import { encryptionKey, register } from './registration.js';
 
 /** A client registered through the registration endpoint, with its private decryption key. */
@@ -47,21 +47,11 @@ export async function registerClient(
 }
 
 /**
- * The authorization request of a client registered by {@link registerClient}: the code flow to
- * `https://rp.example/cb` with a fresh PKCE challenge, scope `openid` and state `st`, each
- * overridden by `params`.
+ * The authorization request of a client registered by {@link registerClient}: its
+ * {@link codeFlowParams} with state `st`, each overridden by `params`.
  */
 export function registeredClientParams(client: RegisteredClient, params: Record<string, string> = {}): Record<string, string> {
-  return {
-    client_id: String(client.metadata.client_id),
-    response_type: 'code',
-    redirect_uri: 'https://rp.example/cb',
-    code_challenge: pkcePair().challenge,
-    code_challenge_method: 'S256',
-    state: 'st',
-    scope: 'openid',
-    ...params,
-  };
+  return codeFlowParams(client.metadata, { state: 'st', ...params });
 }
 
 /** {@link registeredClientParams} as a URL of `issuer`'s authorization endpoint. */

@@ -27,19 +27,24 @@ export function authorizationUrl(issuer: string, params: Record<string, string |
 }
 
 /**
- * The code-flow authorization URL of `client` at `issuer`: its first redirect URI, scope `openid`
- * and a fresh S256 challenge, then `params` (added or overriding).
+ * The code-flow authorization parameters of `client`: its first redirect URI, scope `openid` and a
+ * fresh S256 challenge, then `params` (added or overriding).
  */
-export function codeFlowUrl(issuer: string, client: ClientMetadata, params: Record<string, string | undefined> = {}): string {
-  return authorizationUrl(issuer, {
+export function codeFlowParams(client: ClientMetadata, params: Record<string, string> = {}): Record<string, string> {
+  return {
     client_id: String(client.client_id),
     response_type: 'code',
     scope: 'openid',
-    redirect_uri: (client.redirect_uris as string[])[0],
+    redirect_uri: (client.redirect_uris as string[])[0] as string,
     code_challenge: pkcePair().challenge,
     code_challenge_method: 'S256',
     ...params,
-  });
+  };
+}
+
+/** {@link codeFlowParams} as a URL of `issuer`'s authorization endpoint. */
+export function codeFlowUrl(issuer: string, client: ClientMetadata, params: Record<string, string | undefined> = {}): string {
+  return authorizationUrl(issuer, { ...codeFlowParams(client), ...params });
 }
 
 /** Reads `error`/`state`/`code` from a redirect Location (query or fragment). */
