@@ -1,7 +1,21 @@
 import type { ChainableCommander } from 'ioredis';
 
+/** The store's Lua scripts, as ioredis's `defineCommand` adds them to the client. */
+export interface ScriptCommands {
+  svcConsume(key: string, now: number): Promise<number>;
+  svcUnconsume(key: string): Promise<number>;
+  svcIndexAdd(key: string, member: string, ttl: number): Promise<number>;
+  svcIndexTake(key: string): Promise<string[]>;
+  svcAttemptCheck(key: string, consecutive: number, maxMs: number): Promise<number>;
+  svcAttemptFail(key: string, consecutive: number, maxMs: number, limit: number, windowMs: number, baseMs: number, strikeMs: number, runMs: number): Promise<number>;
+  svcAttemptSucceed(key: string, consecutive: number, maxMs: number, forget: number): Promise<number>;
+}
+
+/** A pipeline with the store's scripts (ioredis adds defined commands to pipelines and transactions too). */
+export type Pipe = ChainableCommander & { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => Pipe };
+
 /** Adds one command to a pipeline. */
-export type AddCommand = (pipeline: ChainableCommander) => void;
+export type AddCommand = (pipeline: Pipe) => void;
 
 /** One command's answer in a pipeline: `[error, result]` as ioredis gives it. */
 export type Answer = [Error | null, unknown];

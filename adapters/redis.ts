@@ -1,14 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { Cluster, Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
 import { REDIS_DEFAULTS } from '../lib/settings/types.js';
 import { refOf, type StoreInventory } from './inventory.js';
-import { RequestBatch, type AddCommand, type Answer, type PendingRecord } from './redis-batch.js';
+import { RequestBatch, type AddCommand, type Answer, type PendingRecord, type Pipe, type ScriptCommands } from './redis-batch.js';
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
@@ -49,19 +49,7 @@ function redisAddress(options: RedisStoreOptions): { host?: string; port?: numbe
 /** Models whose writes a request may defer to its end and whose reads it remembers (see `SvcStore.batch`). */
 const FLOW_MODELS: ReadonlySet<string> = new Set(['Interaction', 'Session', 'Grant', 'AuthorizationCode', 'AccessToken']);
 
-interface ScriptCommands {
-  svcConsume(key: string, now: number): Promise<number>;
-  svcUnconsume(key: string): Promise<number>;
-  svcIndexAdd(key: string, member: string, ttl: number): Promise<number>;
-  svcIndexTake(key: string): Promise<string[]>;
-  svcAttemptCheck(key: string, consecutive: number, maxMs: number): Promise<number>;
-  svcAttemptFail(key: string, consecutive: number, maxMs: number, limit: number, windowMs: number, baseMs: number, strikeMs: number, runMs: number): Promise<number>;
-  svcAttemptSucceed(key: string, consecutive: number, maxMs: number, forget: number): Promise<number>;
-}
-
 type Client = (Redis | Cluster) & ScriptCommands;
-/** A pipeline with the store's scripts (ioredis adds defined commands to pipelines too). */
-type Pipe = ChainableCommander & { [K in keyof ScriptCommands]: (...args: Parameters<ScriptCommands[K]>) => Pipe };
 
 /** The Redis expiry of a lifetime: 0 (none) only when absent; zero or less gets the shortest, 1 s (already past its `exp`). */
 function ttlOf(expiresIn: number | undefined): number {
@@ -184,7 +172,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const dispatch = (commands: AddCommand[]): Promise<Answer[]> =>
     run(() => exchange(commands), !clustered, (answers) => answers.every(([err]) => !err));
   const pipe = async (commands: AddCommand[]): Promise<Answer[]> => {
-    const pipeline = client.pipeline();
+    const pipeline = client.pipeline() as Pipe;
     for (const add of commands) add(pipeline);
     return (await pipeline.exec()) ?? [];
   };
@@ -253,7 +241,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     cache?.drop(cacheName(key));
     try {
       const result = await run(async () => {
-        const multi = client.multi();
+        const multi = client.multi() as Pipe;
         add(multi);
         multi.publish(channel, cacheName(key));
         const answers = (await multi.exec()) ?? [];
@@ -394,7 +382,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       if (payload.userCode) extra.push(setRecord(userCodeKey(payload.userCode), id, ttl));
       if (payload.grantId && GRANTABLE_MODELS.has(model)) {
         const index = grantKey(payload.grantId);
-        extra.push((p) => void (p as Pipe).svcIndexAdd(index, key, ttl));
+        extra.push((p) => void p.svcIndexAdd(index, key, ttl));
       }
       await write(model, key, { value, ttl }, extra);
     },
@@ -411,7 +399,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         const key = recordKey(model, id);
         currentBatch()?.reads.delete(key);
         if (cache && cachedModels.has(model)) cache.drop(cacheName(key));
-        const result = await send<number>((p) => void (p as Pipe).svcConsume(key, Math.floor(Date.now() / 1000)));
+        const result = await send<number>((p) => void p.svcConsume(key, Math.floor(Date.now() / 1000)));
         if (result === -1) throw new errors.InvalidGrant(`${model} not found or expired`);
         if (result === 0) throw new AlreadyConsumedError(model);
       }),
@@ -437,13 +425,13 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
   // Attempts act at once, not deferred; a sign-in's counters issued together share one round trip.
   const attempts: AttemptCounter = {
-    check: (key, rule) => send<number>((p) => void (p as Pipe).svcAttemptCheck(attemptKey(key), ...head(rule))),
+    check: (key, rule) => send<number>((p) => void p.svcAttemptCheck(attemptKey(key), ...head(rule))),
     fail: (key, rule) => {
       const limits = [rule.limit, rule.windowSeconds * 1000, rule.coolDownSeconds * 1000, STRIKE_MEMORY_SECONDS * 1000] as const;
       const runMs = rule.consecutiveLimit === undefined ? 0 : RUN_MEMORY_SECONDS * 1000;
-      return settle((p) => void (p as Pipe).svcAttemptFail(attemptKey(key), ...head(rule), ...limits, runMs));
+      return settle((p) => void p.svcAttemptFail(attemptKey(key), ...head(rule), ...limits, runMs));
     },
-    succeed: (key, rule, forget) => settle((p) => void (p as Pipe).svcAttemptSucceed(attemptKey(key), ...head(rule), forget ? 1 : 0)),
+    succeed: (key, rule, forget) => settle((p) => void p.svcAttemptSucceed(attemptKey(key), ...head(rule), forget ? 1 : 0)),
     forget: async (key) => {
       await settle((p) => void p.del(attemptKey(key)));
     },
@@ -475,7 +463,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       inOrder(async () => {
         const key = recordKey(model, id);
         currentBatch()?.reads.delete(key);
-        return (await send<number>((p) => void (p as Pipe).svcUnconsume(key))) === 1;
+        return (await send<number>((p) => void p.svcUnconsume(key))) === 1;
       }),
     attempts,
     inventory: createRedisInventory({
