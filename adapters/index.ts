@@ -12,7 +12,7 @@ export type { SvcStore } from './store.js';
  * `url` is set, otherwise the embedded in-memory store.
  */
 export function createStore(redis: Omit<RedisStoreOptions, 'logger'>, logger?: Logger): SvcStore {
-  // The former argument, the whole Settings, has no url: it would quietly give a process-local store.
+  // The whole Settings has no `url` of its own: passed by mistake, it would quietly give a process-local store.
   if ('redis' in redis) throw new TypeError('createStore: pass settings.redis, the store\'s slice, not the whole settings');
   return redis.clusterNodes || redis.url ? createRedisStore({ ...redis, logger }) : createMemoryStore();
 }
