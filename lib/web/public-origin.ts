@@ -1,10 +1,20 @@
 import type { Middleware } from 'koa';
 
+/** The scheme and authority of an absolute-form request target (`GET http://evil.example/… HTTP/1.1`, RFC 9112 section 3.2.2). */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
+/** `target` in origin form: its scheme and authority dropped, so it starts with `/`. */
+const originForm = (target: string): string => {
+  const rest = target.replace(ABSOLUTE_FORM, '');
+  return rest.startsWith('/') ? rest : `/${rest}`;
+};
+
 /**
  * Pins every request to the public origin of `svc.base-url`: `Host` set to its host, a client-sent
- * `X-Forwarded-Host` dropped, and behind a trusted proxy `X-Forwarded-Proto` set to its scheme.
- * oidc-provider builds its URLs from the request: a `Host: evil.example` would otherwise reach
- * discovery and registration responses.
+ * `X-Forwarded-Host` dropped, behind a trusted proxy `X-Forwarded-Proto` set to its scheme, and an
+ * absolute-form request target cut to its path and query. oidc-provider builds its URLs from the
+ * request (Koa's `href` is an absolute-form target itself): `Host: evil.example` or
+ * `GET http://evil.example/…` would otherwise reach discovery and registration responses.
  */
 export function pinPublicOrigin(baseUrl: string, proxy: boolean): Middleware {
   const base = new URL(baseUrl);
@@ -14,6 +24,8 @@ export function pinPublicOrigin(baseUrl: string, proxy: boolean): Middleware {
     headers.host = base.host;
     delete headers['x-forwarded-host'];
     if (proxy) headers['x-forwarded-proto'] = scheme;
+    if (ABSOLUTE_FORM.test(ctx.originalUrl)) ctx.originalUrl = ctx.request.originalUrl = originForm(ctx.originalUrl);
+    if (ABSOLUTE_FORM.test(ctx.url)) ctx.url = originForm(ctx.url);
     return next();
   };
 }

@@ -6,6 +6,7 @@ import type { Mailer, MailMessage } from '../../lib/index.js';
 import { confidentialClient, pairwiseSubOf } from '../helpers/app.js';
 import { FormBrowser, runCodeFlow } from '../helpers/flow.js';
 import { MOUNTINGS, startMounted, type MountedApp } from '../helpers/mounted.js';
+import { raw } from '../helpers/raw-request.js';
 import { encryptionKey } from '../helpers/registration.js';
 import { tokenIn } from '../helpers/smtp.js';
 
@@ -98,6 +99,12 @@ describe.each(MOUNTINGS)('served at %s (every URL carries the base path)', (moun
     // The login page's form posts to its public path.
     await browser.follow(location.href, running.origin);
     expect(browser.formAction('login-form', location.href)).toBe(`${location.href}/login`);
+  });
+
+  it('an absolute-form request target on another origin is served as its path: discovery names the same URLs', async () => {
+    const forged = await raw(`${running.issuer}/.well-known/openid-configuration`, 'GET', {}, undefined, 'http://evil.example');
+    expect(forged.status).toBe(200);
+    expect(JSON.parse(forged.text)).toEqual(doc);
   });
 
   it('keeps the session cookie under the provider path of the base URL, never on the whole host', async () => {
