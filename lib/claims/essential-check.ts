@@ -14,9 +14,16 @@ export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 const DELIVERY_REASON = 'delivery_not_consented';
 const VERIFIED_REASON = 'verified_claims_not_consented';
 
-/** The essential claims of this request the account cannot satisfy (both channels resolved together). */
-export async function missingEssentialClaims(registry: ClaimRegistry, values: ValueMatcher, accountId: string, claims: Record<string, unknown> | undefined): Promise<string[]> {
-  const requests = ['userinfo', 'id_token'].flatMap((channel) => channelRequests(claims?.[channel] as ChannelClaims | undefined).filter((r) => r.essential));
+/**
+ * The essential claims of this request the account cannot satisfy (both channels resolved together), of those
+ * `granted` covers: a name no grant covers (one a module provides by pattern outside `claims_supported`, which
+ * no consent page asks for) is never looked up, so it answers nothing about the person.
+ */
+export async function missingEssentialClaims(registry: ClaimRegistry, values: ValueMatcher, accountId: string, claims: Record<string, unknown> | undefined, granted: ReadonlySet<string>): Promise<string[]> {
+  const requests = ['userinfo', 'id_token']
+    .flatMap((channel) => channelRequests(claims?.[channel] as ChannelClaims | undefined).filter((r) => r.essential))
+    .map((r) => ({ ...r, alternatives: r.alternatives.filter((name) => granted.has(name)) }))
+    .filter((r) => r.alternatives.length > 0);
   if (requests.length === 0) return [];
   return [...new Set((await resolveRequests(registry, accountId, requests, values)).missingEssential)];
 }
@@ -50,7 +57,8 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
         const accountId = ctx.oidc.session?.accountId;
         const client = ctx.oidc.client;
         if (!accountId || !client) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
-        const missing = await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, ctx.oidc.claims as Record<string, unknown> | undefined);
+        const granted = new Set(ctx.oidc.grant?.getOIDCClaims() ?? []);
+        const missing = await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, ctx.oidc.claims as Record<string, unknown> | undefined, granted);
         return prompt(missing.length > 0);
       }),
     ),

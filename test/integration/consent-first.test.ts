@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 
 import { createMemoryStore } from '../../adapters/memory.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
+import type { ClaimModule } from '../../lib/index.js';
 import { countingModules } from '../helpers/claims-requests.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { FormBrowser, redirectParams, signIn } from '../helpers/flow.js';
@@ -118,5 +119,52 @@ describe('nothing about a person reaches a client before she consents (C8)', () 
     expect(pages).toEqual([true, true]);
     expect((await signIn(urlFor(attacker, { claims }), { browser: basic })).callbackUrl.searchParams.get('error')).toBe('access_denied');
     expect((await signIn(urlFor(attacker, { claims }), { browser })).callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+  });
+});
+
+/**
+ * A module may provide names by pattern (C5), also names outside the vocabulary `claims_supported` lists; no consent
+ * page asks for such a name, so no grant covers it, and it is never looked up for a request: an essential one answers
+ * nothing about her, whether she holds it or not, nor whether a guessed value matches.
+ */
+describe('a pattern-provided claim outside claims_supported is no oracle (C5, C8)', () => {
+  const PASSPORT = 'svc.ver.passport.l3';
+  const asked: string[] = [];
+  const passportModule: ClaimModule = {
+    name: 'passport',
+    provides: ['svc.ver.**'],
+    resolve: (accountId, claims) => {
+      asked.push(...claims);
+      return accountId === 'demo-0001' && claims.includes(PASSPORT) ? { [PASSPORT]: 'P1234567' } : {};
+    },
+  };
+  let running: RunningApp;
+  let friend: RegisteredClient;
+  let attacker: RegisteredClient;
+  beforeAll(async () => {
+    running = await startApp({ claimModules: [...createDemoClaimModules(), passportModule] });
+    [friend, attacker] = await Promise.all([registerClient(running, 'rsa'), registerClient(running, 'rsa')]);
+  });
+  afterAll(async () => running.close());
+
+  const urlFor = (client: RegisteredClient, params: Record<string, string>): string => registeredClientUrl(running.issuer, client, params);
+  /** What the attacker, consented to for `openid` only, sees for `login` asking `claims` with prompt=none. */
+  const outcome = async (login: string, claims: unknown): Promise<(string | null)[]> => {
+    const { browser } = await signIn(urlFor(friend, { scope: 'openid' }), { login, password: login });
+    expect((await signIn(urlFor(attacker, { scope: 'openid' }), { browser })).callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+    const step = await browser.follow(urlFor(attacker, { claims: JSON.stringify(claims), prompt: 'none' }), running.baseUrl);
+    const params = redirectParams(step.leftTo as string);
+    return [params.get('error'), params.get('code') === null ? null : 'code'];
+  };
+
+  it.each([
+    ['an essential claim', { id_token: { [PASSPORT]: { essential: true } } }],
+    ['an essential claim with a guessed value', { userinfo: { [PASSPORT]: { essential: true, value: 'P1234567' } } }],
+  ])('answers %s alike for the person who holds it and one who does not, never looking it up', async (_label, claims) => {
+    asked.length = 0;
+    const holder = await outcome('demo', claims);
+    expect(await outcome('demo-basic', claims)).toEqual(holder);
+    expect(holder).toEqual([null, 'code']);
+    expect(asked).not.toContain(PASSPORT);
   });
 });
