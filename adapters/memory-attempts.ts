@@ -36,8 +36,8 @@ export function createMemoryAttempts(now: () => number): AttemptCounter & { swee
       const t = now();
       const entry = live(key, t) ?? { failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0, expiresAt: 0 };
       entries.set(key, entry);
+      const locked = wait(entry, rule, t);
       entry.run += 1;
-      const locked = entry.lockedUntil > t ? entry.lockedUntil - t : 0;
       if (!locked) {
         if (entry.windowEnd <= t) {
           entry.failures = 0;

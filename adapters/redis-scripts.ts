@@ -75,9 +75,8 @@ return wait`;
 export const ATTEMPT_FAIL = `${ATTEMPT_HEAD}
 local limit = tonumber(ARGV[3])
 r = r + 1
-local locked = 0
-if u > now then locked = u - now
-else
+local locked = wait
+if locked == 0 then
   if w <= now then f = 0; w = now + tonumber(ARGV[4]) end
   f = f + 1
   if f >= limit then

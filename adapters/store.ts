@@ -89,7 +89,8 @@ export interface AttemptCounter {
   /**
    * Counts a wrong guess (reaching `rule.limit` starts a cool-down that doubles per lockout up to
    * `rule.maxCoolDownSeconds`). Resolves 0 when it was within the budget, otherwise the
-   * milliseconds of the cool-down that earlier failures started.
+   * milliseconds of the cool-down that earlier failures started, or of `check`'s wait once earlier
+   * failures ran to `rule.consecutiveLimit` (guesses judged side by side stop at the limit too).
    */
   fail(key: string, rule: AttemptRule): Promise<number>;
   /**

@@ -370,6 +370,17 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
         expect(await store.attempts.check(key, run)).toBe(0);
       });
 
+      it('of concurrent failures past `consecutiveLimit` in a row only the limit are within the budget, whatever room the window has', async () => {
+        const key = id();
+        const run = { ...rule, limit: 1000, consecutiveLimit: 3 };
+        const waits = await Promise.all(Array.from({ length: 10 }, () => store.attempts.fail(key, run)));
+        expect(waits.filter((w) => w === 0)).toHaveLength(3);
+        expect(waits.filter((w) => w >= 1000)).toHaveLength(7);
+        const within = { ...run, consecutiveLimit: 20 };
+        const other = id();
+        expect(await Promise.all(Array.from({ length: 10 }, () => store.attempts.fail(other, within)))).toEqual(Array(10).fill(0));
+      });
+
       it('doubles the cool-down with each lockout, up to the maximum', async () => {
         const key = id();
         const quick = { limit: 1, windowSeconds: 60, coolDownSeconds: 0.2, maxCoolDownSeconds: 0.5 };
