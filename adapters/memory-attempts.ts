@@ -54,12 +54,6 @@ export function createMemoryAttempts(now: () => number): AttemptCounter & { swee
       entry.expiresAt = Math.max(entry.windowEnd, entry.lockedUntil, t + (entry.strikes > 0 ? STRIKE_MEMORY_SECONDS * 1000 : 0), t + (rule.consecutiveLimit !== undefined ? RUN_MEMORY_SECONDS * 1000 : 0));
       return locked;
     },
-    async succeed(key, rule, forget) {
-      const t = now();
-      const waitMs = wait(live(key, t), rule, t);
-      if (!waitMs && forget) entries.delete(key);
-      return waitMs;
-    },
     async forget(key) {
       entries.delete(key);
     },

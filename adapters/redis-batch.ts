@@ -8,7 +8,6 @@ export interface ScriptCommands {
   svcIndexTake(key: string): Promise<string[]>;
   svcAttemptCheck(key: string, consecutive: number, maxMs: number): Promise<number>;
   svcAttemptFail(key: string, consecutive: number, maxMs: number, limit: number, windowMs: number, baseMs: number, strikeMs: number, runMs: number): Promise<number>;
-  svcAttemptSucceed(key: string, consecutive: number, maxMs: number, forget: number): Promise<number>;
 }
 
 /** A pipeline with the store's scripts (ioredis adds defined commands to pipelines and transactions too). */

@@ -94,8 +94,3 @@ if s > 0 then keep = math.max(keep, now + tonumber(ARGV[6])) end
 keep = math.max(keep, now + tonumber(ARGV[7]))
 redis.call('PEXPIREAT', KEYS[1], keep)
 return locked`;
-
-/** KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then 1 to forget. Returns `AttemptCounter.succeed`'s answer. */
-export const ATTEMPT_SUCCEED = `${ATTEMPT_HEAD}
-if wait == 0 and ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
-return wait`;

@@ -12,7 +12,7 @@ import { RequestBatch, type AddCommand, type Answer, type PendingRecord, type Pi
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
-import { ATTEMPT_CHECK, ATTEMPT_FAIL, ATTEMPT_SUCCEED, CONSUME, INDEX_ADD, INDEX_TAKE, UNCONSUME } from './redis-scripts.js';
+import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, INDEX_TAKE, UNCONSUME } from './redis-scripts.js';
 import { GRANTABLE_MODELS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
@@ -98,7 +98,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }
   const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcIndexAdd: INDEX_ADD, svcIndexTake: INDEX_TAKE };
-  const attemptScripts = { svcAttemptCheck: ATTEMPT_CHECK, svcAttemptFail: ATTEMPT_FAIL, svcAttemptSucceed: ATTEMPT_SUCCEED };
+  const attemptScripts = { svcAttemptCheck: ATTEMPT_CHECK, svcAttemptFail: ATTEMPT_FAIL };
   for (const [name, lua] of Object.entries({ ...scripts, ...attemptScripts })) client.defineCommand(name, { numberOfKeys: 1, lua });
 
   const at = redisAddress(options);
@@ -423,7 +423,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       return Number(answer?.[1]);
     }
   };
-  // Attempts act at once, not deferred; a sign-in's counters issued together share one round trip.
+  // Checks and failures act at once; a sign-in's counters issued together share one round trip. A success's
+  // forgetting goes out with the request's writes (one round trip fewer), before its answer.
   const attempts: AttemptCounter = {
     check: (key, rule) => send<number>((p) => void p.svcAttemptCheck(attemptKey(key), ...head(rule))),
     fail: (key, rule) => {
@@ -431,9 +432,11 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const runMs = rule.consecutiveLimit === undefined ? 0 : RUN_MEMORY_SECONDS * 1000;
       return settle((p) => void p.svcAttemptFail(attemptKey(key), ...head(rule), ...limits, runMs));
     },
-    succeed: (key, rule, forget) => settle((p) => void p.svcAttemptSucceed(attemptKey(key), ...head(rule), forget ? 1 : 0)),
     forget: async (key) => {
-      await settle((p) => void p.del(attemptKey(key)));
+      const del: AddCommand = (p) => void p.del(attemptKey(key));
+      const batch = currentBatch();
+      if (batch) batch.commands.push(del);
+      else await settle(del);
     },
   };
 

@@ -84,7 +84,10 @@ export interface AttemptRule {
  * refused only when failures settled before it locked the key, never for attempts still in flight.
  */
 export interface AttemptCounter {
-  /** Resolves 0 when `key` may try, otherwise the milliseconds until it may. Writes nothing. */
+  /**
+   * Resolves 0 when `key` may try, otherwise the milliseconds until it may. Writes nothing. Asked before a
+   * guess is judged, and again after a right one: failures settled meanwhile may have locked the key.
+   */
   check(key: string, rule: AttemptRule): Promise<number>;
   /**
    * Counts a wrong guess (reaching `rule.limit` starts a cool-down that doubles per lockout up to
@@ -94,11 +97,9 @@ export interface AttemptCounter {
    */
   fail(key: string, rule: AttemptRule): Promise<number>;
   /**
-   * Settles a right guess: resolves 0 when earlier failures have not locked the key, otherwise the
-   * milliseconds until it may try. When 0 and `forget`, everything about the key is forgotten.
+   * Forgets everything about `key` (a success, an operator's reset). Inside {@link SvcStore.batch} a store may
+   * send it with the request's writes, before the answer goes out.
    */
-  succeed(key: string, rule: AttemptRule, forget: boolean): Promise<number>;
-  /** Forgets everything about `key` (a sign-in proved elsewhere, an operator's reset). */
   forget(key: string): Promise<void>;
 }
 

@@ -13,7 +13,10 @@ export interface GateCounter<Label extends string = string> {
 
 /** An attempt that passed the pre-check: exactly one of its settlements is used. */
 export interface GatePass {
-  /** The credentials were right: resolves 0 to let it in, or the seconds to wait when a failure settled first locked a counter. */
+  /**
+   * The credentials were right: resolves 0 to let it in (the `forgetOnSuccess` counters forgotten), or the seconds
+   * to wait when failures settled meanwhile locked a counter (counted then as a wrong guess would be).
+   */
   succeeded(): Promise<number>;
   /** The credentials were wrong: counts a failure on every counter; resolves 0 within every budget, else the seconds to wait. */
   failed(): Promise<number>;
@@ -59,11 +62,18 @@ export function createAttemptGate(options: { attempts: AttemptCounter; logger?: 
           return seconds(Math.max(0, ...waits));
         },
         async succeeded() {
-          const results = await Promise.allSettled(counters.map((c) => attempts.succeed(c.key, c.rule, c.forgetOnSuccess)));
+          const results = await Promise.allSettled(counters.map((c) => attempts.check(c.key, c.rule)));
           // An outage is not a wrong password: a right guess whose settle failed goes in, and is logged.
           const failed = results.filter((r) => r.status === 'rejected').length;
           if (failed) options.logger?.warn('attempt_settle_failed', { count: failed });
-          return seconds(Math.max(0, ...results.map((r) => (r.status === 'fulfilled' ? r.value : 0))));
+          const wait = Math.max(0, ...results.map((r) => (r.status === 'fulfilled' ? r.value : 0)));
+          // Refused by a counter that failures locked while it was judged: it leaves the trace a wrong guess
+          // leaves, so no counter tells a right guess from a wrong one, and it forgets nothing.
+          if (wait > 0) return seconds(Math.max(wait, ...(await Promise.all(counters.map((c) => attempts.fail(c.key, c.rule))))));
+          const forgotten = await Promise.allSettled(counters.filter((c) => c.forgetOnSuccess).map((c) => attempts.forget(c.key)));
+          const unforgotten = forgotten.filter((r) => r.status === 'rejected').length;
+          if (unforgotten) options.logger?.warn('attempt_settle_failed', { count: unforgotten });
+          return 0;
         },
       };
     },

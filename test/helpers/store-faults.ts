@@ -132,10 +132,6 @@ export function memoryFaults(): StoreFaults {
         checkAttempt(key);
         return inner.attempts.fail(key, rule);
       },
-      succeed: async (key, rule, forget) => {
-        checkAttempt(key);
-        return inner.attempts.succeed(key, rule, forget);
-      },
       forget: async (key) => {
         checkAttempt(key);
         return inner.attempts.forget(key);

@@ -344,3 +344,84 @@ describe('login throttling in a directory that tells `ERIKA` from `erika` (canon
     expect((await (await loginAttempts(running, client, his.browser)).attempt('MARIA', 'mallory-knows-this', freshAddress())).status).toBe(303);
   });
 });
+
+/** The demo accounts; a guess for a held login waits in the authenticator until released. */
+function gatedAuthenticator(): { authenticator: Authenticator; hold(login: string): { entered: Promise<void>; release(): void } } {
+  const inner = createStaticAuthenticator();
+  const held = new Map<string, { enter: () => void; gate: Promise<void> }>();
+  return {
+    authenticator: {
+      async authenticate(login, password) {
+        const h = held.get(login);
+        if (h) {
+          held.delete(login);
+          h.enter();
+          await h.gate;
+        }
+        return inner.authenticate(login, password);
+      },
+      exists: (sub) => inner.exists(sub),
+    },
+    hold(login) {
+      let enter!: () => void;
+      let release!: () => void;
+      const entered = new Promise<void>((r) => (enter = r));
+      const gate = new Promise<void>((r) => (release = r));
+      held.set(login, { enter, gate });
+      return { entered, release };
+    },
+  };
+}
+
+describe('login throttling: a guess refused by a lock that settled while it was judged (C8)', () => {
+  let running: RunningApp;
+  const gated = gatedAuthenticator();
+
+  beforeAll(async () => {
+    running = await startApp({
+      clients: [client],
+      authenticator: gated.authenticator,
+      // name limit 5 (default), address limit 5, long cool-downs: nothing expires during the test
+      properties: { 'svc.proxy': true, 'svc.login.address-threshold': 5, 'svc.login.lockout-seconds': 600 },
+    });
+  });
+  afterAll(async () => running.close());
+
+  /**
+   * 3 wrong guesses for `login` from `address`, then `guess` for it held in the authenticator while
+   * two typos of other names lock the address, then released (answered 429). Returns that answer and
+   * how many wrong guesses for `login` from a fresh address are still judged (401) before 429.
+   */
+  async function scenario(login: string, guess: string, address: string, elsewhere: string): Promise<{ refused: number; judgedAfter: number }> {
+    for (let i = 0; i < 3; i += 1) expect((await (await loginAttempts(running, client)).attempt(login, 'wrong', address)).status).toBe(401);
+    const form = await loginAttempts(running, client);
+    const held = gated.hold(login);
+    const inFlight = form.attempt(login, guess, address);
+    await held.entered;
+    // The 4th and 5th failures of the address: it locks (the 5th is still answered as judged).
+    expect((await (await loginAttempts(running, client)).attempt(`${login}-colleague-1`, 'typo', address)).status).toBe(401);
+    expect((await (await loginAttempts(running, client)).attempt(`${login}-colleague-2`, 'typo', address)).status).toBe(401);
+    held.release();
+    const refused = (await inFlight).status;
+    let judgedAfter = 0;
+    for (let i = 0; i < 8; i += 1) {
+      const status = (await (await loginAttempts(running, client)).attempt(login, 'wrong', elsewhere)).status;
+      if (status === 429) break;
+      expect(status).toBe(401);
+      judgedAfter += 1;
+    }
+    return { refused, judgedAfter };
+  }
+
+  it('leaves the same trace for a right and a wrong refused guess, and a refused right guess does not forget the name\'s failures', async () => {
+    const right = await scenario('demo', 'demo', '198.51.100.21', '203.0.113.21');
+    const wrong = await scenario('demo-basic', 'not-her-password', '198.51.100.22', '203.0.113.22');
+    // Both in-flight guesses are refused alike…
+    expect(right.refused).toBe(429);
+    expect(wrong.refused).toBe(429);
+    // …and what the name's budget says afterwards does not tell them apart.
+    expect(right.judgedAfter).toBe(wrong.judgedAfter);
+    // A sign-in that was refused is not a success: the 3 failures before it are not forgotten.
+    expect(right.judgedAfter).toBeLessThan(5);
+  });
+});
