@@ -1,6 +1,8 @@
 import type { Client, Grant } from 'oidc-provider';
 
 import { channelMode, type Channel } from './privacy.js';
+import { isObject, type ChannelClaims } from './request.js';
+import { channelRequests } from './stored-form.js';
 
 /** How a client's registration delivers user data, per channel (C4). */
 export type Delivery = Record<Channel, ReturnType<typeof channelMode>>;
@@ -9,6 +11,7 @@ const CHANNELS: readonly Channel[] = ['id_token', 'userinfo'];
 // A grant keeps no fields of ours, so the delivery consented to rides among its OIDC claim names,
 // under a prefix no claim can have: `svc:delivery:id_token=encrypted`.
 const PREFIX = 'svc:delivery:';
+const TRAVEL = 'svc:travel:';
 
 /** The delivery `client`'s registration has now. */
 export function deliveryOf(client: Client): Delivery {
@@ -45,4 +48,14 @@ export function recordDelivery(grant: Grant, delivery: Delivery): void {
 export function weakerThanConsented(now: Delivery, consented: Delivery | undefined): boolean {
   if (!consented) return true;
   return CHANNELS.some((channel) => (consented[channel] === 'encrypted' && now[channel] !== 'encrypted') || (now[channel] === 'unencrypted' && consented[channel] !== 'unencrypted'));
+}
+
+/**
+ * The grant names of where each claim a stored `claims` parameter names travels, as the consent page shows it
+ * (`svc:travel:userinfo:email`, one per alternative): a grant covers a claim on the channels she approved it on,
+ * so a later request cannot move it to the other one (into plaintext UserInfo, say) without asking her.
+ */
+export function travelGrantNames(claims: unknown): string[] {
+  if (!isObject(claims)) return [];
+  return CHANNELS.flatMap((channel) => channelRequests(claims[channel] as ChannelClaims | undefined).flatMap((r) => r.alternatives.map((name) => `${TRAVEL}${channel}:${name}`)));
 }

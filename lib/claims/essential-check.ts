@@ -1,6 +1,6 @@
 import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { weakerThanConsented, deliveryOf, recordedDelivery } from './delivery.js';
+import { weakerThanConsented, deliveryOf, recordedDelivery, travelGrantNames } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
 import type { ChannelClaims } from './request.js';
 import { resolveRequests } from './resolve.js';
@@ -13,6 +13,7 @@ export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 
 const DELIVERY_REASON = 'delivery_not_consented';
 const VERIFIED_REASON = 'verified_claims_not_consented';
+const TRAVEL_REASON = 'claims_travel_not_consented';
 
 /**
  * The essential claims of this request the account cannot satisfy (both channels resolved together), of those
@@ -29,7 +30,7 @@ export async function missingEssentialClaims(registry: ClaimRegistry, values: Va
 }
 
 /**
- * oidc-provider's interaction policy with two checks more on `consent` (C8) and, after it, a prompt of
+ * oidc-provider's interaction policy with three checks more on `consent` (C8) and, after it, a prompt of
  * our own ending with `access_denied` (C5): it runs only once consent is given, so the modules are never
  * asked before; its details stay empty, so no missing name is stored.
  */
@@ -42,6 +43,12 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
     new interactionPolicy.Check(DELIVERY_REASON, 'the grant does not cover how the client receives user data', 'consent_required', (ctx: KoaContextWithOIDC) => {
       const { client, grant } = ctx.oidc;
       return prompt(!client || !grant || weakerThanConsented(deliveryOf(client), recordedDelivery(grant)));
+    }),
+  );
+  consent.checks.add(
+    new interactionPolicy.Check(TRAVEL_REASON, 'the grant does not cover the channel each requested claim travels in', 'consent_required', (ctx: KoaContextWithOIDC) => {
+      const granted = new Set(ctx.oidc.grant?.getOIDCClaims() ?? []);
+      return prompt(!travelGrantNames(ctx.oidc.claims).every((n) => granted.has(n)));
     }),
   );
   consent.checks.add(

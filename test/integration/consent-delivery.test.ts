@@ -106,6 +106,22 @@ describe('consent covers how her data travels (C8)', () => {
     expect(userData(flow.claims)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
   });
 
+  it.each([
+    ['approved encrypted in the sign-in token, UserInfo plaintext', { allow_unencrypted_userinfo: true, userinfo_encrypted_response_alg: undefined }, 'in the sign-in token'],
+    ['shown as not sent (no sign-in token encryption), UserInfo encrypted', { id_token_encrypted_response_alg: undefined }, 'not sent'],
+  ])('asks again when a claim she saw travel in the sign-in token is asked in UserInfo (%s), and not when asked as she approved it', async (_label, registration, shown) => {
+    const client = await registerClient(running, 'rsa', registration);
+    const browser = new FormBrowser();
+    const asking = (channel: 'id_token' | 'userinfo', params: Record<string, string> = {}): string => urlFor(client, { scope: 'openid', claims: JSON.stringify({ [channel]: { email: null } }), ...params });
+    await browser.follow(asking('id_token'), running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    expect(browser.lastPage).toContain(`your e-mail address — ${shown}`);
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+    const silent = async (channel: 'id_token' | 'userinfo'): Promise<URLSearchParams> => redirectParams((await browser.follow(asking(channel, { prompt: 'none' }), running.baseUrl)).leftTo as string);
+    expect((await silent('id_token')).get('code')).toEqual(expect.any(String));
+    expect((await silent('userinfo')).get('error')).toBe('consent_required');
+  });
+
   it('counts a grant without a delivery record (made before this rule) as not covering', async () => {
     const client = await registerClient(running, 'rsa');
     const browser = new FormBrowser();
