@@ -37,6 +37,8 @@ export class RequestBatch {
   readonly records = new Map<string, PendingRecord>();
   /** Other deferred writes (indexes), in order. */
   readonly commands: AddCommand[] = [];
+  /** Deferred writes whose failure fails nothing else (a success's forgetting of failures): only logged. */
+  readonly lenient: AddCommand[] = [];
   /** Record key → the stored string read in this request (`null`: not found), or the read under way. */
   readonly reads = new Map<string, Promise<string | null>>();
   /** Session uid → record key, for sessions written or found in this request. */
@@ -48,7 +50,7 @@ export class RequestBatch {
   constructor(private readonly dispatch: (commands: AddCommand[]) => Promise<Answer[]>) {}
 
   get pending(): boolean {
-    return this.records.size > 0 || this.commands.length > 0;
+    return this.records.size > 0 || this.commands.length > 0 || this.lenient.length > 0;
   }
 
   /** Sends one command with the others of this tick in one pipeline; resolves its answer (errors are answers too). */
@@ -72,10 +74,11 @@ export class RequestBatch {
   }
 
   /** Takes the deferred writes (record writes collapsed to the last one per key). */
-  take(): { records: [string, PendingRecord][]; commands: AddCommand[] } {
-    const out = { records: [...this.records], commands: [...this.commands] };
+  take(): { records: [string, PendingRecord][]; commands: AddCommand[]; lenient: AddCommand[] } {
+    const out = { records: [...this.records], commands: [...this.commands], lenient: [...this.lenient] };
     this.records.clear();
     this.commands.length = 0;
+    this.lenient.length = 0;
     return out;
   }
 }

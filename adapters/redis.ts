@@ -207,14 +207,17 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   const flush = async (batch: RequestBatch): Promise<void> => {
     if (!batch.pending) return;
-    const { records, commands } = batch.take();
+    const { records, commands, lenient } = batch.take();
     const adds: AddCommand[] = [];
     const deleted = records.filter(([, r]) => r === null).map(([key]) => key);
     if (deleted.length && !clustered) adds.push((p) => void p.del(...deleted));
     else for (const key of deleted) adds.push((p) => void p.del(key));
     for (const [key, record] of records) if (record) adds.push(setRecord(key, record.value, record.ttl));
     adds.push(...commands);
-    for (const answer of await dispatch(adds)) await resultOf(answer);
+    const answers = await dispatch([...adds, ...lenient]);
+    const unsettled = answers.slice(adds.length).filter(([err]) => err);
+    if (unsettled.length) logger.warn('attempt_settle_failed', { store: 'redis', count: unsettled.length, ...causeOf(unsettled[0]?.[0]) });
+    for (const answer of answers.slice(0, adds.length)) await resultOf(answer);
   };
 
   const cachedModels = new Set(options.cachedModels ?? ['Client', 'ClientSuspension']);
@@ -424,7 +427,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     }
   };
   // Checks and failures act at once; a sign-in's counters issued together share one round trip. A success's
-  // forgetting goes out with the request's writes (one round trip fewer), before its answer.
+  // forgetting goes out with the request's writes (one round trip fewer), before its answer, and only logs a failure.
   const attempts: AttemptCounter = {
     check: (key, rule) => send<number>((p) => void p.svcAttemptCheck(attemptKey(key), ...head(rule))),
     fail: (key, rule) => {
@@ -432,10 +435,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const runMs = rule.consecutiveLimit === undefined ? 0 : RUN_MEMORY_SECONDS * 1000;
       return settle((p) => void p.svcAttemptFail(attemptKey(key), ...head(rule), ...limits, runMs));
     },
-    forget: async (key) => {
+    forget: async (key, options) => {
       const del: AddCommand = (p) => void p.del(attemptKey(key));
-      const batch = currentBatch();
-      if (batch) batch.commands.push(del);
+      const batch = options?.afterSuccess ? currentBatch() : undefined;
+      if (batch) batch.lenient.push(del);
       else await settle(del);
     },
   };

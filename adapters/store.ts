@@ -97,10 +97,11 @@ export interface AttemptCounter {
    */
   fail(key: string, rule: AttemptRule): Promise<number>;
   /**
-   * Forgets everything about `key` (a success, an operator's reset). Inside {@link SvcStore.batch} a store may
-   * send it with the request's writes, before the answer goes out.
+   * Forgets everything about `key` (a success, an operator's reset). With `afterSuccess`, inside
+   * {@link SvcStore.batch} a store may send it with the request's writes, before the answer goes out, and a
+   * failure there is only logged: a success that could not be forgotten is still a success.
    */
-  forget(key: string): Promise<void>;
+  forget(key: string, options?: { afterSuccess?: boolean }): Promise<void>;
 }
 
 /** How long consecutive failures are remembered without a new one, in seconds (30 days). */

@@ -52,10 +52,13 @@ export function weakerThanConsented(now: Delivery, consented: Delivery | undefin
 
 /**
  * The grant names of where each claim a stored `claims` parameter names travels, as the consent page shows it
- * (`svc:travel:userinfo:email`, one per alternative): a grant covers a claim on the channels she approved it on,
- * so a later request cannot move it to the other one (into plaintext UserInfo, say) without asking her.
+ * (`svc:travel:userinfo:email`), for the names `granted` covers (the claims she can be sent: at most two names
+ * for each): a grant covers a claim on the channels she approved it on, so a later request cannot move it to
+ * the other one (into plaintext UserInfo, say) without asking her.
  */
-export function travelGrantNames(claims: unknown): string[] {
+export function travelGrantNames(claims: unknown, granted: ReadonlySet<string>): string[] {
   if (!isObject(claims)) return [];
-  return CHANNELS.flatMap((channel) => channelRequests(claims[channel] as ChannelClaims | undefined).flatMap((r) => r.alternatives.map((name) => `${TRAVEL}${channel}:${name}`)));
+  return CHANNELS.flatMap((channel) =>
+    channelRequests(claims[channel] as ChannelClaims | undefined).flatMap((r) => r.alternatives.filter((name) => granted.has(name)).map((name) => `${TRAVEL}${channel}:${name}`)),
+  );
 }

@@ -48,7 +48,7 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
   consent.checks.add(
     new interactionPolicy.Check(TRAVEL_REASON, 'the grant does not cover the channel each requested claim travels in', 'consent_required', (ctx: KoaContextWithOIDC) => {
       const granted = new Set(ctx.oidc.grant?.getOIDCClaims() ?? []);
-      return prompt(!travelGrantNames(ctx.oidc.claims).every((n) => granted.has(n)));
+      return prompt(!travelGrantNames(ctx.oidc.claims, granted).every((n) => granted.has(n)));
     }),
   );
   consent.checks.add(

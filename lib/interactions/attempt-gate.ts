@@ -70,7 +70,7 @@ export function createAttemptGate(options: { attempts: AttemptCounter; logger?: 
           // Refused by a counter that failures locked while it was judged: it leaves the trace a wrong guess
           // leaves, so no counter tells a right guess from a wrong one, and it forgets nothing.
           if (wait > 0) return seconds(Math.max(wait, ...(await Promise.all(counters.map((c) => attempts.fail(c.key, c.rule))))));
-          const forgotten = await Promise.allSettled(counters.filter((c) => c.forgetOnSuccess).map((c) => attempts.forget(c.key)));
+          const forgotten = await Promise.allSettled(counters.filter((c) => c.forgetOnSuccess).map((c) => attempts.forget(c.key, { afterSuccess: true })));
           const unforgotten = forgotten.filter((r) => r.status === 'rejected').length;
           if (unforgotten) options.logger?.warn('attempt_settle_failed', { count: unforgotten });
           return 0;

@@ -90,7 +90,7 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
           const wait = await result.succeeded();
           if (wait) return wait;
           // A sign-in from a device also forgets the name's failures: she is the one it belongs to.
-          if (device) await options.attempts.forget(nameKey).catch(() => options.logger?.warn('attempt_settle_failed', { count: 1 }));
+          if (device) await options.attempts.forget(nameKey, { afterSuccess: true }).catch(() => options.logger?.warn('attempt_settle_failed', { count: 1 }));
           ctx.cookies.set(DEVICE_COOKIE, devices.issue(cookie, name, device), {
             path: options.cookie.path,
             secure: options.cookie.secure,

@@ -141,7 +141,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
     // Each verified claim and detail the page showed is recorded on its own, and where each claim travels.
     const claims = parseJsonObject(stringParam(details.params.claims) ?? '');
-    grant.addOIDCClaims([...verifiedGrantNamesOf(claims), ...travelGrantNames(claims)]);
+    grant.addOIDCClaims([...verifiedGrantNamesOf(claims), ...travelGrantNames(claims, new Set(grant.getOIDCClaims()))]);
     // Consent covers the client's delivery as the page showed it; when it changed since, the page is shown again.
     const { client } = await clientFor(details.params.client_id);
     if (!client) return ctx.throw(400, 'the client of this interaction no longer exists');

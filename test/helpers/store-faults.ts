@@ -132,9 +132,9 @@ export function memoryFaults(): StoreFaults {
         checkAttempt(key);
         return inner.attempts.fail(key, rule);
       },
-      forget: async (key) => {
+      forget: async (key, options) => {
         checkAttempt(key);
-        return inner.attempts.forget(key);
+        return inner.attempts.forget(key, options);
       },
     },
     ping: () => inner.ping(),

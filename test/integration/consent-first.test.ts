@@ -123,10 +123,9 @@ describe('nothing about a person reaches a client before she consents (C8)', () 
 });
 
 /**
- * A module may provide names by pattern (C5), also names outside the vocabulary `claims_supported` lists. No grant
- * covers such a name for its value, so it is never looked up for a request: an essential one answers nothing about her,
- * whether she holds it or not, nor whether a guessed value matches; asked silently, it is `consent_required` like any
- * claim she has not approved on that channel.
+ * A module may provide names by pattern (C5), also names outside the vocabulary `claims_supported` lists; no consent
+ * page asks for such a name, so no grant covers it, and it never travels and is never looked up for a request: an
+ * essential one answers nothing about her, whether she holds it or not, nor whether a guessed value matches.
  */
 describe('a pattern-provided claim outside claims_supported is no oracle (C5, C8)', () => {
   const PASSPORT = 'svc.ver.passport.l3';
@@ -165,7 +164,7 @@ describe('a pattern-provided claim outside claims_supported is no oracle (C5, C8
     asked.length = 0;
     const holder = await outcome('demo', claims);
     expect(await outcome('demo-basic', claims)).toEqual(holder);
-    expect(holder).toEqual(['consent_required', null]);
+    expect(holder).toEqual([null, 'code']);
     expect(asked).not.toContain(PASSPORT);
   });
 });

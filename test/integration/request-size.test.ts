@@ -4,10 +4,10 @@ import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { STORED_PARAMETERS_MAX_BYTES } from '../../lib/claims/request-size.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { everySvcName, vocabularyFlood } from '../helpers/claims-requests.js';
-import { registerClient, type RegisteredClient } from '../helpers/clients.js';
+import { bytesOf, everySvcName, vocabularyFlood, type ClaimsObject } from '../helpers/claims-requests.js';
+import { registerClient, registeredClientUrl, type RegisteredClient } from '../helpers/clients.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
-import { pkcePair, redirectParams } from '../helpers/flow.js';
+import { pkcePair, redirectParams, signIn } from '../helpers/flow.js';
 
 const REDIRECT = 'https://rp.example/cb';
 const REFUSAL = /^the authorization request would store (\d+) bytes of parameters; at most 14336 are allowed$/;
@@ -68,6 +68,28 @@ describe('what one authorization request stores is bounded (C5: an interaction r
     const written = store.written('Interaction').slice(before);
     expect(written).toHaveLength(1);
     expect(written[0]).not.toContain('hhhh');
+  });
+
+  /** `svc.ver.[email.l2,<~960 characters>.[a,b]…]`: one deliverable alternative and 2^pairs that nobody provides. */
+  const longBracket = (tag: string, pairs: number): string => {
+    const tail = Array.from({ length: pairs }, (_, p) => `.[${'abcdefghijklmnop'[2 * p]},${'abcdefghijklmnop'[2 * p + 1]}]`).join('');
+    return `svc.ver.[email.l2,${tag}${'x'.repeat(1024 - `svc.ver.[email.l2,${tag}`.length - tail.length - 1)}${tail}]`;
+  };
+  const vocabulary = (): Record<string, null> => {
+    const names = '[mobile,email,idcard,driverslicense].[l0,l2,l3]';
+    return { [`svc.ver.${names}`]: null, [`svc.ver.${names}.[nfc,video,api]`]: null, [`svc.auth.${names}`]: null, [`svc.auth.${names}.[nfc,video,api]`]: null };
+  };
+  it.each([
+    ['every vocabulary name in both channels, all deliverable', { id_token: vocabulary(), userinfo: vocabulary() }],
+    ['256 names within 8 KiB, all but 4 provided by nobody', { userinfo: { [longBracket('u', 7)]: null }, id_token: { [longBracket('i', 6)]: null, [longBracket('j', 5)]: null, [longBracket('k', 4)]: null } }],
+  ])('one consent to %s stores a grant within 16 KiB', async (_label, claims: ClaimsObject) => {
+    expect(bytesOf(claims)).toBeLessThanOrEqual(8192);
+    const before = store.written('Grant').length;
+    const { callbackUrl } = await signIn(registeredClientUrl(running.issuer, rp, { scope: 'openid', claims: JSON.stringify(claims) }));
+    expect(callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+    const grants = store.written('Grant').slice(before).map((g) => Buffer.byteLength(g, 'utf8'));
+    expect(grants.length).toBeGreaterThan(0);
+    expect(Math.max(...grants)).toBeLessThanOrEqual(16 * 1024);
   });
 
   it('accepts a request of exactly the limit, and its interaction record stays within 16 KiB', async () => {
