@@ -436,7 +436,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       return settle((p) => void p.svcAttemptFail(attemptKey(key), ...head(rule), ...limits, runMs));
     },
     forget: async (key, options) => {
-      const del: AddCommand = (p) => void p.del(attemptKey(key));
+      const del: AddCommand = (p) => void p.unlink(attemptKey(key));
       const batch = options?.afterSuccess ? currentBatch() : undefined;
       if (batch) batch.lenient.push(del);
       else await settle(del);

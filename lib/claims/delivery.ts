@@ -2,7 +2,9 @@ import type { Client, Grant } from 'oidc-provider';
 
 import { channelMode, type Channel } from './privacy.js';
 import { isObject, type ChannelClaims } from './request.js';
+import { claimsForScope } from './scopes.js';
 import { channelRequests } from './stored-form.js';
+import { verifiedGrantNames, verifiedRequestsOf } from './verified-request.js';
 
 /** How a client's registration delivers user data, per channel (C4). */
 export type Delivery = Record<Channel, ReturnType<typeof channelMode>>;
@@ -50,15 +52,38 @@ export function weakerThanConsented(now: Delivery, consented: Delivery | undefin
   return CHANNELS.some((channel) => (consented[channel] === 'encrypted' && now[channel] !== 'encrypted') || (now[channel] === 'unencrypted' && consented[channel] !== 'unencrypted'));
 }
 
+/** What a grant covers: its claim names and its scopes. */
+export interface Granted {
+  claims: ReadonlySet<string>;
+  scopes: ReadonlySet<string>;
+}
+
+/** The grant names a grant covers: its claim names, and its scopes (`grant.getOIDCScope()`). */
+export function grantedOf(grant: Grant | undefined): Granted {
+  return { claims: new Set(grant?.getOIDCClaims() ?? []), scopes: new Set((grant?.getOIDCScope() ?? '').split(' ')) };
+}
+
 /**
- * The grant names of where each claim a stored `claims` parameter names travels, as the consent page shows it
- * (`svc:travel:userinfo:email`), for the names `granted` covers (the claims she can be sent: at most two names
- * for each): a grant covers a claim on the channels she approved it on, so a later request cannot move it to
- * the other one (into plaintext UserInfo, say) without asking her.
+ * The grant names of where each claim of a request travels, as the consent page shows it
+ * (`svc:travel:userinfo:email`): each claim the stored `claims` parameter names (each alternative, each verified
+ * claim and detail) in its channel, and each claim of `scope` it does not name in `scopeChannel`; only those
+ * `granted` covers (the claims she can be sent: at most two names for each). A grant covers a claim on the
+ * channels she approved it on, so a later request cannot move it to the other one (into plaintext UserInfo, say)
+ * without asking her, by the `claims` parameter or by leaving it out.
  */
-export function travelGrantNames(claims: unknown, granted: ReadonlySet<string>): string[] {
-  if (!isObject(claims)) return [];
-  return CHANNELS.flatMap((channel) =>
-    channelRequests(claims[channel] as ChannelClaims | undefined).flatMap((r) => r.alternatives.filter((name) => granted.has(name)).map((name) => `${TRAVEL}${channel}:${name}`)),
-  );
+export function travelGrantNames(claims: unknown, scope: string | undefined, scopeChannel: Channel, granted: Granted): string[] {
+  const parsed = isObject(claims) ? claims : {};
+  const names: string[] = [];
+  const named = new Set<string>();
+  const add = (channel: Channel, name: string): void => void (granted.claims.has(name) && names.push(`${TRAVEL}${channel}:${name}`));
+  for (const channel of CHANNELS) {
+    for (const request of channelRequests(parsed[channel] as ChannelClaims | undefined)) {
+      named.add(request.requested);
+      for (const name of request.alternatives) add(channel, name);
+    }
+    for (const name of verifiedGrantNames(verifiedRequestsOf(parsed[channel]))) add(channel, name);
+  }
+  const grantedScope = (scope ?? '').split(' ').filter((s) => granted.scopes.has(s)).join(' ');
+  for (const name of claimsForScope(grantedScope)) if (!named.has(name)) names.push(`${TRAVEL}${scopeChannel}:${name}`);
+  return names;
 }

@@ -1,6 +1,7 @@
 import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { weakerThanConsented, deliveryOf, recordedDelivery, travelGrantNames } from './delivery.js';
+import { scopeChannel } from './account.js';
+import { weakerThanConsented, deliveryOf, grantedOf, recordedDelivery, travelGrantNames } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
 import type { ChannelClaims } from './request.js';
 import { resolveRequests } from './resolve.js';
@@ -34,7 +35,7 @@ export async function missingEssentialClaims(registry: ClaimRegistry, values: Va
  * our own ending with `access_denied` (C5): it runs only once consent is given, so the modules are never
  * asked before; its details stay empty, so no missing name is stored.
  */
-export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValueMac): interactionPolicy.Prompt[] {
+export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValueMac, includeScopesInUserInfo: boolean): interactionPolicy.Prompt[] {
   const prompt = (needed: boolean): boolean => (needed ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT);
   const policy = interactionPolicy.base();
   const consent = policy.get('consent');
@@ -47,8 +48,9 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
   );
   consent.checks.add(
     new interactionPolicy.Check(TRAVEL_REASON, 'the grant does not cover the channel each requested claim travels in', 'consent_required', (ctx: KoaContextWithOIDC) => {
-      const granted = new Set(ctx.oidc.grant?.getOIDCClaims() ?? []);
-      return prompt(!travelGrantNames(ctx.oidc.claims, granted).every((n) => granted.has(n)));
+      const granted = grantedOf(ctx.oidc.grant);
+      const scope = typeof ctx.oidc.params?.scope === 'string' ? ctx.oidc.params.scope : undefined;
+      return prompt(!travelGrantNames(ctx.oidc.claims, scope, scopeChannel(ctx.oidc.client, includeScopesInUserInfo), granted).every((n) => granted.claims.has(n)));
     }),
   );
   consent.checks.add(

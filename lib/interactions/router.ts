@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider';
 import type { Client, InteractionResults } from 'oidc-provider';
 
 import { describeRequest } from '../claims/describe.js';
-import { deliveryOf, deliveryText, recordDelivery, travelGrantNames } from '../claims/delivery.js';
+import { deliveryOf, deliveryText, grantedOf, recordDelivery, travelGrantNames } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { channelMode } from '../claims/privacy.js';
@@ -139,12 +139,13 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (!grant) return ctx.throw(400, 'the grant of this interaction no longer exists');
     if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
     if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
-    // Each verified claim and detail the page showed is recorded on its own, and where each claim travels.
-    const claims = parseJsonObject(stringParam(details.params.claims) ?? '');
-    grant.addOIDCClaims([...verifiedGrantNamesOf(claims), ...travelGrantNames(claims, new Set(grant.getOIDCClaims()))]);
     // Consent covers the client's delivery as the page showed it; when it changed since, the page is shown again.
     const { client } = await clientFor(details.params.client_id);
     if (!client) return ctx.throw(400, 'the client of this interaction no longer exists');
+    // Each verified claim and detail the page showed is recorded on its own, and where each claim travels.
+    const claims = parseJsonObject(stringParam(details.params.claims) ?? '');
+    grant.addOIDCClaims(verifiedGrantNamesOf(claims));
+    grant.addOIDCClaims(travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)));
     const delivery = deliveryOf(client);
     const shown = (await readFormBody(ctx)).get('delivery');
     if (shown !== null && shown !== deliveryText(delivery)) {

@@ -163,7 +163,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       requestObjectEncryptionEncValues: encryptionEncs,
     },
     interactions: {
-      policy: createInteractionPolicy(parts.registry, valueMac),
+      policy: createInteractionPolicy(parts.registry, valueMac, settings.stage.includeScopesInUserInfo),
       url: (_ctx, interaction) => paths.interaction(interaction.uid),
     },
     renderError: async (ctx, out) => renderErrorPage(ctx, out),
