@@ -1,7 +1,7 @@
 import type { Account, Client, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 
 import type { Authenticator } from './authenticator.js';
-import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, weakerThanConsented } from './delivery.js';
+import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, weakerThanConsented, type Delivery } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
 import { channelCarriesUserData, channelMode, type Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';
@@ -32,11 +32,19 @@ function requestsFor(scope: string | undefined, claims: ChannelClaims | undefine
   return [...fromScope, ...explicit].filter((r) => !skip.has(r.requested));
 }
 
-/** The channel scope claims and `scope` travel in (C5): the configured one, or the other when only it carries user data. */
-export function scopeChannel(client: Client | undefined, includeScopesInUserInfo: boolean): Channel {
+/**
+ * The channel scope claims and `scope` travel in (C5) under `delivery`: the configured one, or the other when only
+ * it carries user data.
+ */
+function scopeChannelOf(delivery: Delivery | undefined, includeScopesInUserInfo: boolean): Channel {
   const chosen: Channel = includeScopesInUserInfo ? 'userinfo' : 'id_token';
   const other: Channel = chosen === 'userinfo' ? 'id_token' : 'userinfo';
-  return client && !channelCarriesUserData(client, chosen) && channelCarriesUserData(client, other) ? other : chosen;
+  return delivery && delivery[chosen] === 'withheld' && delivery[other] !== 'withheld' ? other : chosen;
+}
+
+/** The channel scope claims and `scope` travel in (C5) for `client`'s registration as it is now. */
+export function scopeChannel(client: Client | undefined, includeScopesInUserInfo: boolean): Channel {
+  return scopeChannelOf(client && deliveryOf(client), includeScopesInUserInfo);
 }
 
 const DELIVERY_TOKEN_CLAIM = 'svc_delivery';
@@ -70,13 +78,15 @@ export function createFindAccount(options: AccountOptions): FindAccount {
       async claims(use, scope, claims, rejected) {
         const channel: Channel = use === 'id_token' ? 'id_token' : 'userinfo';
         const client = ctx.oidc.client;
-        const scopeHere = scopeChannel(client, includeScopesInUserInfo) === channel;
+        // Both the ID token and UserInfo are answered with an access token of this grant in hand.
+        const token = ctx.oidc.accessToken;
+        const consented = parseDelivery(token?.extra?.[DELIVERY_TOKEN_CLAIM]);
+        // Scope claims travel where the page said when she consented, also after the registration changed.
+        const scopeHere = scopeChannelOf(consented ?? (client && deliveryOf(client)), includeScopesInUserInfo) === channel;
         const protocol: { sub: string; [claim: string]: unknown } = { sub };
         if (scope && scopeHere) protocol.scope = scope;
         if (!client || !channelCarriesUserData(client, channel)) return protocol;
-        // Both the ID token and UserInfo are answered with an access token of this grant in hand.
-        const token = ctx.oidc.accessToken;
-        if (weakerThanConsented(deliveryOf(client), parseDelivery(token?.extra?.[DELIVERY_TOKEN_CLAIM]))) return protocol;
+        if (weakerThanConsented(deliveryOf(client), consented)) return protocol;
         const other = (token?.claims as Record<string, ChannelClaims | undefined> | undefined)?.[channel === 'id_token' ? 'userinfo' : 'id_token'];
         const requests = requestsFor(scopeHere ? scope : undefined, claims, rejected, Object.keys(other ?? {}));
         const { values } = await resolveRequests(registry, sub, requests, valueMac.forClient(client.clientId));

@@ -7,6 +7,7 @@ import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, deliveryText, grantedOf, recordDelivery, travelGrantNames } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
+import { claimsForScope } from '../claims/scopes.js';
 import { channelMode } from '../claims/privacy.js';
 import { verifiedGrantNamesOf } from '../claims/verified-request.js';
 import { parseJsonObject, readFormBody } from '../web/form-body.js';
@@ -139,6 +140,8 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (!grant) return ctx.throw(400, 'the grant of this interaction no longer exists');
     if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
     if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
+    // A claim approved through its scope is approved by name too: named later where it travelled, it is not asked again.
+    grant.addOIDCClaims(claimsForScope(grant.getOIDCScope()));
     // Consent covers the client's delivery as the page showed it; when it changed since, the page is shown again.
     const { client } = await clientFor(details.params.client_id);
     if (!client) return ctx.throw(400, 'the client of this interaction no longer exists');

@@ -4,7 +4,7 @@ import * as oidc from 'openid-client';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import type { RunningApp } from './app.js';
 import { authorizationUrl, codeFlowParams } from './flow.js';
-import { encryptionKey, register } from './registration.js';
+import { encryptionKey, manage, register } from './registration.js';
 
 /** A client registered through the registration endpoint, with its private decryption key. */
 export interface RegisteredClient {
@@ -57,4 +57,12 @@ export function registeredClientParams(client: RegisteredClient, params: Record<
 /** {@link registeredClientParams} as a URL of `issuer`'s authorization endpoint. */
 export function registeredClientUrl(issuer: string, client: RegisteredClient, params: Record<string, string> = {}): string {
   return authorizationUrl(issuer, registeredClientParams(client, params));
+}
+
+/** Replaces `client`'s registration (RFC 7592 PUT) with `changes` applied (`undefined` removes a member); the new view. */
+export async function updateRegistration(client: RegisteredClient, changes: Record<string, unknown>): Promise<RegisteredClient> {
+  const { registration_access_token: token, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client.metadata as Record<string, unknown>;
+  const res = await manage(uri as string, 'PUT', token as string, Object.fromEntries(Object.entries({ ...metadata, ...changes }).filter(([, v]) => v !== undefined)));
+  if (res.status !== 200) throw new Error(`registration update answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return { ...client, metadata: { ...client.metadata, ...res.body } };
 }

@@ -5,8 +5,7 @@ import { recordedDelivery } from '../../lib/claims/delivery.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { FormBrowser, redirectParams, runCodeFlow, userData } from '../helpers/flow.js';
-import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
-import { manage } from '../helpers/registration.js';
+import { registerClient, type RegisteredClient, registeredClientUrl, updateRegistration } from '../helpers/clients.js';
 
 /**
  * Consent covers how data travels (C8): a grant records each channel's delivery; a registration
@@ -31,14 +30,6 @@ describe('consent covers how her data travels (C8)', () => {
     const url = urlFor(client, { ...params, prompt: 'none' });
     return redirectParams((await browser.follow(url, running.baseUrl)).leftTo as string);
   };
-  /** Replaces the client's registration (RFC 7592 PUT) with `changes` applied; returns the new client view. */
-  const update = async (client: RegisteredClient, changes: Record<string, unknown>): Promise<RegisteredClient> => {
-    const { registration_access_token: token, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client.metadata as Record<string, unknown>;
-    const res = await manage(uri as string, 'PUT', token as string, Object.fromEntries(Object.entries({ ...metadata, ...changes }).filter(([, v]) => v !== undefined)));
-    expect(res.status).toBe(200);
-    return { ...client, metadata: { ...client.metadata, ...res.body } };
-  };
-
   it('asks again when a client drops encryption and opts out, and an earlier access token delivers no user data in plaintext', async () => {
     const original = await registerClient(running, 'rsa');
     const browser = new FormBrowser();
@@ -47,7 +38,7 @@ describe('consent covers how her data travels (C8)', () => {
     expect(userData(first.userinfo)).toEqual({ email: 'erika.mustermann@example.com' });
     expect((await silently(browser, original, asked)).get('code')).toEqual(expect.any(String));
 
-    const weakened = await update(original, {
+    const weakened = await updateRegistration(original, {
       id_token_encrypted_response_alg: undefined,
       id_token_encrypted_response_enc: undefined,
       userinfo_encrypted_response_alg: undefined,
@@ -76,7 +67,7 @@ describe('consent covers how her data travels (C8)', () => {
     await browser.follow(urlFor(client), running.baseUrl);
     await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
     expect(browser.lastPage).toContain('Profile request (UserInfo): <strong>encrypted</strong>');
-    await update(client, { userinfo_encrypted_response_alg: undefined, userinfo_encrypted_response_enc: undefined, allow_unencrypted_userinfo: true });
+    await updateRegistration(client, { userinfo_encrypted_response_alg: undefined, userinfo_encrypted_response_enc: undefined, allow_unencrypted_userinfo: true });
     const stale = await browser.submit('consent-allow', {}, running.baseUrl);
     expect(stale.leftTo).toBeUndefined();
     expect(browser.lastPage).toContain('Profile request (UserInfo): <strong>not encrypted</strong>');
@@ -88,7 +79,7 @@ describe('consent covers how her data travels (C8)', () => {
     const plain = await registerClient(running, 'plain');
     const browser = new FormBrowser();
     await runCodeFlow(running.issuer, plain.metadata, { scope: 'openid email', browser });
-    const optedOut = await update(plain, { allow_unencrypted_userinfo: true });
+    const optedOut = await updateRegistration(plain, { allow_unencrypted_userinfo: true });
     expect((await silently(browser, optedOut)).get('error')).toBe('consent_required');
   });
 
@@ -97,7 +88,7 @@ describe('consent covers how her data travels (C8)', () => {
     const browser = new FormBrowser();
     await runCodeFlow(running.issuer, plain.metadata, { scope: 'openid email', browser });
     const keyed = await registerClient(running, 'rsa');
-    const strengthened = await update(plain, {
+    const strengthened = await updateRegistration(plain, {
       id_token_encrypted_response_alg: keyed.metadata.id_token_encrypted_response_alg,
       userinfo_encrypted_response_alg: keyed.metadata.userinfo_encrypted_response_alg,
       jwks: keyed.metadata.jwks,

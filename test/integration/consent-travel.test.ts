@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
+import { compactDecrypt, decodeJwt } from 'jose';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { appPerSuite } from '../helpers/suite-app.js';
-import { FormBrowser, redirectParams } from '../helpers/flow.js';
-import { registerClient, registeredClientUrl } from '../helpers/clients.js';
+import { FormBrowser, pkcePair, redeemCode, redirectParams } from '../helpers/flow.js';
+import { registerClient, type RegisteredClient, registeredClientUrl, updateRegistration } from '../helpers/clients.js';
 
 type Channel = 'id_token' | 'userinfo';
 
@@ -49,9 +50,69 @@ describe.each([false, true])('a claim approved in one channel does not move to t
     expect(outcomes).toEqual(['code', 'consent_required', 'consent_required']);
   });
 
+  it('approved by its scope: named later in the channel it travelled in, nothing is asked; in the other, she is asked', async () => {
+    const [here, there]: [Channel, Channel] = scopesInUserinfo ? ['userinfo', 'id_token'] : ['id_token', 'userinfo'];
+    const outcomes = await approveThenAsk({}, { scope: 'openid email' }, 'your e-mail address', [emailIn(here), emailIn(here, 'openid'), emailIn(there)]);
+    expect(outcomes).toEqual(['code', 'code', 'consent_required']);
+  });
+
   it('a verified claim approved in the sign-in token and asked in UserInfo: she is asked', async () => {
     const verified = (channel: Channel): Record<string, string> => ({ scope: 'openid', claims: JSON.stringify({ [channel]: { verified_claims: { verification: { trust_framework: null }, claims: { given_name: null } } } }) });
     const outcomes = await approveThenAsk({}, verified('id_token'), 'your first name, as verified by an identity check — in the sign-in token', [verified('id_token'), verified('userinfo')]);
     expect(outcomes).toEqual(['code', 'consent_required']);
+  });
+});
+
+const decryptFor = async (client: RegisteredClient, jwe: string): Promise<Record<string, unknown>> => {
+  const { plaintext } = await compactDecrypt(jwe, client.privateKey as CryptoKey);
+  const text = new TextDecoder().decode(plaintext);
+  return text.split('.').length === 3 ? decodeJwt(text) : (JSON.parse(text) as Record<string, unknown>);
+};
+const USER = (claims: Record<string, unknown>): string[] => Object.keys(claims).filter((k) => !['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'scope', 'sid'].includes(k)).sort();
+
+describe.each([
+  // setting on: scope claims travel in UserInfo, but the client's UserInfo is withheld, so they travel in the ID token.
+  { scopesInUserinfo: true, first: { userinfo_encrypted_response_alg: undefined }, added: 'userinfo' as const },
+  // setting off: scope claims travel in the ID token, but the client's ID token is withheld, so they travel in UserInfo.
+  { scopesInUserinfo: false, first: { id_token_encrypted_response_alg: undefined }, added: 'id_token' as const },
+])('scope claims approved in one channel, then the client adds encryption to the other (include-scopes-in-user-info=$scopesInUserinfo)', ({ scopesInUserinfo, first, added }) => {
+  const running = appPerSuite({ claimModules: createDemoClaimModules(), properties: { 'svc.stage.include-scopes-in-user-info': scopesInUserinfo } });
+
+  it(`delivers nothing in the ${added} channel with a code or access token of the earlier consent`, async () => {
+    const client = await registerClient(running, 'rsa', first);
+    const browser = new FormBrowser();
+    const pkce = pkcePair();
+    const params = { scope: 'openid email', code_challenge: pkce.challenge };
+    await browser.follow(registeredClientUrl(running.issuer, client, params), running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    // The page shows where the e-mail address travels: the channel that carries data now.
+    expect(browser.lastPage).toContain(added === 'userinfo' ? 'your e-mail address — in the sign-in token' : 'your e-mail address — in the profile request');
+    const code = redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code') as string;
+    // A second code of the same consent, redeemed only after the registration changes.
+    const pkce2 = pkcePair();
+    const later = redirectParams((await browser.follow(registeredClientUrl(running.issuer, client, { ...params, code_challenge: pkce2.challenge, prompt: 'none' }), running.baseUrl)).leftTo as string).get('code') as string;
+    expect(later).toEqual(expect.any(String));
+    const tokens = await redeemCode(running.issuer, client.metadata, code, pkce.verifier);
+    expect(tokens.status).toBe(200);
+
+    // Adding encryption needs no new consent for delivery, but it moves the scope channel.
+    const alg = 'RSA-OAEP-256';
+    const moved = await updateRegistration(client, added === 'userinfo' ? { userinfo_encrypted_response_alg: alg } : { id_token_encrypted_response_alg: alg });
+
+    // A fresh authorization is not covered (the travel check): consent_required silently.
+    const fresh = redirectParams((await browser.follow(registeredClientUrl(running.issuer, moved, { ...params, prompt: 'none' }), running.baseUrl)).leftTo as string);
+    expect(fresh.get('error')).toBe('consent_required');
+
+    if (added === 'userinfo') {
+      // The earlier access token: UserInfo (now encrypted) must not carry what she approved only in the sign-in token.
+      const res = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${tokens.body.access_token as string}` } });
+      expect(res.status).toBe(200);
+      expect(USER(await decryptFor(moved, await res.text()))).toEqual([]);
+    } else {
+      // The code issued before the change: the ID token (now encrypted) must not carry what she approved only in UserInfo.
+      const redeemed = await redeemCode(running.issuer, moved.metadata, later, pkce2.verifier);
+      expect(redeemed.status).toBe(200);
+      expect(USER(await decryptFor(moved, redeemed.body.id_token as string))).toEqual([]);
+    }
   });
 });
