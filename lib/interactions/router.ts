@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider';
 import type { Client, InteractionResults } from 'oidc-provider';
 
 import { describeRequest } from '../claims/describe.js';
-import { deliveryOf, deliveryText, grantedOf, recordDelivery, travelGrantNames } from '../claims/delivery.js';
+import { deliveryOf, deliveryText, grantedOf, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { claimsForScope } from '../claims/scopes.js';
@@ -134,30 +134,37 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       return ctx.throw(400, 'this interaction does not expect a consent');
     }
     const promptDetails = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
-    const grant = details.grantId
-      ? await provider.Grant.find(details.grantId)
-      : new provider.Grant({ accountId, clientId: String(details.params.client_id) });
-    if (!grant) return ctx.throw(400, 'the grant of this interaction no longer exists');
-    if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
-    if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
-    // A claim approved through its scope is approved by name too: named later where it travelled, it is not asked again.
-    grant.addOIDCClaims(claimsForScope(grant.getOIDCScope()));
+    const existing = details.grantId ? await provider.Grant.find(details.grantId) : undefined;
+    if (details.grantId && !existing) return ctx.throw(400, 'the grant of this interaction no longer exists');
     // Consent covers the client's delivery as the page showed it; when it changed since, the page is shown again.
     const { client } = await clientFor(details.params.client_id);
     if (!client) return ctx.throw(400, 'the client of this interaction no longer exists');
-    // Each verified claim and detail the page showed is recorded on its own, and where each claim travels.
-    const claims = parseJsonObject(stringParam(details.params.claims) ?? '');
-    grant.addOIDCClaims(verifiedGrantNamesOf(claims));
-    grant.addOIDCClaims(travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)));
     const delivery = deliveryOf(client);
     const shown = (await readFormBody(ctx)).get('delivery');
     if (shown !== null && shown !== deliveryText(delivery)) {
       ctx.status = 303;
       return ctx.redirect(paths.interaction(details.uid));
     }
+    // Under another delivery than the grant records, the consent starts a grant of its own (her earlier approvals
+    // copied): codes and tokens of the earlier grant keep the delivery consented when they were issued.
+    const recorded = existing && recordedDelivery(existing);
+    const kept = existing && recorded && deliveryText(recorded) === deliveryText(delivery) ? existing : undefined;
+    const grant = kept ?? new provider.Grant({ accountId, clientId: client.clientId });
+    if (existing && !kept) {
+      grant.addOIDCScope(existing.getOIDCScope());
+      grant.addOIDCClaims(existing.getOIDCClaims());
+    }
+    if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
+    if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
+    // A claim approved through its scope is approved by name too: named later where it travelled, it is not asked again.
+    grant.addOIDCClaims(claimsForScope(grant.getOIDCScope()));
+    // Each verified claim and detail the page showed is recorded on its own, and where each claim travels.
+    const claims = parseJsonObject(stringParam(details.params.claims) ?? '');
+    grant.addOIDCClaims(verifiedGrantNamesOf(claims));
+    grant.addOIDCClaims(travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)));
     recordDelivery(grant, delivery);
     const grantId = await grant.save();
-    await finish(ctx, { consent: details.grantId ? {} : { grantId } });
+    await finish(ctx, { consent: kept ? {} : { grantId } });
   });
 
   router.post('/:uid/abort', sameOrigin, async (ctx) => {

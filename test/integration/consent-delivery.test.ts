@@ -58,7 +58,9 @@ describe('consent covers how her data travels (C8)', () => {
     expect(browser.lastPage).toContain('id="consent-allow"');
     // Consented in plaintext now: delivered so.
     expect(userData(again.userinfo)).toEqual({ email: 'erika.mustermann@example.com' });
-    expect(userData(await plainUserinfo(first.tokens.access_token))).toEqual({});
+    // Her consent under the new delivery replaced the grant: the earlier token ends with it.
+    const ended = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${first.tokens.access_token}` } });
+    expect([ended.status, ((await ended.json()) as { error?: string }).error]).toEqual([401, 'invalid_token']);
   });
 
   it('does not take an approval of a page that showed another delivery: a registration weakened while the page is open', async () => {

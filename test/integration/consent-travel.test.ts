@@ -115,4 +115,30 @@ describe.each([
       expect(USER(await decryptFor(moved, redeemed.body.id_token as string))).toEqual([]);
     }
   });
+
+  it(`a code of an earlier consent carries nothing into the ${added} channel once she consents under the new registration`, async () => {
+    const client = await registerClient(running, 'rsa', first);
+    const browser = new FormBrowser();
+    const params = { scope: 'openid email' };
+    await browser.follow(registeredClientUrl(running.issuer, client, { ...params, code_challenge: pkcePair().challenge }), running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    expect(browser.lastPage).toContain(added === 'userinfo' ? 'your e-mail address — in the sign-in token' : 'your e-mail address — in the profile request');
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+    // A code of that consent, redeemed later.
+    const pkce = pkcePair();
+    const later = redirectParams((await browser.follow(registeredClientUrl(running.issuer, client, { ...params, code_challenge: pkce.challenge, prompt: 'none' }), running.baseUrl)).leftTo as string).get('code') as string;
+    expect(later).toEqual(expect.any(String));
+
+    // The client adds encryption to the other channel (no new consent needed for delivery).
+    const moved = await updateRegistration(client, { [`${added}_encrypted_response_alg`]: 'RSA-OAEP-256' });
+    // She consents to her profile, which the page now shows in the other channel; the e-mail address is not on the page.
+    await browser.follow(registeredClientUrl(running.issuer, moved, { scope: 'openid profile', code_challenge: pkcePair().challenge }), running.baseUrl);
+    expect(browser.lastPage).toContain('consent-allow');
+    expect(browser.lastPage).not.toContain('your e-mail address');
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+
+    // Her consent under the new delivery replaced the grant: the code of the earlier one ends with it.
+    const redeemed = await redeemCode(running.issuer, moved.metadata, later, pkce.verifier);
+    expect([redeemed.status, redeemed.body.error]).toEqual([400, 'invalid_grant']);
+  });
 });
