@@ -55,7 +55,7 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
   );
   consent.checks.add(
     new interactionPolicy.Check(VERIFIED_REASON, 'the grant does not cover every verified claim requested', 'consent_required', (ctx: KoaContextWithOIDC) => {
-      const granted = new Set(ctx.oidc.grant?.getOIDCClaims() ?? []);
+      const granted = grantedOf(ctx.oidc.grant).claims;
       return prompt(!verifiedGrantNamesOf(ctx.oidc.claims).every((n) => granted.has(n)));
     }),
   );
@@ -66,7 +66,7 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
         const accountId = ctx.oidc.session?.accountId;
         const client = ctx.oidc.client;
         if (!accountId || !client) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
-        const granted = new Set(ctx.oidc.grant?.getOIDCClaims() ?? []);
+        const granted = grantedOf(ctx.oidc.grant).claims;
         const missing = await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, ctx.oidc.claims as Record<string, unknown> | undefined, granted);
         return prompt(missing.length > 0);
       }),

@@ -146,7 +146,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       return ctx.redirect(paths.interaction(details.uid));
     }
     // Under another delivery than the grant records, the consent starts a grant of its own (her earlier approvals
-    // copied): codes and tokens of the earlier grant keep the delivery consented when they were issued.
+    // copied): codes and tokens of the earlier grant end with it (oidc-provider binds them to the session's grant).
     const recorded = existing && recordedDelivery(existing);
     const kept = existing && recorded && deliveryText(recorded) === deliveryText(delivery) ? existing : undefined;
     const grant = kept ?? new provider.Grant({ accountId, clientId: client.clientId });
