@@ -1,7 +1,9 @@
 /**
  * Jest global setup and teardown: a redis-server of the test run's own on a free loopback port
  * (Debian's redis-server, nothing kept on disk), so `npm test` never depends on a Redis someone else
- * started. Its URL reaches every test worker as `SVC_TEST_REDIS_URL` (test/helpers/redis.ts).
+ * started. Its URL reaches every test worker as `SVC_TEST_REDIS_URL` (test/helpers/redis.ts), and its folder, removed
+ * at teardown, as `SVC_TEST_RUN_DIR`: the run's own folder, where helpers keep what the whole run may share
+ * (test/helpers/provider-keys.ts).
  */
 /* global process, URL */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -45,6 +47,7 @@ export async function setup() {
       const { url, dir } = startRedis(await freePort());
       process.env.SVC_TEST_REDIS_URL = url;
       process.env.SVC_TEST_REDIS_DIR = dir;
+      process.env.SVC_TEST_RUN_DIR = dir;
       return;
     } catch (err) {
       if (attempt === 3) throw err;

@@ -8,6 +8,7 @@ import { pairwiseSub } from '../../policies/subjects.js';
 import { createApp, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
 import type { RuntimeOptions } from '../../lib/provider/runtime.js';
 import type { Settings } from '../../lib/settings/types.js';
+import { testProviderKeys } from './provider-keys.js';
 import { TEST_STORE_TIMEOUT_MS } from './redis.js';
 
 /** The pairwise key test apps run with unless a test sets `svc.subject.pairwise-key` itself. */
@@ -46,7 +47,9 @@ export interface StartOptions extends RuntimeOptions {
 
 /**
  * Starts the app on 127.0.0.1:0. The server listens first so the issuer can carry the real port.
- * Settings come from `properties` only (the process environment is ignored).
+ * Settings come from `properties` only (the process environment is ignored). The provider keys are the run's
+ * shared set ({@link testProviderKeys}) unless the options name `jwks` (even as `undefined`, to generate them as a
+ * bare start does) or the properties a keys file.
  */
 export async function startApp(options: StartOptions = {}): Promise<RunningApp> {
   let handler: Parameters<typeof createServer>[1] = (_req, res) => {
@@ -68,8 +71,10 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
     },
   });
   const { properties: _p, clientsFor, publicScheme: _s, ...runtime } = options;
+  const ownKeys = 'jwks' in runtime || settings.keys.file !== undefined;
   const app = await createApp(settings, {
     logger: silentLogger,
+    ...(ownKeys ? {} : { jwks: await testProviderKeys() }),
     ...runtime,
     clients: [...(runtime.clients ?? []), ...(clientsFor ? clientsFor(baseUrl) : [])],
   });

@@ -8,6 +8,7 @@ import { createApp, createSvcConnect, loadSettings, silentLogger, type SvcConnec
 import type { RuntimeOptions } from '../../lib/provider/runtime.js';
 import type { Settings } from '../../lib/settings/types.js';
 import { TEST_PAIRWISE_KEY, type RunningApp } from './app.js';
+import { testProviderKeys } from './provider-keys.js';
 import { TEST_STORE_TIMEOUT_MS } from './redis.js';
 
 /**
@@ -52,7 +53,7 @@ export async function startMounted(
   let svc: SvcConnect;
   let app: Koa;
   if (mounting === 'koa-mount /auth') {
-    svc = await createSvcConnect(settings, { logger: silentLogger, ...runtime });
+    svc = await createSvcConnect(settings, { logger: silentLogger, jwks: await testProviderKeys(), ...runtime });
     app = new Koa({ keys: svc.cookieKeys, proxy: settings.proxy });
     app.use(async (ctx, next) => {
       if (ctx.path === '/') {
@@ -63,7 +64,7 @@ export async function startMounted(
     });
     app.use(mount('/auth', svc.middleware));
   } else {
-    const created = await createApp(settings, { logger: silentLogger, ...runtime });
+    const created = await createApp(settings, { logger: silentLogger, jwks: await testProviderKeys(), ...runtime });
     svc = created.svc;
     app = created;
   }

@@ -8,6 +8,7 @@ import { describe, expect, it } from '@jest/globals';
 import { createApp, loadSettings, SettingsError, silentLogger, type ClaimModule } from '../../lib/index.js';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 import { confidentialClient, startApp } from '../helpers/app.js';
+import { testProviderKeys } from '../helpers/provider-keys.js';
 import { runCodeFlow } from '../helpers/flow.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-plugin-modules-'));
@@ -29,7 +30,7 @@ const AUTHENTICATOR = `export default {
 async function startFailure(properties: Record<string, string>): Promise<SettingsError> {
   const settings = loadSettings({ env: {}, properties: { 'svc.demo.enabled': false, ...properties } });
   try {
-    const app = await createApp(settings, { logger: silentLogger });
+    const app = await createApp(settings, { logger: silentLogger, jwks: await testProviderKeys() });
     await app.svc.close();
   } catch (err) {
     if (err instanceof SettingsError) return err;
