@@ -66,7 +66,9 @@ export function managementGuard(options: GuardOptions): Middleware {
       ctx.set('Retry-After', String(retryAfterSeconds));
       sendError(ctx, 429, 'too_many_requests', `too many failed logins from this client; try again in ${retryAfterSeconds} seconds`);
     };
-    const pass = await gate.enter([{ key: addressCounterKey('management', address, options.counterKey), rule, label: 'address', forgetOnSuccess: true }]);
+    // A right password leaves the count as it is: forgetting it would give whoever shares her address (an office
+    // NAT, an egress proxy) a fresh budget at each of her sign-ins. Failures age out with the window.
+    const pass = await gate.enter([{ key: addressCounterKey('management', address, options.counterKey), rule, label: 'address', forgetOnSuccess: false }]);
     if (!isPass(pass)) return tooMany(pass.retryAfterSeconds);
     const auth = checkBasicAuth(ctx.get('authorization') || undefined, credentials.user, credentials.password);
     if (auth !== 'ok') {

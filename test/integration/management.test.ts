@@ -116,6 +116,28 @@ describe('management invitations over SMTP (C7)', () => {
     await smtp.next();
   });
 
+  it('attack: a right password from the same address (one office NAT) gives a guesser no fresh budget', async () => {
+    const ip = '203.0.113.11';
+    const statuses: number[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      for (let i = 0; i < 2; i += 1) statuses.push((await invite(running, 'partner@example.com', basic(USER, `guess-${round}-${i}`), 'GET', ip)).status);
+      const honest = await invite(running, 'partner@example.com', basic(USER, PASSWORD), 'GET', ip);
+      if (honest.status === 202) await smtp.next();
+    }
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+  });
+
+  it('honest: an operator who mistypes now and then between her sign-ins is served until the threshold', async () => {
+    const ip = '203.0.113.12';
+    const statuses: number[] = [];
+    for (const password of [PASSWORD, 'typo', PASSWORD, PASSWORD, 'typo again', PASSWORD]) {
+      const res = await invite(running, 'partner@example.com', basic(USER, password), 'GET', ip);
+      statuses.push(res.status);
+      if (res.status === 202) await smtp.next();
+    }
+    expect(statuses).toEqual([202, 401, 202, 202, 401, 202]);
+  });
+
   it.each<[string, string | undefined, string]>([
     ['missing', undefined, 'the email query parameter is required'],
     ['empty', '', 'the email query parameter is required'],
