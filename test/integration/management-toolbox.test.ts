@@ -318,6 +318,22 @@ describe('operator toolbox over HTTP', () => {
     expect((await call('POST', `${M}/subjects/revoke?sub=demo`, { from })).status).toBe(429);
   });
 
+  it('logs a client id once it names a client: a token pasted where a client id belongs answers 404 and stays out of the log', async () => {
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const from = lines.length;
+    const answers = [
+      await call('GET', `${M}/clients/${token}`),
+      await call('POST', `${M}/clients/${token}/disable`),
+      await call('DELETE', `${M}/clients/${token}`),
+      await call('POST', `${M}/subjects/revoke?sub=someone&client_id=${token}`),
+    ];
+    expect(answers.map((a) => [a.status, a.body.error])).toEqual(Array.from({ length: 4 }, () => [404, 'not_found']));
+    expect(lines.slice(from).join('\n')).not.toContain(token);
+    const shown = await call('GET', `${M}/clients/${encodeURIComponent(String(STATIC.client_id))}`);
+    expect(shown.status).toBe(200);
+    expect(audits('clients.show').at(-1)).toMatchObject({ client_id: STATIC.client_id, outcome: 'done' });
+  });
+
   it('writes one management_audit line per action, with no secret, token or claim value', async () => {
     // Its own actions, one per toolbox route (the test runs alone and in any order).
     const from = lines.length;
