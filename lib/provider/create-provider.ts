@@ -24,7 +24,7 @@ export async function createProvider(settings: Settings, options: RuntimeOptions
 /** Builds the provider from an already resolved and checked runtime (shared with `createApp`). */
 export function providerFromRuntime(settings: Settings, runtime: Runtime, metrics?: Metrics): Provider {
   const { authenticator, logger, registry } = runtime;
-  const wrapping: WrappingParts = { store: runtime.store, logger, metrics, baseUrl: settings.baseUrl, proxy: settings.proxy };
+  const wrapping: WrappingParts = { store: runtime.store, logger, metrics, baseUrl: settings.baseUrl, proxy: settings.proxy, keys: runtime.jwks.keys };
   const configuration = createConfiguration(settings, {
     jwks: runtime.jwks,
     cookieKeys: runtime.cookieKeys,

@@ -1,15 +1,19 @@
 import * as querystring from 'node:querystring';
 
+import type { JWK } from 'jose';
 import type { Context, Next } from 'koa';
+import { errors } from 'oidc-provider';
 
 import { basicAuthorization, parseBasicAuthorization } from '../web/basic-auth.js';
 import { logCaughtError, sendCaughtError, sendError } from '../web/error-response.js';
 import { parseJsonObject, readBodyText } from '../web/form-body.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../web/json-depth.js';
 import { replaceRequestBody } from '../web/replace-request-body.js';
 import type { Logger } from '../logger.js';
 import { hashClientSecret, isHashedClientSecret } from '../registration/client-secrets.js';
 import { ROUTES } from '../settings/paths.js';
 import { PROVIDER_BODY_LIMIT_BYTES } from '../seams.js';
+import { assertShallowJwts } from './nested-json.js';
 import { IGNORED_AUTHORIZATION_PARAMETERS, recordRequestEnvelope } from './request-objects.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -47,7 +51,7 @@ function hashBasicSecret(ctx: Context): void {
 }
 
 /** Reads, normalizes and puts back a form or JSON body; `false` when the request was answered. */
-async function normalizeBody(ctx: Context, mappedClientId: string | undefined): Promise<boolean> {
+async function normalizeBody(ctx: Context, mappedClientId: string | undefined, keys: readonly JWK[]): Promise<boolean> {
   const form = ctx.is(FORM) === FORM;
   const json = !form && ctx.is(JSON_TYPE) === JSON_TYPE;
   if (!form && !json) return true;
@@ -59,10 +63,12 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined): 
   let text = raw;
   if (form) {
     const fields: Fields = querystring.parse(raw);
+    await assertShallowJwts(fields, keys);
     recordRequestEnvelope(ctx, fields.request);
     const hashed = hashSecrets(fields);
     if (dropIgnoredHints(fields) || hashed) text = querystring.stringify(fields as querystring.ParsedUrlQueryInput);
   } else {
+    if (nestsDeeperThan(raw)) throw new errors.InvalidRequest(`the JSON body nests more than ${MAX_JSON_DEPTH} levels deep`);
     // Not a JSON object: passed on as it is, for oidc-provider to refuse.
     const fields = parseJsonObject(raw);
     if (fields) {
@@ -80,21 +86,24 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined): 
  * - a presented client secret (Basic, form or JSON) is replaced by its hash before oidc-provider compares
  *   it with the stored hash, so a stolen hash never authenticates: it would be hashed again;
  * - the ignored parameters are dropped, and an encrypted `request`'s header recorded ({@link recordRequestEnvelope});
+ * - JSON nested deeper than oidc-provider's recursive cloning survives is refused: a JSON body, a `request` (judged
+ *   decrypted with the provider's `decryptionKeys` when encrypted) and a `client_assertion` ({@link assertShallowJwts});
  * - `POST` on the canonical client configuration path is served as `PUT` (the seed spec updates by POST;
  *   RFC 7592 by PUT), `client_id` filled in when omitted;
  * - a response never repeats a stored (hashed) client secret.
  * A body that cannot be read is answered here with an OAuth JSON error, and logged.
  */
-export function normalizeProviderRequests(logger: Logger): (ctx: Context, next: Next) => Promise<void> {
+export function normalizeProviderRequests(logger: Logger, decryptionKeys: readonly JWK[]): (ctx: Context, next: Next) => Promise<void> {
   return async (ctx, next) => {
     try {
       hashBasicSecret(ctx);
       const query = ctx.querystring ? ctx.query : undefined;
       if (query && dropIgnoredHints(query)) ctx.query = query;
+      if (query) await assertShallowJwts(query, decryptionKeys);
       recordRequestEnvelope(ctx, query?.request);
       const mappedClientId = ctx.method === 'POST' ? CLIENT_CONFIGURATION.exec(ctx.path)?.[1] : undefined;
       if (mappedClientId !== undefined) ctx.method = 'PUT';
-      if ((ctx.method === 'POST' || ctx.method === 'PUT') && !(await normalizeBody(ctx, mappedClientId))) return;
+      if ((ctx.method === 'POST' || ctx.method === 'PUT') && !(await normalizeBody(ctx, mappedClientId, decryptionKeys))) return;
     } catch (err) {
       logCaughtError(logger, ctx, err, sendCaughtError(ctx, err));
       return;

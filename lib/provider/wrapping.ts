@@ -1,3 +1,4 @@
+import type { JWK } from 'jose';
 import type { Middleware } from 'koa';
 import type { Adapter } from 'oidc-provider';
 import type Provider from 'oidc-provider';
@@ -32,14 +33,19 @@ export type AdapterFactory = (model: string) => Adapter;
 
 type WrappedStore = Pick<SvcStore, 'adapter' | 'unconsume' | 'batch'>;
 
-/** What the layers around oidc-provider are built from: the store, logs, and `svc.base-url` and `svc.proxy`. */
+/** What the layers around oidc-provider are built from: the store, logs, `svc.base-url` and `svc.proxy`, and the provider's keys. */
 export interface WrappingParts {
   store: WrappedStore;
+  /** The provider's private keys: those not for signing decrypt request objects. */
+  keys: readonly JWK[];
   logger: Logger;
   metrics?: Metrics;
   baseUrl: string;
   proxy: boolean;
 }
+
+/** What the front door is built from: the provider's keys are not among it. */
+export type FrontDoorParts = Omit<WrappingParts, 'keys'>;
 
 /** A row of {@link ADAPTER_WRAPPING}: the models it wraps; `below` makes any model's adapter as the rows below do. */
 interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: AdapterFactory, parts: { store: WrappedStore }) => Partial<Adapter>> {
@@ -76,13 +82,13 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
 export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Middleware | undefined>[] = [
   { why: "each provider request is one unit of store work (joining the front door's)", wrap: ({ store, logger }) => storeBatch(store, logger) },
   { why: 'on http, SameSite=None cookies go out as Lax: browsers refuse None without Secure', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
-  { why: 'secrets hashed, ignored hints dropped, POST on a configuration path served as PUT', wrap: ({ logger }) => normalizeProviderRequests(logger) },
+  { why: 'secrets hashed, ignored hints dropped, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys }) => normalizeProviderRequests(logger, keys) },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
   { why: 'a registration refused for its jwks_uri keys names the key rule that refused them', wrap: () => explainRefusedClientKeys() },
 ];
 
 /** The front door: what every request passes, in order, before the provider, our pages, health or management serve it. */
-export const FRONT_DOOR: readonly Wrapper<(parts: WrappingParts) => Middleware>[] = [
+export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>[] = [
   { why: 'Host (and X-Forwarded-Proto) pinned to svc.base-url before anything reads them', wrap: ({ baseUrl, proxy }) => pinPublicOrigin(baseUrl, proxy) },
   // Paths are seen relative to where the front door is mounted (createApp mounts it at the base path).
   { why: 'each request gets its id and one log line', wrap: ({ logger, metrics }) => requestLogging(logger, metrics) },
@@ -114,6 +120,6 @@ export function useProviderMiddleware(provider: Provider, parts: WrappingParts):
 }
 
 /** {@link FRONT_DOOR} in front of `dispatch`, without koa-compose: a pass-through layer that is not async adds no promise. */
-export function frontDoor(parts: WrappingParts, dispatch: Middleware): Middleware {
+export function frontDoor(parts: FrontDoorParts, dispatch: Middleware): Middleware {
   return FRONT_DOOR.map((row) => row.wrap(parts)).reduceRight<Middleware>((inner, layer) => (ctx, next) => layer(ctx, () => inner(ctx, next) as Promise<void>) as Promise<void>, dispatch);
 }
