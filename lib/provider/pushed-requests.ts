@@ -41,7 +41,8 @@ function ownerOf(payload: AdapterPayload): string | undefined {
 /**
  * Our rules for pushed authorization requests (RFC 9126) on their adapter, with `uses` the adapter
  * of their use marks; decided by the route oidc-provider resolved and by the store, never the path:
- * - stored checked ({@link checkedRequest}); a write outside the `/par` route fails;
+ * - stored checked ({@link checkedRequest}), without oidc-provider's unchecked copy of `dpop_jkt`; a write outside
+ *   the `/par` route fails;
  * - single use: the first `/authorize` that loads the `request_uri` consumes its mark atomically;
  *   every later one, concurrent ones included, gets `invalid_request_uri`;
  * - bound to the client: another client's `client_id` gets `invalid_request_uri`, the mark unspent.
@@ -53,7 +54,9 @@ export function pushedRequests(inner: Adapter, uses: Adapter): Partial<Adapter> 
       const request = checkedRequest(currentRequest(), ttl);
       const now = epoch();
       await uses.upsert(id, { iat: now, exp: now + ttl }, ttl);
-      await inner.upsert(id, { ...payload, request }, ttl);
+      // `dpopJkt` is oidc-provider's copy of a member of the client's request object, kept unchecked; DPoP is not offered.
+      const { dpopJkt: _unchecked, ...kept } = payload as AdapterPayload & { dpopJkt?: unknown };
+      await inner.upsert(id, { ...kept, request }, ttl);
     },
     find: async (id) => {
       const ctx = currentRequest();

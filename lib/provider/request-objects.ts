@@ -2,7 +2,7 @@ import { decodeProtectedHeader } from 'jose';
 import type { Context } from 'koa';
 import { errors, type Client, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { MODEL_NAMES } from '../seams.js';
+import { MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 
 /**
  * The authorization parameters accepted and ignored (C3), dropped before oidc-provider reads or
@@ -43,7 +43,7 @@ function checkEnvelope(ctx: object, client: Client): void {
   }
 }
 
-function checkLifetime(claims: Record<string, unknown>): void {
+function checkLifetime(claims: Record<string, unknown>, pushed: boolean): void {
   if (claims.exp === undefined) {
     throw new errors.InvalidRequestObject(`the request object must carry exp (at most ${REQUEST_OBJECT_MAX_LIFETIME} seconds ahead)`);
   }
@@ -51,6 +51,9 @@ function checkLifetime(claims: Record<string, unknown>): void {
   if (ahead > REQUEST_OBJECT_MAX_LIFETIME) {
     throw new errors.InvalidRequestObject(`the request object expires ${ahead} seconds from now; at most ${REQUEST_OBJECT_MAX_LIFETIME} are allowed`);
   }
+  // oidc-provider's clock tolerance lets an object a few seconds past its exp through; pushed, it would be stored
+  // with a lifetime of zero or less, a request_uri dead on arrival (RFC 9126: expires_in is positive).
+  if (pushed && !(ahead > 0)) throw new errors.InvalidRequestObject('the request object has expired (its exp is not in the future)');
 }
 
 /**
@@ -61,7 +64,7 @@ function checkLifetime(claims: Record<string, unknown>): void {
  */
 export function assertRequestObject(ctx: KoaContextWithOIDC, claims: Record<string, unknown>, _header: unknown, client: Client): void {
   if (!(MODEL_NAMES.pushedAuthorizationRequest in ctx.oidc.entities)) {
-    checkLifetime(claims);
+    checkLifetime(claims, ctx.oidc.route === ROUTE_NAMES.pushedAuthorizationRequest);
     checkEnvelope(ctx, client);
   }
   const params = ctx.oidc.params;

@@ -344,6 +344,32 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       });
       expect(pushedWrites()).toEqual(before);
     });
+
+    it.each([
+      ['10 s past (within the clock tolerance)', -10],
+      ['now', 0],
+    ])('a request object whose exp is %s → invalid_request_object: no request_uri dead on arrival', async (_when, delta) => {
+      const now = Math.floor(Date.now() / 1000);
+      const request = await signRequestObject(viaBasic, running.issuer, { ...goodFields(), exp: now + delta });
+      expect(await refused(viaBasic, { request })).toEqual({ status: 400, error: 'invalid_request_object', description: 'the request object has expired (its exp is not in the future)' });
+    });
+
+    it('honest: a request object valid 30 s more is pushed for those 30 s, and its request_uri works', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const pushed = await push(viaBasic, { request: await signRequestObject(viaBasic, running.issuer, { ...goodFields(), exp: now + 30 }) });
+      expect(pushed.status).toBe(201);
+      expect(pushed.body.expires_in).toBeGreaterThanOrEqual(28);
+      expect((await outcomeOf(authorizeWith(viaBasic.metadata.client_id, pushed.body.request_uri as string))).interaction).toBeDefined();
+    });
+
+    it('a dpop_jkt inside a pushed request object (DPoP is not offered) is not stored, whatever its size; the push still works', async () => {
+      const junk = `dpop-${'x'.repeat(30_000)}`;
+      const pushed = await push(viaBasic, { request: await signRequestObject(viaBasic, running.issuer, { ...goodFields(), dpop_jkt: junk }) });
+      expect(pushed.status).toBe(201);
+      const stored = JSON.stringify(await store.adapter(MODEL_NAMES.pushedAuthorizationRequest).find((pushed.body.request_uri as string).slice(URN.length)));
+      expect([stored.includes('dpop'), stored.length < 4096]).toEqual([false, true]);
+      expect((await outcomeOf(authorizeWith(viaBasic.metadata.client_id, pushed.body.request_uri as string))).interaction).toBeDefined();
+    });
   });
 
   it('discovery names the endpoint and does not require PAR by default', async () => {
