@@ -3,9 +3,9 @@ import { errors, type ClaimsParameter, type Client, type KoaContextWithOIDC } fr
 import { CLAIMS_BUDGET, CLAIMS_CHANNELS, decodeClaimsParameter } from './budget.js';
 import type { ClaimRegistry } from './modules.js';
 import { assertStoredRequestSize } from './request-size.js';
-import { channelCarriesUserData, channelMode, encryptionFix, privacyFix } from './privacy.js';
-import { validateChannel } from './request.js';
-import { storedForm } from './stored-form.js';
+import { channelCarriesUserData, channelMode, encryptionFix, privacyFix, type Channel } from './privacy.js';
+import { isObject, validateChannel, type ChannelClaims } from './request.js';
+import { channelRequests, storedForm } from './stored-form.js';
 import { deliverableClaims } from './supported.js';
 import { ExpansionBudget } from './syntax.js';
 import type { ClaimValueMac } from './value-mac.js';
@@ -35,21 +35,38 @@ export function rewriteClaimsParameter(
     const verifiedMember = all.find((m) => m.name === VERIFIED_CLAIMS);
     const members = all.filter((m) => m !== verifiedMember);
     const requests = validateChannel(channel, members, registry, values, budget);
-    const essential = requests.find((r) => r.essential);
-    if (essential && !channelCarriesUserData(client, channel)) {
-      throw new errors.InvalidRequest(`claim ${essential.requested} is essential, but ${privacyFix(channel)}`);
-    }
+    assertChannelReachesClient(client, channel, requests.find((r) => r.essential)?.requested, false);
     const stored = storedForm(members, requests, deliverableClaims(registry));
     if (verifiedMember) {
       const verified = parseVerifiedClaims(channel, verifiedMember.spec, registry.offer);
-      if (channelMode(client, channel) !== 'encrypted') {
-        throw new errors.InvalidRequest(`claims.${channel}.${VERIFIED_CLAIMS}: verified claims travel encrypted only: ${encryptionFix(channel)}`);
-      }
+      assertChannelReachesClient(client, channel, undefined, true);
       stored[VERIFIED_CLAIMS] = storedVerified(verified);
     }
     rewritten[channel] = stored;
   }
   return rewritten;
+}
+
+/** The checks of a channel that depend on the client's registration (C4): an `essential` claim, `verified_claims`. */
+function assertChannelReachesClient(client: Client, channel: Channel, essential: string | undefined, verified: boolean): void {
+  if (essential !== undefined && !channelCarriesUserData(client, channel)) {
+    throw new errors.InvalidRequest(`claim ${essential} is essential, but ${privacyFix(channel)}`);
+  }
+  if (verified && channelMode(client, channel) !== 'encrypted') {
+    throw new errors.InvalidRequest(`claims.${channel}.${VERIFIED_CLAIMS}: verified claims travel encrypted only: ${encryptionFix(channel)}`);
+  }
+}
+
+/**
+ * The registration's checks of {@link rewriteClaimsParameter} again, on a stored form: a pushed request is loaded at
+ * `/authorize` up to a minute after `/par` checked it, and the client may have changed its encryption meanwhile.
+ */
+export function assertStoredClaimsReachClient(stored: Readonly<Record<string, unknown>>, client: Client): void {
+  for (const channel of CLAIMS_CHANNELS) {
+    const form = stored[channel];
+    if (!isObject(form)) continue;
+    assertChannelReachesClient(client, channel, channelRequests(form as ChannelClaims).find((r) => r.essential)?.requested, VERIFIED_CLAIMS in form);
+  }
 }
 
 /** `features.claimsParameter.assertClaimsParameter`: replaces the parameter with its stored form (errors redirect with `state`). */

@@ -3,7 +3,8 @@ import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 import { scopeChannel } from './account.js';
 import { weakerThanConsented, deliveryOf, grantedOf, recordedDelivery, travelGrantNames } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
-import type { ChannelClaims } from './request.js';
+import { channelCarriesUserData, type Channel } from './privacy.js';
+import type { ChannelClaims, ClaimRequest } from './request.js';
 import { resolveRequests } from './resolve.js';
 import { channelRequests } from './stored-form.js';
 import type { ClaimValueMac, ValueMatcher } from './value-mac.js';
@@ -15,15 +16,27 @@ export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 const DELIVERY_REASON = 'delivery_not_consented';
 const VERIFIED_REASON = 'verified_claims_not_consented';
 const TRAVEL_REASON = 'claims_travel_not_consented';
+const CHANNELS: readonly Channel[] = ['userinfo', 'id_token'];
 
 /**
  * The essential claims of this request the account cannot satisfy (both channels resolved together), of those
  * `granted` covers: a name no grant covers (one a module provides by pattern outside `claims_supported`, which
- * no consent page asks for) is never looked up, so it answers nothing about the person.
+ * no consent page asks for) is never looked up, so it answers nothing about the person. Those of a channel that
+ * does not `carry` user data to the client (its registration changed since the request was checked) are missing
+ * for everyone, looked up neither.
  */
-export async function missingEssentialClaims(registry: ClaimRegistry, values: ValueMatcher, accountId: string, claims: Record<string, unknown> | undefined, granted: ReadonlySet<string>): Promise<string[]> {
-  const requests = ['userinfo', 'id_token']
-    .flatMap((channel) => channelRequests(claims?.[channel] as ChannelClaims | undefined).filter((r) => r.essential))
+export async function missingEssentialClaims(
+  registry: ClaimRegistry,
+  values: ValueMatcher,
+  accountId: string,
+  claims: Record<string, unknown> | undefined,
+  granted: ReadonlySet<string>,
+  carries: (channel: Channel) => boolean,
+): Promise<string[]> {
+  const essential = (channel: Channel): ClaimRequest[] => channelRequests(claims?.[channel] as ChannelClaims | undefined).filter((r) => r.essential);
+  const withheld = CHANNELS.filter((channel) => !carries(channel)).flatMap(essential);
+  if (withheld.length > 0) return withheld.map((r) => r.requested);
+  const requests = CHANNELS.flatMap(essential)
     .map((r) => ({ ...r, alternatives: r.alternatives.filter((name) => granted.has(name)) }))
     .filter((r) => r.alternatives.length > 0);
   if (requests.length === 0) return [];
@@ -67,7 +80,8 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
         const client = ctx.oidc.client;
         if (!accountId || !client) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
         const granted = grantedOf(ctx.oidc.grant).claims;
-        const missing = await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, ctx.oidc.claims as Record<string, unknown> | undefined, granted);
+        const claims = ctx.oidc.claims as Record<string, unknown> | undefined;
+        const missing = await missingEssentialClaims(registry, mac.forClient(client.clientId), accountId, claims, granted, (channel) => channelCarriesUserData(client, channel));
         return prompt(missing.length > 0);
       }),
     ),

@@ -2,7 +2,7 @@ import type { Adapter, ClientMetadata, Configuration, FindAccount } from 'oidc-p
 
 import { createRegistrationPolicies } from '../../policies/index.js';
 import { pairwiseSub, sectorOf, SUBJECT_TYPES, withSubjectDefaults } from '../../policies/subjects.js';
-import { assertScope, claimsParameterAssertion } from '../claims/authorization.js';
+import { assertScope, assertStoredClaimsReachClient, claimsParameterAssertion } from '../claims/authorization.js';
 import { deliveryTokenClaims } from '../claims/account.js';
 import { createInteractionPolicy } from '../claims/essential-check.js';
 import type { ClaimRegistry } from '../claims/modules.js';
@@ -131,7 +131,10 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       userinfo: { enabled: true },
       // Checked (budget first) in the query, a form body, a request object and a pushed request; a pushed
       // request's stored form is not checked again when /authorize loads it.
-      claimsParameter: { enabled: true, assertClaimsParameter: checkedOnce(claimsParameterAssertion(parts.registry, valueMac)) },
+      claimsParameter: {
+        enabled: true,
+        assertClaimsParameter: checkedOnce(claimsParameterAssertion(parts.registry, valueMac), (_ctx, claims, client) => assertStoredClaimsReachClient(claims as Record<string, unknown>, client)),
+      },
       // By value (RFC 9101), signed by the client (never `none`), maybe encrypted to our `enc` keys;
       // oidc-provider 9 dereferences no `request_uri` but the provider's own PAR URNs.
       requestObjects: { enabled: true, requireSignedRequestObject: false, assertJwtClaimsAndHeader: assertRequestObject },

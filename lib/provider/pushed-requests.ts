@@ -82,12 +82,12 @@ function isCheckedPushedRequest(ctx: KoaContextWithOIDC): boolean {
 }
 
 /**
- * Runs the `claims` parameter check once per request: not again on a pushed request's stored form
- * when `/authorize` loads it ({@link isCheckedPushedRequest}), as it is stored already checked.
+ * Runs the `claims` parameter check once per request: on a pushed request's stored form, when `/authorize` loads it
+ * ({@link isCheckedPushedRequest}), only `again`: what may have changed since `/par` checked it (the registration).
  */
-export function checkedOnce<A extends unknown[]>(assert: (ctx: KoaContextWithOIDC, ...rest: A) => Promise<void>) {
+export function checkedOnce<A extends unknown[]>(assert: (ctx: KoaContextWithOIDC, ...rest: A) => Promise<void>, again: (ctx: KoaContextWithOIDC, ...rest: A) => void) {
   return async (ctx: KoaContextWithOIDC, ...rest: A): Promise<void> => {
-    if (isCheckedPushedRequest(ctx)) return;
-    await assert(ctx, ...rest);
+    if (isCheckedPushedRequest(ctx)) again(ctx, ...rest);
+    else await assert(ctx, ...rest);
   };
 }

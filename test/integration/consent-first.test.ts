@@ -6,7 +6,7 @@ import type { ClaimModule } from '../../lib/index.js';
 import { countingModules } from '../helpers/claims-requests.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { FormBrowser, redirectParams, signIn } from '../helpers/flow.js';
-import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
+import { registerClient, type RegisteredClient, registeredClientParams, registeredClientUrl, updateRegistration } from '../helpers/clients.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 
 const RIGHT = 'erika.mustermann@example.com';
@@ -166,5 +166,86 @@ describe('a pattern-provided claim outside claims_supported is no oracle (C5, C8
     expect(await outcome('demo-basic', claims)).toEqual(holder);
     expect(holder).toEqual([null, 'code']);
     expect(asked).not.toContain(PASSPORT);
+  });
+});
+
+/**
+ * C3, C4: a client whose registration no longer lets a channel carry user data cannot learn through an essential
+ * claim in it whether she holds that claim, also when its registration changed after the request was checked:
+ * between `/par` and `/authorize`, or while she signs in.
+ */
+describe('an essential claim in a channel the client dropped the encryption of while the request was under way (C3, C4)', () => {
+  let running: RunningApp;
+  let calls = { count: 0 };
+  const ESSENTIAL_ID_CARD = JSON.stringify({ id_token: { 'svc.ver.idcard.l3.nfc': { essential: true } } });
+  const C4 = /^claim svc\.ver\.idcard\.l3\.nfc is essential, but the client cannot receive user data in the ID token/;
+  const withoutIdTokenEncryption = (client: RegisteredClient): Promise<RegisteredClient> =>
+    updateRegistration(client, { id_token_encrypted_response_alg: undefined, id_token_encrypted_response_enc: undefined });
+
+  beforeAll(async () => {
+    const counted = countingModules(createDemoClaimModules());
+    calls = counted.calls;
+    running = await startApp({ claimModules: counted.modules });
+  });
+  afterAll(async () => running.close());
+
+  const push = async (client: RegisteredClient, claims = ESSENTIAL_ID_CARD): Promise<string> => {
+    const { client_id: id, client_secret: secret } = client.metadata;
+    const res = await fetch(`${running.issuer}/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${id}:${String(secret)}`).toString('base64')}` },
+      body: new URLSearchParams(registeredClientParams(client, { claims })).toString(),
+    });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { request_uri: string }).request_uri;
+  };
+  const authorizeWith = (client: RegisteredClient, requestUri: string): string =>
+    `${running.issuer}/authorize?${new URLSearchParams({ client_id: client.metadata.client_id, request_uri: requestUri }).toString()}`;
+
+  it('pushed while encrypted and used after: /authorize answers invalid_request as the query would, asking no module', async () => {
+    const client = await registerClient(running, 'rsa');
+    const requestUri = await push(client);
+    await withoutIdTokenEncryption(client);
+    const before = calls.count;
+    const step = await new FormBrowser().follow(authorizeWith(client, requestUri), running.baseUrl);
+    const params = redirectParams(step.leftTo as string);
+    expect([params.get('error'), params.get('error_description')]).toEqual(['invalid_request', expect.stringMatching(C4)]);
+    expect(calls.count).toBe(before);
+  });
+
+  it('verified claims pushed while UserInfo was encrypted, used after it went plaintext (by the opt-out): invalid_request', async () => {
+    const client = await registerClient(running, 'rsa');
+    const requestUri = await push(client, JSON.stringify({ userinfo: { verified_claims: { verification: { trust_framework: null }, claims: { given_name: null } } } }));
+    await updateRegistration(client, { userinfo_encrypted_response_alg: undefined, userinfo_encrypted_response_enc: undefined, allow_unencrypted_userinfo: true });
+    const step = await new FormBrowser().follow(authorizeWith(client, requestUri), running.baseUrl);
+    const params = redirectParams(step.leftTo as string);
+    expect([params.get('error'), params.get('error_description')]).toEqual(['invalid_request', expect.stringMatching(/^claims\.userinfo\.verified_claims: verified claims travel encrypted only/)]);
+  });
+
+  it('dropped while she signs in: access_denied after she allows whatever she holds, asking no module', async () => {
+    const answers: (string | null)[] = [];
+    for (const login of ['demo', 'demo-basic']) {
+      const client = await registerClient(running, 'rsa');
+      const browser = new FormBrowser();
+      await browser.follow(registeredClientUrl(running.issuer, client, { claims: ESSENTIAL_ID_CARD }), running.baseUrl);
+      expect(browser.lastPage).toContain('id="login-form"');
+      await withoutIdTokenEncryption(client);
+      const before = calls.count;
+      let step = await browser.submit('login-form', { login, password: login }, running.baseUrl);
+      if (!step.leftTo) step = await browser.submit('consent-allow', {}, running.baseUrl);
+      answers.push(new URL(step.leftTo as string).searchParams.get('error'));
+      expect(calls.count).toBe(before);
+    }
+    expect(answers).toEqual(['access_denied', 'access_denied']);
+  });
+
+  it('honest: with the registration unchanged, a pushed request signs her in, and the answer after she allows is hers', async () => {
+    const answers: Record<string, string | null> = {};
+    for (const login of ['demo', 'demo-basic']) {
+      const client = await registerClient(running, 'rsa');
+      const { callbackUrl } = await signIn(authorizeWith(client, await push(client)), { login, password: login });
+      answers[login] = callbackUrl.searchParams.get('error') ?? (callbackUrl.searchParams.get('code') ? 'code' : null);
+    }
+    expect(answers).toEqual({ demo: 'code', 'demo-basic': 'access_denied' });
   });
 });
