@@ -37,6 +37,7 @@ export function createMemoryAttempts(now: () => number): AttemptCounter & { swee
       const entry = live(key, t) ?? { failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0, expiresAt: 0 };
       entries.set(key, entry);
       const locked = wait(entry, rule, t);
+      if (entry.lockedUntil + STRIKE_MEMORY_SECONDS * 1000 <= t) entry.strikes = 0;
       entry.run += 1;
       if (!locked) {
         if (entry.windowEnd <= t) {
@@ -51,7 +52,8 @@ export function createMemoryAttempts(now: () => number): AttemptCounter & { swee
           entry.windowEnd = 0;
         }
       }
-      entry.expiresAt = Math.max(entry.windowEnd, entry.lockedUntil, t + (entry.strikes > 0 ? STRIKE_MEMORY_SECONDS * 1000 : 0), t + (rule.consecutiveLimit !== undefined ? RUN_MEMORY_SECONDS * 1000 : 0));
+      const strikesKept = entry.strikes > 0 ? entry.lockedUntil + STRIKE_MEMORY_SECONDS * 1000 : 0;
+      entry.expiresAt = Math.max(entry.windowEnd, entry.lockedUntil, strikesKept, t + (rule.consecutiveLimit !== undefined ? RUN_MEMORY_SECONDS * 1000 : 0));
       return locked;
     },
     async forget(key) {

@@ -70,10 +70,12 @@ return wait`;
 
 /**
  * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then limit, window ms, base cool-down ms,
- * strike memory ms, run memory ms (0 without a consecutive limit). Returns `AttemptCounter.fail`'s answer.
+ * strike memory ms (lockouts count towards the next cool-down until that long after the last one ended), run
+ * memory ms (0 without a consecutive limit). Returns `AttemptCounter.fail`'s answer.
  */
 export const ATTEMPT_FAIL = `${ATTEMPT_HEAD}
 local limit = tonumber(ARGV[3])
+if u + tonumber(ARGV[6]) <= now then s = 0 end
 r = r + 1
 local locked = wait
 if locked == 0 then
@@ -90,7 +92,7 @@ if locked == 0 then
 end
 redis.call('HSET', KEYS[1], 'f', f, 'w', w, 'u', u, 's', s, 'r', r)
 local keep = math.max(w, u)
-if s > 0 then keep = math.max(keep, now + tonumber(ARGV[6])) end
+if s > 0 then keep = math.max(keep, u + tonumber(ARGV[6])) end
 keep = math.max(keep, now + tonumber(ARGV[7]))
 redis.call('PEXPIREAT', KEYS[1], keep)
 return locked`;

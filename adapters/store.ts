@@ -107,5 +107,5 @@ export interface AttemptCounter {
 /** How long consecutive failures are remembered without a new one, in seconds (30 days). */
 export const RUN_MEMORY_SECONDS = 2_592_000;
 
-/** How long the number of lockouts of a key is remembered, in seconds. */
+/** How long after its last lockout ended the number of lockouts of a key is remembered (each doubles the next cool-down), in seconds. */
 export const STRIKE_MEMORY_SECONDS = 86_400;

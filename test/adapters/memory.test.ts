@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { createMemoryAttempts } from '../../adapters/memory-attempts.js';
 import { createMemoryStore } from '../../adapters/memory.js';
+import { STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
 import { describeBatchContract } from './batch-contract.js';
 import { describeAdapterContract } from './contract.js';
 
@@ -17,5 +18,26 @@ describe('memory attempt counter', () => {
     const rule = { limit: 3, windowSeconds: Number.NaN, coolDownSeconds: 60, maxCoolDownSeconds: 60 };
     for (let i = 0; i < 3; i += 1) expect(await attempts.fail('k', rule)).toBe(0);
     expect(await attempts.check('k', rule)).toBe(60_000);
+  });
+
+  it('counts a lockout towards the next cool-down until a day after it ended, however many failures came since (the Redis scripts in redis.test.ts)', async () => {
+    const rule = { limit: 2, windowSeconds: 60, coolDownSeconds: 10, maxCoolDownSeconds: 1000 };
+    const DAY_MS = STRIKE_MEMORY_SECONDS * 1000;
+    const lockoutAfter = async (gapsMs: number[]): Promise<number> => {
+      let t = 1_700_000_000_000;
+      const attempts = createMemoryAttempts(() => t);
+      for (let i = 0; i < 2; i += 1) await attempts.fail('k', rule);
+      const firstEnds = t + (await attempts.check('k', rule));
+      // One failure after each gap (fewer than the limit within its window), counted from the first lockout's end.
+      for (const gap of gapsMs) {
+        t = firstEnds + gap;
+        await attempts.fail('k', rule);
+      }
+      t += 61_000;
+      for (let i = 0; i < 2; i += 1) await attempts.fail('k', rule);
+      return attempts.check('k', rule);
+    };
+    expect(await lockoutAfter([1000])).toBe(20_000);
+    expect(await lockoutAfter([DAY_MS / 2, DAY_MS + 1000])).toBe(10_000);
   });
 });

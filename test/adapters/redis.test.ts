@@ -4,6 +4,7 @@ import type { RedisOptions } from 'ioredis';
 import { refOf } from '../../adapters/inventory.js';
 import { InvalidCursorError } from '../../lib/errors.js';
 import { createRedisStore } from '../../adapters/redis.js';
+import { STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
 import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster } from '../helpers/redis.js';
 import { describeBatchContract } from './batch-contract.js';
 import { describeAdapterContract } from './contract.js';
@@ -87,6 +88,34 @@ describe('redis store key layout', () => {
       const ttl = await store.client.ttl(indexKey as string);
       expect(ttl).toBeGreaterThan(290);
       expect(ttl).toBeLessThanOrEqual(300);
+    } finally {
+      await deletePrefix(SHARED_REDIS_URL, prefix);
+      await store.close();
+    }
+  });
+});
+
+describe('redis attempt scripts: a lockout counts towards the next cool-down until a day after it ended (the memory store in memory.test.ts)', () => {
+  const rule = { limit: 2, windowSeconds: 60, coolDownSeconds: 10, maxCoolDownSeconds: 1000 };
+  const DAY_MS = STRIKE_MEMORY_SECONDS * 1000;
+
+  it.each([
+    ['ended a second ago: doubled once per earlier lockout', 1000, 40_000],
+    ['ended a day ago, with failures since: the base cool-down', DAY_MS + 1000, 10_000],
+  ])('two earlier lockouts, the last %s', async (_when, endedAgoMs, coolDownMs) => {
+    const prefix = testPrefix('strikes');
+    const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      const hash = `${prefix}attempts:${refOf('k')}`;
+      const [seconds] = await store.client.time();
+      // Planted as the scripts leave it after two lockouts, and a failure within the day that kept the hash alive.
+      await store.client.hset(hash, { f: 0, w: 0, u: Number(seconds) * 1000 - endedAgoMs, s: 2, r: 0 });
+      for (let i = 0; i < 2; i += 1) await store.attempts.fail('k', rule);
+      const wait = await store.attempts.check('k', rule);
+      expect(wait).toBeGreaterThan(coolDownMs - 5000);
+      expect(wait).toBeLessThanOrEqual(coolDownMs);
+      const lockedUntil = Number(await store.client.hget(hash, 'u'));
+      expect(Number(await store.client.call('PEXPIRETIME', hash))).toBe(lockedUntil + DAY_MS);
     } finally {
       await deletePrefix(SHARED_REDIS_URL, prefix);
       await store.close();
