@@ -75,8 +75,8 @@ export function addToolboxRoutes(router: Router, guard: Middleware, options: Too
         ctx.body = body;
       } catch (err) {
         const known = err instanceof ToolboxError ? err : err instanceof InvalidCursorError ? new ToolboxError(400, 'invalid_request', err.message) : undefined;
-        // An id that names no client is not logged: it may be a token pasted in the wrong place.
-        if (known?.error === 'not_found') delete fields.client_id;
+        // Only an id that named a client is logged (a 409 refuses what a client is): it may be a token pasted in the wrong place.
+        if (known?.status !== 409) delete fields.client_id;
         audit(options.logger, ctx, name(ctx), { ...fields, outcome: known?.error ?? 'failed' });
         if (!known) throw err;
         sendError(ctx, known.status, known.error, known.message);

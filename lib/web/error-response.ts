@@ -82,7 +82,8 @@ export function logCaughtError(logger: Logger, ctx: Context, caught: unknown, ou
   const err = (caught ?? {}) as ErrorLike;
   const code = isSvcError(caught) ? caught.code : typeof err.code === 'string' ? err.code : undefined;
   if (out.error === 'server_error' || out.status >= 500) {
-    logger.error('request_failed', { request_id: requestIdOf(ctx), path: ctx.path, status: out.status, name: err.name, code, ...failureCauseFields(caught) });
+    // No path: it may hold what a caller pasted there; the request line of the same id names the route.
+    logger.error('request_failed', { request_id: requestIdOf(ctx), status: out.status, name: err.name, code, ...failureCauseFields(caught) });
   } else {
     logger.info('request_refused', { request_id: requestIdOf(ctx), status: out.status, error: out.error, name: err.name, code });
   }
