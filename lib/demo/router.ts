@@ -4,6 +4,7 @@ import type Provider from 'oidc-provider';
 
 import { readFormBody } from '../web/form-body.js';
 import { requestIdOf } from '../web/error-response.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../web/json-depth.js';
 import { sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { silentLogger, type Logger } from '../logger.js';
@@ -62,6 +63,11 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
     let claims = (form.get('claims') ?? '').trim();
     let parsed: unknown;
     if (claims) {
+      // Deeper JSON would overflow the stack when it is written out again below (a 500 from one POST).
+      if (nestsDeeperThan(claims)) {
+        sendPage(ctx, demoFormPage(again, `The claims request nests more than ${MAX_JSON_DEPTH} levels deep.`), 400);
+        return;
+      }
       try {
         parsed = JSON.parse(claims);
       } catch {

@@ -3,6 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { FormBrowser } from '../helpers/flow.js';
+import { raw } from '../helpers/raw-request.js';
 
 describe('the demo page when the provider requires PAR (svc.par.required)', () => {
   const running = appPerSuite({ properties: { 'svc.par.required': true }, claimModules: createDemoClaimModules() });
@@ -25,5 +26,34 @@ describe('the demo page when the provider requires PAR (svc.par.required)', () =
     expect(browser.lastPage).toContain('id="userinfo-claims"');
     expect(browser.lastPage).toContain('erika.mustermann@example.com');
     expect(browser.lastPage).toContain('<code id="authorization-url-parameters">client_id request_uri</code>');
+  });
+});
+
+describe('the demo page and a claims request nested too deep to write out again (never a 500)', () => {
+  const running = appPerSuite({ claimModules: createDemoClaimModules() });
+  const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+  /** POSTs the demo form same-origin; `claims` with its brackets unescaped, as a browser may send them, so 5,000 levels fit in 16 KiB. */
+  const postDemo = async (claims: string, extra: Record<string, string>): Promise<{ status: number; text: string }> => {
+    const encoded = claims.replace(/"/g, '%22').replace(/:/g, '%3A').replace(/,/g, '%2C').replace(/\{/g, '%7B').replace(/\}/g, '%7D');
+    const body = `${new URLSearchParams({ scope: 'email', ...extra }).toString()}&claims=${encoded}`;
+    const res = await raw(`${running.baseUrl}/oidcdemo/login`, 'POST', { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl, 'content-length': String(Buffer.byteLength(body)) }, body);
+    return { status: res.status, text: res.text };
+  };
+
+  it.each([
+    ['the verified-claims option', { verified: 'yes' }],
+    ['an encrypted request object pushed', { par: 'encrypted' }],
+    ['plain parameters', {}],
+  ])('attack: 5,000 levels with %s get the demo page saying why (400)', async (_name, extra) => {
+    const res = await postDemo(`{"x":${nested(5000)}}`, extra);
+    expect([res.status, res.text.includes('The claims request nests more than 64 levels deep.')]).toEqual([400, true]);
+  });
+
+  it.each([
+    ['the verified-claims option', { verified: 'yes' }],
+    ['an encrypted request object pushed', { par: 'encrypted' }],
+  ])('honest: a claims request with %s goes on to the provider (303)', async (_name, extra) => {
+    expect((await postDemo('{"userinfo":{"email":null}}', extra)).status).toBe(303);
   });
 });
