@@ -1,8 +1,11 @@
 import { decodeJwt, decodeProtectedHeader, UnsecuredJWT } from 'jose';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
+import type { Middleware } from 'koa';
+
 import { claim } from '../registration/single-use-tokens.js';
 import { currentRequest, MODEL_NAMES, PUSHED_REQUEST_TTL_SECONDS, ROUTE_NAMES } from '../seams.js';
+import { pushedRequestExpiry } from './request-objects.js';
 
 /** The single-use mark of a pushed request, stored beside it with the same lifetime. */
 export const PUSHED_REQUEST_USE_MODEL = 'PushedAuthorizationRequestUse';
@@ -28,6 +31,32 @@ function checkedRequest(ctx: KoaContextWithOIDC | undefined, expiresIn: number):
   return new UnsecuredJWT(payload).setIssuedAt(now).setNotBefore(now).setIssuer(client.clientId).setAudience(ctx.oidc.issuer).setExpirationTime(now + expiresIn).encode();
 }
 
+/** How long a pushed request is kept, by request: what the `/par` answer says in `expires_in`. */
+const lifetimes = new WeakMap<object, number>();
+
+/**
+ * How long the request of `ctx` is kept: oidc-provider's lifetime, but never past the pushed request object's `exp`
+ * (for an `exp` with a fraction of a second oidc-provider falls back to 60 s).
+ * @throws `invalid_request_object` when that `exp` has passed meanwhile.
+ */
+function keptFor(ctx: KoaContextWithOIDC | undefined, expiresIn: number): number {
+  const exp = ctx ? pushedRequestExpiry(ctx) : undefined;
+  const ttl = exp === undefined ? expiresIn : Math.min(expiresIn, exp - epoch());
+  if (!(ttl > 0)) throw new errors.InvalidRequestObject('the request object has expired (its exp is not in the future)');
+  if (ctx) lifetimes.set(ctx, ttl);
+  return ttl;
+}
+
+/** `provider.use` middleware: a `/par` answer's `expires_in` says how long the pushed request is kept ({@link keptFor}). */
+export function pushedLifetimeAnswer(): Middleware {
+  return async (ctx, next) => {
+    await next();
+    const kept = lifetimes.get(ctx);
+    const body = ctx.body as { expires_in?: unknown } | undefined;
+    if (kept !== undefined && body && typeof body === 'object' && typeof body.expires_in === 'number') body.expires_in = kept;
+  };
+}
+
 /** The client a stored pushed request belongs to (its `iss`), or undefined when unreadable. */
 function ownerOf(payload: AdapterPayload): string | undefined {
   try {
@@ -50,8 +79,9 @@ function ownerOf(payload: AdapterPayload): string | undefined {
 export function pushedRequests(inner: Adapter, uses: Adapter): Partial<Adapter> {
   return {
     upsert: async (id, payload, expiresIn) => {
-      const ttl = expiresIn ?? PUSHED_REQUEST_TTL_SECONDS;
-      const request = checkedRequest(currentRequest(), ttl);
+      const ctx = currentRequest();
+      const ttl = keptFor(ctx, expiresIn ?? PUSHED_REQUEST_TTL_SECONDS);
+      const request = checkedRequest(ctx, ttl);
       const now = epoch();
       await uses.upsert(id, { iat: now, exp: now + ttl }, ttl);
       // `dpopJkt` is oidc-provider's copy of a member of the client's request object, kept unchecked; DPoP is not offered.

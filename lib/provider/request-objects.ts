@@ -43,11 +43,19 @@ function checkEnvelope(ctx: object, client: Client): void {
   }
 }
 
+/** The `exp` of the request object pushed in a request, in whole seconds (rounded down), by request. */
+const pushedExpiries = new WeakMap<object, number>();
+
+/** When the request object pushed in `ctx` expires (epoch seconds, whole), or undefined when none was pushed. */
+export function pushedRequestExpiry(ctx: object): number | undefined {
+  return pushedExpiries.get(ctx);
+}
+
 function checkLifetime(claims: Record<string, unknown>, pushed: boolean): void {
   if (claims.exp === undefined) {
     throw new errors.InvalidRequestObject(`the request object must carry exp (at most ${REQUEST_OBJECT_MAX_LIFETIME} seconds ahead)`);
   }
-  const ahead = Number(claims.exp) - Math.floor(Date.now() / 1000);
+  const ahead = Math.floor(Number(claims.exp)) - Math.floor(Date.now() / 1000);
   if (ahead > REQUEST_OBJECT_MAX_LIFETIME) {
     throw new errors.InvalidRequestObject(`the request object expires ${ahead} seconds from now; at most ${REQUEST_OBJECT_MAX_LIFETIME} are allowed`);
   }
@@ -64,7 +72,9 @@ function checkLifetime(claims: Record<string, unknown>, pushed: boolean): void {
  */
 export function assertRequestObject(ctx: KoaContextWithOIDC, claims: Record<string, unknown>, _header: unknown, client: Client): void {
   if (!(MODEL_NAMES.pushedAuthorizationRequest in ctx.oidc.entities)) {
-    checkLifetime(claims, ctx.oidc.route === ROUTE_NAMES.pushedAuthorizationRequest);
+    const pushed = ctx.oidc.route === ROUTE_NAMES.pushedAuthorizationRequest;
+    checkLifetime(claims, pushed);
+    if (pushed) pushedExpiries.set(ctx, Math.floor(Number(claims.exp)));
     checkEnvelope(ctx, client);
   }
   const params = ctx.oidc.params;

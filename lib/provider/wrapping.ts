@@ -17,7 +17,7 @@ import { bodyLimit } from '../web/body-limit.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
 import { securityHeaders } from '../web/security-headers.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
-import { PUSHED_REQUEST_USE_MODEL, pushedRequests } from './pushed-requests.js';
+import { PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
 import { normalizeProviderRequests } from './request-normalizer.js';
 import { storeBatch } from './store-batch.js';
 import { explainRefusedClientKeys } from './vetted-jwks-fetch.js';
@@ -83,6 +83,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: "each provider request is one unit of store work (joining the front door's)", wrap: ({ store, logger }) => storeBatch(store, logger) },
   { why: 'on http, SameSite=None cookies go out as Lax: browsers refuse None without Secure', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
   { why: 'secrets hashed, ignored hints dropped, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys }) => normalizeProviderRequests(logger, keys) },
+  { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
   { why: 'a registration refused for its jwks_uri keys names the key rule that refused them', wrap: () => explainRefusedClientKeys() },
 ];

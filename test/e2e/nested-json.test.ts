@@ -98,6 +98,16 @@ describe('JSON nested too deep to clone (C2: an OAuth error, never a 500; nothin
     expect(flowWrites()).toEqual(before);
   });
 
+  it('attack: the deep object given twice or four times (as many as the body limit holds) is refused as a duplicate before any copy is read', async () => {
+    const deep = forge(await deepObject(client, 4000, 'x_member'));
+    for (const copies of [2, 4]) {
+      const body = new URLSearchParams({ client_id: client.metadata.client_id });
+      for (let i = 0; i < copies; i += 1) body.append('request', deep);
+      const outcome = await outcomeOf(`${running.issuer}/authorize`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
+      expect(outcome).toMatchObject({ status: 303, error: 'invalid_request', description: "'request' parameter must not be provided twice" });
+    }
+  });
+
   it('attack: POST /par with a signed request object nesting 6000 deep answers 400 invalid_request_object and stores nothing', async () => {
     const before = flowWrites();
     expect(await par({ request: await deepObject(client, 6000) }, basic(client.metadata.client_id, String(client.metadata.client_secret)))).toEqual({ status: 400, error: 'invalid_request_object' });

@@ -8,6 +8,7 @@ import { PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js'
 import { MODEL_NAMES } from '../../lib/seams.js';
 import { hashClientSecret } from '../../lib/registration/client-secrets.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
+import { clockAhead } from '../helpers/clock.js';
 import { pkcePair, signIn, userData } from '../helpers/flow.js';
 import { bracketFlood } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
@@ -360,6 +361,23 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       expect(pushed.status).toBe(201);
       expect(pushed.body.expires_in).toBeGreaterThanOrEqual(28);
       expect((await outcomeOf(authorizeWith(viaBasic.metadata.client_id, pushed.body.request_uri as string))).interaction).toBeDefined();
+    });
+
+    it('a fractional exp (a valid NumericDate) is kept until that exp, not for the 60 s oidc-provider falls back to: expires_in says so, and the request_uri ends then', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const soon = await push(viaBasic, { request: await signRequestObject(viaBasic, running.issuer, { ...goodFields(), exp: now + 20.5 }) });
+      expect(soon.status).toBe(201);
+      expect(soon.body.expires_in).toBeGreaterThanOrEqual(18);
+      expect(soon.body.expires_in).toBeLessThanOrEqual(20);
+      const later = clockAhead(21_000);
+      try {
+        expect((await outcomeOf(authorizeWith(viaBasic.metadata.client_id, soon.body.request_uri as string))).error).toBe('invalid_request_uri');
+      } finally {
+        later.restore();
+      }
+      const honest = await push(viaBasic, { request: await signRequestObject(viaBasic, running.issuer, { ...goodFields(), exp: now + 30.5 }) });
+      expect(honest.status).toBe(201);
+      expect((await outcomeOf(authorizeWith(viaBasic.metadata.client_id, honest.body.request_uri as string))).interaction).toBeDefined();
     });
 
     it('a dpop_jkt inside a pushed request object (DPoP is not offered) is not stored, whatever its size; the push still works', async () => {
