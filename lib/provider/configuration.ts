@@ -20,6 +20,7 @@ import type { PrivateJwks } from './keys.js';
 import { publicPathsOf, ROUTES, type PublicPaths } from '../settings/paths.js';
 import { logoutPage, postLogoutPage } from '../pages/logout-pages.js';
 import { INITIAL_ACCESS_TOKEN_TTL } from '../registration/initial-access-tokens.js';
+import { newClientId } from '../registration/client-ids.js';
 import { checkedOnce } from './pushed-requests.js';
 import { assertRequestObject } from './request-objects.js';
 import { vettedJwksFetch } from './vetted-jwks-fetch.js';
@@ -143,6 +144,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
         enabled: true,
         initialAccessToken: true,
         issueRegistrationAccessToken: true,
+        idFactory: newClientId,
         policies: createRegistrationPolicies({ fetch: (url, accept) => fetchDocument(url, outbound, accept), defaultSubjectType: settings.subject.defaultType }),
       },
       registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },

@@ -70,6 +70,7 @@ describe('what svc-connect prints cannot talk to the terminal', () => {
     const name = 'Ärzte-Portal — 診療 عربي';
     const registered = await register(running, { redirect_uris: ['https://rp.example/cb'], client_name: name }, token);
     const shown = await cli(['clients', 'show', String(registered.body.client_id)]);
+    expect(shown.stderr).toBe('');
     expect(shown.stdout).toContain(`"client_name": "${name}"`);
     expect(shown.stdout).toMatch(/^{\n {2}"client": {\n/);
   });
