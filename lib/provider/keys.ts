@@ -1,3 +1,5 @@
+import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from 'node:crypto';
+
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
 import { EC_CURVES, MIN_RSA_BITS, rsaBits } from '../../policies/jwk-rules.js';
@@ -34,6 +36,46 @@ export async function generateProviderKeys(): Promise<PrivateJwks> {
 }
 
 /**
+ * Whether oidc-provider signs with `key`: not marked for encryption by `use`, by an encryption `alg` or by `key_ops`
+ * without `sign` (it would publish such a key and sign with none).
+ */
+function signs(key: JWK): boolean {
+  if (key.use !== undefined) return key.use === 'sig' && (key.key_ops === undefined || key.key_ops.includes('sign'));
+  if (typeof key.alg === 'string' && !/^(RS|PS|ES)\d{3}$/.test(key.alg)) return false;
+  return key.key_ops === undefined || key.key_ops.includes('sign');
+}
+
+const big = (member: unknown): bigint => BigInt(`0x${Buffer.from(typeof member === 'string' ? member : '', 'base64url').toString('hex') || '0'}`);
+
+/**
+ * Whether an RSA key's `d` inverts `e` modulo p − 1 and q − 1 and its CRT exponents are `d`'s: OpenSSL signs with p, q
+ * and the CRT members alone, so a foreign `d` would pass the signature check and fail wherever `d` is used.
+ */
+function rsaExponentsAgree(key: JWK): boolean {
+  const [e, d, p, q, dp, dq] = [key.e, key.d, key.p, key.q, key.dp, key.dq].map(big) as [bigint, bigint, bigint, bigint, bigint, bigint];
+  if (p < 2n || q < 2n) return false;
+  return (e * d) % (p - 1n) === 1n && (e * d) % (q - 1n) === 1n && d % (p - 1n) === dp && d % (q - 1n) === dq;
+}
+
+/**
+ * Why `key`'s private part is not the private half of its public members, or undefined when it is: a signature made
+ * with it must verify under them (else ID tokens stop verifying against the published keys, or signing fails).
+ */
+function keyPairFault(key: JWK): string | undefined {
+  if (key.kty === 'RSA' && !rsaExponentsAgree(key)) return 'has a private part that does not belong to its public key';
+  const message = Buffer.from('svc-connect key pair check');
+  const hash = key.kty === 'EC' ? ({ 'P-256': 'sha256', 'P-384': 'sha384', 'P-521': 'sha512' } as Record<string, string>)[String(key.crv)] : 'sha256';
+  try {
+    const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...members } = key;
+    const signature = sign(hash, message, createPrivateKey({ key: key as JsonWebKey, format: 'jwk' }));
+    if (verify(hash, message, createPublicKey({ key: members as JsonWebKey, format: 'jwk' }), signature)) return undefined;
+  } catch {
+    // Unreadable or inconsistent members: the same answer.
+  }
+  return 'has a private part that does not belong to its public key';
+}
+
+/**
  * Checks a private JWKS (the rules below, each with its message) and returns its keys in the provider's
  * order (current, next, retiring) without their rotation members.
  * @throws {@link SettingsError} naming `svc.keys.file` and the faulty key's position.
@@ -54,14 +96,14 @@ export function validateProviderKeys(jwks: unknown, source: string): PrivateJwks
     }
     if (key.kty === 'RSA' && rsaBits(key) < MIN_RSA_BITS) fail(`key #${i + 1} is an RSA key of ${rsaBits(key)} bits; at least ${MIN_RSA_BITS} are needed`);
     if (key.kty === 'EC' && !(EC_CURVES as readonly unknown[]).includes(key.crv)) fail(`key #${i + 1} is on curve ${String(key.crv)}; EC keys need P-256, P-384 or P-521`);
-    const fault = stateFault(key);
+    const fault = stateFault(key) ?? keyPairFault(key);
     if (fault) fail(`key #${i + 1} ${fault}`);
     if (!key.kid) fail(`key #${i + 1} has no kid`);
     if (kids.has(key.kid as string)) fail(`kid ${key.kid} appears twice`);
     kids.add(key.kid as string);
   });
-  if (!keys.some((k) => k.kty === 'RSA' && k.use !== 'enc')) fail('no RSA signing key (RS256 is the default signing algorithm)');
-  if (!keys.some((k) => k.kty === 'RSA' && k.use !== 'enc' && stateOf(k) === 'current')) fail('no current RSA signing key (every RSA signing key is next or retiring)');
+  if (!keys.some((k) => k.kty === 'RSA' && signs(k))) fail('no RSA signing key (RS256 is the default signing algorithm)');
+  if (!keys.some((k) => k.kty === 'RSA' && signs(k) && stateOf(k) === 'current')) fail('no current RSA signing key (every RSA signing key is next or retiring)');
   const ordered = providerOrder(keys);
   if ('fault' in ordered) return fail(ordered.fault);
   return { keys: ordered.keys };

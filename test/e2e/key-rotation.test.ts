@@ -131,4 +131,19 @@ describe('signing key rotation with a running server and a relying party holding
       writeFileSync(keysFile, good, { mode: 0o600 });
     }
   });
+
+  it("keeps the keys in use when the reloaded file's signing key carries another key's private part (its ID tokens would not verify)", async () => {
+    const good = readFileSync(keysFile, 'utf8');
+    const { keys: current } = JSON.parse(good) as { keys: StatefulJwk[] };
+    const [foreign] = (await generateProviderKeys()).keys;
+    const { d, p, q, dp, dq, qi } = foreign as StatefulJwk;
+    writeFileSync(keysFile, JSON.stringify({ keys: current.map((k) => (k.kty === 'RSA' && k.use === 'sig' ? { ...k, d, p, q, dp, dq, qi } : k)) }), { mode: 0o600 });
+    try {
+      await hup('keys_reload_failed');
+      expect(server.output()).toMatch(/"event":"keys_reload_failed".*has a private part that does not belong to its public key/);
+      expect(await verifies(await idToken(), createLocalJWKSet(await jwks()))).toBe(true);
+    } finally {
+      writeFileSync(keysFile, good, { mode: 0o600 });
+    }
+  });
 });

@@ -51,4 +51,18 @@ describe('the provider keys (svc.keys.file): signing and request-object decrypti
     const { d: _d, ...publicOnly } = rsaEnc;
     expect(reason({ keys: [rsaSig, publicOnly] })).toBe('invalid signing keys in keys.json (svc.keys.file): key #2 has no private part');
   });
+
+  it('refuses a private part that is not its public key\'s, and a file whose only RSA key cannot sign (ID tokens would not verify, or the token endpoint fail)', async () => {
+    const [[rsaSig, ecSig, rsaEnc, ecEnc], [theirRsa, theirEc]] = (await Promise.all([generateProviderKeys(), generateProviderKeys()])).map((j) => j.keys) as [JWK[], JWK[]];
+    const prefix = 'invalid signing keys in keys.json (svc.keys.file): ';
+    const { d, p, q, dp, dq, qi } = theirRsa as JWK;
+    expect(reason({ keys: [{ ...rsaSig, d, p, q, dp, dq, qi }, ecSig] })).toBe(`${prefix}key #1 has a private part that does not belong to its public key`);
+    expect(reason({ keys: [rsaSig, { ...ecSig, d: (theirEc as JWK).d }] })).toBe(`${prefix}key #2 has a private part that does not belong to its public key`);
+    expect(reason({ keys: [rsaSig, { ...rsaEnc, d: (theirRsa as JWK).d }] })).toBe(`${prefix}key #2 has a private part that does not belong to its public key`);
+    expect(reason({ keys: [{ ...rsaSig, key_ops: ['verify'] }, ecSig] })).toBe(`${prefix}no RSA signing key (RS256 is the default signing algorithm)`);
+    const { use: _use, ...unmarked } = rsaSig as JWK;
+    expect(reason({ keys: [{ ...unmarked, alg: 'RSA-OAEP' }, ecSig] })).toBe(`${prefix}no RSA signing key (RS256 is the default signing algorithm)`);
+    // Honest: keys labelled as oidc-provider reads them still sign.
+    expect(reason({ keys: [{ ...rsaSig, key_ops: ['sign'] }, { ...unmarked, kid: 'plain', alg: 'PS256' }, ecSig, { ...rsaEnc, key_ops: ['decrypt'] }, ecEnc] })).toBe('accepted');
+  });
 });
