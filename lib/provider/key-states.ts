@@ -44,7 +44,7 @@ const CURVE_OF: Record<string, string> = Object.fromEntries(Object.entries(EC_SI
  * The key oidc-provider signs `alg` with, given `keys` in its order: mirrors its selection (fitting
  * kty, curve, `alg`, `use`, `key_ops`; a point each for `alg` and `use`; first of equals wins).
  */
-function signingKeyFor(alg: string, keys: readonly JWK[]): JWK | undefined {
+export function signingKeyFor(alg: string, keys: readonly JWK[]): JWK | undefined {
   const kty = alg.startsWith('ES') ? 'EC' : 'RSA';
   const crv = CURVE_OF[alg];
   // oidc-provider gives a key its only fitting alg (an EC signing key: its curve's), and `use: sig`

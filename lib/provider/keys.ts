@@ -2,9 +2,9 @@ import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
-import { EC_CURVES, MIN_RSA_BITS, rsaBits } from '../../policies/jwk-rules.js';
+import { EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits } from '../../policies/jwk-rules.js';
 import { readJsonFile, SettingsError } from '../errors.js';
-import { providerOrder, stateFault, stateOf } from './key-states.js';
+import { providerOrder, signingKeyFor, stateFault, stateOf } from './key-states.js';
 
 /** A JSON Web Key Set with the provider's private keys: signing keys and, optionally, decryption keys. */
 export interface PrivateJwks {
@@ -35,14 +35,20 @@ export async function generateProviderKeys(): Promise<PrivateJwks> {
   return { keys: [...signing.keys, ...keys] };
 }
 
-/**
- * Whether oidc-provider signs with `key`: not marked for encryption by `use`, by an encryption `alg` or by `key_ops`
- * without `sign` (it would publish such a key and sign with none).
- */
-function signs(key: JWK): boolean {
-  if (key.use !== undefined) return key.use === 'sig' && (key.key_ops === undefined || key.key_ops.includes('sign'));
-  if (typeof key.alg === 'string' && !/^(RS|PS|ES)\d{3}$/.test(key.alg)) return false;
-  return key.key_ops === undefined || key.key_ops.includes('sign');
+/** Why `key`'s labels or member sizes keep oidc-provider from using it (or the check below from being cheap), or undefined. */
+function labelFault(key: JWK): string | undefined {
+  if (key.key_ops !== undefined && !(Array.isArray(key.key_ops) && key.key_ops.every((op) => typeof op === 'string'))) return 'has key_ops that is not an array of strings';
+  if (key.alg !== undefined) {
+    const signing = key.kty === 'RSA' ? /^(RS|PS)(256|384|512)$/ : new RegExp(`^${EC_SIGNING_ALG[String(key.crv)] ?? 'none'}$`);
+    const encryption = key.kty === 'RSA' ? /^RSA-OAEP(-256)?$/ : /^ECDH-ES(\+A(128|192|256)KW)?$/;
+    const fits = key.use === 'sig' ? signing.test(String(key.alg)) : key.use === 'enc' ? encryption.test(String(key.alg)) : signing.test(String(key.alg)) || encryption.test(String(key.alg));
+    if (!fits) return `has alg ${String(key.alg)}, which does not fit a${key.use ? ` use "${key.use}"` : 'n'} ${String(key.kty)} key`;
+  }
+  // OpenSSL signs with RSA keys of at most 16384 bits; a longer member only makes the check below slow.
+  const longest = key.kty === 'RSA' ? Math.ceil(16384 / 6) + 2 : 100;
+  if ([key.n, key.e, key.d, key.p, key.q, key.dp, key.dq, key.qi, key.x, key.y].some((m) => typeof m === 'string' && m.length > longest)) return 'has a member longer than any key OpenSSL signs with';
+  if (key.kty === 'RSA' && typeof key.e === 'string' && key.e.length > 11) return 'has a public exponent longer than 64 bits';
+  return undefined;
 }
 
 const big = (member: unknown): bigint => BigInt(`0x${Buffer.from(typeof member === 'string' ? member : '', 'base64url').toString('hex') || '0'}`);
@@ -96,14 +102,14 @@ export function validateProviderKeys(jwks: unknown, source: string): PrivateJwks
     }
     if (key.kty === 'RSA' && rsaBits(key) < MIN_RSA_BITS) fail(`key #${i + 1} is an RSA key of ${rsaBits(key)} bits; at least ${MIN_RSA_BITS} are needed`);
     if (key.kty === 'EC' && !(EC_CURVES as readonly unknown[]).includes(key.crv)) fail(`key #${i + 1} is on curve ${String(key.crv)}; EC keys need P-256, P-384 or P-521`);
-    const fault = stateFault(key) ?? keyPairFault(key);
+    const fault = stateFault(key) ?? labelFault(key) ?? keyPairFault(key);
     if (fault) fail(`key #${i + 1} ${fault}`);
     if (!key.kid) fail(`key #${i + 1} has no kid`);
     if (kids.has(key.kid as string)) fail(`kid ${key.kid} appears twice`);
     kids.add(key.kid as string);
   });
-  if (!keys.some((k) => k.kty === 'RSA' && signs(k))) fail('no RSA signing key (RS256 is the default signing algorithm)');
-  if (!keys.some((k) => k.kty === 'RSA' && signs(k) && stateOf(k) === 'current')) fail('no current RSA signing key (every RSA signing key is next or retiring)');
+  if (!signingKeyFor('RS256', keys)) fail('no RSA signing key (RS256 is the default signing algorithm)');
+  if (!signingKeyFor('RS256', keys.filter((k) => stateOf(k) === 'current'))) fail('no current RSA signing key (every RSA signing key is next or retiring)');
   const ordered = providerOrder(keys);
   if ('fault' in ordered) return fail(ordered.fault);
   return { keys: ordered.keys };
