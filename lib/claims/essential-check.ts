@@ -1,6 +1,7 @@
 import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { scopeChannel } from './account.js';
+import { CLAIMS_CHANNELS } from './budget.js';
 import { weakerThanConsented, deliveryOf, grantedOf, recordedDelivery, travelGrantNames } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
 import { channelCarriesUserData, type Channel } from './privacy.js';
@@ -16,7 +17,6 @@ export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 const DELIVERY_REASON = 'delivery_not_consented';
 const VERIFIED_REASON = 'verified_claims_not_consented';
 const TRAVEL_REASON = 'claims_travel_not_consented';
-const CHANNELS: readonly Channel[] = ['userinfo', 'id_token'];
 
 /**
  * The essential claims of this request the account cannot satisfy (both channels resolved together), of those
@@ -34,9 +34,9 @@ export async function missingEssentialClaims(
   carries: (channel: Channel) => boolean,
 ): Promise<string[]> {
   const essential = (channel: Channel): ClaimRequest[] => channelRequests(claims?.[channel] as ChannelClaims | undefined).filter((r) => r.essential);
-  const withheld = CHANNELS.filter((channel) => !carries(channel)).flatMap(essential);
+  const withheld = CLAIMS_CHANNELS.filter((channel) => !carries(channel)).flatMap(essential);
   if (withheld.length > 0) return withheld.map((r) => r.requested);
-  const requests = CHANNELS.flatMap(essential)
+  const requests = CLAIMS_CHANNELS.flatMap(essential)
     .map((r) => ({ ...r, alternatives: r.alternatives.filter((name) => granted.has(name)) }))
     .filter((r) => r.alternatives.length > 0);
   if (requests.length === 0) return [];
