@@ -11,3 +11,13 @@ export function assertStoredRequestSize(ctx: KoaContextWithOIDC): void {
     throw new errors.InvalidRequest(`the authorization request would store ${bytes} bytes of parameters; at most ${STORED_PARAMETERS_MAX_BYTES} are allowed`);
   }
 }
+
+/**
+ * Refuses a `state` of more than {@link STORED_PARAMETERS_MAX_BYTES} outside an authorization request (told by its
+ * `response_type`, never its path): RP-initiated logout keeps it in a session, signed in or not, until she answers.
+ */
+export function assertStoredStateSize(fields: Record<string, unknown>): void {
+  if (fields.response_type !== undefined || fields.state === undefined) return;
+  const bytes = Buffer.byteLength(String(fields.state), 'utf8');
+  if (bytes > STORED_PARAMETERS_MAX_BYTES) throw new errors.InvalidRequest(`state is ${bytes} bytes long; at most ${STORED_PARAMETERS_MAX_BYTES} are allowed`);
+}

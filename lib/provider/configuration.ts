@@ -18,7 +18,7 @@ import type { Settings } from '../settings/types.js';
 import { CLIENT_AUTH_METHODS, ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES } from '../../policies/supported-algorithms.js';
 import type { PrivateJwks } from './keys.js';
 import { publicPathsOf, ROUTES, type PublicPaths } from '../settings/paths.js';
-import { logoutPage, postLogoutPage } from '../pages/logout-pages.js';
+import { logoutPage, offerSignOutInstead, postLogoutPage } from '../pages/logout-pages.js';
 import { INITIAL_ACCESS_TOKEN_TTL } from '../registration/initial-access-tokens.js';
 import { newClientId } from '../registration/client-ids.js';
 import { checkedOnce } from './pushed-requests.js';
@@ -121,7 +121,8 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       AuthorizationCode: 60,
       IdToken: ID_TOKEN_TTL,
       Interaction: 3600,
-      Session: 14 * 24 * 3600,
+      // A session nobody signed in to holds only a logout's state: kept as long as an interaction.
+      Session: (_ctx, session) => (session.accountId ? 14 * 24 * 3600 : 3600),
       Grant: 14 * 24 * 3600,
       InitialAccessToken: INITIAL_ACCESS_TOKEN_TTL,
     },
@@ -171,7 +172,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       policy: createInteractionPolicy(parts.registry, valueMac, settings.stage.includeScopesInUserInfo),
       url: (_ctx, interaction) => paths.interaction(interaction.uid),
     },
-    renderError: async (ctx, out) => renderErrorPage(ctx, out),
+    renderError: async (ctx, out) => void (offerSignOutInstead(ctx, out) || (await renderErrorPage(ctx, out))),
     // Keys oidc-provider fetches later from a jwks_uri are judged again at that moment (C6).
     fetch: vettedJwksFetch(providerFetch(outbound), parts.logger ?? silentLogger),
     fetchResponseBodyLimits: { jwks_uri: 512 * 1024, sector_identifier_uri: 512 * 1024, 'client_id metadata document': 5 * 1024 },

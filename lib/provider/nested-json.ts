@@ -12,8 +12,21 @@ const JWT_PARAMETERS: Readonly<Record<string, (description: string) => Error>> =
   client_assertion: (description) => new errors.InvalidClientAuth(description),
 };
 
-/** The plaintext of a JWE as oidc-provider would decrypt it (an accepted alg and enc, one of `keys`), or undefined. */
-async function decrypted(jwe: string, header: Record<string, unknown>, keys: readonly JWK[]): Promise<string | undefined> {
+/** The protected header of a compact JWE or JWS as JSON text, and parsed when it is a shallow JSON object. */
+function headerOf(jwt: string): { json: string; header?: Record<string, unknown> } {
+  const json = text(jwt.split('.')[0]);
+  try {
+    const parsed: unknown = nestsDeeperThan(json) ? undefined : JSON.parse(json);
+    return parsed && typeof parsed === 'object' ? { json, header: parsed as Record<string, unknown> } : { json };
+  } catch {
+    return { json };
+  }
+}
+
+/** The plaintext of a compact JWE as oidc-provider would decrypt it (an accepted alg and enc, one of `keys`), or undefined. */
+export async function decryptedWithKeys(jwe: string, keys: readonly JWK[]): Promise<string | undefined> {
+  const { header } = headerOf(jwe);
+  if (!header) return undefined;
   const { alg, enc, kid } = header;
   if (!(ENCRYPTION_ALG_VALUES as readonly unknown[]).includes(alg) || !(ENCRYPTION_ENC_VALUES as readonly unknown[]).includes(enc)) return undefined;
   const kty = String(alg).startsWith('ECDH') ? 'EC' : 'RSA';
@@ -35,17 +48,11 @@ async function jsonTexts(jwt: string, keys: readonly JWK[]): Promise<string[]> {
   const parts = jwt.split('.');
   if (parts.length === 3) return [text(parts[0]), text(parts[1])];
   if (parts.length !== 5) return [];
-  const header = text(parts[0]);
-  let parsed: unknown;
-  try {
-    parsed = nestsDeeperThan(header) ? undefined : JSON.parse(header);
-  } catch {
-    return [header];
-  }
-  const plaintext = parsed && typeof parsed === 'object' ? await decrypted(jwt, parsed as Record<string, unknown>, keys) : undefined;
-  if (plaintext === undefined) return [header];
+  const { json } = headerOf(jwt);
+  const plaintext = await decryptedWithKeys(jwt, keys);
+  if (plaintext === undefined) return [json];
   const inner = plaintext.split('.');
-  return [header, ...(inner.length === 3 ? [text(inner[0]), text(inner[1])] : [plaintext])];
+  return [json, ...(inner.length === 3 ? [text(inner[0]), text(inner[1])] : [plaintext])];
 }
 
 /**

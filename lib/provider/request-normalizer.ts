@@ -10,9 +10,11 @@ import { parseJsonObject, readBodyText } from '../web/form-body.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../web/json-depth.js';
 import { replaceRequestBody } from '../web/replace-request-body.js';
 import type { Logger } from '../logger.js';
+import { assertStoredStateSize } from '../claims/request-size.js';
 import { hashClientSecret, isHashedClientSecret } from '../registration/client-secrets.js';
 import { ROUTES } from '../settings/paths.js';
 import { PROVIDER_BODY_LIMIT_BYTES } from '../seams.js';
+import { openEncryptedHint } from './encrypted-hints.js';
 import { assertShallowJwts } from './nested-json.js';
 import { IGNORED_AUTHORIZATION_PARAMETERS, recordRequestEnvelope } from './request-objects.js';
 
@@ -63,10 +65,11 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
   let text = raw;
   if (form) {
     const fields: Fields = querystring.parse(raw);
+    assertStoredStateSize(fields);
     await assertShallowJwts(fields, keys);
     recordRequestEnvelope(ctx, fields.request);
-    const hashed = hashSecrets(fields);
-    if (dropIgnoredHints(fields) || hashed) text = querystring.stringify(fields as querystring.ParsedUrlQueryInput);
+    const changed = [hashSecrets(fields), await openEncryptedHint(fields, keys), dropIgnoredHints(fields)];
+    if (changed.includes(true)) text = querystring.stringify(fields as querystring.ParsedUrlQueryInput);
   } else {
     if (nestsDeeperThan(raw)) throw new errors.InvalidRequest(`the JSON body nests more than ${MAX_JSON_DEPTH} levels deep`);
     // Not a JSON object: passed on as it is, for oidc-provider to refuse.
@@ -85,6 +88,8 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
  * `provider.use` middleware that puts every provider request, on every path and method, in the form our rules expect:
  * - a presented client secret (Basic, form or JSON) is replaced by its hash before oidc-provider compares
  *   it with the stored hash, so a stolen hash never authenticates: it would be hashed again;
+ * - a `state` that a logout would keep is refused over its size ({@link assertStoredStateSize});
+ * - an `id_token_hint` encrypted to the provider is replaced by the signed ID token it holds ({@link openEncryptedHint});
  * - the ignored parameters are dropped, and an encrypted `request`'s header recorded ({@link recordRequestEnvelope});
  * - JSON nested deeper than oidc-provider's recursive cloning survives is refused: a JSON body, a `request` (judged
  *   decrypted with the provider's `decryptionKeys` when encrypted) and a `client_assertion` ({@link assertShallowJwts});
@@ -98,8 +103,11 @@ export function normalizeProviderRequests(logger: Logger, decryptionKeys: readon
     try {
       hashBasicSecret(ctx);
       const query = ctx.querystring ? ctx.query : undefined;
-      if (query && dropIgnoredHints(query)) ctx.query = query;
-      if (query) await assertShallowJwts(query, decryptionKeys);
+      if (query) {
+        assertStoredStateSize(query);
+        await assertShallowJwts(query, decryptionKeys);
+        if ([await openEncryptedHint(query, decryptionKeys), dropIgnoredHints(query)].includes(true)) ctx.query = query;
+      }
       recordRequestEnvelope(ctx, query?.request);
       const mappedClientId = ctx.method === 'POST' ? CLIENT_CONFIGURATION.exec(ctx.path)?.[1] : undefined;
       if (mappedClientId !== undefined) ctx.method = 'PUT';

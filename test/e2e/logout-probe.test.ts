@@ -1,0 +1,401 @@
+/**
+ * Probe of RP-initiated logout (`/oidc/v1/logout`, OpenID Connect RP-Initiated Logout 1.0) against a
+ * real app over real HTTP: the honest relying party's logouts, and hostile inputs.
+ *
+ * Tests named `[F<n>]` fail on the code they were written against and pass once finding n is fixed:
+ * - F1 an anonymous POST /logout stores its `state` (up to the 56 KiB body limit) in a Session kept 14 days;
+ * - F2 after a completed key rotation (retired key dropped at 24 h) the RP's ID token no longer works as a
+ *   hint although the session (14 days) lives on: 400, no sign-out offered;
+ * - F3 "No, stay signed in" on a page any site can open with a bare client_id revokes that client's grant and tokens;
+ * - F4 a hint re-encrypted to the provider's published `use: enc` key (a MAY of the spec) → 400;
+ * - F5 a hint of a disabled or deleted client → 400 "Sign-in could not continue", no sign-out offered.
+ * The other tests held and guard the honest cases.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CompactEncrypt, compactDecrypt, importJWK, SignJWT, type JWK } from 'jose';
+import { Redis } from 'ioredis';
+import type { ClientMetadata } from 'oidc-provider';
+
+import { generateProviderKeys } from '../../lib/index.js';
+import { rotateKeysFile } from '../../lib/provider/key-rotation.js';
+import { signingKeyFor } from '../../lib/provider/key-states.js';
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { registerClient } from '../helpers/clients.js';
+import { capturingLogger } from '../helpers/logs.js';
+import { codeFlowUrl, FormBrowser, redirectParams, runCodeFlow } from '../helpers/flow.js';
+import { testProviderKeys } from '../helpers/provider-keys.js';
+import { deletePrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { providerEncryptionKey } from '../helpers/request-objects.js';
+
+const BYE = 'http://rp.localhost/bye';
+const OTHER_BYE = 'http://other.localhost/bye';
+
+const rp = confidentialClient({ client_id: 'logout-rp', post_logout_redirect_uris: [BYE] });
+const other = confidentialClient({
+  client_id: 'other-rp',
+  client_secret: 'other-rp-secret-that-is-long-enough-0123456789',
+  redirect_uris: ['http://other.localhost/cb'],
+  post_logout_redirect_uris: [OTHER_BYE],
+});
+
+/** A browser signed in at `app` through `client`, with the tokens the client received. */
+async function signedIn(app: RunningApp, client: ClientMetadata, browser = new FormBrowser()): Promise<{ browser: FormBrowser; idToken: string; accessToken: string }> {
+  const { tokens } = await runCodeFlow(app.issuer, client, { skipUserinfo: true, browser });
+  return { browser, idToken: String(tokens.id_token), accessToken: tokens.access_token };
+}
+
+function logoutUrl(app: RunningApp, params: Record<string, string>): string {
+  const url = new URL(`${app.issuer}/logout`);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return url.href;
+}
+
+/** Whether the page is the sign-out confirmation (oidc-provider's form with our buttons). */
+const isConfirmation = (page: string): boolean => page.includes('id="op.logoutForm"') && page.includes('Sign out?');
+
+/** Where a `prompt=none` authorization of `client` in `browser` ends: the `error` it carries, or `code`. */
+async function silentOutcome(app: RunningApp, client: ClientMetadata, browser: FormBrowser): Promise<string> {
+  const step = await browser.follow(codeFlowUrl(app.issuer, client, { prompt: 'none', state: 'silent' }), app.baseUrl);
+  if (!step.leftTo) throw new Error(`no redirect to the client (status ${step.response?.status})`);
+  const params = redirectParams(step.leftTo);
+  return params.get('error') ?? (params.get('code') ? 'code' : 'nothing');
+}
+
+async function userinfoStatus(app: RunningApp, accessToken: string): Promise<number> {
+  return (await fetch(`${app.issuer}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
+}
+
+/** A JWT signed with the provider's own RS256 key (as if the provider had issued it). */
+async function providerSigned(app: RunningApp, claims: Record<string, unknown>, header: Record<string, unknown> = {}): Promise<string> {
+  const key = signingKeyFor('RS256', (await testProviderKeys()).keys) as JWK;
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ iss: app.issuer, sub: 'someone', aud: rp.client_id, iat: now, exp: now + 600, ...claims })
+    .setProtectedHeader({ alg: 'RS256', kid: key.kid, ...header })
+    .sign(await importJWK(key, 'RS256'));
+}
+
+const b64 = (value: unknown): string => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+
+describe('RP-initiated logout (probe)', () => {
+  const prefix = testPrefix('logout-probe');
+  const { logger, lines } = capturingLogger();
+  let app: RunningApp;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    app = await startApp({
+      logger,
+      clients: [rp, other],
+      properties: { 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix, 'svc.management.user': 'operator', 'svc.management.password': 'logout-probe-password-123' },
+    });
+    redis = new Redis(SHARED_REDIS_URL);
+  });
+
+  afterAll(async () => {
+    redis.disconnect();
+    await app.close();
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+  });
+
+  /** Every key under the prefix with its stored size in bytes and remaining TTL in seconds. */
+  async function storeRecords(): Promise<Map<string, { bytes: number; ttl: number; value: string }>> {
+    const out = new Map<string, { bytes: number; ttl: number; value: string }>();
+    for (const key of await redis.keys(`${prefix}*`)) {
+      const type = await redis.type(key);
+      const value = type === 'hash' ? JSON.stringify(await redis.hgetall(key)) : type === 'set' ? JSON.stringify(await redis.smembers(key)) : type === 'string' ? String(await redis.get(key)) : type;
+      out.set(key, { bytes: Buffer.byteLength(value), ttl: await redis.ttl(key), value });
+    }
+    return out;
+  }
+
+  describe('the honest relying party', () => {
+    it('logs out with a signed id_token_hint, a registered post_logout_redirect_uri and state: confirmation, then back to the RP with state; session, grant and tokens are gone', async () => {
+      const { browser, idToken, accessToken } = await signedIn(app, rp);
+      const otherTokens = await signedIn(app, other, browser);
+      expect(await userinfoStatus(app, accessToken)).toBe(200);
+      const start = await browser.follow(logoutUrl(app, { id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 'rp-state-1' }), app.baseUrl);
+      expect(start.response?.status).toBe(200);
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(done.leftTo).toBe(`${BYE}?state=rp-state-1`);
+      expect(await userinfoStatus(app, accessToken)).toBe(401);
+      expect(await userinfoStatus(app, otherTokens.accessToken)).toBe(401);
+      expect(await silentOutcome(app, rp, browser)).toBe('login_required');
+    });
+
+    it('logs out with client_id only (no hint) and a registered post_logout_redirect_uri', async () => {
+      const { browser } = await signedIn(app, rp);
+      await browser.follow(logoutUrl(app, { client_id: String(rp.client_id), post_logout_redirect_uri: BYE, state: 's2' }), app.baseUrl);
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(done.leftTo).toBe(`${BYE}?state=s2`);
+      expect(await silentOutcome(app, rp, browser)).toBe('login_required');
+    });
+
+    it('logs out by POST (form serialization), as RP-Initiated Logout 1.0 section 2 allows', async () => {
+      const { browser, idToken } = await signedIn(app, rp);
+      const start = await browser.post(`${app.issuer}/logout`, { id_token_hint: idToken, post_logout_redirect_uri: BYE }, 'http://rp.localhost');
+      expect(start.status).toBe(200);
+      browser.lastPage = await start.text();
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(done.leftTo).toBe(BYE);
+    });
+
+    it('logs out a client with ID token encryption by the signed ID token inside its JWE (as RP-Initiated Logout 1.0 section 2 says the RP MUST send it); the JWE itself is refused with invalid_request', async () => {
+      const client = await registerClient(app, 'rsa', { post_logout_redirect_uris: ['https://rp.example/bye'] });
+      const browser = new FormBrowser();
+      const { tokens } = await runCodeFlow(app.issuer, client.metadata, { skipUserinfo: true, browser, configure: client.configure });
+      const received = String(tokens.id_token);
+      expect(received.split('.')).toHaveLength(5);
+      const jws = new TextDecoder().decode((await compactDecrypt(received, client.privateKey as CryptoKey)).plaintext);
+      expect(jws.split('.')).toHaveLength(3);
+      const refused = await fetch(logoutUrl(app, { id_token_hint: received, post_logout_redirect_uri: 'https://rp.example/bye' }), { redirect: 'manual' });
+      expect({ status: refused.status, error: ((await refused.json()) as { error?: string }).error, location: refused.headers.get('location') }).toEqual({ status: 400, error: 'invalid_request', location: null });
+      await browser.follow(logoutUrl(app, { id_token_hint: jws, post_logout_redirect_uri: 'https://rp.example/bye', state: 'a&b=c#d' }), app.baseUrl);
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(done.leftTo).toBe('https://rp.example/bye?state=a%26b%3Dc%23d');
+    });
+
+    it('accepts an expired id_token_hint from a live session (RP-Initiated Logout 1.0 section 4: SHOULD accept after exp)', async () => {
+      const past = Math.floor(Date.now() / 1000) - 7 * 86_400;
+      const hint = await providerSigned(app, { iat: past, exp: past + 86_400 });
+      const { browser } = await signedIn(app, rp);
+      await browser.follow(logoutUrl(app, { id_token_hint: hint, post_logout_redirect_uri: BYE }), app.baseUrl);
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+    });
+
+    it('[F4] accepts an id_token_hint the RP re-encrypted to the provider\'s published encryption key (Core 3.1.2.1, RP-Initiated Logout 1.0 section 2: MAY)', async () => {
+      const { browser, idToken } = await signedIn(app, rp);
+      const { key, kid } = await providerEncryptionKey(app.issuer, 'RSA-OAEP-256');
+      const encrypted = await new CompactEncrypt(new TextEncoder().encode(idToken)).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid, cty: 'JWT' }).encrypt(key);
+      const start = await browser.follow(logoutUrl(app, { id_token_hint: encrypted, post_logout_redirect_uri: BYE, state: 'enc' }), app.baseUrl);
+      expect({ status: start.response?.status, confirmation: isConfirmation(browser.lastPage) }).toEqual({ status: 200, confirmation: true });
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(done.leftTo).toBe(`${BYE}?state=enc`);
+    });
+  });
+
+  describe('session state after logout', () => {
+    it('an old session cookie, replayed after the logout, authorizes nothing silently', async () => {
+      const { browser, idToken } = await signedIn(app, rp);
+      const name = '_session';
+      const old = browser.cookie(name);
+      const oldSig = browser.cookie(`${name}.sig`);
+      expect(old).toBeDefined();
+      await browser.follow(logoutUrl(app, { id_token_hint: idToken }), app.baseUrl);
+      await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      const replay = new FormBrowser();
+      replay.setCookie(name, old as string);
+      if (oldSig) replay.setCookie(`${name}.sig`, oldSig);
+      expect(await silentOutcome(app, rp, replay)).toBe('login_required');
+    });
+
+    it('leaves no Session, Grant or AccessToken record of the sign-in behind', async () => {
+      const before = new Set((await storeRecords()).keys());
+      const { browser, idToken } = await signedIn(app, rp);
+      const during = [...(await storeRecords()).keys()].filter((k) => !before.has(k)).map((k) => k.slice(prefix.length).split(':')[0]);
+      expect(during).toEqual(expect.arrayContaining(['Session', 'Grant', 'AccessToken']));
+      await browser.follow(logoutUrl(app, { id_token_hint: idToken }), app.baseUrl);
+      await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      const left = [...(await storeRecords()).keys()].filter((k) => !before.has(k)).map((k) => k.slice(prefix.length).split(':')[0]);
+      expect(left.filter((model) => /^(Session|Grant|AccessToken|AuthorizationCode)$/.test(String(model)))).toEqual([]);
+    });
+
+    it('[F3] "No, stay signed in" on a logout page that a cross-site link opened with only a client_id keeps the person\'s grant and tokens at that client', async () => {
+      const { browser, accessToken } = await signedIn(app, rp);
+      // Any page can link here: client_id is public and authenticates nothing.
+      await browser.follow(logoutUrl(app, { client_id: String(rp.client_id) }), app.baseUrl);
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+      // She did not ask to sign out and presses the button that says she stays signed in.
+      await browser.submit('op.logoutForm', {}, app.baseUrl);
+      expect({ userinfo: await userinfoStatus(app, accessToken), silent: await silentOutcome(app, rp, browser) }).toEqual({ userinfo: 200, silent: 'code' });
+    });
+  });
+
+  describe('clients gone since the sign-in', () => {
+    const USER = 'operator';
+    const PASSWORD = 'logout-probe-password-123';
+    const auth = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
+
+    it('[F5] a person signed in through a client the operator has since disabled can still sign out from its logout link (no redirect to it)', async () => {
+      const client = await registerClient(app, 'plain', { post_logout_redirect_uris: ['https://rp.example/bye'] });
+      const { browser, idToken } = await signedIn(app, client.metadata);
+      const disabled = await fetch(`${app.baseUrl}/oidc/v1/management/clients/${String(client.metadata.client_id)}/disable`, { method: 'POST', headers: { authorization: auth } });
+      expect(disabled.status).toBe(200);
+      const start = await browser.follow(logoutUrl(app, { id_token_hint: idToken, post_logout_redirect_uri: 'https://rp.example/bye' }), app.baseUrl, { headers: { accept: 'text/html' } });
+      const page = browser.lastPage;
+      expect({ status: start.response?.status, confirmation: isConfirmation(page), saysSignIn: page.includes('Sign-in could not continue') }).toEqual({ status: 200, confirmation: true, saysSignIn: false });
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(done.leftTo).toBeUndefined();
+      expect(done.response?.url).toBe(`${app.issuer}/logout/success`);
+    });
+
+    it('[F5] a person signed in through a client deleted since can still sign out from its logout link (no redirect to it)', async () => {
+      const client = await registerClient(app, 'plain', { post_logout_redirect_uris: ['https://rp.example/bye'] });
+      const { browser, idToken } = await signedIn(app, client.metadata);
+      const deleted = await fetch(String(client.metadata.registration_client_uri), { method: 'DELETE', headers: { authorization: `Bearer ${String(client.metadata.registration_access_token)}` } });
+      expect(deleted.status).toBe(204);
+      const start = await browser.follow(logoutUrl(app, { id_token_hint: idToken, post_logout_redirect_uri: 'https://rp.example/bye' }), app.baseUrl, { headers: { accept: 'text/html' } });
+      expect({ status: start.response?.status, confirmation: isConfirmation(browser.lastPage) }).toEqual({ status: 200, confirmation: true });
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(done.leftTo).toBeUndefined();
+    });
+  });
+
+  describe('hostile input', () => {
+    const errorOf = async (response: Response): Promise<{ status: number; error?: unknown; location: string | null }> => {
+      const text = await response.text();
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        body = { text };
+      }
+      return { status: response.status, error: body.error, location: response.headers.get('location') };
+    };
+
+    it('refuses, with OAuth JSON and no redirect, hints that are garbage, unsigned, HS256 with the client secret, for another client, or not from this issuer', async () => {
+      const { idToken: otherHint } = await signedIn(app, other);
+      const now = Math.floor(Date.now() / 1000);
+      const none = `${b64({ alg: 'none' })}.${b64({ iss: app.issuer, sub: 'x', aud: rp.client_id, iat: now, exp: now + 60 })}.`;
+      const hs = await new SignJWT({ iss: app.issuer, sub: 'x', aud: rp.client_id })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(String(rp.client_secret)));
+      const cases: Array<[string, Record<string, string>, number, string]> = [
+        ['garbage', { id_token_hint: 'not-a-jwt' }, 400, 'invalid_request'],
+        ['three dots', { id_token_hint: '..' }, 400, 'invalid_request'],
+        ['alg none', { id_token_hint: none, post_logout_redirect_uri: BYE }, 400, 'invalid_request'],
+        ['HS256 with client secret', { id_token_hint: hs, post_logout_redirect_uri: BYE }, 400, 'invalid_request'],
+        ['other client + client_id', { id_token_hint: otherHint, client_id: String(rp.client_id), post_logout_redirect_uri: BYE }, 400, 'invalid_request'],
+        ['other client + this redirect', { id_token_hint: otherHint, post_logout_redirect_uri: BYE }, 400, 'invalid_request'],
+        ['other issuer', { id_token_hint: await providerSigned(app, { iss: 'https://evil.example' }), post_logout_redirect_uri: BYE }, 400, 'invalid_request'],
+        ['no sub', { id_token_hint: await providerSigned(app, { sub: undefined }), post_logout_redirect_uri: BYE }, 400, 'invalid_request'],
+        ['aud array', { id_token_hint: await providerSigned(app, { aud: [rp.client_id] }), post_logout_redirect_uri: BYE }, 400, 'invalid_client'],
+        ['aud object', { id_token_hint: `${b64({ alg: 'RS256' })}.${b64({ aud: { toString: 1 } })}.sig` }, 400, 'invalid_client'],
+        ['aud number', { id_token_hint: `${b64({ alg: 'RS256' })}.${b64({ aud: 1 })}.sig` }, 400, 'invalid_client'],
+        ['payload array', { id_token_hint: `${b64({ alg: 'RS256' })}.${b64([1])}.sig` }, 400, 'invalid_request'],
+      ];
+      for (const [name, params, status, error] of cases) {
+        const res = await errorOf(await fetch(logoutUrl(app, params), { redirect: 'manual' }));
+        expect({ name, ...res }).toEqual({ name, status, error, location: null });
+      }
+      // JSON nested 20 000 deep in the hint's payload, by POST (a query that long is refused by Node with 431)
+      const deep = `${b64({ alg: 'RS256' })}.${b64(`{"aud":${'['.repeat(20_000)}${']'.repeat(20_000)}}`)}.sig`;
+      const posted = await fetch(`${app.issuer}/logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ id_token_hint: deep }).toString() });
+      expect({ name: 'deep json', ...(await errorOf(posted)) }).toEqual({ name: 'deep json', status: 400, error: 'invalid_client', location: null });
+    });
+
+    it('never redirects to a post_logout_redirect_uri spelled otherwise than registered', async () => {
+      const { idToken } = await signedIn(app, rp);
+      for (const uri of [`${BYE}/`, 'HTTP://RP.LOCALHOST/bye', 'http://rp.localhost/%62ye', 'http://evil@rp.localhost/bye', `${BYE}#x`, `${BYE}?x=1`, 'http://rp.localhost/bye/..', 'http://rp.localhost:80/bye', OTHER_BYE, 'javascript:alert(1)']) {
+        const res = await errorOf(await fetch(logoutUrl(app, { id_token_hint: idToken, post_logout_redirect_uri: uri }), { redirect: 'manual' }));
+        expect({ uri, ...res }).toEqual({ uri, status: 400, error: 'invalid_request', location: null });
+      }
+    });
+
+    it('escapes every reflected value on the HTML error page', async () => {
+      const res = await fetch(logoutUrl(app, { client_id: '<script>alert(1)</script>', post_logout_redirect_uri: '"><img src=x onerror=alert(1)>', state: '<b>x</b>' }), { headers: { accept: 'text/html' } });
+      const page = await res.text();
+      expect(res.status).toBe(400);
+      expect(page).not.toMatch(/<script>alert|<img src=x|<b>x<\/b>/);
+    });
+
+    it('a cross-site POST to the confirm endpoint without the xsrf token does not end the session', async () => {
+      const { browser } = await signedIn(app, rp);
+      const res = await browser.post(`${app.issuer}/logout/confirm`, { logout: 'yes' }, 'https://evil.example');
+      expect(res.status).toBe(400);
+      expect(await silentOutcome(app, rp, browser)).toBe('code');
+      // with an xsrf token from another browser's logout page
+      const attacker = new FormBrowser();
+      await attacker.follow(logoutUrl(app, {}), app.baseUrl);
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(attacker.lastPage)?.[1] as string;
+      const forged = await browser.post(`${app.issuer}/logout/confirm`, { logout: 'yes', xsrf }, 'https://evil.example');
+      expect(forged.status).toBe(400);
+      expect(await silentOutcome(app, rp, browser)).toBe('code');
+    });
+
+    it('serves /logout under another spelling exactly as the canonical path, or 404', async () => {
+      const { browser, idToken } = await signedIn(app, rp);
+      const query = new URLSearchParams({ id_token_hint: idToken, post_logout_redirect_uri: 'https://evil.example/' });
+      const canonical = await browser.request(`${app.issuer}/logout?${query}`, { redirect: 'manual' });
+      expect([canonical.status, canonical.headers.get('location')]).toEqual([400, null]);
+      for (const path of ['/LOGOUT', '/logout/', '/Logout', '//logout', '/%6cogout', '/logout/confirm/', '/LOGOUT/confirm']) {
+        const res = await browser.request(`${app.issuer}${path}?${query}`, { redirect: 'manual' });
+        const status = path.includes('confirm') ? res.status : res.status === 404 ? canonical.status : res.status;
+        expect({ path, status: Math.min(status, 499) >= 400 ? 'refused' : status, location: res.headers.get('location') }).toEqual({ path, status: 'refused', location: null });
+      }
+      expect(await silentOutcome(app, rp, browser)).toBe('code');
+    });
+
+    it('HEAD /logout is refused like GET; OPTIONS is 404, not a 500', async () => {
+      const head = await fetch(logoutUrl(app, { id_token_hint: 'garbage' }), { method: 'HEAD' });
+      expect(head.status).toBe(400);
+      const options = await fetch(`${app.issuer}/logout`, { method: 'OPTIONS' });
+      expect(options.status).toBe(404);
+    });
+
+    it('refuses a huge hint without a 500', async () => {
+      const big = 'a'.repeat(2 * 1024 * 1024);
+      const post = await fetch(`${app.issuer}/logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `id_token_hint=${big}` });
+      expect(post.status).toBe(413);
+      const get = await fetch(`${app.issuer}/logout?id_token_hint=${'a'.repeat(64 * 1024)}`).catch(() => undefined);
+      expect(get === undefined || get.status < 500).toBe(true);
+    });
+
+    it('[F1] an anonymous request to /logout stores no more than an authorization request may (16 KiB) and nothing that outlives an interaction (1 h)', async () => {
+      const before = new Set((await storeRecords()).keys());
+      // No cookie, no client, no hint: anyone on the internet can send this, as often as they like.
+      const res = await fetch(`${app.issuer}/logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ state: 'x'.repeat(50 * 1024) }).toString() });
+      expect(res.status).toBeLessThan(500);
+      const created = [...(await storeRecords())].filter(([k]) => !before.has(k)).map(([key, r]) => ({ model: key.slice(prefix.length).split(':')[0], bytes: r.bytes, ttl: r.ttl }));
+      expect(created.filter((r) => r.bytes > 16 * 1024 || r.ttl > 3600)).toEqual([]);
+    });
+
+    it('logs no id_token_hint, state, sub or post_logout_redirect_uri, and stores no hint', async () => {
+      const { browser, idToken } = await signedIn(app, rp);
+      const state = 'state-sentinel-3f9a';
+      lines.length = 0;
+      await browser.follow(logoutUrl(app, { id_token_hint: idToken, post_logout_redirect_uri: BYE, state }), app.baseUrl);
+      const stored = [...(await storeRecords()).values()].map((r) => r.value).join('\n');
+      await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      await fetch(logoutUrl(app, { id_token_hint: `${idToken}x`, state }));
+      const { sub } = JSON.parse(Buffer.from(idToken.split('.')[1] as string, 'base64url').toString()) as { sub: string };
+      const logged = lines.join('\n');
+      for (const secret of [idToken.split('.')[2] as string, state, sub]) expect(logged).not.toContain(secret);
+      expect(stored).not.toContain(idToken.split('.')[2]);
+    });
+  });
+});
+
+describe('logout with an ID token signed by a key that was rotated out while the session lives', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-logout-probe-'));
+  const keysFile = join(dir, 'keys.json');
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    writeFileSync(keysFile, JSON.stringify(await generateProviderKeys()), { mode: 0o600 });
+    app = await startApp({ clients: [rp], properties: { 'svc.keys.file': keysFile } });
+  });
+  afterAll(async () => app.close());
+
+  it('[F2] still offers the signed-in person to sign out, with the RP\'s post_logout_redirect_uri (the session, 14 days, outlives the retired key, 24 h)', async () => {
+    const { browser, idToken } = await signedIn(app, rp);
+    const t = Math.floor(Date.now() / 1000);
+    expect((await rotateKeysFile(keysFile, { now: t })).step).toBe('added');
+    expect((await rotateKeysFile(keysFile, { now: t + 3601 })).step).toBe('promoted');
+    expect((await rotateKeysFile(keysFile, { now: t + 3601 + 86_401 })).step).toBe('retired');
+    expect((await app.app.svc.reloadKeys()).reloaded).toBe(true);
+    // The session is still there: a silent authorization still succeeds.
+    expect(await silentOutcome(app, rp, browser)).toBe('code');
+    const start = await browser.follow(logoutUrl(app, { id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 'rot' }), app.baseUrl, { headers: { accept: 'text/html' } });
+    expect({ status: start.response?.status, confirmation: isConfirmation(browser.lastPage) }).toEqual({ status: 200, confirmation: true });
+  });
+});

@@ -1,0 +1,123 @@
+import type { ServerResponse } from 'node:http';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { JWK } from 'jose';
+import type { ClientMetadata } from 'oidc-provider';
+
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
+import { issueInitialAccessToken } from '../../lib/index.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { codeFlowUrl, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
+import { managementCalls } from '../helpers/management-calls.js';
+import { encryptionKey, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
+
+const REDIRECT = 'https://rp.example/cb';
+const ALG = 'RSA-OAEP-256';
+const USER = 'probe-admin';
+const PASSWORD = 'probe-admin-password-0123456789';
+const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
+
+/**
+ * Probe (theme: data that changes after it was vetted; concurrency). C2: "disabling a client is reversible: while
+ * disabled, its requests are refused without consuming, rotating or destroying any of its tokens (registration
+ * read/update/delete → 403, token and PAR → invalid_client)". A request that loaded the client just before the
+ * operator disabled it is made to wait at a point the test controls (its outbound fetch of the client's
+ * `jwks_uri`, answered only once the disable has been answered), then let go. No sleeps: the key server holds the
+ * fetch until the test releases it.
+ */
+describe('probe: requests in flight when the operator disables the client (C2)', () => {
+  let running: RunningApp;
+  let docs: DocServer;
+  const sets = new Map<string, JWK[]>();
+  /** When set, the next fetch of that path is held: the test learns it arrived and answers it later. */
+  const holds = new Map<string, { arrived: () => void; answer: Promise<void> }>();
+  let path = 0;
+  const call = () => managementCalls(running, AUTH);
+
+  beforeAll(async () => {
+    docs = await startDocServer();
+    docs.handler = (req, res: ServerResponse) => {
+      const url = req.url ?? '';
+      const send = (): void => {
+        res.setHeader('content-type', 'application/json');
+        res.setHeader('cache-control', 'no-cache, no-store');
+        res.end(JSON.stringify({ keys: sets.get(url) ?? [] }));
+      };
+      const hold = holds.get(url);
+      if (!hold) return send();
+      holds.delete(url);
+      hold.arrived();
+      void hold.answer.then(send);
+    };
+    running = await startApp({
+      properties: { 'svc.fetch.allow-private-network': true, 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true },
+      claimModules: createDemoClaimModules(),
+    });
+  });
+  afterAll(async () => {
+    await running.close();
+    await docs.close();
+  });
+
+  /** Holds the next fetch of `where`: `arrived` resolves when it comes in, `release()` answers it. */
+  function hold(where: string): { arrived: Promise<void>; release: () => void } {
+    let arrived!: () => void;
+    let release!: () => void;
+    const arrival = new Promise<void>((resolve) => (arrived = resolve));
+    const answer = new Promise<void>((resolve) => (release = resolve));
+    holds.set(where, { arrived, answer });
+    return { arrived: arrival, release };
+  }
+
+  async function registerAt(keys: JWK[]): Promise<{ client: ClientMetadata; where: string }> {
+    path += 1;
+    const where = `/race-${path}/jwks`;
+    sets.set(where, keys);
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const res = await register(running, { redirect_uris: [REDIRECT], jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG, userinfo_encrypted_response_alg: ALG }, token);
+    expect(res.status).toBe(201);
+    return { client: res.body as unknown as ClientMetadata, where };
+  }
+
+  it('held: an RFC 7592 update in flight when the client is disabled is refused (403) and changes nothing (C2)', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    const { client, where } = await registerAt([key.jwk]);
+    const { registration_access_token: rat, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client as Record<string, unknown>;
+    const gate = hold(where);
+    const update = manage(String(uri), 'PUT', String(rat), { ...metadata, redirect_uris: ['https://rp.example/changed-while-disabled'] });
+    await gate.arrived;
+    const disabled = await call()('POST', `/oidc/v1/management/clients/${String(client.client_id)}/disable`);
+    expect([disabled.status, disabled.body.disabled]).toEqual([200, true]);
+    gate.release();
+    const answered = await update;
+
+    // The operator's view once the disable was answered: the registration as it was, its token unspent.
+    expect(answered.status).toBe(403);
+    const stored = await running.app.svc.store.adapter('Client').find(String(client.client_id));
+    expect(stored?.redirect_uris).toEqual([REDIRECT]);
+  });
+
+  it('FINDING: a token request in flight when the client is disabled is answered with tokens after the disable was answered', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    const { client, where } = await registerAt([key.jwk]);
+    const { verifier, challenge } = pkcePair();
+    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }));
+    const code = callbackUrl.searchParams.get('code') as string;
+    // The ID token is encrypted to a key fetched from jwks_uri: the token request waits for it there.
+    const gate = hold(where);
+    const redeeming = redeemCode(running.issuer, client, code, verifier);
+    // The set is fresh for 60 s after registration: only a fetch that is due is held. When the token request
+    // needs no fetch, this test cannot hold it, and says so rather than pass.
+    const arrivedOrDone = await Promise.race([gate.arrived.then(() => 'held' as const), redeeming.then(() => 'not held' as const)]);
+    if (arrivedOrDone === 'not held') {
+      holds.delete(where);
+      return expect('token request not held at the jwks_uri fetch (set still fresh)').toBe('held');
+    }
+    const disabled = await call()('POST', `/oidc/v1/management/clients/${String(client.client_id)}/disable`);
+    expect(disabled.status).toBe(200);
+    gate.release();
+    const tokens = await redeeming;
+    expect(tokens.body.access_token).toBeUndefined();
+    expect([tokens.status, tokens.body.error]).toEqual([401, 'invalid_client']);
+  });
+});
