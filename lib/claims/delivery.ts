@@ -46,10 +46,14 @@ export function recordDelivery(grant: Grant, delivery: Delivery): void {
   grant.addOIDCClaims(CHANNELS.map((channel) => `${PREFIX}${channel}=${delivery[channel]}`));
 }
 
-/** True when `now` drops an encryption or adds an opt-out `consented` lacks (or nothing was recorded). */
+/**
+ * True when `now` sends more than `consented` covers (or nothing was recorded): it drops an encryption, adds an
+ * opt-out, or carries user data on a channel the consent page told her carries none (withheld, then encrypted).
+ */
 export function weakerThanConsented(now: Delivery, consented: Delivery | undefined): boolean {
   if (!consented) return true;
-  return CHANNELS.some((channel) => (consented[channel] === 'encrypted' && now[channel] !== 'encrypted') || (now[channel] === 'unencrypted' && consented[channel] !== 'unencrypted'));
+  // Only what she approved in plain form covers every delivery of its channel.
+  return CHANNELS.some((channel) => consented[channel] !== now[channel] && consented[channel] !== 'unencrypted');
 }
 
 /** What a grant covers: its claim names and its scopes. */

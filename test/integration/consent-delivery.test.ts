@@ -85,7 +85,7 @@ describe('consent covers how her data travels (C8)', () => {
     expect((await silently(browser, optedOut)).get('error')).toBe('consent_required');
   });
 
-  it('needs no new consent when a client adds encryption (stronger), and delivers encrypted', async () => {
+  it('asks again when a client that received nothing adds encryption: the page she approved said nothing is sent', async () => {
     const plain = await registerClient(running, 'plain');
     const browser = new FormBrowser();
     await runCodeFlow(running.issuer, plain.metadata, { scope: 'openid email', browser });
@@ -95,7 +95,7 @@ describe('consent covers how her data travels (C8)', () => {
       userinfo_encrypted_response_alg: keyed.metadata.userinfo_encrypted_response_alg,
       jwks: keyed.metadata.jwks,
     });
-    expect((await silently(browser, strengthened)).get('code')).toEqual(expect.any(String));
+    expect((await silently(browser, strengthened)).get('error')).toBe('consent_required');
     const flow = await runCodeFlow(running.issuer, strengthened.metadata, { scope: 'openid email', browser, configure: keyed.configure });
     expect(userData(flow.claims)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
   });

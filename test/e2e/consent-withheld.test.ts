@@ -29,14 +29,14 @@ async function userinfoData(issuer: string, accessToken: string, key?: CryptoKey
 }
 
 /**
- * Probe (theme: data that changes after it was vetted). C8: "until the person has approved a client on the
+ * C8: "until the person has approved a client on the
  * consent page, nothing that depends on her attributes reaches that client"; "Consent covers how data travels:
  * a grant records, per channel, whether user data was to be encrypted to the client's key". The consent page of a
  * channel without encryption tells her "not encrypted, so no personal data is sent this way" and marks each claim
  * "— not sent". What she approves there is that this client receives nothing about her on that channel. The grant
  * records the channel as `withheld`. Then the client adds encryption.
  */
-describe('probe: approved as "not sent", then the client adds encryption (C8)', () => {
+describe('approved as "not sent", then the client adds encryption (C8)', () => {
   const running = appPerSuite({ claimModules: createDemoClaimModules() });
   const EMAIL_IN_USERINFO = { scope: 'openid', claims: JSON.stringify({ userinfo: { email: null } }) };
 
@@ -55,7 +55,7 @@ describe('probe: approved as "not sent", then the client adds encryption (C8)', 
     return { browser, code, verifier };
   }
 
-  it('FINDING: an access token issued when the page said "no personal data is sent" in UserInfo returns her e-mail address once the client adds UserInfo encryption, with no new consent and no new authorization', async () => {
+  it('an access token issued when the page said "no personal data is sent" in UserInfo returns no user data there once the client adds UserInfo encryption', async () => {
     const client = await idTokenOnly();
     const { code, verifier } = await approve(client, EMAIL_IN_USERINFO, [
       'Profile request (UserInfo): not encrypted, so <strong>no personal data</strong> is sent this way',
@@ -74,7 +74,7 @@ describe('probe: approved as "not sent", then the client adds encryption (C8)', 
     expect(after.data).toEqual({});
   });
 
-  it('FINDING: with the same grant, a silent authorization after the client adds UserInfo encryption gets a code and her e-mail address, never asking her (expected consent_required)', async () => {
+  it('a silent authorization after the client adds UserInfo encryption to the channel she was told carries nothing needs her consent again (consent_required)', async () => {
     const client = await idTokenOnly();
     const { browser } = await approve(client, EMAIL_IN_USERINFO, ['your e-mail address — not sent']);
     const moved = await updateRegistration(client, { userinfo_encrypted_response_alg: 'RSA-OAEP-256' });
@@ -82,7 +82,7 @@ describe('probe: approved as "not sent", then the client adds encryption (C8)', 
     expect(silent.get('error')).toBe('consent_required');
   });
 
-  it('held (honest): a client that received data encrypted and replaces its key and algorithm (RSA-OAEP-256 to ECDH-ES+A256KW) needs no new consent, and its data comes to the new key', async () => {
+  it('honest: a client that received data encrypted and replaces its key and algorithm (RSA-OAEP-256 to ECDH-ES+A256KW) needs no new consent, and its data comes to the new key', async () => {
     const client = await registerClient(running, 'rsa');
     const { browser } = await approve(client, { scope: 'openid email' }, ['your e-mail address — in the sign-in token']);
     const ec = await encryptionKey('ECDH-ES+A256KW', { kid: 'rp-ec' });
@@ -95,7 +95,7 @@ describe('probe: approved as "not sent", then the client adds encryption (C8)', 
     expect(userDataOf(await decrypt(ec.privateKey, tokens.body.id_token as string))).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
   });
 
-  it('held (honest): a client that opted out of encryption and then adds it needs no new consent', async () => {
+  it('honest: a client that opted out of encryption and then adds it needs no new consent', async () => {
     const client = await registerClient(running, 'optout');
     const { browser } = await approve(client, { scope: 'openid email' }, ['your e-mail address']);
     const key = await encryptionKey('RSA-OAEP-256', { kid: 'rp-added' });
