@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
-import type { Client, InteractionResults } from 'oidc-provider';
+import { errors, type Client, type Interaction, type InteractionResults } from 'oidc-provider';
 
 import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, deliveryText, grantedOf, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
@@ -54,16 +54,20 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
   // On each form route, not `router.use`: a refused post is then labelled by its route (`ctx.routerPath`).
   const sameOrigin = sameOriginPosts(paths.origin);
 
-  // Not `interactionFinished`: it ends the response itself, before storeBatch has stored the result.
-  // `interactionResult` loads the interaction again, from the request's batch: no extra store command.
-  const finish = async (ctx: Context, result: InteractionResults): Promise<void> => {
-    ctx.status = 303;
-    ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result));
-  };
-
   const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {
     const client = typeof clientId === 'string' ? await provider.Client.find(clientId) : undefined;
     return { client, name: client?.clientName ?? (typeof clientId === 'string' ? clientId : 'the application') };
+  };
+
+  // Not `interactionFinished`: it ends the response itself, before storeBatch has stored the result.
+  // `interactionResult` loads the interaction again, from the request's batch: no extra store command.
+  // oidc-provider checked the redirect URI at /authorize and does not again when it resumes: a URI the client
+  // retracted meanwhile (RFC 7592) would still get the code, or the error and `state`.
+  const finish = async (ctx: Context, details: Interaction, result: InteractionResults): Promise<void> => {
+    const { client } = await clientFor(details.params.client_id);
+    if (!client?.redirectUriAllowed(String(details.params.redirect_uri))) throw new errors.InvalidRedirectUri();
+    ctx.status = 303;
+    ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result));
   };
 
   router.get('/:uid', async (ctx) => {
@@ -77,7 +81,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     }
     if (details.prompt.name === ESSENTIAL_CLAIMS_PROMPT) {
       // Which claim is missing is not said: the result is stored in the interaction until the client receives it.
-      await finish(ctx, { error: 'access_denied', error_description: 'an essential claim is not available for this account' });
+      await finish(ctx, details, { error: 'access_denied', error_description: 'an essential claim is not available for this account' });
       return;
     }
     if (details.prompt.name !== 'consent') return ctx.throw(400, 'this interaction expects no page');
@@ -124,7 +128,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const wait = accountId ? await attempt.succeeded() : await attempt.failed();
     if (wait) return throttled('name', wait);
     if (!accountId) return page(401, { failed: true });
-    await finish(ctx, { login: { accountId } });
+    await finish(ctx, details, { login: { accountId } });
   });
 
   router.post('/:uid/confirm', sameOrigin, async (ctx) => {
@@ -164,11 +168,12 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     grant.addOIDCClaims(travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)));
     recordDelivery(grant, delivery);
     const grantId = await grant.save();
-    await finish(ctx, { consent: kept ? {} : { grantId } });
+    await finish(ctx, details, { consent: kept ? {} : { grantId } });
   });
 
   router.post('/:uid/abort', sameOrigin, async (ctx) => {
-    await finish(ctx, { error: 'access_denied', error_description: 'the end-user denied the request' });
+    const details = await provider.interactionDetails(ctx.req, ctx.res);
+    await finish(ctx, details, { error: 'access_denied', error_description: 'the end-user denied the request' });
   });
 
   return router;
