@@ -10,6 +10,8 @@ import type { Metrics } from '../observability/metrics.js';
 import { observeProvider } from '../observability/provider-events.js';
 import { resolveRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 import { useProviderMiddleware, wrappedAdapter, type WrappingParts } from './wrapping.js';
+import { forgetRefusedSetsOf } from './vetted-jwks-fetch.js';
+import { PROVIDER_EVENTS } from '../seams.js';
 
 /**
  * Builds a ready oidc-provider `Provider` for `settings`: keys, store, accounts and every hook of
@@ -47,5 +49,6 @@ export function providerFromRuntime(settings: Settings, runtime: Runtime, metric
   provider.keys = new CookieKeyring(runtime.cookieKeys);
   useProviderMiddleware(provider, wrapping);
   observeProvider(provider, logger, metrics);
+  provider.on(PROVIDER_EVENTS.registrationUpdated, (_ctx: unknown, client: { clientId: string }) => forgetRefusedSetsOf(client.clientId));
   return provider;
 }

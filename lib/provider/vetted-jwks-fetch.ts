@@ -28,6 +28,14 @@ function remember(key: string, rule: string): void {
   refusedSets.set(key, { until: now + REFUSED_SET_MS, rule });
 }
 
+/**
+ * Forgets the refused sets of a client: an update (RFC 7592) vetted its keys as they are now, so the next request
+ * fetches them again instead of failing from memory. Other processes forget theirs within {@link REFUSED_SET_MS}.
+ */
+export function forgetRefusedSetsOf(clientId: string): void {
+  for (const key of refusedSets.keys()) if (key.startsWith(`${clientId}\n`)) refusedSets.delete(key);
+}
+
 /** Encryption keys the provider may pick, as `[field, alg]` (what registration's rule 7 is applied with). */
 type Requested = (readonly [field: string, alg: string])[];
 
@@ -57,7 +65,8 @@ function asJwkSet(body: Buffer): { keys: unknown[] } | undefined {
  * key rules when it was fetched (C6): every body oidc-provider would read as a JWK Set (told by its
  * content: `jwks_uri` and `sector_identifier_uri` are fetched alike) is judged by {@link judgeClientKeySet}
  * and only the kept keys reach oidc-provider. Refusals are logged as `client_keys_refused` (never key
- * material); when no key remains the fetch fails and the set is remembered for {@link REFUSED_SET_MS}.
+ * material); when no key remains the fetch fails and the set is remembered for {@link REFUSED_SET_MS}, or until the
+ * client's registration is updated ({@link forgetRefusedSetsOf}).
  */
 export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderFetch {
   return async (input, init) => {

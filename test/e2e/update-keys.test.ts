@@ -21,7 +21,7 @@ type Key = Awaited<ReturnType<typeof encryptionKey>>;
  * publishes its keys at `jwks_uri` changes them there and tells the provider with an RFC 7592 PUT; the PUT
  * fetches and vets the new set. Does the next ID token use it?
  */
-describe('probe: an RFC 7592 update of a jwks_uri client applies its new keys at once (C6)', () => {
+describe('an RFC 7592 update of a jwks_uri client applies its new keys at once (C6)', () => {
   let running: RunningApp;
   let docs: DocServer;
   /** The JWK Set each path serves now, and how often each path was fetched. */
@@ -48,7 +48,7 @@ describe('probe: an RFC 7592 update of a jwks_uri client applies its new keys at
 
   async function registerAt(keys: JWK[]): Promise<{ client: ClientMetadata; where: string }> {
     path += 1;
-    const where = `/probe-${path}/jwks`;
+    const where = `/rp-${path}/jwks`;
     sets.set(where, keys);
     const { token } = await issueInitialAccessToken(running.app.svc.provider);
     const res = await register(running, { redirect_uris: [REDIRECT], jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG, userinfo_encrypted_response_alg: ALG }, token);
@@ -70,7 +70,7 @@ describe('probe: an RFC 7592 update of a jwks_uri client applies its new keys at
     return { seen, result };
   }
 
-  it('held: keys replaced at jwks_uri and confirmed by a PUT of the same metadata: the next ID token is encrypted to the new key', async () => {
+  it('keys replaced at jwks_uri and confirmed by a PUT of the same metadata: the next ID token is encrypted to the new key', async () => {
     const old = await encryptionKey(ALG, { kid: 'rp-enc-old' });
     const fresh = await encryptionKey(ALG, { kid: 'rp-enc-new' });
     const { client, where } = await registerAt([old.jwk]);
@@ -91,7 +91,7 @@ describe('probe: an RFC 7592 update of a jwks_uri client applies its new keys at
     expect(decodeProtectedHeader(rawIdToken(next.seen)).kid).toBe('rp-enc-new');
   });
 
-  it('held: the same rotation with a PUT that also changes another member (client_name) uses the new key at once', async () => {
+  it('the same rotation with a PUT that also changes another member (client_name) uses the new key at once', async () => {
     const old = await encryptionKey(ALG, { kid: 'rp-enc-old' });
     const fresh = await encryptionKey(ALG, { kid: 'rp-enc-new' });
     const { client, where } = await registerAt([old.jwk]);
@@ -103,7 +103,7 @@ describe('probe: an RFC 7592 update of a jwks_uri client applies its new keys at
     expect(decodeProtectedHeader(rawIdToken(next.seen)).kid).toBe('rp-enc-new');
   });
 
-  it('FINDING (honest): a refused set, fixed at jwks_uri and vetted by a successful PUT, still fails the next sign-in (remembered refusal)', async () => {
+  it('honest: a refused set, fixed at jwks_uri and vetted by a successful PUT, serves the next sign-in at once (the refusal is not remembered past it)', async () => {
     const good = await encryptionKey(ALG, { kid: 'rp-enc' });
     const { client, where } = await registerAt([good.jwk]);
     // A mistake at the RP: e = 1 published. The provider refuses it (as it must).
