@@ -11,6 +11,8 @@ export const OIDC_PROVIDER_VERSIONS = { runtime: '9.13', types: '9.12' } as cons
 /** `ctx.oidc.route` values we key on (oidc-provider's router names, not paths). */
 export const ROUTE_NAMES = {
   authorization: 'authorization',
+  /** `POST /token` */
+  token: 'token',
   pushedAuthorizationRequest: 'pushed_authorization_request',
   /** `POST /register` */
   registration: 'registration',

@@ -1,7 +1,10 @@
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { Context, Next } from 'koa';
+import type { Adapter, AdapterPayload, KoaContextWithOIDC } from 'oidc-provider';
 
 import { ClientDisabledError } from '../errors.js';
 import { requestState } from '../registration/request-state.js';
+import type { Logger } from '../logger.js';
+import { requestIdOf, sendError } from '../web/error-response.js';
 import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 
 /** The store model of the marks that disable a client (one record per disabled client, by `client_id`). */
@@ -47,5 +50,22 @@ export function suspendedClients(inner: Adapter, marks: Adapter): Partial<Adapte
       if (payload && presentsOwnRegistrationToken(id)) throw new ClientDisabledError();
       return undefined;
     },
+  };
+}
+
+/**
+ * `provider.use` middleware: a token answer for a client disabled while the request was served (it was found before
+ * the mark was set, and waited on its `jwks_uri`, say) is withdrawn: the tokens it issued are destroyed and the answer
+ * is 401 `invalid_client`, as for a request that arrived after the mark. The code it redeemed stays spent.
+ */
+export function withdrawTokensOfDisabledClients(marks: Adapter, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
+  return async (ctx, next) => {
+    await next();
+    const { oidc } = ctx as KoaContextWithOIDC;
+    if (oidc?.route !== ROUTE_NAMES.token || ctx.status !== 200 || !oidc.client || !(await marks.find(oidc.client.clientId))) return;
+    const { AccessToken, RefreshToken, ClientCredentials } = oidc.entities;
+    await Promise.all([AccessToken, RefreshToken, ClientCredentials].map((token) => token?.destroy()));
+    logger.warn('tokens_withdrawn', { request_id: requestIdOf(ctx), client_id: oidc.client.clientId, reason: 'client_disabled' });
+    sendError(ctx, 401, 'invalid_client', 'client authentication failed');
   };
 }

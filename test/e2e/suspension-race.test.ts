@@ -18,14 +18,14 @@ const PASSWORD = 'probe-admin-password-0123456789';
 const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 
 /**
- * Probe (theme: data that changes after it was vetted; concurrency). C2: "disabling a client is reversible: while
+ * C2: "disabling a client is reversible: while
  * disabled, its requests are refused without consuming, rotating or destroying any of its tokens (registration
  * read/update/delete → 403, token and PAR → invalid_client)". A request that loaded the client just before the
  * operator disabled it is made to wait at a point the test controls (its outbound fetch of the client's
  * `jwks_uri`, answered only once the disable has been answered), then let go. No sleeps: the key server holds the
  * fetch until the test releases it.
  */
-describe('probe: requests in flight when the operator disables the client (C2)', () => {
+describe('requests in flight when the operator disables the client (C2)', () => {
   let running: RunningApp;
   let docs: DocServer;
   const sets = new Map<string, JWK[]>();
@@ -69,6 +69,22 @@ describe('probe: requests in flight when the operator disables the client (C2)',
     return { arrived: arrival, release };
   }
 
+  /** The models of the token records the store holds for `clientId`. */
+  async function storedTokensOf(clientId: string): Promise<string[]> {
+    const inventory = running.app.svc.store.inventory;
+    if (!inventory) throw new Error('the store has no inventory');
+    const models: string[] = [];
+    for (const model of ['AccessToken', 'RefreshToken', 'ClientCredentials']) {
+      let cursor: string | undefined;
+      do {
+        const page = await inventory.list(model, { limit: 500, ...(cursor ? { cursor } : {}) });
+        models.push(...page.records.filter((r) => r.payload.clientId === clientId).map(() => model));
+        cursor = page.cursor;
+      } while (cursor);
+    }
+    return models;
+  }
+
   async function registerAt(keys: JWK[]): Promise<{ client: ClientMetadata; where: string }> {
     path += 1;
     const where = `/race-${path}/jwks`;
@@ -79,7 +95,7 @@ describe('probe: requests in flight when the operator disables the client (C2)',
     return { client: res.body as unknown as ClientMetadata, where };
   }
 
-  it('held: an RFC 7592 update in flight when the client is disabled is refused (403) and changes nothing (C2)', async () => {
+  it('an RFC 7592 update in flight when the client is disabled is refused (403) and changes nothing (C2)', async () => {
     const key = await encryptionKey(ALG, { kid: 'rp-enc' });
     const { client, where } = await registerAt([key.jwk]);
     const { registration_access_token: rat, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client as Record<string, unknown>;
@@ -97,7 +113,7 @@ describe('probe: requests in flight when the operator disables the client (C2)',
     expect(stored?.redirect_uris).toEqual([REDIRECT]);
   });
 
-  it('FINDING: a token request in flight when the client is disabled is answered with tokens after the disable was answered', async () => {
+  it('a token request in flight when the client is disabled is answered 401 invalid_client, and the tokens it made do not work', async () => {
     const key = await encryptionKey(ALG, { kid: 'rp-enc' });
     const { client, where } = await registerAt([key.jwk]);
     const { verifier, challenge } = pkcePair();
@@ -119,5 +135,22 @@ describe('probe: requests in flight when the operator disables the client (C2)',
     const tokens = await redeeming;
     expect(tokens.body.access_token).toBeUndefined();
     expect([tokens.status, tokens.body.error]).toEqual([401, 'invalid_client']);
+    expect(await storedTokensOf(String(client.client_id))).toEqual([]);
+  });
+
+  it('honest: a token request of a client disabled and enabled again before it was answered gets its tokens', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    const { client, where } = await registerAt([key.jwk]);
+    const { verifier, challenge } = pkcePair();
+    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }));
+    const gate = hold(where);
+    const redeeming = redeemCode(running.issuer, client, callbackUrl.searchParams.get('code') as string, verifier);
+    await gate.arrived;
+    expect((await call()('POST', `/oidc/v1/management/clients/${String(client.client_id)}/disable`)).status).toBe(200);
+    expect((await call()('POST', `/oidc/v1/management/clients/${String(client.client_id)}/enable`)).status).toBe(200);
+    gate.release();
+    const tokens = await redeeming;
+    expect(tokens.status).toBe(200);
+    expect(await storedTokensOf(String(client.client_id))).toEqual(['AccessToken']);
   });
 });
