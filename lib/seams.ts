@@ -37,6 +37,7 @@ export const PROVIDER_EVENTS = {
   grantFailed: 'grant.error',
   registrationCreateFailed: 'registration_create.error',
   registrationUpdateFailed: 'registration_update.error',
+  endSessionFailed: 'end_session.error',
   userinfoFailed: 'userinfo.error',
   serverError: 'server_error',
 } as const;

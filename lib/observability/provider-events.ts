@@ -27,6 +27,7 @@ export function observeProvider(provider: Provider, logger: Logger, metrics?: Me
   provider.on(PROVIDER_EVENTS.registrationCreateFailed, failure('registration_create_error'));
   provider.on(PROVIDER_EVENTS.registrationUpdateFailed, failure('registration_update_error'));
   provider.on(PROVIDER_EVENTS.userinfoFailed, failure('userinfo_error'));
+  provider.on(PROVIDER_EVENTS.endSessionFailed, failure('end_session_error'));
   provider.on(PROVIDER_EVENTS.serverError, (ctx: KoaContextWithOIDC, err: Error & { code?: string }) => {
     logger.error('server_error', { request_id: requestIdOf(ctx), name: err.name, code: err.code, ...failureCauseFields(err) });
     if (err.code === 'SVC_STORE_UNAVAILABLE') metrics?.storeErrors.inc();

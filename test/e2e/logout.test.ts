@@ -1,15 +1,7 @@
 /**
- * Probe of RP-initiated logout (`/oidc/v1/logout`, OpenID Connect RP-Initiated Logout 1.0) against a
- * real app over real HTTP: the honest relying party's logouts, and hostile inputs.
- *
- * Tests named `[F<n>]` fail on the code they were written against and pass once finding n is fixed:
- * - F1 an anonymous POST /logout stores its `state` (up to the 56 KiB body limit) in a Session kept 14 days;
- * - F2 after a completed key rotation (retired key dropped at 24 h) the RP's ID token no longer works as a
- *   hint although the session (14 days) lives on: 400, no sign-out offered;
- * - F3 "No, stay signed in" on a page any site can open with a bare client_id revokes that client's grant and tokens;
- * - F4 a hint re-encrypted to the provider's published `use: enc` key (a MAY of the spec) → 400;
- * - F5 a hint of a disabled or deleted client → 400 "Sign-in could not continue", no sign-out offered.
- * The other tests held and guard the honest cases.
+ * RP-initiated logout (`/oidc/v1/logout`, OpenID Connect RP-Initiated Logout 1.0) against a real app over real
+ * HTTP: the honest relying party's logouts, a person whose sign-out request cannot be honoured as sent, and
+ * hostile inputs.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,8 +72,8 @@ async function providerSigned(app: RunningApp, claims: Record<string, unknown>, 
 
 const b64 = (value: unknown): string => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
-describe('RP-initiated logout (probe)', () => {
-  const prefix = testPrefix('logout-probe');
+describe('RP-initiated logout', () => {
+  const prefix = testPrefix('logout');
   const { logger, lines } = capturingLogger();
   let app: RunningApp;
   let redis: Redis;
@@ -90,7 +82,7 @@ describe('RP-initiated logout (probe)', () => {
     app = await startApp({
       logger,
       clients: [rp, other],
-      properties: { 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix, 'svc.management.user': 'operator', 'svc.management.password': 'logout-probe-password-123' },
+      properties: { 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix, 'svc.management.user': 'operator', 'svc.management.password': 'logout-password-123' },
     });
     redis = new Redis(SHARED_REDIS_URL);
   });
@@ -170,7 +162,7 @@ describe('RP-initiated logout (probe)', () => {
       expect(isConfirmation(browser.lastPage)).toBe(true);
     });
 
-    it('[F4] accepts an id_token_hint the RP re-encrypted to the provider\'s published encryption key (Core 3.1.2.1, RP-Initiated Logout 1.0 section 2: MAY)', async () => {
+    it('accepts an id_token_hint the RP re-encrypted to the provider\'s published encryption key (Core 3.1.2.1, RP-Initiated Logout 1.0 section 2: MAY)', async () => {
       const { browser, idToken } = await signedIn(app, rp);
       const { key, kid } = await providerEncryptionKey(app.issuer, 'RSA-OAEP-256');
       const encrypted = await new CompactEncrypt(new TextEncoder().encode(idToken)).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid, cty: 'JWT' }).encrypt(key);
@@ -207,23 +199,35 @@ describe('RP-initiated logout (probe)', () => {
       expect(left.filter((model) => /^(Session|Grant|AccessToken|AuthorizationCode)$/.test(String(model)))).toEqual([]);
     });
 
-    it('[F3] "No, stay signed in" on a logout page that a cross-site link opened with only a client_id keeps the person\'s grant and tokens at that client', async () => {
+    it('"No, stay signed in" on a logout page that a cross-site link opened with only a client_id keeps the person\'s grant and tokens at that client, and says she is still signed in', async () => {
       const { browser, accessToken } = await signedIn(app, rp);
       // Any page can link here: client_id is public and authenticates nothing.
       await browser.follow(logoutUrl(app, { client_id: String(rp.client_id) }), app.baseUrl);
       expect(isConfirmation(browser.lastPage)).toBe(true);
       // She did not ask to sign out and presses the button that says she stays signed in.
       await browser.submit('op.logoutForm', {}, app.baseUrl);
+      expect(browser.lastPage).toContain('You are still signed in');
       expect({ userinfo: await userinfoStatus(app, accessToken), silent: await silentOutcome(app, rp, browser) }).toEqual({ userinfo: 200, silent: 'code' });
+    });
+
+    it('honest: "No" on the logout page of a relying party that sent a valid hint signs her out of that one client only and sends her back to it; she stays signed in', async () => {
+      const { browser, idToken, accessToken } = await signedIn(app, rp);
+      const otherTokens = await signedIn(app, other, browser);
+      await browser.follow(logoutUrl(app, { id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 'no' }), app.baseUrl);
+      const done = await browser.submit('op.logoutForm', {}, app.baseUrl);
+      expect(done.leftTo).toBe(`${BYE}?state=no`);
+      expect(await userinfoStatus(app, accessToken)).toBe(401);
+      expect(await userinfoStatus(app, otherTokens.accessToken)).toBe(200);
+      expect(await silentOutcome(app, other, browser)).toBe('code');
     });
   });
 
   describe('clients gone since the sign-in', () => {
     const USER = 'operator';
-    const PASSWORD = 'logout-probe-password-123';
+    const PASSWORD = 'logout-password-123';
     const auth = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 
-    it('[F5] a person signed in through a client the operator has since disabled can still sign out from its logout link (no redirect to it)', async () => {
+    it('a person signed in through a client the operator has since disabled can still sign out from its logout link (no redirect to it)', async () => {
       const client = await registerClient(app, 'plain', { post_logout_redirect_uris: ['https://rp.example/bye'] });
       const { browser, idToken } = await signedIn(app, client.metadata);
       const disabled = await fetch(`${app.baseUrl}/oidc/v1/management/clients/${String(client.metadata.client_id)}/disable`, { method: 'POST', headers: { authorization: auth } });
@@ -236,7 +240,7 @@ describe('RP-initiated logout (probe)', () => {
       expect(done.response?.url).toBe(`${app.issuer}/logout/success`);
     });
 
-    it('[F5] a person signed in through a client deleted since can still sign out from its logout link (no redirect to it)', async () => {
+    it('a person signed in through a client deleted since can still sign out from its logout link (no redirect to it)', async () => {
       const client = await registerClient(app, 'plain', { post_logout_redirect_uris: ['https://rp.example/bye'] });
       const { browser, idToken } = await signedIn(app, client.metadata);
       const deleted = await fetch(String(client.metadata.registration_client_uri), { method: 'DELETE', headers: { authorization: `Bearer ${String(client.metadata.registration_access_token)}` } });
@@ -350,13 +354,37 @@ describe('RP-initiated logout (probe)', () => {
       expect(get === undefined || get.status < 500).toBe(true);
     });
 
-    it('[F1] an anonymous request to /logout stores no more than an authorization request may (16 KiB) and nothing that outlives an interaction (1 h)', async () => {
+    it('an anonymous request to /logout stores no more than an authorization request may (16 KiB) and nothing that outlives an interaction (1 h)', async () => {
       const before = new Set((await storeRecords()).keys());
       // No cookie, no client, no hint: anyone on the internet can send this, as often as they like.
       const res = await fetch(`${app.issuer}/logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ state: 'x'.repeat(50 * 1024) }).toString() });
       expect(res.status).toBeLessThan(500);
+      const small = await fetch(`${app.issuer}/logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ state: 'x'.repeat(1024) }).toString() });
+      expect(small.status).toBe(200);
       const created = [...(await storeRecords())].filter(([k]) => !before.has(k)).map(([key, r]) => ({ model: key.slice(prefix.length).split(':')[0], bytes: r.bytes, ttl: r.ttl }));
+      expect(created.map((r) => r.model)).toContain('Session');
       expect(created.filter((r) => r.bytes > 16 * 1024 || r.ttl > 3600)).toEqual([]);
+    });
+
+    it('refuses a state longer than 14 KiB at /logout with invalid_request, storing nothing; 14 KiB is served', async () => {
+      const before = new Set((await storeRecords()).keys());
+      const post = (state: string): Promise<Response> =>
+        fetch(`${app.issuer}/logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ state }).toString() });
+      const refused = await post('x'.repeat(14 * 1024 + 1));
+      expect([refused.status, ((await refused.json()) as { error?: string }).error]).toEqual([400, 'invalid_request']);
+      const queried = await fetch(logoutUrl(app, { state: 'x'.repeat(14 * 1024 + 1) }));
+      expect(queried.status).toBe(400);
+      expect([...(await storeRecords()).keys()].filter((k) => !before.has(k))).toEqual([]);
+      expect((await post('x'.repeat(14 * 1024))).status).toBe(200);
+    });
+
+    it('honest: a signed-in session keeps its 14 days when her logout page is shown; only a session nobody signed in to is kept an hour', async () => {
+      const { browser } = await signedIn(app, rp);
+      await browser.follow(logoutUrl(app, { client_id: String(rp.client_id) }), app.baseUrl);
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+      const sessions = [...(await storeRecords())].filter(([key, r]) => key.slice(prefix.length).startsWith('Session:') && r.value.includes('"accountId"'));
+      expect(sessions.length).toBeGreaterThan(0);
+      for (const [, record] of sessions) expect(record.ttl).toBeGreaterThan(13 * 86_400);
     });
 
     it('logs no id_token_hint, state, sub or post_logout_redirect_uri, and stores no hint', async () => {
@@ -370,13 +398,14 @@ describe('RP-initiated logout (probe)', () => {
       const { sub } = JSON.parse(Buffer.from(idToken.split('.')[1] as string, 'base64url').toString()) as { sub: string };
       const logged = lines.join('\n');
       for (const secret of [idToken.split('.')[2] as string, state, sub]) expect(logged).not.toContain(secret);
+      expect(logged).toContain('"end_session_error"');
       expect(stored).not.toContain(idToken.split('.')[2]);
     });
   });
 });
 
 describe('logout with an ID token signed by a key that was rotated out while the session lives', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-logout-probe-'));
+  const dir = mkdtempSync(join(tmpdir(), 'svc-logout-'));
   const keysFile = join(dir, 'keys.json');
   let app: RunningApp;
 
@@ -386,7 +415,7 @@ describe('logout with an ID token signed by a key that was rotated out while the
   });
   afterAll(async () => app.close());
 
-  it('[F2] still offers the signed-in person to sign out, with the RP\'s post_logout_redirect_uri (the session, 14 days, outlives the retired key, 24 h)', async () => {
+  it('still offers the signed-in person to sign out, without redirecting to the RP, when the RP\'s hint was signed by a key retired since (the session, 14 days, outlives the retired key, 24 h)', async () => {
     const { browser, idToken } = await signedIn(app, rp);
     const t = Math.floor(Date.now() / 1000);
     expect((await rotateKeysFile(keysFile, { now: t })).step).toBe('added');
@@ -397,5 +426,9 @@ describe('logout with an ID token signed by a key that was rotated out while the
     expect(await silentOutcome(app, rp, browser)).toBe('code');
     const start = await browser.follow(logoutUrl(app, { id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 'rot' }), app.baseUrl, { headers: { accept: 'text/html' } });
     expect({ status: start.response?.status, confirmation: isConfirmation(browser.lastPage) }).toEqual({ status: 200, confirmation: true });
+    const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+    expect(done.leftTo).toBeUndefined();
+    expect(browser.lastPage).toContain('You are signed out');
+    expect(await silentOutcome(app, rp, browser)).toBe('login_required');
   });
 });
