@@ -17,7 +17,8 @@ export function assertStoredRequestSize(ctx: KoaContextWithOIDC): void {
  * `response_type`, never its path): RP-initiated logout keeps it in a session, signed in or not, until she answers.
  */
 export function assertStoredStateSize(fields: Record<string, unknown>): void {
-  if (fields.response_type !== undefined || fields.state === undefined) return;
-  const bytes = Buffer.byteLength(String(fields.state), 'utf8');
+  // Given twice (an array), it is refused by oidc-provider as a duplicate before anything is stored.
+  if (fields.response_type !== undefined || typeof fields.state !== 'string') return;
+  const bytes = Buffer.byteLength(fields.state, 'utf8');
   if (bytes > STORED_PARAMETERS_MAX_BYTES) throw new errors.InvalidRequest(`state is ${bytes} bytes long; at most ${STORED_PARAMETERS_MAX_BYTES} are allowed`);
 }

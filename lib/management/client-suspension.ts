@@ -64,7 +64,7 @@ export function withdrawTokensOfDisabledClients(marks: Adapter, logger: Logger):
     const { oidc } = ctx as KoaContextWithOIDC;
     if (oidc?.route !== ROUTE_NAMES.token || ctx.status !== 200 || !oidc.client || !(await marks.find(oidc.client.clientId))) return;
     const { AccessToken, RefreshToken, ClientCredentials } = oidc.entities;
-    await Promise.all([AccessToken, RefreshToken, ClientCredentials].map((token) => token?.destroy()));
+    for (const token of [AccessToken, RefreshToken, ClientCredentials]) if (token) await token.destroy();
     logger.warn('tokens_withdrawn', { request_id: requestIdOf(ctx), client_id: oidc.client.clientId, reason: 'client_disabled' });
     sendError(ctx, 401, 'invalid_client', 'client authentication failed');
   };
