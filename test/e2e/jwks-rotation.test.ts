@@ -12,7 +12,7 @@ import { runCodeFlow } from '../helpers/flow.js';
 import { b64uint } from '../helpers/hostile-keys.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { rawIdToken, recordingAnswers, type RawAnswers } from '../helpers/raw-answers.js';
-import { encryptionKey, register, startDocServer, type DocServer } from '../helpers/registration.js';
+import { encryptionKey, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
 
 const REDIRECT = 'https://rp.example/cb';
 const ALG = 'RSA-OAEP-256';
@@ -297,5 +297,46 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(refusals().slice(before)).toEqual([
       expect.objectContaining({ refused: 1, kept: 1, rule: 'key #1 ("hostile"): RSA public exponent 1 is below 65537' }),
     ]);
+  });
+
+  /** RFC 7592 PUT of `client`'s metadata as it is (plus `changes`); the new view (200 expected). */
+  async function put(client: ClientMetadata, changes: Record<string, unknown> = {}): Promise<ClientMetadata> {
+    const { registration_access_token: token, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client as Record<string, unknown>;
+    const res = await manage(uri as string, 'PUT', token as string, { ...metadata, ...changes });
+    expect([res.status, res.body.error_description]).toEqual([200, undefined]);
+    return { ...client, ...res.body };
+  }
+
+  it.each([
+    ['of the same metadata', {}],
+    ['that also renames the client', { client_name: 'renamed after the rotation' }],
+  ])('keys replaced at jwks_uri and confirmed by a PUT %s: the next ID token is encrypted to the new key (C6: an update applies at once)', async (_name, changes) => {
+    const old = await encryptionKey(ALG, { kid: 'rp-enc-old' });
+    const fresh = await encryptionKey(ALG, { kid: 'rp-enc-new' });
+    const { client, where } = await registerAt([old.jwk]);
+    const first = await flow(client, [old], { skipUserinfo: true });
+    expect(decodeProtectedHeader(rawIdToken(first.seen)).kid).toBe('rp-enc-old');
+    // The old private key is compromised: the RP publishes only the new key and tells the provider (RFC 7592),
+    // whose update fetches and vets the new set.
+    sets.set(where, [fresh.jwk]);
+    const fetchedBefore = hits.get(where) ?? 0;
+    const updated = await put(client, changes);
+    expect(hits.get(where)).toBe(fetchedBefore + 1);
+    const next = await flow(updated, [old, fresh], { skipUserinfo: true });
+    expect(next.result).not.toBeInstanceOf(Error);
+    expect(decodeProtectedHeader(rawIdToken(next.seen)).kid).toBe('rp-enc-new');
+  });
+
+  it('honest: a refused set, fixed at jwks_uri and vetted by a successful PUT, serves the next sign-in at once (the refusal is not remembered past it)', async () => {
+    const good = await encryptionKey(ALG, { kid: 'rp-enc' });
+    const { client, where } = await registerAt([good.jwk]);
+    sets.set(where, [{ ...good.jwk, e: b64uint(1n) }]);
+    const broken = await flow(client, [good], { skipUserinfo: true });
+    expect(broken.seen.token?.status).toBe(400);
+    sets.set(where, [good.jwk]);
+    const updated = await put(client, { client_name: 'fixed keys' });
+    const fixed = await flow(updated, [good], { skipUserinfo: true });
+    expect(fixed.seen.token?.status).toBe(200);
+    expect(fixed.result).not.toBeInstanceOf(Error);
   });
 });
