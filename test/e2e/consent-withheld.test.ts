@@ -82,28 +82,19 @@ describe('approved as "not sent", then the client adds encryption (C8)', () => {
     expect(silent.get('error')).toBe('consent_required');
   });
 
-  it('honest: a client that received data encrypted and replaces its key and algorithm (RSA-OAEP-256 to ECDH-ES+A256KW) needs no new consent, and its data comes to the new key', async () => {
-    const client = await registerClient(running, 'rsa');
-    const { browser } = await approve(client, { scope: 'openid email' }, ['your e-mail address — in the sign-in token']);
-    const ec = await encryptionKey('ECDH-ES+A256KW', { kid: 'rp-ec' });
-    const moved = await updateRegistration(client, { id_token_encrypted_response_alg: 'ECDH-ES+A256KW', userinfo_encrypted_response_alg: 'ECDH-ES+A256KW', jwks: { keys: [ec.jwk] } });
+  it.each([
+    ['received data encrypted and replaces its key and algorithm (RSA-OAEP-256 to ECDH-ES+A256KW)', 'rsa', 'ECDH-ES+A256KW', 'your e-mail address — in the sign-in token'],
+    ['opted out of encryption and then adds it', 'optout', 'RSA-OAEP-256', 'your e-mail address'],
+  ] as const)('honest: a client that %s needs no new consent, and its data comes to the new key', async (_name, kind, alg, shown) => {
+    const client = await registerClient(running, kind);
+    const { browser } = await approve(client, { scope: 'openid email' }, [shown]);
+    const key = await encryptionKey(alg, { kid: 'rp-new' });
+    const moved = await updateRegistration(client, { id_token_encrypted_response_alg: alg, userinfo_encrypted_response_alg: alg, jwks: { keys: [key.jwk] } });
     const { verifier, challenge } = pkcePair();
     const silent = redirectParams((await browser.follow(registeredClientUrl(running.issuer, moved, { scope: 'openid email', code_challenge: challenge, prompt: 'none' }), running.baseUrl)).leftTo as string);
     expect(silent.get('error')).toBeNull();
     const tokens = await redeemCode(running.issuer, moved.metadata, silent.get('code') as string, verifier);
     expect(tokens.status).toBe(200);
-    expect(userDataOf(await decrypt(ec.privateKey, tokens.body.id_token as string))).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
-  });
-
-  it('honest: a client that opted out of encryption and then adds it needs no new consent', async () => {
-    const client = await registerClient(running, 'optout');
-    const { browser } = await approve(client, { scope: 'openid email' }, ['your e-mail address']);
-    const key = await encryptionKey('RSA-OAEP-256', { kid: 'rp-added' });
-    const moved = await updateRegistration(client, { id_token_encrypted_response_alg: 'RSA-OAEP-256', userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [key.jwk] } });
-    const { verifier, challenge } = pkcePair();
-    const silent = redirectParams((await browser.follow(registeredClientUrl(running.issuer, moved, { scope: 'openid email', code_challenge: challenge, prompt: 'none' }), running.baseUrl)).leftTo as string);
-    expect(silent.get('error')).toBeNull();
-    const tokens = await redeemCode(running.issuer, moved.metadata, silent.get('code') as string, verifier);
     expect(userDataOf(await decrypt(key.privateKey, tokens.body.id_token as string))).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
   });
 });
