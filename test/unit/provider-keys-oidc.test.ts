@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { JWK } from 'jose';
 
 import { createMemoryStore, createProvider, generateProviderKeys, loadSettings, SettingsError, silentLogger } from '../../lib/index.js';
-import { validateProviderKeys } from '../../lib/provider/keys.js';
+import { generatePrivateJwk, validateProviderKeys } from '../../lib/provider/keys.js';
 
 /*
  * The keys check judges a file as oidc-provider will use it: a key it would refuse to load, or a file with no key it
@@ -59,6 +59,17 @@ describe('provider keys as oidc-provider uses them: what the keys check refuses,
       expect(await outcome(keys)).not.toMatch(/^client unusable/);
       expect(reason({ keys })).toBe('invalid signing keys in keys.json (svc.keys.file): no RSA signing key (RS256 is the default signing algorithm)');
     }
+  });
+
+  it('accepts keys labelled for algorithms the provider does not offer (RS384, PS512, ES384) beside the RS256 key: oidc-provider starts and leaves them unused', async () => {
+    const keys = (await generateProviderKeys()).keys;
+    const extra = [
+      { ...(await generatePrivateJwk('RS384', { modulusLength: 2048 }, 'sig')), alg: 'RS384' },
+      { ...(await generatePrivateJwk('PS512', { modulusLength: 2048 }, 'sig')), alg: 'PS512' },
+      { ...(await generatePrivateJwk('ES384', { crv: 'P-384' }, 'sig')), alg: 'ES384' },
+    ];
+    expect(reason({ keys: [...keys, ...extra] })).toBe('accepted');
+    expect(await outcome([...keys, ...extra])).toBe('client usable');
   });
 });
 
