@@ -45,6 +45,7 @@ export const PROVIDER_EVENTS = {
 /** Model names (adapter factory argument) and `ctx.oidc.entities` names we treat specially. */
 export const MODEL_NAMES = {
   client: 'Client',
+  authorizationCode: 'AuthorizationCode',
   initialAccessToken: 'InitialAccessToken',
   registrationAccessToken: 'RegistrationAccessToken',
   /** Also the name of its entity in `ctx.oidc.entities` once `/authorize` loaded a `request_uri`. */

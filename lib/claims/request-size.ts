@@ -13,12 +13,13 @@ export function assertStoredRequestSize(ctx: KoaContextWithOIDC): void {
 }
 
 /**
- * Refuses a `state` of more than {@link STORED_PARAMETERS_MAX_BYTES} outside an authorization request (told by its
- * `response_type`, never its path): RP-initiated logout keeps it in a session, signed in or not, until she answers.
+ * Refuses a `state` of more than {@link STORED_PARAMETERS_MAX_BYTES} in any request, before anything reads it:
+ * RP-initiated logout keeps it in a session, signed in or not, until she answers (whatever other parameters the
+ * request carries), and an authorization request could not store it either.
  */
 export function assertStoredStateSize(fields: Record<string, unknown>): void {
   // Given twice (an array), it is refused by oidc-provider as a duplicate before anything is stored.
-  if (fields.response_type !== undefined || typeof fields.state !== 'string') return;
+  if (typeof fields.state !== 'string') return;
   const bytes = Buffer.byteLength(fields.state, 'utf8');
   if (bytes > STORED_PARAMETERS_MAX_BYTES) throw new errors.InvalidRequest(`state is ${bytes} bytes long; at most ${STORED_PARAMETERS_MAX_BYTES} are allowed`);
 }

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
-import { errors, type Client, type Interaction, type InteractionResults } from 'oidc-provider';
+import type { Client, Interaction, InteractionResults } from 'oidc-provider';
 
 import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, deliveryText, grantedOf, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
@@ -17,6 +17,7 @@ import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import type { Authenticator } from '../claims/authenticator.js';
 import type { LoginThrottle } from './login-throttle.js';
+import { assertRedirectUriRegistered } from './redirect-check.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { consentPage, loginPage } from '../pages/interaction-pages.js';
@@ -61,11 +62,9 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
 
   // Not `interactionFinished`: it ends the response itself, before storeBatch has stored the result.
   // `interactionResult` loads the interaction again, from the request's batch: no extra store command.
-  // oidc-provider checked the redirect URI at /authorize and does not again when it resumes: a URI the client
-  // retracted meanwhile (RFC 7592) would still get the code, or the error and `state`.
+  // An error result is sent to the redirect URI before the policy's own check runs at resume.
   const finish = async (ctx: Context, details: Interaction, result: InteractionResults): Promise<void> => {
-    const { client } = await clientFor(details.params.client_id);
-    if (!client?.redirectUriAllowed(String(details.params.redirect_uri))) throw new errors.InvalidRedirectUri();
+    assertRedirectUriRegistered((await clientFor(details.params.client_id)).client, details.params.redirect_uri);
     ctx.status = 303;
     ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result));
   };

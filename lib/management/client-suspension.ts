@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { Adapter, AdapterPayload, KoaContextWithOIDC } from 'oidc-provider';
 
+import type { SvcStore } from '../../adapters/store.js';
 import { ClientDisabledError } from '../errors.js';
 import { requestState } from '../registration/request-state.js';
 import type { Logger } from '../logger.js';
@@ -55,16 +56,19 @@ export function suspendedClients(inner: Adapter, marks: Adapter): Partial<Adapte
 
 /**
  * `provider.use` middleware: a token answer for a client disabled while the request was served (it was found before
- * the mark was set, and waited on its `jwks_uri`, say) is withdrawn: the tokens it issued are destroyed and the answer
- * is 401 `invalid_client`, as for a request that arrived after the mark. The code it redeemed stays spent.
+ * the mark was set, and waited on its `jwks_uri`, say) is withdrawn, as if the request had arrived after the mark:
+ * the tokens it issued are destroyed, the code it redeemed is given back (the store's atomic `unconsume`; spent, a
+ * retry after `enable` would revoke her grant as a replay), and the answer is 401 `invalid_client`.
  */
-export function withdrawTokensOfDisabledClients(marks: Adapter, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
+export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' | 'unconsume'>, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
+  const marks = store.adapter(SUSPENSION_MODEL);
   return async (ctx, next) => {
     await next();
     const { oidc } = ctx as KoaContextWithOIDC;
     if (oidc?.route !== ROUTE_NAMES.token || ctx.status !== 200 || !oidc.client || !(await marks.find(oidc.client.clientId))) return;
-    const { AccessToken, RefreshToken, ClientCredentials } = oidc.entities;
+    const { AccessToken, RefreshToken, ClientCredentials, AuthorizationCode } = oidc.entities;
     for (const token of [AccessToken, RefreshToken, ClientCredentials]) if (token) await token.destroy();
+    if (AuthorizationCode?.jti) await store.unconsume(MODEL_NAMES.authorizationCode, AuthorizationCode.jti);
     logger.warn('tokens_withdrawn', { request_id: requestIdOf(ctx), client_id: oidc.client.clientId, reason: 'client_disabled' });
     sendError(ctx, 401, 'invalid_client', 'client authentication failed');
   };

@@ -1,23 +1,32 @@
-import type { KoaContextWithOIDC } from 'oidc-provider';
+import type { Client, KoaContextWithOIDC } from 'oidc-provider';
 
 import { escapeHtml, renderPage, sendPage } from './html.js';
+
+/** Her `sub` at `client`, as her ID tokens for it carry it (pairwise or public). */
+export type SubjectAt = (ctx: KoaContextWithOIDC, accountId: string, client: Client) => Promise<string> | string;
 
 /**
  * The RP-initiated logout confirmation page (oidc-provider's `logoutSource`). "No" ends nothing; oidc-provider reads
  * it as "sign out of this client only" and revokes the client's grant, so the client is forgotten unless a valid
- * `id_token_hint` named it: a bare `client_id` is public, and any site could make her "No" withdraw her consent.
+ * `id_token_hint` of hers named it (its `sub` is hers at that client): a bare `client_id` is public, and anyone's ID
+ * token for the client validates, so any site could otherwise make her "No" withdraw her consent.
  */
-export async function logoutPage(ctx: KoaContextWithOIDC, form: string): Promise<void> {
-  if (!ctx.oidc.entities.IdTokenHint && ctx.oidc.session?.state) ctx.oidc.session.state.clientId = undefined;
-  // `form` is oidc-provider's hidden form (id "op.logoutForm") carrying its xsrf token.
-  const body = `<h1>Sign out?</h1>
+export function logoutPage(subjectAt: SubjectAt): (ctx: KoaContextWithOIDC, form: string) => Promise<void> {
+  return async (ctx, form) => {
+    const { session, client, entities } = ctx.oidc;
+    const hinted = entities.IdTokenHint?.payload.sub;
+    const hers = hinted !== undefined && session?.accountId !== undefined && client !== undefined && hinted === (await subjectAt(ctx, session.accountId, client));
+    if (!hers && session?.state) session.state.clientId = undefined;
+    // `form` is oidc-provider's hidden form (id "op.logoutForm") carrying its xsrf token.
+    const body = `<h1>Sign out?</h1>
 <p>Do you want to sign out of ${escapeHtml(ctx.host)}?</p>
 ${form}
 <div class="actions">
 <button class="primary" type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>
 <button class="secondary" type="submit" form="op.logoutForm">No, stay signed in</button>
 </div>`;
-  sendPage(ctx, renderPage({ title: 'Sign out', body, formTargets: ['*'] }));
+    sendPage(ctx, renderPage({ title: 'Sign out', body, formTargets: ['*'] }));
+  };
 }
 
 /** The page shown after the logout page without `post_logout_redirect_uri`: what she chose there is what it says. */

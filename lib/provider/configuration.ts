@@ -5,6 +5,7 @@ import { pairwiseSub, sectorOf, SUBJECT_TYPES, withSubjectDefaults } from '../..
 import { assertScope, assertStoredClaimsReachClient, claimsParameterAssertion } from '../claims/authorization.js';
 import { deliveryTokenClaims } from '../claims/account.js';
 import { createInteractionPolicy } from '../claims/essential-check.js';
+import { withRedirectUriCheck } from '../interactions/redirect-check.js';
 import type { ClaimRegistry } from '../claims/modules.js';
 import { SCOPE_CLAIMS } from '../claims/scopes.js';
 import { scopeOffer } from '../claims/supported.js';
@@ -18,7 +19,7 @@ import type { Settings } from '../settings/types.js';
 import { CLIENT_AUTH_METHODS, ENCRYPTION_ALG_VALUES, ENCRYPTION_ENC_VALUES, SIGNING_ALG_VALUES } from '../../policies/supported-algorithms.js';
 import type { PrivateJwks } from './keys.js';
 import { publicPathsOf, ROUTES, type PublicPaths } from '../settings/paths.js';
-import { logoutPage, offerSignOutInstead, postLogoutPage } from '../pages/logout-pages.js';
+import { logoutPage, offerSignOutInstead, postLogoutPage, type SubjectAt } from '../pages/logout-pages.js';
 import { INITIAL_ACCESS_TOKEN_TTL } from '../registration/initial-access-tokens.js';
 import { newClientId } from '../registration/client-ids.js';
 import { checkedOnce } from './pushed-requests.js';
@@ -66,10 +67,11 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
   // Requested claim values are kept only as MACs keyed from the cookie keys (never in the store).
   const valueMac = new ClaimValueMac(parts.cookieKeys);
   const paths = parts.paths ?? publicPathsOf(settings.baseUrl);
+  const pairwise = pairwiseConfiguration(parts);
   return {
     adapter: parts.adapter,
     clients: withSubjectDefaults(parts.clients ?? [], settings.subject.defaultType),
-    ...pairwiseConfiguration(parts),
+    ...pairwise,
     findAccount: parts.findAccount,
     jwks: parts.jwks,
     cookies: {
@@ -140,7 +142,11 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       // By value (RFC 9101), signed by the client (never `none`), maybe encrypted to our `enc` keys;
       // oidc-provider 9 dereferences no `request_uri` but the provider's own PAR URNs.
       requestObjects: { enabled: true, requireSignedRequestObject: false, assertJwtClaimsAndHeader: assertRequestObject },
-      rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: postLogoutPage },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: logoutPage((ctx, accountId, client) => (client.subjectType === 'pairwise' ? pairwise.pairwiseIdentifier(ctx, accountId, client) : accountId)),
+        postLogoutSuccessSource: postLogoutPage,
+      },
       registration: {
         enabled: true,
         initialAccessToken: true,
@@ -169,7 +175,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       requestObjectEncryptionEncValues: encryptionEncs,
     },
     interactions: {
-      policy: createInteractionPolicy(parts.registry, valueMac, settings.stage.includeScopesInUserInfo),
+      policy: withRedirectUriCheck(createInteractionPolicy(parts.registry, valueMac, settings.stage.includeScopesInUserInfo)),
       url: (_ctx, interaction) => paths.interaction(interaction.uid),
     },
     renderError: async (ctx, out) => void (offerSignOutInstead(ctx, out) || (await renderErrorPage(ctx, out))),
@@ -183,7 +189,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
  * Pairwise subjects (OpenID Connect Core 8.1). A registered client's `sector_identifier_uri` was checked
  * by policy `svc/subject-type`; oidc-provider checks a static client's once, when it first loads it.
  */
-function pairwiseConfiguration(parts: ConfigurationParts): Pick<Configuration, 'subjectTypes' | 'pairwiseIdentifier' | 'sectorIdentifierUriValidate'> {
+function pairwiseConfiguration(parts: ConfigurationParts): Pick<Configuration, 'subjectTypes' | 'sectorIdentifierUriValidate'> & { pairwiseIdentifier: SubjectAt } {
   const staticIds = new Set((parts.clients ?? []).map((c) => c.client_id));
   return {
     subjectTypes: [...SUBJECT_TYPES],

@@ -88,7 +88,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
  * `provider.use` middleware that puts every provider request, on every path and method, in the form our rules expect:
  * - a presented client secret (Basic, form or JSON) is replaced by its hash before oidc-provider compares
  *   it with the stored hash, so a stolen hash never authenticates: it would be hashed again;
- * - a `state` that a logout would keep is refused over its size ({@link assertStoredStateSize});
+ * - a `state` over the stored-request bound is refused, in any request ({@link assertStoredStateSize});
  * - an `id_token_hint` encrypted to the provider is replaced by the signed ID token it holds ({@link openEncryptedHint});
  * - the ignored parameters are dropped, and an encrypted `request`'s header recorded ({@link recordRequestEnvelope});
  * - JSON nested deeper than oidc-provider's recursive cloning survives is refused: a JSON body, a `request` (judged

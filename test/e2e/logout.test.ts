@@ -210,6 +210,16 @@ describe('RP-initiated logout', () => {
       expect({ userinfo: await userinfoStatus(app, accessToken), silent: await silentOutcome(app, rp, browser) }).toEqual({ userinfo: 200, silent: 'code' });
     });
 
+    it('"No, stay signed in" on a logout page opened with another person\'s valid ID token for the same client keeps her grant and tokens there', async () => {
+      // His own ID token of this client (any browser-based RP hands it to its user; expired hints are accepted).
+      const { tokens } = await runCodeFlow(app.issuer, rp, { skipUserinfo: true, login: 'demo-basic', password: 'demo-basic' });
+      const { browser, accessToken } = await signedIn(app, rp);
+      await browser.follow(logoutUrl(app, { id_token_hint: String(tokens.id_token) }), app.baseUrl);
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+      await browser.submit('op.logoutForm', {}, app.baseUrl);
+      expect({ userinfo: await userinfoStatus(app, accessToken), silent: await silentOutcome(app, rp, browser) }).toEqual({ userinfo: 200, silent: 'code' });
+    });
+
     it('honest: "No" on the logout page of a relying party that sent a valid hint signs her out of that one client only and sends her back to it; she stays signed in', async () => {
       const { browser, idToken, accessToken } = await signedIn(app, rp);
       const otherTokens = await signedIn(app, other, browser);
@@ -372,6 +382,13 @@ describe('RP-initiated logout', () => {
         fetch(`${app.issuer}/logout`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ state }).toString() });
       const refused = await post('x'.repeat(14 * 1024 + 1));
       expect([refused.status, ((await refused.json()) as { error?: string }).error]).toEqual([400, 'invalid_request']);
+      // A parameter /logout ignores changes nothing: response_type does not make it an authorization request.
+      const disguised = await fetch(`${app.issuer}/logout`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ response_type: 'code', state: 'x'.repeat(50 * 1024) }).toString(),
+      });
+      expect(disguised.status).toBe(400);
       const queried = await fetch(logoutUrl(app, { state: 'x'.repeat(14 * 1024 + 1) }));
       expect(queried.status).toBe(400);
       expect([...(await storeRecords()).keys()].filter((k) => !before.has(k))).toEqual([]);

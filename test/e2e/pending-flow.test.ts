@@ -95,6 +95,40 @@ describe('a sign-in under way while the client changes', () => {
       expect(notTo(leftTo, RETRACTED)).toBe(true);
     });
 
+    it('resuming the pending authorization (its /authorize/{uid} URL) after the client retracted its redirect URI sends no code there', async () => {
+      const client = await registerClient(running, 'rsa', { redirect_uris: [KEPT, RETRACTED] });
+      const id = String(client.metadata.client_id);
+      const url = (redirectUri: string, scope: string): string =>
+        authorizationUrl(running.issuer, { client_id: id, response_type: 'code', scope, redirect_uri: redirectUri, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'st-resume' });
+      const browser = new FormBrowser();
+
+      // Signed in, with consent to `openid`.
+      await browser.follow(url(KEPT, 'openid'), running.baseUrl);
+      await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+      if (browser.lastPage.includes('id="consent-allow"')) await browser.submit('consent-allow', {}, running.baseUrl);
+
+      // A request at RETRACTED asks for `email`: a consent page, pending.
+      await browser.follow(url(RETRACTED, 'openid email'), running.baseUrl);
+      expect(browser.lastPage).toContain('id="consent-allow"');
+      const pending = { value: browser.cookie('_interaction_resume') as string, sig: browser.cookie('_interaction_resume.sig') };
+      expect(pending.value).toEqual(expect.any(String));
+
+      // She approves `email` through another request of the same client, at KEPT.
+      await browser.follow(url(KEPT, 'openid email'), running.baseUrl);
+      const approved = await browser.submit('consent-allow', {}, running.baseUrl);
+      expect(approved.leftTo?.startsWith(`${KEPT}?`)).toBe(true);
+
+      // The client retracts RETRACTED (RFC 7592).
+      await updateRegistration(client, { redirect_uris: [KEPT] });
+
+      // The pending authorization is resumed.
+      browser.setCookie('_interaction_resume', pending.value);
+      if (pending.sig) browser.setCookie('_interaction_resume.sig', pending.sig);
+      const resumed = await browser.follow(`${running.issuer}/authorize/${pending.value}`, running.baseUrl);
+      const sentTo = resumed.leftTo === undefined ? undefined : { at: resumed.leftTo.split('?')[0], code: redirectParams(resumed.leftTo).has('code') };
+      expect(sentTo?.at === RETRACTED || sentTo?.code === true ? sentTo : 'nothing to the retracted URI').toBe('nothing to the retracted URI');
+    });
+
     it('a pushed request naming a URI retracted before /authorize loads it is refused there, with a page, not a redirect', async () => {
       const client = await twoRedirects();
       const { challenge } = pkcePair();

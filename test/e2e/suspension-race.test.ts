@@ -7,7 +7,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { codeFlowUrl, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
+import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
 import { managementCalls } from '../helpers/management-calls.js';
 import { encryptionKey, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
 
@@ -152,5 +152,28 @@ describe('requests in flight when the operator disables the client (C2)', () => 
     const tokens = await redeeming;
     expect(tokens.status).toBe(200);
     expect(await storedTokensOf(String(client.client_id))).toEqual(['AccessToken']);
+  });
+  it('honest: the RP retries a withdrawn code once the client is enabled again: it is redeemed, and her grant stays (no replay revocation)', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    const { client, where } = await registerAt([key.jwk]);
+    const id = String(client.client_id);
+    // She signs in twice at this relying party (one browser, one grant): two codes.
+    const browser = new FormBrowser();
+    const [first, second] = [pkcePair(), pkcePair()];
+    const codeOf = async (challenge: string): Promise<string> =>
+      (await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }), { browser })).callbackUrl.searchParams.get('code') as string;
+    const [firstCode, secondCode] = [await codeOf(first.challenge), await codeOf(second.challenge)];
+    const gate = hold(where);
+    const redeeming = redeemCode(running.issuer, client, firstCode, first.verifier);
+    await gate.arrived;
+    expect((await call()('POST', `/oidc/v1/management/clients/${id}/disable`)).status).toBe(200);
+    gate.release();
+    expect([(await redeeming).status, (await redeeming).body.error]).toEqual([401, 'invalid_client']);
+    expect((await call()('POST', `/oidc/v1/management/clients/${id}/enable`)).status).toBe(200);
+    const secondTokens = await redeemCode(running.issuer, client, secondCode, second.verifier);
+    const userinfo = async (): Promise<number> => (await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${String(secondTokens.body.access_token)}` } })).status;
+    expect(await userinfo()).toBe(200);
+    const retry = await redeemCode(running.issuer, client, firstCode, first.verifier);
+    expect({ retry: retry.status, userinfo: await userinfo() }).toEqual({ retry: 200, userinfo: 200 });
   });
 });

@@ -1,0 +1,27 @@
+import { errors, interactionPolicy, type Client, type KoaContextWithOIDC } from 'oidc-provider';
+
+/**
+ * Refuses (`invalid_redirect_uri`, an error page: never a redirect) an interaction whose redirect URI the client no
+ * longer registers. oidc-provider checks it at `/authorize` only: resuming an interaction opened before an RFC 7592
+ * update removed the URI would still send the code, or the error and `state`, there.
+ */
+export function assertRedirectUriRegistered(client: Client | undefined, redirectUri: unknown): void {
+  if (!client?.redirectUriAllowed(String(redirectUri))) throw new errors.InvalidRedirectUri();
+}
+
+/**
+ * `policy` with {@link assertRedirectUriRegistered} as the first check of its `login` prompt: the policy runs at
+ * `/authorize` and again at every resume, with the client as registered then.
+ */
+export function withRedirectUriCheck(policy: interactionPolicy.Prompt[]): interactionPolicy.Prompt[] {
+  const login = policy.find((prompt) => prompt.name === 'login');
+  if (!login) throw new TypeError('oidc-provider interaction policy has no login prompt');
+  login.checks.add(
+    new interactionPolicy.Check('redirect_uri_registered', 'the redirect URI is still registered', (ctx: KoaContextWithOIDC) => {
+      assertRedirectUriRegistered(ctx.oidc.client, ctx.oidc.params?.redirect_uri);
+      return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+    }),
+    0,
+  );
+  return policy;
+}
