@@ -8,6 +8,7 @@ import { isObject, validateChannel, type ChannelClaims } from './request.js';
 import { channelRequests, storedForm } from './stored-form.js';
 import { deliverableClaims } from './supported.js';
 import { ExpansionBudget } from './syntax.js';
+import { oauthDescription } from '../web/error-response.js';
 import type { ClaimValueMac } from './value-mac.js';
 import { parseVerifiedClaims, storedVerified, VERIFIED_CLAIMS } from './verified-request.js';
 
@@ -75,7 +76,13 @@ export function claimsParameterAssertion(registry: ClaimRegistry, mac: ClaimValu
     const params = ctx.oidc.params;
     if (!params) throw new TypeError('claims parameter asserted outside an authorization request');
     const text = typeof params.claims === 'string' ? params.claims : JSON.stringify(claims);
-    params.claims = JSON.stringify(rewriteClaimsParameter(text, claims as Record<string, unknown>, client, registry, mac));
+    try {
+      params.claims = JSON.stringify(rewriteClaimsParameter(text, claims as Record<string, unknown>, client, registry, mac));
+    } catch (err) {
+      // Claim names and members are quoted back as sent: only characters OAuth allows reach the client.
+      if (err instanceof errors.OIDCProviderError && typeof err.error_description === 'string') err.error_description = oauthDescription(err.error_description);
+      throw err;
+    }
   };
 }
 

@@ -14,6 +14,8 @@ const CHANNELS: readonly Channel[] = ['id_token', 'userinfo'];
 // under a prefix no claim can have: `svc:delivery:id_token=encrypted`.
 const PREFIX = 'svc:delivery:';
 const TRAVEL = 'svc:travel:';
+const NAMED = 'svc:named:';
+const GROUPED = 'svc:grouped:';
 
 /** The delivery `client`'s registration has now. */
 export function deliveryOf(client: Client): Delivery {
@@ -90,4 +92,28 @@ export function travelGrantNames(claims: unknown, scope: string | undefined, sco
   const grantedScope = (scope ?? '').split(' ').filter((s) => granted.scopes.has(s)).join(' ');
   for (const name of claimsForScope(grantedScope)) if (!named.has(name)) names.push(`${TRAVEL}${scopeChannel}:${name}`);
   return names;
+}
+
+/** Each request of a stored `claims` parameter by the alternatives that can be delivered (all, without `deliverable`). */
+function deliverableAlternatives(claims: unknown, deliverable?: ReadonlySet<string>): string[][] {
+  const parsed = isObject(claims) ? claims : {};
+  return CHANNELS.flatMap((channel) =>
+    channelRequests(parsed[channel] as ChannelClaims | undefined).map((r) => (deliverable ? r.alternatives.filter((name) => deliverable.has(name)) : r.alternatives)),
+  );
+}
+
+/**
+ * The grant names of how she approved each claim of a request, as the consent page showed it: by its own name
+ * (`svc:named:svc.ver.email.l2`), or only as one of a group ("one of: …", `svc:grouped:` for each alternative).
+ */
+export function namingGrantNames(claims: unknown, deliverable?: ReadonlySet<string>): string[] {
+  return deliverableAlternatives(claims, deliverable).flatMap((alternatives) => (alternatives.length === 1 ? [`${NAMED}${alternatives[0]}`] : alternatives.map((name) => `${GROUPED}${name}`)));
+}
+
+/**
+ * True when a request names alone a claim the grant covers only as one of a group: she agreed that the client may
+ * receive one of them, not each, nor to learn which of them she holds.
+ */
+export function namedBeyondGroup(claims: unknown, granted: ReadonlySet<string>, deliverable?: ReadonlySet<string>): boolean {
+  return deliverableAlternatives(claims, deliverable).some(([name, ...others]) => others.length === 0 && granted.has(`${GROUPED}${name}`) && !granted.has(`${NAMED}${name}`));
 }

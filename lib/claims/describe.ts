@@ -5,7 +5,8 @@ import { channelRequests } from './stored-form.js';
 import { isSvcClaimName } from './syntax.js';
 import { asksNumbers, asksTime, verifiedRequestsOf, type VerifiedRequest } from './verified-request.js';
 
-const STANDARD: Record<string, string> = {
+// Maps, not objects: a claim name or segment may be "constructor" or "__proto__".
+const STANDARD: ReadonlyMap<string, string> = new Map(Object.entries({
   name: 'your full name',
   given_name: 'your first name',
   family_name: 'your last name',
@@ -15,17 +16,18 @@ const STANDARD: Record<string, string> = {
   nationalities: 'your nationality',
   phone_number: 'your phone number',
   'demo.ver.healthinsurance.l0.api.demo': 'your health insurance member number',
-};
-const DATASETS: Record<string, string> = { mobile: 'mobile number', email: 'e-mail address', idcard: 'ID card', driverslicense: 'driving licence' };
-const PROCEDURES: Record<string, string> = { video: 'video check', nfc: 'NFC', api: 'checked with the issuer', otp: 'one-time password' };
+}));
+const DATASETS: ReadonlyMap<string, string> = new Map(Object.entries({ mobile: 'mobile number', email: 'e-mail address', idcard: 'ID card', driverslicense: 'driving licence' }));
+const PROCEDURES: ReadonlyMap<string, string> = new Map(Object.entries({ video: 'video check', nfc: 'NFC', api: 'checked with the issuer', otp: 'one-time password' }));
 
 /** A concrete claim name in plain words (for consent). */
 function describeClaim(name: string): string {
-  if (STANDARD[name]) return STANDARD[name];
+  const standard = STANDARD.get(name);
+  if (standard) return standard;
   if (!isSvcClaimName(name)) return name;
   const [, family, dataset = '', level = '', ...rest] = name.split('.');
-  const what = DATASETS[dataset] ?? dataset;
-  const details = [level.startsWith('l') ? `level ${level.slice(1)}` : level, ...rest.map((p) => PROCEDURES[p] ?? p)].filter(Boolean).join(', ');
+  const what = DATASETS.get(dataset) ?? dataset;
+  const details = [level.startsWith('l') ? `level ${level.slice(1)}` : level, ...rest.map((p) => PROCEDURES.get(p) ?? p)].filter(Boolean).join(', ');
   return family === 'auth' ? `proof that you confirmed your ${what}${details ? ` (${details})` : ''}` : `your verified ${what}${details ? ` (${details})` : ''}`;
 }
 
@@ -33,7 +35,7 @@ const list = (items: readonly string[]): string => (items.length < 2 ? items.joi
 
 /** A `verified_claims` request element in plain words: which data, and which details of its check. */
 function describeVerified(request: VerifiedRequest): string {
-  const claims = list(Object.keys(request.claims).map((c) => (STANDARD[c] ?? c).replace(/^your /, '')));
+  const claims = list(Object.keys(request.claims).map((c) => (STANDARD.get(c) ?? c).replace(/^your /, '')));
   const details: string[] = [];
   if (request.evidence) details.push('how it was checked (for example which document and how)');
   if (asksNumbers(request)) details.push('the number of the document or record checked');
@@ -44,7 +46,7 @@ function describeVerified(request: VerifiedRequest): string {
 
 /** A requested name, alternatives included, in plain words: "one of: driving licence (…), ID card (…)". */
 function describeRequested(request: ClaimRequest): string {
-  if (!request.requested.includes('[')) return describeClaim(request.requested);
+  if (request.alternatives.length === 1) return describeClaim(request.alternatives[0] as string);
   return `one of: ${request.alternatives.map(describeClaim).join('; ')}`;
 }
 
@@ -55,8 +57,11 @@ export interface RequestedItem {
   channels: Channel[];
 }
 
-/** What a request asks for, in plain words: scope claims in `scopeChannel` unless the `claims` parameter names them. */
-export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel): RequestedItem[] {
+/**
+ * What a request asks for, in plain words: scope claims in `scopeChannel` unless the `claims` parameter names them;
+ * of its names only those in `deliverable` (a name outside `claims_supported` is never delivered, so not asked).
+ */
+export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel, deliverable?: ReadonlySet<string>): RequestedItem[] {
   const items = new Map<string, RequestedItem>();
   let parsed: Record<string, unknown> = {};
   try {
@@ -67,7 +72,9 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
   const explicit = new Map<string, { request: ClaimRequest; channels: Channel[] }>();
   const verified: RequestedItem[] = [];
   for (const channel of ['id_token', 'userinfo'] as const) {
-    for (const request of channelRequests(parsed[channel] as ChannelClaims | undefined)) {
+    for (const asked of channelRequests(parsed[channel] as ChannelClaims | undefined)) {
+      const request = deliverable ? { ...asked, alternatives: asked.alternatives.filter((name) => deliverable.has(name)) } : asked;
+      if (request.alternatives.length === 0) continue;
       const known = explicit.get(request.requested);
       explicit.set(request.requested, { request: { ...request, essential: request.essential || (known?.request.essential ?? false) }, channels: [...(known?.channels ?? []), channel] });
     }

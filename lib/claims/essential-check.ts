@@ -2,7 +2,8 @@ import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { scopeChannel } from './account.js';
 import { CLAIMS_CHANNELS } from './budget.js';
-import { weakerThanConsented, deliveryOf, grantedOf, recordedDelivery, travelGrantNames } from './delivery.js';
+import { weakerThanConsented, deliveryOf, grantedOf, namedBeyondGroup, recordedDelivery, travelGrantNames } from './delivery.js';
+import { deliverableClaims } from './supported.js';
 import type { ClaimRegistry } from './modules.js';
 import { channelCarriesUserData, type Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';
@@ -17,6 +18,7 @@ export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 const DELIVERY_REASON = 'delivery_not_consented';
 const VERIFIED_REASON = 'verified_claims_not_consented';
 const TRAVEL_REASON = 'claims_travel_not_consented';
+const NAMING_REASON = 'claims_named_not_consented';
 
 /**
  * The essential claims of this request the account cannot satisfy (both channels resolved together), of those
@@ -65,6 +67,11 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
       const scope = typeof ctx.oidc.params?.scope === 'string' ? ctx.oidc.params.scope : undefined;
       return prompt(!travelGrantNames(ctx.oidc.claims, scope, scopeChannel(ctx.oidc.client, includeScopesInUserInfo), granted).every((n) => granted.claims.has(n)));
     }),
+  );
+  consent.checks.add(
+    new interactionPolicy.Check(NAMING_REASON, 'the grant covers a claim requested by name only as one of a group', 'consent_required', (ctx: KoaContextWithOIDC) =>
+      prompt(namedBeyondGroup(ctx.oidc.claims, grantedOf(ctx.oidc.grant).claims, deliverableClaims(registry))),
+    ),
   );
   consent.checks.add(
     new interactionPolicy.Check(VERIFIED_REASON, 'the grant does not cover every verified claim requested', 'consent_required', (ctx: KoaContextWithOIDC) => {

@@ -60,11 +60,14 @@ export function validateChannel(
     }
     if (spec !== null && !isObject(spec)) throw bad(' must be null or an object');
     if (isObject(spec)) {
-      if ('values' in spec) throw bad(': the values member is not supported (request one value with value)');
       if (spec.essential !== undefined && typeof spec.essential !== 'boolean') throw bad(': essential must be true or false');
       if ('value' in spec && nestingDepth(spec.value) > MAX_VALUE_DEPTH) throw bad(`: value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
+      // Core 5.5.1 would make it a condition on who signs in; answering it could tell whose session this is.
+      if (name === 'sub' && 'value' in spec) throw bad(': a value is not supported (the ID token is about whoever signs in)');
     }
+    // Protocol claims are never looked up, so their value and values are ignored, as acr_values is (C3).
     if (NOT_RESOLVED.has(name)) continue;
+    if (isObject(spec) && 'values' in spec) throw bad(': the values member is not supported (request one value with value)');
     if (syntaxError) throw new errors.InvalidRequest(syntaxError.message);
     if (!tree && name.includes('[')) throw new errors.InvalidRequest(`claim ${name}: alternatives are only supported in svc.* claim names`);
     const alternatives = tree ? expandClaimTree(tree, budget) : [name];

@@ -4,7 +4,7 @@ import mount from 'koa-mount';
 import type Provider from 'oidc-provider';
 
 import type { SvcStore } from '../../adapters/store.js';
-import { scopeOffer } from '../claims/supported.js';
+import { deliverableClaims, scopeOffer } from '../claims/supported.js';
 import { createInteractionsRouter } from '../interactions/router.js';
 import { providerFromRuntime } from '../provider/create-provider.js';
 import { createDemoRouter } from '../demo/router.js';
@@ -126,6 +126,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     logger,
     metrics,
     offeredScopes: new Set(offer.offered),
+    deliverableClaims: deliverableClaims(runtime.registry),
     includeScopesInUserInfo: settings.stage.includeScopesInUserInfo,
   });
   const mailer = options.mailer ?? createMailer(settings.mail);

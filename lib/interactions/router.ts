@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider';
 import type { Client, Interaction, InteractionResults } from 'oidc-provider';
 
 import { describeRequest } from '../claims/describe.js';
-import { deliveryOf, deliveryText, grantedOf, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
+import { deliveryOf, deliveryText, grantedOf, namingGrantNames, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { claimsForScope } from '../claims/scopes.js';
@@ -37,6 +37,8 @@ export interface InteractionsOptions {
   includeScopesInUserInfo: boolean;
   /** The scopes the deployment offers: the consent page describes only theirs. Default: every scope of the map. */
   offeredScopes?: ReadonlySet<string>;
+  /** `claims_supported`: the consent page asks for no other name (none is ever delivered). Default: every name. */
+  deliverableClaims?: ReadonlySet<string>;
 }
 
 const stringParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -90,7 +92,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
         allowAction: `${path}/confirm`,
         denyAction: `${path}/abort`,
         clientName,
-        items: describeRequest(offeredOnly(stringParam(details.params.scope)), stringParam(details.params.claims), scopeChannel(client, options.includeScopesInUserInfo)),
+        items: describeRequest(offeredOnly(stringParam(details.params.scope)), stringParam(details.params.claims), scopeChannel(client, options.includeScopesInUserInfo), options.deliverableClaims),
         channels: {
           idToken: client ? channelMode(client, 'id_token') : 'withheld',
           userinfo: client ? channelMode(client, 'userinfo') : 'withheld',
@@ -165,6 +167,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const claims = parseJsonObject(stringParam(details.params.claims) ?? '');
     grant.addOIDCClaims(verifiedGrantNamesOf(claims));
     grant.addOIDCClaims(travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)));
+    grant.addOIDCClaims(namingGrantNames(claims, options.deliverableClaims));
     recordDelivery(grant, delivery);
     const grantId = await grant.save();
     await finish(ctx, details, { consent: kept ? {} : { grantId } });

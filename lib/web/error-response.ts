@@ -95,3 +95,11 @@ export function logErrorAnswer(logger: Logger, ctx: Context): void {
   const error = body && typeof body === 'object' && typeof body.error === 'string' && /^[a-z_]{1,64}$/.test(body.error) ? body.error : undefined;
   logger[ctx.status >= 500 ? 'warn' : 'info']('request_refused', { request_id: requestIdOf(ctx), status: ctx.status, error });
 }
+
+/**
+ * `text` within the characters RFC 6749 allows in `error_description` (%x20-21 / %x23-5B / %x5D-7E): a double
+ * quotation mark becomes a single one, and any other character outside them `U+XXXX`.
+ */
+export function oauthDescription(text: string): string {
+  return [...text].map((c) => (c === '"' ? "'" : /^[\x20-\x21\x23-\x5B\x5D-\x7E]$/.test(c) ? c : `U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`)).join('');
+}

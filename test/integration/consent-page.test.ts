@@ -28,12 +28,15 @@ describe('the consent page says what is asked for, in plain words (C5, issue 5 i
   it('lists scope claims and alternatives in words, marks required ones, and says the channels are encrypted', async () => {
     const html = await consentHtml(rsa, {
       scope: 'openid email svc.insurance',
-      claims: JSON.stringify({ userinfo: { 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true } } }),
+      claims: JSON.stringify({ userinfo: { 'svc.ver.[idcard.l3.nfc,email.l2]': { essential: true }, 'svc.ver.[driverslicense.l2,mobile.l2.api]': null } }),
     });
     expect(html).toContain('<strong>rsa test client</strong> asks for:');
     expect(html).toContain('<li>your e-mail address — in the sign-in token</li>');
     expect(html).toContain('<li>your health insurance member number — in the sign-in token</li>');
-    expect(html).toContain('<li>one of: your verified driving licence (level 3, NFC); your verified ID card (level 3, NFC) <em>(required)</em> — in the profile request</li>');
+    expect(html).toContain('<li>one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) <em>(required)</em> — in the profile request</li>');
+    // No module provides a driving licence: it is never delivered, so never asked; the one alternative left is named.
+    expect(html).toContain('<li>your verified mobile number (level 2, checked with the issuer) — in the profile request</li>');
+    expect(html).not.toContain('driving licence');
     expect(html).toContain('Sign-in token: <strong>encrypted</strong>');
     expect(html).toContain('Profile request (UserInfo): <strong>encrypted</strong>');
     expect(html).not.toContain('svc_alternative_of');

@@ -32,13 +32,21 @@ describe('the stored form of a claims request (C5, issue 14)', () => {
         name: { essential: false },
         'svc.ver.email.l2': { svc_of: [[0, 0, 'forged']] },
       },
-      id_token: { sub: { value: 'demo-0001', junk: [1, 2, 3] }, acr: { essential: true } },
+      id_token: { sub: { junk: [1, 2, 3] }, acr: { essential: true, values: ['urn:mace:incommon:iap:silver'] }, auth_time: { value: 1 } },
       junk: 'y'.repeat(1000),
     });
     expect(form).toEqual({
       userinfo: { email: { essential: true, svc_mac: matcher.mac('x@example.com') }, name: null, 'svc.ver.email.l2': null },
-      id_token: { sub: null, acr: { essential: true } },
+      id_token: { sub: null, acr: { essential: true }, auth_time: null },
     });
+  });
+
+  it('refuses a value for sub in either channel (Core 5.5.1 would make it a condition on who signs in)', () => {
+    for (const channel of ['id_token', 'userinfo']) {
+      expect(() => storedClaims({ [channel]: { sub: { value: 'demo-0001' } } })).toThrow(
+        expect.objectContaining({ error: 'invalid_request', error_description: `claims.${channel}.sub: a value is not supported (the ID token is about whoever signs in)` }),
+      );
+    }
   });
 
   it('marks only deliverable alternatives, each with its group and its place in written order', () => {
