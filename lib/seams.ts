@@ -13,6 +13,8 @@ export const ROUTE_NAMES = {
   authorization: 'authorization',
   /** `POST /token` */
   token: 'token',
+  /** `GET /authorize/{uid}`: an authorization resumed after its interaction */
+  resume: 'resume',
   pushedAuthorizationRequest: 'pushed_authorization_request',
   /** `POST /register` */
   registration: 'registration',

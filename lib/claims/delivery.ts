@@ -16,6 +16,7 @@ const PREFIX = 'svc:delivery:';
 const TRAVEL = 'svc:travel:';
 const NAMED = 'svc:named:';
 const GROUPED = 'svc:grouped:';
+const GROUP = 'svc:group:';
 
 /** The delivery `client`'s registration has now. */
 export function deliveryOf(client: Client): Delivery {
@@ -94,26 +95,32 @@ export function travelGrantNames(claims: unknown, scope: string | undefined, sco
   return names;
 }
 
-/** Each request of a stored `claims` parameter by the alternatives that can be delivered (all, without `deliverable`). */
+/** Each request of a stored `claims` parameter by the alternatives that can be delivered (all, without `deliverable`), once each. */
 function deliverableAlternatives(claims: unknown, deliverable?: ReadonlySet<string>): string[][] {
   const parsed = isObject(claims) ? claims : {};
   return CHANNELS.flatMap((channel) =>
-    channelRequests(parsed[channel] as ChannelClaims | undefined).map((r) => (deliverable ? r.alternatives.filter((name) => deliverable.has(name)) : r.alternatives)),
+    channelRequests(parsed[channel] as ChannelClaims | undefined).map((r) => [...new Set(deliverable ? r.alternatives.filter((name) => deliverable.has(name)) : r.alternatives)]),
   );
 }
 
 /**
  * The grant names of how she approved each claim of a request, as the consent page showed it: by its own name
- * (`svc:named:svc.ver.email.l2`), or only as one of a group ("one of: …", `svc:grouped:` for each alternative).
+ * (`svc:named:svc.ver.email.l2`), or only within a group ("one of: …"): `svc:grouped:` for each alternative and
+ * `svc:group:` for the group's alternatives in order (the first she holds is delivered).
  */
 export function namingGrantNames(claims: unknown, deliverable?: ReadonlySet<string>): string[] {
-  return deliverableAlternatives(claims, deliverable).flatMap((alternatives) => (alternatives.length === 1 ? [`${NAMED}${alternatives[0]}`] : alternatives.map((name) => `${GROUPED}${name}`)));
+  return deliverableAlternatives(claims, deliverable).flatMap((alternatives) =>
+    alternatives.length === 1 ? [`${NAMED}${alternatives[0]}`] : [`${GROUP}${alternatives.join(',')}`, ...alternatives.map((name) => `${GROUPED}${name}`)],
+  );
 }
 
 /**
- * True when a request names alone a claim the grant covers only as one of a group: she agreed that the client may
- * receive one of them, not each, nor to learn which of them she holds.
+ * True when a request asks for a claim the grant covers only within a group, other than as that very group (alone,
+ * in another order, in a smaller or larger group, repeated): she agreed that the client may receive the first of
+ * them she holds, not each, nor to learn which she holds. Claims of the granted scope count as approved by name.
  */
-export function namedBeyondGroup(claims: unknown, granted: ReadonlySet<string>, deliverable?: ReadonlySet<string>): boolean {
-  return deliverableAlternatives(claims, deliverable).some(([name, ...others]) => others.length === 0 && granted.has(`${GROUPED}${name}`) && !granted.has(`${NAMED}${name}`));
+export function beyondApprovedGroups(claims: unknown, grant: Granted, deliverable?: ReadonlySet<string>): boolean {
+  const scopeClaims = new Set(claimsForScope([...grant.scopes].join(' ')));
+  const groupedOnly = (name: string): boolean => grant.claims.has(`${GROUPED}${name}`) && !grant.claims.has(`${NAMED}${name}`) && !scopeClaims.has(name);
+  return deliverableAlternatives(claims, deliverable).some((alternatives) => !grant.claims.has(`${GROUP}${alternatives.join(',')}`) && alternatives.some(groupedOnly));
 }

@@ -2,7 +2,7 @@ import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { scopeChannel } from './account.js';
 import { CLAIMS_CHANNELS } from './budget.js';
-import { weakerThanConsented, deliveryOf, grantedOf, namedBeyondGroup, recordedDelivery, travelGrantNames } from './delivery.js';
+import { beyondApprovedGroups, weakerThanConsented, deliveryOf, grantedOf, recordedDelivery, travelGrantNames } from './delivery.js';
 import { deliverableClaims } from './supported.js';
 import type { ClaimRegistry } from './modules.js';
 import { channelCarriesUserData, type Channel } from './privacy.js';
@@ -69,8 +69,8 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
     }),
   );
   consent.checks.add(
-    new interactionPolicy.Check(NAMING_REASON, 'the grant covers a claim requested by name only as one of a group', 'consent_required', (ctx: KoaContextWithOIDC) =>
-      prompt(namedBeyondGroup(ctx.oidc.claims, grantedOf(ctx.oidc.grant).claims, deliverableClaims(registry))),
+    new interactionPolicy.Check(NAMING_REASON, 'the grant covers a requested claim only within another group', 'consent_required', (ctx: KoaContextWithOIDC) =>
+      prompt(beyondApprovedGroups(ctx.oidc.claims, grantedOf(ctx.oidc.grant), deliverableClaims(registry))),
     ),
   );
   consent.checks.add(

@@ -1,4 +1,8 @@
+import type { Context, Next } from 'koa';
 import { errors, interactionPolicy, type Client, type KoaContextWithOIDC } from 'oidc-provider';
+
+import { answerError } from '../pages/error-page.js';
+import { ROUTE_NAMES } from '../seams.js';
 
 /**
  * Refuses (`invalid_redirect_uri`, an error page: never a redirect) an interaction whose redirect URI the client no
@@ -24,4 +28,20 @@ export function withRedirectUriCheck(policy: interactionPolicy.Prompt[]): intera
     0,
   );
   return policy;
+}
+
+/**
+ * `provider.use` middleware for what the policy check cannot see: an error result (she denied, an essential claim is
+ * missing) is sent to the redirect URI as oidc-provider resumes, before the policy runs. A `resume` answer for a
+ * redirect URI the client no longer registers is replaced by the `invalid_redirect_uri` error page: neither the
+ * error nor the `state` goes there.
+ */
+export function resumedRedirectGuard(): (ctx: Context, next: Next) => Promise<void> {
+  return async (ctx, next) => {
+    await next();
+    const { oidc } = ctx as KoaContextWithOIDC;
+    if (oidc?.route !== ROUTE_NAMES.resume || !oidc.params || !oidc.client || oidc.client.redirectUriAllowed(String(oidc.params.redirect_uri))) return;
+    ctx.remove('Location');
+    await answerError(ctx, { status: 400, error: 'invalid_redirect_uri', error_description: 'redirect_uri is no longer registered for this client' });
+  };
 }

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
-import type { Client, Interaction, InteractionResults } from 'oidc-provider';
+import type { Client, InteractionResults } from 'oidc-provider';
 
 import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, deliveryText, grantedOf, namingGrantNames, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
@@ -17,7 +17,6 @@ import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import type { Authenticator } from '../claims/authenticator.js';
 import type { LoginThrottle } from './login-throttle.js';
-import { assertRedirectUriRegistered } from './redirect-check.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { consentPage, loginPage } from '../pages/interaction-pages.js';
@@ -64,9 +63,8 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
 
   // Not `interactionFinished`: it ends the response itself, before storeBatch has stored the result.
   // `interactionResult` loads the interaction again, from the request's batch: no extra store command.
-  // An error result is sent to the redirect URI before the policy's own check runs at resume.
-  const finish = async (ctx: Context, details: Interaction, result: InteractionResults): Promise<void> => {
-    assertRedirectUriRegistered((await clientFor(details.params.client_id)).client, details.params.redirect_uri);
+  // The redirect URI is checked again where oidc-provider resumes (interactions/redirect-check.ts).
+  const finish = async (ctx: Context, result: InteractionResults): Promise<void> => {
     ctx.status = 303;
     ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result));
   };
@@ -82,7 +80,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     }
     if (details.prompt.name === ESSENTIAL_CLAIMS_PROMPT) {
       // Which claim is missing is not said: the result is stored in the interaction until the client receives it.
-      await finish(ctx, details, { error: 'access_denied', error_description: 'an essential claim is not available for this account' });
+      await finish(ctx, { error: 'access_denied', error_description: 'an essential claim is not available for this account' });
       return;
     }
     if (details.prompt.name !== 'consent') return ctx.throw(400, 'this interaction expects no page');
@@ -129,7 +127,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const wait = accountId ? await attempt.succeeded() : await attempt.failed();
     if (wait) return throttled('name', wait);
     if (!accountId) return page(401, { failed: true });
-    await finish(ctx, details, { login: { accountId } });
+    await finish(ctx, { login: { accountId } });
   });
 
   router.post('/:uid/confirm', sameOrigin, async (ctx) => {
@@ -170,12 +168,11 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     grant.addOIDCClaims(namingGrantNames(claims, options.deliverableClaims));
     recordDelivery(grant, delivery);
     const grantId = await grant.save();
-    await finish(ctx, details, { consent: kept ? {} : { grantId } });
+    await finish(ctx, { consent: kept ? {} : { grantId } });
   });
 
   router.post('/:uid/abort', sameOrigin, async (ctx) => {
-    const details = await provider.interactionDetails(ctx.req, ctx.res);
-    await finish(ctx, details, { error: 'access_denied', error_description: 'the end-user denied the request' });
+    await finish(ctx, { error: 'access_denied', error_description: 'the end-user denied the request' });
   });
 
   return router;

@@ -15,7 +15,7 @@ export interface DemoResult {
 /** Scopes the demo page offers to tick (`openid` is always sent). */
 export const DEMO_SCOPES = ['profile', 'email', 'svc.insurance', 'svc.insurance.verified'] as const;
 
-const EXAMPLE_CLAIMS = '{"userinfo": {"svc.ver.[driverslicense,idcard].l3.nfc": {"essential": true}}}';
+const EXAMPLE_CLAIMS = '{"userinfo": {"svc.ver.[idcard.l3.nfc,email.l2]": {"essential": true}}}';
 
 /** The `verified_claims` request the demo's switch adds to UserInfo: name and birthdate verified with a document. */
 export const DEMO_VERIFIED_CLAIMS = {

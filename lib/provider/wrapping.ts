@@ -16,6 +16,7 @@ import { MODEL_NAMES } from '../seams.js';
 import { bodyLimit } from '../web/body-limit.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
 import { securityHeaders } from '../web/security-headers.js';
+import { resumedRedirectGuard } from '../interactions/redirect-check.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
 import { PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
 import { normalizeProviderRequests } from './request-normalizer.js';
@@ -85,6 +86,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: 'secrets hashed, ignored hints dropped, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys }) => normalizeProviderRequests(logger, keys) },
   { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
+  { why: 'nothing of a resumed authorization reaches a redirect URI the client retracted meanwhile', wrap: () => resumedRedirectGuard() },
   { why: 'a token answer for a client disabled while it was served is withdrawn (C2)', wrap: ({ store, logger }) => withdrawTokensOfDisabledClients(store, logger) },
   { why: 'a registration refused for its jwks_uri keys names the key rule that refused them', wrap: () => explainRefusedClientKeys() },
 ];

@@ -23,7 +23,7 @@ describe('the demo page in Chromium (C8)', () => {
     await running?.close();
   });
 
-  const CLAIMS = JSON.stringify({ userinfo: { 'svc.ver.[driverslicense,idcard].l3.nfc': { essential: true } } });
+  const CLAIMS = JSON.stringify({ userinfo: { 'svc.ver.[idcard.l3.nfc,email.l2]': { essential: true } } });
 
   const startFlow = async (page: Page, options: { par?: boolean } = {}): Promise<void> => {
     await page.goto(`${running.baseUrl}/oidcdemo/login`);
@@ -44,7 +44,7 @@ describe('the demo page in Chromium (C8)', () => {
     const page = await browser.newPage();
     await startFlow(page);
     const consent = await page.textContent('main');
-    expect(consent).toContain('one of: your verified driving licence (level 3, NFC); your verified ID card (level 3, NFC)');
+    expect(consent).toContain('one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2)');
     expect(consent).toContain('your health insurance member number');
     expect(consent).toContain('Sign-in token: encrypted');
     const consentShot = await screenshot(page, 'consent');

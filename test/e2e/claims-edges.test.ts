@@ -127,3 +127,82 @@ describe('claims requests: the consent page with modules that provide svc.* by p
     expect(list).not.toContain('foo');
   });
 });
+
+const GROUP = 'svc.ver.[idcard.l3.nfc,email.l2]';
+
+describe('a consent to "one of" is one of, whatever the spelling of a later request (demo modules)', () => {
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+  });
+  afterAll(async () => running.close());
+
+  /** A fresh client, and a browser where demo approved `claims` for it (she holds both alternatives of GROUP). */
+  async function approvedOneOf(claims: unknown): Promise<{ client: RegisteredClient; browser: FormBrowser; delivered: string[] }> {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const flow = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params: { claims: JSON.stringify(claims) } });
+    return { client, browser, delivered: Object.keys(userData(flow.userinfo)) };
+  }
+
+  /** Where a silent (`prompt=none`) request of `client` for `claims` ends in `browser`: its `error`, or `code`. */
+  async function silently(client: RegisteredClient, browser: FormBrowser, claims: unknown): Promise<string> {
+    const step = await browser.follow(registeredClientUrl(running.issuer, client, { prompt: 'none', claims: JSON.stringify(claims) }), running.baseUrl);
+    const params = redirectParams(step.leftTo as string);
+    return params.get('error') ?? (params.get('code') ? 'code' : 'nothing');
+  }
+
+  it('asks again (consent_required) when one alternative of an approved group is asked as a group of itself twice', async () => {
+    const { client, browser, delivered } = await approvedOneOf({ userinfo: { [GROUP]: null } });
+    expect(delivered).toEqual(['svc.ver.idcard.l3.nfc']);
+    // Written twice it is the same single claim, named alone.
+    expect(await silently(client, browser, { userinfo: { 'svc.ver.email.l2': null } })).toBe('consent_required');
+    expect(await silently(client, browser, { userinfo: { 'svc.ver.[email.l2,email.l2]': null } })).toBe('consent_required');
+  });
+
+  it('asks again (consent_required) when one alternative of an approved group is asked with a repeated segment', async () => {
+    const { client, browser } = await approvedOneOf({ userinfo: { [GROUP]: null } });
+    expect(await silently(client, browser, { userinfo: { 'svc.ver.email.[l2,l2]': null } })).toBe('consent_required');
+  });
+
+  it('does not deliver the second alternative of an approved group without asking, when the group is asked in another order', async () => {
+    const { client, browser, delivered } = await approvedOneOf({ userinfo: { [GROUP]: null } });
+    expect(delivered).toEqual(['svc.ver.idcard.l3.nfc']);
+    // She approved that the client receives one of them; the reversed group, asked silently, hands it the other one.
+    const reversed = { userinfo: { 'svc.ver.[email.l2,idcard.l3.nfc]': null } };
+    const again = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params: { prompt: 'none', claims: JSON.stringify(reversed) } }).catch(
+      () => undefined,
+    );
+    const received = new Set([...delivered, ...Object.keys(userData(again?.userinfo ?? {}))]);
+    expect([...received].sort()).toEqual(['svc.ver.idcard.l3.nfc']);
+  });
+
+  it('does not deliver the second alternative of an approved group without asking, when it is asked as a group of itself twice', async () => {
+    const { client, browser, delivered } = await approvedOneOf({ userinfo: { [GROUP]: null } });
+    const twice = { userinfo: { 'svc.ver.[email.l2,email.l2]': null } };
+    const again = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params: { prompt: 'none', claims: JSON.stringify(twice) } }).catch(
+      () => undefined,
+    );
+    const received = new Set([...delivered, ...Object.keys(userData(again?.userinfo ?? {}))]);
+    expect([...received].sort()).toEqual(['svc.ver.idcard.l3.nfc']);
+  });
+
+  it('asks again (consent_required) when a part of an approved group is asked as a smaller group', async () => {
+    const { client, browser, delivered } = await approvedOneOf({ userinfo: { 'svc.ver.[idcard.l3.nfc,email.l2,mobile.l2.api]': null } });
+    expect(delivered).toEqual(['svc.ver.idcard.l3.nfc']);
+    // The group without the alternative delivered: the client learns the next one she holds, then the next.
+    expect(await silently(client, browser, { userinfo: { 'svc.ver.[email.l2,mobile.l2.api]': null } })).toBe('consent_required');
+  });
+
+  it('honest: a claim she approved by name through its scope needs no new consent when named after she also approved it within a group', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    // 1. The scope: the page names "your verified ID card (level 3, NFC)" on its own (travelling in the sign-in token).
+    await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, scope: 'openid svc.insurance.verified', skipUserinfo: true });
+    // 2. A group with it (the e-mail alternative is new, so she is asked and allows).
+    await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params: { claims: JSON.stringify({ id_token: { [GROUP]: null } }) }, skipUserinfo: true });
+    // 3. The claim she approved by name, named, where it travelled: docs/claims.md says no new consent.
+    expect(await silently(client, browser, { id_token: { 'svc.ver.idcard.l3.nfc': null } })).toBe('code');
+  });
+});

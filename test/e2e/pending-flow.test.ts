@@ -129,6 +129,35 @@ describe('a sign-in under way while the client changes', () => {
       expect(sentTo?.at === RETRACTED || sentTo?.code === true ? sentTo : 'nothing to the retracted URI').toBe('nothing to the retracted URI');
     });
 
+    it('sends neither the error nor the state to a redirect URI retracted between her "deny" and the resume', async () => {
+      const client = await registerClient(running, 'rsa', { redirect_uris: [KEPT, RETRACTED] });
+      const browser = new FormBrowser();
+      const url = authorizationUrl(running.issuer, {
+        client_id: String(client.metadata.client_id),
+        response_type: 'code',
+        scope: 'openid email',
+        redirect_uri: RETRACTED,
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+        state: 'st-deny',
+      });
+      await browser.follow(url, running.baseUrl);
+      await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+      expect(browser.lastPage).toContain('id="consent-deny"');
+
+      // She denies; the answer sends her browser on to the resume URL (not followed yet: a slow network, a closed lid).
+      const denied = await browser.post(browser.formAction('consent-deny', running.baseUrl), browser.hiddenFields('consent-deny'), running.baseUrl);
+      expect(denied.status).toBe(303);
+      const resume = new URL(denied.headers.get('location') as string, running.baseUrl).href;
+
+      // Meanwhile the client retracts that URI (RFC 7592), say because its host was lost.
+      await updateRegistration(client, { redirect_uris: [KEPT] });
+
+      const resumed = await browser.follow(resume, running.baseUrl);
+      const sentTo = resumed.leftTo?.split('?')[0];
+      expect(sentTo === RETRACTED ? `error and state sent to ${resumed.leftTo}` : 'nothing sent to the retracted URI').toBe('nothing sent to the retracted URI');
+    });
+
     it('a pushed request naming a URI retracted before /authorize loads it is refused there, with a page, not a redirect', async () => {
       const client = await twoRedirects();
       const { challenge } = pkcePair();
