@@ -309,14 +309,21 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
     expect([details.prompt.name, details.returnTo]).toEqual(['login', `${issuer}/authorize/${uid}`]);
     const returnTo = await provider.interactionResult(req() as never, res as never, { login: { accountId: 'seam-person' } });
     expect(returnTo).toBe(details.returnTo);
+    const fromRoutes = routes.length;
     const resumed = await fetch(returnTo, { headers: { cookie: cookieHeader() }, redirect: 'manual' });
+    expect(since(routes, fromRoutes)).toEqual([ROUTE_NAMES.resume]);
     // The login result was taken: the flow moves on to consent.
     expect(resumed.status).toBe(303);
     expect(resumed.headers.get('location')).toMatch(/^\/interaction\//);
-    // interactionPolicy: the base policy has a consent prompt whose checks we add to.
+    // interactionPolicy: the base policy has a login prompt (first: it runs at every resume) and a consent prompt
+    // whose checks we add to.
+    expect(interactionPolicy.base().map((prompt) => prompt.name).slice(0, 2)).toEqual(['login', 'consent']);
     const consent = interactionPolicy.base().get('consent');
     expect(consent?.checks).toBeDefined();
     expect(typeof consent?.checks.add).toBe('function');
+    const fromToken = routes.length;
+    await fetch(`${issuer}/token`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&code=unknown' });
+    expect(since(routes, fromToken)).toEqual([ROUTE_NAMES.token]);
     expect([typeof interactionPolicy.Check.REQUEST_PROMPT, typeof interactionPolicy.Check.NO_NEED_TO_PROMPT]).toEqual(['boolean', 'boolean']);
   });
 
