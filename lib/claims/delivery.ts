@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import type { Client, Grant } from 'oidc-provider';
 
 import { channelMode, type Channel } from './privacy.js';
@@ -15,7 +17,6 @@ const CHANNELS: readonly Channel[] = ['id_token', 'userinfo'];
 const PREFIX = 'svc:delivery:';
 const TRAVEL = 'svc:travel:';
 const NAMED = 'svc:named:';
-const GROUPED = 'svc:grouped:';
 const GROUP = 'svc:group:';
 
 /** The delivery `client`'s registration has now. */
@@ -103,24 +104,24 @@ function deliverableAlternatives(claims: unknown, deliverable?: ReadonlySet<stri
   );
 }
 
+/** The grant name of a group she approved, its alternatives in order: a fixed-length digest, so a grant stays small. */
+const groupName = (alternatives: readonly string[]): string => `${GROUP}${createHash('sha256').update(alternatives.join(',')).digest('base64url').slice(0, 22)}`;
+
 /**
  * The grant names of how she approved each claim of a request, as the consent page showed it: by its own name
- * (`svc:named:svc.ver.email.l2`), or only within a group ("one of: …"): `svc:grouped:` for each alternative and
- * `svc:group:` for the group's alternatives in order (the first she holds is delivered).
+ * (`svc:named:svc.ver.email.l2`), or within a group ("one of: …", {@link groupName}: the first she holds is delivered).
  */
 export function namingGrantNames(claims: unknown, deliverable?: ReadonlySet<string>): string[] {
-  return deliverableAlternatives(claims, deliverable).flatMap((alternatives) =>
-    alternatives.length === 1 ? [`${NAMED}${alternatives[0]}`] : [`${GROUP}${alternatives.join(',')}`, ...alternatives.map((name) => `${GROUPED}${name}`)],
-  );
+  return deliverableAlternatives(claims, deliverable).map((alternatives) => (alternatives.length === 1 ? `${NAMED}${alternatives[0]}` : groupName(alternatives)));
 }
 
 /**
- * True when a request asks for a claim the grant covers only within a group, other than as that very group (alone,
- * in another order, in a smaller or larger group, repeated): she agreed that the client may receive the first of
- * them she holds, not each, nor to learn which she holds. Claims of the granted scope count as approved by name.
+ * True when a request asks for a claim she approved neither by name (or through the granted scope) nor within this
+ * very group (in this order): approved within a group, a claim named alone, repeated, re-ordered or in another group
+ * would let the client receive each of them, or learn which she holds.
  */
 export function beyondApprovedGroups(claims: unknown, grant: Granted, deliverable?: ReadonlySet<string>): boolean {
   const scopeClaims = new Set(claimsForScope([...grant.scopes].join(' ')));
-  const groupedOnly = (name: string): boolean => grant.claims.has(`${GROUPED}${name}`) && !grant.claims.has(`${NAMED}${name}`) && !scopeClaims.has(name);
-  return deliverableAlternatives(claims, deliverable).some((alternatives) => !grant.claims.has(`${GROUP}${alternatives.join(',')}`) && alternatives.some(groupedOnly));
+  const byName = (name: string): boolean => grant.claims.has(`${NAMED}${name}`) || scopeClaims.has(name);
+  return deliverableAlternatives(claims, deliverable).some((alternatives) => !grant.claims.has(groupName(alternatives)) && !alternatives.every(byName));
 }

@@ -79,8 +79,18 @@ describe('what one authorization request stores is bounded (C5: an interaction r
     const names = '[mobile,email,idcard,driverslicense].[l0,l2,l3]';
     return { [`svc.ver.${names}`]: null, [`svc.ver.${names}.[nfc,video,api]`]: null, [`svc.auth.${names}`]: null, [`svc.auth.${names}.[nfc,video,api]`]: null };
   };
+  /** Every name of {@link vocabulary}, each named on its own. */
+  const vocabularyByName = (): Record<string, null> =>
+    Object.fromEntries(
+      ['ver', 'auth'].flatMap((family) =>
+        ['mobile', 'email', 'idcard', 'driverslicense'].flatMap((dataset) =>
+          ['l0', 'l2', 'l3'].flatMap((level) => ['', '.nfc', '.video', '.api'].map((procedure) => [`svc.${family}.${dataset}.${level}${procedure}`, null])),
+        ),
+      ),
+    );
   it.each([
     ['every vocabulary name in both channels, all deliverable', { id_token: vocabulary(), userinfo: vocabulary() }],
+    ['every vocabulary name by its own name in both channels', { id_token: vocabularyByName(), userinfo: vocabularyByName() }],
     ['256 names within 8 KiB, all but 4 provided by nobody', { userinfo: { [longBracket('u', 7)]: null }, id_token: { [longBracket('i', 6)]: null, [longBracket('j', 5)]: null, [longBracket('k', 4)]: null } }],
   ])('one consent to %s stores a grant within 16 KiB', async (_label, claims: ClaimsObject) => {
     expect(bytesOf(claims)).toBeLessThanOrEqual(8192);
