@@ -1,7 +1,7 @@
 import type { Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';
 import { claimsForScope } from './scopes.js';
-import { channelRequests } from './stored-form.js';
+import { asDelivered, channelRequests } from './stored-form.js';
 import { isSvcClaimName } from './syntax.js';
 import { asksNumbers, asksTime, verifiedRequestsOf, type VerifiedRequest } from './verified-request.js';
 
@@ -72,7 +72,7 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
   const explicit = new Map<string, { request: ClaimRequest; channels: Channel[] }>();
   const verified: RequestedItem[] = [];
   for (const channel of ['id_token', 'userinfo'] as const) {
-    for (const asked of channelRequests(parsed[channel] as ChannelClaims | undefined)) {
+    for (const asked of asDelivered(channelRequests(parsed[channel] as ChannelClaims | undefined))) {
       const request = deliverable ? { ...asked, alternatives: asked.alternatives.filter((name) => deliverable.has(name)) } : asked;
       if (request.alternatives.length === 0) continue;
       const known = explicit.get(request.requested);

@@ -129,3 +129,12 @@ export function channelRequests(claims: ChannelClaims | undefined): ClaimRequest
   cache.set(claims, out);
   return out;
 }
+
+/**
+ * A channel's requests as delivery sees them: a group without the alternatives the channel also names on their own
+ * (those travel by their name; the group delivers the first of the others she holds).
+ */
+export function asDelivered(requests: readonly ClaimRequest[]): ClaimRequest[] {
+  const named = new Set(requests.filter((r) => !hasAlternatives(r.requested)).map((r) => r.requested));
+  return requests.map((r) => (hasAlternatives(r.requested) ? { ...r, alternatives: r.alternatives.filter((a) => !named.has(a)) } : r));
+}

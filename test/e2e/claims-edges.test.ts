@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
+import { createDemoClaimModules, DEMO_PEOPLE } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { everySvcName } from '../helpers/claims-requests.js';
 import { FormBrowser, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
@@ -204,5 +204,79 @@ describe('a consent to "one of" is one of, whatever the spelling of a later requ
     await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params: { claims: JSON.stringify({ id_token: { [GROUP]: null } }) }, skipUserinfo: true });
     // 3. The claim she approved by name, named, where it travelled: docs/claims.md says no new consent.
     expect(await silently(client, browser, { id_token: { 'svc.ver.idcard.l3.nfc': null } })).toBe('code');
+  });
+});
+
+const IDCARD = 'svc.ver.idcard.l3.nfc';
+const EMAIL = 'svc.ver.email.l2';
+
+describe('an approved group delivers the first alternative she holds only, whatever is asked beside it', () => {
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+  });
+  afterAll(async () => running.close());
+
+  /** A completed flow of `client` in `browser` (she allows any page), or undefined when it ends without a code. */
+  const flow = async (client: RegisteredClient, browser: FormBrowser, params: Record<string, string>, scope?: string) =>
+    runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params, scope }).catch(() => undefined);
+
+  /** The user data a silent (`prompt=none`) request of `claims` delivers in both channels (none when it ends without a code). */
+  const silently = async (client: RegisteredClient, browser: FormBrowser, claims: unknown): Promise<string[]> => {
+    const done = await flow(client, browser, { prompt: 'none', claims: JSON.stringify(claims) });
+    return [...new Set([...Object.keys(userData(done?.claims ?? {})), ...Object.keys(userData(done?.userinfo ?? {}))])];
+  };
+
+  it('does not deliver the second alternative of an approved group when the request also names the alternative she approved by name', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    // 1. "one of: ID card; e-mail": the client receives her ID card.
+    const first = await flow(client, browser, { claims: JSON.stringify({ userinfo: { [GROUP]: null } }) });
+    expect(Object.keys(userData(first?.userinfo ?? {}))).toEqual([IDCARD]);
+    // 2. The ID card by name (the client holds it already; she allows).
+    const second = await flow(client, browser, { claims: JSON.stringify({ userinfo: { [IDCARD]: null } }) });
+    expect(Object.keys(userData(second?.userinfo ?? {}))).toEqual([IDCARD]);
+    // 3. Silently: the approved group beside the name. A name requested on its own is delivered for itself, so the
+    //    group skips the ID card and hands over her verified e-mail address, which she never approved but as "one of".
+    const third = await silently(client, browser, { userinfo: { [GROUP]: null, [IDCARD]: null } });
+    expect(third).not.toContain(EMAIL);
+  });
+
+  it('does not deliver the second alternative of an approved group when its first alternative was approved through the scope', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    // 1. Scope svc.insurance.verified names the ID card on its own (in the sign-in token).
+    expect(await flow(client, browser, {}, 'openid svc.insurance.verified')).toBeDefined();
+    // 2. The group in the sign-in token; she allows (the e-mail alternative is new).
+    const grouped = await flow(client, browser, { claims: JSON.stringify({ id_token: { [GROUP]: null } }) });
+    expect(Object.keys(userData(grouped?.claims ?? {}))).toEqual([IDCARD]);
+    // 3. Silently: the approved group and the ID card by name, in the same channel.
+    const third = await silently(client, browser, { id_token: { [GROUP]: null, [IDCARD]: null } });
+    expect(third).not.toContain(EMAIL);
+  });
+
+  it('does not let a value on an approved group pick an alternative other than the first she holds without asking', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const first = await flow(client, browser, { claims: JSON.stringify({ userinfo: { [GROUP]: null } }) });
+    expect(Object.keys(userData(first?.userinfo ?? {}))).toEqual([IDCARD]);
+    // A client that knows (or guesses) the e-mail record asks for the same group with it as `value`: the first
+    // alternative whose value matches is delivered, so the client confirms she holds a verified e-mail address.
+    const emailRecord = DEMO_PEOPLE['demo-0001']?.verifiedEmail;
+    const valued = await silently(client, browser, { userinfo: { [GROUP]: { value: emailRecord } } });
+    expect(valued).not.toContain(EMAIL);
+  });
+
+  it('the consent page does not present as "one of" a group that, beside one of its alternatives named alone, delivers the other', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const claims = JSON.stringify({ userinfo: { [GROUP]: null, [IDCARD]: null } });
+    const done = await flow(client, browser, { claims });
+    const page = browser.lastPage;
+    const delivered = Object.keys(userData(done?.userinfo ?? {}));
+    const saysOneOf = page.includes('one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2)');
+    const both = delivered.includes(IDCARD) && delivered.includes(EMAIL);
+    expect(saysOneOf && both ? `page says "one of: ID card; e-mail", client received ${delivered.join(', ')}` : 'consistent').toBe('consistent');
   });
 });

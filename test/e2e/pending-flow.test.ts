@@ -1,8 +1,9 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { basicAuthorization } from '../../lib/web/basic-auth.js';
 import { registerClient, updateRegistration, type RegisteredClient } from '../helpers/clients.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, FormBrowser, pkcePair, redirectParams, redeemCode } from '../helpers/flow.js';
 import { managementCalls } from '../helpers/management-calls.js';
 import { manage } from '../helpers/registration.js';
@@ -11,8 +12,8 @@ import { appPerSuite } from '../helpers/suite-app.js';
 
 const KEPT = 'https://rp.example/cb';
 const RETRACTED = 'https://rp.example/retired-cb';
-const USER = 'probe-admin';
-const PASSWORD = 'probe-admin-password-0123456789';
+const USER = 'flow-admin';
+const PASSWORD = 'flow-admin-password-0123456789';
 const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 
 /**
@@ -225,5 +226,56 @@ describe('a sign-in under way while the client changes', () => {
       const token = await redeemCode(running.issuer, client.metadata, earlierCode, earlier.verifier);
       expect(token.status).toBe(401);
     });
+  });
+});
+
+
+describe('honest resumes pass the redirect URI checks', () => {
+  let running: RunningApp;
+  let client: RegisteredClient;
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+    client = await registerClient(running, 'rsa', { redirect_uris: [KEPT] });
+  });
+  afterAll(async () => running.close());
+
+  /** Signs in and presses `button` for a request of the one-URI client; the last answer. */
+  async function signInAndPress(button: 'consent-allow' | 'consent-deny', extra: Record<string, string | undefined>) {
+    const browser = new FormBrowser();
+    const url = authorizationUrl(running.issuer, {
+      client_id: String(client.metadata.client_id),
+      response_type: 'code',
+      scope: 'openid email',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      state: 'st-honest',
+      ...extra,
+    });
+    const first = await browser.follow(url, running.baseUrl);
+    expect(first.leftTo).toBeUndefined();
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    return browser.submit(button, {}, running.baseUrl);
+  }
+
+  it('sends the denial back to the only registered redirect URI when the request left redirect_uri out', async () => {
+    const step = await signInAndPress('consent-deny', {});
+    expect(step.leftTo?.split('?')[0]).toBe(KEPT);
+    expect(redirectParams(step.leftTo as string).get('error')).toBe('access_denied');
+  });
+
+  it('sends the code back to the only registered redirect URI when the request left redirect_uri out', async () => {
+    const step = await signInAndPress('consent-allow', {});
+    expect(step.leftTo?.split('?')[0]).toBe(KEPT);
+    expect(redirectParams(step.leftTo as string).get('code')).toBeTruthy();
+  });
+
+  it('answers a denial with response_mode=form_post as a form to the registered redirect URI', async () => {
+    const step = await signInAndPress('consent-deny', { redirect_uri: KEPT, response_mode: 'form_post' });
+    const body = (await step.response?.text()) ?? '';
+    // oidc-provider answers an error form_post with the error's status (400); a browser still submits it.
+    expect(body).toContain(`action="${KEPT}"`);
+    expect(body).toContain('access_denied');
   });
 });
