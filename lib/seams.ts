@@ -15,6 +15,8 @@ export const ROUTE_NAMES = {
   token: 'token',
   /** `GET /authorize/{uid}`: an authorization resumed after its interaction */
   resume: 'resume',
+  /** `GET` or `POST /logout` (RP-initiated logout) */
+  endSession: 'end_session',
   pushedAuthorizationRequest: 'pushed_authorization_request',
   /** `POST /register` */
   registration: 'registration',

@@ -56,17 +56,17 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
   // On each form route, not `router.use`: a refused post is then labelled by its route (`ctx.routerPath`).
   const sameOrigin = sameOriginPosts(paths.origin);
 
-  const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {
-    const client = typeof clientId === 'string' ? await provider.Client.find(clientId) : undefined;
-    return { client, name: client?.clientName ?? (typeof clientId === 'string' ? clientId : 'the application') };
-  };
-
   // Not `interactionFinished`: it ends the response itself, before storeBatch has stored the result.
   // `interactionResult` loads the interaction again, from the request's batch: no extra store command.
   // The redirect URI is checked again where oidc-provider resumes (interactions/redirect-check.ts).
   const finish = async (ctx: Context, result: InteractionResults): Promise<void> => {
     ctx.status = 303;
     ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result));
+  };
+
+  const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {
+    const client = typeof clientId === 'string' ? await provider.Client.find(clientId) : undefined;
+    return { client, name: client?.clientName ?? (typeof clientId === 'string' ? clientId : 'the application') };
   };
 
   router.get('/:uid', async (ctx) => {

@@ -1,5 +1,6 @@
 import type { Client, KoaContextWithOIDC } from 'oidc-provider';
 
+import { ROUTE_NAMES } from '../seams.js';
 import { escapeHtml, renderPage, sendPage } from './html.js';
 
 /** Her `sub` at `client`, as her ID tokens for it carry it (pairwise or public). */
@@ -43,7 +44,7 @@ export async function postLogoutPage(ctx: KoaContextWithOIDC): Promise<void> {
  * used, and the bare page is what any link may open. True when it answered.
  */
 export function offerSignOutInstead(ctx: KoaContextWithOIDC, out: { error?: string }): boolean {
-  if (ctx.oidc?.route !== 'end_session' || out.error === 'server_error' || !ctx.oidc.session?.accountId) return false;
+  if (ctx.oidc?.route !== ROUTE_NAMES.endSession || out.error === 'server_error' || !ctx.oidc.session?.accountId) return false;
   if (!Object.values(ctx.oidc.params ?? {}).some((value) => value !== undefined)) return false;
   ctx.status = 303;
   ctx.redirect(ctx.oidc.urlFor('end_session'));
