@@ -5,7 +5,7 @@ import type { Client, Grant } from 'oidc-provider';
 import { channelMode, type Channel } from './privacy.js';
 import { isObject, type ChannelClaims } from './request.js';
 import { claimsForScope } from './scopes.js';
-import { asDelivered, channelRequests } from './stored-form.js';
+import { channelRequests, deliveredRequests } from './stored-form.js';
 import { verifiedGrantNames, verifiedRequestsOf } from './verified-request.js';
 
 /** How a client's registration delivers user data, per channel (C4). */
@@ -96,19 +96,10 @@ export function travelGrantNames(claims: unknown, scope: string | undefined, sco
   return names;
 }
 
-/**
- * Each request of a stored `claims` parameter as delivery sees it ({@link asDelivered}), by the alternatives that
- * can be delivered (all, without `deliverable`), once each, and whether it carries a value (a value on a group
- * decides which alternative is delivered).
- */
-function deliverableAlternatives(claims: unknown, deliverable?: ReadonlySet<string>): { alternatives: string[]; valued: boolean }[] {
+/** Each request of a stored `claims` parameter as delivery sees it ({@link deliveredRequests}), in both channels. */
+function deliverableAlternatives(claims: unknown, deliverable: ReadonlySet<string>): { alternatives: string[]; valued: boolean }[] {
   const parsed = isObject(claims) ? claims : {};
-  return CHANNELS.flatMap((channel) =>
-    asDelivered(channelRequests(parsed[channel] as ChannelClaims | undefined)).map((r) => ({
-      alternatives: [...new Set(deliverable ? r.alternatives.filter((name) => deliverable.has(name)) : r.alternatives)],
-      valued: r.valueMac !== undefined,
-    })),
-  );
+  return CHANNELS.flatMap((channel) => deliveredRequests(parsed[channel] as ChannelClaims | undefined, deliverable).map((r) => ({ alternatives: r.alternatives, valued: r.valueMac !== undefined })));
 }
 
 /** The grant name of a group she approved, its alternatives in order: a fixed-length digest, so a grant stays small. */
@@ -120,7 +111,7 @@ const groupName = ({ alternatives, valued }: { alternatives: readonly string[]; 
  * (`svc:named:svc.ver.email.l2`), or within a group ("one of: …", {@link groupName}: the first she holds is delivered,
  * or with a value the first whose value matches, so a valued group is a group of its own).
  */
-export function namingGrantNames(claims: unknown, deliverable?: ReadonlySet<string>): string[] {
+export function namingGrantNames(claims: unknown, deliverable: ReadonlySet<string>): string[] {
   return deliverableAlternatives(claims, deliverable).map((request) => (request.alternatives.length === 1 ? `${NAMED}${request.alternatives[0]}` : groupName(request)));
 }
 
@@ -129,7 +120,7 @@ export function namingGrantNames(claims: unknown, deliverable?: ReadonlySet<stri
  * very group (in this order): approved within a group, a claim named alone, repeated, re-ordered or in another group
  * would let the client receive each of them, or learn which she holds.
  */
-export function beyondApprovedGroups(claims: unknown, grant: Granted, deliverable?: ReadonlySet<string>): boolean {
+export function beyondApprovedGroups(claims: unknown, grant: Granted, deliverable: ReadonlySet<string>): boolean {
   const scopeClaims = new Set(claimsForScope([...grant.scopes].join(' ')));
   const byName = (name: string): boolean => grant.claims.has(`${NAMED}${name}`) || scopeClaims.has(name);
   return deliverableAlternatives(claims, deliverable).some((request) => !grant.claims.has(groupName(request)) && !request.alternatives.every(byName));

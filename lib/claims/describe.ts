@@ -1,7 +1,7 @@
 import type { Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';
 import { claimsForScope } from './scopes.js';
-import { asDelivered, channelRequests } from './stored-form.js';
+import { deliveredRequests } from './stored-form.js';
 import { isSvcClaimName } from './syntax.js';
 import { asksNumbers, asksTime, verifiedRequestsOf, type VerifiedRequest } from './verified-request.js';
 
@@ -59,9 +59,10 @@ export interface RequestedItem {
 
 /**
  * What a request asks for, in plain words: scope claims in `scopeChannel` unless the `claims` parameter names them;
- * of its names only those in `deliverable` (a name outside `claims_supported` is never delivered, so not asked).
+ * each as delivery sees it ({@link deliveredRequests}: a name outside `claims_supported` is never delivered, so not
+ * asked).
  */
-export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel, deliverable?: ReadonlySet<string>): RequestedItem[] {
+export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel, deliverable: ReadonlySet<string>): RequestedItem[] {
   const items = new Map<string, RequestedItem>();
   let parsed: Record<string, unknown> = {};
   try {
@@ -72,8 +73,7 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
   const explicit = new Map<string, { request: ClaimRequest; channels: Channel[] }>();
   const verified: RequestedItem[] = [];
   for (const channel of ['id_token', 'userinfo'] as const) {
-    for (const asked of asDelivered(channelRequests(parsed[channel] as ChannelClaims | undefined))) {
-      const request = deliverable ? { ...asked, alternatives: asked.alternatives.filter((name) => deliverable.has(name)) } : asked;
+    for (const request of deliveredRequests(parsed[channel] as ChannelClaims | undefined, deliverable)) {
       if (request.alternatives.length === 0) continue;
       const known = explicit.get(request.requested);
       explicit.set(request.requested, { request: { ...request, essential: request.essential || (known?.request.essential ?? false) }, channels: [...(known?.channels ?? []), channel] });

@@ -131,10 +131,13 @@ export function channelRequests(claims: ChannelClaims | undefined): ClaimRequest
 }
 
 /**
- * A channel's requests as delivery sees them: a group without the alternatives the channel also names on their own
- * (those travel by their name; the group delivers the first of the others she holds).
+ * A channel's requests as delivery sees them: each group without the alternatives the channel also names on their
+ * own (those travel by their name; the group delivers the first of the others she holds), every request with only
+ * the alternatives in `deliverable` (`claims_supported`), once each. What the consent page shows and what a grant
+ * records of the request.
  */
-export function asDelivered(requests: readonly ClaimRequest[]): ClaimRequest[] {
+export function deliveredRequests(claims: ChannelClaims | undefined, deliverable: ReadonlySet<string>): ClaimRequest[] {
+  const requests = channelRequests(claims);
   const named = new Set(requests.filter((r) => !hasAlternatives(r.requested)).map((r) => r.requested));
-  return requests.map((r) => (hasAlternatives(r.requested) ? { ...r, alternatives: r.alternatives.filter((a) => !named.has(a)) } : r));
+  return requests.map((r) => ({ ...r, alternatives: [...new Set(r.alternatives.filter((a) => deliverable.has(a) && (!hasAlternatives(r.requested) || !named.has(a))))] }));
 }

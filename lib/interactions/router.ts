@@ -36,8 +36,8 @@ export interface InteractionsOptions {
   includeScopesInUserInfo: boolean;
   /** The scopes the deployment offers: the consent page describes only theirs. Default: every scope of the map. */
   offeredScopes?: ReadonlySet<string>;
-  /** `claims_supported`: the consent page asks for no other name (none is ever delivered). Default: every name. */
-  deliverableClaims?: ReadonlySet<string>;
+  /** `claims_supported`: the consent page asks for no other name (none is ever delivered), and grants record no other. */
+  deliverableClaims: ReadonlySet<string>;
 }
 
 const stringParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
