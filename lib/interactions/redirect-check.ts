@@ -9,7 +9,7 @@ import { ROUTE_NAMES } from '../seams.js';
  * longer registers. oidc-provider checks it at `/authorize` only: resuming an interaction opened before an RFC 7592
  * update removed the URI would still send the code, or the error and `state`, there.
  */
-export function assertRedirectUriRegistered(client: Client | undefined, redirectUri: unknown): void {
+function assertRedirectUriRegistered(client: Client | undefined, redirectUri: unknown): void {
   if (!client?.redirectUriAllowed(String(redirectUri))) throw new errors.InvalidRedirectUri();
 }
 
