@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import type { Adapter, AdapterPayload, KoaContextWithOIDC } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
 import type { SvcStore } from '../../adapters/store.js';
 import { ClientDisabledError } from '../errors.js';
@@ -10,6 +10,15 @@ import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 
 /** The store model of the marks that disable a client (one record per disabled client, by `client_id`). */
 export const SUSPENSION_MODEL = 'ClientSuspension';
+
+/**
+ * The store model of the marks the toolbox's delete leaves (one record per deleted client, by `client_id`), kept
+ * {@link DELETION_MARK_SECONDS}: a request that loaded the client before the delete cannot write it back.
+ */
+export const DELETION_MODEL = 'ClientDeletion';
+
+/** How long a deletion mark is kept: far longer than any request that loaded the client can still be served. */
+export const DELETION_MARK_SECONDS = 86_400;
 
 /** What a disabling mark records: when (epoch seconds) and by which management user. */
 export interface SuspensionMark {
@@ -33,7 +42,9 @@ function presentsOwnRegistrationToken(id: string): boolean {
 
 /**
  * The `Client` adapter's `find` answers nothing while a {@link SUSPENSION_MODEL} mark exists for the
- * id (in `marks`). Every route that loads a client goes through `Client.find`, so a disabled client
+ * id (in `marks`); its `upsert` of a client the toolbox deleted meanwhile (a {@link DELETION_MODEL} mark in
+ * `deletions`, checked after the write, which the delete's mark precedes) removes what it wrote again and
+ * answers 401 `invalid_token`, as the request would have been answered after the delete (RFC 7592 section 2). Every route that loads a client goes through `Client.find`, so a disabled client
  * is refused everywhere, under every path spelling; the mark is in the shared store, so every
  * process sees it at once, and the client's own record is never rewritten (no race with an update).
  *
@@ -43,8 +54,14 @@ function presentsOwnRegistrationToken(id: string): boolean {
  * back (`settleSingleUseTokens`), so it works again after `enable`. Another client's token still
  * finds nothing and is destroyed, so nobody learns whether a client they do not hold is disabled.
  */
-export function suspendedClients(inner: Adapter, marks: Adapter): Partial<Adapter> {
+export function suspendedClients(inner: Adapter, marks: Adapter, deletions: Adapter): Partial<Adapter> {
   return {
+    upsert: async (id, payload, expiresIn) => {
+      await inner.upsert(id, payload, expiresIn);
+      if (!(await deletions.find(id))) return;
+      await inner.destroy(id);
+      throw new errors.InvalidToken('the client has been deleted');
+    },
     find: async (id) => {
       const [payload, mark] = await Promise.all([inner.find(id), marks.find(id)]);
       if (!mark) return payload;

@@ -99,7 +99,7 @@ export function addToolboxRoutes(router: Router, guard: Middleware, options: Too
   });
   clientRoute('', ['GET', 'DELETE'], (ctx) => (ctx.method === 'DELETE' ? 'clients.delete' : 'clients.show'), async (clientId, ctx, fields) => {
     if (ctx.method !== 'DELETE') return showClient(options, clientId);
-    const result = await deleteClient(options, clientId);
+    const result = await deleteClient(options, clientId, String(ctx.state.managementUser));
     Object.assign(fields, revoked(result));
     return result;
   });

@@ -3,7 +3,7 @@ import type { AdapterPayload, ClientMetadata } from 'oidc-provider';
 import { type ListedRecord, type StoreInventory } from '../../adapters/inventory.js';
 import type { SvcStore } from '../../adapters/store.js';
 import { clientSummary, clientView } from './client-view.js';
-import { SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
+import { DELETION_MARK_SECONDS, DELETION_MODEL, SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
 import { ToolboxError } from '../errors.js';
 import { pairwiseSub, sectorOf, subjectTypeFor, type SubjectType } from '../../policies/subjects.js';
 
@@ -116,10 +116,14 @@ export async function revokeClientGrants(toolbox: Toolbox, clientId: string): Pr
   return { client_id: clientId, ...(await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId)) };
 }
 
-/** Deletes a stored client: its grants first (so no token of it outlives it), then the client and its mark. */
-export async function deleteClient(toolbox: Toolbox, clientId: string): Promise<{ client_id: string; deleted: true } & Revoked> {
+/**
+ * Deletes a stored client: a deletion mark first (a request that loaded the client before, an RFC 7592 update
+ * say, cannot write it back), then its grants (so no token of it outlives it), then the client and its disabling mark.
+ */
+export async function deleteClient(toolbox: Toolbox, clientId: string, user: string): Promise<{ client_id: string; deleted: true } & Revoked> {
   const inventory = inventoryOf(toolbox);
   await storedClient(toolbox, clientId);
+  await toolbox.store.adapter(DELETION_MODEL).upsert(clientId, { deleted_at: Math.floor(Date.now() / 1000), deleted_by: user }, DELETION_MARK_SECONDS);
   const revoked = await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId);
   await toolbox.store.adapter('Client').destroy(clientId);
   await toolbox.store.adapter(SUSPENSION_MODEL).destroy(clientId);

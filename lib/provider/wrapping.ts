@@ -5,7 +5,7 @@ import type Provider from 'oidc-provider';
 
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
-import { SUSPENSION_MODEL, suspendedClients, withdrawTokensOfDisabledClients } from '../management/client-suspension.js';
+import { DELETION_MODEL, SUSPENSION_MODEL, suspendedClients, withdrawTokensOfDisabledClients } from '../management/client-suspension.js';
 import type { Metrics } from '../observability/metrics.js';
 import { requestLogging } from '../observability/request-log.js';
 import { hashedClientSecrets } from '../registration/client-secrets.js';
@@ -73,7 +73,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     wrap: (inner, model, _below, { store }) => singleUseTokens(inner, model, store),
   },
   { why: 'client secrets are stored hashed, never in clear', models: CLIENTS, wrap: hashedClientSecrets },
-  { why: 'a disabled client is not found, on every route', models: CLIENTS, wrap: (inner, _model, below) => suspendedClients(inner, below(SUSPENSION_MODEL)) },
+  {
+    why: 'a disabled client is not found, on every route; a deleted one is not written back',
+    models: CLIENTS,
+    wrap: (inner, _model, below) => suspendedClients(inner, below(SUSPENSION_MODEL), below(DELETION_MODEL)),
+  },
 ];
 
 /**
