@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { failureCauseFields, requestIdOf, sendCaughtError } from '../web/error-response.js';
+import { failureCauseFields, requestIdOf, sendCaughtError, sendError } from '../web/error-response.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
@@ -44,9 +44,23 @@ async function giveBack(claim: Claim, replaced: boolean): Promise<'released' | '
 }
 
 /**
+ * True when the operator revoked (deleted) a claimed initial access token while its registration was served: its
+ * record is gone, and not because it expired meanwhile.
+ */
+async function someRevokedMeanwhile(state: RequestState): Promise<boolean> {
+  for (const c of state.claims) {
+    if (c.model !== MODEL_NAMES.initialAccessToken || !c.snapshot) continue;
+    const remaining = remainingLifetime(c.snapshot);
+    if ((remaining === undefined || remaining > 0) && !(await c.adapter.find(c.id))) return true;
+  }
+  return false;
+}
+
+/**
  * `provider.use` middleware that settles the tokens a request claimed, by oidc-provider's route name
  * and the response status, never the path:
- * - a 2xx registration destroys the initial access token;
+ * - a 2xx registration destroys the initial access token; one whose token the operator revoked meanwhile is
+ *   answered 401 `invalid_token` and undone like a failure;
  * - a 2xx read answers with a fresh registration access token and destroys the presented one
  *   (update and delete already rotated it);
  * - any other outcome undoes what the request wrote, then gives the claimed tokens back; an initial
@@ -133,6 +147,13 @@ export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: 
   const settle = async (ctx: Context, state: RequestState): Promise<void> => {
     for (const c of state.claims) if (c.destroyFailed !== undefined) failed(ctx, `destroy ${c.model}`, c.destroyFailed);
     if (ctx.status < 200 || ctx.status >= 300) return settleFailure(ctx, state);
+    if (await someRevokedMeanwhile(state)) {
+      const description = 'the initial access token was revoked while the registration was served';
+      const realm = (ctx as unknown as KoaContextWithOIDC).oidc.issuer;
+      ctx.set('WWW-Authenticate', `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`);
+      sendError(ctx, 401, 'invalid_token', description);
+      return settleFailure(ctx, state);
+    }
     for (const c of state.claims) await settleSuccess(ctx, c);
   };
 

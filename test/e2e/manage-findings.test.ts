@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -116,5 +117,54 @@ describe('the operator deletes a client while its own requests are in flight (C2
     expect((await running.app.svc.store.adapter('Client').find(String(client.client_id)))?.redirect_uris).toEqual(['https://rp.example/changed']);
     const read = await manage(String(client.registration_client_uri), 'GET', String(answered.body.registration_access_token));
     expect([read.status, read.body.redirect_uris]).toEqual([200, ['https://rp.example/changed']]);
+  });
+
+  /** The id the toolbox lists an initial access token under. */
+  const invitationIdOf = (token: string): string => `inv_${createHash('sha256').update(token).digest('base64url')}`;
+
+  /** The stored clients whose redirect URIs are `uris`. */
+  async function clientsWith(uris: string[]): Promise<string[]> {
+    const page = await running.app.svc.store.inventory?.list('Client', { limit: 500 });
+    return (page?.records ?? []).filter((r) => JSON.stringify(r.payload.redirect_uris) === JSON.stringify(uris)).map((r) => String(r.payload.client_id));
+  }
+
+  it('attack: a registration in flight when the operator revokes its invitation registers nothing (C7)', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    path += 1;
+    const where = `/invitation-${path}/jwks`;
+    sets.set(where, [key.jwk]);
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const uris = [`https://rp.example/revoked-${path}`];
+    const gate = hold(where);
+    const registering = register(running, { redirect_uris: uris, jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG }, token);
+    await gate.arrived;
+    const revoked = await call()('DELETE', `/oidc/v1/management/invitations/${invitationIdOf(token)}`);
+    expect([revoked.status, revoked.body.revoked]).toEqual([200, true]);
+    gate.release();
+    const registered = await registering;
+
+    expect([registered.status, registered.body.error]).toEqual([401, 'invalid_token']);
+    expect(registered.headers.get('www-authenticate')).toMatch(/^Bearer realm=".*", error="invalid_token"/);
+    expect(registered.body.client_id).toBeUndefined();
+    expect(await clientsWith(uris)).toEqual([]);
+    const again = await register(running, { redirect_uris: uris }, token);
+    expect([again.status, again.body.error]).toEqual([401, 'invalid_token']);
+  });
+
+  it('honest: a registration in flight while the operator revokes another invitation registers its client', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    path += 1;
+    const where = `/invitation-${path}/jwks`;
+    sets.set(where, [key.jwk]);
+    const [{ token }, other] = [await issueInitialAccessToken(running.app.svc.provider), await issueInitialAccessToken(running.app.svc.provider)];
+    const uris = [`https://rp.example/kept-${path}`];
+    const gate = hold(where);
+    const registering = register(running, { redirect_uris: uris, jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG }, token);
+    await gate.arrived;
+    expect((await call()('DELETE', `/oidc/v1/management/invitations/${invitationIdOf(other.token)}`)).status).toBe(200);
+    gate.release();
+    const registered = await registering;
+    expect(registered.status).toBe(201);
+    expect(await clientsWith(uris)).toEqual([registered.body.client_id]);
   });
 });
