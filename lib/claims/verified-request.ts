@@ -85,7 +85,9 @@ export function countVerifiedClaims(spec: unknown): number {
 
 function checkCommon(path: string, spec: Record<string, unknown>): void {
   if (spec.essential !== undefined && typeof spec.essential !== 'boolean') bad(path, 'essential must be true or false');
-  if (spec.purpose !== undefined && (typeof spec.purpose !== 'string' || spec.purpose.length < 3 || spec.purpose.length > 300)) {
+  // Characters, not UTF-16 code units: an emoji is one character of a purpose.
+  const characters = typeof spec.purpose === 'string' ? [...spec.purpose].length : 0;
+  if (spec.purpose !== undefined && (characters < 3 || characters > 300)) {
     bad(path, 'purpose must be a string of 3 to 300 characters');
   }
 }
@@ -95,6 +97,7 @@ function filterOf(path: string, spec: unknown): string[] | undefined {
   if (spec === null) return undefined;
   if (!isObject(spec)) return bad(path, 'must be null or an object');
   checkCommon(path, spec);
+  if ('max_age' in spec) bad(path, 'max_age is not supported here (it filters the time of the verification or of an evidence)');
   if ('value' in spec && 'values' in spec) bad(path, 'value and values cannot both be given');
   if ('value' in spec) return typeof spec.value === 'string' ? [spec.value] : bad(path, 'value must be a string');
   if ('values' in spec) {
@@ -110,8 +113,15 @@ function filterOf(path: string, spec: unknown): string[] | undefined {
 /** Members whose constraints are evaluated nowhere: a constraint in them is refused, never ignored. */
 const CONSTRAINTS = ['value', 'values', 'max_age'];
 
-/** Refuses a filter outside `evaluated`: one the provider does not apply would deliver what was excluded. */
+const NOT_HERE = 'is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)';
+
+/**
+ * Refuses a filter outside `evaluated`, one of `spec`'s own members included (`{"type": null, "value": "document"}`):
+ * one the provider does not apply would deliver what was excluded.
+ */
 function refuseOtherFilters(path: string, spec: Record<string, unknown>, evaluated: readonly string[]): void {
+  const own = CONSTRAINTS.find((c) => Object.hasOwn(spec, c));
+  if (own) bad(path, `${own} ${NOT_HERE}`);
   const pending: [string, unknown, number][] = Object.entries(spec)
     .filter(([name]) => !evaluated.includes(name))
     .map(([name, member]) => [`${path}.${name}`, member, 1]);
@@ -122,7 +132,7 @@ function refuseOtherFilters(path: string, spec: Record<string, unknown>, evaluat
     if (Array.isArray(item)) item.forEach((v, i) => pending.push([`${at}[${i}]`, v, depth + 1]));
     else if (isObject(item)) {
       const constraint = CONSTRAINTS.find((c) => Object.hasOwn(item, c));
-      if (constraint) bad(at, `${constraint} is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)`);
+      if (constraint) bad(at, `${constraint} ${NOT_HERE}`);
       for (const [name, member] of Object.entries(item)) pending.push([`${at}.${name}`, member, depth + 1]);
     }
   }
@@ -199,6 +209,7 @@ function claimsOf(path: string, spec: unknown, offer: VerifiedOffer): Record<str
     if (isObject(member)) {
       checkCommon(at, member);
       if ('value' in member || 'values' in member) bad(at, 'value and values are not supported on verified claims (filter the verification instead)');
+      if ('max_age' in member) bad(at, 'max_age is not supported on verified claims (filter the time of the verification instead)');
     }
     out[name] = isObject(member) && member.essential === true;
   }
@@ -209,6 +220,7 @@ function elementOf(path: string, element: unknown, offer: VerifiedOffer): Verifi
   if (!isObject(element)) return bad(path, 'must be an object with verification and claims');
   const { verification } = element;
   if (!isObject(verification)) return bad(`${path}.verification`, 'is required and must be an object');
+  refuseOtherFilters(path, element, ['verification', 'claims']);
   const request: VerifiedRequest = { claims: claimsOf(`${path}.claims`, element.claims, offer) };
   const v = `${path}.verification`;
   const trustFramework = 'trust_framework' in verification ? filterOf(`${v}.trust_framework`, verification.trust_framework) : undefined;
