@@ -19,7 +19,7 @@ type Cached = string | null;
 
 /**
  * An in-process cache of records read on nearly every request and written rarely (clients and
- * their disabling marks), kept consistent across processes by pub/sub: every write of a cached
+ * their disabling and deletion marks), kept consistent across processes by pub/sub: every write of a cached
  * record publishes its key in the same MULTI, and every process drops that key on the message.
  *
  * While the subscription is down (start, reconnect, failover) it serves nothing, so a missed

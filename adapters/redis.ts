@@ -30,7 +30,7 @@ export interface RedisStoreOptions {
   /**
    * Models kept in an in-process cache that every process on the store invalidates at once (pub/sub
    * on `{prefix}invalidate`): read on nearly every request, written rarely. `[]` turns it off.
-   * @default ["Client", "ClientSuspension"]
+   * @default ["Client", "ClientSuspension", "ClientDeletion"]
    */
   cachedModels?: string[];
 }
@@ -69,7 +69,7 @@ const NOT_SENT = new Error('store circuit breaker open: not sent');
  * The Redis store: all provider state in a standalone Redis or a Redis Cluster, shared by any number
  * of provider processes. Keys are `{prefix}{Model}:{sha256(id)}` and records hold no `jti`
  * (`redis-records.ts`), so a dump of Redis yields no usable token. Every script touches one key:
- * atomic and Cluster-safe. Clients and their disabling marks are cached in every process and
+ * atomic and Cluster-safe. Clients and their disabling and deletion marks are cached in every process and
  * invalidated everywhere by pub/sub. While Redis is unreachable, operations fail within
  * `operationTimeoutMs` with a 503 `server_error`.
  */
@@ -220,7 +220,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     for (const answer of answers.slice(0, adds.length)) await resultOf(answer);
   };
 
-  const cachedModels = new Set(options.cachedModels ?? ['Client', 'ClientSuspension']);
+  const cachedModels = new Set(options.cachedModels ?? ['Client', 'ClientSuspension', 'ClientDeletion']);
   const channel = `${prefix}invalidate`;
   const cache: RecordCache | undefined = cachedModels.size
     ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger, address: at })

@@ -72,21 +72,25 @@ export function suspendedClients(inner: Adapter, marks: Adapter, deletions: Adap
 }
 
 /**
- * `provider.use` middleware: a token answer for a client disabled while the request was served (it was found before
- * the mark was set, and waited on its `jwks_uri`, say) is withdrawn, as if the request had arrived after the mark:
- * the tokens it issued are destroyed, the code it redeemed is given back (the store's atomic `unconsume`; spent, a
- * retry after `enable` would revoke her grant as a replay), and the answer is 401 `invalid_client`.
+ * `provider.use` middleware: a token answer for a client disabled or deleted while the request was served (it was
+ * found before the mark was set, and waited on its `jwks_uri`, say) is withdrawn, as if the request had arrived
+ * after the mark: the tokens it issued are destroyed, the code it redeemed is given back (the store's atomic
+ * `unconsume`; spent, a retry after `enable` would revoke her grant as a replay), and the answer is 401
+ * `invalid_client`.
  */
 export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' | 'unconsume'>, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
-  const marks = store.adapter(SUSPENSION_MODEL);
+  const [marks, deletions] = [store.adapter(SUSPENSION_MODEL), store.adapter(DELETION_MODEL)];
   return async (ctx, next) => {
     await next();
     const { oidc } = ctx as KoaContextWithOIDC;
-    if (oidc?.route !== ROUTE_NAMES.token || ctx.status !== 200 || !oidc.client || !(await marks.find(oidc.client.clientId))) return;
+    if (oidc?.route !== ROUTE_NAMES.token || ctx.status !== 200 || !oidc.client) return;
+    const { clientId } = oidc.client;
+    const [disabled, deleted] = await Promise.all([marks.find(clientId), deletions.find(clientId)]);
+    if (!disabled && !deleted) return;
     const { AccessToken, RefreshToken, ClientCredentials, AuthorizationCode } = oidc.entities;
     for (const token of [AccessToken, RefreshToken, ClientCredentials]) if (token) await token.destroy();
     if (AuthorizationCode?.jti) await store.unconsume(MODEL_NAMES.authorizationCode, AuthorizationCode.jti);
-    logger.warn('tokens_withdrawn', { request_id: requestIdOf(ctx), client_id: oidc.client.clientId, reason: 'client_disabled' });
+    logger.warn('tokens_withdrawn', { request_id: requestIdOf(ctx), client_id: clientId, reason: deleted ? 'client_deleted' : 'client_disabled' });
     sendError(ctx, 401, 'invalid_client', 'client authentication failed');
   };
 }

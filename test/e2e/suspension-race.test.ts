@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -18,6 +19,7 @@ const PASSWORD = 'probe-admin-password-0123456789';
 const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 
 /**
+ * Requests of a client in flight while the operator disables it, deletes it or revokes its invitation.
  * C2: "disabling a client is reversible: while
  * disabled, its requests are refused without consuming, rotating or destroying any of its tokens (registration
  * read/update/delete → 403, token and PAR → invalid_client)". A request that loaded the client just before the
@@ -25,7 +27,7 @@ const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
  * `jwks_uri`, answered only once the disable has been answered), then let go. No sleeps: the key server holds the
  * fetch until the test releases it.
  */
-describe('requests in flight when the operator disables the client (C2)', () => {
+describe('requests in flight when the operator disables or deletes the client, or revokes its invitation (C2, C6, C7)', () => {
   let running: RunningApp;
   let docs: DocServer;
   const sets = new Map<string, JWK[]>();
@@ -175,5 +177,113 @@ describe('requests in flight when the operator disables the client (C2)', () => 
     expect(await userinfo()).toBe(200);
     const retry = await redeemCode(running.issuer, client, firstCode, first.verifier);
     expect({ retry: retry.status, userinfo: await userinfo() }).toEqual({ retry: 200, userinfo: 200 });
+  });
+
+  /** The registration body of `client` for an RFC 7592 update, with `changes`. */
+  function updateBody(client: ClientMetadata, changes: Record<string, unknown>): Record<string, unknown> {
+    const { registration_access_token: _t, registration_client_uri: _u, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client as Record<string, unknown>;
+    return { ...metadata, ...changes };
+  }
+
+  it('attack: an RFC 7592 update in flight when the operator deletes the client does not bring it back', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    const { client, where } = await registerAt([key.jwk]);
+    const id = String(client.client_id);
+    // The client's own jwks_uri answers when it likes (up to the fetch timeout): its update waits there while the operator deletes it.
+    const gate = hold(where);
+    const update = manage(String(client.registration_client_uri), 'PUT', String(client.registration_access_token), updateBody(client, { redirect_uris: ['https://rp.example/after-delete'] }));
+    await gate.arrived;
+    const deleted = await call()('DELETE', `/oidc/v1/management/clients/${id}`);
+    expect([deleted.status, deleted.body.deleted]).toEqual([200, true]);
+    gate.release();
+    const answered = await update;
+
+    expect([answered.status, answered.body.error]).toEqual([401, 'invalid_token']);
+    expect(answered.body.registration_access_token).toBeUndefined();
+    expect(await running.app.svc.store.adapter('Client').find(id)).toBeUndefined();
+    expect((await call()('GET', `/oidc/v1/management/clients/${id}`)).status).toBe(404);
+    const { challenge } = pkcePair();
+    const authorize = await fetch(codeFlowUrl(running.issuer, { ...client, redirect_uris: ['https://rp.example/after-delete'] }, { code_challenge: challenge }), { redirect: 'manual' });
+    expect(authorize.status).toBe(400);
+  });
+
+  it('honest: an RFC 7592 update of a client the operator did not delete applies, and so does a registration after a delete', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    const { client: deletedOne } = await registerAt([key.jwk]);
+    expect((await call()('DELETE', `/oidc/v1/management/clients/${String(deletedOne.client_id)}`)).status).toBe(200);
+
+    const { client, where } = await registerAt([key.jwk]);
+    const gate = hold(where);
+    const update = manage(String(client.registration_client_uri), 'PUT', String(client.registration_access_token), updateBody(client, { redirect_uris: ['https://rp.example/changed'] }));
+    await gate.arrived;
+    gate.release();
+    const answered = await update;
+    expect(answered.status).toBe(200);
+    expect((await running.app.svc.store.adapter('Client').find(String(client.client_id)))?.redirect_uris).toEqual(['https://rp.example/changed']);
+    const read = await manage(String(client.registration_client_uri), 'GET', String(answered.body.registration_access_token));
+    expect([read.status, read.body.redirect_uris]).toEqual([200, ['https://rp.example/changed']]);
+  });
+
+  /** The id the toolbox lists an initial access token under. */
+  const invitationIdOf = (token: string): string => `inv_${createHash('sha256').update(token).digest('base64url')}`;
+
+  /** The stored clients whose redirect URIs are `uris`. */
+  async function clientsWith(uris: string[]): Promise<string[]> {
+    const page = await running.app.svc.store.inventory?.list('Client', { limit: 500 });
+    return (page?.records ?? []).filter((r) => JSON.stringify(r.payload.redirect_uris) === JSON.stringify(uris)).map((r) => String(r.payload.client_id));
+  }
+
+  it('attack: a registration in flight when the operator revokes its invitation registers nothing (C7)', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    path += 1;
+    const where = `/invitation-${path}/jwks`;
+    sets.set(where, [key.jwk]);
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const uris = [`https://rp.example/revoked-${path}`];
+    const gate = hold(where);
+    const registering = register(running, { redirect_uris: uris, jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG }, token);
+    await gate.arrived;
+    const revoked = await call()('DELETE', `/oidc/v1/management/invitations/${invitationIdOf(token)}`);
+    expect([revoked.status, revoked.body.revoked]).toEqual([200, true]);
+    gate.release();
+    const registered = await registering;
+
+    expect([registered.status, registered.body.error]).toEqual([401, 'invalid_token']);
+    expect(registered.headers.get('www-authenticate')).toMatch(/^Bearer realm=".*", error="invalid_token"/);
+    expect(registered.body.client_id).toBeUndefined();
+    expect(await clientsWith(uris)).toEqual([]);
+    const again = await register(running, { redirect_uris: uris }, token);
+    expect([again.status, again.body.error]).toEqual([401, 'invalid_token']);
+  });
+
+  it('honest: a registration in flight while the operator revokes another invitation registers its client', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    path += 1;
+    const where = `/invitation-${path}/jwks`;
+    sets.set(where, [key.jwk]);
+    const [{ token }, other] = [await issueInitialAccessToken(running.app.svc.provider), await issueInitialAccessToken(running.app.svc.provider)];
+    const uris = [`https://rp.example/kept-${path}`];
+    const gate = hold(where);
+    const registering = register(running, { redirect_uris: uris, jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG }, token);
+    await gate.arrived;
+    expect((await call()('DELETE', `/oidc/v1/management/invitations/${invitationIdOf(other.token)}`)).status).toBe(200);
+    gate.release();
+    const registered = await registering;
+    expect(registered.status).toBe(201);
+    expect(await clientsWith(uris)).toEqual([registered.body.client_id]);
+  });
+  it('a token request in flight when the operator deletes the client is answered 401 invalid_client, and keeps no token', async () => {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    const { client, where } = await registerAt([key.jwk]);
+    const { verifier, challenge } = pkcePair();
+    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }));
+    const gate = hold(where);
+    const redeeming = redeemCode(running.issuer, client, callbackUrl.searchParams.get('code') as string, verifier);
+    await gate.arrived;
+    expect((await call()('DELETE', `/oidc/v1/management/clients/${String(client.client_id)}`)).status).toBe(200);
+    gate.release();
+    const tokens = await redeeming;
+    expect([tokens.status, tokens.body.error, tokens.body.id_token]).toEqual([401, 'invalid_client', undefined]);
+    expect(await storedTokensOf(String(client.client_id))).toEqual([]);
   });
 });
