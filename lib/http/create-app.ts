@@ -20,7 +20,7 @@ import { readSigningKeys } from '../provider/keys.js';
 import { SettingsError } from '../errors.js';
 import type { Settings } from '../settings/types.js';
 import type { Logger } from '../logger.js';
-import { errorHandler, logUnhandledErrors } from './error-handler.js';
+import { errorHandler, unmatchedAsJson, logUnhandledErrors } from './error-handler.js';
 import { CookieKeyring } from '../web/cookie-keyring.js';
 import { createHealthRouter } from './health.js';
 import { mountProvider } from './mount-provider.js';
@@ -170,13 +170,14 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   // finish on the one they started with: all state is in the store).
   let current = provider;
   let providerMount = mountProvider(provider, publicPath);
+  const providerUnmatched = unmatchedAsJson(logger);
   const middleware = frontDoor({ baseUrl: settings.baseUrl, proxy: settings.proxy, logger, metrics, store: runtime.store }, (ctx, next) => {
     // oidc-provider renders its own errors; everything else goes through our error handler.
     const path = ctx.path;
     if (!path.startsWith(`${PROVIDER_PATH}/`)) return guarded(ctx, next);
     if (path.startsWith(`${PROVIDER_PATH}/interaction/`)) return pages(ctx, next);
     if (path.startsWith(`${PROVIDER_PATH}/management/`)) return toolbox(ctx, next);
-    return providerMount(ctx, next) as Promise<void>;
+    return providerUnmatched(ctx, () => providerMount(ctx, next) as Promise<void>);
   });
   const reloadKeys = async (): Promise<KeysReload> => {
     const file = settings.keys.file;

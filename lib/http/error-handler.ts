@@ -4,6 +4,21 @@ import type { Logger } from '../logger.js';
 import { answerError } from '../pages/error-page.js';
 import { logCaughtError, logErrorAnswer, oauthErrorBody, sendError } from '../web/error-response.js';
 
+/** After `next`: a request nothing answered (404, no body) gets OAuth's JSON `not_found`, not Koa's text "Not Found". */
+async function answerUnmatched(ctx: Context, next: () => Promise<unknown>): Promise<boolean> {
+  await next();
+  if (ctx.status !== 404 || ctx.body !== undefined) return false;
+  sendError(ctx, 404, 'not_found', 'no such endpoint');
+  return true;
+}
+
+/** Around the provider, which renders its own errors: a path below it that no route answered is refused as our routes refuse it, and logged. */
+export function unmatchedAsJson(logger: Logger): (ctx: Context, next: () => Promise<unknown>) => Promise<void> {
+  return async (ctx, next) => {
+    if (await answerUnmatched(ctx, next)) logErrorAnswer(logger, ctx);
+  };
+}
+
 /**
  * Renders errors of our own routes: OAuth JSON for API clients, the error page for browsers, never a
  * stack or an internal message. Every error is logged, a thrown one and an error answer a route rendered itself.
@@ -11,8 +26,7 @@ import { logCaughtError, logErrorAnswer, oauthErrorBody, sendError } from '../we
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx: Context, next) => {
     try {
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined) sendError(ctx, 404, 'not_found', 'no such endpoint');
+      await answerUnmatched(ctx, next);
     } catch (caught) {
       const out = oauthErrorBody(caught);
       logCaughtError(logger, ctx, caught, out);

@@ -1,5 +1,7 @@
+import type { AddressInfo } from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Context } from 'koa';
+import Koa, { type Context } from 'koa';
 
 import { createMemoryStore, type SvcStore } from '../../lib/index.js';
 import { logUnhandledErrors } from '../../lib/http/error-handler.js';
@@ -29,10 +31,30 @@ describe('error answers: one rendering, no-store, every one logged', () => {
     return { status: response.status, body, cacheControl: response.headers.get('cache-control'), lines: parsed(before).filter((l) => l.e !== 'request') };
   };
 
-  it('an unknown path: 404 not_found, no-store, logged as a refusal', async () => {
-    const r = await send(`/nope?token=${SECRET}`);
-    expect([r.status, r.body, r.cacheControl]).toEqual([404, { error: 'not_found', error_description: 'no such endpoint' }, 'no-store']);
-    expect(r.lines).toEqual([expect.objectContaining({ e: 'request_refused', status: 404, error: 'not_found' })]);
+  it('an unknown path, below the provider too and in any spelling of a route: 404 not_found, no-store, logged as a refusal', async () => {
+    for (const path of ['/nope', '/oidc/v1/nope', '/oidc/v1/', '/oidc/v1/.well-known/nope', '/oidc/v1/management', '/oidc/v1/MANAGEMENT/invite_client']) {
+      const r = await send(`${path}?token=${SECRET}`, { headers: { accept: 'text/html' } });
+      expect([path, r.status, r.body, r.cacheControl]).toEqual([path, 404, { error: 'not_found', error_description: 'no such endpoint' }, 'no-store']);
+      expect(r.lines).toEqual([expect.objectContaining({ e: 'request_refused', status: 404, error: 'not_found' })]);
+    }
+  });
+
+  it('honest: a path below the provider that the host app serves is its own, not a 404', async () => {
+    const host = new Koa();
+    host.use(running.app.svc.middleware);
+    host.use((ctx) => {
+      if (ctx.path === '/oidc/v1/host-page') ctx.body = { host: true };
+    });
+    const server = host.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => server.once('listening', resolve));
+      const { port } = server.address() as AddressInfo;
+      const [served, missing] = [await fetch(`http://127.0.0.1:${port}/oidc/v1/host-page`), await fetch(`http://127.0.0.1:${port}/oidc/v1/nope`)];
+      expect([served.status, await served.json()]).toEqual([200, { host: true }]);
+      expect([missing.status, ((await missing.json()) as Line).error]).toEqual([404, 'not_found']);
+    } finally {
+      server.close();
+    }
   });
 
   it('the management guard\'s refusals (405, 401) are logged with their error code', async () => {

@@ -44,12 +44,6 @@ describe('health, readiness, headers and error rendering (C2)', () => {
     }
   });
 
-  it('answers unknown paths with a JSON 404', async () => {
-    const response = await fetch(`${running.baseUrl}/nope`);
-    expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ error: 'not_found', error_description: 'no such endpoint' });
-  });
-
   it('renders an unknown interaction as a JSON error without internals', async () => {
     const response = await fetch(`${running.baseUrl}/oidc/v1/interaction/does-not-exist`, { headers: { accept: 'application/json' } });
     expect(response.status).toBe(400);
