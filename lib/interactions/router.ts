@@ -42,7 +42,16 @@ export interface InteractionsOptions {
 
 const stringParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-const originOf = (uri: unknown): string | undefined => (typeof uri === 'string' && URL.canParse(uri) ? new URL(uri).origin : undefined);
+/**
+ * The CSP source that lets a form of our pages end at the redirect URI: its origin, or for a private-use scheme
+ * (RFC 8252 7.1: `com.example.app:/cb`, whose origin is opaque) the scheme itself; browsers check `form-action`
+ * on every redirect after the post.
+ */
+const formTargetOf = (uri: unknown): string | undefined => {
+  if (typeof uri !== 'string' || !URL.canParse(uri)) return undefined;
+  const url = new URL(uri);
+  return url.origin === 'null' ? url.protocol : url.origin;
+};
 
 /**
  * The login and consent pages under `/oidc/v1/interaction/{uid}`: GET shows the page the prompt
@@ -73,7 +82,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const details = await provider.interactionDetails(ctx.req, ctx.res);
     const path = paths.interaction(details.uid);
     const { name: clientName, client } = await clientFor(details.params.client_id);
-    const redirectOrigin = originOf(details.params.redirect_uri);
+    const redirectOrigin = formTargetOf(details.params.redirect_uri);
     if (details.prompt.name === 'login') {
       sendPage(ctx, loginPage({ action: `${path}/login`, clientName, redirectOrigin }));
       return;
@@ -110,7 +119,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const page = async (status: number, model: { failed?: boolean; retryAfterSeconds?: number }): Promise<void> => {
       const path = paths.interaction(details.uid);
       const { name: clientName } = await clientFor(details.params.client_id);
-      sendPage(ctx, loginPage({ action: `${path}/login`, clientName, login, redirectOrigin: originOf(details.params.redirect_uri), ...model }), status);
+      sendPage(ctx, loginPage({ action: `${path}/login`, clientName, login, redirectOrigin: formTargetOf(details.params.redirect_uri), ...model }), status);
     };
     // An empty field guesses nothing: the form is shown again without counting an attempt.
     if (!login || !password) return page(401, { failed: true });

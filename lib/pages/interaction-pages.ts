@@ -8,7 +8,7 @@ export interface LoginPageModel {
   failed?: boolean;
   /** The login the person typed (re-filled after a failure). */
   login?: string;
-  /** Origin of the client's redirect URI (allowed as a form target after the POST's redirects). */
+  /** CSP source of the client's redirect URI, its origin or its private-use scheme (allowed as a form target after the POST's redirects). */
   redirectOrigin?: string;
   /** Sign-ins are throttled: seconds until the next attempt is accepted. */
   retryAfterSeconds?: number;
@@ -52,7 +52,7 @@ export interface ConsentPageModel {
   channels: { idToken: ChannelMode; userinfo: ChannelMode };
   /** The delivery as shown (`deliveryText`), sent back with the approval so a changed registration is not approved unseen. */
   delivery: string;
-  /** Origin of the client's redirect URI (allowed as a form target after the POST's redirects). */
+  /** CSP source of the client's redirect URI, its origin or its private-use scheme (allowed as a form target after the POST's redirects). */
   redirectOrigin?: string;
 }
 
