@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
-import type { Client, InteractionResults } from 'oidc-provider';
+import type { Client, Interaction, InteractionResults } from 'oidc-provider';
 
 import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, deliveryText, grantedOf, namingGrantNames, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
@@ -71,6 +71,13 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
   const finish = async (ctx: Context, result: InteractionResults): Promise<void> => {
     ctx.status = 303;
     ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result));
+  };
+
+  // A consent sent again (a double click, the back button) or followed by a denial replaces what the earlier one
+  // saved: its grant, never the session's own, is destroyed, so no approval she did not end with stays stored.
+  const dropEarlierGrant = async (details: Interaction): Promise<void> => {
+    const earlier = details.result?.consent?.grantId;
+    if (earlier && earlier !== details.grantId) await (await provider.Grant.find(earlier))?.destroy();
   };
 
   const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {
@@ -176,11 +183,13 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     grant.addOIDCClaims(travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)));
     grant.addOIDCClaims(namingGrantNames(claims, options.deliverableClaims));
     recordDelivery(grant, delivery);
+    await dropEarlierGrant(details);
     const grantId = await grant.save();
     await finish(ctx, { consent: kept ? {} : { grantId } });
   });
 
   router.post('/:uid/abort', sameOrigin, async (ctx) => {
+    await dropEarlierGrant(await provider.interactionDetails(ctx.req, ctx.res));
     await finish(ctx, { error: 'access_denied', error_description: 'the end-user denied the request' });
   });
 
