@@ -30,7 +30,7 @@ export function errorHandler(logger: Logger): Middleware {
     } catch (caught) {
       const out = oauthErrorBody(caught);
       logCaughtError(logger, ctx, caught, out);
-      await answerError(ctx, out);
+      await answerError(ctx, out, caught);
       return;
     }
     if (ctx.status >= 400) logErrorAnswer(logger, ctx);

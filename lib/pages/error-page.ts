@@ -11,10 +11,17 @@ const EXPLANATIONS: Record<string, string> = {
   session_not_found: 'Your sign-in session expired or was opened in another browser. Start again from the application.',
 };
 
+/**
+ * The explanation's key: oidc-provider's `SessionNotFound` (an interaction or sign-in that expired, ended, or
+ * belongs to another browser, as after the back button) is answered `invalid_request`, which is not her application's doing.
+ */
+const explanationKey = (code: string, caught: unknown): string =>
+  (caught as { name?: unknown } | undefined)?.name === 'SessionNotFound' ? 'session_not_found' : code;
+
 /** oidc-provider's `renderError`: errors it cannot redirect back to the client, code and description only. */
-export async function renderErrorPage(ctx: Context, out: { error?: string; error_description?: string }): Promise<void> {
+export async function renderErrorPage(ctx: Context, out: { error?: string; error_description?: string }, caught?: unknown): Promise<void> {
   const code = out.error ?? 'server_error';
-  const explanation = EXPLANATIONS[code] ?? 'Something went wrong while signing you in. Start again from the application.';
+  const explanation = EXPLANATIONS[explanationKey(code, caught)] ?? 'Something went wrong while signing you in. Start again from the application.';
   const page = renderPage({
     title: 'Sign-in could not continue',
     body: `<h1>Sign-in could not continue</h1>
@@ -25,11 +32,11 @@ ${out.error_description ? `<p>Details: ${escapeHtml(out.error_description)}</p>`
   sendPage(ctx, page, ctx.status >= 400 ? ctx.status : 400);
 }
 
-/** Answers an error with the error page to a browser, as OAuth JSON to anything else. */
-export async function answerError(ctx: Context, out: OAuthErrorAnswer): Promise<void> {
+/** Answers an error with the error page to a browser, as OAuth JSON to anything else; `caught` is the error thrown, if any. */
+export async function answerError(ctx: Context, out: OAuthErrorAnswer, caught?: unknown): Promise<void> {
   if (ctx.accepts('json', 'html') === 'html') {
     ctx.status = out.status;
-    await renderErrorPage(ctx, out);
+    await renderErrorPage(ctx, out, caught);
     ctx.status = out.status;
   } else sendError(ctx, out.status, out.error, out.error_description);
 }

@@ -178,7 +178,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       policy: withRedirectUriCheck(createInteractionPolicy(parts.registry, valueMac, settings.stage.includeScopesInUserInfo)),
       url: (_ctx, interaction) => paths.interaction(interaction.uid),
     },
-    renderError: async (ctx, out) => void (offerSignOutInstead(ctx, out) || (await renderErrorPage(ctx, out))),
+    renderError: async (ctx, out, error) => void (offerSignOutInstead(ctx, out) || (await renderErrorPage(ctx, out, error))),
     // Keys oidc-provider fetches later from a jwks_uri are judged again at that moment (C6).
     fetch: vettedJwksFetch(providerFetch(outbound), parts.logger ?? silentLogger),
     fetchResponseBodyLimits: { jwks_uri: 512 * 1024, sector_identifier_uri: 512 * 1024, 'client_id metadata document': 5 * 1024 },
