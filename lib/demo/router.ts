@@ -24,6 +24,9 @@ const FLOW_TTL_MS = 10 * 60 * 1000;
 /** Flows the demo page remembers at once; beyond it the oldest is forgotten (its callback fails). */
 export const DEMO_PENDING_FLOWS = 1000;
 
+/** Flows one browser may have under way at once (two tabs trying two requests); beyond it the oldest callback fails. */
+export const DEMO_FLOWS_PER_BROWSER = 5;
+
 /**
  * `/oidcdemo/login` (C8, with `svc.demo.enabled`): runs a real flow for the scopes and `claims`
  * request a person picks, as a demo client registered on first use, and shows what travelled.
@@ -49,6 +52,13 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
     const error = /^[a-z_]{1,64}$/.test(err.error) ? err.error : undefined;
     logger.warn('demo_flow_failed', { request_id: requestIdOf(ctx), error, code: err.code });
     sendPage(ctx, demoErrorPage(err.error, err.description, again), 502);
+  };
+
+  const cookieOptions = { httpOnly: true, sameSite: 'lax', signed: true, path: `${base}/oidcdemo`, maxAge: FLOW_TTL_MS } as const;
+  /** The states of the flows this browser started, newest first (base64url, so `~` separates them). */
+  const browserStates = (ctx: Context): string[] => (ctx.cookies.get(STATE_COOKIE, { signed: true }) ?? '').split('~').filter(Boolean);
+  const keepStates = (ctx: Context, states: string[]): void => {
+    ctx.cookies.set(STATE_COOKIE, states.length ? states.slice(0, DEMO_FLOWS_PER_BROWSER).join('~') : null, cookieOptions);
   };
 
   const router = new Router();
@@ -111,7 +121,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
       if (flows.size <= DEMO_PENDING_FLOWS) break;
       flows.delete(oldest);
     }
-    ctx.cookies.set(STATE_COOKIE, secrets.state, { httpOnly: true, sameSite: 'lax', signed: true, path: `${base}/oidcdemo`, maxAge: FLOW_TTL_MS });
+    keepStates(ctx, [secrets.state, ...browserStates(ctx)]);
     ctx.status = 303;
     ctx.redirect(url.href);
   });
@@ -119,12 +129,13 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
   router.get(CALLBACK_PATH, async (ctx) => {
     const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
     const flow = flows.get(state);
-    if (!flow || ctx.cookies.get(STATE_COOKIE, { signed: true }) !== state) {
+    const states = browserStates(ctx);
+    if (!flow || !state || !states.includes(state)) {
       sendPage(ctx, demoErrorPage('invalid_state', 'This callback does not belong to a flow started in this browser.', again), 400);
       return;
     }
     flows.delete(state);
-    ctx.cookies.set(STATE_COOKIE, null, { path: `${base}/oidcdemo` });
+    keepStates(ctx, states.filter((s) => s !== state));
     if (typeof ctx.query.error === 'string') {
       sendPage(ctx, demoErrorPage(ctx.query.error, typeof ctx.query.error_description === 'string' ? ctx.query.error_description : '', again));
       return;
