@@ -13,6 +13,7 @@ export { createConfiguration, type ConfigurationParts } from './provider/configu
 export { wrappedAdapter } from './provider/wrapping.js';
 export { createProvider } from './provider/create-provider.js';
 export { createApp, createSvcConnect, type KeysReload, type SvcApp, type SvcConnect, type SvcInfo } from './http/create-app.js';
+export { createHttpServer, MAX_REQUEST_HEAD_BYTES } from './http/http-server.js';
 export type { PublicPaths } from './settings/paths.js';
 export type { RuntimeOptions } from './provider/runtime.js';
 

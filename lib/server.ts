@@ -11,6 +11,7 @@ import Koa from 'koa';
 import { createDemoClaimModules } from './demo/claim-modules.js';
 import { startFailureReason } from './errors.js';
 import { createApp } from './http/create-app.js';
+import { createHttpServer } from './http/http-server.js';
 import { createSettingsLogger, defaultLogFormat } from './observability/pino-logger.js';
 import { loadSettings } from './settings/load.js';
 
@@ -41,7 +42,7 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
   const demoModules = settings.demo.enabled && !settings.claims.modules;
   const app = await createApp(settings, { logger, claimModules: demoModules ? createDemoClaimModules() : [] });
   const { info } = app.svc;
-  const server = app.listen(settings.port, () => {
+  const server = createHttpServer(app.callback()).listen(settings.port, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : settings.port;
     logger.info('listening', { port, url: settings.baseUrl, issuer: app.svc.paths.issuer, store: info.store, keys: info.keys, warnings: info.warnings });

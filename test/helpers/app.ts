@@ -1,11 +1,11 @@
-import { createServer, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { ClientMetadata } from 'oidc-provider';
 
 import { pairwiseSub } from '../../policies/subjects.js';
 
-import { createApp, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
+import { createApp, createHttpServer, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
 import type { RuntimeOptions } from '../../lib/provider/runtime.js';
 import type { Settings } from '../../lib/settings/types.js';
 import { testProviderKeys } from './provider-keys.js';
@@ -52,11 +52,11 @@ export interface StartOptions extends RuntimeOptions {
  * bare start does) or the properties a keys file.
  */
 export async function startApp(options: StartOptions = {}): Promise<RunningApp> {
-  let handler: Parameters<typeof createServer>[1] = (_req, res) => {
+  let handler: RequestListener = (_req, res) => {
     res.statusCode = 503;
     res.end();
   };
-  const server: Server = createServer((req, res) => handler?.(req, res));
+  const server: Server = createHttpServer((req, res) => handler?.(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -1,0 +1,32 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+
+/**
+ * The largest request head svc-connect's servers read (Node's default is 16 KiB): an authorization request whose
+ * parameters are within every budget fits in the query, 8 KiB of `claims` percent-encoded three characters a byte
+ * included.
+ */
+export const MAX_REQUEST_HEAD_BYTES = 64 * 1024;
+
+const refusal = (status: string, description: string): string => {
+  const body = JSON.stringify({ error: 'invalid_request', error_description: description });
+  return `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+};
+
+/** What Node's HTTP parser refused, answered in OAuth's JSON instead of Node's bare status line. */
+function refusalOf(err: NodeJS.ErrnoException): string {
+  if (err.code === 'HPE_HEADER_OVERFLOW') return refusal('431 Request Header Fields Too Large', 'the request head is larger than 64 KiB: send large parameters in a POST body or pushed (PAR)');
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return refusal('408 Request Timeout', 'the request was not received in time');
+  return refusal('400 Bad Request', 'the request is not valid HTTP');
+}
+
+/**
+ * Node's HTTP server for `listener` (`app.callback()`), as the bundled server listens: request heads up to
+ * {@link MAX_REQUEST_HEAD_BYTES}, and a request it cannot read (a longer head, malformed HTTP) refused as JSON.
+ */
+export function createHttpServer(listener: RequestListener): Server {
+  return createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, listener).on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (err.code !== 'ECONNRESET' && socket.writable && socket.bytesWritten === 0) socket.end(refusalOf(err));
+    else socket.destroy();
+  });
+}
