@@ -1,11 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { DEMO_PENDING_FLOWS } from '../../lib/demo/router.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { FormBrowser } from '../helpers/flow.js';
 
-describe('the demo page remembers at most DEMO_PENDING_FLOWS unfinished flows', () => {
-  const running = appPerSuite();
+describe('the demo page\'s unfinished flows: at most DEMO_PENDING_FLOWS, up to five per browser', () => {
+  const running = appPerSuite({ claimModules: createDemoClaimModules() });
 
   /** Starts one demo flow in a fresh browser; resolves the browser and its state. */
   const start = async (): Promise<{ browser: FormBrowser; state: string }> => {
@@ -30,5 +31,49 @@ describe('the demo page remembers at most DEMO_PENDING_FLOWS unfinished flows', 
     const last = await start();
     expect(await callback(first)).toBe(400);
     expect(await callback(last)).toBe(200);
+  });
+
+  const startDemo = async (browser: FormBrowser, scope: string): Promise<string> => {
+    const posted = await browser.post(`${running.baseUrl}/oidcdemo/login`, { scope }, running.baseUrl);
+    expect(posted.status).toBe(303);
+    return posted.headers.get('location') as string;
+  };
+  /** Follows a demo authorization URL through login and consent; the page the demo callback answered. */
+  const complete = async (browser: FormBrowser, url: string): Promise<{ status?: number; page: string }> => {
+    let step = await browser.follow(url, running.baseUrl);
+    for (let pages = 0; pages < 3 && browser.lastPage.match(/id="(login-form|consent-allow)"/); pages += 1) {
+      step = browser.lastPage.includes('id="login-form"')
+        ? await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl)
+        : await browser.submit('consent-allow', {}, running.baseUrl);
+    }
+    return { status: step.response?.status, page: browser.lastPage };
+  };
+
+  it('honest: the flow of the first tab completes after a second was started, and then the second', async () => {
+    const browser = new FormBrowser();
+    const first = await startDemo(browser, 'email');
+    const second = await startDemo(browser, 'profile');
+    const one = await complete(browser, first);
+    expect(one.status).toBe(200);
+    expect(one.page).toContain('id="id-token-claims"');
+    expect(one.page).toContain('email_verified');
+    const two = await complete(browser, second);
+    expect(two.status).toBe(200);
+    expect(two.page).toContain('family_name');
+  });
+
+  it('a callback is still refused in a browser that did not start its flow, and when its state comes back a second time', async () => {
+    const browser = new FormBrowser();
+    const url = await startDemo(browser, 'email');
+    const state = new URL(url).searchParams.get('state') as string;
+    const stranger = new FormBrowser();
+    await startDemo(stranger, 'email');
+    const elsewhere = await stranger.request(`${running.baseUrl}/oidcdemo/callback?state=${state}&error=access_denied`);
+    expect([elsewhere.status, await elsewhere.text()]).toEqual([400, expect.stringContaining('invalid_state')]);
+    const own = await browser.request(`${running.baseUrl}/oidcdemo/callback?state=${state}&error=access_denied`);
+    expect(own.status).toBe(200);
+    await own.text();
+    const again = await browser.request(`${running.baseUrl}/oidcdemo/callback?state=${state}&error=access_denied`);
+    expect([again.status, await again.text()]).toEqual([400, expect.stringContaining('invalid_state')]);
   });
 });

@@ -268,6 +268,20 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
       { verification: { verification_process: JSON.parse(`${'['.repeat(1000)}${']'.repeat(1000)}`) as unknown }, claims: { given_name: null } },
       `claims.userinfo.verified_claims.verification.verification_process${'[0]'.repeat(16)}: is nested more than 16 levels deep`,
     ],
+    // A max_age beside a value filter: meant to bound the age of what it filters, it would bound nothing.
+    ['a max_age on the evidence type', { verification: { evidence: [{ type: { value: 'document', max_age: 3600 } }] }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence[0].type: max_age is not supported here (it filters the time of the verification or of an evidence)'],
+    ['a max_age on the trust framework', { verification: { trust_framework: { max_age: 60 } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.trust_framework: max_age is not supported here (it filters the time of the verification or of an evidence)'],
+    ['a max_age on the assurance level', { verification: { assurance_level: { values: ['l3'], max_age: 60 } }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.assurance_level: max_age is not supported here (it filters the time of the verification or of an evidence)'],
+    ['a max_age on the document type', { verification: { evidence: [{ type: null, document_details: { type: { max_age: 60 } } }] }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence[0].document_details.type: max_age is not supported here (it filters the time of the verification or of an evidence)'],
+    ['a max_age on a check method', { verification: { evidence: [{ type: null, check_details: [{ check_method: { max_age: 60 } }] }] }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence[0].check_details[0].check_method: max_age is not supported here (it filters the time of the verification or of an evidence)'],
+    ['a max_age on a verified claim', { verification: {}, claims: { given_name: { max_age: 60 } } }, 'claims.userinfo.verified_claims.claims.given_name: max_age is not supported on verified claims (filter the time of the verification instead)'],
+    // A constraint placed beside the members it was meant for.
+    ['a max_age beside the verification members', { verification: { trust_framework: null, max_age: 60 }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification: max_age is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)'],
+    ['a value beside an evidence type', { verification: { evidence: [{ type: null, value: 'document' }] }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence[0]: value is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)'],
+    ['a max_age beside an evidence type', { verification: { evidence: [{ type: null, max_age: 3600 }] }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence[0]: max_age is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)'],
+    ['values beside a document type', { verification: { evidence: [{ type: null, document_details: { type: null, values: ['passport'] } }] }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence[0].document_details: values is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)'],
+    ['a value beside a check method', { verification: { evidence: [{ type: null, check_details: [{ check_method: null, value: 'vpip' }] }] }, claims: { given_name: null } }, 'claims.userinfo.verified_claims.verification.evidence[0].check_details[0]: value is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)'],
+    ['a max_age beside verification and claims', { verification: {}, claims: { given_name: null }, max_age: 60 }, 'claims.userinfo.verified_claims: max_age is not supported here (filters apply to trust_framework, assurance_level, time, and evidence type, time, document_details.type, record.type and check_details check_method)'],
     ['our own stored form sent as a request', { svc_vc: [{ claims: { given_name: false } }] }, 'claims.userinfo.verified_claims.verification: is required and must be an object'],
     ['an empty array', [], 'claims.userinfo.verified_claims: must be an object or a non-empty array'],
     ['a string element', [{ verification: {}, claims: { given_name: null } }, 'x'], 'claims.userinfo.verified_claims[1]: must be an object with verification and claims'],
@@ -279,6 +293,37 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     expect(params.get('error_description')).toBe(description);
     expect(params.get('state')).toBe('st');
     expect(store.writes('Interaction')).toBe(interactions);
+  });
+
+  it('honest: max_age on the time of the verification and of an evidence, value filters, and null members anywhere are served', async () => {
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, {
+      configure: rsa.configure,
+      params: {
+        claims: JSON.stringify({
+          userinfo: {
+            verified_claims: {
+              verification: {
+                trust_framework: { value: DEMO_TRUST_FRAMEWORK, essential: true, purpose: 'To know the rules' },
+                time: { max_age: 100 * 365 * 86_400 },
+                verification_process: null,
+                evidence: [{ type: { value: 'document' }, time: { max_age: 100 * 365 * 86_400 }, document_details: { type: { values: ['idcard', 'passport'] }, issuer: { country: null } }, check_details: [{ check_method: { value: 'vcrypt' } }] }],
+              },
+              claims: { given_name: { essential: true, purpose: 'To address you by name' } },
+            },
+          },
+        }),
+      },
+    });
+    expect(userData(flow.userinfo)).toEqual({
+      verified_claims: {
+        verification: {
+          trust_framework: DEMO_TRUST_FRAMEWORK,
+          time: '2025-03-01T10:15:00Z',
+          evidence: [{ type: 'document', time: '2025-03-01T10:15:00Z', document_details: { type: 'idcard' }, check_details: [{ check_method: 'vcrypt' }] }],
+        },
+        claims: { given_name: 'Erika' },
+      },
+    });
   });
 
   it('refuses verified_claims on a channel not encrypted to the client, even with its plaintext opt-out', async () => {

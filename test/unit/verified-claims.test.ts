@@ -213,6 +213,18 @@ describe('verified_claims requests and answers', () => {
       error_description: 'claims.id_token.verified_claims.claims.name: is not a claim this provider verifies (see claims_in_verified_claims_supported)',
     });
   });
+  it('counts a purpose in characters, not UTF-16 code units (3 to 300)', () => {
+    const refusalOf = (purpose: string): string | undefined => {
+      try {
+        parseVerifiedClaims('userinfo', { verification: {}, claims: { given_name: { purpose } } }, DEMO_VERIFIED_OFFER);
+        return undefined;
+      } catch (err) {
+        return (err as { error_description?: string }).error_description;
+      }
+    };
+    const outside = 'claims.userinfo.verified_claims.claims.given_name: purpose must be a string of 3 to 300 characters';
+    expect(['\u{1F600}'.repeat(200), '\u{20000}'.repeat(300), '\u{1F600}\u{1F600}', '\u{1F600}'.repeat(301)].map(refusalOf)).toEqual([undefined, undefined, outside, outside]);
+  });
 });
 
 describe('a claim module offering electronic_record evidence', () => {
