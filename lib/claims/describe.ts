@@ -38,7 +38,7 @@ function describeVerified(request: VerifiedRequest): string {
   const claims = list(Object.keys(request.claims).map((c) => (STANDARD.get(c) ?? c).replace(/^your /, '')));
   const details: string[] = [];
   if (request.evidence) details.push('how it was checked (for example which document and how)');
-  if (asksNumbers(request)) details.push('the number of the document or record checked');
+  if (asksNumbers(request)) details.push('the number of the document or record checked, or the reference of the check');
   if (asksTime(request)) details.push('when it was checked');
   if (request.assuranceLevel) details.push('the level of the check');
   return `your ${claims}, as verified by an identity check${details.length > 0 ? `, with ${list(details)}` : ''}`;

@@ -1,6 +1,6 @@
 import type { Evidence, VerifiedRecord } from './verified.js';
 import { isObject } from './request.js';
-import { asksNumbers, asksTime, isNumber, verifiedClaimGrant, verifiedDetailGrant, type EvidenceRequest, type VerifiedDetail, type VerifiedRequest } from './verified-request.js';
+import { asksNumbers, asksTime, isNumber, verifiedClaimGrant, verifiedDetailGrant, type EvidenceRequest, type NumberedPart, type VerifiedDetail, type VerifiedRequest } from './verified-request.js';
 
 const allows = (filter: readonly string[] | undefined, value: string | undefined): boolean => filter === undefined || (value !== undefined && filter.includes(value));
 
@@ -22,12 +22,12 @@ function matchesEvidence(request: EvidenceRequest, evidence: Evidence, now: numb
 type Consented = Record<'time' | 'numbers', boolean>;
 
 /** `held`'s `kept` and `named` members, a `time` or a number of `of` only with consent to it; `undefined` for none. */
-function pick(held: unknown, kept: string, named: readonly string[] | undefined, consented: Consented, of?: 'document' | 'record'): Record<string, unknown> | undefined {
+function pick(held: unknown, kept: string, named: readonly string[] | undefined, consented: Consented, of: NumberedPart): Record<string, unknown> | undefined {
   if (!isObject(held)) return undefined;
   const out: Record<string, unknown> = {};
   for (const member of [kept, ...(named ?? [])]) {
     if (member === 'time' && !consented.time) continue;
-    if (of !== undefined && isNumber(of, member) && !consented.numbers) continue;
+    if (isNumber(of, member) && !consented.numbers) continue;
     if (Object.hasOwn(held, member) && held[member] !== undefined) out[member] = held[member];
   }
   return Object.keys(out).length > 0 ? out : undefined;
@@ -44,7 +44,7 @@ function project(evidence: Evidence, request: EvidenceRequest, consented: Consen
       const details = pick(evidence[member], 'type', request[`${of}Members` as const], consented, of);
       if (details) out[member] = details;
     } else if (member === 'check_details' && evidence.check_details !== undefined) {
-      out.check_details = evidence.check_details.flatMap((c) => pick(c, 'check_method', request.checkMembers, consented) ?? []);
+      out.check_details = evidence.check_details.flatMap((c) => pick(c, 'check_method', request.checkMembers, consented, 'check') ?? []);
     }
   }
   return out;

@@ -46,11 +46,18 @@ const DOCUMENT_MEMBERS = ['document_number', 'personal_number', 'serial_number',
 const CHECK_MEMBERS = ['organization', 'txn', 'time'] as const;
 const RECORD_MEMBERS = ['personal_number', 'created_at', 'date_of_expiry', 'source'] as const;
 
-/** Sub-members that identify the person's document or record: the `numbers` detail. */
-const NUMBERS: Readonly<Record<'document' | 'record', readonly string[]>> = {
+/**
+ * Sub-members that identify the person's document, record or check: the `numbers` detail. A check's `txn` is one
+ * reference for every client it travels to, so it links her across pairwise subjects as a document number does.
+ */
+const NUMBERS: Readonly<Record<NumberedPart, readonly string[]>> = {
   document: ['document_number', 'personal_number', 'serial_number'],
   record: ['personal_number'],
+  check: ['txn'],
 };
+
+/** The parts of an evidence whose members may identify the person: its document's details, its record, a check. */
+export type NumberedPart = 'document' | 'record' | 'check';
 
 /** The members of `spec` that `known` lists; none may filter by value (a document's details are about the person). */
 function named(path: string, spec: Record<string, unknown>, known: readonly string[]): string[] {
@@ -310,12 +317,14 @@ export const verifiedDetailGrant = (detail: VerifiedDetail, claim: string): stri
 export const asksTime = (request: VerifiedRequest): boolean =>
   request.time !== undefined || (request.evidence ?? []).some((e) => e.members.includes('time') || (e.checkMembers ?? []).includes('time'));
 
-/** Whether `member` of a document's details (`document`) or of a record identifies it. */
-export const isNumber = (of: 'document' | 'record', member: string): boolean => NUMBERS[of].includes(member);
+/** Whether `member` of a document's details (`document`), a record or a check identifies it. */
+export const isNumber = (of: NumberedPart, member: string): boolean => NUMBERS[of].includes(member);
 
-/** Whether `request` asks for the number of a document or record checked. */
+/** Whether `request` asks for the number of a document or record checked, or the reference of a check. */
 export const asksNumbers = (request: VerifiedRequest): boolean =>
-  (request.evidence ?? []).some((e) => (e.documentMembers ?? []).some((m) => isNumber('document', m)) || (e.recordMembers ?? []).some((m) => isNumber('record', m)));
+  (request.evidence ?? []).some(
+    (e) => (e.documentMembers ?? []).some((m) => isNumber('document', m)) || (e.recordMembers ?? []).some((m) => isNumber('record', m)) || (e.checkMembers ?? []).some((m) => isNumber('check', m)),
+  );
 
 /** The grant names covering `requests`: each verified claim and each detail asked with it (not the trust framework). */
 export function verifiedGrantNames(requests: readonly VerifiedRequest[]): string[] {

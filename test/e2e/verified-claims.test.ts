@@ -197,11 +197,12 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
     expect(redirectParams((await ask(how)).leftTo as string).get('code')).toBeTruthy();
 
     // The time of the check (in the evidence or in its checks) is "when it was checked", the
-    // document's number a detail of its own: each asked anew.
+    // document's number and the check's reference a detail of their own: each asked anew.
     for (const [evidence, words] of [
       [{ type: null, time: null }, 'and when it was checked'],
       [{ type: null, check_details: [{ check_method: null, time: null }] }, 'and when it was checked'],
-      [{ type: null, document_details: { type: null, document_number: null } }, 'and the number of the document or record checked'],
+      [{ type: null, document_details: { type: null, document_number: null } }, 'and the number of the document or record checked, or the reference of the check'],
+      [{ type: null, check_details: [{ check_method: null, txn: null }] }, 'and the number of the document or record checked, or the reference of the check'],
     ] as const) {
       const again = await ask({ ...how, verification: { trust_framework: null, evidence: [evidence] } }, { prompt: 'none' });
       expect(redirectParams(again.leftTo as string).get('error')).toBe('consent_required');

@@ -123,21 +123,22 @@ describe('verified_claims requests and answers', () => {
       claims: { given_name: 'Erika' },
     });
     const honest = roundTrip({
-      verification: { evidence: [{ type: null, document_details: { type: null, document_number: null, issuer: null, constructor: null }, check_details: [{ check_method: null, organization: null }], record: { personal_number: null } }] },
+      verification: { evidence: [{ type: null, document_details: { type: null, document_number: null, issuer: null, constructor: null }, check_details: [{ check_method: null, organization: null, txn: null }], record: { personal_number: null } }] },
       claims: { given_name: null },
     });
-    // Consent to the evidence of her first name, not to the numbers of her documents: no number travels.
+    // Consent to the evidence of her first name, not to the numbers of her documents: no number travels, nor the
+    // check's reference (one value for every client, so it would link her across pairwise subjects).
     expect(verifiedGrantNames(honest)).toContain(verifiedDetailGrant('numbers', 'given_name'));
     const withoutNumbers = new Set([...everything(honest)].filter((n) => n !== verifiedDetailGrant('numbers', 'given_name')));
     expect(answerVerified(honest, held, withoutNumbers)).toMatchObject({
       verification: { evidence: [{ document_details: { type: 'idcard', issuer: { country: 'DE' } } }, { record: { type: 'population_register' } }] },
     });
-    expect(JSON.stringify(answerVerified(honest, held, withoutNumbers))).not.toMatch(/T22000129|P-12345/);
+    expect(JSON.stringify(answerVerified(honest, held, withoutNumbers))).not.toMatch(/T22000129|P-12345|tx-0001/);
     expect(answerVerified(honest, held, everything(honest))).toEqual({
       verification: {
         trust_framework: DEMO_TRUST_FRAMEWORK,
         evidence: [
-          { type: 'document', document_details: { type: 'idcard', document_number: 'T22000129', issuer: { country: 'DE' } }, check_details: [{ check_method: 'vcrypt', organization: 'Checker GmbH' }] },
+          { type: 'document', document_details: { type: 'idcard', document_number: 'T22000129', issuer: { country: 'DE' } }, check_details: [{ check_method: 'vcrypt', organization: 'Checker GmbH', txn: 'tx-0001' }] },
           { type: 'electronic_record', record: { type: 'population_register', personal_number: 'P-12345' } },
         ],
       },
