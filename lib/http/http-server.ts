@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /**
@@ -22,11 +22,20 @@ function refusalOf(err: NodeJS.ErrnoException): string {
 
 /**
  * Node's HTTP server for `listener` (`app.callback()`), as the bundled server listens: request heads up to
- * {@link MAX_REQUEST_HEAD_BYTES}, and a request it cannot read (a longer head, malformed HTTP) refused as JSON.
+ * {@link MAX_REQUEST_HEAD_BYTES}, and a request it cannot read (a longer head, malformed HTTP) refused as JSON,
+ * also after earlier answers on the same keep-alive connection; never in the middle of an answer already begun.
  */
 export function createHttpServer(listener: RequestListener): Server {
-  return createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, listener).on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (err.code !== 'ECONNRESET' && socket.writable && socket.bytesWritten === 0) socket.end(refusalOf(err));
+  const unfinished = new WeakMap<Socket, Set<ServerResponse>>();
+  const tracked: RequestListener = (req, res) => {
+    const answers = unfinished.get(req.socket) ?? new Set<ServerResponse>();
+    unfinished.set(req.socket, answers.add(res));
+    res.once('close', () => answers.delete(res));
+    listener(req, res);
+  };
+  return createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, tracked).on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    const begun = [...(unfinished.get(socket) ?? [])].some((res) => res.headersSent);
+    if (err.code !== 'ECONNRESET' && socket.writable && !begun) socket.end(refusalOf(err));
     else socket.destroy();
   });
 }
