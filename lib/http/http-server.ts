@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /**
@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
  * parameters are within every budget fits in the query, 8 KiB of `claims` percent-encoded three characters a byte
  * included.
  */
-export const MAX_REQUEST_HEAD_BYTES = 64 * 1024;
+export const MAX_REQUEST_HEAD_BYTES: number = 64 * 1024;
 
 const refusal = (status: string, description: string): string => {
   const body = JSON.stringify({ error: 'invalid_request', error_description: description });
@@ -21,17 +21,18 @@ function refusalOf(err: NodeJS.ErrnoException): string {
 }
 
 /**
- * Node's HTTP server for `listener` (`app.callback()`), as the bundled server listens: request heads up to
- * {@link MAX_REQUEST_HEAD_BYTES}, and a request it cannot read (a longer head, malformed HTTP) refused as JSON,
- * also after earlier answers on the same keep-alive connection; never in the middle of an answer already begun.
+ * Node's HTTP server for `listener` (Koa's `app.callback()`, whose promise settles its own errors), as the bundled
+ * server listens: request heads up to {@link MAX_REQUEST_HEAD_BYTES}, and a request it cannot read (a longer head,
+ * malformed HTTP) refused as JSON, also after earlier answers on the same keep-alive connection; never in the middle
+ * of an answer already begun.
  */
-export function createHttpServer(listener: RequestListener): Server {
+export function createHttpServer(listener: (req: IncomingMessage, res: ServerResponse) => unknown): Server {
   const unfinished = new WeakMap<Socket, Set<ServerResponse>>();
   const tracked: RequestListener = (req, res) => {
     const answers = unfinished.get(req.socket) ?? new Set<ServerResponse>();
     unfinished.set(req.socket, answers.add(res));
     res.once('close', () => answers.delete(res));
-    listener(req, res);
+    void listener(req, res);
   };
   return createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, tracked).on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const begun = [...(unfinished.get(socket) ?? [])].some((res) => res.headersSent);
