@@ -6,6 +6,7 @@ import type Provider from 'oidc-provider';
 import type { SvcStore } from '../../adapters/store.js';
 import { deliverableClaims, scopeOffer } from '../claims/supported.js';
 import { createInteractionsRouter } from '../interactions/router.js';
+import { CONSENT_UNDO_MODEL } from '../interactions/consent-undo.js';
 import { providerFromRuntime } from '../provider/create-provider.js';
 import { createDemoRouter } from '../demo/router.js';
 import { createMailer } from '../management/mailer.js';
@@ -127,6 +128,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     metrics,
     offeredScopes: new Set(offer.offered),
     deliverableClaims: deliverableClaims(runtime.registry),
+    consentUndo: runtime.store.adapter(CONSENT_UNDO_MODEL),
     includeScopesInUserInfo: settings.stage.includeScopesInUserInfo,
   });
   const mailer = options.mailer ?? createMailer(settings.mail);

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
-import type { Client, Interaction, InteractionResults } from 'oidc-provider';
+import type { Adapter, Client, InteractionResults } from 'oidc-provider';
 
 import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, deliveryText, grantedOf, namingGrantNames, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
@@ -20,6 +20,7 @@ import type { LoginThrottle } from './login-throttle.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { consentPage, loginPage } from '../pages/interaction-pages.js';
+import { consentUndo } from './consent-undo.js';
 
 /** What the interactions router needs. */
 export interface InteractionsOptions {
@@ -38,6 +39,8 @@ export interface InteractionsOptions {
   offeredScopes?: ReadonlySet<string>;
   /** `claims_supported`: the consent page asks for no other name (none is ever delivered), and grants record no other. */
   deliverableClaims: ReadonlySet<string>;
+  /** The store's `ConsentUndo` adapter (`CONSENT_UNDO_MODEL`): how an Allow found the grant it extended, until her last answer. */
+  consentUndo: Adapter;
 }
 
 const stringParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -73,12 +76,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result));
   };
 
-  // A consent sent again (a double click, the back button) or followed by a denial replaces what the earlier one
-  // saved: its grant, never the session's own, is destroyed, so no approval she did not end with stays stored.
-  const dropEarlierGrant = async (details: Interaction): Promise<void> => {
-    const earlier = details.result?.consent?.grantId;
-    if (earlier && earlier !== details.grantId) await (await provider.Grant.find(earlier))?.destroy();
-  };
+  const undo = consentUndo(provider, options.consentUndo);
 
   const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {
     const client = typeof clientId === 'string' ? await provider.Client.find(clientId) : undefined;
@@ -168,6 +166,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     // copied): codes and tokens of the earlier grant end with it (oidc-provider binds them to the session's grant).
     const recorded = existing && recordedDelivery(existing);
     const kept = existing && recorded && deliveryText(recorded) === deliveryText(delivery) ? existing : undefined;
+    if (kept) await undo.extending(details, kept);
     const grant = kept ?? new provider.Grant({ accountId, clientId: client.clientId });
     if (existing && !kept) {
       grant.addOIDCScope(existing.getOIDCScope());
@@ -183,13 +182,13 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     grant.addOIDCClaims(travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)));
     grant.addOIDCClaims(namingGrantNames(claims, options.deliverableClaims));
     recordDelivery(grant, delivery);
-    await dropEarlierGrant(details);
+    await undo.withdraw(details, false);
     const grantId = await grant.save();
     await finish(ctx, { consent: kept ? {} : { grantId } });
   });
 
   router.post('/:uid/abort', sameOrigin, async (ctx) => {
-    await dropEarlierGrant(await provider.interactionDetails(ctx.req, ctx.res));
+    await undo.withdraw(await provider.interactionDetails(ctx.req, ctx.res), true);
     await finish(ctx, { error: 'access_denied', error_description: 'the end-user denied the request' });
   });
 
