@@ -46,14 +46,16 @@ export interface InteractionsOptions {
 const stringParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 /**
- * The CSP source that lets a form of our pages end at the redirect URI: its origin, or for a private-use scheme
+ * The CSP source that lets a form of our pages end at the redirect URI: its origin, for a private-use scheme
  * (RFC 8252 7.1: `com.example.app:/cb`, whose origin is opaque) the scheme itself; browsers check `form-action`
  * on every redirect after the post.
  */
 const formTargetOf = (uri: unknown): string | undefined => {
   if (typeof uri !== 'string' || !URL.canParse(uri)) return undefined;
   const url = new URL(uri);
-  return url.origin === 'null' ? url.protocol : url.origin;
+  if (url.origin === 'null') return url.protocol;
+  // A CSP source cannot name an IPv6 literal (RFC 8252 7.3's `http://[::1]:port`): the scheme and port, any host.
+  return url.hostname.startsWith('[') ? `${url.protocol}//*${url.port ? `:${url.port}` : ''}` : url.origin;
 };
 
 /**

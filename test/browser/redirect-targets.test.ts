@@ -80,3 +80,60 @@ describe('a relying party on another origin, in Chromium (form-action after the 
     await context.close();
   });
 });
+
+/** RFC 8252 7.3: a native app's loopback redirect may be the IPv6 literal [::1] (oidc-provider accepts it). */
+describe('a native app on the IPv6 loopback, in Chromium (form-action after the form posts redirect)', () => {
+  let running: RunningApp;
+  let browser: Browser;
+  let app: Server;
+  let v6: ClientMetadata;
+  let v4: ClientMetadata;
+
+  beforeAll(async () => {
+    app = createServer((_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end('<p id="app-callback">callback</p>');
+    });
+    await new Promise<void>((resolve) => app.listen(0, '::', resolve));
+    const { port } = app.address() as AddressInfo;
+    v6 = { client_id: 'native-v6', application_type: 'native', token_endpoint_auth_method: 'none', redirect_uris: [`http://[::1]:${port}/cb`] };
+    v4 = { client_id: 'native-v4', application_type: 'native', token_endpoint_auth_method: 'none', redirect_uris: [`http://127.0.0.1:${port}/cb`] };
+    running = await startApp({ claimModules: createDemoClaimModules(), clients: [v6, v4] });
+    browser = await launchChromium();
+  }, 30_000);
+  afterAll(async () => {
+    await browser?.close();
+    await running?.close();
+    await new Promise<void>((resolve) => app.close(() => resolve()));
+  });
+
+  /** Signs in as demo and allows; what the browser reached first: the app's callback, or a CSP refusal. */
+  const signInAndAllow = async (page: Page, client: ClientMetadata): Promise<string> => {
+    const outcome = new Promise<string>((resolve) => {
+      page.on('request', (r) => r.url().includes('/cb?') && resolve(r.url()));
+      page.on('console', (m) => m.text().includes('violates the following Content Security Policy') && resolve(`refused: ${m.text()}`));
+    });
+    await page.goto(codeFlowUrl(running.issuer, client, { state: 'st', scope: 'openid email' }));
+    await page.fill('input[name="login"]', 'demo');
+    await page.fill('input[name="password"]', 'demo');
+    await page.click('#login-form button[type="submit"]');
+    await page.waitForSelector('#consent-allow');
+    await page.click('#consent-allow button');
+    return outcome;
+  };
+
+  it('after Allow the browser is sent to http://[::1]:port/cb with the code, no CSP violation', async () => {
+    const context = await browser.newContext();
+    const reached = await signInAndAllow(await context.newPage(), v6);
+    await context.close();
+    expect(reached).toMatch(/^http:\/\/\[::1\]:\d+\/cb\?/);
+    expect(new URL(reached).searchParams.get('code')).toEqual(expect.any(String));
+  });
+
+  it('honest: the IPv4 loopback receives its code', async () => {
+    const context = await browser.newContext();
+    const reached = await signInAndAllow(await context.newPage(), v4);
+    await context.close();
+    expect(reached).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/cb\?/);
+  });
+});

@@ -50,6 +50,9 @@ describe('the person-facing pages: form targets of native apps, ended interactio
       const loopback = await pagesOf(await registerNative('http://127.0.0.1:8765/cb'));
       for (const page of [webPages.login, webPages.consent]) expect(formAction(page)).toEqual(["'self'", 'https://rp.example']);
       for (const page of [loopback.login, loopback.consent]) expect(formAction(page)).toEqual(["'self'", 'http://127.0.0.1:8765']);
+      // A CSP source cannot name an IPv6 literal: the IPv6 loopback is allowed by scheme and port.
+      const v6 = await pagesOf(await registerNative('http://[::1]:8765/cb'));
+      for (const page of [v6.login, v6.consent]) expect(formAction(page)).toEqual(["'self'", 'http://*:8765']);
     });
   });
 
