@@ -38,7 +38,7 @@ function keepRegisteredSubject(stored: ClientMetadata, properties: ClientMetadat
     properties.sector_identifier_uri = stored.sector_identifier_uri;
   }
   const before = sectorOf(stored);
-  const after = sectorOf(properties);
+  const after = sectorOf({ ...properties, client_id: stored.client_id });
   if (after !== undefined && after !== before) {
     const field = properties.sector_identifier_uri !== undefined ? 'sector_identifier_uri' : 'redirect_uris';
     reject(field, `would move the pairwise sector from ${String(before)} to ${after}; the sector is fixed at registration`);

@@ -9,7 +9,7 @@ export const SUBJECT_TYPES = ['public', 'pairwise'] as const;
 export type SubjectType = (typeof SUBJECT_TYPES)[number];
 
 /** The metadata that decides a client's subject type and sector. */
-type SubjectMetadata = Pick<ClientMetadata, 'subject_type' | 'sector_identifier_uri' | 'redirect_uris'>;
+type SubjectMetadata = Pick<ClientMetadata, 'subject_type' | 'sector_identifier_uri' | 'redirect_uris' | 'application_type'> & { client_id?: unknown };
 
 /** The host of a URL (with port), or its scheme when it has none (`com.example.app:/cb`), so such apps do not share a sector. */
 function hostOf(uri: unknown): string | undefined {
@@ -35,12 +35,24 @@ export function subjectTypeFor(metadata: SubjectMetadata, defaultType: SubjectTy
   return defaultType;
 }
 
+/** True for a URL on the loopback interface (`localhost`, 127.0.0.0/8, `[::1]`), where native apps redirect (RFC 8252 7.3). */
+function isLoopback(uri: unknown): boolean {
+  if (typeof uri !== 'string' || !URL.canParse(uri)) return false;
+  const { hostname } = new URL(uri);
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
 /**
- * The sector identifier of a pairwise client as oidc-provider computes it (helpers/sector_identifier.js):
- * the host of `sector_identifier_uri`, else of the first redirect URI.
+ * The sector identifier of a pairwise client: the host of `sector_identifier_uri`, else of the first redirect URI
+ * (as oidc-provider's helpers/sector_identifier.js), except for a native app redirecting to the loopback interface:
+ * every native app on every device redirects there, so that host names no relying party, and the app is a sector of
+ * its own (a value with a space, which no host has).
  */
 export function sectorOf(metadata: SubjectMetadata): string | undefined {
-  return hostOf(metadata.sector_identifier_uri) ?? hostOf(Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris[0] : undefined);
+  const first = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris[0] : undefined;
+  const ownSector = metadata.sector_identifier_uri === undefined && metadata.application_type === 'native' && isLoopback(first) && typeof metadata.client_id === 'string';
+  if (ownSector) return `native client ${String(metadata.client_id)}`;
+  return hostOf(metadata.sector_identifier_uri) ?? hostOf(first);
 }
 
 /**

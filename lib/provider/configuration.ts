@@ -194,7 +194,12 @@ function pairwiseConfiguration(parts: ConfigurationParts): Pick<Configuration, '
   return {
     subjectTypes: [...SUBJECT_TYPES],
     pairwiseIdentifier: (_ctx, accountId, client) => {
-      const sector = sectorOf({ sector_identifier_uri: client.sectorIdentifierUri, redirect_uris: client.redirectUris ? [...client.redirectUris] : [] });
+      const sector = sectorOf({
+        sector_identifier_uri: client.sectorIdentifierUri,
+        redirect_uris: client.redirectUris ? [...client.redirectUris] : [],
+        application_type: client.applicationType,
+        client_id: client.clientId,
+      });
       if (sector === undefined) throw new Error(`client ${client.clientId} has no sector`);
       return pairwiseSub(parts.pairwiseKey, sector, accountId);
     },

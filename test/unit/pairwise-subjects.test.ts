@@ -31,6 +31,15 @@ describe('pairwise subjects (policies/subjects.ts)', () => {
     expect(subjectTypeFor({ redirect_uris: ['com.example.app:/cb', 'org.other.app:/cb'] }, 'pairwise')).toBe('public');
   });
 
+  it('gives a native app on the loopback interface a sector of its own; a web client there, or any client with a sector_identifier_uri, keeps the host', () => {
+    for (const uri of ['http://127.0.0.1/cb', 'http://127.3.2.1:8080/cb', 'http://localhost/cb', 'http://[::1]:9000/cb']) {
+      expect(sectorOf({ redirect_uris: [uri], application_type: 'native', client_id: 'app-1' })).toBe('native client app-1');
+      expect(sectorOf({ redirect_uris: [uri], client_id: 'app-1' })).toBe(new URL(uri).host);
+    }
+    expect(sectorOf({ redirect_uris: ['http://127.0.0.1/cb'], application_type: 'native', client_id: 'app-1', sector_identifier_uri: 'https://s.example/s' })).toBe('s.example');
+    expect(sectorOf({ redirect_uris: ['http://127.0.0.1.example/cb', 'https://localhost.example/cb'], application_type: 'native', client_id: 'app-1' })).toBe('127.0.0.1.example');
+  });
+
   it('applies the default only when subject_type is absent, and falls back to public across hosts', () => {
     expect(subjectTypeFor({ redirect_uris: ['https://rp.example/a', 'https://rp.example/b'] }, 'pairwise')).toBe('pairwise');
     expect(subjectTypeFor({ redirect_uris: ['http://localhost:8080/cb', 'http://127.0.0.1:8080/cb'] }, 'pairwise')).toBe('public');
