@@ -7,7 +7,7 @@ import { judgeClientKeySet, type KeySetJudgement } from './client-key-set.js';
 import { fetchJson, reject, type PolicyDependencies } from './types.js';
 
 /** The client's keys from the metadata `field`, as the provider will hold them, and their whole judgement. */
-interface ClientKeys {
+export interface ClientKeys {
   field: 'jwks' | 'jwks_uri';
   keys: JWK[];
   judgement: KeySetJudgement;
@@ -40,6 +40,36 @@ async function load(properties: ClientMetadata, deps: PolicyDependencies): Promi
   if (typeof jwksUri !== 'string') reject('jwks_uri', 'must be a URL string');
   const parsed = await fetchJson(budgetedFetch(properties, deps), jwksUri, 'application/jwk-set+json, application/json', 'jwks_uri');
   return judged(parsed, 'jwks_uri', properties);
+}
+
+/**
+ * C6 items 1, 3 and 7 on keys already judged: a client asking for encryption has keys, every requested algorithm a
+ * kept key that fits it, and every key the provider may pick for one fits it.
+ * @throws `invalid_client_metadata` naming the field and the rule.
+ */
+export function assertKeysServe(properties: ClientMetadata, loaded: ClientKeys | undefined): void {
+  const requested = requestedEncryption(properties);
+  if (requested.length === 0) return;
+  if (!loaded) {
+    reject('jwks', `${requested.map(([f]) => f).join(' and ')} need${requested.length === 1 ? 's' : ''} the client's public keys: register jwks or jwks_uri`);
+  }
+  const unserved = loaded.judgement.unserved[0];
+  if (unserved) reject(loaded.field, unserved.message);
+  const unfit = loaded.judgement.refused.find((r) => r.rule === 'candidate');
+  if (unfit) reject(loaded.field, unfit.message);
+}
+
+/**
+ * A client no registration request vetted (a statically provisioned one) with its inline `jwks` judged by the rules
+ * registration applies (C6: the provider never encrypts to or verifies with a key that has not passed them), and
+ * stored as registration stores it: labels normalised, unlabelled keys left out when it asks for encryption. A
+ * `jwks_uri` is judged when the provider fetches it.
+ * @throws `invalid_client_metadata` naming the field and the rule, as registration would refuse the same metadata.
+ */
+export function withJudgedInlineKeys(client: ClientMetadata): ClientMetadata {
+  const inline = client.jwks === undefined ? undefined : judged(client.jwks, 'jwks', client);
+  if (client.jwks_uri === undefined) assertKeysServe(client, inline);
+  return inline ? { ...client, jwks: { keys: inline.keys } } : client;
 }
 
 /** The client's keys for this registration request, loaded once for all its policies; `undefined` without keys. */

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 
-import type { ClientMetadata } from 'oidc-provider';
+import { errors, type ClientMetadata } from 'oidc-provider';
+
+import { withJudgedInlineKeys } from '../../policies/client-keys.js';
 
 import { createStore } from '../../adapters/index.js';
 import { ClaimRegistry, type ClaimModule } from '../claims/modules.js';
@@ -86,9 +88,23 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
     authenticator = createStaticAuthenticator();
   }
   const claimModules = [...(options.claimModules ?? []), ...(settings.claims.modules ? await loadClaimModules(settings.claims.modules, context) : [])];
-  const clients = [...(settings.clients.file ? readClients(settings.clients.file) : []), ...(options.clients ?? [])];
+  const clients = [
+    ...(settings.clients.file ? readClients(settings.clients.file).map((c) => judgedStaticClient(c, 'svc.clients.file')) : []),
+    ...(options.clients ?? []).map((c) => judgedStaticClient(c, 'options.clients')),
+  ];
   const store = options.store ?? createStore(settings.redis, logger);
   return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };
+}
+
+/** A static client with its inline keys judged as at registration ({@link withJudgedInlineKeys}); refused, the start stops. */
+function judgedStaticClient(client: ClientMetadata, source: 'svc.clients.file' | 'options.clients'): ClientMetadata {
+  try {
+    return withJudgedInlineKeys(client);
+  } catch (err) {
+    if (!(err instanceof errors.InvalidClientMetadata)) throw err;
+    const properties = source === 'svc.clients.file' ? [source] : [];
+    throw new SettingsError(`${source}: client ${JSON.stringify(client.client_id)}: ${String(err.error_description)}`, properties);
+  }
 }
 
 function readClients(file: string): ClientMetadata[] {

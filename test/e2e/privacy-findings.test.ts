@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
@@ -90,7 +90,7 @@ describe("statically provisioned clients' keys are judged as registration judges
   it('a static client whose encryption key has a prime modulus (anyone can decrypt to it) stops the start, naming the client and the rule', async () => {
     const prime = primeModulusKey();
     expect(prime.readsWhatIsSentToIt()).toBe(true);
-    const client = { client_id: 'prime-rp', client_secret: secret, redirect_uris: ['https://prime.example/cb'], id_token_encrypted_response_alg: 'RSA-OAEP', jwks: { keys: [prime.jwk] } };
+    const client: ClientMetadata = { client_id: 'prime-rp', client_secret: secret, redirect_uris: ['https://prime.example/cb'], id_token_encrypted_response_alg: 'RSA-OAEP', jwks: { keys: [prime.jwk] } };
     await expect(start([client])).rejects.toThrow(/^options\.clients: client "prime-rp": jwks: key #1 \("prime"\): RSA modulus is a probable prime/);
   });
 
@@ -110,7 +110,7 @@ describe("statically provisioned clients' keys are judged as registration judges
   });
 
   it('a static client asking for encryption without any key stops the start instead of failing after she consented', async () => {
-    const client = { client_id: 'keyless-rp', client_secret: secret, redirect_uris: ['https://keyless.example/cb'], id_token_encrypted_response_alg: 'RSA-OAEP-256' };
+    const client: ClientMetadata = { client_id: 'keyless-rp', client_secret: secret, redirect_uris: ['https://keyless.example/cb'], id_token_encrypted_response_alg: 'RSA-OAEP-256' };
     await expect(start([client])).rejects.toThrow(/^options\.clients: client "keyless-rp": jwks: id_token_encrypted_response_alg needs the client's public keys/);
   });
 
@@ -118,7 +118,11 @@ describe("statically provisioned clients' keys are judged as registration judges
     const { publicKey, privateKey } = await generateKeyPair('ECDH-ES+A256KW', { crv: 'P-256', extractable: true });
     const jwk = { ...(await exportJWK(publicKey)), key_ops: ['encrypt'], kid: 'seed-ec' };
     const client = confidentialClient({ client_id: 'seed-rp', redirect_uris: ['https://seed.example/cb'], id_token_encrypted_response_alg: 'ECDH-ES+A256KW', jwks: { keys: [jwk] } });
-    const running = await startApp({ claimModules: createDemoClaimModules(), clients: [client] });
+    // oidc-provider clones static clients with structuredClone, which in a Jest context returns objects of the outer
+    // realm that its plain-object check of a JWK Set refuses (a real process has one realm): a JSON round trip clones
+    // in this realm while the provider takes its static clients in.
+    const cloning = jest.spyOn(globalThis, 'structuredClone').mockImplementation((value) => JSON.parse(JSON.stringify(value)) as unknown);
+    const running = await startApp({ claimModules: createDemoClaimModules(), clients: [client] }).finally(() => cloning.mockRestore());
     try {
       const seen: RawAnswers = {};
       const flow = await runCodeFlow(running.issuer, client, { scope: 'openid email', skipUserinfo: true, configure: recordingAnswers(seen, { privateKey, jwk }) });
