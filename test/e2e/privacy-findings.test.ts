@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { describe, expect, it, jest } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
@@ -11,6 +11,7 @@ import { createApp, loadSettings, silentLogger } from '../../lib/index.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { confidentialClient, pairwiseSubOf, startApp } from '../helpers/app.js';
 import { registerClient, updateRegistration } from '../helpers/clients.js';
+import { startDocServer, trustForOutboundFetch, type HttpsDocServer } from '../helpers/registration.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
 import { rawIdToken, recordingAnswers, type RawAnswers } from '../helpers/raw-answers.js';
@@ -47,6 +48,46 @@ describe('pairwise subjects of native apps that redirect to the loopback interfa
     const claimed = await registerClient(running, 'plain', { redirect_uris: ['https://app.rp.example/cb'], application_type: 'native' });
     expect(await subOf(web.metadata)).toBe(pairwiseSubOf('https://rp.example/cb'));
     expect(await subOf(claimed.metadata)).toBe(pairwiseSubOf('https://app.rp.example/cb'));
+  });
+});
+
+describe('sector_identifier_uri documents that merely share a host (OpenID Connect Core 8.1 takes the host as the sector)', () => {
+  const running = appPerSuite({ properties: { 'svc.fetch.allow-private-network': true } });
+  let docs: HttpsDocServer;
+  let distrust = (): void => undefined;
+  const documents = new Map<string, string[]>();
+  beforeAll(async () => {
+    docs = await startDocServer('https');
+    distrust = trustForOutboundFetch(docs.ca);
+    docs.handler = (req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(documents.get(req.url ?? '') ?? []));
+    };
+  });
+  afterAll(async () => {
+    distrust();
+    await docs.close();
+  });
+  const withSector = async (redirect: string, path: string) => {
+    documents.set(path, [...(documents.get(path) ?? []), redirect]);
+    return registerClient(running, 'plain', { redirect_uris: [redirect], sector_identifier_uri: `${docs.url}${path}` });
+  };
+  const subOf = async (client: ClientMetadata): Promise<string> => (await runCodeFlow(running.issuer, client, { skipUserinfo: true })).claims.sub;
+
+  // Left failing: a product decision. A relying party that keeps its sector document on a host others can publish on
+  // (raw.githubusercontent.com, a storage bucket's host) shares its sector with whoever publishes a document of their
+  // own there, listing only their own redirect URIs. Taking the document's URL rather than its host as the sector
+  // closes it, departing from OpenID Connect Core 8.1 (the sub derivation is the provider's own business).
+  it('a relying party cannot join another\'s sector by publishing its own sector document on the host where the other keeps its one', async () => {
+    const honest = await withSector('https://honest.example/cb', '/honest-rp/sector.json');
+    const stranger = await withSector('https://stranger.example/cb', '/stranger/sector.json');
+    expect(await subOf(stranger.metadata)).not.toBe(await subOf(honest.metadata));
+  });
+
+  it('honest: clients naming one sector document share one sector across hosts', async () => {
+    const web = await withSector('https://www.group.example/cb', '/group/sector.json');
+    const app = await withSector('https://app.group.example/cb', '/group/sector.json');
+    expect(await subOf(app.metadata)).toBe(await subOf(web.metadata));
   });
 });
 
