@@ -49,7 +49,7 @@ function isLoopback(uri: unknown): boolean {
  * its own (a value with a space, which no host has).
  */
 export function sectorOf(metadata: SubjectMetadata): string | undefined {
-  const first = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris[0] : undefined;
+  const first: unknown = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris[0] : undefined;
   const ownSector = metadata.sector_identifier_uri === undefined && metadata.application_type === 'native' && isLoopback(first) && typeof metadata.client_id === 'string';
   if (ownSector) return `native client ${String(metadata.client_id)}`;
   return hostOf(metadata.sector_identifier_uri) ?? hostOf(first);
