@@ -23,6 +23,18 @@ function hostOf(uri: unknown): string | undefined {
 }
 
 /**
+ * A `sector_identifier_uri` as the sector: the document's URL (without fragment), not only its host as OpenID Connect
+ * Core 8.1 names it, so whoever can publish on a shared host (raw.githubusercontent.com, a bucket) cannot join the
+ * sector of a relying party that keeps its document there. Clients naming one document share one sector.
+ */
+function documentOf(uri: unknown): string | undefined {
+  if (typeof uri !== 'string' || !URL.canParse(uri)) return undefined;
+  const url = new URL(uri);
+  url.hash = '';
+  return url.href;
+}
+
+/**
  * The subject type a client registered without one gets: `defaultType`, except `public` for a
  * client whose redirect URIs span several hosts and that names no `sector_identifier_uri` (it has
  * no one sector, and OpenID Connect Registration 5 would otherwise refuse it). An explicit type is kept.
@@ -43,8 +55,8 @@ function isLoopback(uri: unknown): boolean {
 }
 
 /**
- * The sector identifier of a pairwise client: the host of `sector_identifier_uri`, else of the first redirect URI
- * (as oidc-provider's helpers/sector_identifier.js), except for a native app redirecting to the loopback interface:
+ * The sector identifier of a pairwise client: its `sector_identifier_uri` ({@link documentOf}), else the host of
+ * the first redirect URI (as oidc-provider's helpers/sector_identifier.js), except for a native app redirecting to the loopback interface:
  * every native app on every device redirects there, so that host names no relying party, and the app is a sector of
  * its own (a value with a space, which no host has).
  */
@@ -52,7 +64,7 @@ export function sectorOf(metadata: SubjectMetadata): string | undefined {
   const first: unknown = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris[0] : undefined;
   const ownSector = metadata.sector_identifier_uri === undefined && metadata.application_type === 'native' && isLoopback(first) && typeof metadata.client_id === 'string';
   if (ownSector) return `native client ${String(metadata.client_id)}`;
-  return hostOf(metadata.sector_identifier_uri) ?? hostOf(first);
+  return documentOf(metadata.sector_identifier_uri) ?? hostOf(first);
 }
 
 /**

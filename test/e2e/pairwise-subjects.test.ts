@@ -1,12 +1,16 @@
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import type { ClientMetadata } from 'oidc-provider';
+
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { pairwiseSub } from '../../policies/subjects.js';
-import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { registerClient } from '../helpers/clients.js';
+import { confidentialClient, pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
+import { registerClient, updateRegistration } from '../helpers/clients.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { isUnspent, manage, register, startDocServer, trustForOutboundFetch, type HttpsDocServer } from '../helpers/registration.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 
 const KEY = 'pairwise-key-for-tests-0123456789abcdef';
 const OTHER_KEY = 'another-pairwise-key-0123456789abcdefgh';
@@ -126,7 +130,8 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
       const web = await registerClient(running, 'plain', { redirect_uris: ['https://www.example/cb'], sector_identifier_uri: uri });
       expect(app.metadata.subject_type).toBe('pairwise');
       const subs = [(await runCodeFlow(running.issuer, app.metadata)).claims.sub, (await runCodeFlow(running.issuer, web.metadata)).claims.sub];
-      expect(subs).toEqual([pairwiseSub(KEY, new URL(docs.url).host, 'demo-0001'), pairwiseSub(KEY, new URL(docs.url).host, 'demo-0001')]);
+      // The sector is the document, not its host (policies/subjects.ts documentOf).
+      expect(subs).toEqual([pairwiseSub(KEY, new URL(uri).href, 'demo-0001'), pairwiseSub(KEY, new URL(uri).href, 'demo-0001')]);
     });
 
     it('a static client is pairwise by default, and keeps its sub across a restart with the same key only', async () => {
@@ -213,7 +218,7 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
       const client = await registerClient(running, 'plain', { redirect_uris: ['https://later.example/cb'], sector_identifier_uri: `${docs.url}/later` });
       sectorDoc = [];
       const asked = sectorRequests;
-      expect((await runCodeFlow(running.issuer, client.metadata)).claims.sub).toBe(pairwiseSub(KEY, new URL(docs.url).host, 'demo-0001'));
+      expect((await runCodeFlow(running.issuer, client.metadata)).claims.sub).toBe(pairwiseSub(KEY, new URL(`${docs.url}/later`).href, 'demo-0001'));
       expect(sectorRequests).toBe(asked);
     });
   });
@@ -224,7 +229,7 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
     const unlisted = confidentialClient({ client_id: 'static-unlisted', redirect_uris: ['https://static-b.example/cb'], sector_identifier_uri: `${docs.url}/static` });
     const app = await startApp({ clients: [listed, unlisted], properties: { 'svc.subject.pairwise-key': KEY, 'svc.fetch.allow-private-network': true } });
     try {
-      expect((await runCodeFlow(app.issuer, listed)).claims.sub).toBe(pairwiseSub(KEY, new URL(docs.url).host, 'demo-0001'));
+      expect((await runCodeFlow(app.issuer, listed)).claims.sub).toBe(pairwiseSub(KEY, new URL(`${docs.url}/static`).href, 'demo-0001'));
       const query = new URLSearchParams({ client_id: 'static-unlisted', response_type: 'code', scope: 'openid', redirect_uri: 'https://static-b.example/cb', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
       const refused = await fetch(`${app.issuer}/authorize?${query.toString()}`, { redirect: 'manual' });
       expect(refused.status).toBe(400);
@@ -290,5 +295,77 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
       const next = { ...c, token: String(res.body.registration_access_token) };
       expect(await refusedUpdate(next, { redirect_uris: ['https://a.example/cb', 'https://unlisted.example/cb'] })).toContain('missing https://unlisted.example/cb');
     });
+  });
+});
+
+describe('pairwise subjects of native apps that redirect to the loopback interface (C12.12)', () => {
+  const running = appPerSuite({ claimModules: createDemoClaimModules() });
+  const nativeApp = (redirect: string) => registerClient(running, 'plain', { redirect_uris: [redirect], application_type: 'native' });
+  const subOf = async (client: ClientMetadata): Promise<string> => (await runCodeFlow(running.issuer, client, { skipUserinfo: true })).claims.sub;
+
+  it('two unrelated native apps that both redirect to 127.0.0.1, localhost or [::1] get unrelated subs for one person', async () => {
+    for (const host of ['127.0.0.1', 'localhost', '[::1]', '127.0.0.1:8400']) {
+      const one = await nativeApp(`http://${host}/callback`);
+      const other = await nativeApp(`http://${host}/oauth2/redirect`);
+      expect([one.metadata.subject_type, other.metadata.subject_type]).toEqual(['pairwise', 'pairwise']);
+      const subs = [await subOf(one.metadata), await subOf(other.metadata)];
+      expect(subs[0]).not.toBe(subs[1]);
+      expect(subs).not.toContain('demo-0001');
+      expect(subs).not.toContain(pairwiseSubOf(`http://${host}/`));
+    }
+  });
+
+  it('honest: one native app keeps its sub across sign-ins and an update of its registration', async () => {
+    const app = await nativeApp('http://127.0.0.1/callback');
+    const first = await subOf(app.metadata);
+    expect(await subOf(app.metadata)).toBe(first);
+    const updated = await updateRegistration(app, { client_name: 'renamed', redirect_uris: ['http://127.0.0.1/callback', 'http://127.0.0.1/other'] });
+    expect(updated.metadata.subject_type).toBe('pairwise');
+    expect(await subOf(updated.metadata)).toBe(first);
+  });
+
+  it('honest: a web client keeps the host of its redirect URI as its sector, and a native app on https too', async () => {
+    const web = await registerClient(running, 'plain', { redirect_uris: ['https://rp.example/cb'] });
+    const claimed = await registerClient(running, 'plain', { redirect_uris: ['https://app.rp.example/cb'], application_type: 'native' });
+    expect(await subOf(web.metadata)).toBe(pairwiseSubOf('https://rp.example/cb'));
+    expect(await subOf(claimed.metadata)).toBe(pairwiseSubOf('https://app.rp.example/cb'));
+  });
+});
+
+describe('sector_identifier_uri documents that merely share a host are two sectors (docs/spec-decisions.md)', () => {
+  const running = appPerSuite({ properties: { 'svc.fetch.allow-private-network': true } });
+  let docs: HttpsDocServer;
+  let distrust = (): void => undefined;
+  const documents = new Map<string, string[]>();
+  beforeAll(async () => {
+    docs = await startDocServer('https');
+    distrust = trustForOutboundFetch(docs.ca);
+    docs.handler = (req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(documents.get(req.url ?? '') ?? []));
+    };
+  });
+  afterAll(async () => {
+    distrust();
+    await docs.close();
+  });
+  const withSector = async (redirect: string, path: string) => {
+    documents.set(path, [...(documents.get(path) ?? []), redirect]);
+    return registerClient(running, 'plain', { redirect_uris: [redirect], sector_identifier_uri: `${docs.url}${path}` });
+  };
+  const subOf = async (client: ClientMetadata): Promise<string> => (await runCodeFlow(running.issuer, client, { skipUserinfo: true })).claims.sub;
+
+  // A relying party that keeps its sector document on a host others can publish on (raw.githubusercontent.com, a
+  // storage bucket's host) would share its sector with whoever publishes a document of their own there.
+  it('a relying party cannot join another\'s sector by publishing its own sector document on the host where the other keeps its one', async () => {
+    const honest = await withSector('https://honest.example/cb', '/honest-rp/sector.json');
+    const stranger = await withSector('https://stranger.example/cb', '/stranger/sector.json');
+    expect(await subOf(stranger.metadata)).not.toBe(await subOf(honest.metadata));
+  });
+
+  it('honest: clients naming one sector document share one sector across hosts', async () => {
+    const web = await withSector('https://www.group.example/cb', '/group/sector.json');
+    const app = await withSector('https://app.group.example/cb', '/group/sector.json');
+    expect(await subOf(app.metadata)).toBe(await subOf(web.metadata));
   });
 });

@@ -19,9 +19,9 @@ describe('pairwise subjects (policies/subjects.ts)', () => {
     expect(pairwiseSub(KEY, 'ab', 'c')).not.toBe(pairwiseSub(KEY, 'a', 'bc'));
   });
 
-  it('takes the sector from sector_identifier_uri, else the first redirect URI (host with port)', () => {
+  it('takes the sector from sector_identifier_uri (the document, not its host), else the first redirect URI (host with port)', () => {
     expect(sectorOf({ redirect_uris: ['https://rp.example:8443/cb', 'https://b.example/cb'] })).toBe('rp.example:8443');
-    expect(sectorOf({ redirect_uris: ['https://rp.example/cb'], sector_identifier_uri: 'https://sector.example/s.json' })).toBe('sector.example');
+    expect(sectorOf({ redirect_uris: ['https://rp.example/cb'], sector_identifier_uri: 'https://sector.example/s.json#x' })).toBe('https://sector.example/s.json');
   });
 
   it('gives native apps with private-use schemes sectors of their own, not one empty sector', () => {
@@ -36,7 +36,7 @@ describe('pairwise subjects (policies/subjects.ts)', () => {
       expect(sectorOf({ redirect_uris: [uri], application_type: 'native', client_id: 'app-1' })).toBe('native client app-1');
       expect(sectorOf({ redirect_uris: [uri], client_id: 'app-1' })).toBe(new URL(uri).host);
     }
-    expect(sectorOf({ redirect_uris: ['http://127.0.0.1/cb'], application_type: 'native', client_id: 'app-1', sector_identifier_uri: 'https://s.example/s' })).toBe('s.example');
+    expect(sectorOf({ redirect_uris: ['http://127.0.0.1/cb'], application_type: 'native', client_id: 'app-1', sector_identifier_uri: 'https://s.example/s' })).toBe('https://s.example/s');
     expect(sectorOf({ redirect_uris: ['http://127.0.0.1.example/cb', 'https://localhost.example/cb'], application_type: 'native', client_id: 'app-1' })).toBe('127.0.0.1.example');
   });
 
