@@ -3,6 +3,7 @@ import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } fr
 
 import type { SvcStore } from '../../adapters/store.js';
 import { ClientDisabledError } from '../errors.js';
+import { giveBackConsumedCode } from '../provider/store-batch.js';
 import { requestState } from '../registration/request-state.js';
 import type { Logger } from '../logger.js';
 import { requestIdOf, sendError } from '../web/error-response.js';
@@ -87,9 +88,9 @@ export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' 
     const { clientId } = oidc.client;
     const [disabled, deleted] = await Promise.all([marks.find(clientId), deletions.find(clientId)]);
     if (!disabled && !deleted) return;
-    const { AccessToken, RefreshToken, ClientCredentials, AuthorizationCode } = oidc.entities;
+    const { AccessToken, RefreshToken, ClientCredentials } = oidc.entities;
     for (const token of [AccessToken, RefreshToken, ClientCredentials]) if (token) await token.destroy();
-    if (AuthorizationCode?.jti) await store.unconsume(MODEL_NAMES.authorizationCode, AuthorizationCode.jti);
+    await giveBackConsumedCode(ctx, store);
     logger.warn('tokens_withdrawn', { request_id: requestIdOf(ctx), client_id: clientId, reason: deleted ? 'client_deleted' : 'client_disabled' });
     sendError(ctx, 401, 'invalid_client', 'client authentication failed');
   };

@@ -1,25 +1,43 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
+import type { KoaContextWithOIDC } from 'oidc-provider';
 
 import type { SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { answerError } from '../pages/error-page.js';
-import { logCaughtError, oauthErrorBody } from '../web/error-response.js';
+import { MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
+import { failureCauseFields, logCaughtError, oauthErrorBody, requestIdOf } from '../web/error-response.js';
 import { setSecurityHeaders } from '../web/security-headers.js';
+
+/** Requests whose code was given back: once only, or a second give-back could undo the consumption of a retry. */
+const givenBack = new WeakSet<Context>();
+
+/**
+ * Gives back the authorization code a token request consumed (oidc-provider names it among the request's entities
+ * only once its consumption succeeded) with the store's atomic `unconsume`, at most once per request. For a request
+ * that answers no tokens: spent, the client's retry would be taken for a replay and her grant revoked.
+ * @returns `false` when there was nothing to give back (another route, no code consumed, given back already).
+ */
+export async function giveBackConsumedCode(ctx: Context, store: Pick<SvcStore, 'unconsume'>): Promise<boolean> {
+  const { oidc } = ctx as unknown as Partial<KoaContextWithOIDC>;
+  const jti = oidc?.route === ROUTE_NAMES.token ? oidc.entities?.AuthorizationCode?.jti : undefined;
+  if (typeof jti !== 'string' || givenBack.has(ctx)) return false;
+  givenBack.add(ctx);
+  await store.unconsume(MODEL_NAMES.authorizationCode, jti);
+  return true;
+}
 
 /**
  * Runs each request as one unit of store work (joining one already open), its writes sent together
  * before the response goes out. When they fail, the prepared response is replaced by a 503
- * `server_error`, so nobody is sent a code, token or cookie whose records were not stored.
+ * `server_error`, so nobody is sent a code, token or cookie whose records were not stored. A token
+ * request answered with a server error (that 503, or a failure while it was served) gives back the
+ * code it consumed ({@link giveBackConsumedCode}), so the client's retry redeems it.
  */
-export function storeBatch(store: Pick<SvcStore, 'batch'>, logger: Logger): Middleware {
+export function storeBatch(store: Pick<SvcStore, 'batch' | 'unconsume'>, logger: Logger): Middleware {
   return async (ctx, next) => {
-    if (!store.batch) {
-      await next();
-      return;
-    }
     try {
-      await store.batch(next);
+      await (store.batch ? store.batch(next) : next());
     } catch (caught) {
       if (!(caught instanceof StoreUnavailableError)) throw caught;
       const out = oauthErrorBody(caught);
@@ -31,5 +49,10 @@ export function storeBatch(store: Pick<SvcStore, 'batch'>, logger: Logger): Midd
       if (typeof requestId === 'string') ctx.res.setHeader('X-Request-Id', requestId);
       await answerError(ctx, out);
     }
+    if (ctx.status < 500) return;
+    await giveBackConsumedCode(ctx, store).catch((err: unknown) => {
+      const { code, name } = err as { code?: string; name?: string };
+      logger.error('token_cleanup_failed', { request_id: requestIdOf(ctx), what: 'release AuthorizationCode', code, name, ...failureCauseFields(err) });
+    });
   };
 }
