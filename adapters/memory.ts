@@ -128,6 +128,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       entry.json = JSON.stringify(payload);
       return true;
     },
+    async insert(model, id, payload, expiresIn) {
+      if (live(`${model}:${refOf(id)}`)) return false;
+      // Its body runs to the end before the first await yields: nothing comes between the check and the write.
+      await adapter(model).upsert(id, payload, expiresIn);
+      return true;
+    },
     attempts,
     // Records ordered by reference, the cursor being the last one handed out (each page costs a
     // pass over the model's records: one process, small data).

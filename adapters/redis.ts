@@ -471,6 +471,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         currentBatch()?.reads.delete(key);
         return (await send<number>((p) => void p.svcUnconsume(key))) === 1;
       }),
+    insert: async (model, id, payload, expiresIn) => {
+      const [key, value, ttl] = [recordKey(model, id), encodeRecord(id, payload), ttlOf(expiresIn)];
+      return (await send<string | null>((p) => void (ttl ? p.set(key, value, 'EX', ttl, 'NX') : p.set(key, value, 'NX')))) === 'OK';
+    },
     attempts,
     inventory: createRedisInventory({
       client,

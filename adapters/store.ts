@@ -1,12 +1,12 @@
-import type { Adapter } from 'oidc-provider';
+import type { Adapter, AdapterPayload } from 'oidc-provider';
 
 import type { StoreInventory } from './inventory.js';
 
 /**
  * A store holds all provider state for one provider (or for several processes sharing it, on
  * Redis). The contract suite in `test/adapters/` checks what every store keeps: records and their
- * indexes expire with `expiresIn`; `find` returns a copy; `consume` is atomic (of concurrent
- * consumers one wins, the others get `invalid_grant`); `revokeByGrantId` removes every record of
+ * indexes expire with `expiresIn`; `find` returns a copy; `consume` and `insert` are atomic (of concurrent
+ * consumers one wins, the others get `invalid_grant`; of concurrent inserts one writes); `revokeByGrantId` removes every record of
  * the grant, whatever its model.
  */
 export interface SvcStore {
@@ -18,6 +18,11 @@ export interface SvcStore {
    * Resolves `true` when the record exists, `false` when it is gone.
    */
   unconsume(model: string, id: string): Promise<boolean>;
+  /**
+   * Writes a record only when none lives under `id`, in one atomic step: of concurrent inserts of one id
+   * exactly one resolves `true`. For records that no index or cache holds (use marks, replay marks).
+   */
+  insert(model: string, id: string, payload: AdapterPayload, expiresIn?: number): Promise<boolean>;
   /** Attempt counters for throttling (login, management), shared by every process on the store. */
   readonly attempts: AttemptCounter;
   /** Listing and removal by reference for the operator's toolbox; without it only the toolbox is missing. */

@@ -19,6 +19,7 @@ import { securityHeaders } from '../web/security-headers.js';
 import { resumedRedirectGuard } from '../interactions/redirect-check.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
 import { PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
+import { onceOnly, REPLAY_DETECTION_MODEL } from './replay-detection.js';
 import { normalizeProviderRequests } from './request-normalizer.js';
 import { storeBatch } from './store-batch.js';
 import { explainRefusedClientKeys } from './vetted-jwks-fetch.js';
@@ -32,7 +33,7 @@ export interface Wrapper<T> {
 /** oidc-provider's adapter factory: one adapter per model name. */
 export type AdapterFactory = (model: string) => Adapter;
 
-type WrappedStore = Pick<SvcStore, 'adapter' | 'unconsume' | 'batch'>;
+type WrappedStore = Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch'>;
 
 /** What the layers around oidc-provider are built from: the store, logs, `svc.base-url` and `svc.proxy`, and the provider's keys. */
 export interface WrappingParts {
@@ -72,6 +73,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     models: new Set([...SINGLE_USE_MODELS, ...TRACKED_WRITES]),
     wrap: (inner, model, _below, { store }) => singleUseTokens(inner, model, store),
   },
+  {
+    why: 'a client assertion (private_key_jwt) is accepted once, also by concurrent requests',
+    models: new Set([REPLAY_DETECTION_MODEL]),
+    wrap: (_inner, model, _below, { store }) => onceOnly(model, store),
+  },
   { why: 'client secrets are stored hashed, never in clear', models: CLIENTS, wrap: hashedClientSecrets },
   {
     why: 'a disabled client is not found, on every route; a deleted one is not written back',
@@ -109,7 +115,7 @@ export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>
  * The adapter factory oidc-provider is given: {@link ADAPTER_WRAPPING} around the store's. Give it to
  * `createConfiguration` as `adapter` in a configuration of your own, so the store rules hold there too.
  */
-export function wrappedAdapter(parts: { store: Pick<SvcStore, 'adapter' | 'unconsume' | 'batch'> }): (model: string) => Adapter {
+export function wrappedAdapter(parts: { store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch'> }): (model: string) => Adapter {
   return ADAPTER_WRAPPING.reduceRight<AdapterFactory>(
     (below, row) => (model) => {
       const inner = below(model);

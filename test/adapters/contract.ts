@@ -150,6 +150,33 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
       await expect(store.adapter('AuthorizationCode').consume(id())).rejects.toMatchObject({ error: 'invalid_grant' });
     });
 
+    describe('insert (a record written only when none lives under its id)', () => {
+      it('lets exactly one of 50 concurrent inserts of one id write, the first payload kept', async () => {
+        const key = id();
+        const results = await Promise.all(Array.from({ length: 50 }, (_v, i) => store.insert('ReplayDetection', key, { iss: `c${i}` }, 60)));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect((await store.adapter('ReplayDetection').find(key))?.iss).toBe(`c${results.indexOf(true)}`);
+      });
+
+      it('leaves a record written by upsert alone, and keeps models apart', async () => {
+        const key = id();
+        await store.adapter('ReplayDetection').upsert(key, { iss: 'first' }, 60);
+        await expect(store.insert('ReplayDetection', key, { iss: 'second' }, 60)).resolves.toBe(false);
+        expect((await store.adapter('ReplayDetection').find(key))?.iss).toBe('first');
+        await expect(store.insert('PushedAuthorizationRequestUse', key, { iss: 'other model' }, 60)).resolves.toBe(true);
+      });
+
+      it('expires what it wrote after its TTL, and writes again once it is gone', async () => {
+        const marks = store.adapter('ReplayDetection');
+        const key = id();
+        await expect(store.insert('ReplayDetection', key, { iss: 'a' }, 1)).resolves.toBe(true);
+        // Polled: a store that kept it without expiry fails by the test timeout.
+        while (await marks.find(key)) await sleep(50);
+        await expect(store.insert('ReplayDetection', key, { iss: 'b' }, 60)).resolves.toBe(true);
+        expect((await marks.find(key))?.iss).toBe('b');
+      });
+    });
+
     describe('unconsume (giving a single-use record back)', () => {
       it('removes only the consumed mark: the payload stays, and the record can be consumed once more', async () => {
         const tokens = store.adapter('RegistrationAccessToken');

@@ -1,12 +1,16 @@
+import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
+import { SignJWT } from 'jose';
 
 import { refOf } from '../../adapters/inventory.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import type { ClaimModule } from '../../lib/index.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { codeFlowUrl, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
-import { startOwnRedis, type OwnRedis } from '../helpers/redis.js';
+import { deletePrefix, SHARED_REDIS_URL, startOwnRedis, testPrefix, type OwnRedis } from '../helpers/redis.js';
+import { registerSigningClient, type SigningClient } from '../helpers/request-objects.js';
 
 const client = confidentialClient();
 
@@ -106,5 +110,60 @@ describe('a token request that fails while it is served (a claim module down): t
     expect((await redeemCode(running.issuer, plain, code, pkcePair().verifier)).body.error).toBe('invalid_grant');
     expect((await redeemCode(running.issuer, plain, code, verifier)).status).toBe(200);
     expect((await redeemCode(running.issuer, plain, code, verifier)).body.error).toBe('invalid_grant');
+  });
+});
+
+/**
+ * oidc-provider remembers a client assertion's `jti` (its ReplayDetection model) by looking it up, then writing it:
+ * requests presenting one assertion side by side all found none and were all served.
+ */
+describe('a private_key_jwt client assertion is used once, also by concurrent requests (Redis)', () => {
+  const prefix = testPrefix('assertion');
+  let running: RunningApp;
+  let client: SigningClient;
+
+  beforeAll(async () => {
+    running = await startApp({ properties: { 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix } });
+    client = await registerSigningClient(running, { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'PS256' });
+  });
+  afterAll(async () => {
+    await running.close();
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+  });
+
+  const assertion = async (): Promise<string> => {
+    const id = String(client.metadata.client_id);
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({ jti: randomUUID() }).setProtectedHeader({ alg: 'PS256', kid: client.kid }).setIssuer(id).setSubject(id).setAudience(running.issuer).setIssuedAt(now).setExpirationTime(now + 60).sign(client.signingKey);
+  };
+  const push = async (clientAssertion: string): Promise<[number, string | undefined]> => {
+    const response = await fetch(`${running.issuer}/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        client_id: String(client.metadata.client_id),
+        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+        client_assertion: clientAssertion,
+        response_type: 'code',
+        scope: 'openid',
+        redirect_uri: 'https://rp.example/cb',
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+      }).toString(),
+    });
+    return [response.status, ((await response.json()) as { error?: string }).error];
+  };
+
+  it('of 10 pushed requests sent side by side with one assertion, one is served and 9 get invalid_client; later ones too', async () => {
+    const shared = await assertion();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => push(shared)));
+    expect(answers.filter(([status]) => status === 201)).toHaveLength(1);
+    expect(answers.filter(([status, error]) => status === 401 && error === 'invalid_client')).toHaveLength(9);
+    expect(await push(shared)).toEqual([401, 'invalid_client']);
+  });
+
+  it('10 pushed requests side by side, each with its own assertion, are all served', async () => {
+    const answers = await Promise.all(Array.from({ length: 10 }, async () => push(await assertion())));
+    expect(answers).toEqual(Array.from({ length: 10 }, () => [201, undefined]));
   });
 });

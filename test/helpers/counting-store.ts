@@ -23,6 +23,11 @@ export function countingStore(inner: SvcStore): CountingStore {
       });
     },
     unconsume: (model, id) => inner.unconsume(model, id),
+    insert: async (model, id, payload, expiresIn) => {
+      counts.set(model, (counts.get(model) ?? 0) + 1);
+      payloads.set(model, [...(payloads.get(model) ?? []), JSON.stringify(payload)]);
+      return inner.insert(model, id, payload, expiresIn);
+    },
     attempts: inner.attempts,
     ping: () => inner.ping(),
     close: () => inner.close(),

@@ -123,6 +123,10 @@ export function memoryFaults(): StoreFaults {
       check(model, 'unconsume', id);
       return inner.unconsume(model, id);
     },
+    insert: async (model, id, payload, expiresIn) => {
+      check(model, 'upsert', id);
+      return inner.insert(model, id, payload, expiresIn);
+    },
     attempts: {
       check: async (key, rule) => {
         checkAttempt(key);

@@ -23,6 +23,7 @@ describe('an id that names no client stays out of every log line, whatever the a
     const store: SvcStore = {
       adapter: full.adapter,
       unconsume: full.unconsume.bind(full),
+      insert: full.insert.bind(full),
       attempts: full.attempts,
       ping: full.ping.bind(full),
       close: full.close.bind(full),
@@ -61,6 +62,7 @@ describe('an id that names no client stays out of every log line, whatever the a
         });
       },
       unconsume: full.unconsume.bind(full),
+      insert: full.insert.bind(full),
       attempts: full.attempts,
       inventory: full.inventory,
       ping: full.ping.bind(full),
