@@ -37,8 +37,6 @@ export interface RecordCache {
   drop(key: string): void;
   /** Whether the cache serves (its subscription is up). */
   readonly active: boolean;
-  /** The address the subscriber is connected to (as the socket sees it), while it is subscribed. */
-  readonly node: { host: string; port: number } | undefined;
   close(): void;
 }
 
@@ -105,11 +103,6 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
     drop,
     get active() {
       return active;
-    },
-    get node() {
-      const socket = subscriber.stream as { remoteAddress?: string; remotePort?: number } | undefined;
-      if (!active || !socket?.remoteAddress || !socket.remotePort) return undefined;
-      return { host: socket.remoteAddress.replace(/^::ffff:/, ''), port: socket.remotePort };
     },
     close() {
       closed = true;

@@ -226,18 +226,17 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger, address: at })
     : undefined;
   const cacheName = (key: string): string => key.slice(prefix.length);
-  // On a Cluster, publishes again on the node where processes sharing the seed list subscribe: the MULTI's own
-  // PUBLISH crosses the cluster bus only after the write is answered. Best effort, waiting at most 200 ms.
+  // On a Cluster, publishes again on every node, where other processes subscribe (each on the first node of its own
+  // seed list): the MULTI's own PUBLISH crosses the cluster bus only after the write is answered. Best effort,
+  // waiting at most 200 ms.
   const publishNearSubscribers = async (name: string): Promise<void> => {
-    const at = cache?.node;
-    if (!at) return;
-    const node = (client as Cluster).nodes('all').find((n) => n.options.host === at.host && n.options.port === at.port);
-    if (!node) return logger.warn('store_invalidation_delayed', { store: 'redis', reason: 'subscriber node not among the cluster nodes' });
-    const published = node.publish(channel, name).then(
-      () => undefined,
-      (err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...describeFailure(err, at) }),
+    const published = (client as Cluster).nodes('all').map((node) =>
+      node.publish(channel, name).then(
+        () => undefined,
+        (err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...describeFailure(err, { host: node.options.host, port: node.options.port }) }),
+      ),
     );
-    await Promise.race([published, sleep(200, undefined, { ref: false })]);
+    await Promise.race([Promise.all(published), sleep(200, undefined, { ref: false })]);
   };
   /** Writes a cached model's record and publishes its invalidation in one MULTI. */
   const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
