@@ -3,7 +3,7 @@ import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } fr
 
 import type { SvcStore } from '../../adapters/store.js';
 import { ClientDisabledError } from '../errors.js';
-import { giveBackConsumedCode } from '../provider/store-batch.js';
+import { giveBackConsumedCode } from '../registration/give-back-code.js';
 import { requestState } from '../registration/request-state.js';
 import type { Logger } from '../logger.js';
 import { requestIdOf, sendError } from '../web/error-response.js';

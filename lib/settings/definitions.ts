@@ -331,7 +331,7 @@ export const PROPERTY_DEFINITIONS = [
     doc: 'How log lines are written: `json` (one JSON object a line, for collectors) or `pretty` (time, level, event and fields on one readable line, for a person at a terminal).',
   }),
   row('svc.clients.file', 'clients.file', parseNonEmpty, {
-    doc: 'A JSON file holding an array of client metadata objects provisioned statically at start.',
+    doc: 'A JSON file holding an array of client metadata objects provisioned statically at start. Their inline `jwks` are judged by the key rules of registration ([registration](registration.md#key-vetting)) and held as registration stores them; a key that breaks a rule, or encryption asked without keys, stops the start naming the client and the rule.',
     path: 'file',
   }),
   row('svc.authenticator.module', 'authenticator.module', parseNonEmpty, {
