@@ -97,6 +97,18 @@ describe('requests in flight when the operator disables or deletes the client, o
     return { client: res.body as unknown as ClientMetadata, where };
   }
 
+  /** A client signed in to, whose token request waits at its jwks_uri (its ID token is encrypted to a key there). */
+  async function redeemingHeld(): Promise<{ client: ClientMetadata; gate: { release: () => void }; redeeming: ReturnType<typeof redeemCode> }> {
+    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
+    const { client, where } = await registerAt([key.jwk]);
+    const { verifier, challenge } = pkcePair();
+    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }));
+    const gate = hold(where);
+    const redeeming = redeemCode(running.issuer, client, callbackUrl.searchParams.get('code') as string, verifier);
+    await gate.arrived;
+    return { client, gate, redeeming };
+  }
+
   it('an RFC 7592 update in flight when the client is disabled is refused (403) and changes nothing (C2)', async () => {
     const key = await encryptionKey(ALG, { kid: 'rp-enc' });
     const { client, where } = await registerAt([key.jwk]);
@@ -141,13 +153,7 @@ describe('requests in flight when the operator disables or deletes the client, o
   });
 
   it('honest: a token request of a client disabled and enabled again before it was answered gets its tokens', async () => {
-    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
-    const { client, where } = await registerAt([key.jwk]);
-    const { verifier, challenge } = pkcePair();
-    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }));
-    const gate = hold(where);
-    const redeeming = redeemCode(running.issuer, client, callbackUrl.searchParams.get('code') as string, verifier);
-    await gate.arrived;
+    const { client, gate, redeeming } = await redeemingHeld();
     expect((await call()('POST', `/oidc/v1/management/clients/${String(client.client_id)}/disable`)).status).toBe(200);
     expect((await call()('POST', `/oidc/v1/management/clients/${String(client.client_id)}/enable`)).status).toBe(200);
     gate.release();
@@ -272,14 +278,9 @@ describe('requests in flight when the operator disables or deletes the client, o
     expect(registered.status).toBe(201);
     expect(await clientsWith(uris)).toEqual([registered.body.client_id]);
   });
+
   it('a token request in flight when the operator deletes the client is answered 401 invalid_client, and keeps no token', async () => {
-    const key = await encryptionKey(ALG, { kid: 'rp-enc' });
-    const { client, where } = await registerAt([key.jwk]);
-    const { verifier, challenge } = pkcePair();
-    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }));
-    const gate = hold(where);
-    const redeeming = redeemCode(running.issuer, client, callbackUrl.searchParams.get('code') as string, verifier);
-    await gate.arrived;
+    const { client, gate, redeeming } = await redeemingHeld();
     expect((await call()('DELETE', `/oidc/v1/management/clients/${String(client.client_id)}`)).status).toBe(200);
     gate.release();
     const tokens = await redeeming;
