@@ -47,22 +47,27 @@ export function subjectTypeFor(metadata: SubjectMetadata, defaultType: SubjectTy
   return defaultType;
 }
 
-/** True for a URL on the loopback interface (`localhost`, 127.0.0.0/8, `[::1]`), where native apps redirect (RFC 8252 7.3). */
-function isLoopback(uri: unknown): boolean {
+/**
+ * True for a redirect URI that names no relying party: one on the loopback interface (`localhost`, 127.0.0.0/8,
+ * `[::1]`), where every native app redirects (RFC 8252 7.3), or in a private-use scheme (RFC 8252 7.1,
+ * `com.example.app:/cb`), which any app may register and whose authority (`myapp://callback`) is no host.
+ */
+function isUnowned(uri: unknown): boolean {
   if (typeof uri !== 'string' || !URL.canParse(uri)) return false;
-  const { hostname } = new URL(uri);
+  const { hostname, protocol } = new URL(uri);
+  if (protocol !== 'http:' && protocol !== 'https:') return true;
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
 /**
  * The sector identifier of a pairwise client: its `sector_identifier_uri` ({@link documentOf}), else the host of
- * the first redirect URI (as oidc-provider's helpers/sector_identifier.js), except for a native app redirecting to the loopback interface:
- * every native app on every device redirects there, so that host names no relying party, and the app is a sector of
- * its own (a value with a space, which no host has).
+ * the first redirect URI (as oidc-provider's helpers/sector_identifier.js), except for a native app whose first
+ * redirect URI names no relying party ({@link isUnowned}: the loopback interface, a private-use scheme): the app is a
+ * sector of its own (a value with a space, which no host has).
  */
 export function sectorOf(metadata: SubjectMetadata): string | undefined {
   const first: unknown = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris[0] : undefined;
-  const ownSector = metadata.sector_identifier_uri === undefined && metadata.application_type === 'native' && isLoopback(first) && typeof metadata.client_id === 'string';
+  const ownSector = metadata.sector_identifier_uri === undefined && metadata.application_type === 'native' && isUnowned(first) && typeof metadata.client_id === 'string';
   if (ownSector) return `native client ${String(metadata.client_id)}`;
   return documentOf(metadata.sector_identifier_uri) ?? hostOf(first);
 }
