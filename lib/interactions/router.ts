@@ -39,7 +39,7 @@ export interface InteractionsOptions {
   offeredScopes?: ReadonlySet<string>;
   /** `claims_supported`: the consent page asks for no other name (none is ever delivered), and grants record no other. */
   deliverableClaims: ReadonlySet<string>;
-  /** The store's `ConsentUndo` adapter (`CONSENT_UNDO_MODEL`): how an Allow found the grant it extended, until her last answer. */
+  /** The store's `ConsentUndo` adapter (`CONSENT_UNDO_MODEL`): what an Allow added to the grant it extended, until her last answer. */
   consentUndo: Adapter;
 }
 
@@ -168,7 +168,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     // copied): codes and tokens of the earlier grant end with it (oidc-provider binds them to the session's grant).
     const recorded = existing && recordedDelivery(existing);
     const kept = existing && recorded && deliveryText(recorded) === deliveryText(delivery) ? existing : undefined;
-    if (kept) await undo.extending(details, kept);
+    const before = kept && { scope: kept.getOIDCScope(), names: [...kept.getOIDCClaims()] };
     const grant = kept ?? new provider.Grant({ accountId, clientId: client.clientId });
     if (existing && !kept) {
       grant.addOIDCScope(existing.getOIDCScope());
@@ -184,6 +184,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     grant.addOIDCClaims(travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)));
     grant.addOIDCClaims(namingGrantNames(claims, options.deliverableClaims));
     recordDelivery(grant, delivery);
+    if (before) await undo.extending(details, before, grant);
     await undo.withdraw(details, false);
     const grantId = await grant.save();
     await finish(ctx, { consent: kept ? {} : { grantId } });
