@@ -25,6 +25,7 @@ import { newClientId } from '../registration/client-ids.js';
 import { checkedOnce } from './pushed-requests.js';
 import { assertRequestObject } from './request-objects.js';
 import { vettedJwksFetch } from './vetted-jwks-fetch.js';
+import { judgedStaticClient } from './static-client-keys.js';
 
 /** ID token lifetime: 24 hours, fixed (spec 2.6, C3). */
 export const ID_TOKEN_TTL = 86_400;
@@ -44,7 +45,7 @@ export interface ConfigurationParts {
   adapter: (model: string) => Adapter;
   /** Resolves an account by its id. */
   findAccount: FindAccount;
-  /** Statically provisioned clients. */
+  /** Statically provisioned clients; their inline keys are judged by the key rules of registration (C6). */
   clients?: ClientMetadata[];
   /** The claim modules: what claims exist and who provides them. */
   registry: ClaimRegistry;
@@ -70,7 +71,8 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
   const pairwise = pairwiseConfiguration(parts);
   return {
     adapter: parts.adapter,
-    clients: withSubjectDefaults(parts.clients ?? [], settings.subject.defaultType),
+    // Judged here too, so clients given to this function directly are held to the key rules as well (C6).
+    clients: withSubjectDefaults((parts.clients ?? []).map((c) => judgedStaticClient(c, 'clients')), settings.subject.defaultType),
     ...pairwise,
     findAccount: parts.findAccount,
     jwks: parts.jwks,

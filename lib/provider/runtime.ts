@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 
-import { errors, type ClientMetadata } from 'oidc-provider';
-
-import { withJudgedInlineKeys } from '../../policies/client-keys.js';
+import type { ClientMetadata } from 'oidc-provider';
 
 import { createStore } from '../../adapters/index.js';
 import { ClaimRegistry, type ClaimModule } from '../claims/modules.js';
@@ -18,6 +16,7 @@ import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
 import { publicPathsOf, type PublicPaths } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
 import { enforceSafeDefaults, findUnsafeDefaults, type SuppliedParts } from '../settings/unsafe.js';
+import { judgedStaticClient } from './static-client-keys.js';
 import { generateProviderKeys, readSigningKeys, validateProviderKeys, type PrivateJwks } from './keys.js';
 
 /** Parts an embedder may supply in code instead of through properties. */
@@ -89,22 +88,11 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   }
   const claimModules = [...(options.claimModules ?? []), ...(settings.claims.modules ? await loadClaimModules(settings.claims.modules, context) : [])];
   const clients = [
-    ...(settings.clients.file ? readClients(settings.clients.file).map((c) => judgedStaticClient(c, 'svc.clients.file')) : []),
+    ...(settings.clients.file ? readClients(settings.clients.file).map((c) => judgedStaticClient(c, 'svc.clients.file', ['svc.clients.file'])) : []),
     ...(options.clients ?? []).map((c) => judgedStaticClient(c, 'options.clients')),
   ];
   const store = options.store ?? createStore(settings.redis, logger);
   return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };
-}
-
-/** A static client with its inline keys judged as at registration ({@link withJudgedInlineKeys}); refused, the start stops. */
-function judgedStaticClient(client: ClientMetadata, source: 'svc.clients.file' | 'options.clients'): ClientMetadata {
-  try {
-    return withJudgedInlineKeys(client);
-  } catch (err) {
-    if (!(err instanceof errors.InvalidClientMetadata)) throw err;
-    const properties = source === 'svc.clients.file' ? [source] : [];
-    throw new SettingsError(`${source}: client ${JSON.stringify(client.client_id)}: ${String(err.error_description)}`, properties);
-  }
 }
 
 function readClients(file: string): ClientMetadata[] {
