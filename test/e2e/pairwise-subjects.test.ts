@@ -298,7 +298,7 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
   });
 });
 
-describe('pairwise subjects of native apps that redirect to the loopback interface (C12.12)', () => {
+describe('pairwise subjects of native apps that redirect to the loopback interface or a private-use scheme (C12.12, RFC 8252 7.1, 7.3)', () => {
   const running = appPerSuite({ claimModules: createDemoClaimModules() });
   const nativeApp = (redirect: string) => registerClient(running, 'plain', { redirect_uris: [redirect], application_type: 'native' });
   const subOf = async (client: ClientMetadata): Promise<string> => (await runCodeFlow(running.issuer, client, { skipUserinfo: true })).claims.sub;
@@ -315,13 +315,29 @@ describe('pairwise subjects of native apps that redirect to the loopback interfa
     }
   });
 
+  it('two unrelated apps whose private-use redirect URIs share an authority (`://callback`) get unrelated subs for one person', async () => {
+    const alpha = await nativeApp('com.alpha.app://callback');
+    const beta = await nativeApp('org.beta.mail://callback/oauth');
+    expect([alpha.metadata.subject_type, beta.metadata.subject_type]).toEqual(['pairwise', 'pairwise']);
+    expect(await subOf(beta.metadata)).not.toBe(await subOf(alpha.metadata));
+  });
+
+  it("an app that registers another app's private-use scheme (no one owns a scheme) does not get that app's subs", async () => {
+    const victim = await nativeApp('com.victim.bank:/oauth2redirect');
+    const copycat = await nativeApp('com.victim.bank:/elsewhere');
+    expect(await subOf(copycat.metadata)).not.toBe(await subOf(victim.metadata));
+  });
+
   it('honest: one native app keeps its sub across sign-ins and an update of its registration', async () => {
-    const app = await nativeApp('http://127.0.0.1/callback');
-    const first = await subOf(app.metadata);
-    expect(await subOf(app.metadata)).toBe(first);
-    const updated = await updateRegistration(app, { client_name: 'renamed', redirect_uris: ['http://127.0.0.1/callback', 'http://127.0.0.1/other'] });
-    expect(updated.metadata.subject_type).toBe('pairwise');
-    expect(await subOf(updated.metadata)).toBe(first);
+    for (const [uri, added] of [['http://127.0.0.1/callback', 'http://127.0.0.1/other'], ['com.example.notes:/cb', 'com.example.notes:/other']] as const) {
+      const app = await nativeApp(uri);
+      const first = await subOf(app.metadata);
+      expect(first).not.toBe('demo-0001');
+      expect(await subOf(app.metadata)).toBe(first);
+      const updated = await updateRegistration(app, { client_name: 'renamed', redirect_uris: [uri, added] });
+      expect(updated.metadata.subject_type).toBe('pairwise');
+      expect(await subOf(updated.metadata)).toBe(first);
+    }
   });
 
   it('honest: a web client keeps the host of its redirect URI as its sector, and a native app on https too', async () => {

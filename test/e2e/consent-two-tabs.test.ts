@@ -9,7 +9,7 @@ import { appPerSuite } from '../helpers/suite-app.js';
 const web = confidentialClient({ redirect_uris: ['https://rp.example/cb'] });
 const store = createMemoryStore();
 
-describe('Deny after an Allow that extended her grant, with another tab of the same client open (C8)', () => {
+describe('consent in two tabs of one browser: a Deny takes out only what its own Allow added (C8)', () => {
   const running = appPerSuite({ claimModules: createDemoClaimModules(), clients: [web], store });
   const headers = { 'content-type': 'application/x-www-form-urlencoded', origin: '' };
   // A browser keeps one interaction cookie per interaction path; FormBrowser's jar holds one per name, so each tab's
