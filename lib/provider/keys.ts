@@ -105,6 +105,7 @@ export function validateProviderKeys(jwks: unknown, source: string): PrivateJwks
     const fault = stateFault(key) ?? labelFault(key) ?? keyPairFault(key);
     if (fault) fail(`key #${i + 1} ${fault}`);
     if (!key.kid) fail(`key #${i + 1} has no kid`);
+    if (typeof key.kid !== 'string') fail(`key #${i + 1} has a kid that is not a string`);
     if (kids.has(key.kid as string)) fail(`kid ${key.kid} appears twice`);
     kids.add(key.kid as string);
   });

@@ -166,12 +166,27 @@ function readConfigFile(file: string): Map<string, string> {
   }
   const extension = extname(file).toLowerCase();
   try {
-    if (extension === '.json') return flattenJson(JSON.parse(text) as unknown);
+    if (extension === '.json') return flattenJson(parseJsonText(text));
     if (extension === '.properties') return parseProperties(text);
   } catch (err) {
     throw new SettingsError(`malformed configuration file ${resolve(file)}: ${(err as Error).message}`, ['SVC_CONFIG']);
   }
   throw new SettingsError(`configuration file ${resolve(file)} must end in .properties or .json`, ['SVC_CONFIG']);
+}
+
+/**
+ * `JSON.parse(text)`, failing with where the fault is (line and column, when the engine says) and never with
+ * the engine's message, which quotes the text around the fault: a secret value written there.
+ */
+function parseJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    const position = /at position (\d+)/.exec((err as Error).message)?.[1];
+    if (position === undefined) throw new Error('not valid JSON');
+    const before = text.slice(0, Number(position)).split('\n');
+    throw new Error(`not valid JSON at line ${before.length}, column ${(before.at(-1) ?? '').length + 1}`);
+  }
 }
 
 /** Flattens `{"svc": {"redis": {"url": "…"}}}` and `{"svc.redis.url": "…"}` alike into dotted names. */

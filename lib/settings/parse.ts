@@ -34,7 +34,8 @@ function absoluteUrl(raw: string, message: string): URL {
 export function parseBaseUrl(raw: string): string {
   const url = absoluteUrl(raw, `expected an absolute URL, got "${raw}"`);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`expected an http or https URL, got "${raw}"`);
-  if (url.search || url.hash || url.username || url.password) throw new Error('must not carry credentials, a query or a fragment');
+  // An empty `?` or `#` leaves `search` and `hash` empty but stays in `href`, and so in the issuer.
+  if (/[?#]/.test(url.href) || url.username || url.password) throw new Error('must not carry credentials, a query or a fragment');
   return url.href.replace(/\/+$/, '');
 }
 
@@ -48,11 +49,19 @@ export function parseUrlWithScheme(raw: string, schemes: string[]): string {
 /** The non-empty items of a comma-separated list, trimmed. */
 const commaList = (raw: string): string[] => raw.split(',').map((item) => item.trim()).filter(Boolean);
 
-/** Parses `host:port,host:port`. */
+/** A host name, an IPv4 address, or an IPv6 address (in brackets, or bare before the last `:port`). */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$/;
+
+/**
+ * Parses `host:port,host:port`. A faulty item is named by its position, never repeated: a URL pasted there
+ * (`redis://:password@host:6379`) carries a password.
+ */
 export function parseHostPorts(raw: string): { host: string; port: number }[] {
-  const nodes = commaList(raw).map((part) => {
+  const nodes = commaList(raw).map((part, i) => {
     const match = /^(.+):(\d{1,5})$/.exec(part);
-    if (!match?.[1] || !match[2]) throw new Error(`expected host:port, got "${part}"`);
+    if (!match?.[1] || !match[2] || !HOST.test(match[1])) {
+      throw new Error(`item #${i + 1} is not host:port (a host name or IP address, an IPv6 address in brackets, then a port; not a URL)`);
+    }
     return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: parseInteger(match[2], 1, 65535) };
   });
   if (nodes.length === 0) throw new Error('expected at least one host:port');

@@ -1,0 +1,97 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { describe, expect, it } from '@jest/globals';
+
+import { loadSettings, SettingsError } from '../../lib/index.js';
+import { validateProviderKeys } from '../../lib/provider/keys.js';
+import { testProviderKeys } from '../helpers/provider-keys.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-ops-findings-'));
+const file = (name: string, text: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const captureError = (fn: () => unknown): SettingsError => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof SettingsError) return err;
+    throw err;
+  }
+  throw new Error('expected a SettingsError');
+};
+
+describe('a malformed JSON configuration file', () => {
+  const SECRET = 'Tr0ub4dor-and-3-horses';
+
+  it('is refused without repeating any part of a secret value written next to the fault', () => {
+    const path = file('unquoted.json', `{\n  "svc.port": 3000,\n  "svc.management.password": ${SECRET},\n  "svc.base-url": "https://id.example.com"\n}\n`);
+    const err = captureError(() => loadSettings({ env: {}, file: path }));
+    expect(err.properties).toEqual(['SVC_CONFIG']);
+    expect(err.message).toContain(path);
+    expect(err.message).not.toMatch(/Tr0u|ub4d|dor-/);
+  });
+
+  it('still says where the fault is, by line and column', () => {
+    const path = file('trailing.json', '{\n  "svc.port": 3000,\n}\n');
+    const err = captureError(() => loadSettings({ env: {}, file: path }));
+    expect(err.message).toMatch(/line 3, column 1/);
+    expect(err.message).not.toContain('position');
+  });
+});
+
+describe('svc.base-url', () => {
+  it.each(['https://id.example.com/#', 'https://id.example.com/?', 'https://id.example.com/path?#'])('refuses %s: an empty query or fragment would end up inside the issuer', (raw) => {
+    const err = captureError(() => loadSettings({ env: { SVC_BASE_URL: raw } }));
+    expect(err.properties).toEqual(['svc.base-url']);
+  });
+
+  it.each([
+    ['https://ID.Example.com/', 'https://id.example.com'],
+    ['https://id.example.com/auth/', 'https://id.example.com/auth'],
+    ['http://[::1]:3000', 'http://[::1]:3000'],
+  ])('keeps accepting %s', (raw, expected) => {
+    expect(loadSettings({ env: { SVC_BASE_URL: raw } }).baseUrl).toBe(expected);
+  });
+});
+
+describe('svc.redis.cluster-nodes', () => {
+  it.each(['redis://:hunter2-cluster@redis.internal:6379', 'redis://:hunter2-cluster@redis.internal', 'node-1:6379,redis://default:hunter2-cluster@node-2:6379'])(
+    'refuses a URL where a host:port belongs (%s) without repeating its password',
+    (raw) => {
+      const err = captureError(() => loadSettings({ env: { SVC_REDIS_CLUSTER_NODES: raw } }));
+      expect(err.properties).toEqual(['svc.redis.cluster-nodes']);
+      expect(err.message).not.toContain('hunter2');
+    },
+  );
+
+  it('refuses a host with a space', () => {
+    expect(captureError(() => loadSettings({ env: { SVC_REDIS_CLUSTER_NODES: 'redis one:6379' } })).properties).toEqual(['svc.redis.cluster-nodes']);
+  });
+
+  it('keeps accepting host names, IPv4 and bracketed IPv6 seed nodes', () => {
+    const settings = loadSettings({ env: { SVC_REDIS_CLUSTER_NODES: 'redis-0.redis.svc.cluster.local:7000, 10.0.0.7:7001,[fd00::7]:7002' } });
+    expect(settings.redis.clusterNodes).toEqual([
+      { host: 'redis-0.redis.svc.cluster.local', port: 7000 },
+      { host: '10.0.0.7', port: 7001 },
+      { host: 'fd00::7', port: 7002 },
+    ]);
+  });
+});
+
+describe('svc.keys.file kids', () => {
+  it('refuses a kid that is not a string, naming svc.keys.file (oidc-provider would stop the start naming none of ours)', async () => {
+    const { keys } = await testProviderKeys();
+    const jwks = { keys: keys.map((key, i) => (i === 0 ? { ...key, kid: 1 as unknown as string } : key)) };
+    const err = captureError(() => validateProviderKeys(jwks, 'keys.json'));
+    expect(err.properties).toEqual(['svc.keys.file']);
+    expect(err.message).toContain('key #1');
+  });
+
+  it('keeps accepting the generated keys', async () => {
+    expect(validateProviderKeys(await testProviderKeys(), 'keys.json').keys).toHaveLength(4);
+  });
+});
