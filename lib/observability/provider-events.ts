@@ -2,7 +2,7 @@ import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
 import type { Logger } from '../logger.js';
-import { failureCauseFields, requestIdOf } from '../web/error-response.js';
+import { failureCauseFields, noteStoreFailure, requestIdOf } from '../web/error-response.js';
 import { PROVIDER_EVENTS } from '../seams.js';
 import type { Metrics } from './metrics.js';
 
@@ -30,6 +30,6 @@ export function observeProvider(provider: Provider, logger: Logger, metrics?: Me
   provider.on(PROVIDER_EVENTS.endSessionFailed, failure('end_session_error'));
   provider.on(PROVIDER_EVENTS.serverError, (ctx: KoaContextWithOIDC, err: Error & { code?: string }) => {
     logger.error('server_error', { request_id: requestIdOf(ctx), name: err.name, code: err.code, ...failureCauseFields(err) });
-    if (err.code === 'SVC_STORE_UNAVAILABLE') metrics?.storeErrors.inc();
+    if (err.code === 'SVC_STORE_UNAVAILABLE') noteStoreFailure(ctx);
   });
 }

@@ -4,6 +4,7 @@ import type { Middleware } from 'koa';
 
 import type { Logger } from '../logger.js';
 import type { Metrics } from './metrics.js';
+import { storeFailed } from '../web/error-response.js';
 import { routeOf } from './routes.js';
 
 const VALID_ID = /^[A-Za-z0-9._-]{8,128}$/;
@@ -28,6 +29,7 @@ export function requestLogging(logger: Logger, metrics?: Metrics): Middleware {
       if (metrics) {
         metrics.requests.inc({ route, method: ctx.method, status: String(ctx.status) });
         metrics.duration.observe({ route, method: ctx.method }, seconds);
+        if (storeFailed(ctx)) metrics.storeErrors.inc();
       }
     }
   };

@@ -71,6 +71,17 @@ export function failureCauseFields(err: unknown): LogFields {
   return err instanceof StoreUnavailableError || err instanceof MailDeliveryError ? describeFailure(err, err.where) : {};
 }
 
+/**
+ * Notes that the request `ctx` failed because the store did not answer: `requestLogging` counts it, once,
+ * in `svc_store_errors_total`, whichever layer answered the failure.
+ */
+export function noteStoreFailure(ctx?: { state?: unknown }): void {
+  if (ctx?.state && typeof ctx.state === 'object') (ctx.state as { storeFailed?: boolean }).storeFailed = true;
+}
+
+/** Whether {@link noteStoreFailure} was told about the request `ctx`. */
+export const storeFailed = (ctx?: { state?: unknown }): boolean => (ctx?.state as { storeFailed?: boolean } | undefined)?.storeFailed === true;
+
 /** The id `requestLogging` gave the request `ctx` (if any), for log lines. */
 export const requestIdOf = (ctx?: { state?: unknown }): string | undefined => (ctx?.state as { requestId?: string } | undefined)?.requestId;
 
@@ -81,6 +92,7 @@ export const requestIdOf = (ctx?: { state?: unknown }): string | undefined => (c
 export function logCaughtError(logger: Logger, ctx: Context, caught: unknown, out: OAuthErrorAnswer = oauthErrorBody(caught)): void {
   const err = (caught ?? {}) as ErrorLike;
   const code = isSvcError(caught) ? caught.code : typeof err.code === 'string' ? err.code : undefined;
+  if (caught instanceof StoreUnavailableError) noteStoreFailure(ctx);
   if (out.error === 'server_error' || out.status >= 500) {
     // No path: it may hold what a caller pasted there; the request line of the same id names the route.
     logger.error('request_failed', { request_id: requestIdOf(ctx), status: out.status, name: err.name, code, ...failureCauseFields(caught) });
