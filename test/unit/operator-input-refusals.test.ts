@@ -8,7 +8,7 @@ import { loadSettings, SettingsError } from '../../lib/index.js';
 import { validateProviderKeys } from '../../lib/provider/keys.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-ops-findings-'));
+const dir = mkdtempSync(join(tmpdir(), 'svc-operator-input-'));
 const file = (name: string, text: string): string => {
   const path = join(dir, name);
   writeFileSync(path, text);
