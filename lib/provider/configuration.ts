@@ -87,6 +87,8 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     enableHttpPostMethods: true,
     routes: { ...ROUTES },
     responseTypes: ['code'],
+    // OpenID Connect Core 3.1.2.1 requires redirect_uri at /authorize, so RFC 6749 4.1.3 requires it at /token.
+    allowOmittingSingleRegisteredRedirectUri: false,
     pkce: { required: () => true },
     extraParams: {
       // Runs after client and redirect_uri checks, so the error is redirected with `state` (C3).

@@ -15,7 +15,7 @@ import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registrat
 import { MODEL_NAMES } from '../seams.js';
 import { bodyLimit } from '../web/body-limit.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
-import { securityHeaders } from '../web/security-headers.js';
+import { noCachePragma, securityHeaders } from '../web/security-headers.js';
 import { resumedRedirectGuard } from '../interactions/redirect-check.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
 import { PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
@@ -92,6 +92,8 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
  */
 export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Middleware | undefined>[] = [
   { why: "each provider request is one unit of store work (joining the front door's)", wrap: ({ store, logger }) => storeBatch(store, logger) },
+  // Outside every layer that may replace an answer, so it judges the answer that goes out.
+  { why: 'an answer not to be stored says so to HTTP/1.0 caches too (Pragma: no-cache, RFC 6749 5.1)', wrap: () => noCachePragma() },
   { why: 'on http, SameSite=None cookies go out as Lax: browsers refuse None without Secure', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
   { why: 'secrets hashed, ignored hints dropped, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys }) => normalizeProviderRequests(logger, keys) },
   { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },

@@ -26,3 +26,14 @@ export function setSecurityHeaders(ctx: Context): void {
   const headers = ctx.secure ? SECURE_HEADERS : HEADERS;
   for (const name in headers) ctx.res.setHeader(name, headers[name as keyof typeof headers]);
 }
+
+/**
+ * `provider.use` middleware: an answer that must not be stored (`Cache-Control: no-store`) also carries
+ * `Pragma: no-cache`, which RFC 6749 5.1 requires beside it on every answer holding tokens or credentials.
+ */
+export function noCachePragma(): Middleware {
+  return async (ctx, next) => {
+    await next();
+    if (/\bno-store\b/i.test(ctx.response.get('Cache-Control'))) ctx.set('Pragma', 'no-cache');
+  };
+}

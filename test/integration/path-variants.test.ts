@@ -13,6 +13,7 @@ import { appPerSuite } from '../helpers/suite-app.js';
 import { bracketFlood } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { pkcePair } from '../helpers/flow.js';
+import { outcomeOf } from '../helpers/request-objects.js';
 
 /**
  * Every protected operation under every spelling of its path (issue 13): oidc-provider's router
@@ -292,11 +293,10 @@ describe('pushed authorization requests under every path spelling', () => {
     ...extra,
   });
   const writes = (): number[] => [store.writes(MODEL_NAMES.pushedAuthorizationRequest), store.writes(PUSHED_REQUEST_USE_MODEL)];
-  /** Where the canonical /authorize sends the browser for `requestUri`: an interaction page or the client (with `error`). */
+  /** Where the canonical /authorize sends the browser for `requestUri`: an interaction page, or the `error` (of the error page: no redirect_uri is known for a spent one). */
   const authorize = async (requestUri: string): Promise<string> => {
-    const response = await fetch(`${running.issuer}/authorize?${form({ client_id: client.client_id, request_uri: requestUri })}`, { redirect: 'manual' });
-    const location = new URL(response.headers.get('location') ?? '/none', running.issuer);
-    return location.pathname.includes('/interaction/') ? 'interaction' : String(location.searchParams.get('error'));
+    const outcome = await outcomeOf(`${running.issuer}/authorize?${form({ client_id: client.client_id, request_uri: requestUri })}`);
+    return outcome.interaction ? 'interaction' : String(outcome.error);
   };
 
   it.each(spellings('/par'))('%s: stored hashes never authenticate, the claims budget holds and nothing is stored, a good push is used once', async (path) => {
