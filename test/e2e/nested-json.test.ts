@@ -101,7 +101,7 @@ describe('JSON nested too deep to clone (C2: an OAuth error, never a 500; nothin
   it('attack: the deep object given twice or four times (as many as the body limit holds) is refused as a duplicate before any copy is read', async () => {
     const deep = forge(await deepObject(client, 4000, 'x_member'));
     for (const copies of [2, 4]) {
-      const body = new URLSearchParams({ client_id: client.metadata.client_id });
+      const body = new URLSearchParams({ client_id: client.metadata.client_id, redirect_uri: String(client.metadata.redirect_uris?.[0]) });
       for (let i = 0; i < copies; i += 1) body.append('request', deep);
       const outcome = await outcomeOf(`${running.issuer}/authorize`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
       expect(outcome).toMatchObject({ status: 303, error: 'invalid_request', description: "'request' parameter must not be provided twice" });

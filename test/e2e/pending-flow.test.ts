@@ -229,7 +229,6 @@ describe('a sign-in under way while the client changes', () => {
   });
 });
 
-
 describe('honest resumes pass the redirect URI checks', () => {
   let running: RunningApp;
   let client: RegisteredClient;
@@ -258,18 +257,6 @@ describe('honest resumes pass the redirect URI checks', () => {
     expect(browser.lastPage).toContain('id="consent-allow"');
     return browser.submit(button, {}, running.baseUrl);
   }
-
-  it('sends the denial back to the only registered redirect URI when the request left redirect_uri out', async () => {
-    const step = await signInAndPress('consent-deny', {});
-    expect(step.leftTo?.split('?')[0]).toBe(KEPT);
-    expect(redirectParams(step.leftTo as string).get('error')).toBe('access_denied');
-  });
-
-  it('sends the code back to the only registered redirect URI when the request left redirect_uri out', async () => {
-    const step = await signInAndPress('consent-allow', {});
-    expect(step.leftTo?.split('?')[0]).toBe(KEPT);
-    expect(redirectParams(step.leftTo as string).get('code')).toBeTruthy();
-  });
 
   it('answers a denial with response_mode=form_post as a form to the registered redirect URI', async () => {
     const step = await signInAndPress('consent-deny', { redirect_uri: KEPT, response_mode: 'form_post' });
