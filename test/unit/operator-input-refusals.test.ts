@@ -1,28 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 import { describe, expect, it } from '@jest/globals';
 
-import { loadSettings, SettingsError } from '../../lib/index.js';
+import { loadSettings } from '../../lib/index.js';
 import { validateProviderKeys } from '../../lib/provider/keys.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
+import { captureError, scratchFiles } from '../helpers/settings-errors.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-operator-input-'));
-const file = (name: string, text: string): string => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
-const captureError = (fn: () => unknown): SettingsError => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof SettingsError) return err;
-    throw err;
-  }
-  throw new Error('expected a SettingsError');
-};
+const file = scratchFiles('svc-operator-input-');
 
 describe('a malformed JSON configuration file', () => {
   const SECRET = 'Tr0ub4dor-and-3-horses';

@@ -1,22 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 import { describe, expect, it } from '@jest/globals';
 
-import { loadSettings, SettingsError } from '../../lib/index.js';
+import { loadSettings } from '../../lib/index.js';
 import { editDistance, resembles } from '../../lib/settings/resemblance.js';
+import { captureError, scratchFiles } from '../helpers/settings-errors.js';
 
-const captureError = (fn: () => unknown): SettingsError => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof SettingsError) return err;
-    throw err;
-  }
-  throw new Error('expected a SettingsError');
-};
 
 const SECRET = 'a-secret-value-that-must-never-be-echoed';
 const root = new URL('../..', import.meta.url).pathname;
@@ -98,12 +87,7 @@ loadSettings({ env: { SVC_SOMETHING_ELSE_ENTIRELY: '${SECRET}' } });`;
 });
 
 describe('unknown properties in a file or in code (C9: they stop the start)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-names-'));
-  const file = (name: string, text: string): string => {
-    const path = join(dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
+  const file = scratchFiles('svc-names-');
 
   it.each([
     ['svc.prot', 'svc.port'],

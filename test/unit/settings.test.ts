@@ -1,29 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 import { describe, expect, it } from '@jest/globals';
 
-import { loadSettings, SettingsError, silentLogger } from '../../lib/index.js';
+import { loadSettings, silentLogger } from '../../lib/index.js';
 import { findUnsafeDefaults, enforceSafeDefaults } from '../../lib/settings/unsafe.js';
 import { PROPERTY_DEFINITIONS, readValue, ruleDerivedEnv } from '../../lib/settings/definitions.js';
 import type { Settings } from '../../lib/settings/types.js';
+import { captureError, scratchFiles } from '../helpers/settings-errors.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-settings-'));
-const file = (name: string, text: string): string => {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-};
-const captureError = (fn: () => unknown): SettingsError => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof SettingsError) return err;
-    throw err;
-  }
-  throw new Error('expected a SettingsError');
-};
+const file = scratchFiles('svc-settings-');
 
 /** A valid value for each property, and where it lands in Settings. */
 const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; expected: unknown }> = {
