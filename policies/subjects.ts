@@ -61,13 +61,15 @@ function isUnowned(uri: unknown): boolean {
 
 /**
  * The sector identifier of a pairwise client: its `sector_identifier_uri` ({@link documentOf}), else the host of
- * the first redirect URI (as oidc-provider's helpers/sector_identifier.js), except for a native app whose first
- * redirect URI names no relying party ({@link isUnowned}: the loopback interface, a private-use scheme): the app is a
- * sector of its own (a value with a space, which no host has).
+ * the first redirect URI (as oidc-provider's helpers/sector_identifier.js), except for a native app with a redirect
+ * URI that names no relying party ({@link isUnowned}: the loopback interface, a private-use scheme): the app is a
+ * sector of its own (a value with a space, which no host has). Any of its redirect URIs, not only the first: a code
+ * goes to each, and `com.any.app://rp.example/cb` shares the host of `https://rp.example/cb`.
  */
 export function sectorOf(metadata: SubjectMetadata): string | undefined {
-  const first: unknown = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris[0] : undefined;
-  const ownSector = metadata.sector_identifier_uri === undefined && metadata.application_type === 'native' && isUnowned(first) && typeof metadata.client_id === 'string';
+  const uris: unknown[] = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];
+  const first = uris[0];
+  const ownSector = metadata.sector_identifier_uri === undefined && metadata.application_type === 'native' && uris.some(isUnowned) && typeof metadata.client_id === 'string';
   if (ownSector) return `native client ${String(metadata.client_id)}`;
   return documentOf(metadata.sector_identifier_uri) ?? hostOf(first);
 }
