@@ -49,8 +49,11 @@ export function parseUrlWithScheme(raw: string, schemes: string[]): string {
 /** The non-empty items of a comma-separated list, trimmed. */
 const commaList = (raw: string): string[] => raw.split(',').map((item) => item.trim()).filter(Boolean);
 
-/** A host name, an IPv4 address, or an IPv6 address (in brackets, or bare before the last `:port`). */
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$/;
+/**
+ * A host name (fully qualified with its trailing dot too), an IPv4 address, or an IPv6 address with its zone if
+ * any (`fe80::1%eth0`; in brackets, or bare before the last `:port`).
+ */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\.?|\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?\]|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?:%[A-Za-z0-9_.-]+)?)$/;
 
 /**
  * Parses `host:port,host:port`. A faulty item is named by its position, never repeated: a URL pasted there
