@@ -19,7 +19,8 @@ export interface ConsentUndo {
   extending(details: Interaction, before: GrantNames, after: Grant): Promise<void>;
   /**
    * Before another Allow or a Deny: drops the grant an earlier Allow saved of its own; a Deny also takes out of the
-   * grant it extended what that Allow added, and only that (another tab's Allow of the same client stays).
+   * grant it extended what that Allow added, and only that (another tab's Allow of the same client stays, but for
+   * a name that Allow added first: it goes, and she is asked again).
    */
   withdraw(details: Interaction, denied: boolean): Promise<void>;
 }
