@@ -10,7 +10,8 @@ const usage = `Usage: svc-connect client-keys [--alg ALG] [--redirect-uri URI ..
 
 Makes a relying party's encryption key pair and a ready registration body that asks for encrypted
 ID tokens and UserInfo. ALG is one of ${ALGS.join(', ')} (default RSA-OAEP-256).
-With --private-out the private JWK goes to FILE (mode 0600) and only the registration body is
+With --private-out the private JWK goes to FILE (mode 0600; a file or symbolic link already there is
+replaced, never written through) and only the registration body is
 printed; otherwise both are printed as {"registration": …, "private_jwk": …}.`;
 
 /** `svc-connect client-keys`. */

@@ -1,5 +1,6 @@
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { CliError, fileErrorMessage } from '../errors.js';
@@ -37,16 +38,26 @@ export function parseFlags<O extends FlagOptions>(argv: string[], options: O, us
 }
 
 /**
- * Writes a secret file readable by its owner only; returns its absolute path.
+ * Writes a secret file readable by its owner only; returns its absolute path. The content goes into a new file of
+ * its own (mode 0600, created exclusively beside `path`) that is then renamed over `path`: a file already there
+ * keeps neither its content nor its wider mode, and a symbolic link there is replaced, never followed, so a link
+ * planted in a shared folder cannot route the key into a file someone else can read.
  * @throws {@link CliError} naming the absolute path and the cause (a missing folder, no permission).
  */
 export function writeSecretFile(path: string, content: string): string {
+  const absolute = resolve(path);
+  const temporary = join(dirname(absolute), `.${basename(absolute)}.${randomBytes(6).toString('hex')}.tmp`);
+  let created = false;
   try {
-    writeFileSync(path, content, { mode: 0o600 });
+    writeFileSync(temporary, content, { mode: 0o600, flag: 'wx' });
+    created = true;
+    renameSync(temporary, absolute);
   } catch (err) {
+    // Not when the exclusive create failed: a name taken already is someone else's file.
+    if (created || (err as NodeJS.ErrnoException).code !== 'EEXIST') rmSync(temporary, { force: true });
     throw new CliError(fileErrorMessage('write', path, err));
   }
-  return resolve(path);
+  return absolute;
 }
 
 /** The provider's base URL from `--url` or `SVC_BASE_URL`, without a trailing slash. */

@@ -11,7 +11,8 @@ const usage = `Usage: svc-connect keys generate [--out FILE]
 generate: the provider's keys as a private JWKS: signing keys (RSA 2048 for RS256/PS256, EC P-256
 for ES256, use "sig") and request-object decryption keys (RSA 2048 for RSA-OAEP*, EC P-256 for
 ECDH-ES*, use "enc"). With --out the file is written with mode 0600 (its folder must exist) and its
-absolute path printed; point svc.keys.file at it.
+absolute path printed; point svc.keys.file at it. A file or symbolic link already at FILE is replaced
+(a new file renamed over it), never written through.
 Without --out the JWKS is printed.
 
 rotate: advances the rotation of the keys file FILE by one safe step (see

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -46,6 +46,38 @@ describe('the svc-connect command line', () => {
     expect(new Set(jwks.keys.map((k) => k.kid)).size).toBe(4);
     expect((await cli(['keys', 'rotate'])).code).toBe(2);
     expect((await cli(['keys', 'generate', '--bogus'])).code).toBe(2);
+  });
+
+  it('attack: a private key file written over a world-readable file or a planted symbolic link ends up mode 0600, and the link target stays as it was', async () => {
+    const folder = mkdtempSync(join(dir, 'shared-'));
+    const readable = join(folder, 'keys.json');
+    writeFileSync(readable, 'old\n');
+    chmodSync(readable, 0o644);
+    const target = join(folder, 'attacker-readable.json');
+    writeFileSync(target, 'planted\n');
+    chmodSync(target, 0o644);
+    const link = join(folder, 'rp-private.json');
+    symlinkSync(target, link);
+    expect((await cli(['keys', 'generate', '--out', readable])).code).toBe(0);
+    expect((await cli(['client-keys', '--private-out', link])).code).toBe(0);
+    for (const file of [readable, link]) {
+      expect([file, lstatSync(file).isFile(), lstatSync(file).mode & 0o777]).toEqual([file, true, 0o600]);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(expect.any(Object));
+    }
+    expect(readFileSync(target, 'utf8')).toBe('planted\n');
+    expect(readdirSync(folder).sort()).toEqual(['attacker-readable.json', 'keys.json', 'rp-private.json']);
+  });
+
+  it('honest: keys generate --out over its own earlier file replaces it, mode 0600, leaving nothing beside it', async () => {
+    const folder = mkdtempSync(join(dir, 'own-'));
+    const file = join(folder, 'keys.json');
+    expect((await cli(['keys', 'generate', '--out', file])).code).toBe(0);
+    const first = readFileSync(file, 'utf8');
+    const again = await cli(['keys', 'generate', '--out', file]);
+    expect(again).toEqual({ code: 0, stdout: `wrote ${file} (mode 0600); set svc.keys.file=${file}\n`, stderr: '' });
+    expect(readFileSync(file, 'utf8')).not.toBe(first);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readdirSync(folder)).toEqual(['keys.json']);
   });
 
   it('client-keys makes a key pair and a registration body; bad --alg → 2', async () => {
