@@ -1,17 +1,12 @@
+import { terminalText } from '../terminal-text.js';
 import type { CliIo } from './common.js';
 
-/** What may not reach an operator's terminal as is: C0 and C1 controls, DEL, line separators and bidi overrides. */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-const escape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-
 /**
- * One value (a table cell, a name in a note) with every character of {@link UNSAFE} written as
- * `\uXXXX`, so a client's `client_name` cannot recolour, hide, reorder or forge rows.
+ * One value (a table cell, a name in a note) with every control, line separator and bidi override written as
+ * `\uXXXX` ({@link terminalText}), so a client's `client_name` cannot recolour, hide, reorder or forge rows.
  */
 export function printable(value: string): string {
-  return value.replace(UNSAFE, escape);
+  return terminalText(value);
 }
 
 /**
@@ -19,7 +14,7 @@ export function printable(value: string): string {
  * still parses to the same values: what is left to escape stands inside strings, where `\uXXXX` is JSON's escape.
  */
 export function printableOutput(text: string): string {
-  return text.replace(UNSAFE, (c) => (c === '\n' || c === '\t' ? c : escape(c)));
+  return terminalText(text, '\n\t');
 }
 
 /** `io` with everything written to stdout and stderr passed through {@link printableOutput}. */

@@ -1,10 +1,16 @@
+import { terminalText } from '../terminal-text.js';
+
 /** ANSI colours of the level names (only when writing to a terminal). */
 const COLOURS: Record<string, string> = { trace: '90', debug: '90', info: '32', warn: '33', error: '31', fatal: '35' };
 
-/** A field value as it reads best on one line: bare when it is a plain word, else JSON-quoted. */
+/**
+ * A field value as it reads best on one line: bare when it is a plain word, else JSON-quoted, with the controls,
+ * line separators and bidi overrides JSON leaves as they are escaped too (a client's `kid` in a refused key's rule
+ * cannot drive the terminal).
+ */
 function fieldValue(value: unknown): string {
-  if (typeof value === 'string') return /^[\w.:/@+=,-]+$/.test(value) ? value : JSON.stringify(value);
-  return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+  if (typeof value === 'string') return /^[\w.:/@+=,-]+$/.test(value) ? value : terminalText(JSON.stringify(value));
+  return typeof value === 'object' && value !== null ? terminalText(JSON.stringify(value)) : terminalText(String(value));
 }
 
 /**

@@ -8,6 +8,7 @@ import { createPinoLogger } from '../../lib/index.js';
 import { defaultLogFormat } from '../../lib/observability/pino-logger.js';
 import { prettyLine } from '../../lib/observability/pretty.js';
 import { redactUrlCredentials } from '../../lib/logger.js';
+import { keyLabel } from '../../policies/jwk-rules.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-log-'));
 
@@ -21,6 +22,26 @@ describe('log formats (svc.log.format, issue 15 item 9)', () => {
   it('quotes values that are not plain words, so a field cannot fake another', () => {
     const line = prettyLine(JSON.stringify({ level: 'warn', time: new Date().toISOString(), event: 'unsafe_default', reason: 'the store is "memory" fix=none', n: null }), false);
     expect(line).toMatch(/ WARN {2}unsafe_default reason="the store is \\"memory\\" fix=none" n=null\n$/);
+  });
+
+  it("attack: a relying party's kid cannot drive the terminal through a pretty line (C1 CSI, DEL, bidi override, line separator)", () => {
+    const kid = '\u009b2J\u009b31m\u007f\u202egnp.evil\u2028forged';
+    const rule = `${keyLabel({ kid }, 0)}: RSA public exponent 1 is below 65537`;
+    expect(rule).toContain('\u009b');
+    const file = join(dir, 'hostile.log');
+    const logger = createPinoLogger({ destination: file, sync: true, format: 'pretty' });
+    logger.warn('client_keys_refused', { client_id: 'rp-1', host: 'rp.example', rule });
+    logger.flush?.();
+    const written = readFileSync(file, 'utf8');
+    // eslint-disable-next-line no-control-regex -- the characters a terminal acts on
+    expect(written.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    const quoted = / rule=(".*")$/.exec(written.trimEnd())?.[1];
+    expect(JSON.parse(quoted ?? 'null')).toBe(rule);
+  });
+
+  it('honest: letters and symbols beyond ASCII stay as they are, only quoted', () => {
+    const line = prettyLine(JSON.stringify({ level: 'error', time: new Date().toISOString(), event: 'invitation_mail_failed', cause: 'Adresse refusée → *@exämple.de' }), false);
+    expect(line).toMatch(/ cause="Adresse refusée → \*@exämple\.de"\n$/);
   });
 
   it('colours the level on a terminal only', () => {
