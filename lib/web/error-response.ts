@@ -47,9 +47,13 @@ export function oauthErrorBody(caught: unknown): OAuthErrorAnswer {
   return { status, error, error_description: err.error_description ?? err.message ?? '' };
 }
 
-/** `Cache-Control: no-store`, for every error answer, page, and answer carrying a secret or a person's data. */
+/**
+ * `Cache-Control: no-store`, for every error answer, page, and answer carrying a secret or a person's data, and
+ * `Pragma: no-cache` beside it, as the provider's answers carry it (RFC 6749 5.1; HTTP/1.0 caches read only that).
+ */
 export function noStore(ctx: Context): void {
   ctx.set('Cache-Control', 'no-store');
+  ctx.set('Pragma', 'no-cache');
 }
 
 /** Answers with an OAuth JSON error (`extra` members first), not to be cached: every JSON error body of ours. */
