@@ -30,7 +30,7 @@ export function loginPage(model: LoginPageModel): RenderedPage {
     title: 'Sign in',
     formTargets: model.redirectOrigin ? [model.redirectOrigin] : [],
     body: `<h1>Sign in</h1>
-<p>to continue to <strong>${escapeHtml(model.clientName)}</strong></p>
+<p>to continue to <strong><bdi>${escapeHtml(model.clientName)}</bdi></strong></p>
 ${loginMessage(model)}
 <form id="login-form" method="post" action="${escapeHtml(model.action)}" autocomplete="on">
 <label for="login">Login</label>
@@ -85,7 +85,7 @@ export function consentPage(model: ConsentPageModel): RenderedPage {
     title: 'Allow access?',
     formTargets: model.redirectOrigin ? [model.redirectOrigin] : [],
     body: `<h1>Allow access?</h1>
-<p><strong>${escapeHtml(model.clientName)}</strong> asks for:</p>
+<p><strong><bdi>${escapeHtml(model.clientName)}</bdi></strong> asks for:</p>
 ${items}
 <p>How it is delivered:</p>
 <ul>${channelLine('Sign-in token', model.channels.idToken)}${channelLine('Profile request (UserInfo)', model.channels.userinfo)}</ul>

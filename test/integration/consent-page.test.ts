@@ -30,7 +30,7 @@ describe('the consent page says what is asked for, in plain words (C5, issue 5 i
       scope: 'openid email svc.insurance',
       claims: JSON.stringify({ userinfo: { 'svc.ver.[idcard.l3.nfc,email.l2]': { essential: true }, 'svc.ver.[driverslicense.l2,mobile.l2.api]': null } }),
     });
-    expect(html).toContain('<strong>rsa test client</strong> asks for:');
+    expect(html).toContain('<strong><bdi>rsa test client</bdi></strong> asks for:');
     expect(html).toContain('<li>your e-mail address — in the sign-in token</li>');
     expect(html).toContain('<li>your health insurance member number — in the sign-in token</li>');
     expect(html).toContain('<li>one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) <em>(required)</em> — in the profile request</li>');
@@ -52,5 +52,20 @@ describe('the consent page says what is asked for, in plain words (C5, issue 5 i
     const html = await consentHtml(rsa, { scope: 'openid email', claims: JSON.stringify({ userinfo: { email: null }, id_token: { email: null } }) });
     expect(html).toContain('<li>your e-mail address — in the sign-in token and the profile request</li>');
     expect(html).toContain('<li>whether your e-mail address is confirmed — in the sign-in token</li>');
+  });
+
+  it("keeps a client name's bidi overrides inside the name: the page's own words around it read as written", async () => {
+    // U+202E (right-to-left override) left open would run on to the end of the line and reverse "asks for:".
+    const spoofing = await registerClient(running, 'rsa', { client_name: '\u202eknab ruoY' });
+    const browser = new FormBrowser();
+    await browser.follow(registeredClientUrl(running.issuer, spoofing, { scope: 'openid email' }), running.baseUrl);
+    expect(browser.lastPage).toContain('<p>to continue to <strong><bdi>\u202eknab ruoY</bdi></strong></p>');
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    expect(browser.lastPage).toContain('<p><strong><bdi>\u202eknab ruoY</bdi></strong> asks for:</p>');
+  });
+
+  it('shows a right-to-left client name as registered, isolated the same way', async () => {
+    const hebrew = await registerClient(running, 'rsa', { client_name: 'בנק שלי' });
+    expect(await consentHtml(hebrew, { scope: 'openid email' })).toContain('<strong><bdi>בנק שלי</bdi></strong> asks for:');
   });
 });
