@@ -3,7 +3,8 @@ import { baseUrlFrom, call, failOnError, parseFlags, type Command } from './comm
 
 const usage = `Usage: svc-connect register [--url BASE_URL] (--body FILE | --redirect-uri URI ...)
 
-Registers a client with an initial access token (from SVC_INITIAL_ACCESS_TOKEN, or --token) and
+Registers a client with an initial access token (from SVC_INITIAL_ACCESS_TOKEN, or --token, which
+other users of the machine can read in the process list) and
 prints the registration response: client_id, client_secret, registration_access_token and
 registration_client_uri. FILE is a JSON registration body (e.g. from svc-connect client-keys);
 --redirect-uri registers a minimal client.`;
