@@ -11,10 +11,12 @@ const originForm = (target: string): string => {
 
 /**
  * Pins every request to the public origin of `svc.base-url`: `Host` set to its host, a client-sent
- * `X-Forwarded-Host` dropped, behind a trusted proxy `X-Forwarded-Proto` set to its scheme, and an
- * absolute-form request target cut to its path and query. oidc-provider builds its URLs from the
- * request (Koa's `href` is an absolute-form target itself): `Host: evil.example` or
- * `GET http://evil.example/…` would otherwise reach discovery and registration responses.
+ * `X-Forwarded-Host` dropped, the scheme Koa reports (`protocol`, `secure`) set to its scheme (behind a
+ * trusted proxy `X-Forwarded-Proto` too), and an absolute-form request target cut to its path and query.
+ * oidc-provider builds its URLs and decides `Secure` cookies from the request (Koa's `href` is an
+ * absolute-form target itself): `Host: evil.example` or `GET http://evil.example/…` would otherwise reach
+ * discovery and registration responses, and an https base URL whose TLS ends in front of a process not told
+ * `svc.proxy` would advertise http endpoints and set cookies without `Secure`.
  */
 export function pinPublicOrigin(baseUrl: string, proxy: boolean): Middleware {
   const base = new URL(baseUrl);
@@ -24,6 +26,8 @@ export function pinPublicOrigin(baseUrl: string, proxy: boolean): Middleware {
     headers.host = base.host;
     delete headers['x-forwarded-host'];
     if (proxy) headers['x-forwarded-proto'] = scheme;
+    // An own property in place of Koa's getter: `secure`, `origin` and `href` read it.
+    Object.defineProperty(ctx.request, 'protocol', { value: scheme, configurable: true, enumerable: true });
     if (ABSOLUTE_FORM.test(ctx.originalUrl)) ctx.originalUrl = ctx.request.originalUrl = originForm(ctx.originalUrl);
     if (ABSOLUTE_FORM.test(ctx.url)) ctx.url = originForm(ctx.url);
     return next();

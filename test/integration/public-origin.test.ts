@@ -15,14 +15,26 @@ const FORGED: [string, Record<string, string>, string | undefined][] = [
   ['an absolute-form target in capitals, with a port and credentials', { host: 'evil2.example' }, 'HTTPS://user:pw@EVIL.example:8443'],
 ];
 
-describe.each([false, true])('endpoint URLs come from svc.base-url, never from the request (C2; svc.proxy=%s)', (proxy) => {
-  const running = appPerSuite({ properties: { 'svc.proxy': proxy } });
+describe.each([
+  [false, 'http'],
+  [true, 'http'],
+  [false, 'https'],
+  [true, 'https'],
+] as const)('endpoint URLs come from svc.base-url, never from the request (C2; svc.proxy=%s, base URL %s)', (proxy, scheme) => {
+  // An https base URL on this http server: TLS ends in front, with or without svc.proxy declared.
+  const running = appPerSuite({ properties: { 'svc.proxy': proxy }, ...(scheme === 'https' ? { publicScheme: scheme } : {}) });
+  const publicOrigin = (): string => new URL(running.settings.baseUrl).origin;
+
+  it('discovery names https endpoints for an https base URL and http ones for an http base URL', async () => {
+    const doc = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
+    for (const field of ENDPOINTS) expect({ field, protocol: new URL(doc[field] as string).protocol }).toEqual({ field, protocol: `${scheme}:` });
+  });
 
   it.each(FORGED)('discovery with %s names only the configured origin', async (_name, headers, target) => {
     const res = await raw(`${running.issuer}/.well-known/openid-configuration`, 'GET', headers, undefined, target);
     expect(res.status).toBe(200);
     const doc = JSON.parse(res.text) as Record<string, string>;
-    for (const field of ENDPOINTS) expect(new URL(doc[field] as string).origin).toBe(new URL(running.baseUrl).origin);
+    for (const field of ENDPOINTS) expect(new URL(doc[field] as string).origin).toBe(publicOrigin());
     expect(res.text).not.toContain('evil');
   });
 
@@ -32,7 +44,7 @@ describe.each([false, true])('endpoint URLs come from svc.base-url, never from t
     const res = await raw(`${running.issuer}/register`, 'POST', { ...headers, authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, body, target);
     expect(res.status).toBe(201);
     const client = JSON.parse(res.text) as Record<string, string>;
-    expect(client.registration_client_uri).toBe(`${running.issuer}/register/${client.client_id}`);
+    expect(client.registration_client_uri).toBe(`${publicOrigin()}/oidc/v1/register/${client.client_id}`);
   });
 });
 

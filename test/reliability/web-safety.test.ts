@@ -10,6 +10,11 @@ const REDIRECT = (client.redirect_uris as string[])[0] as string;
 /** Every Set-Cookie of a browser walking through login and consent. */
 async function cookiesOfAFlow(running: RunningApp, headers: Record<string, string> = {}): Promise<string[]> {
   const seen: string[] = [];
+  // Behind the (simulated) TLS terminator the provider speaks https; the test talks to it in http.
+  const onTheWire = (target: URL): string => {
+    if (running.settings.baseUrl.startsWith('https:')) target.protocol = 'http:';
+    return target.href;
+  };
   let url = codeFlowUrl(running.issuer, client);
   const cookieJar = new Map<string, string>();
   let method = 'GET';
@@ -30,10 +35,7 @@ async function cookiesOfAFlow(running: RunningApp, headers: Record<string, strin
     const location = response.headers.get('location');
     if (location) {
       if (location.startsWith(REDIRECT)) break;
-      const next = new URL(location, url);
-      // Behind the (simulated) TLS-terminating proxy the provider speaks https; the test talks to it in http.
-      if (headers['x-forwarded-proto'] === 'https') next.protocol = 'http:';
-      url = next.href;
+      url = onTheWire(new URL(location, url));
       method = 'GET';
       body = undefined;
       continue;
@@ -41,9 +43,7 @@ async function cookiesOfAFlow(running: RunningApp, headers: Record<string, strin
     const html = await response.text();
     const action = /<form[^>]*id="(login-form|consent-allow)"[^>]*action="([^"]+)"/.exec(html);
     if (!action?.[2]) break;
-    const target = new URL(action[2], url);
-    if (headers['x-forwarded-proto'] === 'https') target.protocol = 'http:';
-    url = target.href;
+    url = onTheWire(new URL(action[2], url));
     method = 'POST';
     body = action[1] === 'login-form' ? 'login=demo&password=demo' : '';
   }
@@ -53,14 +53,17 @@ async function cookiesOfAFlow(running: RunningApp, headers: Record<string, strin
 describe('web safety', () => {
   let running: RunningApp;
   let behindProxy: RunningApp;
+  let behindUndeclaredTls: RunningApp;
 
   beforeAll(async () => {
     running = await startApp({ clients: [client], claimModules: createDemoClaimModules() });
     behindProxy = await startApp({ clients: [client], properties: { 'svc.proxy': true }, publicScheme: 'https' });
+    behindUndeclaredTls = await startApp({ clients: [client], publicScheme: 'https' });
   });
   afterAll(async () => {
     await running.close();
     await behindProxy.close();
+    await behindUndeclaredTls.close();
   });
 
   it('sets every cookie HttpOnly with a SameSite attribute', async () => {
@@ -76,6 +79,27 @@ describe('web safety', () => {
     const cookies = await cookiesOfAFlow(behindProxy, { 'x-forwarded-proto': 'https' });
     expect(cookies.length).toBeGreaterThan(3);
     for (const cookie of cookies) expect(cookie).toMatch(/;\s*secure/i);
+  });
+
+  it('sets cookies Secure, the session cookie SameSite=None, for an https base URL whose TLS ends in front of a process not told svc.proxy (a client-sent X-Forwarded-Proto: http changes nothing)', async () => {
+    for (const headers of [{}, { 'x-forwarded-proto': 'http' }] as Record<string, string>[]) {
+      const cookies = await cookiesOfAFlow(behindUndeclaredTls, headers);
+      const sessions = cookies.filter((cookie) => cookie.startsWith('_session='));
+      expect(sessions.length).toBeGreaterThan(0);
+      for (const cookie of sessions) expect(cookie).toMatch(/;\s*samesite=none/i);
+      expect(cookies.length).toBeGreaterThan(3);
+      for (const cookie of cookies) expect(cookie).toMatch(/;\s*secure/i);
+    }
+    const answer = await fetch(`${behindUndeclaredTls.issuer}/.well-known/openid-configuration`);
+    expect(answer.headers.get('strict-transport-security')).toBe('max-age=31536000');
+  });
+
+  it('honest: an http base URL (development) sets no cookie Secure and the session cookie SameSite=Lax, which browsers keep over http', async () => {
+    const cookies = await cookiesOfAFlow(running);
+    const sessions = cookies.filter((cookie) => cookie.startsWith('_session='));
+    expect(sessions.length).toBeGreaterThan(0);
+    for (const cookie of sessions) expect(cookie).toMatch(/;\s*samesite=lax/i);
+    for (const cookie of cookies) expect(cookie).not.toMatch(/;\s*secure/i);
   });
 
   it('protects every HTML page with a CSP and frame protections', async () => {
