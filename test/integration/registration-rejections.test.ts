@@ -71,6 +71,13 @@ const CASES: RejectionCase[] = [
   { name: 'redirect_uris not an array', body: () => ({ redirect_uris: 'https://rp.example/cb' }), error: 'invalid_redirect_uri', names: 'redirect_uris' },
   { name: 'a fragment in a redirect URI', body: () => ({ redirect_uris: ['https://rp.example/cb#frag'] }), error: 'invalid_redirect_uri', names: 'redirect_uris' },
   { name: 'a relative redirect URI', body: () => ({ redirect_uris: ['/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris' },
+  // A browser reads `\` as `/` and drops tabs: the host it goes to is not the host an RFC 3986 parser sees.
+  { name: 'a backslash before user information in a redirect URI', body: () => ({ redirect_uris: ['https://rp.example\\@evil.example/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
+  { name: 'user information in a redirect URI', body: () => ({ redirect_uris: [R[0], 'https://rp.example@evil.example/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[1]' },
+  { name: 'empty user information in a redirect URI', body: () => ({ redirect_uris: ['https://@rp.example/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
+  { name: 'a tab in a redirect URI host', body: () => ({ redirect_uris: ['https://rp.exa\tmple/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
+  { name: 'a backslash in a native app redirect URI', body: () => ({ application_type: 'native', redirect_uris: ['com.example.app:/cb\\x'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
+  { name: 'user information in a post-logout redirect URI', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://rp.example:pw@evil.example/bye'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0]' },
   { name: 'response_types code id_token', body: () => ({ redirect_uris: R, response_types: ['code id_token'] }), error: 'invalid_client_metadata', names: 'response_types' },
   { name: 'grant_types implicit', body: () => ({ redirect_uris: R, grant_types: ['implicit'] }), error: 'invalid_client_metadata', names: 'grant_types' },
   { name: 'grant_types refresh_token', body: () => ({ redirect_uris: R, grant_types: ['authorization_code', 'refresh_token'] }), error: 'invalid_client_metadata', names: 'grant_types' },
@@ -207,6 +214,7 @@ const DOCUMENTED: Record<string, string> = {
   'jwks_uri too slow (over 5 s)': 'jwks_uri: …: timed out…',
   'jwks_uri redirecting to another host': 'jwks_uri: …: redirects to another host (…)',
   'a fragment in a redirect URI': 'redirect_uris must not contain fragments',
+  'a backslash before user information in a redirect URI': 'redirect_uris[0] holds a backslash; write the URI as a browser shows it',
 };
 
 /** The examples quoted in the second column of docs/registration.md's table of rejections. */

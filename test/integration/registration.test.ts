@@ -121,6 +121,15 @@ describe('client registration (C6)', () => {
       expect(res.body.client_secret).toBeUndefined();
     });
 
+    it('keeps redirect URIs as written when every parser reads them alike: no path, an @ in path or query, IPv6, a private-use scheme, a non-ASCII host', async () => {
+      const web = ['https://rp.example', 'https://rp.example/@team/cb?next=a@b', 'https://[2001:db8::1]/cb', 'https://bücher.example/cb'];
+      const res = await register(running, { redirect_uris: web, post_logout_redirect_uris: ['https://rp.example/bye?who=a@b'], subject_type: 'public' }, await iat());
+      expect(res.status).toBe(201);
+      expect({ redirect: res.body.redirect_uris, logout: res.body.post_logout_redirect_uris }).toEqual({ redirect: web, logout: ['https://rp.example/bye?who=a@b'] });
+      const native = await register(running, { application_type: 'native', redirect_uris: ['com.example.app:/cb', 'http://[::1]:8765/cb'], token_endpoint_auth_method: 'none' }, await iat());
+      expect(native.status).toBe(201);
+    });
+
     it('drops keys with neither use nor key_ops from the stored JWKS', async () => {
       const enc = await encryptionKey('RSA-OAEP-256');
       const sig = await encryptionKey('RSA-OAEP-256', { use: 'sig', kid: 'sig-1' });
@@ -254,6 +263,14 @@ describe('client registration (C6)', () => {
       expect(bad.status).toBe(400);
       expect(bad.body.error).toBe('invalid_client_metadata');
       expect((await manage(c.uri, 'GET', c.token)).status).toBe(200);
+    });
+
+    it('refuses an update that adds a redirect URI with user information, and keeps the registered ones', async () => {
+      const c = await fresh();
+      const bad = await manage(c.uri, 'PUT', c.token, { client_id: c.clientId, redirect_uris: [REDIRECT, 'https://rp.example\\@evil.example/cb'] });
+      expect({ status: bad.status, error: bad.body.error }).toEqual({ status: 400, error: 'invalid_redirect_uri' });
+      const read = await manage(c.uri, 'GET', c.token);
+      expect(read.body.redirect_uris).toEqual([REDIRECT]);
     });
 
     it('lets exactly one of 20 concurrent GETs with one token succeed, leaving one live token', async () => {

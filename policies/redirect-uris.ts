@@ -1,0 +1,40 @@
+import { errors, type ClientMetadata } from 'oidc-provider';
+
+import type { RegistrationPolicy } from './types.js';
+
+/** The metadata fields whose URIs a browser is sent to. */
+const TARGETS = ['redirect_uris', 'post_logout_redirect_uris'] as const;
+
+/**
+ * Why a URI a browser would be sent to reads differently to different parsers, or `undefined`. A browser (WHATWG URL)
+ * reads `\` as `/` and drops tabs and newlines, where an RFC 3986 parser sees another host
+ * (`https://rp.example\@evil.example/cb`); user information names no relying party and only hides the host
+ * behind it (`https://rp.example@evil.example/cb`).
+ */
+function ambiguity(uri: string): string | undefined {
+  if (uri.includes('\\')) return 'holds a backslash';
+  // eslint-disable-next-line no-control-regex -- control characters are what is looked for
+  if (/[\u0000-\u0020\u007f]/.test(uri)) return 'holds a space or a control character';
+  if (!URL.canParse(uri)) return undefined;
+  const url = new URL(uri);
+  if (url.username || url.password || /^[^/?#]*:\/\/[^/?#]*@/.test(uri)) return 'holds user information (user@host)';
+  return undefined;
+}
+
+/**
+ * Policy `svc/redirect-uris`: a redirect or post-logout redirect URI that parsers read differently is refused outright
+ * (`invalid_redirect_uri`, `invalid_client_metadata` for `post_logout_redirect_uris`), so the host the pairwise sector
+ * and the registration are judged by is the host every client of the URI goes to. oidc-provider's own schema checks
+ * (absolute, no fragment, a web client's https) follow.
+ */
+export const redirectUrisPolicy: RegistrationPolicy = async (_ctx, properties: ClientMetadata) => {
+  for (const field of TARGETS) {
+    const uris: unknown = properties[field];
+    if (!Array.isArray(uris)) continue;
+    for (const [index, uri] of uris.entries()) {
+      const why = typeof uri === 'string' ? ambiguity(uri) : undefined;
+      // oidc-provider answers a description that starts with redirect_uris as invalid_redirect_uri.
+      if (why) throw new errors.InvalidClientMetadata(`${field}[${index}] ${why}; write the URI as a browser shows it`);
+    }
+  }
+};
