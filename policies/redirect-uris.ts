@@ -22,19 +22,21 @@ function ambiguity(uri: string): string | undefined {
 }
 
 /**
- * Policy `svc/redirect-uris`: a redirect or post-logout redirect URI that parsers read differently is refused outright
- * (`invalid_redirect_uri`, `invalid_client_metadata` for `post_logout_redirect_uris`), so the host the pairwise sector
- * and the registration are judged by is the host every client of the URI goes to. oidc-provider's own schema checks
+ * Refuses (`invalid_client_metadata`; oidc-provider answers one about `redirect_uris` as `invalid_redirect_uri`) a
+ * redirect or post-logout redirect URI that parsers read differently, so the host the pairwise sector and the
+ * registration are judged by is the host every client of the URI goes to. oidc-provider's own schema checks
  * (absolute, no fragment, a web client's https) follow.
  */
-export const redirectUrisPolicy: RegistrationPolicy = async (_ctx, properties: ClientMetadata) => {
+export function judgeRedirectUris(properties: ClientMetadata): void {
   for (const field of TARGETS) {
     const uris: unknown = properties[field];
     if (!Array.isArray(uris)) continue;
     for (const [index, uri] of uris.entries()) {
       const why = typeof uri === 'string' ? ambiguity(uri) : undefined;
-      // oidc-provider answers a description that starts with redirect_uris as invalid_redirect_uri.
       if (why) throw new errors.InvalidClientMetadata(`${field}[${index}] ${why}; write the URI as a browser shows it`);
     }
   }
-};
+}
+
+/** Policy `svc/redirect-uris`: {@link judgeRedirectUris} at every registration and update. */
+export const redirectUrisPolicy: RegistrationPolicy = async (_ctx, properties) => judgeRedirectUris(properties);

@@ -37,4 +37,10 @@ describe("createConfiguration (the configuration face, C1) judges its static cli
     expect(held?.jwks?.keys).toEqual([expect.objectContaining({ kid: 'seed-ec', use: 'enc' })]);
     expect(held?.jwks?.keys[0]).not.toHaveProperty('key_ops');
   });
+
+  it('attack: a static client whose redirect URI hides its host behind a backslash is refused, naming the client and the URI', async () => {
+    const client: ClientMetadata = { client_id: 'hidden-rp', client_secret: secret, redirect_uris: ['https://seed.example/cb', 'https://seed.example\\@evil.example/cb'] };
+    const parts = await partsWith([client]);
+    expect(() => createConfiguration(settings, parts)).toThrow(/^clients: client "hidden-rp": redirect_uris\[1\] holds a backslash/);
+  });
 });
