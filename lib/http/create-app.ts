@@ -128,7 +128,10 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     metrics,
     offeredScopes: new Set(offer.offered),
     deliverableClaims: deliverableClaims(runtime.registry),
-    consentUndo: runtime.store.adapter(CONSENT_UNDO_MODEL),
+    consentUndo: {
+      adapter: runtime.store.adapter(CONSENT_UNDO_MODEL),
+      insert: (id, payload, expiresIn) => runtime.store.insert(CONSENT_UNDO_MODEL, id, payload, expiresIn),
+    },
     includeScopesInUserInfo: settings.stage.includeScopesInUserInfo,
   });
   const mailer = options.mailer ?? createMailer(settings.mail);

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
-import type { Adapter, Client, InteractionResults } from 'oidc-provider';
+import type { Client, Interaction, InteractionResults } from 'oidc-provider';
 
 import { describeRequest } from '../claims/describe.js';
 import { deliveryOf, deliveryText, grantedOf, namingGrantNames, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
@@ -9,6 +9,7 @@ import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { claimsForScope } from '../claims/scopes.js';
 import { channelMode } from '../claims/privacy.js';
+import { isObject } from '../claims/request.js';
 import { verifiedGrantNamesOf } from '../claims/verified-request.js';
 import { parseJsonObject, readFormBody } from '../web/form-body.js';
 import { requestIdOf } from '../web/error-response.js';
@@ -20,7 +21,7 @@ import type { LoginThrottle } from './login-throttle.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { consentPage, loginPage } from '../pages/interaction-pages.js';
-import { consentUndo } from './consent-undo.js';
+import { consentUndo, type ConsentUndoRecords, type GrantNames } from './consent-undo.js';
 
 /** What the interactions router needs. */
 export interface InteractionsOptions {
@@ -39,8 +40,14 @@ export interface InteractionsOptions {
   offeredScopes?: ReadonlySet<string>;
   /** `claims_supported`: the consent page asks for no other name (none is ever delivered), and grants record no other. */
   deliverableClaims: ReadonlySet<string>;
-  /** The store's `ConsentUndo` adapter (`CONSENT_UNDO_MODEL`): what an Allow added to the grant it extended, until her last answer. */
-  consentUndo: Adapter;
+  /** The store's `ConsentUndo` records (`CONSENT_UNDO_MODEL`): what the Allows of an interaction hold of the grant they extended, until her last answer. */
+  consentUndo: ConsentUndoRecords;
+}
+
+/** What oidc-provider's consent prompt found missing from her grant for this request. */
+interface MissingNames {
+  missingOIDCScope?: string[];
+  missingOIDCClaims?: string[];
 }
 
 const stringParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -79,6 +86,17 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
   };
 
   const undo = consentUndo(provider, options.consentUndo);
+
+  /**
+   * What her consent page showed and her Allow approved, of this request alone (never of the grant it extends): its
+   * scopes, with their claims, the claims its `claims` parameter names, and `requestNames` (where each travels, how
+   * each is named, verified claims and their details).
+   */
+  const shownOn = (details: Interaction, prompt: MissingNames, claims: unknown, requestNames: readonly string[]): GrantNames => {
+    const scope = [...new Set([...(offeredOnly(stringParam(details.params.scope)) ?? '').split(' '), ...(prompt.missingOIDCScope ?? [])])].filter(Boolean).join(' ');
+    const named = (isObject(claims) ? [claims.id_token, claims.userinfo] : []).flatMap((channel) => (isObject(channel) ? Object.keys(channel) : [])).filter((n) => options.deliverableClaims.has(n));
+    return { scope, names: [...claimsForScope(scope), ...named, ...(prompt.missingOIDCClaims ?? []), ...requestNames] };
+  };
 
   const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {
     const client = typeof clientId === 'string' ? await provider.Client.find(clientId) : undefined;
@@ -152,7 +170,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (details.prompt.name !== 'consent' || !accountId) {
       return ctx.throw(400, 'this interaction does not expect a consent');
     }
-    const promptDetails = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
+    const promptDetails = details.prompt.details as MissingNames;
     const existing = details.grantId ? await provider.Grant.find(details.grantId) : undefined;
     if (details.grantId && !existing) return ctx.throw(400, 'the grant of this interaction no longer exists');
     // Consent covers the client's delivery as the page showed it; when it changed since, the page is shown again.
@@ -180,11 +198,16 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     grant.addOIDCClaims(claimsForScope(grant.getOIDCScope()));
     // Each verified claim and detail the page showed is recorded on its own, and where each claim travels.
     const claims = parseJsonObject(stringParam(details.params.claims) ?? '');
-    grant.addOIDCClaims(verifiedGrantNamesOf(claims));
-    grant.addOIDCClaims(travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)));
-    grant.addOIDCClaims(namingGrantNames(claims, options.deliverableClaims));
+    const verified = verifiedGrantNamesOf(claims);
+    grant.addOIDCClaims(verified);
+    const requestNames = [
+      ...verified,
+      ...travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)),
+      ...namingGrantNames(claims, options.deliverableClaims),
+    ];
+    grant.addOIDCClaims(requestNames);
     recordDelivery(grant, delivery);
-    if (before) await undo.extending(details, before, grant);
+    if (before) await undo.extending(details, before, grant, shownOn(details, promptDetails, claims, requestNames));
     await undo.withdraw(details, false);
     const grantId = await grant.save();
     await finish(ctx, { consent: kept ? {} : { grantId } });

@@ -1,16 +1,49 @@
 import { describe, expect, it } from '@jest/globals';
+import * as oidc from 'openid-client';
 
 import { createMemoryStore } from '../../adapters/memory.js';
+import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
+import { CONSENT_UNDO_MODEL } from '../../lib/interactions/consent-undo.js';
 import { confidentialClient } from '../helpers/app.js';
 import { codeFlowUrl, FormBrowser, redirectParams } from '../helpers/flow.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 
 const web = confidentialClient({ redirect_uris: ['https://rp.example/cb'] });
-const store = createMemoryStore();
+// Receives UserInfo in plain JSON, so a test reads what her tokens still get.
+const plain = confidentialClient({ client_id: 'plain-rp', redirect_uris: ['https://rp.example/cb'], allow_unencrypted_userinfo: true });
+const memory = createMemoryStore();
+/**
+ * While set, each request's read of the first holder slot of a grant (`{grantId}:0`) waits until `left` requests in
+ * all made theirs: answers sent at once meet there, each having done its store steps before it.
+ */
+let meeting: { left: number; all: Promise<void>; meet: () => void } | undefined;
+const meetAt = (requests: number): void => {
+  let meet!: () => void;
+  const all = new Promise<void>((resolve) => (meet = resolve));
+  meeting = { left: requests, all, meet };
+};
+const store: SvcStore = {
+  ...memory,
+  adapter: (model) => (model !== CONSENT_UNDO_MODEL ? memory.adapter(model) : decorateAdapter(memory.adapter(model), {
+    find: async (id) => {
+      const m = meeting;
+      if (m && id.endsWith(':0')) {
+        m.left -= 1;
+        if (m.left === 0) {
+          meeting = undefined;
+          m.meet();
+        }
+        await m.all;
+      }
+      return memory.adapter(model).find(id);
+    },
+  })),
+};
+const EMAIL_IN_USERINFO = JSON.stringify({ userinfo: { email: null } });
 
-describe('consent in two tabs of one browser: a Deny takes out only what its own Allow added (C8)', () => {
-  const running = appPerSuite({ claimModules: createDemoClaimModules(), clients: [web], store });
+describe('consent in two tabs of one browser: a Deny takes out what its own Allow added, unless her Allow in another tab approved it too (C8)', () => {
+  const running = appPerSuite({ claimModules: createDemoClaimModules(), clients: [web, plain], store });
   const headers = { 'content-type': 'application/x-www-form-urlencoded', origin: '' };
   // A browser keeps one interaction cookie per interaction path; FormBrowser's jar holds one per name, so each tab's
   // cookies are put back before it posts.
@@ -20,22 +53,36 @@ describe('consent in two tabs of one browser: a Deny takes out only what its own
     for (const [name, value] of tab.cookies) browser.setCookie(name, value);
     return browser.request(tab[action], { method: 'POST', headers: { ...headers, origin: running.baseUrl }, body: '' });
   };
-  const silent = async (browser: FormBrowser, scope: string): Promise<URLSearchParams> =>
-    redirectParams((await browser.follow(codeFlowUrl(running.issuer, web, { state: 'st', scope, prompt: 'none' }), running.baseUrl)).leftTo as string);
+  const silent = async (browser: FormBrowser, scope: string, params: Record<string, string> = {}): Promise<URLSearchParams> =>
+    redirectParams((await browser.follow(codeFlowUrl(running.issuer, web, { state: 'st', scope, prompt: 'none', ...params }), running.baseUrl)).leftTo as string);
+  /** Whether her grant serves `scope` (and `params`) without asking her. */
+  const allowed = async (browser: FormBrowser, scope: string, params: Record<string, string> = {}): Promise<boolean> => (await silent(browser, scope, params)).has('code');
+  /** Answers in a tab and follows the answer to the client: the code or error it got. */
+  const answer = async (browser: FormBrowser, tab: Tab, action: 'allow' | 'deny'): Promise<URLSearchParams> => {
+    const posted = await post(browser, tab, action);
+    expect(posted.status).toBe(303);
+    return redirectParams((await browser.follow(posted.headers.get('location') as string, running.baseUrl)).leftTo as string);
+  };
 
-  /** One browser where `demo` approved `web` for `openid`, with two consent pages open: one per scope. */
-  const twoTabs = async (a: string, b: string) => {
+  /** One browser where `demo` approved `client` for `openid`; `open` opens a consent page of a request (a scope, or the URL of a whole request). */
+  const approvedOpenid = async (client = web) => {
     const browser = new FormBrowser();
-    await browser.follow(codeFlowUrl(running.issuer, web, { state: 'st', scope: 'openid' }), running.baseUrl);
+    await browser.follow(codeFlowUrl(running.issuer, client, { state: 'st', scope: 'openid' }), running.baseUrl);
     await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
     expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
-    const tab = async (scope: string): Promise<Tab> => {
-      await browser.follow(codeFlowUrl(running.issuer, web, { state: 'st', scope }), running.baseUrl);
+    const open = async (request: string): Promise<Tab> => {
+      await browser.follow(request.startsWith('http') ? request : codeFlowUrl(running.issuer, client, { state: 'st', scope: request }), running.baseUrl);
       expect(browser.lastPage).toContain('id="consent-allow"');
       const cookies = new Map(INTERACTION_COOKIES.flatMap((name) => { const value = browser.cookie(name); return value ? [[name, value] as const] : []; }));
       return { allow: browser.formAction('consent-allow', running.baseUrl), deny: browser.formAction('consent-deny', running.baseUrl), cookies };
     };
-    return { browser, a: await tab(a), b: await tab(b) };
+    return { browser, open };
+  };
+
+  /** {@link approvedOpenid}, with two consent pages open: one per request. */
+  const twoTabs = async (a: string, b: string, client = web) => {
+    const { browser, open } = await approvedOpenid(client);
+    return { browser, a: await open(a), b: await open(b) };
   };
 
   it('honest: Allow email in tab A, Allow profile in tab B (its code delivered), Deny in tab A: profile stays approved', async () => {
@@ -70,5 +117,97 @@ describe('consent in two tabs of one browser: a Deny takes out only what its own
     await browser.follow(denied.headers.get('location') as string, running.baseUrl);
     expect((await silent(browser, 'openid email')).get('error')).toBe('consent_required');
     expect((await silent(browser, 'openid profile')).get('code')).toEqual(expect.any(String));
+  });
+
+  describe('a name both tabs showed her: it goes only when she denied it in both', () => {
+    it('honest: Allow email in tab A, Allow email in tab B (its tokens redeemed), Deny in tab A: B\'s tokens still get email at UserInfo', async () => {
+      const config = await oidc.discovery(new URL(running.issuer), plain.client_id, undefined, oidc.ClientSecretBasic(plain.client_secret), { execute: [oidc.allowInsecureRequests] });
+      const verifier = oidc.randomPKCECodeVerifier();
+      const nonce = oidc.randomNonce();
+      const request = { redirect_uri: 'https://rp.example/cb', scope: 'openid email', claims: EMAIL_IN_USERINFO };
+      const urlB = oidc.buildAuthorizationUrl(config, { ...request, nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+      const urlA = codeFlowUrl(running.issuer, plain, { state: 'st', ...request });
+      const { browser, a, b } = await twoTabs(urlA, urlB.href, plain);
+      expect((await post(browser, a, 'allow')).status).toBe(303);
+      const allowedB = await post(browser, b, 'allow');
+      const callback = (await browser.follow(allowedB.headers.get('location') as string, running.baseUrl)).leftTo as string;
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(callback), { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
+      const sub = tokens.claims()?.sub as string;
+      expect((await oidc.fetchUserInfo(config, tokens.access_token, sub)).email).toBe('erika.mustermann@example.com');
+
+      expect((await answer(browser, a, 'deny')).get('error')).toBe('access_denied');
+      expect((await oidc.fetchUserInfo(config, tokens.access_token, sub)).email).toBe('erika.mustermann@example.com');
+      const again = await browser.follow(codeFlowUrl(running.issuer, plain, { state: 'st', ...request, prompt: 'none' }), running.baseUrl);
+      expect(redirectParams(again.leftTo as string).get('code')).toEqual(expect.any(String));
+    });
+
+    it('honest: Allow twice in tab A (a double click), Allow in tab B, Deny in tab A: email stays approved', async () => {
+      const { browser, a, b } = await twoTabs('openid email', 'openid email');
+      expect((await post(browser, a, 'allow')).status).toBe(303);
+      expect((await post(browser, a, 'allow')).status).toBe(303);
+      expect((await answer(browser, b, 'allow')).get('code')).toEqual(expect.any(String));
+      expect((await answer(browser, a, 'deny')).get('error')).toBe('access_denied');
+      expect(await allowed(browser, 'openid email')).toBe(true);
+    });
+
+    it.each([
+      ['its scope', 'openid email', {}, 'openid email profile'],
+      ['the claims parameter', 'openid', { claims: EMAIL_IN_USERINFO }, 'openid profile'],
+    ])('honest: tab B opened after the Allow in tab A asks for email again (by %s) with profile; Allow B, Deny A: email stays', async (_by, scope, params, scopeB) => {
+      const { browser, open } = await approvedOpenid();
+      const a = await open(codeFlowUrl(running.issuer, web, { state: 'st', scope, ...params }));
+      expect((await post(browser, a, 'allow')).status).toBe(303);
+      // Only profile is missing now, but her page shows email too, and she approves it.
+      const b = await open(codeFlowUrl(running.issuer, web, { state: 'st', scope: scopeB, ...params }));
+      expect((await answer(browser, b, 'allow')).get('code')).toEqual(expect.any(String));
+      expect((await answer(browser, a, 'deny')).get('error')).toBe('access_denied');
+      expect(await allowed(browser, scope, params)).toBe(true);
+    });
+
+    it('attack: Allow email and profile in tab A, Allow profile in tab B, Deny in tab A: email goes (only A showed it), profile stays', async () => {
+      const { browser, a, b } = await twoTabs('openid email profile', 'openid profile');
+      expect((await post(browser, a, 'allow')).status).toBe(303);
+      expect((await answer(browser, b, 'allow')).get('code')).toEqual(expect.any(String));
+      expect((await answer(browser, a, 'deny')).get('error')).toBe('access_denied');
+      expect(await allowed(browser, 'openid email')).toBe(false);
+      expect(await allowed(browser, 'openid profile')).toBe(true);
+    });
+
+    it('attack: Allow email in both tabs, then Deny in both, in either order: after the first Deny it stays, after the second nothing of it does', async () => {
+      for (const [first, second] of [['a', 'b'], ['b', 'a']] as const) {
+        const tabs = await twoTabs('openid email', 'openid email');
+        await post(tabs.browser, tabs.a, 'allow');
+        await post(tabs.browser, tabs.b, 'allow');
+        expect((await answer(tabs.browser, tabs[first], 'deny')).get('error')).toBe('access_denied');
+        expect([first, await allowed(tabs.browser, 'openid email')]).toEqual([first, true]);
+        expect((await answer(tabs.browser, tabs[second], 'deny')).get('error')).toBe('access_denied');
+        expect([first, await allowed(tabs.browser, 'openid email')]).toEqual([first, false]);
+        // Neither a scope claim by name nor where it travels stays: named in UserInfo, it is asked again too.
+        const named = await tabs.browser.follow(codeFlowUrl(running.issuer, web, { state: 'st', scope: 'openid', claims: EMAIL_IN_USERINFO, prompt: 'none' }), running.baseUrl);
+        expect(redirectParams(named.leftTo as string).get('error')).toBe('consent_required');
+      }
+    });
+
+    it('at the same instant: after Allows in both tabs at once a Deny in either keeps email, a Deny in both does not; Denies at once leave none of it', async () => {
+      for (const [first, second] of [['a', 'b'], ['b', 'a']] as const) {
+        const tabs = await twoTabs('openid email', 'openid email');
+        // Each Allow reads the grant, then who holds names of it, before the other wrote anything.
+        meetAt(2);
+        await Promise.all([post(tabs.browser, tabs.a, 'allow'), post(tabs.browser, tabs.b, 'allow')]);
+        expect((await answer(tabs.browser, tabs[first], 'deny')).get('error')).toBe('access_denied');
+        expect([first, await allowed(tabs.browser, 'openid email')]).toEqual([first, true]);
+        expect((await answer(tabs.browser, tabs[second], 'deny')).get('error')).toBe('access_denied');
+        expect([first, await allowed(tabs.browser, 'openid email')]).toEqual([first, false]);
+      }
+
+      const tabs = await twoTabs('openid email', 'openid email');
+      await post(tabs.browser, tabs.a, 'allow');
+      await post(tabs.browser, tabs.b, 'allow');
+      // Neither Deny reads who else holds email before the other one took its own holding back.
+      meetAt(2);
+      const denied = await Promise.all([post(tabs.browser, tabs.a, 'deny'), post(tabs.browser, tabs.b, 'deny')]);
+      expect(denied.map((d) => d.status)).toEqual([303, 303]);
+      expect(await allowed(tabs.browser, 'openid email')).toBe(false);
+    });
   });
 });
