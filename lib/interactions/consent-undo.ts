@@ -35,7 +35,7 @@ export interface ConsentUndo {
 
 /** A `ConsentUndo` record under an interaction's uid: what its Allows hold of `grant`; `denied` once she denied there. */
 interface Holding extends GrantNames {
-  grant?: string;
+  grant: string;
   denied?: boolean;
 }
 
@@ -66,8 +66,7 @@ export function consentUndo(provider: Provider, records: ConsentUndoRecords): Co
   const { adapter } = records;
   const holdingOf = async (uid: string, grantId: string): Promise<Holding | undefined> => {
     const held = (await adapter.find(uid)) as Holding | undefined;
-    // A record without `grant` was written for the interaction's own grant.
-    return held && (held.grant ?? grantId) === grantId ? held : undefined;
+    return held?.grant === grantId ? held : undefined;
   };
   const slotsOf = async (grantId: string): Promise<(string | undefined)[]> =>
     (await Promise.all(SLOTS.map((slot) => adapter.find(slotId(grantId, slot))))).map((s) => (typeof s?.holder === 'string' ? s.holder : undefined));
@@ -113,7 +112,7 @@ export function consentUndo(provider: Provider, records: ConsentUndoRecords): Co
       const own = await holdingOf(details.uid, grantId);
       if (!own) return;
       // Marked before the others are read; kept (not destroyed) so a Deny sent again, after a failed one, takes it out again.
-      if (!own.denied) await adapter.upsert(details.uid, { ...own, grant: grantId, denied: true }, lifetimeOf(details));
+      if (!own.denied) await adapter.upsert(details.uid, { ...own, denied: true }, lifetimeOf(details));
       const others = await heldByOthers(grantId, details.uid, await slotsOf(grantId));
       const scope = new Set(without(scopeSet(own.scope), others.scope));
       const names = new Set(without(own.names, others.names));
