@@ -11,7 +11,7 @@ const originForm = (target: string): string => {
 
 /**
  * Pins every request to the public origin of `svc.base-url`: `Host` set to its host, a client-sent
- * `X-Forwarded-Host` dropped, the scheme Koa reports (`protocol`, `secure`) set to its scheme (behind a
+ * `X-Forwarded-Host` dropped, the scheme Koa reports (`protocol`, `secure`, its cookie jar's) set to its scheme (behind a
  * trusted proxy `X-Forwarded-Proto` too), and an absolute-form request target cut to its path and query.
  * oidc-provider builds its URLs and decides `Secure` cookies from the request (Koa's `href` is an
  * absolute-form target itself): `Host: evil.example` or `GET http://evil.example/…` would otherwise reach
@@ -28,6 +28,8 @@ export function pinPublicOrigin(baseUrl: string, proxy: boolean): Middleware {
     if (proxy) headers['x-forwarded-proto'] = scheme;
     // An own property in place of Koa's getter: `secure`, `origin` and `href` read it.
     Object.defineProperty(ctx.request, 'protocol', { value: scheme, configurable: true, enumerable: true });
+    // Koa's cookie jar keeps the scheme of its making, and a host app's middleware may have made it already.
+    ctx.cookies.secure = scheme === 'https';
     if (ABSOLUTE_FORM.test(ctx.originalUrl)) ctx.originalUrl = ctx.request.originalUrl = originForm(ctx.originalUrl);
     if (ABSOLUTE_FORM.test(ctx.url)) ctx.url = originForm(ctx.url);
     return next();

@@ -7,7 +7,7 @@ import * as oidc from 'openid-client';
 import { createHostApp } from '../../examples/embed-koa.js';
 import { loadSettings, silentLogger, type SvcConnect } from '../../lib/index.js';
 import { confidentialClient } from '../helpers/app.js';
-import { signIn } from '../helpers/flow.js';
+import { codeFlowUrl, FormBrowser, signIn } from '../helpers/flow.js';
 
 describe('embedding in an existing Koa app (examples/embed-koa.ts)', () => {
   const server = createServer();
@@ -94,6 +94,45 @@ describe('embedding in an existing Koa app (examples/embed-koa.ts)', () => {
         error_description: 'claim email is not provided by any claim module',
         state: 'st',
       });
+    });
+  });
+
+  describe.each(['https', 'http'] as const)('a host middleware that reads a cookie before svc-connect runs, %s base URL (TLS ends in front, no svc.proxy)', (scheme) => {
+    const hostServer = createServer();
+    let wire = '';
+    let hostedSvc: SvcConnect;
+
+    beforeAll(async () => {
+      await new Promise<void>((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
+      wire = `http://127.0.0.1:${(hostServer.address() as AddressInfo).port}`;
+      const settings = loadSettings({ env: {}, properties: { 'svc.base-url': wire.replace(/^http:/, `${scheme}:`) } });
+      const hosted = await createHostApp(settings, { logger: silentLogger, clients: [client] });
+      hostedSvc = hosted.svc;
+      // As a session or CSRF middleware of the host does: Koa makes its cookie jar now, before svc-connect pinned the scheme.
+      hosted.app.middleware.unshift((ctx, next) => {
+        ctx.cookies.get('host-session');
+        return next();
+      });
+      const callback = hosted.app.callback();
+      hostServer.on('request', (req: IncomingMessage, res: ServerResponse) => void callback(req, res));
+    });
+    afterAll(async () => {
+      hostServer.closeAllConnections();
+      await new Promise((resolve) => hostServer.close(resolve));
+      await hostedSvc.close();
+    });
+
+    it(`${scheme === 'https' ? 'attack' : 'honest'}: a correct sign-in goes on to consent, its device cookie ${scheme === 'https' ? 'Secure' : 'without Secure (browsers keep it over http)'}`, async () => {
+      const onTheWire = (location: string): string => `${wire}${new URL(location, wire).pathname}${new URL(location, wire).search}`;
+      const browser = new FormBrowser();
+      const login = onTheWire((await browser.request(codeFlowUrl(`${wire}/oidc/v1`, client))).headers.get('location') as string);
+      expect((await browser.request(login)).status).toBe(200);
+      const signedIn = await browser.post(`${login}/login`, { login: 'demo', password: 'demo' }, wire.replace(/^http:/, `${scheme}:`));
+      expect(signedIn.status).toBe(303);
+      const device = browser.seenSetCookies.filter((line) => line.startsWith('svc.device='));
+      expect(device).toHaveLength(1);
+      if (scheme === 'https') expect(device[0]).toMatch(/;\s*secure/i);
+      else expect(device[0]).not.toMatch(/;\s*secure/i);
     });
   });
 });
