@@ -81,7 +81,7 @@ function readKeysFile(file: string): { keys: StatefulJwk[] } {
 
 /**
  * Runs one rotation step ({@link rotateKeys}) on the keys file `file`, judging it before and after as a
- * server would, and replaces it atomically (a 0600 file renamed over it) holding `FILE.lock`.
+ * server would, and replaces it atomically (a new 0600 file renamed over it, removed again when its write fails) holding `FILE.lock`.
  * Servers use the new keys once they reload them (SIGHUP or restart).
  *
  * @throws {@link SettingsError} for an unreadable or invalid file, or a rotation already running.
@@ -104,7 +104,9 @@ export async function rotateKeysFile(file: string, options: RotationOptions = {}
     const rotated = { ...jwks, keys };
     validateProviderKeys(rotated, `${file} (after rotation)`);
     const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(temporary, `${JSON.stringify(rotated, null, 2)}\n`, { mode: 0o600 }).catch((err: unknown) => {
+    // A new file of its own (never one planted at the name), removed again when the write fails half-way.
+    await writeFile(temporary, `${JSON.stringify(rotated, null, 2)}\n`, { mode: 0o600, flag: 'wx' }).catch(async (err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await rm(temporary, { force: true });
       throw new SettingsError(`the rotated keys: ${fileErrorMessage('write', temporary, err)}`, ['svc.keys.file']);
     });
     await rename(temporary, file).catch(async (err: unknown) => {

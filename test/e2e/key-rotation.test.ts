@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,10 +16,14 @@ jest.setTimeout(PROCESS_MS);
 
 const root = new URL('../..', import.meta.url).pathname;
 
-/** Runs `svc-connect keys …` (lib/cli.ts under tsx). */
-function keysCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs `svc-connect keys …` (lib/cli.ts under tsx); with `maxFileKiB`, under that file size limit (`ulimit -f`: a write beyond it fails with EFBIG). */
+function keysCli(args: string[], maxFileKiB?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'lib/cli.ts', 'keys', ...args], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' } });
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+    const child =
+      maxFileKiB === undefined
+        ? spawn(process.execPath, ['--import', 'tsx', 'lib/cli.ts', 'keys', ...args], { cwd: root, env })
+        : spawn('bash', ['-c', `ulimit -f ${maxFileKiB} && exec "$0" --import tsx lib/cli.ts keys "$@"`, process.execPath, ...args], { cwd: root, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -145,5 +149,33 @@ describe('signing key rotation with a running server and a relying party holding
     } finally {
       writeFileSync(keysFile, good, { mode: 0o600 });
     }
+  });
+});
+
+describe('a keys file write that fails half-way (the file size limit reached, as a full disk would)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-rotate-fault-'));
+
+  it('attack: keys rotate and keys generate --out leave no partial private key file and no lock beside the keys file, which stays as it was', async () => {
+    const own = mkdtempSync(join(dir, 'full-'));
+    const keysFile = join(own, 'keys.json');
+    const before = `${JSON.stringify(await generateProviderKeys(), null, 2)}\n`;
+    writeFileSync(keysFile, before, { mode: 0o600 });
+    const rotate = await keysCli(['rotate', '--file', keysFile], 2);
+    expect(rotate.code).toBe(1);
+    expect(rotate.stderr).toContain('cannot write');
+    const generate = await keysCli(['generate', '--out', keysFile], 2);
+    expect(generate.code).toBe(1);
+    expect(generate.stderr).toContain(`cannot write ${keysFile}`);
+    expect(readdirSync(own)).toEqual(['keys.json']);
+    expect(readFileSync(keysFile, 'utf8')).toBe(before);
+  });
+
+  it('honest: under a limit the keys file fits in, keys rotate adds the next keys and leaves only the keys file', async () => {
+    const own = mkdtempSync(join(dir, 'fits-'));
+    const keysFile = join(own, 'keys.json');
+    writeFileSync(keysFile, JSON.stringify(await generateProviderKeys()), { mode: 0o600 });
+    const rotate = await keysCli(['rotate', '--file', keysFile], 1024);
+    expect([rotate.code, rotate.stdout]).toEqual([0, expect.stringContaining('added next keys')]);
+    expect(readdirSync(own)).toEqual(['keys.json']);
   });
 });
