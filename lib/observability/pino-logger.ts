@@ -3,6 +3,7 @@ import { isatty } from 'node:tty';
 import { pino, type Logger as Pino, type Level } from 'pino';
 
 import type { LogFields, Logger, LogLevel } from '../logger.js';
+import { terminalText } from '../terminal-text.js';
 import { prettyLine } from './pretty.js';
 
 /** Log line formats accepted by `svc.log.format`. */
@@ -18,7 +19,8 @@ export function createPinoLogger(
   const dest = options.destination ?? 1;
   const destination = pino.destination({ dest, sync: options.sync ?? false, minLength: options.sync ? 0 : 4096 });
   const colour = typeof dest === 'number' && isatty(dest);
-  const stream = options.format === 'pretty' ? { write: (line: string) => destination.write(prettyLine(line, colour)) } : destination;
+  // JSON lines too reach terminals (docker logs, journalctl, tail): what JSON leaves raw is written \uXXXX, the same value.
+  const stream = { write: (line: string) => destination.write(options.format === 'pretty' ? prettyLine(line, colour) : terminalText(line, '\n')) };
   const instance = pino(
     { level: options.level ?? 'info', base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
     stream,

@@ -39,6 +39,30 @@ describe('log formats (svc.log.format, issue 15 item 9)', () => {
     expect(JSON.parse(quoted ?? 'null')).toBe(rule);
   });
 
+  it("attack: the same kid cannot drive the terminal through a JSON line either (docker logs, journalctl and tail show them raw), and the line parses to the same values", () => {
+    const kid = '\u009b2J\u009b31m\u007f\u202egnp.evil\u2028forged\u2066';
+    const rule = `${keyLabel({ kid }, 0)}: RSA public exponent 1 is below 65537`;
+    const file = join(dir, 'hostile-json.log');
+    const logger = createPinoLogger({ destination: file, sync: true, format: 'json' });
+    logger.warn('client_keys_refused', { client_id: 'rp-1', host: 'rp.example', rule });
+    logger.flush?.();
+    const written = readFileSync(file, 'utf8');
+    expect(written.endsWith('\n')).toBe(true);
+    // eslint-disable-next-line no-control-regex -- the characters a terminal acts on
+    expect(written.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    expect(JSON.parse(written)).toMatchObject({ event: 'client_keys_refused', rule });
+  });
+
+  it('honest: a JSON line keeps letters beyond ASCII, Arabic and a joined emoji as they are', () => {
+    const cause = 'Adresse refusée → *@exämple.de; مرحبا; 👩\u200d💻';
+    const file = join(dir, 'letters-json.log');
+    const logger = createPinoLogger({ destination: file, sync: true, format: 'json' });
+    logger.error('invitation_mail_failed', { cause });
+    logger.flush?.();
+    const written = readFileSync(file, 'utf8');
+    expect(written).toContain(`"cause":"${cause}"`);
+  });
+
   it('honest: letters and symbols beyond ASCII stay as they are, only quoted', () => {
     const line = prettyLine(JSON.stringify({ level: 'error', time: new Date().toISOString(), event: 'invitation_mail_failed', cause: 'Adresse refusée → *@exämple.de' }), false);
     expect(line).toMatch(/ cause="Adresse refusée → \*@exämple\.de"\n$/);
