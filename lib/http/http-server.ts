@@ -10,7 +10,7 @@ export const MAX_REQUEST_HEAD_BYTES: number = 64 * 1024;
 
 const refusal = (status: string, description: string): string => {
   const body = JSON.stringify({ error: 'invalid_request', error_description: description });
-  return `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  return `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\npragma: no-cache\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 };
 
 /** What Node's HTTP parser refused, answered in OAuth's JSON instead of Node's bare status line. */

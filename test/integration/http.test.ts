@@ -101,13 +101,14 @@ describe('request heads: what the claims budget admits in the query is read; wha
     expect(codeFlowUrl(running.issuer, client, { state: 'st', claims: claimsOfBudget('é') }).length).toBeGreaterThan(16 * 1024);
   });
 
-  it('a head beyond MAX_REQUEST_HEAD_BYTES gets 431 and malformed HTTP 400, each as OAuth JSON with no-store', async () => {
+  it('a head beyond MAX_REQUEST_HEAD_BYTES gets 431 and malformed HTTP 400, each as OAuth JSON with no-store and Pragma: no-cache, as every no-store answer', async () => {
     const long = await rawAnswer(`GET /oidc/v1/authorize?x=${'a'.repeat(MAX_REQUEST_HEAD_BYTES)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     expect(long).toMatch(/^HTTP\/1\.1 431 /);
-    expect(long).toMatch(/\r\ncache-control: no-store\r\n/i);
+    expect(long).toMatch(/\r\ncache-control: no-store\r\npragma: no-cache\r\n/i);
     expect(bodyOf(long)).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('POST body or pushed (PAR)') });
     const malformed = await rawAnswer('GET /healthz HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n');
     expect(malformed).toMatch(/^HTTP\/1\.1 400 /);
+    expect(malformed).toMatch(/\r\ncache-control: no-store\r\npragma: no-cache\r\n/i);
     expect(bodyOf(malformed)).toEqual({ error: 'invalid_request', error_description: 'the request is not valid HTTP' });
   });
 
