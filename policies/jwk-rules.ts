@@ -88,11 +88,22 @@ function rsaSizes(key: JWK, lowerLimit = true): { nBytes: Buffer; eBytes: Buffer
   return { nBytes, eBytes };
 }
 
+/**
+ * Why an RSA public exponent is refused (NIST SP 800-56B: odd, at least 65537), or `undefined`. One rule
+ * for client keys and the provider's own: with e = 1 a signature is the padded message itself, so anyone
+ * could sign; with e = 3 lax verifiers accept forged signatures.
+ */
+export function rsaExponentDefect(e: bigint): string | undefined {
+  if (e < MIN_RSA_EXPONENT) return `RSA public exponent ${e} is below ${MIN_RSA_EXPONENT}`;
+  if (e % 2n === 0n) return `RSA public exponent ${e} is even; it must be odd`;
+  return undefined;
+}
+
 function judgeRsa(key: JWK): void {
   const { nBytes, eBytes } = rsaSizes(key);
   const e = valueOf(eBytes);
-  if (e < MIN_RSA_EXPONENT) return defect(`RSA public exponent ${e} is below ${MIN_RSA_EXPONENT}`);
-  if (e % 2n === 0n) return defect(`RSA public exponent ${e} is even; it must be odd`);
+  const exponent = rsaExponentDefect(e);
+  if (exponent !== undefined) return defect(exponent);
   const n = valueOf(nBytes);
   if (n % 2n === 0n) return defect('RSA modulus is even, so it is not a product of two large primes');
   const imported = importPublic({ kty: 'RSA', n: key.n as string, e: key.e as string }, 'does not import as an RSA public key');

@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
-import { EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits } from '../../policies/jwk-rules.js';
+import { EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits, rsaExponentDefect } from '../../policies/jwk-rules.js';
 import { readJsonFile, SettingsError } from '../errors.js';
 import { providerOrder, signingKeyFor, stateFault, stateOf } from './key-states.js';
 
@@ -53,6 +53,13 @@ function labelFault(key: JWK): string | undefined {
 
 const big = (member: unknown): bigint => BigInt(`0x${Buffer.from(typeof member === 'string' ? member : '', 'base64url').toString('hex') || '0'}`);
 
+/** Why an RSA key's public exponent is unsafe (the rule client keys are judged by), or undefined. */
+function exponentFault(key: JWK): string | undefined {
+  if (key.kty !== 'RSA') return undefined;
+  const defect = rsaExponentDefect(big(key.e));
+  return defect === undefined ? undefined : `has an unsafe public exponent (${defect})`;
+}
+
 /**
  * Whether an RSA key's `d` inverts `e` modulo p − 1 and q − 1 and its CRT exponents are `d`'s: OpenSSL signs with p, q
  * and the CRT members alone, so a foreign `d` would pass the signature check and fail wherever `d` is used.
@@ -102,7 +109,7 @@ export function validateProviderKeys(jwks: unknown, source: string): PrivateJwks
     }
     if (key.kty === 'RSA' && rsaBits(key) < MIN_RSA_BITS) fail(`key #${i + 1} is an RSA key of ${rsaBits(key)} bits; at least ${MIN_RSA_BITS} are needed`);
     if (key.kty === 'EC' && !(EC_CURVES as readonly unknown[]).includes(key.crv)) fail(`key #${i + 1} is on curve ${String(key.crv)}; EC keys need P-256, P-384 or P-521`);
-    const fault = stateFault(key) ?? labelFault(key) ?? keyPairFault(key);
+    const fault = stateFault(key) ?? labelFault(key) ?? exponentFault(key) ?? keyPairFault(key);
     if (fault) fail(`key #${i + 1} ${fault}`);
     if (!key.kid) fail(`key #${i + 1} has no kid`);
     if (typeof key.kid !== 'string') fail(`key #${i + 1} has a kid that is not a string`);

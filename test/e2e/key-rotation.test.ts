@@ -10,6 +10,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import { generateProviderKeys } from '../../lib/index.js';
 import type { StatefulJwk } from '../../lib/provider/key-states.js';
 import { runCodeFlow } from '../helpers/flow.js';
+import { exponentOneKey } from '../helpers/hostile-keys.js';
 import { freePort, PROCESS_MS, type ServerProcess, startServerProcess, waitFor } from '../helpers/processes.js';
 
 jest.setTimeout(PROCESS_MS);
@@ -148,6 +149,33 @@ describe('signing key rotation with a running server and a relying party holding
       expect(await verifies(await idToken(), createLocalJWKSet(await jwks()))).toBe(true);
     } finally {
       writeFileSync(keysFile, good, { mode: 0o600 });
+    }
+  });
+
+  it('keeps the keys in use when the reloaded file holds a next signing key of public exponent 1 (its signatures would be forgeable by anyone)', async () => {
+    const before = await jwks();
+    const good = readFileSync(keysFile, 'utf8');
+    const { keys: current } = JSON.parse(good) as { keys: StatefulJwk[] };
+    const [fresh] = (await generateProviderKeys()).keys;
+    const weak: StatefulJwk = { ...exponentOneKey(fresh as StatefulJwk), kid: 'exponent-one', svc_state: 'next', svc_since: Math.floor(Date.now() / 1000) };
+    writeFileSync(keysFile, JSON.stringify({ keys: [...current, weak] }), { mode: 0o600 });
+    try {
+      await hup('keys_reload_failed');
+      expect(server.output()).toMatch(/"event":"keys_reload_failed".*key #5 has an unsafe public exponent \(RSA public exponent 1 is below 65537\)/);
+      expect(await jwks()).toEqual(before);
+      expect(await verifies(await idToken(), createLocalJWKSet(before))).toBe(true);
+    } finally {
+      writeFileSync(keysFile, good, { mode: 0o600 });
+    }
+    // Honest: the same file with a sound next key reloads.
+    const [sound] = (await generateProviderKeys()).keys;
+    writeFileSync(keysFile, JSON.stringify({ keys: [...current, { ...sound, svc_state: 'next', svc_since: Math.floor(Date.now() / 1000) }] }), { mode: 0o600 });
+    try {
+      await hup('keys_reloaded');
+      expect((await jwks()).keys.map((k) => k.kid)).toContain(sound?.kid);
+    } finally {
+      writeFileSync(keysFile, good, { mode: 0o600 });
+      await hup('keys_reloaded');
     }
   });
 });

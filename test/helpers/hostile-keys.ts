@@ -30,6 +30,15 @@ export function flipBit(jwk: JWK, member: 'x' | 'y' | 'n', byte: number, bit: nu
 /** `jwk` with one bit of `y` flipped: almost surely a point off the curve. */
 export const flipY = (jwk: JWK, byte = 7, bit = 0): JWK => flipBit(jwk, 'y', byte, bit);
 
+/**
+ * The private RSA key `jwk` (with `p`, `q`) rewritten to public exponent 1 and private exponent 1: a
+ * consistent key pair whose "signature" of a message is its padded message itself, so anyone can sign.
+ */
+export function exponentOneKey(jwk: JWK): JWK {
+  const [p, q] = [uint(jwk.p), uint(jwk.q)];
+  return { ...jwk, e: b64uint(1n), d: b64uint(1n), dp: b64uint(1n % (p - 1n)), dq: b64uint(1n % (q - 1n)) };
+}
+
 /** A key pair as tests need it: the private KeyObject and the public JWK. */
 export interface Pair {
   privateKey: KeyObject;

@@ -5,6 +5,7 @@ import type { JWK } from 'jose';
 
 import { generateProviderKeys, SettingsError } from '../../lib/index.js';
 import { validateProviderKeys } from '../../lib/provider/keys.js';
+import { exponentOneKey } from '../helpers/hostile-keys.js';
 
 const reason = (jwks: unknown): string => {
   try {
@@ -67,5 +68,18 @@ describe('the provider keys (svc.keys.file): signing and request-object decrypti
     expect(reason({ keys: [{ ...rsaSig, e: `${'A'.repeat(19)}B` }, ecSig] })).toBe(`${prefix}key #1 has a public exponent longer than 64 bits`);
     // Honest: keys labelled as oidc-provider reads them still sign.
     expect(reason({ keys: [{ ...rsaSig, key_ops: ['sign'] }, { ...unmarked, kid: 'plain', alg: 'PS256' }, ecSig, { ...rsaEnc, key_ops: ['decrypt'] }, ecEnc] })).toBe('accepted');
+  });
+
+  it('refuses an RSA key whose public exponent is 1 (every signature forgeable, request objects readable) or 3, as it refuses such client keys', async () => {
+    const { keys } = await generateProviderKeys();
+    const [rsaSig, ecSig, rsaEnc] = keys as [JWK, JWK, JWK];
+    const prefix = 'invalid signing keys in keys.json (svc.keys.file): ';
+    const exportOf = (publicExponent: number): JWK => generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent }).privateKey.export({ format: 'jwk' });
+    const one = { ...exponentOneKey(rsaSig), kid: 'e1' };
+    expect(reason({ keys: [one, ecSig] })).toBe(`${prefix}key #1 has an unsafe public exponent (RSA public exponent 1 is below 65537)`);
+    expect(reason({ keys: [rsaSig, ecSig, { ...exponentOneKey(rsaEnc), kid: 'e1-enc' }] })).toBe(`${prefix}key #3 has an unsafe public exponent (RSA public exponent 1 is below 65537)`);
+    expect(reason({ keys: [{ ...exportOf(3), use: 'sig', kid: 'e3' }, ecSig] })).toBe(`${prefix}key #1 has an unsafe public exponent (RSA public exponent 3 is below 65537)`);
+    // Honest: 65537 (every tool's default) and a larger odd exponent.
+    expect(reason({ keys: [{ ...exportOf(65537), use: 'sig', kid: 'e65537' }, { ...exportOf(65539), use: 'enc', kid: 'e65539' }, ecSig] })).toBe('accepted');
   });
 });
