@@ -1,9 +1,9 @@
 import { randomBytes, createHash } from 'node:crypto';
 
-import { compactDecrypt, createRemoteJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose';
+import { compactDecrypt, createRemoteJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import type Provider from 'oidc-provider';
 
-import { issueInitialAccessToken } from '../registration/initial-access-tokens.js';
+import { issueInitialAccessToken, revokeInitialAccessToken } from '../registration/initial-access-tokens.js';
 import { DemoFlowError } from '../errors.js';
 import { basicAuthorization } from '../web/basic-auth.js';
 import type { DemoResult } from '../pages/demo-pages.js';
@@ -35,13 +35,32 @@ export const postForm = async (client: DemoClient, url: string, fields: Record<s
     body: new URLSearchParams(fields).toString(),
   });
 
-/** Registers the demo client at the registration endpoint, with its own encryption and request-signing keys. */
+/**
+ * Seconds the demo's own initial access token lives: it is presented at once, and an anonymous POST of the
+ * demo form issues one whenever the registration before it failed.
+ */
+export const DEMO_REGISTRATION_TOKEN_TTL = 60;
+
+/**
+ * Registers the demo client at the registration endpoint, with its own encryption and request-signing keys.
+ * The initial access token it issues itself is destroyed when the registration fails, so a demo page that
+ * cannot register leaves nothing behind in the store, however often it is asked to.
+ */
 export async function registerDemoClient(provider: Provider, issuer: string, redirectUri: string): Promise<DemoClient> {
   const { publicKey, privateKey } = await generateKeyPair('RSA-OAEP-256', { modulusLength: 2048 });
   const jwk = { ...(await exportJWK(publicKey)), use: 'enc', kid: 'demo-enc' };
   const signing = await generateKeyPair('PS256', { modulusLength: 2048 });
   const signingJwk = { ...(await exportJWK(signing.publicKey)), use: 'sig', kid: 'demo-sig' };
-  const { token } = await issueInitialAccessToken(provider);
+  const { token } = await issueInitialAccessToken(provider, { expiresIn: DEMO_REGISTRATION_TOKEN_TTL });
+  const registered = await register(issuer, token, redirectUri, [jwk, signingJwk]).catch(async (err: unknown) => {
+    await revokeInitialAccessToken(provider, token);
+    throw err;
+  });
+  return { ...registered, privateKey, signingKey: signing.privateKey, signingKid: signingJwk.kid };
+}
+
+/** POSTs the demo client's metadata to `/register` with `token`; its id, secret and whether it must push its requests. */
+async function register(issuer: string, token: string, redirectUri: string, keys: JWK[]): Promise<Pick<DemoClient, 'clientId' | 'clientSecret' | 'redirectUri' | 'requiresPar'>> {
   const response = await fetch(`${issuer}/register`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -55,18 +74,17 @@ export async function registerDemoClient(provider: Provider, issuer: string, red
       request_object_signing_alg: 'PS256',
       request_object_encryption_alg: 'RSA-OAEP-256',
       request_object_encryption_enc: 'A256GCM',
-      jwks: { keys: [jwk, signingJwk] },
+      jwks: { keys },
     }),
+  }).catch(() => {
+    throw new DemoFlowError('registration_failed', `the demo page could not reach ${issuer}/register: svc.base-url must be reachable from the server itself`);
   });
-  const body = (await response.json()) as Record<string, unknown>;
+  const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   if (response.status !== 201) throw oauthError(body, 'registration_failed', `HTTP ${response.status}`);
   return {
     clientId: body.client_id as string,
     clientSecret: body.client_secret as string,
     redirectUri,
-    privateKey,
-    signingKey: signing.privateKey,
-    signingKid: signingJwk.kid,
     requiresPar: body.require_pushed_authorization_requests === true,
   };
 }

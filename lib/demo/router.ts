@@ -91,11 +91,8 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
       claims = JSON.stringify({ ...request, userinfo: { ...userinfo, verified_claims: DEMO_VERIFIED_CLAIMS } });
     }
     const prompt = form.get('prompt') ?? '';
-    const registered = await demoClient();
-    const mode: DemoRequestMode = form.get('par') === 'encrypted' ? 'par-encrypted' : registered.requiresPar ? 'par' : 'query';
     const secrets = newFlowSecrets();
     const params: Record<string, string> = {
-      client_id: registered.clientId,
       response_type: 'code',
       redirect_uri: redirectUri,
       scope: ['openid', ...scopes].join(' '),
@@ -107,8 +104,11 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
     if (claims) params.claims = claims;
     if (['login', 'consent', 'none'].includes(prompt)) params.prompt = prompt;
     let url: URL;
+    let mode: DemoRequestMode;
     try {
-      url = await authorizationRedirect(registered, issuer, params, mode);
+      const registered = await demoClient();
+      mode = form.get('par') === 'encrypted' ? 'par-encrypted' : registered.requiresPar ? 'par' : 'query';
+      url = await authorizationRedirect(registered, issuer, { client_id: registered.clientId, ...params }, mode);
     } catch (err) {
       failed(ctx, err);
       return;

@@ -1,9 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 
+import { createMemoryStore } from '../../lib/index.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
+import { DEMO_REGISTRATION_TOKEN_TTL } from '../../lib/demo/relying-party.js';
 import { DEMO_PENDING_FLOWS } from '../../lib/demo/router.js';
 import { appPerSuite } from '../helpers/suite-app.js';
+import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { FormBrowser } from '../helpers/flow.js';
+import { freePort } from '../helpers/processes.js';
 
 describe('the demo page\'s unfinished flows: at most DEMO_PENDING_FLOWS, up to five per browser', () => {
   const running = appPerSuite({ claimModules: createDemoClaimModules() });
@@ -75,5 +79,47 @@ describe('the demo page\'s unfinished flows: at most DEMO_PENDING_FLOWS, up to f
     await own.text();
     const again = await browser.request(`${running.baseUrl}/oidcdemo/callback?state=${state}&error=access_denied`);
     expect([again.status, await again.text()]).toEqual([400, expect.stringContaining('invalid_state')]);
+  });
+});
+
+describe('the demo client\'s registration: what an anonymous POST of the demo form leaves in the store', () => {
+  const unreachable: { store?: CountingStore } = {};
+  const reachable: { store?: CountingStore } = {};
+  // svc.base-url names a port nobody listens on: the demo page cannot reach its own registration endpoint.
+  const lost = appPerSuite(async () => {
+    unreachable.store = countingStore(createMemoryStore());
+    return { claimModules: createDemoClaimModules(), store: unreachable.store, properties: { 'svc.base-url': `http://127.0.0.1:${await freePort()}` } };
+  });
+  const found = appPerSuite(() => {
+    reachable.store = countingStore(createMemoryStore());
+    return { claimModules: createDemoClaimModules(), store: reachable.store };
+  });
+  /** The initial access tokens written to `store`: their ids and lifetimes. */
+  const issued = (store: CountingStore): { jti: string; lifetime: number }[] =>
+    store.written('InitialAccessToken').map((json) => JSON.parse(json) as { jti: string; iat: number; exp: number }).map(({ jti, iat, exp }) => ({ jti, lifetime: exp - iat }));
+
+  it('a registration that fails destroys the initial access token it issued, however often the form is posted, and says why', async () => {
+    const store = unreachable.store as CountingStore;
+    const origin = lost.settings.baseUrl;
+    for (let i = 0; i < 3; i += 1) {
+      const posted = await new FormBrowser().post(`${lost.baseUrl}/oidcdemo/login`, { scope: 'email' }, origin);
+      const page = await posted.text();
+      expect([posted.status, page]).toEqual([502, expect.stringContaining('registration_failed')]);
+      expect(page).toContain('svc.base-url must be reachable from the server itself');
+    }
+    const tokens = issued(store);
+    expect(tokens.map((t) => t.lifetime)).toEqual([DEMO_REGISTRATION_TOKEN_TTL, DEMO_REGISTRATION_TOKEN_TTL, DEMO_REGISTRATION_TOKEN_TTL]);
+    for (const { jti } of tokens) expect(await store.adapter('InitialAccessToken').find(jti)).toBeUndefined();
+  });
+
+  it('honest: a reachable provider registers the demo client once, with a short-lived token it consumes, and every flow starts', async () => {
+    const store = reachable.store as CountingStore;
+    for (let i = 0; i < 3; i += 1) {
+      const posted = await new FormBrowser().post(`${found.baseUrl}/oidcdemo/login`, { scope: 'email' }, found.baseUrl);
+      expect([posted.status, posted.headers.get('location')]).toEqual([303, expect.stringContaining(`${found.issuer}/authorize?client_id=`)]);
+    }
+    const tokens = issued(store);
+    expect(tokens.map((t) => t.lifetime)).toEqual([DEMO_REGISTRATION_TOKEN_TTL]);
+    expect(store.writes('Client')).toBe(1);
   });
 });
