@@ -20,7 +20,8 @@ docs/operations/key-rotation.md): (1) adds a next key for every current key: pub
 signing nothing; (2) once the next keys have been published for N seconds (default
 ${DEFAULT_PUBLISH_SECONDS}), promotes them: they sign, the old keys are retiring (still published);
 (3) once retiring for 24 h (the longest ID token lifetime), drops the old keys. Run it again for
-each step; it waits (and says until when) while a step is not due. After each step, reload every
+each step; it waits (and says until when) while a step is not due. When FILE is a symbolic
+link, the file it leads to is rotated and the link kept. After each step, reload every
 server process (systemctl reload svc-connect, or kill -HUP <pid> of each svc-connect serve
 process, never of npm start; or restart): they read the file again and log keys_reloaded.
 

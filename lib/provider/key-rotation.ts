@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, rename, rm, writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { open, realpath, rename, rm, writeFile } from 'node:fs/promises';
 
 import type { JWK } from 'jose';
 
@@ -82,34 +81,39 @@ function readKeysFile(file: string): { keys: StatefulJwk[] } {
 /**
  * Runs one rotation step ({@link rotateKeys}) on the keys file `file`, judging it before and after as a
  * server would, and replaces it atomically (a new 0600 file renamed over it, removed again when its write fails) holding `FILE.lock`.
+ * When `file` is a symbolic link, the file it leads to is rotated (lock and replacement beside it) and the
+ * link kept, so every process and host reading that file, through this link or another, sees one rotation.
  * Servers use the new keys once they reload them (SIGHUP or restart).
  *
  * @throws {@link SettingsError} for an unreadable or invalid file, or a rotation already running.
  */
 export async function rotateKeysFile(file: string, options: RotationOptions = {}): Promise<RotationStep> {
-  const lock = `${file}.lock`;
   // An unreadable file is reported as such, not as a lock that cannot be taken beside it.
   readKeysFile(file);
+  const target = await realpath(file).catch((err: unknown) => {
+    throw new SettingsError(`the keys file: ${fileErrorMessage('read', file, err)}`, ['svc.keys.file']);
+  });
+  const lock = `${target}.lock`;
   let handle;
   try {
     handle = await open(lock, 'wx', 0o600);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new SettingsError(`another rotation of ${resolve(file)} is running (${resolve(lock)} exists; remove it if no rotation is running)`, ['svc.keys.file']);
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new SettingsError(`another rotation of ${target} is running (${lock} exists; remove it if no rotation is running)`, ['svc.keys.file']);
     throw new SettingsError(`the rotation lock: ${fileErrorMessage('create', lock, err)}`, ['svc.keys.file']);
   }
   try {
-    const jwks = readKeysFile(file);
+    const jwks = readKeysFile(target);
     const { keys, result } = await rotateKeys(jwks, options);
     if (result.step === 'waiting') return result;
     const rotated = { ...jwks, keys };
     validateProviderKeys(rotated, `${file} (after rotation)`);
-    const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    const temporary = `${target}.${randomBytes(6).toString('hex')}.tmp`;
     // A new file of its own (never one planted at the name), removed again when the write fails half-way.
     await writeFile(temporary, `${JSON.stringify(rotated, null, 2)}\n`, { mode: 0o600, flag: 'wx' }).catch(async (err: unknown) => {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await rm(temporary, { force: true });
       throw new SettingsError(`the rotated keys: ${fileErrorMessage('write', temporary, err)}`, ['svc.keys.file']);
     });
-    await rename(temporary, file).catch(async (err: unknown) => {
+    await rename(temporary, target).catch(async (err: unknown) => {
       await rm(temporary, { force: true });
       throw new SettingsError(`the keys file: ${fileErrorMessage('replace', file, err)}`, ['svc.keys.file']);
     });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,7 +12,7 @@ import { keysStatus, rotateKeysFile } from '../../lib/provider/key-rotation.js';
 import { RETIRE_AFTER_SECONDS, signingKids, type StatefulJwk } from '../../lib/provider/key-states.js';
 
 const T0 = 1_800_000_000;
-const dir = mkdtempSync(join(tmpdir(), 'svc-rotation-'));
+const dir = realpathSync(mkdtempSync(join(tmpdir(), 'svc-rotation-')));
 let n = 0;
 
 async function keysFile(keys?: StatefulJwk[]): Promise<string> {
@@ -111,6 +111,37 @@ describe('signing key rotation', () => {
     const before = readFileSync(file, 'utf8');
     await expect(rotateKeysFile(file, { now: T0 })).rejects.toThrow(`another rotation of ${file} is running`);
     expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('rotates the file a symbolic link leads to and keeps the link, so processes reading that file through another link see the same rotation', async () => {
+    const file = await keysFile();
+    const links = [join(dir, `link-a-${n}`), join(dir, `link-b-${n}`)];
+    for (const link of links) symlinkSync(file, link);
+    const before = read(file).map((k) => k.kid);
+    const added = await rotateKeysFile(links[0] as string, { now: T0 });
+    expect(added.step).toBe('added');
+    expect(lstatSync(links[0] as string).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(links[0] as string)).toBe(file);
+    expect(states(file)).toEqual(['RSA:current', 'EC:current', 'RSA:next', 'EC:next']);
+    expect(read(links[1] as string).map((k) => k.kid)).toEqual([...before, ...(added.step === 'added' ? added.kids : [])]);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    // One lock for the file, whichever link a rotation came through.
+    writeFileSync(`${file}.lock`, '');
+    const rotated = readFileSync(file, 'utf8');
+    await expect(rotateKeysFile(links[1] as string, { now: T0 + 3600 })).rejects.toThrow(`another rotation of ${file} is running`);
+    expect(readFileSync(file, 'utf8')).toBe(rotated);
+  });
+
+  it('honest: a link into a folder of versions rotates the version it leads to', async () => {
+    const versions = join(dir, `versions-${n}`);
+    mkdirSync(versions);
+    const file = join(versions, 'keys.json');
+    writeFileSync(file, JSON.stringify({ keys: (await generateSigningKeys()).keys }), { mode: 0o600 });
+    const link = join(dir, `current-${n}.json`);
+    symlinkSync(`versions-${n}/keys.json`, link);
+    expect((await rotateKeysFile(link, { now: T0 })).step).toBe('added');
+    expect(readlinkSync(link)).toBe(`versions-${n}/keys.json`);
+    expect(states(file)).toEqual(['RSA:current', 'EC:current', 'RSA:next', 'EC:next']);
   });
 
   it('of concurrent rotations exactly one adds keys; the others are refused or find the step done', async () => {
