@@ -131,6 +131,9 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
     const flow = flows.get(state);
     const states = browserStates(ctx);
     if (!flow || !state || !states.includes(state)) {
+      // A code for a flow this browser did not start (its authorization URL opened by someone else): the
+      // flow is forgotten, so whoever started it cannot have that person's code redeemed with its verifier.
+      if (flow && ctx.query.code !== undefined) flows.delete(state);
       sendPage(ctx, demoErrorPage('invalid_state', 'This callback does not belong to a flow started in this browser.', again), 400);
       return;
     }

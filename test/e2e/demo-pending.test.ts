@@ -42,15 +42,15 @@ describe('the demo page\'s unfinished flows: at most DEMO_PENDING_FLOWS, up to f
     expect(posted.status).toBe(303);
     return posted.headers.get('location') as string;
   };
-  /** Follows a demo authorization URL through login and consent; the page the demo callback answered. */
-  const complete = async (browser: FormBrowser, url: string): Promise<{ status?: number; page: string }> => {
+  /** Follows a demo authorization URL through login and consent; the page the demo callback answered, and its URL. */
+  const complete = async (browser: FormBrowser, url: string): Promise<{ status?: number; page: string; url?: string }> => {
     let step = await browser.follow(url, running.baseUrl);
     for (let pages = 0; pages < 3 && browser.lastPage.match(/id="(login-form|consent-allow)"/); pages += 1) {
       step = browser.lastPage.includes('id="login-form"')
         ? await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl)
         : await browser.submit('consent-allow', {}, running.baseUrl);
     }
-    return { status: step.response?.status, page: browser.lastPage };
+    return { status: step.response?.status, page: browser.lastPage, url: step.response?.url };
   };
 
   it('honest: the flow of the first tab completes after a second was started, and then the second', async () => {
@@ -64,6 +64,22 @@ describe('the demo page\'s unfinished flows: at most DEMO_PENDING_FLOWS, up to f
     const two = await complete(browser, second);
     expect(two.status).toBe(200);
     expect(two.page).toContain('family_name');
+  });
+
+  it('a code that reached another browser for a flow someone started is never redeemed for its starter: the flow is forgotten', async () => {
+    const attacker = new FormBrowser();
+    const url = await startDemo(attacker, 'email profile');
+    // The attacker has the person open the authorization URL of his flow; she signs in and allows.
+    const person = new FormBrowser();
+    const landed = await complete(person, url);
+    expect([landed.status, landed.page]).toEqual([400, expect.stringContaining('invalid_state')]);
+    const callback = new URL(landed.url ?? '');
+    expect([callback.pathname, callback.searchParams.has('code')]).toEqual(['/oidcdemo/callback', true]);
+    // Her code, had it leaked to him, in the browser that holds the flow's state: not redeemed.
+    const replayed = await attacker.request(callback.href);
+    const page = await replayed.text();
+    expect([replayed.status, page]).toEqual([400, expect.stringContaining('invalid_state')]);
+    expect(page).not.toContain('id-token-claims');
   });
 
   it('a callback is still refused in a browser that did not start its flow, and when its state comes back a second time', async () => {
