@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CompactEncrypt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, SignJWT, UnsecuredJWT } from 'jose';
+import { CompactEncrypt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, SignJWT, UnsecuredJWT, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
-import { createStore, loadSettings } from '../../lib/index.js';
+import { createStore, generateProviderKeys, loadSettings } from '../../lib/index.js';
+import { validateProviderKeys } from '../../lib/provider/keys.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { pkcePair, userData } from '../helpers/flow.js';
 import { bracketFlood } from '../helpers/claims-requests.js';
@@ -296,5 +297,43 @@ describe('request objects by value (RFC 9101, C3)', () => {
     it('an accepted request object leads to the login page (the control case)', async () => {
       expect((await inObject({})).interaction).toMatch(/\/interaction\//);
     });
+  });
+});
+
+describe('request objects encrypted to the provider during a key rotation', () => {
+  let running: RunningApp;
+  let client: SigningClient;
+  /** The provider's RSA decryption key of each rotation state, and one dropped by an earlier rotation. */
+  const rsaEnc: Partial<Record<'retiring' | 'current' | 'next' | 'dropped', JWK>> = {};
+
+  beforeAll(async () => {
+    const [retiring, current, next, dropped] = await Promise.all([generateProviderKeys(), generateProviderKeys(), generateProviderKeys(), generateProviderKeys()]);
+    const sets = { retiring, current, next, dropped };
+    for (const [state, set] of Object.entries(sets)) rsaEnc[state as keyof typeof sets] = set.keys.find((k) => k.use === 'enc' && k.kty === 'RSA');
+    const file = { keys: [...retiring.keys.map((k) => ({ ...k, svc_state: 'retiring', svc_since: 1 })), ...current.keys, ...next.keys.map((k) => ({ ...k, svc_state: 'next', svc_since: 1 }))] };
+    running = await startApp({ jwks: validateProviderKeys(file, 'rotated keys'), claimModules: createDemoClaimModules() });
+    client = await registerSigningClient(running, { request_object_signing_alg: 'PS256', request_object_encryption_alg: 'RSA-OAEP-256', request_object_encryption_enc: 'A256GCM' });
+  });
+  afterAll(async () => running.close());
+
+  /** Where an authorization request ends whose signed request object is encrypted to `key` (with its kid in the header, or without). */
+  const sealedTo = async (key: JWK | undefined, withKid: boolean): Promise<{ error?: string; interaction?: string }> => {
+    const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicKey } = key as JWK;
+    const jws = await signRequestObject(client, running.issuer, { response_type: 'code', redirect_uri: REDIRECT, scope: 'openid', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'st-rot' });
+    const header = { alg: 'RSA-OAEP-256', enc: 'A256GCM', cty: 'JWT', ...(withKid ? { kid: publicKey.kid } : {}) };
+    const jwe = await new CompactEncrypt(new TextEncoder().encode(jws)).setProtectedHeader(header).encrypt(await importJWK(publicKey, 'RSA-OAEP-256'));
+    const url = new URL(`${running.issuer}/authorize`);
+    url.searchParams.set('client_id', client.metadata.client_id);
+    url.searchParams.set('request', jwe);
+    const { error, interaction } = await outcomeOf(url);
+    return { error, interaction };
+  };
+
+  it.each([true, false])('honest: to the retiring key a relying party cached, to the current and to the next key (kid in the header: %s), it is decrypted', async (withKid) => {
+    for (const state of ['retiring', 'current', 'next'] as const) expect(await sealedTo(rsaEnc[state], withKid)).toEqual({ error: undefined, interaction: expect.stringMatching(/\/interaction\//) });
+  });
+
+  it('to a key an earlier rotation dropped: invalid_request_object', async () => {
+    for (const withKid of [true, false]) expect(await sealedTo(rsaEnc.dropped, withKid)).toEqual({ error: 'invalid_request_object', interaction: undefined });
   });
 });
