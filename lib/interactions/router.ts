@@ -10,7 +10,7 @@ import { scopeChannel } from '../claims/account.js';
 import { claimsForScope } from '../claims/scopes.js';
 import { channelMode } from '../claims/privacy.js';
 import { isObject } from '../claims/request.js';
-import { verifiedGrantNamesOf } from '../claims/verified-request.js';
+import { VERIFIED_CLAIMS, verifiedGrantNamesOf, verifiedRequestsOf } from '../claims/verified-request.js';
 import { parseJsonObject, readFormBody } from '../web/form-body.js';
 import { requestIdOf } from '../web/error-response.js';
 import { sendPage } from '../pages/html.js';
@@ -94,8 +94,11 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
    */
   const shownOn = (details: Interaction, prompt: MissingNames, claims: unknown, requestNames: readonly string[]): GrantNames => {
     const scope = [...new Set([...(offeredOnly(stringParam(details.params.scope)) ?? '').split(' '), ...(prompt.missingOIDCScope ?? [])])].filter(Boolean).join(' ');
-    const named = (isObject(claims) ? [claims.id_token, claims.userinfo] : []).flatMap((channel) => (isObject(channel) ? Object.keys(channel) : [])).filter((n) => options.deliverableClaims.has(n));
-    return { scope, names: [...claimsForScope(scope), ...named, ...(prompt.missingOIDCClaims ?? []), ...requestNames] };
+    const channels = isObject(claims) ? [claims.id_token, claims.userinfo] : [];
+    const named = channels.flatMap((channel) => (isObject(channel) ? Object.keys(channel) : [])).filter((n) => options.deliverableClaims.has(n));
+    // oidc-provider passes `verified_claims` only while the grant holds that name: a page showing a verified claim approved it.
+    const verified = channels.some((channel) => verifiedRequestsOf(channel).length > 0) ? [VERIFIED_CLAIMS] : [];
+    return { scope, names: [...claimsForScope(scope), ...named, ...verified, ...(prompt.missingOIDCClaims ?? []), ...requestNames] };
   };
 
   const clientFor = async (clientId: unknown): Promise<{ name: string; client?: Client }> => {

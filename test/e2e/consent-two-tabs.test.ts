@@ -6,6 +6,7 @@ import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { CONSENT_UNDO_MODEL } from '../../lib/interactions/consent-undo.js';
 import { confidentialClient } from '../helpers/app.js';
+import { registerClient } from '../helpers/clients.js';
 import { codeFlowUrl, FormBrowser, redirectParams } from '../helpers/flow.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 
@@ -208,6 +209,39 @@ describe('consent in two tabs of one browser: a Deny takes out what its own Allo
       const denied = await Promise.all([post(tabs.browser, tabs.a, 'deny'), post(tabs.browser, tabs.b, 'deny')]);
       expect(denied.map((d) => d.status)).toEqual([303, 303]);
       expect(await allowed(tabs.browser, 'openid email')).toBe(false);
+    });
+  });
+  describe('verified claims: oidc-provider passes `verified_claims` only while the grant holds that name', () => {
+    /** A `claims` parameter asking for `name` verified, in UserInfo. */
+    const verifiedInUserinfo = (name: string): string => JSON.stringify({ userinfo: { verified_claims: { verification: { trust_framework: null }, claims: { [name]: null } } } });
+
+    it('honest: Allow verified given_name in tab A, then in tab B (opened after it) verified family_name (its tokens redeemed), Deny in tab A: B\'s tokens still get verified family_name', async () => {
+      const rsa = await registerClient(running, 'rsa');
+      const redirectUri = (rsa.metadata.redirect_uris as string[])[0] as string;
+      const config = await oidc.discovery(new URL(running.issuer), rsa.metadata.client_id, undefined, oidc.ClientSecretBasic(rsa.metadata.client_secret), { execute: [oidc.allowInsecureRequests] });
+      rsa.configure(config);
+      const { browser, open } = await approvedOpenid(rsa.metadata);
+      const a = await open(codeFlowUrl(running.issuer, rsa.metadata, { state: 'st', scope: 'openid', claims: verifiedInUserinfo('given_name') }));
+      expect((await post(browser, a, 'allow')).status).toBe(303);
+      // `verified_claims` is granted now: her page in tab B asks for the verified family_name, and she approves it.
+      const verifier = oidc.randomPKCECodeVerifier();
+      const nonce = oidc.randomNonce();
+      const urlB = oidc.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: 'openid', claims: verifiedInUserinfo('family_name'), nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+      const b = await open(urlB.href);
+      const allowedB = await post(browser, b, 'allow');
+      const callback = (await browser.follow(allowedB.headers.get('location') as string, running.baseUrl)).leftTo as string;
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(callback), { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true });
+      const sub = tokens.claims()?.sub as string;
+      const verifiedOf = async (): Promise<unknown> => ((await oidc.fetchUserInfo(config, tokens.access_token, sub)).verified_claims as { claims?: unknown } | undefined)?.claims;
+      expect(await verifiedOf()).toEqual({ family_name: 'Mustermann' });
+
+      expect((await answer(browser, a, 'deny')).get('error')).toBe('access_denied');
+      expect(await verifiedOf()).toEqual({ family_name: 'Mustermann' });
+      const again = await browser.follow(codeFlowUrl(running.issuer, rsa.metadata, { state: 'st', scope: 'openid', claims: verifiedInUserinfo('family_name'), prompt: 'none' }), running.baseUrl);
+      expect(redirectParams(again.leftTo as string).get('code')).toEqual(expect.any(String));
+      // What only tab A showed goes with its Deny.
+      const denied = await browser.follow(codeFlowUrl(running.issuer, rsa.metadata, { state: 'st', scope: 'openid', claims: verifiedInUserinfo('given_name'), prompt: 'none' }), running.baseUrl);
+      expect(redirectParams(denied.leftTo as string).get('error')).toBe('consent_required');
     });
   });
 });
