@@ -4,6 +4,7 @@ import * as oidc from 'openid-client';
 import { createMemoryStore } from '../../adapters/memory.js';
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
+import { StoreUnavailableError } from '../../lib/errors.js';
 import { CONSENT_UNDO_MODEL } from '../../lib/interactions/consent-undo.js';
 import { confidentialClient } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';
@@ -24,9 +25,19 @@ const meetAt = (requests: number): void => {
   const all = new Promise<void>((resolve) => (meet = resolve));
   meeting = { left: requests, all, meet };
 };
+/** While set, the next write of a grant fails as a store away would (503). */
+let failNextGrantWrite = false;
 const store: SvcStore = {
   ...memory,
-  adapter: (model) => (model !== CONSENT_UNDO_MODEL ? memory.adapter(model) : decorateAdapter(memory.adapter(model), {
+  adapter: (model) => (model === 'Grant' ? decorateAdapter(memory.adapter(model), {
+    upsert: async (id, payload, expiresIn) => {
+      if (failNextGrantWrite) {
+        failNextGrantWrite = false;
+        throw new StoreUnavailableError({ cause: Object.assign(new Error('injected: grant write refused'), { code: 'NOPERM' }) });
+      }
+      return memory.adapter(model).upsert(id, payload, expiresIn);
+    },
+  }) : model !== CONSENT_UNDO_MODEL ? memory.adapter(model) : decorateAdapter(memory.adapter(model), {
     find: async (id) => {
       const m = meeting;
       if (m && id.endsWith(':0')) {
@@ -242,6 +253,43 @@ describe('consent in two tabs of one browser: a Deny takes out what its own Allo
       // What only tab A showed goes with its Deny.
       const denied = await browser.follow(codeFlowUrl(running.issuer, rsa.metadata, { state: 'st', scope: 'openid', claims: verifiedInUserinfo('given_name'), prompt: 'none' }), running.baseUrl);
       expect(redirectParams(denied.leftTo as string).get('error')).toBe('consent_required');
+    });
+  });
+  describe('what goes wrong or unseen makes a Deny take out more, never less', () => {
+    it('a Deny whose grant write failed (503) leaves her grant as it was; sent again, it takes out what the Allow added', async () => {
+      const { browser, a, b } = await twoTabs('openid email', 'openid profile');
+      expect((await post(browser, a, 'allow')).status).toBe(303);
+      expect((await post(browser, b, 'allow')).status).toBe(303);
+      failNextGrantWrite = true;
+      expect((await post(browser, a, 'deny')).status).toBe(503);
+      expect(failNextGrantWrite).toBe(false);
+      expect(await allowed(browser, 'openid email')).toBe(true);
+      expect((await answer(browser, a, 'deny')).get('error')).toBe('access_denied');
+      expect(await allowed(browser, 'openid email')).toBe(false);
+      expect(await allowed(browser, 'openid profile')).toBe(true);
+    });
+
+    it('17 tabs (one more than the holder slots) allowing email: denied in all of them, email goes; the 17th alone unseen, a Deny in the 16 others takes it (she is asked again)', async () => {
+      const { browser, open } = await approvedOpenid();
+      const tabs: Tab[] = [];
+      for (let i = 0; i < 17; i += 1) tabs.push(await open('openid email'));
+      for (const tab of tabs) expect((await post(browser, tab, 'allow')).status).toBe(303);
+      const [unseen, ...slotted] = [tabs[16] as Tab, ...tabs.slice(0, 16)];
+      // Its Deny sees the 16 others' holdings: email stays for them.
+      expect((await answer(browser, unseen, 'deny')).get('error')).toBe('access_denied');
+      expect(await allowed(browser, 'openid email')).toBe(true);
+      for (const tab of slotted.slice(0, 15)) expect((await answer(browser, tab, 'deny')).get('error')).toBe('access_denied');
+      expect(await allowed(browser, 'openid email')).toBe(true);
+      expect((await answer(browser, slotted[15] as Tab, 'deny')).get('error')).toBe('access_denied');
+      expect(await allowed(browser, 'openid email')).toBe(false);
+
+      // Allowed in all 17, denied in the 16 with a slot: the 17th's approval went unseen, so email goes too.
+      const again = await approvedOpenid();
+      const more: Tab[] = [];
+      for (let i = 0; i < 17; i += 1) more.push(await again.open('openid email'));
+      for (const tab of more) expect((await post(again.browser, tab, 'allow')).status).toBe(303);
+      for (const tab of more.slice(0, 16)) expect((await answer(again.browser, tab, 'deny')).get('error')).toBe('access_denied');
+      expect(await allowed(again.browser, 'openid email')).toBe(false);
     });
   });
 });
