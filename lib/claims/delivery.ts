@@ -55,9 +55,23 @@ export function recordDelivery(grant: Grant, delivery: Delivery): void {
  * opt-out, or carries user data on a channel the consent page told her carries none (withheld, then encrypted).
  */
 export function weakerThanConsented(now: Delivery, consented: Delivery | undefined): boolean {
-  if (!consented) return true;
+  return weakenedChannels(now, consented).length > 0;
+}
+
+/** The channels whose delivery `now` is not covered by `consented` ({@link weakerThanConsented}): all without a record. */
+function weakenedChannels(now: Delivery, consented: Delivery | undefined): Channel[] {
   // Only what she approved in plain form covers every delivery of its channel.
-  return CHANNELS.some((channel) => consented[channel] !== now[channel] && consented[channel] !== 'unencrypted');
+  return CHANNELS.filter((channel) => !consented || (consented[channel] !== now[channel] && consented[channel] !== 'unencrypted'));
+}
+
+/**
+ * The claim names of her earlier grant that a grant under the delivery `now` takes over: all but where each claim
+ * travels on a channel `now` sends more on than the earlier grant's delivery did. A claim she approved as "not sent",
+ * or to be sent encrypted, is asked again before it travels there encrypted, or in plain form.
+ */
+export function carriedOver(earlier: Grant, now: Delivery): string[] {
+  const weakened = weakenedChannels(now, recordedDelivery(earlier)).map((channel) => `${TRAVEL}${channel}:`);
+  return earlier.getOIDCClaims().filter((name) => !weakened.some((prefix) => name.startsWith(prefix)));
 }
 
 /** What a grant covers: its claim names and its scopes. */

@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider';
 import type { Client, Interaction, InteractionResults } from 'oidc-provider';
 
 import { describeRequest } from '../claims/describe.js';
-import { deliveryOf, deliveryText, grantedOf, namingGrantNames, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
+import { carriedOver, deliveryOf, deliveryText, grantedOf, namingGrantNames, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { claimsForScope } from '../claims/scopes.js';
@@ -186,14 +186,15 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       return ctx.redirect(paths.interaction(details.uid));
     }
     // Under another delivery than the grant records, the consent starts a grant of its own (her earlier approvals
-    // copied): codes and tokens of the earlier grant end with it (oidc-provider binds them to the session's grant).
+    // carried over but where they travel on a channel that now sends more): codes and tokens of the earlier grant end
+    // with it (oidc-provider binds them to the session's grant).
     const recorded = existing && recordedDelivery(existing);
     const kept = existing && recorded && deliveryText(recorded) === deliveryText(delivery) ? existing : undefined;
     const before = kept && { scope: kept.getOIDCScope(), names: [...kept.getOIDCClaims()] };
     const grant = kept ?? new provider.Grant({ accountId, clientId: client.clientId });
     if (existing && !kept) {
       grant.addOIDCScope(existing.getOIDCScope());
-      grant.addOIDCClaims(existing.getOIDCClaims());
+      grant.addOIDCClaims(carriedOver(existing, delivery));
     }
     if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
     if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);

@@ -100,6 +100,46 @@ describe('consent covers how her data travels (C8)', () => {
     expect(userData(flow.claims)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
   });
 
+  it('attack: a claim she approved as not sent is asked again once the client adds encryption, also after she allowed a page that showed only an identifier', async () => {
+    const plain = await registerClient(running, 'plain');
+    const browser = new FormBrowser();
+    const asked = { scope: 'openid', claims: JSON.stringify({ id_token: { email: null } }) };
+    await browser.follow(urlFor(plain, asked), running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    expect(browser.lastPage).toContain('<li>your e-mail address — not sent</li>');
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+    const keyed = await registerClient(running, 'rsa');
+    const strengthened = await updateRegistration(plain, { id_token_encrypted_response_alg: keyed.metadata.id_token_encrypted_response_alg, jwks: keyed.metadata.jwks });
+    await browser.follow(urlFor(strengthened, { scope: 'openid' }), running.baseUrl);
+    expect(browser.lastPage).not.toContain('e-mail');
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+    expect((await silently(browser, strengthened, asked)).get('error')).toBe('consent_required');
+  });
+
+  it('attack: a claim she approved encrypted is asked again once the client opts out of encryption, also after she allowed a page that showed only an identifier', async () => {
+    const original = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const asked = { scope: 'openid', claims: JSON.stringify({ userinfo: { email: null } }) };
+    await runCodeFlow(running.issuer, original.metadata, { scope: 'openid', configure: original.configure, browser, params: asked });
+    const weakened = await updateRegistration(original, { userinfo_encrypted_response_alg: undefined, userinfo_encrypted_response_enc: undefined, allow_unencrypted_userinfo: true });
+    await browser.follow(urlFor(weakened, { scope: 'openid' }), running.baseUrl);
+    expect(browser.lastPage).toContain('Profile request (UserInfo): <strong>not encrypted</strong>');
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+    expect((await silently(browser, weakened, asked)).get('error')).toBe('consent_required');
+  });
+
+  it('honest: a claim approved in the sign-in token stays approved there when only UserInfo stops receiving data', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const asked = { scope: 'openid', claims: JSON.stringify({ id_token: { email: null } }) };
+    await runCodeFlow(running.issuer, client.metadata, { scope: 'openid', configure: client.configure, browser, params: asked });
+    const changed = await updateRegistration(client, { userinfo_encrypted_response_alg: undefined, userinfo_encrypted_response_enc: undefined });
+    await browser.follow(urlFor(changed, { scope: 'openid' }), running.baseUrl);
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+    expect((await silently(browser, changed, asked)).get('code')).toEqual(expect.any(String));
+  });
+
   it('counts a grant without a delivery record (made before this rule) as not covering', async () => {
     const client = await registerClient(running, 'rsa');
     const browser = new FormBrowser();
