@@ -34,9 +34,9 @@ function requestsFor(scope: string | undefined, claims: ChannelClaims | undefine
 
 /**
  * The channel scope claims and `scope` travel in (C5) under `delivery`: the configured one, or the other when only
- * it carries user data.
+ * it carries user data. Codes and tokens of a grant send them where its recorded delivery says.
  */
-function scopeChannelOf(delivery: Delivery | undefined, includeScopesInUserInfo: boolean): Channel {
+export function scopeChannelOf(delivery: Delivery | undefined, includeScopesInUserInfo: boolean): Channel {
   const chosen: Channel = includeScopesInUserInfo ? 'userinfo' : 'id_token';
   const other: Channel = chosen === 'userinfo' ? 'id_token' : 'userinfo';
   return delivery && delivery[chosen] === 'withheld' && delivery[other] !== 'withheld' ? other : chosen;

@@ -1,6 +1,6 @@
 import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { scopeChannel } from './account.js';
+import { scopeChannel, scopeChannelOf } from './account.js';
 import { CLAIMS_CHANNELS } from './budget.js';
 import { beyondApprovedGroups, weakerThanConsented, deliveryOf, grantedOf, recordedDelivery, travelGrantNames } from './delivery.js';
 import { deliverableClaims } from './supported.js';
@@ -63,9 +63,14 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
   );
   consent.checks.add(
     new interactionPolicy.Check(TRAVEL_REASON, 'the grant does not cover the channel each requested claim travels in', 'consent_required', (ctx: KoaContextWithOIDC) => {
-      const granted = grantedOf(ctx.oidc.grant);
+      const { grant, client } = ctx.oidc;
+      const granted = grantedOf(grant);
       const scope = typeof ctx.oidc.params?.scope === 'string' ? ctx.oidc.params.scope : undefined;
-      return prompt(!travelGrantNames(ctx.oidc.claims, scope, scopeChannel(ctx.oidc.client, includeScopesInUserInfo), granted).every((n) => granted.claims.has(n)));
+      // Where the page shows scope claims (the registration now), and where this grant's codes and tokens send them
+      // (the delivery it records): a registration changed since may tell them apart.
+      const recorded = grant && recordedDelivery(grant);
+      const channels = new Set([scopeChannel(client, includeScopesInUserInfo), ...(recorded ? [scopeChannelOf(recorded, includeScopesInUserInfo)] : [])]);
+      return prompt(![...channels].every((channel) => travelGrantNames(ctx.oidc.claims, scope, channel, granted).every((n) => granted.claims.has(n))));
     }),
   );
   consent.checks.add(

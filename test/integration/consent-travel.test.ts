@@ -56,6 +56,58 @@ describe.each([false, true])('a claim approved in one channel does not move to t
     expect(outcomes).toEqual(['code', 'code', 'consent_required']);
   });
 
+  // The configured scope channel carries data in plain form (the opt-out), the other encrypted: she approves the
+  // e-mail address named in the encrypted one only. The client then drops the opt-out, so scope claims would travel
+  // where she approved them, and asks by scope alone; then it opts out again before it redeems the code.
+  const [plainHere, encryptedThere]: [Channel, Channel] = scopesInUserinfo ? ['userinfo', 'id_token'] : ['id_token', 'userinfo'];
+  const optedOut = { allow_unencrypted_userinfo: true, [`${plainHere}_encrypted_response_alg`]: undefined, [`${plainHere}_encrypted_response_enc`]: undefined };
+  const emailNamedThere = { scope: 'openid email', claims: JSON.stringify({ [encryptedThere]: { email: null, email_verified: null } }) };
+
+  it('attack: a registration change that moves scope claims where she approved them needs her consent: a code issued so would carry them in plain form once the opt-out is back', async () => {
+    const client = await registerClient(running, 'rsa', optedOut);
+    const browser = new FormBrowser();
+    await browser.follow(registeredClientUrl(running.issuer, client, emailNamedThere), running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    expect(browser.lastPage).toContain(`your e-mail address — ${encryptedThere === 'id_token' ? 'in the sign-in token' : 'in the profile request'}`);
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+
+    const moved = await updateRegistration(client, { allow_unencrypted_userinfo: false });
+    const pkce = pkcePair();
+    const silent = redirectParams(
+      (await browser.follow(registeredClientUrl(running.issuer, moved, { scope: 'openid email', code_challenge: pkce.challenge, prompt: 'none' }), running.baseUrl)).leftTo as string,
+    );
+    // Her grant records the opt-out: its codes carry scope claims in the plain channel, where she approved none.
+    expect(silent.get('error')).toBe('consent_required');
+    expect(silent.get('code')).toBeNull();
+    // Asked, she sees them where they travel now; once allowed, the opt-out back is not covered by her new grant.
+    await browser.follow(registeredClientUrl(running.issuer, moved, { scope: 'openid email' }), running.baseUrl);
+    expect(browser.lastPage).toContain(`your e-mail address — ${encryptedThere === 'id_token' ? 'in the sign-in token' : 'in the profile request'}`);
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+    const back = await updateRegistration(moved, { allow_unencrypted_userinfo: true });
+    const again = redirectParams((await browser.follow(registeredClientUrl(running.issuer, back, { scope: 'openid email', prompt: 'none' }), running.baseUrl)).leftTo as string);
+    expect(again.get('error')).toBe('consent_required');
+  });
+
+  it('honest: a registration change that leaves scope claims where she approved them asks nothing, and they are delivered', async () => {
+    const client = await registerClient(running, 'rsa', { ...optedOut, [`${plainHere}_encrypted_response_alg`]: 'RSA-OAEP-256' });
+    const browser = new FormBrowser();
+    await browser.follow(registeredClientUrl(running.issuer, client, { scope: 'openid email' }), running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+    // Another name and logo, and the opt-out dropped: both channels stay encrypted, nothing moves.
+    const renamed = await updateRegistration(client, { client_name: 'renamed', logo_uri: 'https://rp.example/logo.png', allow_unencrypted_userinfo: false });
+    const pkce = pkcePair();
+    const silent = redirectParams(
+      (await browser.follow(registeredClientUrl(running.issuer, renamed, { scope: 'openid email', code_challenge: pkce.challenge, prompt: 'none' }), running.baseUrl)).leftTo as string,
+    );
+    const redeemed = await redeemCode(running.issuer, renamed.metadata, silent.get('code') as string, pkce.verifier);
+    expect(redeemed.status).toBe(200);
+    const carried = plainHere === 'id_token'
+      ? await decryptFor(renamed, redeemed.body.id_token as string)
+      : await decryptFor(renamed, await (await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${redeemed.body.access_token as string}` } })).text());
+    expect(USER(carried)).toEqual(['email', 'email_verified']);
+  });
+
   it('a verified claim approved in the sign-in token and asked in UserInfo: she is asked', async () => {
     const verified = (channel: Channel): Record<string, string> => ({ scope: 'openid', claims: JSON.stringify({ [channel]: { verified_claims: { verification: { trust_framework: null }, claims: { given_name: null } } } }) });
     const outcomes = await approveThenAsk({}, verified('id_token'), 'your first name, as verified by an identity check — in the sign-in token', [verified('id_token'), verified('userinfo')]);
