@@ -118,7 +118,8 @@ export async function revokeClientGrants(toolbox: Toolbox, clientId: string): Pr
 
 /**
  * Deletes a stored client: a deletion mark first (a request that loaded the client before, an RFC 7592 update
- * say, cannot write it back), then its grants (so no token of it outlives it), then the client and its disabling mark.
+ * say, cannot write it back), then its grants (so no token of it outlives it), then the client, its registration
+ * access tokens (stored without expiry, they would stay forever) and its disabling mark.
  */
 export async function deleteClient(toolbox: Toolbox, clientId: string, user: string): Promise<{ client_id: string; deleted: true } & Revoked> {
   const inventory = inventoryOf(toolbox);
@@ -126,6 +127,9 @@ export async function deleteClient(toolbox: Toolbox, clientId: string, user: str
   await toolbox.store.adapter(DELETION_MODEL).upsert(clientId, { deleted_at: Math.floor(Date.now() / 1000), deleted_by: user }, DELETION_MARK_SECONDS);
   const revoked = await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId);
   await toolbox.store.adapter('Client').destroy(clientId);
+  await eachRecord(inventory, 'RegistrationAccessToken', async ({ ref, payload }) => {
+    if (payload.clientId === clientId) await inventory.destroy('RegistrationAccessToken', ref);
+  });
   await toolbox.store.adapter(SUSPENSION_MODEL).destroy(clientId);
   return { client_id: clientId, deleted: true, ...revoked };
 }

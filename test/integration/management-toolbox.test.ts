@@ -164,10 +164,19 @@ describe('operator toolbox over HTTP', () => {
     expect((await call('POST', `${M}/clients/no-such-client/revoke-grants`)).status).toBe(404);
   });
 
-  it('deletes a client with its grants; static clients are refused with 409', async () => {
+  /** The stored registration access tokens of `clientId` (their records carry the client id; the store has no TTL for them). */
+  const registrationTokensOf = async (clientId: unknown): Promise<number> =>
+    (await running.app.svc.store.inventory?.list('RegistrationAccessToken', { limit: 500 }))?.records.filter((r) => r.payload.clientId === clientId).length ?? -1;
+
+  it('deletes a client with its grants and its registration access token (kept without expiry, it would stay forever); static clients are refused with 409', async () => {
     const client = await registerClient(running, 'plain');
+    const neighbour = await registerClient(running, 'plain');
     const flow = await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true });
+    expect(await registrationTokensOf(client.metadata.client_id)).toBe(1);
     const deleted = await call('DELETE', `${M}/clients/${client.metadata.client_id}`);
+    expect(await registrationTokensOf(client.metadata.client_id)).toBe(0);
+    expect(await registrationTokensOf(neighbour.metadata.client_id)).toBe(1);
+    expect((await manage(String(neighbour.metadata.registration_client_uri), 'GET', String(neighbour.metadata.registration_access_token))).status).toBe(200);
     expect([deleted.status, deleted.body]).toEqual([200, { client_id: client.metadata.client_id, deleted: true, revoked_grants: 1, revoked_tokens: expect.any(Number) }]);
     expect((await call('GET', `${M}/clients/${client.metadata.client_id}`)).status).toBe(404);
     expect((await call('DELETE', `${M}/clients/${client.metadata.client_id}`)).status).toBe(404);
