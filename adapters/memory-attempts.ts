@@ -1,4 +1,4 @@
-import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
+import { runMemoryMs, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
 
 /** The fields of the Redis scripts' hash (`ATTEMPT_HEAD`); times in epoch ms, `windowEnd` 0 while no window is open. */
 interface AttemptEntry {
@@ -53,7 +53,7 @@ export function createMemoryAttempts(now: () => number): AttemptCounter & { swee
         }
       }
       const strikesKept = entry.strikes > 0 ? entry.lockedUntil + STRIKE_MEMORY_SECONDS * 1000 : 0;
-      entry.expiresAt = Math.max(entry.windowEnd, entry.lockedUntil, strikesKept, t + (rule.consecutiveLimit !== undefined ? RUN_MEMORY_SECONDS * 1000 : 0));
+      entry.expiresAt = Math.max(entry.windowEnd, entry.lockedUntil, strikesKept, t + runMemoryMs(entry.run, rule.consecutiveLimit));
       return locked;
     },
     async forget(key) {

@@ -71,7 +71,8 @@ return wait`;
 /**
  * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then limit, window ms, base cool-down ms,
  * strike memory ms (lockouts count towards the next cool-down until that long after the last one ended), run
- * memory ms (0 without a consecutive limit). Returns `AttemptCounter.fail`'s answer.
+ * memory ms (0 without a consecutive limit; a run shorter than the limit is kept in proportion, as `runMemoryMs`).
+ * Returns `AttemptCounter.fail`'s answer.
  */
 export const ATTEMPT_FAIL = `${ATTEMPT_HEAD}
 local limit = tonumber(ARGV[3])
@@ -93,6 +94,8 @@ end
 redis.call('HSET', KEYS[1], 'f', f, 'w', w, 'u', u, 's', s, 'r', r)
 local keep = math.max(w, u)
 if s > 0 then keep = math.max(keep, u + tonumber(ARGV[6])) end
-keep = math.max(keep, now + tonumber(ARGV[7]))
+local runMs = tonumber(ARGV[7])
+if consecutive > 0 then runMs = math.min(runMs, math.floor(r * runMs / consecutive)) end
+keep = math.max(keep, now + runMs)
 redis.call('PEXPIREAT', KEYS[1], keep)
 return locked`;

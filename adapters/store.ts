@@ -74,7 +74,7 @@ export interface AttemptRule {
   /** Longest cool-down, in seconds. */
   maxCoolDownSeconds: number;
   /**
-   * Consecutive failures (remembered for {@link RUN_MEMORY_SECONDS}) after which the key is refused
+   * Consecutive failures (a run remembered as {@link runMemoryMs} says) after which the key is refused
    * until it is forgotten (NIST SP 800-63B 5.2.2). Unset: no such limit.
    */
   consecutiveLimit?: number;
@@ -109,8 +109,23 @@ export interface AttemptCounter {
   forget(key: string, options?: { afterSuccess?: boolean }): Promise<void>;
 }
 
-/** How long consecutive failures are remembered without a new one, in seconds (30 days). */
+/**
+ * How long a run of consecutive failures that reached its limit is remembered without a new one, in seconds (30 days);
+ * a shorter run is remembered in proportion ({@link runMemoryMs}).
+ */
 export const RUN_MEMORY_SECONDS = 2_592_000;
+
+/**
+ * How long a run of `run` consecutive failures is remembered after the last one, in ms: `run / consecutiveLimit` of
+ * {@link RUN_MEMORY_SECONDS}, all of it from the limit on; 0 without a limit. A run paused until it is forgotten
+ * thus allows at most `consecutiveLimit` guesses per {@link RUN_MEMORY_SECONDS}, as remembering every run for all of
+ * it would, while a name tried once (a random one, say) is not kept for 30 days. The Redis scripts compute the same.
+ */
+export function runMemoryMs(run: number, consecutiveLimit: number | undefined): number {
+  if (consecutiveLimit === undefined) return 0;
+  const full = RUN_MEMORY_SECONDS * 1000;
+  return consecutiveLimit > 0 ? Math.min(full, Math.floor((run * full) / consecutiveLimit)) : full;
+}
 
 /** How long after its last lockout ended the number of lockouts of a key is remembered (each doubles the next cool-down), in seconds. */
 export const STRIKE_MEMORY_SECONDS = 86_400;

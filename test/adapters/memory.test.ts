@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { createMemoryAttempts } from '../../adapters/memory-attempts.js';
 import { createMemoryStore } from '../../adapters/memory.js';
-import { STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
+import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
 import { describeBatchContract } from './batch-contract.js';
 import { describeAdapterContract } from './contract.js';
 
@@ -39,5 +39,33 @@ describe('memory attempt counter', () => {
     };
     expect(await lockoutAfter([1000])).toBe(20_000);
     expect(await lockoutAfter([DAY_MS / 2, DAY_MS + 1000])).toBe(10_000);
+  });
+
+  it('remembers a run of failures in a row in proportion to its length (the Redis scripts in redis.test.ts): a name tried once is not kept for the whole run memory, a run at the limit is', async () => {
+    // A random login name tried once from a fresh address used to be kept RUN_MEMORY_SECONDS (30 days): unbounded growth
+    // for anyone able to post the login form. Kept r/limit of it, the rate of guesses a run allows stays the same.
+    const rule = { limit: 1000, windowSeconds: 60, coolDownSeconds: 10, maxCoolDownSeconds: 100, consecutiveLimit: 2 };
+    const HALF_MS = (RUN_MEMORY_SECONDS * 1000) / 2;
+    const t0 = 1_700_000_000_000;
+    const afterOneFailure = async (laterMs: number): Promise<number> => {
+      let t = t0;
+      const attempts = createMemoryAttempts(() => t);
+      await attempts.fail('k', rule);
+      t = t0 + laterMs;
+      attempts.sweep();
+      await attempts.fail('k', rule);
+      return attempts.check('k', rule);
+    };
+    expect(await afterOneFailure(HALF_MS - 1000)).toBeGreaterThanOrEqual(1000);
+    expect(await afterOneFailure(HALF_MS + 1000)).toBe(0);
+
+    let t = t0;
+    const attempts = createMemoryAttempts(() => t);
+    for (let i = 0; i < 2; i += 1) await attempts.fail('k', rule);
+    t = t0 + 2 * HALF_MS - 1000;
+    attempts.sweep();
+    expect(await attempts.check('k', rule)).toBeGreaterThanOrEqual(1000);
+    t = t0 + 2 * HALF_MS + 1000;
+    expect(await attempts.check('k', rule)).toBe(0);
   });
 });

@@ -4,7 +4,7 @@ import type { RedisOptions } from 'ioredis';
 import { refOf } from '../../adapters/inventory.js';
 import { InvalidCursorError } from '../../lib/errors.js';
 import { createRedisStore } from '../../adapters/redis.js';
-import { STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
+import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
 import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster } from '../helpers/redis.js';
 import { describeBatchContract } from './batch-contract.js';
 import { describeAdapterContract } from './contract.js';
@@ -116,6 +116,35 @@ describe('redis attempt scripts: a lockout counts towards the next cool-down unt
       expect(wait).toBeLessThanOrEqual(coolDownMs);
       const lockedUntil = Number(await store.client.hget(hash, 'u'));
       expect(Number(await store.client.call('PEXPIRETIME', hash))).toBe(lockedUntil + DAY_MS);
+    } finally {
+      await deletePrefix(SHARED_REDIS_URL, prefix);
+      await store.close();
+    }
+  });
+});
+
+describe('redis attempt scripts: a run of failures in a row is remembered in proportion to its length (the memory store in memory.test.ts)', () => {
+  it('keeps a name tried once for 1/limit of the run memory, and a run at the limit for all of it', async () => {
+    const prefix = testPrefix('run-memory');
+    const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    const rule = { limit: 1000, windowSeconds: 60, coolDownSeconds: 10, maxCoolDownSeconds: 100, consecutiveLimit: 4 };
+    const RUN_MS = RUN_MEMORY_SECONDS * 1000;
+    try {
+      const hash = `${prefix}attempts:${refOf('k')}`;
+      const keptFor = async (): Promise<number> => {
+        const [seconds, micros] = await store.client.time();
+        return Number(await store.client.call('PEXPIRETIME', hash)) - (Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
+      };
+      await store.attempts.fail('k', rule);
+      expect(await keptFor()).toBeGreaterThan(RUN_MS / 4 - 5000);
+      expect(await keptFor()).toBeLessThanOrEqual(RUN_MS / 4);
+      for (let i = 0; i < 3; i += 1) await store.attempts.fail('k', rule);
+      expect(await keptFor()).toBeGreaterThan(RUN_MS - 5000);
+      expect(await keptFor()).toBeLessThanOrEqual(RUN_MS);
+      expect(await store.attempts.check('k', rule)).toBeGreaterThanOrEqual(1000);
+      const unlimited = `${prefix}attempts:${refOf('u')}`;
+      await store.attempts.fail('u', { ...rule, consecutiveLimit: undefined });
+      expect(Number(await store.client.pttl(unlimited))).toBeLessThanOrEqual(60_000);
     } finally {
       await deletePrefix(SHARED_REDIS_URL, prefix);
       await store.close();
