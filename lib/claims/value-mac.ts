@@ -6,6 +6,12 @@ const CLAIM_VALUE_MAC_INFO = 'svc-connect claim value mac';
 /** 96 bits of HMAC-SHA-256 decide equality under a key only the provider holds (no offline search). */
 const MAC_BYTES = 12;
 
+/** A value as it travels: its JSON (a module's `Date` is its ISO text, a class instance its own members), `null` for none. */
+function travelled(value: unknown): unknown {
+  const text = JSON.stringify(value);
+  return text === undefined ? null : (JSON.parse(text) as unknown);
+}
+
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
@@ -40,7 +46,7 @@ export class ClaimValueMac {
 
   /** The MACs of values requested by `clientId`. */
   forClient(clientId: string): ValueMatcher {
-    const input = (value: unknown): string => JSON.stringify([clientId, canonical(value) ?? null]);
+    const input = (value: unknown): string => JSON.stringify([clientId, canonical(travelled(value))]);
     const macWith = (key: Buffer, text: string): Buffer => createHmac('sha256', key).update(text, 'utf8').digest().subarray(0, MAC_BYTES);
     return {
       mac: (value) => macWith(this.keys[0] as Buffer, input(value)).toString('base64url'),

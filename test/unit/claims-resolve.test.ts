@@ -84,4 +84,25 @@ describe('claim requests and resolution', () => {
   it('refuses modules that list bracketed names', () => {
     expect(() => new ClaimRegistry([{ name: 'bad', provides: ['svc.ver.[a,b].l2'], resolve: () => ({}) }])).toThrow('has alternatives');
   });
+
+  describe('a requested value is compared with the value as it travels (its JSON)', () => {
+    const born = new Date('1964-08-12T00:00:00.000Z');
+    const dated = new ClaimRegistry([
+      { name: 'dated', provides: ['birthdate'], resolve: () => ({ birthdate: born }) },
+    ]);
+    const resolveWith = async (spec: Record<string, unknown>) => {
+      const claims = { userinfo: spec };
+      const form = rewriteClaimsParameter(JSON.stringify(claims), claims, encrypting, dated, mac).userinfo as ChannelClaims;
+      return resolveRequests(dated, 'anyone', channelRequests(form), matcher);
+    };
+
+    it('attack: a value other than the one delivered matches nothing (an empty object is not every Date)', async () => {
+      expect(await resolveWith({ birthdate: { value: {}, essential: true } })).toEqual({ values: {}, missingEssential: ['birthdate'] });
+    });
+
+    it('honest: the text a module value travels as matches it (a Date as its ISO text)', async () => {
+      expect(await resolveWith({ birthdate: { value: '1964-08-12T00:00:00.000Z', essential: true } })).toEqual({ values: { birthdate: born }, missingEssential: [] });
+      expect(JSON.parse(JSON.stringify({ birthdate: born }))).toEqual({ birthdate: '1964-08-12T00:00:00.000Z' });
+    });
+  });
 });
