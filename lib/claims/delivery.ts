@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 
 import type { Client, Grant } from 'oidc-provider';
 
+import { GRANT_NAMESPACE } from './grant-namespace.js';
 import { channelMode, type Channel } from './privacy.js';
 import { isObject, type ChannelClaims } from './request.js';
 import { claimsForScope } from './scopes.js';
@@ -13,11 +14,11 @@ export type Delivery = Record<Channel, ReturnType<typeof channelMode>>;
 
 const CHANNELS: readonly Channel[] = ['id_token', 'userinfo'];
 // A grant keeps no fields of ours, so the delivery consented to rides among its OIDC claim names,
-// under a prefix no claim can have: `svc:delivery:id_token=encrypted`.
-const PREFIX = 'svc:delivery:';
-const TRAVEL = 'svc:travel:';
-const NAMED = 'svc:named:';
-const GROUP = 'svc:group:';
+// under a prefix no claim can have (GRANT_NAMESPACE): `svc:delivery:id_token=encrypted`.
+const PREFIX = `${GRANT_NAMESPACE}delivery:`;
+const TRAVEL = `${GRANT_NAMESPACE}travel:`;
+const NAMED = `${GRANT_NAMESPACE}named:`;
+const GROUP = `${GRANT_NAMESPACE}group:`;
 
 /** The delivery `client`'s registration has now. */
 export function deliveryOf(client: Client): Delivery {

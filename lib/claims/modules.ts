@@ -1,3 +1,4 @@
+import { GRANT_NAMESPACE } from './grant-namespace.js';
 import { expandClaimName, isSvcClaimName } from './syntax.js';
 import { mergeOffers, type VerifiedClaimsProvider, type VerifiedOffer, type VerifiedRecord } from './verified.js';
 
@@ -49,6 +50,7 @@ export class ClaimRegistry {
       const provides: readonly unknown[] = module.provides;
       for (const entry of provides) {
         if (typeof entry !== 'string') throw new TypeError(`claimModules[${i}] (${module.name}): provides must list claim names (strings)`);
+        if (entry.startsWith(GRANT_NAMESPACE)) throw new TypeError(`claimModules[${i}] (${module.name}): provides ${entry}, in the ${GRANT_NAMESPACE} namespace of grant records; name it otherwise`);
         if (entry.includes('*')) patterns.push(patternToRegExp(entry));
         else if (isSvcClaimName(entry) && expandClaimName(entry).length !== 1) {
           throw new TypeError(`claimModules[${i}] (${module.name}): provides ${entry}, which has alternatives; list concrete names`);
@@ -57,6 +59,9 @@ export class ClaimRegistry {
       if (module.verified !== undefined && (typeof module.verified.resolve !== 'function' || typeof module.verified.offer !== 'object' || module.verified.offer === null)) {
         throw new TypeError(`claimModules[${i}] (${module.name}): verified must have an offer and a resolve function`);
       }
+      const verifies: readonly unknown[] = Array.isArray(module.verified?.offer.claims) ? module.verified.offer.claims : [];
+      const reserved = verifies.find((name): name is string => typeof name === 'string' && name.startsWith(GRANT_NAMESPACE));
+      if (reserved !== undefined) throw new TypeError(`claimModules[${i}] (${module.name}): verifies ${reserved}, in the ${GRANT_NAMESPACE} namespace of grant records; name it otherwise`);
       if (module.verified?.offer.evidence.includes('electronic_record') && !module.verified.offer.electronicRecords?.length) {
         throw new TypeError(`claimModules[${i}] (${module.name}): an offer with electronic_record evidence must list its record types (electronicRecords)`);
       }

@@ -1,5 +1,6 @@
 import { errors } from 'oidc-provider';
 
+import { GRANT_NAMESPACE } from './grant-namespace.js';
 import { isObject, MAX_VALUE_DEPTH } from './request.js';
 import type { VerifiedOffer } from './verified.js';
 
@@ -302,7 +303,7 @@ export function verifiedRequestsOf(channelClaims: unknown): VerifiedRequest[] {
 }
 
 /** No claim name has this prefix. */
-const VERIFIED_GRANT_PREFIX = 'svc:verified:';
+const VERIFIED_GRANT_PREFIX = `${GRANT_NAMESPACE}verified:`;
 
 /** The grant name recording consent to verified claim `name`. */
 export const verifiedClaimGrant = (name: string): string => `${VERIFIED_GRANT_PREFIX}claim:${name}`;

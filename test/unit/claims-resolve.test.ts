@@ -85,6 +85,22 @@ describe('claim requests and resolution', () => {
     expect(() => new ClaimRegistry([{ name: 'bad', provides: ['svc.ver.[a,b].l2'], resolve: () => ({}) }])).toThrow('has alternatives');
   });
 
+  it('attack: refuses claim names in the svc: namespace of grant records, which a consent would add to her grant as approvals', () => {
+    const offer = { trustFrameworks: ['eidas'], evidence: ['document'], documents: ['idcard'], documentCheckMethods: ['vcrypt'] };
+    for (const name of ['svc:delivery:userinfo=unencrypted', 'svc:travel:userinfo:email', 'svc:named:svc.ver.email.l2', 'svc:group:x', 'svc:verified:claim:given_name', 'svc:*']) {
+      expect(() => new ClaimRegistry([{ name: 'clash', provides: [name], resolve: () => ({}) }])).toThrow(`claimModules[0] (clash): provides ${name}`);
+      expect(() => new ClaimRegistry([{ name: 'clash', provides: [], resolve: () => ({}), verified: { offer: { ...offer, claims: [name] }, resolve: () => [] } }])).toThrow(
+        `claimModules[0] (clash): verifies ${name}`,
+      );
+    }
+  });
+
+  it('honest: accepts collision-resistant claim names with colons (URIs, URNs) and svc.* names', () => {
+    const names = ['https://example.com/claims/member_since', 'urn:example:claims:tier', 'svc.ver.email.l2', 'svcx:tier'];
+    const uris = new ClaimRegistry([{ name: 'uris', provides: names, resolve: () => ({}) }]);
+    expect(names.map((n) => uris.providerOf(n)?.name)).toEqual(['uris', 'uris', 'uris', 'uris']);
+  });
+
   describe('a requested value is compared with the value as it travels (its JSON)', () => {
     const born = new Date('1964-08-12T00:00:00.000Z');
     const dated = new ClaimRegistry([
