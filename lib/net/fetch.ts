@@ -98,8 +98,10 @@ async function resolveTarget(url: URL, options: OutboundFetchOptions, signal: Ab
     // Judged per hop on the answer that is connected to, so a listed name that later resolves to
     // loopback, or an unlisted name that resolves to a private address, is refused either way.
     const listed = options.privateHosts?.includes(hostPortOf(url)) === true;
-    const bad = addresses.find((a) => isForbidden(a.address) && !(listed && isPrivateNetworkAddress(a.address)));
-    if (bad) throw new OutboundFetchError(url.href, `resolves to a loopback, private, link-local or reserved address (${bad.address})`);
+    // The reason names no address: what the provider's resolver answers for a name is its own network's, not the RP's.
+    if (addresses.some((a) => isForbidden(a.address) && !(listed && isPrivateNetworkAddress(a.address)))) {
+      throw new OutboundFetchError(url.href, 'resolves to a loopback, private, link-local or reserved address');
+    }
   }
   return addresses[0] as Target;
 }

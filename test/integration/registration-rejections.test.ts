@@ -207,7 +207,7 @@ const DOCUMENTED: Record<string, string> = {
   'x5c leaf not issued by the next certificate': 'jwks: key #1 ("k1"): x5c certificate #1 is not issued and signed by certificate #2',
   'a wrong x5t': 'jwks: key #1 ("k1"): x5t does not match the SHA-1 thumbprint of the leaf certificate',
   'x5u unreachable': 'jwks: key #1 ("k1"): x5u http://…/chain.pem: could not be fetched (ECONNREFUSED)',
-  'jwks_uri on 10.0.0.1': 'jwks_uri: https://10.0.0.1/jwks: resolves to a loopback, private, link-local or reserved address (10.0.0.1)',
+  'jwks_uri on 10.0.0.1': 'jwks_uri: https://10.0.0.1/jwks: resolves to a loopback, private, link-local or reserved address',
   'jwks_uri over http': 'jwks_uri: http://rp.example/jwks: must use https',
   'jwks_uri larger than 512 KiB': 'jwks_uri: …: response larger than 524288 bytes',
   // The fetch's own 5 s and the request's shared 5 s budget end together: either words it.

@@ -38,7 +38,7 @@ describe('svc.fetch.private-hosts: a relying party on the operator\'s own networ
     const doc = await fetchDocument(`https://[${host.address}]/keys`, optionsFor(`[${host.address}]`));
     expect(JSON.parse(doc.body.toString())).toEqual({ keys: [enc.jwk] });
     const seen = (await host.requests()).length;
-    expect(await failure(fetchDocument(`https://[${host.address}]/keys`, optionsFor('')))).toBe(`https://[${host.address}]/keys: ${REFUSED} (${host.address})`);
+    expect(await failure(fetchDocument(`https://[${host.address}]/keys`, optionsFor('')))).toBe(`https://[${host.address}]/keys: ${REFUSED}`);
     expect(await host.requests()).toHaveLength(seen);
   });
 
@@ -120,7 +120,7 @@ describe('svc.fetch.private-hosts: a relying party on the operator\'s own networ
       return Promise.resolve([{ address, family: address.includes(':') ? 6 : 4 }]);
     };
     const seen = (await host.requests()).length;
-    expect(await failure(fetchDocument('https://keys.internal/keys', optionsFor('keys.internal', turning)))).toBe(`https://keys.internal/keys: ${REFUSED} (127.0.0.1)`);
+    expect(await failure(fetchDocument('https://keys.internal/keys', optionsFor('keys.internal', turning)))).toBe(`https://keys.internal/keys: ${REFUSED}`);
     expect(calls).toBe(1);
     expect(await host.requests()).toHaveLength(seen);
   });
@@ -132,7 +132,7 @@ describe('svc.fetch.private-hosts: a relying party on the operator\'s own networ
       return Promise.resolve([{ address, family: address.includes(':') ? 6 : 4 }]);
     };
     const seen = (await host.requests()).length;
-    expect(await failure(fetchDocument('https://keys.internal/to-keys', optionsFor('keys.internal', changing)))).toBe(`https://keys.internal/keys: ${REFUSED} (127.0.0.1)`);
+    expect(await failure(fetchDocument('https://keys.internal/to-keys', optionsFor('keys.internal', changing)))).toBe(`https://keys.internal/keys: ${REFUSED}`);
     expect((await host.requests()).slice(seen)).toEqual([`${host.address} GET /to-keys`]);
   });
 
@@ -140,13 +140,17 @@ describe('svc.fetch.private-hosts: a relying party on the operator\'s own networ
     'never opens %s, even for a listed name',
     async (address) => {
       const resolve: OutboundFetchOptions['resolve'] = () => Promise.resolve([{ address, family: address.includes(':') ? 6 : 4 }]);
-      expect(await failure(fetchDocument('https://keys.internal/keys', optionsFor('keys.internal', resolve)))).toBe(`https://keys.internal/keys: ${REFUSED} (${address})`);
+      const seen = (await host.requests()).length;
+      expect(await failure(fetchDocument('https://keys.internal/keys', optionsFor('keys.internal', resolve)))).toBe(`https://keys.internal/keys: ${REFUSED}`);
+      expect(await host.requests()).toHaveLength(seen);
     },
   );
 
   it('refuses a listed name when any of its answers is not allowed', async () => {
     const resolve: OutboundFetchOptions['resolve'] = () => Promise.resolve([{ address: host.address, family: 6 }, { address: '169.254.169.254', family: 4 }]);
-    expect(await failure(fetchDocument('https://keys.internal/keys', optionsFor('keys.internal', resolve)))).toContain('(169.254.169.254)');
+    const seen = (await host.requests()).length;
+    expect(await failure(fetchDocument('https://keys.internal/keys', optionsFor('keys.internal', resolve)))).toBe(`https://keys.internal/keys: ${REFUSED}`);
+    expect(await host.requests()).toHaveLength(seen);
   });
 
   it('keeps https required for a listed host', async () => {
@@ -175,7 +179,7 @@ describe('svc.fetch.private-hosts: a relying party on the operator\'s own networ
       const unlisted = (await issueInitialAccessToken(running.app.svc.provider)).token;
       const refused = await register(running, { redirect_uris: ['https://rp.example/cb'], userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks_uri: `https://[${host.otherAddress}]/keys` }, unlisted);
       expect([refused.status, refused.body.error]).toEqual([400, 'invalid_client_metadata']);
-      expect(refused.body.error_description).toContain(`${REFUSED} (${host.otherAddress})`);
+      expect(refused.body.error_description).toBe(`jwks_uri: https://[${host.otherAddress}]/keys: ${REFUSED}`);
       expect(await isUnspent(running, unlisted)).toBe(true);
     });
   });

@@ -156,6 +156,15 @@ describe('fetchDocument (C11)', () => {
     }
   });
 
+  it('names no address the provider\'s resolver answered for a name: its network stays its own (the URL is what the RP gets back)', async () => {
+    const resolve = (): Promise<{ address: string; family: number }[]> => Promise.resolve([{ address: '2606:4700::1111', family: 6 }, { address: '10.20.30.40', family: 4 }]);
+    const err = await fetchDocument('https://vault.corp.example/keys', { ...strict, resolve }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OutboundFetchError);
+    expect((err as Error).message).toBe('https://vault.corp.example/keys: resolves to a loopback, private, link-local or reserved address');
+    // The RP's own literal comes back as it wrote it, in the URL, with the same rule.
+    await expect(fetchDocument('https://[::ffff:a00:1]/keys', strict)).rejects.toThrow(/^https:\/\/\[::ffff:a00:1\]\/keys: resolves to a loopback, private, link-local or reserved address$/);
+  });
+
   it('refuses credentials in the URL', async () => {
     await expect(fetchDocument('https://user:pw@rp.example/x', strict)).rejects.toThrow('must not carry credentials');
   });
