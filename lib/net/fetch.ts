@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 
 import { isForbiddenAddress } from './addresses.js';
+import { outboundAgents } from './agents.js';
 import { hostPortOf, isPrivateNetworkAddress } from './private-hosts.js';
 import { OutboundFetchError } from '../errors.js';
 
@@ -123,8 +124,10 @@ function once({ url, target, maxBytes, accept, method, ca, signal }: Exchange): 
       if ((options as { all?: boolean }).all) (callback as (e: null, a: Target[]) => void)(null, [target]);
       else callback(null, target.address, target.family);
     };
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(url, { method, lookup: pinned, headers: { accept, 'user-agent': 'svc-connect' }, ...(ca ? { ca } : {}) });
+    const headers = { accept, 'user-agent': 'svc-connect' };
+    const req = url.protocol === 'https:'
+      ? httpsRequest(url, { agent: outboundAgents.https, method, lookup: pinned, headers, ...(ca ? { ca } : {}) })
+      : httpRequest(url, { agent: outboundAgents.http, method, lookup: pinned, headers });
     const onAbort = (): void => void req.destroy(stopped(url, signal));
     signal.addEventListener('abort', onAbort, { once: true });
     req.on('error', (err) => {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer, globalAgent } from 'node:https';
+import { createServer as createHttpsServer } from 'node:https';
 import { createPublicKey, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 
+import { outboundAgents } from '../../lib/net/agents.js';
 import type { RunningApp } from './app.js';
 
 /** An HTTP answer of {@link register}. */
@@ -64,7 +65,7 @@ export interface DocServer {
 
 /** An https {@link DocServer} on 127.0.0.1 with a self-signed certificate (for `sector_identifier_uri`, which must be https). */
 export interface HttpsDocServer extends DocServer {
-  /** PEM of the server's certificate: trust it (e.g. `https.globalAgent.options.ca`) to reach it. */
+  /** PEM of the server's certificate: trust it ({@link trustForOutboundFetch}) to reach it. */
   ca: string;
 }
 
@@ -159,11 +160,12 @@ export function makeCertificateChain(): CertificateChain {
  * would void the `ca` other tests pass).
  */
 export function trustForOutboundFetch(pem: string): () => void {
-  const had = Object.prototype.hasOwnProperty.call(globalAgent.options, 'ca');
-  const saved = globalAgent.options.ca;
-  globalAgent.options.ca = pem;
+  const { options } = outboundAgents.https;
+  const had = Object.prototype.hasOwnProperty.call(options, 'ca');
+  const saved = options.ca;
+  options.ca = pem;
   return () => {
-    if (had) globalAgent.options.ca = saved;
-    else delete globalAgent.options.ca;
+    if (had) options.ca = saved;
+    else delete options.ca;
   };
 }

@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { createServer, type AgentOptions, type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
 import { isIP, type AddressInfo } from 'node:net';
 
 import { describe, expect, it, jest } from '@jest/globals';
@@ -8,6 +9,7 @@ import { OutboundFetchError } from '../../lib/index.js';
 import { fetchDocument } from '../../lib/net/fetch.js';
 import { isForbiddenAddress } from '../../lib/net/addresses.js';
 import { providerFetch } from '../../lib/net/provider-fetch.js';
+import { startDocServer } from '../helpers/registration.js';
 
 describe('isForbiddenAddress (C11)', () => {
   it.each([
@@ -188,6 +190,70 @@ describe('fetchDocument (C11)', () => {
     } finally {
       server.closeAllConnections();
       server.close();
+    }
+  });
+});
+
+describe('fetchDocument: no proxy from the environment', () => {
+  /** A forward proxy that records what it is asked and relays nothing. */
+  async function recordingProxy() {
+    const asked: string[] = [];
+    const proxy = createServer((req, res) => {
+      asked.push(`${req.method ?? ''} ${req.url ?? ''}`);
+      res.statusCode = 502;
+      res.end();
+    });
+    proxy.on('connect', (req: IncomingMessage, socket: import('node:stream').Duplex) => {
+      asked.push(`CONNECT ${req.url ?? ''}`);
+      socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, asked, close: () => proxy.close() };
+  }
+
+  /** Node 24's global agents as `NODE_USE_ENV_PROXY=1` (or `--use-env-proxy`) with HTTP(S)_PROXY set makes them; undone after `work`. */
+  async function withEnvProxy(proxyUrl: string, work: () => Promise<void>): Promise<void> {
+    const proxied: AgentOptions & { proxyEnv: Record<string, string> } = { proxyEnv: { HTTP_PROXY: proxyUrl, HTTPS_PROXY: proxyUrl } };
+    const saved = [http.globalAgent, https.globalAgent] as const;
+    http.globalAgent = new http.Agent(proxied);
+    https.globalAgent = new https.Agent(proxied);
+    try {
+      await work();
+    } finally {
+      [http.globalAgent, https.globalAgent] = saved;
+    }
+  }
+
+  it('connects to the address it vetted for a name, never handing the name to a proxy that would resolve it again', async () => {
+    const proxy = await recordingProxy();
+    const docs = await startDocServer();
+    docs.handler = (_req, res) => res.end('{"direct":true}');
+    const resolve = (): Promise<{ address: string; family: number }[]> => Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
+    try {
+      await withEnvProxy(proxy.url, async () => {
+        const doc = await fetchDocument(`http://keys.example:${new URL(docs.url).port}/keys`, { allowPrivateNetwork: true, resolve });
+        expect(doc.body.toString()).toBe('{"direct":true}');
+      });
+      expect(proxy.asked).toEqual([]);
+    } finally {
+      proxy.close();
+      await docs.close();
+    }
+  });
+
+  it('opens https to the vetted address itself, not through a CONNECT tunnel of the proxy', async () => {
+    const proxy = await recordingProxy();
+    const docs = await startDocServer('https');
+    docs.handler = (_req, res) => res.end('{"direct":true}');
+    try {
+      await withEnvProxy(proxy.url, async () => {
+        const doc = await fetchDocument(`${docs.url}/keys`, { allowPrivateNetwork: false, ca: docs.ca, isForbidden: (a) => a !== '127.0.0.1' });
+        expect(doc.body.toString()).toBe('{"direct":true}');
+      });
+      expect(proxy.asked).toEqual([]);
+    } finally {
+      proxy.close();
+      await docs.close();
     }
   });
 });
