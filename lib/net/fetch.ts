@@ -5,6 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 
 import { isForbiddenAddress } from './addresses.js';
 import { outboundAgents } from './agents.js';
+import { lookupInTurn } from './name-lookups.js';
 import { hostPortOf, isPrivateNetworkAddress } from './private-hosts.js';
 import { OutboundFetchError } from '../errors.js';
 
@@ -92,7 +93,7 @@ async function resolveTarget(url: URL, options: OutboundFetchOptions, signal: Ab
   const addresses = isIP(host)
     ? [{ address: host, family: isIP(host) }]
     : // A lookup failure is an unresolvable name: refused below with that reason.
-      await bounded((options.resolve ?? systemResolve)(host).catch(() => []), url, signal);
+      await bounded(lookupInTurn(() => (options.resolve ?? systemResolve)(host).catch(() => []), signal), url, signal);
   if (addresses.length === 0) throw new OutboundFetchError(url.href, 'the host name does not resolve');
   if (!options.allowPrivateNetwork) {
     const isForbidden = options.isForbidden ?? isForbiddenAddress;

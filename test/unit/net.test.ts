@@ -194,6 +194,74 @@ describe('fetchDocument (C11)', () => {
   });
 });
 
+describe('fetchDocument: name lookups in turn', () => {
+  /** A stand-in resolver: names starting with `hung` answer only when released, others at once; all to 127.0.0.1. */
+  function resolver() {
+    const asked: string[] = [];
+    const held: (() => void)[] = [];
+    let pending = 0;
+    let most = 0;
+    let onAsk = (): void => undefined;
+    const resolve = (host: string): Promise<{ address: string; family: number }[]> => {
+      asked.push(host);
+      pending += 1;
+      most = Math.max(most, pending);
+      onAsk();
+      const answer = (): { address: string; family: number }[] => {
+        pending -= 1;
+        return [{ address: '127.0.0.1', family: 4 }];
+      };
+      return host.startsWith('hung') ? new Promise((settle) => held.push(() => settle(answer()))) : Promise.resolve().then(answer);
+    };
+    const asks = (n: number): Promise<void> => new Promise((done) => {
+      onAsk = () => asked.length >= n && done();
+      onAsk();
+    });
+    return { resolve, asked, asks, releaseAll: () => held.splice(0).forEach((release) => release()), most: () => most };
+  }
+
+  it('keeps one lookup pending at a time, also after its callers gave up: names that never answer cannot take the process\'s lookup threads', async () => {
+    const docs = await startDocServer();
+    docs.handler = (_req, res) => res.end('{}');
+    const port = new URL(docs.url).port;
+    const names = resolver();
+    const options = { allowPrivateNetwork: true, resolve: names.resolve };
+    try {
+      const callers = [0, 1, 2].map(() => new AbortController());
+      const gaveUp = callers.map((c, i) => fetchDocument(`http://hung${i}.example:${port}/keys`, options, 'application/json', { signal: c.signal }).catch((e: unknown) => e));
+      await names.asks(1);
+      for (const c of callers) c.abort();
+      for (const [i, err] of (await Promise.all(gaveUp)).entries()) {
+        expect((err as Error).message).toBe(`http://hung${i}.example:${port}/keys: was aborted (AbortError)`);
+      }
+      // The first lookup still runs (getaddrinfo cannot be stopped); the others were never started.
+      expect(names.asked).toEqual(['hung0.example']);
+      const next = fetchDocument(`http://keys.example:${port}/keys`, options);
+      names.releaseAll();
+      expect((await next).status).toBe(200);
+      expect(names.asked).toEqual(['hung0.example', 'keys.example']);
+      expect(names.most()).toBe(1);
+    } finally {
+      names.releaseAll();
+      await docs.close();
+    }
+  });
+
+  it('serves many fetches at once, each name looked up in its turn', async () => {
+    const docs = await startDocServer();
+    docs.handler = (_req, res) => res.end('{}');
+    const port = new URL(docs.url).port;
+    const names = resolver();
+    try {
+      const many = await Promise.all(Array.from({ length: 20 }, (_, i) => fetchDocument(`http://rp${i}.example:${port}/keys`, { allowPrivateNetwork: true, resolve: names.resolve })));
+      expect(many.map((doc) => doc.status)).toEqual(Array.from({ length: 20 }, () => 200));
+      expect([names.asked.length, names.most()]).toEqual([20, 1]);
+    } finally {
+      await docs.close();
+    }
+  });
+});
+
 describe('fetchDocument: no proxy from the environment', () => {
   /** A forward proxy that records what it is asked and relays nothing. */
   async function recordingProxy() {
