@@ -88,7 +88,8 @@ function bounded<T>(work: Promise<T>, url: URL, signal: AbortSignal): Promise<T>
 
 const systemResolve = (host: string): Promise<{ address: string; family: number }[]> => lookup(host, { all: true, verbatim: true });
 
-async function resolveTarget(url: URL, options: OutboundFetchOptions, signal: AbortSignal): Promise<Target> {
+/** Every address of the URL's host, each vetted: the connection may go to any of them. */
+async function resolveTargets(url: URL, options: OutboundFetchOptions, signal: AbortSignal): Promise<Target[]> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const addresses = isIP(host)
     ? [{ address: host, family: isIP(host) }]
@@ -105,12 +106,12 @@ async function resolveTarget(url: URL, options: OutboundFetchOptions, signal: Ab
       throw new OutboundFetchError(url.href, 'resolves to a loopback, private, link-local or reserved address');
     }
   }
-  return addresses[0] as Target;
+  return addresses;
 }
 
 interface Exchange {
   url: URL;
-  target: Target;
+  targets: Target[];
   maxBytes: number;
   accept: string;
   method: 'GET' | 'HEAD';
@@ -118,12 +119,14 @@ interface Exchange {
   signal: AbortSignal;
 }
 
-function once({ url, target, maxBytes, accept, method, ca, signal }: Exchange): Promise<{ response: IncomingMessage; body: Buffer }> {
+function once({ url, targets, maxBytes, accept, method, ca, signal }: Exchange): Promise<{ response: IncomingMessage; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    // Connect to the address we vetted, not to a second resolution (no DNS rebinding).
+    // Connect to the addresses we vetted, not to a second resolution (no DNS rebinding); node tries
+    // them in turn (autoSelectFamily) when it asks for all, as a browser falls back to the next one.
+    const first = targets[0] as Target;
     const pinned: LookupFunction = (_host, options, callback) => {
-      if ((options as { all?: boolean }).all) (callback as (e: null, a: Target[]) => void)(null, [target]);
-      else callback(null, target.address, target.family);
+      if ((options as { all?: boolean }).all) (callback as (e: null, a: Target[]) => void)(null, targets);
+      else callback(null, first.address, first.family);
     };
     const headers = { accept, 'user-agent': 'svc-connect' };
     const req = url.protocol === 'https:'
@@ -187,8 +190,8 @@ export async function fetchDocument(href: string, options: OutboundFetchOptions,
       const schemes = options.allowPrivateNetwork ? ['https:', 'http:'] : ['https:'];
       if (!schemes.includes(url.protocol)) throw new OutboundFetchError(url.href, 'must use https');
       if (url.username || url.password) throw new OutboundFetchError(url.href, 'must not carry credentials');
-      const target = await resolveTarget(url, options, signal);
-      const { response, body } = await once({ url, target, maxBytes, accept, method, ca: options.ca, signal });
+      const targets = await resolveTargets(url, options, signal);
+      const { response, body } = await once({ url, targets, maxBytes, accept, method, ca: options.ca, signal });
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
       if (status >= 300 && status < 400 && location && request.redirect !== 'manual') {

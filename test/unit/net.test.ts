@@ -194,6 +194,38 @@ describe('fetchDocument (C11)', () => {
   });
 });
 
+describe('fetchDocument: a name with several addresses', () => {
+  it('tries the next vetted address when the first refuses the connection, as a browser would', async () => {
+    const docs = await startDocServer();
+    docs.handler = (_req, res) => res.end('{"second":true}');
+    // Nothing listens on 127.0.0.2 at the server's port (it is bound to 127.0.0.1 only): that connection is refused.
+    const resolve = (): Promise<{ address: string; family: number }[]> => Promise.resolve([{ address: '127.0.0.2', family: 4 }, { address: '127.0.0.1', family: 4 }]);
+    try {
+      const doc = await fetchDocument(`http://keys.example:${new URL(docs.url).port}/keys`, { allowPrivateNetwork: true, resolve });
+      expect(doc.body.toString()).toBe('{"second":true}');
+    } finally {
+      await docs.close();
+    }
+  });
+
+  it('connects to none of them when any address is refused by the rules', async () => {
+    const docs = await startDocServer();
+    let reached = 0;
+    docs.handler = (_req, res) => {
+      reached += 1;
+      res.end('{}');
+    };
+    const resolve = (): Promise<{ address: string; family: number }[]> => Promise.resolve([{ address: '127.0.0.1', family: 4 }, { address: '10.0.0.1', family: 4 }]);
+    try {
+      const url = `https://keys.example:${new URL(docs.url).port}/keys`;
+      await expect(fetchDocument(url, { allowPrivateNetwork: false, resolve, isForbidden: (a) => a !== '127.0.0.1' })).rejects.toThrow(`${url}: resolves to a loopback, private, link-local or reserved address`);
+      expect(reached).toBe(0);
+    } finally {
+      await docs.close();
+    }
+  });
+});
+
 describe('fetchDocument: name lookups in turn', () => {
   /** A stand-in resolver: names starting with `hung` answer only when released, others at once; all to 127.0.0.1. */
   function resolver() {
