@@ -17,14 +17,19 @@ async function providerEncryptionKey(issuer: string): Promise<{ key: CryptoKey; 
   return { key: (await importJWK(jwk, 'RSA-OAEP-256')) as CryptoKey, kid: jwk.kid };
 }
 
-/** `params` as a request object (RFC 9101), signed PS256 and encrypted to the provider, so only it reads the claims. */
-async function encryptedRequestObject(client: DemoClient, issuer: string, params: Record<string, string>): Promise<string> {
+/** `params` as a request object (RFC 9101), signed PS256 with the demo's key, valid {@link REQUEST_OBJECT_TTL} seconds. */
+async function signedRequestObject(client: DemoClient, issuer: string, params: Record<string, string>): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const claims: Record<string, unknown> = { ...params };
   if (typeof params.claims === 'string') claims.claims = JSON.parse(params.claims) as unknown;
-  const jws = await new SignJWT({ ...claims, iss: client.clientId, aud: issuer, iat: now, nbf: now, exp: now + REQUEST_OBJECT_TTL, jti: randomBytes(16).toString('base64url') })
+  return new SignJWT({ ...claims, iss: client.clientId, aud: issuer, iat: now, nbf: now, exp: now + REQUEST_OBJECT_TTL, jti: randomBytes(16).toString('base64url') })
     .setProtectedHeader({ alg: 'PS256', kid: client.signingKid, typ: 'oauth-authz-req+jwt' })
     .sign(client.signingKey);
+}
+
+/** `params` as a signed request object encrypted to the provider, so only it reads the claims. */
+async function encryptedRequestObject(client: DemoClient, issuer: string, params: Record<string, string>): Promise<string> {
+  const jws = await signedRequestObject(client, issuer, params);
   const { key, kid } = await providerEncryptionKey(issuer);
   return new CompactEncrypt(new TextEncoder().encode(jws)).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', cty: 'JWT', ...(kid ? { kid } : {}) }).encrypt(key);
 }
@@ -39,15 +44,18 @@ async function pushAuthorizationRequest(client: DemoClient, issuer: string, fiel
   return body.request_uri;
 }
 
-/** The authorization URL: every parameter in query mode, else only `client_id` and the pushed `request_uri`. */
+/**
+ * The authorization URL: in query mode every parameter in it, as a signed request object (the demo client requires
+ * one, so nobody holding the URL can change a parameter); else only `client_id` and the pushed `request_uri`.
+ */
 export async function authorizationRedirect(client: DemoClient, issuer: string, params: Record<string, string>, mode: DemoRequestMode): Promise<URL> {
   const url = new URL(`${issuer}/authorize`);
+  url.searchParams.set('client_id', client.clientId);
   if (mode === 'query') {
-    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    url.searchParams.set('request', await signedRequestObject(client, issuer, params));
     return url;
   }
-  const fields = mode === 'par-encrypted' ? { client_id: client.clientId, request: await encryptedRequestObject(client, issuer, params) } : params;
-  url.searchParams.set('client_id', client.clientId);
-  url.searchParams.set('request_uri', await pushAuthorizationRequest(client, issuer, fields));
+  const request = mode === 'par-encrypted' ? await encryptedRequestObject(client, issuer, params) : await signedRequestObject(client, issuer, params);
+  url.searchParams.set('request_uri', await pushAuthorizationRequest(client, issuer, { client_id: client.clientId, request }));
   return url;
 }

@@ -72,6 +72,9 @@ async function register(issuer: string, token: string, redirectUri: string, keys
       userinfo_encrypted_response_alg: 'RSA-OAEP-256',
       userinfo_encrypted_response_enc: 'A256GCM',
       request_object_signing_alg: 'PS256',
+      // Every request of the demo is signed: an authorization URL handed to someone else cannot be changed (its
+      // response_mode, say, which would keep her code out of the query that ends the flow in her browser).
+      require_signed_request_object: true,
       request_object_encryption_alg: 'RSA-OAEP-256',
       request_object_encryption_enc: 'A256GCM',
       jwks: { keys },

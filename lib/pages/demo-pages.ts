@@ -57,15 +57,28 @@ provider sets <code>svc.stage.include-scopes-in-user-info</code>), a claims requ
 const json = (value: unknown): string => escapeHtml(JSON.stringify(value, null, 2));
 
 const HOW_SENT: Record<DemoRequestMode, string> = {
-  query: 'Every parameter, the claims request included, travelled in the URL (browser history, logs, Referer).',
-  par: 'The parameters were pushed to /par first (this client must use PAR); the URL holds only client_id and request_uri.',
+  query: 'Every parameter, the claims request included, travelled in the URL as a signed request object (PS256): nobody could change it on the way, but anyone who sees the URL reads it (browser history, logs, Referer).',
+  par: 'The parameters were signed (PS256) as a request object and pushed to /par first (this client must use PAR); the URL holds only client_id and request_uri.',
   'par-encrypted':
     'The parameters were signed (PS256) and encrypted (RSA-OAEP-256, A256GCM) to the provider as a request object and pushed to /par; the URL holds only client_id and request_uri.',
 };
 
+/** The JWT claims of a signed request object that are authorization parameters (not its iss, aud, times or jti). */
+function requestObjectParameters(request: string | null): string[] {
+  try {
+    const payload = JSON.parse(Buffer.from(request?.split('.')[1] ?? '', 'base64url').toString('utf8')) as unknown;
+    if (typeof payload !== 'object' || payload === null) return [];
+    return Object.keys(payload).filter((name) => !['iss', 'aud', 'iat', 'nbf', 'exp', 'jti'].includes(name));
+  } catch {
+    return [];
+  }
+}
+
 /** What the relying party sent, and what it received, decrypted and verified. */
 export function demoResultPage(result: DemoResult, again: string, request: { sentTo: string; mode: DemoRequestMode }): RenderedPage {
-  const names = [...new URL(request.sentTo).searchParams.keys()];
+  const sent = new URL(request.sentTo).searchParams;
+  const names = [...sent.keys()];
+  const inRequest = requestObjectParameters(sent.get('request'));
   return renderPage({
     title: 'svc-connect demo: result',
     wide: true,
@@ -75,6 +88,7 @@ export function demoResultPage(result: DemoResult, again: string, request: { sen
 <p>The browser was sent to:</p>
 <pre id="authorization-url">${escapeHtml(request.sentTo)}</pre>
 <p>Parameters in that URL: <code id="authorization-url-parameters">${escapeHtml(names.join(' '))}</code></p>
+${inRequest.length ? `<p>Parameters in its request object, readable by anyone who sees the URL: <code id="request-object-parameters">${escapeHtml(inRequest.join(' '))}</code></p>` : ''}
 <h2>ID token</h2>
 <p>Encrypted (JWE header) → signed (JWS header) → verified claims:</p>
 <pre id="id-token-jwe-header">${json(result.idToken.jweHeader)}</pre>

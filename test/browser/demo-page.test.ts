@@ -88,13 +88,15 @@ describe('the demo page in Chromium (C8)', () => {
     await page.close();
   });
 
-  it('without the switch the result page shows every parameter in the URL', async () => {
+  it('without the switch the result page shows every parameter in the URL, in a signed request object', async () => {
     const page = await browser.newPage();
     await startFlow(page);
     await page.click('#consent-allow button');
     await page.waitForSelector('#authorization-url-parameters');
     const names = ((await page.textContent('#authorization-url-parameters')) ?? '').split(' ').sort();
-    expect(names).toEqual(['claims', 'client_id', 'code_challenge', 'code_challenge_method', 'nonce', 'redirect_uri', 'response_type', 'scope', 'state']);
+    expect(names).toEqual(['client_id', 'request']);
+    const inRequest = ((await page.textContent('#request-object-parameters')) ?? '').split(' ').sort();
+    expect(inRequest).toEqual(['claims', 'client_id', 'code_challenge', 'code_challenge_method', 'nonce', 'redirect_uri', 'response_type', 'scope', 'state']);
     await page.close();
   });
 

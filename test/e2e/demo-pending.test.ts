@@ -82,10 +82,77 @@ describe('the demo page\'s unfinished flows: at most DEMO_PENDING_FLOWS, up to f
     expect(page).not.toContain('id-token-claims');
   });
 
+  /** A demo authorization URL with its parameters in plain, read from its signed request object when it carries one. */
+  const plainParameters = (url: string): URL => {
+    const plain = new URL(url);
+    const request = plain.searchParams.get('request');
+    if (!request) return plain;
+    plain.search = '';
+    const payload = JSON.parse(Buffer.from(request.split('.')[1] ?? '', 'base64url').toString()) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(payload)) if (typeof v === 'string') plain.searchParams.set(k, v);
+    return plain;
+  };
+  /** Where the provider sends `browser` in the end for `url` (its Location, fragment kept), after login and consent. */
+  const landing = async (browser: FormBrowser, url: string): Promise<string> => {
+    const callback = `${running.baseUrl}/oidcdemo/callback`;
+    let next: string | undefined = url;
+    let init: RequestInit | undefined;
+    for (let hops = 0; next && hops < 20; hops += 1) {
+      if (next.startsWith(callback)) return next;
+      const response = await browser.request(next, init);
+      init = undefined;
+      const location = response.headers.get('location');
+      if (location) {
+        next = new URL(location, next).href;
+        continue;
+      }
+      browser.lastPage = await response.text();
+      const form = browser.lastPage.includes('id="login-form"') ? 'login-form' : browser.lastPage.includes('id="consent-allow"') ? 'consent-allow' : undefined;
+      if (!form) return next;
+      const fields: Record<string, string> = form === 'login-form' ? { login: 'demo', password: 'demo' } : {};
+      next = browser.formAction(form, running.baseUrl);
+      init = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl }, body: new URLSearchParams({ ...browser.hiddenFields(form), ...fields }).toString() };
+    }
+    return next ?? '';
+  };
+
+  it('an authorization URL of a demo flow changed to another response_mode (her code kept out of the query the callback reads) gives its starter no code to redeem', async () => {
+    const attacker = new FormBrowser();
+    const url = await startDemo(attacker, 'email');
+    const plain = plainParameters(url);
+    const state = plain.searchParams.get('state') ?? '';
+    const crafted = ['fragment', 'form_post'].flatMap((mode) => [`${url}&response_mode=${mode}`, `${plain.href}&response_mode=${mode}`]);
+    for (const href of crafted) {
+      // The person opens the URL he hands her, signs in and allows.
+      const person = new FormBrowser();
+      const landed = new URL(await landing(person, href));
+      const fromForm = /<input[^>]*name="code"[^>]*value="([^"]*)"/.exec(person.lastPage)?.[1];
+      // A code reaches her browser only in the query of the callback, where it ends the flow there.
+      const elsewhere = new URLSearchParams(landed.hash.slice(1)).get('code') ?? fromForm ?? null;
+      expect({ href, elsewhere }).toEqual({ href, elsewhere: null });
+      const code = landed.searchParams.get('code') ?? elsewhere;
+      if (code === null) continue;
+      if (landed.searchParams.has('code')) await (await person.request(landed.href)).text();
+      // Her code, leaked to him, in the browser that holds the flow's state: never redeemed there.
+      const replayed = await attacker.request(`${running.baseUrl}/oidcdemo/callback?${new URLSearchParams({ code, state })}`);
+      const page = await replayed.text();
+      expect({ href, status: replayed.status, claims: page.includes('id="id-token-claims"') }).toEqual({ href, status: 400, claims: false });
+    }
+  });
+
+  it('honest: an authorization URL of a demo flow followed as given lands in the query of its callback and completes', async () => {
+    const browser = new FormBrowser();
+    const url = await startDemo(browser, 'email');
+    const landed = new URL(await landing(browser, url));
+    expect([landed.pathname, landed.searchParams.has('code'), landed.hash]).toEqual(['/oidcdemo/callback', true, '']);
+    const page = await browser.request(landed.href);
+    expect([page.status, await page.text()]).toEqual([200, expect.stringContaining('id="id-token-claims"')]);
+  });
+
   it('a callback is still refused in a browser that did not start its flow, and when its state comes back a second time', async () => {
     const browser = new FormBrowser();
     const url = await startDemo(browser, 'email');
-    const state = new URL(url).searchParams.get('state') as string;
+    const state = plainParameters(url).searchParams.get('state') as string;
     const stranger = new FormBrowser();
     await startDemo(stranger, 'email');
     const elsewhere = await stranger.request(`${running.baseUrl}/oidcdemo/callback?state=${state}&error=access_denied`);
