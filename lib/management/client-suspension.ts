@@ -73,6 +73,24 @@ export function suspendedClients(inner: Adapter, marks: Adapter, deletions: Adap
 }
 
 /**
+ * The `RegistrationAccessToken` adapter's `upsert` of a token whose client the toolbox deleted meanwhile (a
+ * {@link DELETION_MODEL} mark in `deletions`, checked after the write, which the delete's mark precedes) removes
+ * what it wrote again and answers 401 `invalid_token`: a read or update that loaded the client before the delete
+ * rotates its token after the delete removed the client's tokens, and the token, stored without expiry, would
+ * stay in the store for good.
+ */
+export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter): Partial<Adapter> {
+  return {
+    upsert: async (id, payload, expiresIn) => {
+      await inner.upsert(id, payload, expiresIn);
+      if (typeof payload.clientId !== 'string' || !(await deletions.find(payload.clientId))) return;
+      await inner.destroy(id);
+      throw new errors.InvalidToken('the client has been deleted');
+    },
+  };
+}
+
+/**
  * `provider.use` middleware: a token answer for a client disabled or deleted while the request was served (it was
  * found before the mark was set, and waited on its `jwks_uri`, say) is withdrawn, as if the request had arrived
  * after the mark: the tokens it issued are destroyed, the code it redeemed is given back (the store's atomic

@@ -5,7 +5,7 @@ import type Provider from 'oidc-provider';
 
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
-import { DELETION_MODEL, SUSPENSION_MODEL, suspendedClients, withdrawTokensOfDisabledClients } from '../management/client-suspension.js';
+import { DELETION_MODEL, SUSPENSION_MODEL, suspendedClients, tokensOfDeletedClients, withdrawTokensOfDisabledClients } from '../management/client-suspension.js';
 import type { Metrics } from '../observability/metrics.js';
 import { requestLogging } from '../observability/request-log.js';
 import { hashedClientSecrets } from '../registration/client-secrets.js';
@@ -83,6 +83,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     why: 'a disabled client is not found, on every route; a deleted one is not written back',
     models: CLIENTS,
     wrap: (inner, _model, below) => suspendedClients(inner, below(SUSPENSION_MODEL), below(DELETION_MODEL)),
+  },
+  {
+    why: 'a registration access token of a client deleted meanwhile is not written back',
+    models: new Set([MODEL_NAMES.registrationAccessToken]),
+    wrap: (inner, _model, below) => tokensOfDeletedClients(inner, below(DELETION_MODEL)),
   },
 ];
 

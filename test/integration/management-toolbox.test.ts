@@ -2,6 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { refOf } from '../../adapters/inventory.js';
+import { createMemoryStore } from '../../adapters/memory.js';
+import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { subjectHash } from '../../lib/management/audit.js';
 import { appPerSuite } from '../helpers/suite-app.js';
@@ -385,5 +387,69 @@ describe('operator toolbox over HTTP', () => {
       '/oidc/v1/management/invite_client',
       '/oidc/v1/management/subjects/revoke',
     ]);
+  });
+});
+
+describe('deleting a client while an RFC 7592 read of it rotates its registration access token', () => {
+  /** When set, the next write of a registration access token waits: the test learns it arrived and lets it go later. */
+  let held: { arrived: () => void; go: Promise<void> } | undefined;
+  const running = appPerSuite(() => {
+    const inner = createMemoryStore();
+    const store: SvcStore = {
+      ...inner,
+      adapter(model) {
+        const adapter = inner.adapter(model);
+        if (model !== 'RegistrationAccessToken') return adapter;
+        return decorateAdapter(adapter, {
+          upsert: async (id, payload, expiresIn) => {
+            const hold = held;
+            held = undefined;
+            if (hold) {
+              hold.arrived();
+              await hold.go;
+            }
+            return adapter.upsert(id, payload, expiresIn);
+          },
+        });
+      },
+    };
+    return { store, properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true } };
+  });
+  const call = managementCalls(running, AUTH);
+  /** Holds the next registration access token write; `release()` lets it go. */
+  const hold = (): { arrived: Promise<void>; release: () => void } => {
+    let arrived!: () => void;
+    let release!: () => void;
+    const arrival = new Promise<void>((resolve) => (arrived = resolve));
+    held = { arrived, go: new Promise<void>((resolve) => (release = resolve)) };
+    return { arrived: arrival, release };
+  };
+  const registrationTokensOf = async (clientId: unknown): Promise<number> =>
+    (await running.app.svc.store.inventory?.list('RegistrationAccessToken', { limit: 500 }))?.records.filter((r) => r.payload.clientId === clientId).length ?? -1;
+
+  it('attack: the read\'s next token, written after the delete removed the client\'s tokens, is not left in the store', async () => {
+    const client = await registerClient(running, 'plain');
+    const gate = hold();
+    const read = manage(String(client.metadata.registration_client_uri), 'GET', String(client.metadata.registration_access_token));
+    await gate.arrived;
+    const deleted = await call('DELETE', `/oidc/v1/management/clients/${String(client.metadata.client_id)}`);
+    expect([deleted.status, deleted.body.deleted]).toEqual([200, true]);
+    gate.release();
+    const answered = await read;
+    expect([answered.status, answered.body.error, answered.body.registration_access_token]).toEqual([401, 'invalid_token', undefined]);
+    expect(await registrationTokensOf(client.metadata.client_id)).toBe(0);
+  });
+
+  it('honest: a read held as long, of a client nobody deletes, answers its next token, the only one stored', async () => {
+    const client = await registerClient(running, 'plain');
+    const gate = hold();
+    const read = manage(String(client.metadata.registration_client_uri), 'GET', String(client.metadata.registration_access_token));
+    await gate.arrived;
+    gate.release();
+    const answered = await read;
+    expect([answered.status, typeof answered.body.registration_access_token]).toEqual([200, 'string']);
+    expect(await registrationTokensOf(client.metadata.client_id)).toBe(1);
+    const again = await manage(String(client.metadata.registration_client_uri), 'GET', String(answered.body.registration_access_token));
+    expect(again.status).toBe(200);
   });
 });
