@@ -3,17 +3,16 @@ import type Provider from 'oidc-provider';
 import { issueInitialAccessToken, revokeInitialAccessToken } from '../registration/initial-access-tokens.js';
 import { invitationMail } from './invitation-mail.js';
 import type { Mailer, MailReceipt } from './mailer.js';
-import { emailAddressDefect, MAX_EMAIL_LENGTH } from '../email-address.js';
+import { canonicalEmailAddress, MAX_EMAIL_LENGTH } from '../email-address.js';
 import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
 
-/** Checks an invitee address by the one e-mail rule ({@link emailAddressDefect}). */
+/** Checks an invitee address by the one e-mail rule, and returns it as it is mailed ({@link canonicalEmailAddress}). */
 function validateInvitationAddress(email: unknown): string {
   if (typeof email !== 'string' || email.trim() === '') throw new InvalidInvitationAddressError('the email query parameter is required');
-  const value = email.trim();
-  const defect = emailAddressDefect(value);
-  if (defect === 'too long') throw new InvalidInvitationAddressError(`the email query parameter is longer than ${MAX_EMAIL_LENGTH} characters`);
-  if (defect) throw new InvalidInvitationAddressError('the email query parameter is not a valid e-mail address');
-  return value;
+  const result = canonicalEmailAddress(email.trim());
+  if ('address' in result) return result.address;
+  if (result.defect === 'too long') throw new InvalidInvitationAddressError(`the email query parameter is longer than ${MAX_EMAIL_LENGTH} characters`);
+  throw new InvalidInvitationAddressError('the email query parameter is not a valid e-mail address');
 }
 
 /** What {@link inviteClient} needs. */

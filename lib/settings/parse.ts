@@ -3,7 +3,7 @@
  * throws a plain `Error` whose message says what is wrong (the loader adds the property name).
  */
 
-import { emailAddressDefect } from '../email-address.js';
+import { canonicalEmailAddress } from '../email-address.js';
 
 /** Parses `true`/`false` (case-insensitive; also `1`/`0`, `yes`/`no`). */
 export function parseBoolean(raw: string): boolean {
@@ -88,9 +88,9 @@ export function parseNonEmpty(raw: string): string {
   return value;
 }
 
-/** Parses an e-mail address by the one e-mail rule ({@link emailAddressDefect}). */
+/** Parses an e-mail address by the one e-mail rule, into the form it is mailed as ({@link canonicalEmailAddress}). */
 export function parseEmailAddress(raw: string): string {
-  const value = raw.trim();
-  if (emailAddressDefect(value)) throw new Error(`expected an e-mail address, got "${raw}"`);
-  return value;
+  const result = canonicalEmailAddress(raw.trim());
+  if ('defect' in result) throw new Error(`expected an e-mail address, got "${raw}"`);
+  return result.address;
 }

@@ -145,12 +145,41 @@ describe('management invitations over SMTP (C7)', () => {
     ['with a display name', 'Partner <partner@example.com>', 'the email query parameter is not a valid e-mail address'],
     ['overlong', `${'a'.repeat(250)}@example.com`, 'the email query parameter is longer than 254 characters'],
     ['header injection', 'a@example.com\r\nBcc: b@example.com', 'the email query parameter is not a valid e-mail address'],
+    ['two addresses', 'a@example.com,b@example.com', 'the email query parameter is not a valid e-mail address'],
+    ['group', 'g:a@example.com,b@example.com;', 'the email query parameter is not a valid e-mail address'],
+    ['leading-dot local part (mailed re-quoted as ".a")', '.a@example.com', 'the email query parameter is not a valid e-mail address'],
+    ['double-dot local part', 'a..b@example.com', 'the email query parameter is not a valid e-mail address'],
+    ['overlong local part', `${'a'.repeat(65)}@example.com`, 'the email query parameter is not a valid e-mail address'],
+    ['look-alike local part', 'pаrtner@example.com', 'the email query parameter is not a valid e-mail address'],
   ])('refuses a %s email with 400', async (_name, email, description) => {
     const sent = smtp.raw.length;
     const res = await invite(running, email, basic(USER, PASSWORD));
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'invalid_request', error_description: description });
     expect(smtp.raw.length).toBe(sent);
+  });
+
+  it.each<[string, string, string]>([
+    ['a +tag', 'partner+tag@example.com', 'partner+tag@example.com'],
+    ['capitals, the domain answered as it is mailed', 'PARTNER@EXAMPLE.COM', 'PARTNER@example.com'],
+    ['an IDN domain, answered and mailed in ASCII', 'partner+tag@bücher.example', 'partner+tag@xn--bcher-kva.example'],
+    ['a look-alike letter in the domain, answered for what it is', 'partner@еxample.com', 'partner@xn--xample-2of.com'],
+  ])('invites an address with %s', async (_name, email, invited) => {
+    const res = await invite(running, email, basic(USER, PASSWORD));
+    expect([res.status, res.body.invited]).toEqual([202, invited]);
+    await smtp.next();
+    expect(smtp.raw[smtp.raw.length - 1]).toMatch(new RegExp(`^To: ${invited.replace(/[+.]/g, '\\$&')}$`, 'm'));
+  });
+
+  it('serves an operator who sends 20 invitations in a row: 20 mails, 20 tokens, each registering once', async () => {
+    const tokens = new Set<string>();
+    for (let i = 0; i < 20; i += 1) {
+      const res = await invite(running, `partner-${i}@example.com`, basic(USER, PASSWORD), i % 2 ? 'POST' : 'GET', '192.0.2.20');
+      expect(res.status).toBe(202);
+      tokens.add(tokenIn((await smtp.next()).text ?? ''));
+    }
+    expect(tokens.size).toBe(20);
+    for (const token of tokens) expect((await register(running, { redirect_uris: ['https://partner.example/cb'] }, token)).status).toBe(201);
   });
 
   it('answers anything but GET and POST with 405, under every spelling the router accepts', async () => {
