@@ -49,8 +49,12 @@ export function redactUrlCredentials(text: string): string {
   return `${url.protocol}//${user}${url.host}${url.pathname === '/' && !text.replace(/[?#].*$/, '').endsWith('/') ? '' : url.pathname}${query ? `?${query}` : ''}${url.hash}`;
 }
 
-/** An e-mail address anywhere in a text (SMTP replies echo the recipient: `<erika@example.com>: rejected`). */
-const EMAIL_ADDRESS = /[^\s<>()[\]"',;:@]+@([a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+)/gi;
+/**
+ * An e-mail address anywhere in a text (SMTP replies echo the recipient: `<erika@example.com>: rejected`): a local
+ * part of any character an address may hold (an apostrophe too), a domain of one label or more, in Unicode too (a
+ * server may echo an IDN domain decoded).
+ */
+const EMAIL_ADDRESS = /[^\s<>()[\]",;:@]+@([\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?(?:\.[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?)*)/giu;
 
 /** Every e-mail address in `text` reduced to its domain (`erika@example.com` → `*@example.com`). */
 export function reduceEmailAddresses(text: string): string {

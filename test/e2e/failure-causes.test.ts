@@ -121,6 +121,27 @@ describe('what a failure says: its cause, never a credential, an address or a Re
     }
   });
 
+  it.each([
+    ['an apostrophe in the local part', "erika'o@partner.example", '*@partner.example'],
+    ['a one-label domain (an intranet host)', 'erika.partner@intranet', '*@intranet'],
+    // smtp-server, as servers may, echoes the ASCII domain it was sent decoded.
+    ['an IDN domain', 'erika.partner@bücher.example', '*@bücher.example'],
+  ])('logs a refused recipient with %s reduced to its domain: no part of the local part', async (_what, address, reduced) => {
+    const { logger, lines } = capturingLogger();
+    const running = await startApp({ logger, properties: { 'svc.mail.smtp-url': `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}`, 'svc.management.password': 'mgmt-pw' } });
+    try {
+      const url = new URL(`${running.issuer}/management/invite_client`);
+      url.searchParams.set('email', address);
+      const invited = await fetch(url, { headers: { authorization: `Basic ${Buffer.from('admin:mgmt-pw').toString('base64')}` } });
+      expect(invited.status).toBe(502);
+      const failed = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'invitation_mail_failed');
+      expect(failed).toEqual([expect.objectContaining({ smtp_status: 550, cause: expect.stringContaining(reduced) })]);
+      expect(lines.join('\n')).not.toContain('erika');
+    } finally {
+      await running.close();
+    }
+  });
+
   it('logs an outbox folder that cannot be made with the file system\'s code and its absolute path', async () => {
     const { logger, lines } = capturingLogger();
     const blocker = join(mkdtempSync(join(tmpdir(), 'svc-outbox-')), 'a-file');
@@ -180,6 +201,7 @@ describe('what a failure says: its cause, never a credential, an address or a Re
 
   it('reduces what a cause says: credentials out of URLs, addresses to their domain, arguments cut, first line only', () => {
     expect(reduceEmailAddresses('550 5.1.1 <Erika.M+tag@Mail.Example.COM>: rejected; cc bob@x.example')).toBe('550 5.1.1 <*@Mail.Example.COM>: rejected; cc *@x.example');
+    expect(reduceEmailAddresses("550 <o'hara@x.example> and 'bob@x.example', root@localhost, jörg@bücher.example.")).toBe("550 <*@x.example> and *@x.example', *@localhost, *@bücher.example.");
     expect(safeCauseMessage("ERR unknown command 'set', with args beginning with: 'svc:Session:abc' '{\"accountId\":\"demo\"}'")).toBe("ERR unknown command 'set'");
     expect(safeCauseMessage('cannot reach redis://user:hunter2@db.internal:6379/0?password=hunter2 now\nsecond line')).toBe('cannot reach redis://user:***@db.internal:6379/0?password=*** now');
     // Node's connection to every address of a host fails as one AggregateError without a message.
