@@ -40,13 +40,18 @@ export interface MailerOptions {
 
 /**
  * The mailer of the management invitations: SMTP through nodemailer (pooled, with timeouts), or
- * `.eml` files written to the outbox folder (mode 0600) when no SMTP server is configured.
+ * `.eml` files written to the outbox folder (mode 0600) when no SMTP server is configured. An
+ * `smtp://` URL with credentials requires STARTTLS (unless its query says `requireTLS=false`):
+ * a server that does not offer it gets no credentials and no mail.
  */
 export function createMailer(options: MailerOptions): Mailer {
   if (options.smtpUrl) {
     const timeouts = { connectionTimeout: 5000, greetingTimeout: 5000, socketTimeout: 10000 };
-    const transport = nodemailer.createTransport({ url: options.smtpUrl, pool: true, maxConnections: 2, ...timeouts });
     const url = new URL(options.smtpUrl);
+    // Credentials go only over TLS: whoever strips STARTTLS from the server's answer would read them otherwise.
+    // A `requireTLS=false` in the URL's query still opts out (nodemailer lets the URL win).
+    const requireTLS = url.protocol === 'smtp:' && (url.username !== '' || url.password !== '');
+    const transport = nodemailer.createTransport({ url: options.smtpUrl, pool: true, maxConnections: 2, requireTLS, ...timeouts });
     const where = { host: url.hostname, port: Number(url.port || (url.protocol === 'smtps:' ? 465 : 587)) };
     return {
       kind: 'smtp',

@@ -178,7 +178,7 @@ export const PROPERTY_DEFINITIONS = [
   row('svc.mail.smtp-url', 'mail.smtpUrl', (raw) => parseUrlWithScheme(raw, ['smtp:', 'smtps:']), {
     env: 'SMTP_URL',
     defaultText: 'unset → mails are written as `.eml` files to `svc.mail.outbox-dir` (warned, refused in production)',
-    doc: 'SMTP server for invitation mails, e.g. `smtp://user:pass@mail.example.com:587`.',
+    doc: 'SMTP server for invitation mails, e.g. `smtp://user:pass@mail.example.com:587` (with credentials STARTTLS is required: a server that does not offer it gets no password and no mail; `?requireTLS=false` allows plain text, for a relay on the same machine) or `smtps://…:465`.',
     secret: true,
     unsafe: (s, supplied): string | undefined => (supplied.management && !s.mail.smtpUrl ? `invitation mails are written to ${s.mail.outboxDir} instead of being sent` : undefined),
   }),

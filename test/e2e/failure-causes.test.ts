@@ -17,6 +17,8 @@ const REDIS_PASSWORD = 'redis-pw-Zq81';
 const SMTP_USER = 'idp-mailer';
 const SMTP_PASSWORD = 'smtp-pw-Kd27';
 const PASSWORDS = /redis-pw-Zq81|smtp-pw-Kd27|wrong-pw-Xy55/;
+/** The strict server below offers no STARTTLS: credentials go to it only where the URL says so. */
+const IN_CLEAR = '?requireTLS=false';
 
 /** A real SMTP server that signs in one user only and refuses every recipient, echoing the address as servers do. */
 async function startStrictSmtp(): Promise<{ port: number; close(): Promise<void> }> {
@@ -55,7 +57,7 @@ describe('what a failure says: its cause, never a credential, an address or a Re
   it('config check --connect reports both connections OK with the right credentials, printing no password', async () => {
     const result = await configCheckConnect({
       SVC_REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`,
-      SVC_MAIL_SMTP_URL: `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}`,
+      SVC_MAIL_SMTP_URL: `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}${IN_CLEAR}`,
     });
     expect(result.code).toBe(0);
     expect(lineOf(result.stdout, 'store')).toBe(`store: OK: Redis at 127.0.0.1:${redis.port} answers PING`);
@@ -67,12 +69,22 @@ describe('what a failure says: its cause, never a credential, an address or a Re
   it('config check --connect names a wrong password as an authentication failure, with the host, for each', async () => {
     const result = await configCheckConnect({
       SVC_REDIS_URL: `redis://:wrong-pw-Xy55@127.0.0.1:${redis.port}/0`,
-      SVC_MAIL_SMTP_URL: `smtp://${SMTP_USER}:wrong-pw-Xy55@127.0.0.1:${smtp.port}`,
+      SVC_MAIL_SMTP_URL: `smtp://${SMTP_USER}:wrong-pw-Xy55@127.0.0.1:${smtp.port}${IN_CLEAR}`,
     });
     expect(result.code).toBe(1);
     expect(lineOf(result.stdout, 'store')).toMatch(new RegExp(`^store: FAILED: Redis: authentication failed at 127\\.0\\.0\\.1:${redis.port}: WRONGPASS `));
     expect(lineOf(result.stdout, 'mail')).toMatch(new RegExp(`^mail: FAILED: SMTP: authentication failed at 127\\.0\\.0\\.1:${smtp.port} \\(SMTP 535\\): EAUTH: `));
     expect(result.stderr).toContain('svc-connect config: cannot connect: store, mail');
+    expect(result.stdout + result.stderr).not.toMatch(PASSWORDS);
+  });
+
+  it('config check --connect names a server that offers no STARTTLS to credentials as a TLS failure', async () => {
+    const result = await configCheckConnect({
+      SVC_REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`,
+      SVC_MAIL_SMTP_URL: `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}`,
+    });
+    expect(result.code).toBe(1);
+    expect(lineOf(result.stdout, 'mail')).toMatch(new RegExp(`^mail: FAILED: SMTP: TLS failed at 127\\.0\\.0\\.1:${smtp.port} \\(SMTP 500\\): ETLS: `));
     expect(result.stdout + result.stderr).not.toMatch(PASSWORDS);
   });
 
@@ -108,7 +120,7 @@ describe('what a failure says: its cause, never a credential, an address or a Re
 
   it('logs a refused recipient with the SMTP status, code and host, the address reduced to its domain', async () => {
     const { logger, lines } = capturingLogger();
-    const running = await startApp({ logger, properties: { 'svc.mail.smtp-url': `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}`, 'svc.management.password': 'mgmt-pw' } });
+    const running = await startApp({ logger, properties: { 'svc.mail.smtp-url': `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}${IN_CLEAR}`, 'svc.management.password': 'mgmt-pw' } });
     try {
       const invited = await fetch(`${running.issuer}/management/invite_client?email=erika.partner@partner.example`, { headers: { authorization: `Basic ${Buffer.from('admin:mgmt-pw').toString('base64')}` } });
       expect(invited.status).toBe(502);
@@ -128,7 +140,7 @@ describe('what a failure says: its cause, never a credential, an address or a Re
     ['an IDN domain', 'erika.partner@bücher.example', '*@bücher.example'],
   ])('logs a refused recipient with %s reduced to its domain: no part of the local part', async (_what, address, reduced) => {
     const { logger, lines } = capturingLogger();
-    const running = await startApp({ logger, properties: { 'svc.mail.smtp-url': `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}`, 'svc.management.password': 'mgmt-pw' } });
+    const running = await startApp({ logger, properties: { 'svc.mail.smtp-url': `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}${IN_CLEAR}`, 'svc.management.password': 'mgmt-pw' } });
     try {
       const url = new URL(`${running.issuer}/management/invite_client`);
       url.searchParams.set('email', address);

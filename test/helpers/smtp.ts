@@ -12,29 +12,48 @@ export interface TestSmtp {
   raw: string[];
   /** When set, every message is received and then refused with this SMTP error. */
   refuseWith?: { code: number; message: string };
+  /** Every sign-in the server was offered (`user`, and whether the connection was TLS by then). */
+  signIns: { user: string; secure: boolean }[];
   /** Resolves with the oldest message not yet taken by `next` (waiting for one if needed). */
   next(): Promise<ParsedMail>;
   close(): Promise<void>;
 }
 
-/** Starts {@link TestSmtp}. */
-export async function startSmtp(): Promise<TestSmtp> {
+/** Options of {@link startSmtp}. */
+export interface TestSmtpOptions {
+  /** Requires a sign-in as this user (over plain text too, unless `tls` is set). */
+  user?: { name: string; password: string };
+  /** Offers STARTTLS with this key and certificate, and signs in only over TLS. */
+  tls?: { key: string; cert: string };
+}
+
+/** Starts {@link TestSmtp}; by default without sign-in and without STARTTLS. */
+export async function startSmtp(options: TestSmtpOptions = {}): Promise<TestSmtp> {
   const waiting: ((mail: ParsedMail) => void)[] = [];
   const unread: ParsedMail[] = [];
   const smtp: TestSmtp = {
     url: '',
     mails: [],
     raw: [],
+    signIns: [],
     next: () => {
       const mail = unread.shift();
       return mail ? Promise.resolve(mail) : new Promise((resolve) => waiting.push(resolve));
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+  const { user, tls } = options;
   const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
+    authOptional: !user,
+    allowInsecureAuth: !tls,
+    disabledCommands: tls ? [] : ['STARTTLS'],
+    ...(tls ? { key: tls.key, cert: tls.cert } : {}),
     logger: false,
+    onAuth(auth, session, callback) {
+      smtp.signIns.push({ user: auth.username ?? '', secure: session.secure });
+      if (auth.username === user?.name && auth.password === user?.password) callback(null, { user: auth.username });
+      else callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
+    },
     onData(stream, _session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -323,6 +324,62 @@ describe('management invitations when SMTP is unreachable', () => {
       expect(res.body.error).toBe('mail_delivery_failed');
     } finally {
       await running.close();
+    }
+  });
+});
+
+describe('SMTP credentials travel only over TLS', () => {
+  const user = { name: 'idp-mailer', password: 'smtp-pw-Lm42' };
+  const auth = basic('admin', PASSWORD);
+
+  /** Invites through `smtpUrl` and answers with the response and the invitations still pending. */
+  async function inviteThrough(smtpUrl: string): Promise<{ status: number; body: Record<string, unknown>; pending: unknown[] }> {
+    const running = await startApp({ properties: { 'svc.mail.smtp-url': smtpUrl, 'svc.management.password': PASSWORD } });
+    try {
+      const res = await invite(running, 'partner@example.com', auth);
+      const listing = await fetch(`${running.issuer}/management/invitations`, { headers: { authorization: auth } });
+      return { status: res.status, body: res.body, pending: ((await listing.json()) as { invitations: unknown[] }).invitations };
+    } finally {
+      await running.close();
+    }
+  }
+
+  it('attack: a server that offers no STARTTLS (as when a man in the middle strips it) gets neither the credentials nor the mail: 502, no invitation left', async () => {
+    const smtp = await startSmtp({ user });
+    try {
+      const res = await inviteThrough(smtp.url.replace('smtp://', `smtp://${user.name}:${user.password}@`));
+      expect([res.status, res.body.error, res.pending]).toEqual([502, 'mail_delivery_failed', []]);
+      expect([smtp.signIns, smtp.raw]).toEqual([[], []]);
+    } finally {
+      await smtp.close();
+    }
+  });
+
+  it('honest: a server that offers STARTTLS gets the sign-in over TLS, and the mail', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-smtp-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-subj', '/CN=127.0.0.1', '-days', '1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'ignore' });
+    const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    const smtp = await startSmtp({ user, tls: { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert } });
+    try {
+      // The test's own certificate authority, trusted through the URL (nodemailer reads tls.* from its query).
+      const res = await inviteThrough(`${smtp.url.replace('smtp://', `smtp://${user.name}:${user.password}@`)}?tls.ca=${encodeURIComponent(cert)}`);
+      expect([res.status, res.pending]).toEqual([202, [expect.objectContaining({ id: expect.stringMatching(/^inv_/) })]]);
+      expect(smtp.signIns).toEqual([{ user: user.name, secure: true }]);
+      expect(tokenIn((await smtp.next()).text ?? '')).toMatch(/^\S+$/);
+    } finally {
+      await smtp.close();
+    }
+  });
+
+  it('honest: the URL may say requireTLS=false (a relay on the same machine), and the mail goes', async () => {
+    const smtp = await startSmtp({ user });
+    try {
+      const res = await inviteThrough(`${smtp.url.replace('smtp://', `smtp://${user.name}:${user.password}@`)}?requireTLS=false`);
+      expect(res.status).toBe(202);
+      expect(smtp.signIns).toEqual([{ user: user.name, secure: false }]);
+      await smtp.next();
+    } finally {
+      await smtp.close();
     }
   });
 });
