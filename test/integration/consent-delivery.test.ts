@@ -30,6 +30,13 @@ describe('consent covers how her data travels (C8)', () => {
     const url = urlFor(client, { ...params, prompt: 'none' });
     return redirectParams((await browser.follow(url, running.baseUrl)).leftTo as string);
   };
+  /** Allows the page of an `openid`-only request of `client` (`check` reads it first), then asks `asked` silently. */
+  const allowPageThenAsk = async (browser: FormBrowser, client: RegisteredClient, check: (page: string) => void, asked: Record<string, string>): Promise<URLSearchParams> => {
+    await browser.follow(urlFor(client, { scope: 'openid' }), running.baseUrl);
+    check(browser.lastPage);
+    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
+    return silently(browser, client, asked);
+  };
   it('asks again when a client drops encryption and opts out, and an earlier access token delivers no user data in plaintext', async () => {
     const original = await registerClient(running, 'rsa');
     const browser = new FormBrowser();
@@ -110,10 +117,8 @@ describe('consent covers how her data travels (C8)', () => {
     expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
     const keyed = await registerClient(running, 'rsa');
     const strengthened = await updateRegistration(plain, { id_token_encrypted_response_alg: keyed.metadata.id_token_encrypted_response_alg, jwks: keyed.metadata.jwks });
-    await browser.follow(urlFor(strengthened, { scope: 'openid' }), running.baseUrl);
-    expect(browser.lastPage).not.toContain('e-mail');
-    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
-    expect((await silently(browser, strengthened, asked)).get('error')).toBe('consent_required');
+    const silent = await allowPageThenAsk(browser, strengthened, (page) => expect(page).not.toContain('e-mail'), asked);
+    expect(silent.get('error')).toBe('consent_required');
   });
 
   it('attack: a claim she approved encrypted is asked again once the client opts out of encryption, also after she allowed a page that showed only an identifier', async () => {
@@ -122,10 +127,8 @@ describe('consent covers how her data travels (C8)', () => {
     const asked = { scope: 'openid', claims: JSON.stringify({ userinfo: { email: null } }) };
     await runCodeFlow(running.issuer, original.metadata, { scope: 'openid', configure: original.configure, browser, params: asked });
     const weakened = await updateRegistration(original, { userinfo_encrypted_response_alg: undefined, userinfo_encrypted_response_enc: undefined, allow_unencrypted_userinfo: true });
-    await browser.follow(urlFor(weakened, { scope: 'openid' }), running.baseUrl);
-    expect(browser.lastPage).toContain('Profile request (UserInfo): <strong>not encrypted</strong>');
-    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
-    expect((await silently(browser, weakened, asked)).get('error')).toBe('consent_required');
+    const silent = await allowPageThenAsk(browser, weakened, (page) => expect(page).toContain('Profile request (UserInfo): <strong>not encrypted</strong>'), asked);
+    expect(silent.get('error')).toBe('consent_required');
   });
 
   it('honest: a claim approved in the sign-in token stays approved there when only UserInfo stops receiving data', async () => {
@@ -134,10 +137,8 @@ describe('consent covers how her data travels (C8)', () => {
     const asked = { scope: 'openid', claims: JSON.stringify({ id_token: { email: null } }) };
     await runCodeFlow(running.issuer, client.metadata, { scope: 'openid', configure: client.configure, browser, params: asked });
     const changed = await updateRegistration(client, { userinfo_encrypted_response_alg: undefined, userinfo_encrypted_response_enc: undefined });
-    await browser.follow(urlFor(changed, { scope: 'openid' }), running.baseUrl);
-    expect(browser.lastPage).toContain('id="consent-allow"');
-    expect(redirectParams((await browser.submit('consent-allow', {}, running.baseUrl)).leftTo as string).get('code')).toEqual(expect.any(String));
-    expect((await silently(browser, changed, asked)).get('code')).toEqual(expect.any(String));
+    const silent = await allowPageThenAsk(browser, changed, (page) => expect(page).toContain('id="consent-allow"'), asked);
+    expect(silent.get('code')).toEqual(expect.any(String));
   });
 
   it('counts a grant without a delivery record (made before this rule) as not covering', async () => {
