@@ -1,7 +1,7 @@
 import type { Account, Client, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 
 import type { Authenticator } from './authenticator.js';
-import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, weakerThanConsented, type Delivery } from './delivery.js';
+import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, travelName, weakerThanConsented, type Delivery } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
 import { channelCarriesUserData, channelMode, type Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';
@@ -88,7 +88,11 @@ export function createFindAccount(options: AccountOptions): FindAccount {
         if (!client || !channelCarriesUserData(client, channel)) return protocol;
         if (weakerThanConsented(deliveryOf(client), consented)) return protocol;
         const other = (token?.claims as Record<string, ChannelClaims | undefined> | undefined)?.[channel === 'id_token' ? 'userinfo' : 'id_token'];
-        const requests = requestsFor(scopeHere ? scope : undefined, claims, rejected, Object.keys(other ?? {}));
+        // Only where her grant says each claim travels: the operator may have moved the scope channel since.
+        const approved = new Set(ctx.oidc.entities.Grant?.getOIDCClaims());
+        const requests = requestsFor(scopeHere ? scope : undefined, claims, rejected, Object.keys(other ?? {}))
+          .map((r) => ({ ...r, alternatives: r.alternatives.filter((name) => approved.has(travelName(channel, name))) }))
+          .filter((r) => r.alternatives.length > 0);
         const { values } = await resolveRequests(registry, sub, requests, valueMac.forClient(client.clientId));
         const verified = await verifiedClaimsFor(ctx, registry, sub, channel, claims);
         return { ...values, ...(verified === undefined ? {} : { verified_claims: verified }), ...protocol };

@@ -20,6 +20,9 @@ const TRAVEL = `${GRANT_NAMESPACE}travel:`;
 const NAMED = `${GRANT_NAMESPACE}named:`;
 const GROUP = `${GRANT_NAMESPACE}group:`;
 
+/** The grant name that records she approved `name` travelling on `channel` ({@link travelGrantNames}). */
+export const travelName = (channel: Channel, name: string): string => `${TRAVEL}${channel}:${name}`;
+
 /** The delivery `client`'s registration has now. */
 export function deliveryOf(client: Client): Delivery {
   return { id_token: channelMode(client, 'id_token'), userinfo: channelMode(client, 'userinfo') };
@@ -98,7 +101,7 @@ export function travelGrantNames(claims: unknown, scope: string | undefined, sco
   const parsed = isObject(claims) ? claims : {};
   const names: string[] = [];
   const named = new Set<string>();
-  const add = (channel: Channel, name: string): void => void (granted.claims.has(name) && names.push(`${TRAVEL}${channel}:${name}`));
+  const add = (channel: Channel, name: string): void => void (granted.claims.has(name) && names.push(travelName(channel, name)));
   for (const channel of CHANNELS) {
     for (const request of channelRequests(parsed[channel] as ChannelClaims | undefined)) {
       named.add(request.requested);
@@ -107,7 +110,7 @@ export function travelGrantNames(claims: unknown, scope: string | undefined, sco
     for (const name of verifiedGrantNames(verifiedRequestsOf(parsed[channel]))) add(channel, name);
   }
   const grantedScope = (scope ?? '').split(' ').filter((s) => granted.scopes.has(s)).join(' ');
-  for (const name of claimsForScope(grantedScope)) if (!named.has(name)) names.push(`${TRAVEL}${scopeChannel}:${name}`);
+  for (const name of claimsForScope(grantedScope)) if (!named.has(name)) names.push(travelName(scopeChannel, name));
   return names;
 }
 

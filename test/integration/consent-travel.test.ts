@@ -1,7 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { compactDecrypt, decodeJwt } from 'jose';
 
+import { createMemoryStore } from '../../adapters/memory.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
+import { startApp } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { FormBrowser, pkcePair, redeemCode, redirectParams } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient, registeredClientUrl, updateRegistration } from '../helpers/clients.js';
@@ -192,5 +194,51 @@ describe.each([
     // Her consent under the new delivery replaced the grant: the code of the earlier one ends with it.
     const redeemed = await redeemCode(running.issuer, moved.metadata, later, pkce.verifier);
     expect([redeemed.status, redeemed.body.error]).toEqual([400, 'invalid_grant']);
+  });
+});
+
+/**
+ * The operator restarts with `svc.stage.include-scopes-in-user-info` set otherwise (C5): codes and refresh tokens of
+ * an earlier consent say nothing of where scope claims travel now. Her e-mail address, approved in the encrypted
+ * sign-in token of a client whose UserInfo is plain (the opt-out), does not go out in plain UserInfo.
+ */
+describe('a restart that moves the scope channel', () => {
+  const approveThenRestart = async (after: boolean): Promise<{ tokens: Record<string, unknown>; client: RegisteredClient; issuer: string; close: () => Promise<void> }> => {
+    const store = createMemoryStore();
+    const before = await startApp({ store, claimModules: createDemoClaimModules() });
+    const client = await registerClient(before, 'rsa', { allow_unencrypted_userinfo: true, userinfo_encrypted_response_alg: undefined });
+    const browser = new FormBrowser();
+    const pkce = pkcePair();
+    await browser.follow(registeredClientUrl(before.issuer, client, { scope: 'openid email', code_challenge: pkce.challenge }), before.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, before.baseUrl);
+    expect(browser.lastPage).toContain('your e-mail address — in the sign-in token');
+    const code = redirectParams((await browser.submit('consent-allow', {}, before.baseUrl)).leftTo as string).get('code') as string;
+    await before.close();
+    const restarted = await startApp({ store, claimModules: createDemoClaimModules(), properties: { 'svc.stage.include-scopes-in-user-info': after } });
+    const redeemed = await redeemCode(restarted.issuer, client.metadata, code, pkce.verifier);
+    expect(redeemed.status).toBe(200);
+    return { tokens: redeemed.body, client, issuer: restarted.issuer, close: () => restarted.close() };
+  };
+  const userinfo = async (issuer: string, tokens: Record<string, unknown>): Promise<Record<string, unknown>> =>
+    (await (await fetch(`${issuer}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token as string}` } })).json()) as Record<string, unknown>;
+
+  it('attack: set to UserInfo since, the code of her consent delivers the e-mail address in plain UserInfo nowhere', async () => {
+    const { tokens, client, issuer, close } = await approveThenRestart(true);
+    try {
+      expect(USER(await userinfo(issuer, tokens))).toEqual([]);
+      expect(USER(await decryptFor(client, tokens.id_token as string))).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('honest: restarted as it was, the code delivers the e-mail address where she approved it, and UserInfo stays without it', async () => {
+    const { tokens, client, issuer, close } = await approveThenRestart(false);
+    try {
+      expect(USER(await decryptFor(client, tokens.id_token as string))).toEqual(['email', 'email_verified']);
+      expect(USER(await userinfo(issuer, tokens))).toEqual([]);
+    } finally {
+      await close();
+    }
   });
 });
