@@ -52,7 +52,7 @@ export function subjectTypeFor(metadata: SubjectMetadata, defaultType: SubjectTy
  * `[::1]`), where every native app redirects (RFC 8252 7.3), or in a private-use scheme (RFC 8252 7.1,
  * `com.example.app:/cb`), which any app may register and whose authority (`myapp://callback`) is no host.
  */
-function isUnowned(uri: unknown): boolean {
+export function isUnowned(uri: unknown): boolean {
   if (typeof uri !== 'string' || !URL.canParse(uri)) return false;
   const { hostname, protocol } = new URL(uri);
   if (protocol !== 'http:' && protocol !== 'https:') return true;

@@ -426,3 +426,67 @@ describe('a native app whose later redirect URI is a private-use scheme with a r
     expect(await subAt(app.metadata, 'https://app.rp.example/other')).toBe(pairwiseSubOf('https://app.rp.example/cb'));
   });
 });
+
+describe('a sector document cannot group a redirect URI that names no relying party (C12.12, RFC 8252 7.1, 7.3)', () => {
+  const running = appPerSuite({ claimModules: createDemoClaimModules(), properties: { 'svc.fetch.allow-private-network': true } });
+  let docs: HttpsDocServer;
+  let distrust = (): void => undefined;
+  const asked: string[] = [];
+  // The relying party's sector document groups its web site with its desktop and mobile apps.
+  const documents = new Map([['/rp/sector.json', ['https://www.rp.example/cb', 'https://app.rp.example/cb', 'http://127.0.0.1/callback', 'com.rp.app:/cb']]]);
+  const SECTOR = '/rp/sector.json';
+  beforeAll(async () => {
+    docs = await startDocServer('https');
+    distrust = trustForOutboundFetch(docs.ca);
+    docs.handler = (req, res) => {
+      asked.push(req.url ?? '');
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(documents.get(req.url ?? '') ?? []));
+    };
+  });
+  afterAll(async () => {
+    distrust();
+    await docs.close();
+  });
+  const subAt = async (client: ClientMetadata, redirect: string): Promise<string> =>
+    (await runCodeFlow(running.issuer, { ...client, redirect_uris: [redirect] }, { skipUserinfo: true })).claims.sub;
+  const inSector = (redirects: string[], extra: Record<string, unknown> = {}) =>
+    registerClient(running, 'plain', { redirect_uris: redirects, sector_identifier_uri: `${docs.url}${SECTOR}`, ...extra });
+
+  it("an unrelated app naming the document with its loopback or private-use redirect URI is refused, the document never asked, nothing stored (it would receive codes in the sector at its own port or scheme)", async () => {
+    for (const [redirects, subjectType] of [[['http://127.0.0.1/callback'], undefined], [['com.rp.app:/cb'], 'pairwise'], [['https://app.rp.example/cb', 'http://127.0.0.1/callback'], undefined]] as const) {
+      const token = (await issueInitialAccessToken(running.app.svc.provider)).token;
+      asked.length = 0;
+      const res = await register(running, { application_type: 'native', client_name: 'Another app', redirect_uris: redirects, subject_type: subjectType, sector_identifier_uri: `${docs.url}${SECTOR}` }, token);
+      expect([res.status, res.body.error]).toEqual([400, 'invalid_client_metadata']);
+      expect(res.body.error_description).toMatch(/^sector_identifier_uri: cannot group .*names no relying party/);
+      expect(asked).toEqual([]);
+      expect(await isUnspent(running, token)).toBe(true);
+    }
+  });
+
+  it('an update cannot add such a redirect URI to a client of the sector', async () => {
+    const app = await inSector(['https://app.rp.example/cb'], { application_type: 'native' });
+    const { registration_access_token: token, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = app.metadata as Record<string, unknown>;
+    for (const method of ['PUT', 'POST'] as const) {
+      const res = await manage(uri as string, method, token as string, { ...metadata, redirect_uris: ['https://app.rp.example/cb', 'http://127.0.0.1/callback'] });
+      expect([res.status, res.body.error]).toEqual([400, 'invalid_client_metadata']);
+      expect(res.body.error_description).toMatch(/^sector_identifier_uri: cannot group http:\/\/127\.0\.0\.1\/callback/);
+    }
+    expect(((await running.app.svc.store.adapter('Client').find(String(app.metadata.client_id))) as ClientMetadata).redirect_uris).toEqual(['https://app.rp.example/cb']);
+  });
+
+  it("honest: the relying party's web site and its app on a claimed https redirect URI share one sub through the document; a loopback app without it is a sector of its own", async () => {
+    const web = await inSector(['https://www.rp.example/cb']);
+    const app = await inSector(['https://app.rp.example/cb'], { application_type: 'native' });
+    const desktop = await registerClient(running, 'plain', { application_type: 'native', redirect_uris: ['http://127.0.0.1/callback'] });
+    const sub = await subAt(web.metadata, 'https://www.rp.example/cb');
+    expect(await subAt(app.metadata, 'https://app.rp.example/cb')).toBe(sub);
+    expect(await subAt(desktop.metadata, 'http://127.0.0.1/callback')).not.toBe(sub);
+  });
+
+  it('honest: a public client may name the document with a loopback redirect URI (its sub is the account id whatever its sector)', async () => {
+    const app = await inSector(['http://127.0.0.1/callback'], { application_type: 'native', subject_type: 'public' });
+    expect(await subAt(app.metadata, 'http://127.0.0.1/callback')).toBe('demo-0001');
+  });
+});
