@@ -30,6 +30,11 @@ import { judgedStaticClient } from './static-client-keys.js';
 /** ID token lifetime: 24 hours, fixed (spec 2.6, C3). */
 export const ID_TOKEN_TTL = 86_400;
 
+/** How long a sign-in lasts: 14 days from the sign-in, however often the session is used. */
+const SESSION_TTL = 14 * 24 * 3600;
+
+const epochNow = (): number => Math.floor(Date.now() / 1000);
+
 /** The parts of a configuration that are not properties: keys, store and accounts. */
 export interface ConfigurationParts {
   /** Private signing keys of the provider. */
@@ -127,8 +132,10 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       AuthorizationCode: 60,
       IdToken: ID_TOKEN_TTL,
       Interaction: 3600,
-      // A session nobody signed in to holds only a logout's state: kept as long as an interaction.
-      Session: (_ctx, session) => (session.accountId ? 14 * 24 * 3600 : 3600),
+      // Counted from her sign-in, not from its last use (oidc-provider saves the session on every request, so a
+      // fixed TTL would let a session used now and then live for ever). A session nobody signed in to holds only a
+      // logout's state: kept as long as an interaction.
+      Session: (_ctx, session) => (session.accountId ? Math.max(1, (session.loginTs ?? epochNow()) + SESSION_TTL - epochNow()) : 3600),
       Grant: 14 * 24 * 3600,
       InitialAccessToken: INITIAL_ACCESS_TOKEN_TTL,
     },

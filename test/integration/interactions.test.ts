@@ -53,6 +53,44 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
     }
   });
 
+  const DAY_MS = 86_400_000;
+  /** Runs `step` with the clock `days` after now. */
+  const onDay = async <T>(days: number, step: () => Promise<T>): Promise<T> => {
+    const clock = clockAhead(days * DAY_MS);
+    try {
+      return await step();
+    } finally {
+      clock.restore();
+    }
+  };
+
+  it('ends a sign-in 14 days after it, however often the session was used meanwhile: a kept cookie replayed on day 15 authorizes nothing silently', async () => {
+    const browser = new FormBrowser();
+    await signIn(url(), { browser });
+    const used = await onDay(13, () => browser.follow(url({ prompt: 'none' }), running.baseUrl));
+    expect(redirectParams(used.leftTo as string).get('code')).toEqual(expect.any(String));
+    const kept = ['_session', '_session.sig'].map((name) => [name, browser.cookie(name) as string] as const);
+    const expiry = browser.seenSetCookies.filter((line) => line.startsWith('_session=')).map((line) => Date.parse(/expires=([^;]+)/i.exec(line)?.[1] ?? ''));
+    expect(Math.max(...expiry)).toBeLessThanOrEqual(Date.now() + 14 * DAY_MS + 60_000);
+    const replayed = await onDay(15, async () => {
+      for (const [name, value] of kept) browser.setCookie(name, value);
+      return browser.follow(url({ prompt: 'none' }), running.baseUrl);
+    });
+    expect(redirectParams(replayed.leftTo as string).get('error')).toBe('login_required');
+  });
+
+  it('honest: a session is kept 14 days from her sign-in, and signing in again (prompt=login) starts 14 more', async () => {
+    const browser = new FormBrowser();
+    await signIn(url(), { browser });
+    const silent = await onDay(13, () => browser.follow(url({ prompt: 'none' }), running.baseUrl));
+    expect(redirectParams(silent.leftTo as string).get('code')).toEqual(expect.any(String));
+    const again = await onDay(13, () => signIn(url({ prompt: 'login' }), { browser }));
+    expect(again.callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+    // Signed in on day 13: on day 20 she still is (her grant, given on day 0, has ended: consent, not login).
+    const later = await onDay(20, () => browser.follow(url({ prompt: 'none' }), running.baseUrl));
+    expect(redirectParams(later.leftTo as string).get('error')).toBe('consent_required');
+  });
+
   it('serves login and consent with a strict CSP, frame protections and no caching', async () => {
     const browser = new FormBrowser();
     const login = await browser.follow(url(), running.baseUrl);
