@@ -9,6 +9,9 @@ import { routeOf } from './routes.js';
 
 const VALID_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
+/** The methods a metric label names; any other is `other`: anyone may send each of Node's 30-odd methods to each route, every pair a series kept for good. */
+const LABELLED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
+
 /**
  * Outermost middleware: gives every request an id (a well-formed incoming `X-Request-Id`, else a
  * UUID) in `ctx.state.requestId` and the answer, and logs one line per request, never a query string.
@@ -27,8 +30,9 @@ export function requestLogging(logger: Logger, metrics?: Metrics): Middleware {
       const route = routeOf(ctx);
       logger.info('request', { request_id: id, method: ctx.method, route, status: ctx.status, duration_ms: Math.round(seconds * 1000 * 10) / 10 });
       if (metrics) {
-        metrics.requests.inc({ route, method: ctx.method, status: String(ctx.status) });
-        metrics.duration.observe({ route, method: ctx.method }, seconds);
+        const method = LABELLED_METHODS.has(ctx.method) ? ctx.method : 'other';
+        metrics.requests.inc({ route, method, status: String(ctx.status) });
+        metrics.duration.observe({ route, method }, seconds);
         if (storeFailed(ctx)) metrics.storeErrors.inc();
       }
     }

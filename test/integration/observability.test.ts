@@ -1,4 +1,5 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { METHODS, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -130,6 +131,33 @@ describe('structured logs and metrics', () => {
       'label-reset': '/oidc/v1/management/logins/reset',
       'label-unknown': 'other',
     });
+  });
+
+  it("labels a method other than GET, HEAD, POST, PUT, DELETE and OPTIONS `other`: each of Node's methods sent to each route adds no series per method", async () => {
+    const sendWith = (url: string, method: string): Promise<void> =>
+      new Promise((resolve) => {
+        const req = request(url, { method }, (res) => res.resume().on('end', resolve));
+        req.on('error', () => resolve()).end();
+      });
+    const routes = [`${running.issuer}/authorize`, `${running.issuer}/interaction/uid-5c1d`, `${running.baseUrl}/healthz`, `${running.baseUrl}/nowhere`];
+    const seriesOf = async (name: string): Promise<Set<string>> =>
+      new Set((await (await fetch(`${running.baseUrl}/metrics`)).text()).split('\n').filter((l) => l.startsWith(name)).map((l) => l.split(' ')[0] as string));
+    for (const url of routes) for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PROPFIND']) await sendWith(url, method);
+    const [counters, histograms] = [await seriesOf('svc_http_requests_total'), await seriesOf('svc_http_request_duration_seconds')];
+    for (const url of routes) for (const method of METHODS.filter((m) => m !== 'CONNECT')) await sendWith(url, method);
+    const added = async (name: string, before: Set<string>): Promise<string[]> => [...(await seriesOf(name))].filter((series) => !before.has(series));
+    const methods = new Set([...(await seriesOf('svc_http_requests_total'))].map((series) => /method="([^"]*)"/.exec(series)?.[1]));
+    expect([...methods].filter((m) => !['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'other'].includes(m as string))).toEqual([]);
+    expect(await added('svc_http_request_duration_seconds', histograms)).toEqual([]);
+    // At most a status the other methods got that PROPFIND did not (404, 405, 501): never one series per method.
+    expect((await added('svc_http_requests_total', counters)).length).toBeLessThanOrEqual(routes.length * 2);
+  });
+
+  it("honest: GET and POST keep their own label (a flow's authorization and token requests, a client read)", async () => {
+    const body = await (await fetch(`${running.baseUrl}/metrics`)).text();
+    expect(body).toMatch(/^svc_http_requests_total\{route="\/oidc\/v1\/token",method="POST",status="200"\} [1-9]/m);
+    expect(body).toMatch(/^svc_http_requests_total\{route="\/oidc\/v1\/authorize",method="GET",status="303"\} [1-9]/m);
+    expect(body).toMatch(/^svc_http_requests_total\{route="\/oidc\/v1\/register\/:clientId",method="GET",status="200"\} [1-9]/m);
   });
 
   it('does not serve /metrics unless enabled', async () => {
