@@ -24,6 +24,7 @@ import { INITIAL_ACCESS_TOKEN_TTL } from '../registration/initial-access-tokens.
 import { newClientId } from '../registration/client-ids.js';
 import { checkedOnce } from './pushed-requests.js';
 import { assertRequestObject } from './request-objects.js';
+import { assertClientAssertionLifetime } from './replay-detection.js';
 import { vettedJwksFetch } from './vetted-jwks-fetch.js';
 import { judgedStaticClient } from './static-client-keys.js';
 
@@ -112,6 +113,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     extraTokenClaims: async (ctx) => deliveryTokenClaims(ctx),
     acrValues: [],
     clientAuthMethods: [...CLIENT_AUTH_METHODS],
+    assertJwtClientAuthClaimsAndHeader: assertClientAssertionLifetime,
     clientDefaults: {
       grant_types: ['authorization_code'],
       response_types: ['code'],

@@ -1,6 +1,7 @@
 import { errors, type Adapter } from 'oidc-provider';
 
 import type { SvcStore } from '../../adapters/store.js';
+import { PROVIDER_CLOCK_TOLERANCE_SECONDS } from '../seams.js';
 
 /** oidc-provider's model of the client assertions (`jti`) it has seen, each kept until the assertion expires. */
 export const REPLAY_DETECTION_MODEL = 'ReplayDetection';
@@ -16,4 +17,19 @@ export function onceOnly(model: string, store: Pick<SvcStore, 'insert'>): Partia
       if (!(await store.insert(model, id, payload, expiresIn))) throw new errors.InvalidClientAuth('client assertion tokens must only be used once');
     },
   };
+}
+
+/** How far ahead a client assertion's `exp` may lie (RFC 7523 3): its `jti` is remembered that long. */
+export const CLIENT_ASSERTION_MAX_SECONDS = 3600;
+
+/**
+ * oidc-provider's `assertJwtClientAuthClaimsAndHeader`: an assertion expiring later than
+ * {@link CLIENT_ASSERTION_MAX_SECONDS} from now is refused before its `jti` is stored, so no mark outlives that
+ * (one far in the future failed the store's write as an outage) and an unused leaked assertion expires soon.
+ */
+export function assertClientAssertionLifetime(_ctx: unknown, claims: { exp?: unknown }): void {
+  const ahead = Number(claims.exp) - Math.floor(Date.now() / 1000);
+  if (!(ahead <= CLIENT_ASSERTION_MAX_SECONDS + PROVIDER_CLOCK_TOLERANCE_SECONDS)) {
+    throw new errors.InvalidClientAuth(`client assertion expires more than ${CLIENT_ASSERTION_MAX_SECONDS} seconds from now`);
+  }
 }

@@ -131,10 +131,18 @@ describe('a private_key_jwt client assertion is used once, also by concurrent re
     await deletePrefix(SHARED_REDIS_URL, prefix);
   });
 
-  const assertion = async (): Promise<string> => {
+  const assertion = async (lifetime = 60, jti = randomUUID()): Promise<string> => {
     const id = String(client.metadata.client_id);
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ jti: randomUUID() }).setProtectedHeader({ alg: 'PS256', kid: client.kid }).setIssuer(id).setSubject(id).setAudience(running.issuer).setIssuedAt(now).setExpirationTime(now + 60).sign(client.signingKey);
+    return new SignJWT({ jti }).setProtectedHeader({ alg: 'PS256', kid: client.kid }).setIssuer(id).setSubject(id).setAudience(running.issuer).setIssuedAt(now).setExpirationTime(now + lifetime).sign(client.signingKey);
+  };
+  const replayMarks = async (): Promise<number> => {
+    const redis = new Redis(SHARED_REDIS_URL);
+    try {
+      return (await redis.keys(`${prefix}ReplayDetection:*`)).length;
+    } finally {
+      redis.disconnect();
+    }
   };
   const push = async (clientAssertion: string): Promise<[number, string | undefined]> => {
     const response = await fetch(`${running.issuer}/par`, {
@@ -160,6 +168,20 @@ describe('a private_key_jwt client assertion is used once, also by concurrent re
     expect(answers.filter(([status]) => status === 201)).toHaveLength(1);
     expect(answers.filter(([status, error]) => status === 401 && error === 'invalid_client')).toHaveLength(9);
     expect(await push(shared)).toEqual([401, 'invalid_client']);
+  });
+
+  it('refuses an assertion expiring more than an hour ahead (10 years, or past what the store can keep) with invalid_client, remembering no jti', async () => {
+    const before = await replayMarks();
+    for (const lifetime of [3600 + 60, 10 * 365 * 86400, 1e16]) expect(await push(await assertion(lifetime))).toEqual([401, 'invalid_client']);
+    expect(await replayMarks()).toBe(before);
+  });
+
+  it('serves assertions of 60 s, 10 minutes and one hour (what client libraries send), each once', async () => {
+    for (const lifetime of [60, 600, 3600]) {
+      const shared = await assertion(lifetime);
+      expect(await push(shared)).toEqual([201, undefined]);
+      expect(await push(shared)).toEqual([401, 'invalid_client']);
+    }
   });
 
   it('10 pushed requests side by side, each with its own assertion, are all served', async () => {
