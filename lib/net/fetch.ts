@@ -5,7 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 
 import { isForbiddenAddress } from './addresses.js';
 import { outboundAgents } from './agents.js';
-import { lookupInTurn } from './name-lookups.js';
+import { lookupInTurn, lookupPublicName, type PublicDns } from './name-lookups.js';
 import { hostPortOf, isPrivateNetworkAddress } from './private-hosts.js';
 import { OutboundFetchError } from '../errors.js';
 
@@ -27,6 +27,8 @@ export interface OutboundFetchOptions {
   ca?: string;
   /** The name resolution (default node:dns `lookup`, all addresses); tests stand in a resolver of their own. */
   resolve?: (host: string) => Promise<{ address: string; family: number }[]>;
+  /** DNS for names outside `privateHosts` (default: the system's servers); tests set it, and only then are such names not given to `resolve`. */
+  dns?: PublicDns;
 }
 
 /** A fetched document. */
@@ -88,19 +90,27 @@ function bounded<T>(work: Promise<T>, url: URL, signal: AbortSignal): Promise<T>
 
 const systemResolve = (host: string): Promise<{ address: string; family: number }[]> => lookup(host, { all: true, verbatim: true });
 
+/**
+ * A name that must resolve to public addresses is asked of DNS (c-ares, no thread, no turn); one the
+ * system may know otherwise (/etc/hosts), a listed private host or any name when private networks
+ * are allowed, of getaddrinfo in turn. A lookup failure is an unresolvable name.
+ */
+function lookUp(host: string, listed: boolean, options: OutboundFetchOptions, signal: AbortSignal): Promise<Target[] | undefined> {
+  if (!listed && !options.allowPrivateNetwork && (options.dns || !options.resolve)) return lookupPublicName(host, signal, options.dns);
+  return lookupInTurn(() => (options.resolve ?? systemResolve)(host).catch(() => []), signal);
+}
+
 /** Every address of the URL's host, each vetted: the connection may go to any of them. */
 async function resolveTargets(url: URL, options: OutboundFetchOptions, signal: AbortSignal): Promise<Target[]> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const addresses = isIP(host)
-    ? [{ address: host, family: isIP(host) }]
-    : // A lookup failure is an unresolvable name: refused below with that reason.
-      await bounded(lookupInTurn(() => (options.resolve ?? systemResolve)(host).catch(() => []), signal), url, signal);
+  const listed = options.privateHosts?.includes(hostPortOf(url)) === true;
+  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await bounded(lookUp(host, listed, options, signal), url, signal);
+  if (addresses === undefined) throw new OutboundFetchError(url.href, 'the host name\'s DNS does not answer in time');
   if (addresses.length === 0) throw new OutboundFetchError(url.href, 'the host name does not resolve');
   if (!options.allowPrivateNetwork) {
     const isForbidden = options.isForbidden ?? isForbiddenAddress;
     // Judged per hop on the answer that is connected to, so a listed name that later resolves to
     // loopback, or an unlisted name that resolves to a private address, is refused either way.
-    const listed = options.privateHosts?.includes(hostPortOf(url)) === true;
     // The reason names no address: what the provider's resolver answers for a name is its own network's, not the RP's.
     if (addresses.some((a) => isForbidden(a.address) && !(listed && isPrivateNetworkAddress(a.address)))) {
       throw new OutboundFetchError(url.href, 'resolves to a loopback, private, link-local or reserved address');

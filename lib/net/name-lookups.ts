@@ -1,3 +1,5 @@
+import { Resolver } from 'node:dns/promises';
+
 /*
  * node:dns `lookup` (getaddrinfo) runs on libuv's thread pool, where all name lookups of the process
  * share 2 threads (half of the pool). It cannot be cancelled: a name whose servers never answer holds
@@ -44,4 +46,58 @@ export async function lookupInTurn<T>(lookup: () => Promise<T>, signal: AbortSig
   const work = new Promise<T>((resolve) => resolve(lookup()));
   work.then(release, release);
   return work;
+}
+
+/*
+ * A name that must resolve to public addresses (not one of the operator's private hosts, which may
+ * live in /etc/hosts) is asked of DNS with c-ares (node:dns `Resolver`) instead: its queries are
+ * sockets on the event loop, take no thread and no turn, and are given up at a deadline. So a name
+ * whose DNS never answers fails after ANSWER_MS without holding any other fetch, and at once for
+ * STALL_MS after; at most MAX_STALLED such names are remembered (the oldest forgotten first).
+ */
+const ANSWER_MS = 1000;
+const STALL_MS = 60_000;
+const MAX_STALLED = 1000;
+const stalled = new Map<string, number>();
+
+/** Where and how long names outside `svc.fetch.private-hosts` are asked (tests stand in their own server). */
+export interface PublicDns {
+  /** DNS servers (`host:port`) in place of the system's. */
+  servers?: readonly string[];
+  /** How long a name's DNS has to answer. @default 1000 */
+  answerMs?: number;
+}
+
+/** How many names are remembered as not answering (at most 1000). */
+export const stalledNames = (): number => stalled.size;
+
+/**
+ * The IPv4 and IPv6 addresses of `host` as DNS gives them (RFC 6761 loopback for `localhost`
+ * names); none when the name does not exist; `undefined` when its DNS did not answer in time or did
+ * not within the last minute. Stops asking when `signal` fires.
+ */
+export async function lookupPublicName(host: string, signal: AbortSignal, dns: PublicDns = {}): Promise<{ address: string; family: number }[] | undefined> {
+  if (/(^|\.)localhost\.?$/i.test(host)) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if ((stalled.get(name) ?? 0) > Date.now()) return undefined;
+  stalled.delete(name);
+  const resolver = new Resolver({ timeout: dns.answerMs ?? ANSWER_MS, tries: 1 });
+  if (dns.servers) resolver.setServers(dns.servers);
+  let late = false;
+  const stop = (): void => resolver.cancel();
+  const timer = setTimeout(() => {
+    late = true;
+    stop();
+  }, dns.answerMs ?? ANSWER_MS);
+  signal.addEventListener('abort', stop, { once: true });
+  const answers = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]).finally(() => {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', stop);
+  });
+  const addresses = answers.flatMap((a, i) => (a.status === 'fulfilled' ? a.value.map((address) => ({ address, family: i === 0 ? 4 : 6 })) : []));
+  const timedOut = late || answers.some((a) => a.status === 'rejected' && (a.reason as NodeJS.ErrnoException).code === 'ETIMEOUT');
+  if (addresses.length > 0 || !timedOut) return addresses;
+  if (stalled.size >= MAX_STALLED) stalled.delete(stalled.keys().next().value as string);
+  stalled.set(name, Date.now() + STALL_MS);
+  return undefined;
 }

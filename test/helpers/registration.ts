@@ -93,7 +93,7 @@ async function startHttpsDocServer(): Promise<HttpsDocServer> {
   let key: Buffer;
   let ca: string;
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-subj', '/CN=127.0.0.1', '-days', '1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'ignore' });
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-subj', '/CN=127.0.0.1', '-days', '1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:keys.test,DNS:*.keys.test'], { cwd: dir, stdio: 'ignore' });
     key = readFileSync(join(dir, 'key.pem'));
     ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
   } finally {
