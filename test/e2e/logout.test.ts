@@ -138,6 +138,19 @@ describe('RP-initiated logout', () => {
       expect(done.leftTo).toBe(BYE);
     });
 
+    it('logs out by a POST from the relying party\'s site on an http base URL, which carries no SameSite=Lax session: sent on as a GET that does, she is asked and signed out', async () => {
+      const { browser, idToken, accessToken } = await signedIn(app, rp);
+      const fields = { id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 'posted' };
+      // The browser leaves her Lax session cookie off a form posted from another site.
+      const posted = await new FormBrowser().post(`${app.issuer}/logout`, fields, 'http://rp.localhost');
+      expect({ status: posted.status, location: posted.headers.get('location'), cookies: posted.headers.getSetCookie() }).toEqual({ status: 303, location: logoutUrl(app, fields), cookies: [] });
+      await browser.follow(String(posted.headers.get('location')), app.baseUrl);
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(done.leftTo).toBe(`${BYE}?state=posted`);
+      expect(await userinfoStatus(app, accessToken)).toBe(401);
+    });
+
     it('logs out a client with ID token encryption by the signed ID token inside its JWE (as RP-Initiated Logout 1.0 section 2 says the RP MUST send it); the JWE itself is refused with invalid_request', async () => {
       const client = await registerClient(app, 'rsa', { post_logout_redirect_uris: ['https://rp.example/bye'] });
       const browser = new FormBrowser();
@@ -334,6 +347,15 @@ describe('RP-initiated logout', () => {
       const forged = await browser.post(`${app.issuer}/logout/confirm`, { logout: 'yes', xsrf }, 'https://evil.example');
       expect(forged.status).toBe(400);
       expect(await silentOutcome(app, rp, browser)).toBe('code');
+    });
+
+    it('a logout form posted from another site, without her Lax session cookie, ends nothing and replaces no cookie: it is answered by a redirect to the same request as a GET (also under another spelling of the path)', async () => {
+      const { browser, accessToken } = await signedIn(app, rp);
+      for (const [path, fields] of [['/logout', {}], ['/LOGOUT', { post_logout_redirect_uri: BYE, state: 'forged', client_id: String(rp.client_id) }]] as const) {
+        const posted = await new FormBrowser().post(`${app.issuer}${path}`, fields, 'https://evil.example');
+        expect({ path, status: posted.status, location: posted.headers.get('location'), cookies: posted.headers.getSetCookie() }).toEqual({ path, status: 303, location: logoutUrl(app, fields), cookies: [] });
+      }
+      expect({ userinfo: await userinfoStatus(app, accessToken), silent: await silentOutcome(app, rp, browser) }).toEqual({ userinfo: 200, silent: 'code' });
     });
 
     it('serves /logout under another spelling exactly as the canonical path, or 404', async () => {
