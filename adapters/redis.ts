@@ -30,7 +30,7 @@ export interface RedisStoreOptions {
   /**
    * Models kept in an in-process cache that every process on the store invalidates at once (pub/sub
    * on `{prefix}invalidate`): read on nearly every request, written rarely. `[]` turns it off.
-   * @default ["Client", "ClientSuspension", "ClientDeletion"]
+   * @default ["Client", "ClientSuspension", "ClientDeletion", "SessionRevocation"]
    */
   cachedModels?: string[];
 }
@@ -220,7 +220,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     for (const answer of answers.slice(0, adds.length)) await resultOf(answer);
   };
 
-  const cachedModels = new Set(options.cachedModels ?? ['Client', 'ClientSuspension', 'ClientDeletion']);
+  const cachedModels = new Set(options.cachedModels ?? ['Client', 'ClientSuspension', 'ClientDeletion', 'SessionRevocation']);
   const channel = `${prefix}invalidate`;
   const cache: RecordCache | undefined = cachedModels.size
     ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger, address: at })

@@ -5,6 +5,7 @@ import type { SvcStore } from '../../adapters/store.js';
 import { clientSummary, clientView } from './client-view.js';
 import { DELETION_MARK_SECONDS, DELETION_MODEL, SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
 import { ToolboxError } from '../errors.js';
+import { REVOCATION_MODEL, SIGN_IN_SECONDS } from './subject-revocation.js';
 import { pairwiseSub, sectorOf, subjectTypeFor, type SubjectType } from '../../policies/subjects.js';
 
 /** What the toolbox acts on. */
@@ -184,14 +185,20 @@ async function accountsOf(toolbox: Toolbox, inventory: StoreInventory, sub: stri
   return accountsInSector(inventory, toolbox.subjects.pairwiseKey, sector, sub);
 }
 
-/** Ends every session of a person and revokes every grant they gave; `sub` as `clientId` received it, or the account id. */
+/**
+ * Ends every session of a person and revokes every grant they gave; `sub` as `clientId` received it, or the account
+ * id. Each session is marked revoked before it is removed, so a request in flight that writes it back signs nobody in.
+ */
 export async function revokeSubject(toolbox: Toolbox, sub: string, clientId?: string): Promise<{ revoked_sessions: number } & Revoked> {
   const inventory = inventoryOf(toolbox);
   const accounts = await accountsOf(toolbox, inventory, sub, clientId);
   const named = (payload: AdapterPayload): boolean => typeof payload.accountId === 'string' && accounts.has(payload.accountId);
+  const marks = toolbox.store.adapter(REVOCATION_MODEL);
   let sessions = 0;
   await eachRecord(inventory, 'Session', async ({ ref, payload }) => {
-    if (named(payload) && (await inventory.destroy('Session', ref))) sessions += 1;
+    if (!named(payload)) return;
+    if (typeof payload.uid === 'string') await marks.upsert(payload.uid, { revoked_at: Math.floor(Date.now() / 1000) }, SIGN_IN_SECONDS);
+    if (await inventory.destroy('Session', ref)) sessions += 1;
   });
   return { revoked_sessions: sessions, ...(await revokeGrantsWhere(inventory, named)) };
 }

@@ -21,6 +21,7 @@ import type { PrivateJwks } from './keys.js';
 import { publicPathsOf, ROUTES, type PublicPaths } from '../settings/paths.js';
 import { logoutPage, offerSignOutInstead, postLogoutPage, type SubjectAt } from '../pages/logout-pages.js';
 import { INITIAL_ACCESS_TOKEN_TTL } from '../registration/initial-access-tokens.js';
+import { SIGN_IN_SECONDS } from '../management/subject-revocation.js';
 import { newClientId } from '../registration/client-ids.js';
 import { checkedOnce } from './pushed-requests.js';
 import { assertRequestObject } from './request-objects.js';
@@ -31,8 +32,6 @@ import { judgedStaticClient } from './static-client-keys.js';
 /** ID token lifetime: 24 hours, fixed (spec 2.6, C3). */
 export const ID_TOKEN_TTL = 86_400;
 
-/** How long a sign-in lasts: 14 days from the sign-in, however often the session is used. */
-const SESSION_TTL = 14 * 24 * 3600;
 
 const epochNow = (): number => Math.floor(Date.now() / 1000);
 
@@ -137,7 +136,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       // Counted from her sign-in, not from its last use (oidc-provider saves the session on every request, so a
       // fixed TTL would let a session used now and then live for ever). A session nobody signed in to holds only a
       // logout's state: kept as long as an interaction.
-      Session: (_ctx, session) => (session.accountId ? Math.max(1, (session.loginTs ?? epochNow()) + SESSION_TTL - epochNow()) : 3600),
+      Session: (_ctx, session) => (session.accountId ? Math.max(1, (session.loginTs ?? epochNow()) + SIGN_IN_SECONDS - epochNow()) : 3600),
       Grant: 14 * 24 * 3600,
       InitialAccessToken: INITIAL_ACCESS_TOKEN_TTL,
     },

@@ -9,6 +9,7 @@ import { DELETION_MODEL, SUSPENSION_MODEL, suspendedClients, tokensOfDeletedClie
 import type { Metrics } from '../observability/metrics.js';
 import { requestLogging } from '../observability/request-log.js';
 import { hashedClientSecrets } from '../registration/client-secrets.js';
+import { REVOCATION_MODEL, revokedSessions } from '../management/subject-revocation.js';
 import { currentPolicies } from '../registration/current-policies.js';
 import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.js';
 import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registration/single-use-tokens.js';
@@ -83,6 +84,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     why: 'a disabled client is not found, on every route; a deleted one is not written back',
     models: CLIENTS,
     wrap: (inner, _model, below) => suspendedClients(inner, below(SUSPENSION_MODEL), below(DELETION_MODEL)),
+  },
+  {
+    why: 'a session signed in before its person was revoked is not found, also one a request in flight wrote back',
+    models: new Set(['Session']),
+    wrap: (inner, _model, below) => revokedSessions(inner, below(REVOCATION_MODEL)),
   },
   {
     why: 'a registration access token of a client deleted meanwhile is not written back',

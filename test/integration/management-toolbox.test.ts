@@ -8,7 +8,9 @@ import { issueInitialAccessToken } from '../../lib/index.js';
 import { subjectHash } from '../../lib/management/audit.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { registerClient } from '../helpers/clients.js';
-import { runCodeFlow } from '../helpers/flow.js';
+import { codeFlowUrl, FormBrowser, redirectParams, runCodeFlow, signIn } from '../helpers/flow.js';
+import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
+import { confidentialClient } from '../helpers/app.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { managementCalls } from '../helpers/management-calls.js';
 import { manage, register, type HttpResult } from '../helpers/registration.js';
@@ -451,5 +453,80 @@ describe('deleting a client while an RFC 7592 read of it rotates its registratio
     expect(await registrationTokensOf(client.metadata.client_id)).toBe(1);
     const again = await manage(String(client.metadata.registration_client_uri), 'GET', String(answered.body.registration_access_token));
     expect(again.status).toBe(200);
+  });
+});
+
+describe('revoking a person while a request of her session is in flight', () => {
+  const rp = confidentialClient();
+  const accounts = createStaticAuthenticator();
+  /** When set, the next account lookup (oidc-provider's, after it read the session) waits until the test lets it go. */
+  let held: { arrived: () => void; go: Promise<void> } | undefined;
+  const running = appPerSuite({
+    clients: [rp],
+    authenticator: {
+      ...accounts,
+      exists: async (accountId) => {
+        const hold = held;
+        held = undefined;
+        if (hold) {
+          hold.arrived();
+          await hold.go;
+        }
+        return accounts.exists(accountId);
+      },
+    },
+    properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true },
+  });
+  const call = managementCalls(running, AUTH);
+  const url = (params: Record<string, string> = {}): string => codeFlowUrl(running.issuer, rp, { state: 'st', ...params });
+  const revoke = async (sub: string): Promise<HttpResult> => call('POST', '/oidc/v1/management/subjects/revoke', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ sub }).toString() });
+  /** Sends `request` and revokes `sub` while the request waits after reading the session; what the request answered. */
+  const revokedDuring = async <T>(request: () => Promise<T>, sub = 'demo-0001'): Promise<[T, HttpResult]> => {
+    let arrived!: () => void;
+    let release!: () => void;
+    const arrival = new Promise<void>((resolve) => (arrived = resolve));
+    held = { arrived, go: new Promise<void>((resolve) => (release = resolve)) };
+    const answer = request();
+    await arrival;
+    const revoked = await revoke(sub);
+    release();
+    return [await answer, revoked];
+  };
+  const silent = async (browser: FormBrowser): Promise<string> => {
+    const step = await browser.follow(url({ prompt: 'none' }), running.baseUrl);
+    return step.leftTo ? (redirectParams(step.leftTo).get('error') ?? 'code') : `status ${step.response?.status}`;
+  };
+  const sessionsOf = async (accountId: string): Promise<number> =>
+    (await running.app.svc.store.inventory?.list('Session', { limit: 500 }))?.records.filter((r) => r.payload.accountId === accountId).length ?? -1;
+
+  it('attack: a silent authorization in flight writes her session back when it ends: the session signs nobody in and leaves the store when next read', async () => {
+    const { browser } = await signIn(url());
+    const [, revoked] = await revokedDuring(() => browser.follow(url({ prompt: 'none' }), running.baseUrl));
+    expect(revoked.body.revoked_sessions).toBe(1);
+    expect(await silent(browser)).toBe('login_required');
+    expect(await sessionsOf('demo-0001')).toBe(0);
+  });
+
+  it('attack: an authorization resumed after her consent, in flight, writes her session back under a new id: it signs nobody in', async () => {
+    const browser = new FormBrowser();
+    await browser.follow(url({ prompt: 'consent' }), running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    const [, revoked] = await revokedDuring(() => browser.submit('consent-allow', {}, running.baseUrl));
+    expect(revoked.body.revoked_sessions).toBe(1);
+    expect(await silent(browser)).toBe('login_required');
+    await browser.follow(url(), running.baseUrl);
+    expect(browser.lastPage).toContain('id="login-form"');
+    expect(await sessionsOf('demo-0001')).toBe(0);
+  });
+
+  it('honest: she signs in again at once after her revocation and stays signed in; another person revoked while her request is in flight leaves her signed in', async () => {
+    const { browser } = await signIn(url());
+    expect((await revoke('demo-0001')).body.revoked_sessions).toBe(1);
+    await signIn(url(), { browser });
+    expect(await silent(browser)).toBe('code');
+    const other = await signIn(url(), { login: 'demo-basic', password: 'demo-basic' });
+    const [inFlight, revoked] = await revokedDuring(() => browser.follow(url({ prompt: 'none' }), running.baseUrl), 'demo-0002');
+    expect([revoked.body.revoked_sessions, redirectParams(String(inFlight.leftTo)).get('code')]).toEqual([1, expect.any(String)]);
+    expect({ hers: await silent(browser), his: await silent(other.browser), sessions: await sessionsOf('demo-0001') }).toEqual({ hers: 'code', his: 'login_required', sessions: 1 });
   });
 });
