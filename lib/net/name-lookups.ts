@@ -53,7 +53,8 @@ export async function lookupInTurn<T>(lookup: () => Promise<T>, signal: AbortSig
  * live in /etc/hosts) is asked of DNS with c-ares (node:dns `Resolver`) instead: its queries are
  * sockets on the event loop, take no thread and no turn, and are given up at a deadline. So a name
  * whose DNS never answers fails after ANSWER_MS without holding any other fetch, and at once for
- * STALL_MS after; at most MAX_STALLED such names are remembered (the oldest forgotten first).
+ * STALL_MS after (when neither its A nor its AAAA question was answered); at most MAX_STALLED such
+ * names are remembered (the oldest forgotten first).
  */
 const ANSWER_MS = 1000;
 const STALL_MS = 60_000;
@@ -73,8 +74,8 @@ export const stalledNames = (): number => stalled.size;
 
 /**
  * The IPv4 and IPv6 addresses of `host` as DNS gives them (RFC 6761 loopback for `localhost`
- * names); none when the name does not exist; `undefined` when its DNS did not answer in time or did
- * not within the last minute. Stops asking when `signal` fires.
+ * names); none when the name does not exist; `undefined` when its DNS did not answer in time or, to
+ * either question, not within the last minute. Stops asking when `signal` fires.
  */
 export async function lookupPublicName(host: string, signal: AbortSignal, dns: PublicDns = {}): Promise<{ address: string; family: number }[] | undefined> {
   if (/(^|\.)localhost\.?$/i.test(host)) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
@@ -95,9 +96,13 @@ export async function lookupPublicName(host: string, signal: AbortSignal, dns: P
     signal.removeEventListener('abort', stop);
   });
   const addresses = answers.flatMap((a, i) => (a.status === 'fulfilled' ? a.value.map((address) => ({ address, family: i === 0 ? 4 : 6 })) : []));
-  const timedOut = late || answers.some((a) => a.status === 'rejected' && (a.reason as NodeJS.ErrnoException).code === 'ETIMEOUT');
-  if (addresses.length > 0 || !timedOut) return addresses;
-  if (stalled.size >= MAX_STALLED) stalled.delete(stalled.keys().next().value as string);
-  stalled.set(name, Date.now() + STALL_MS);
+  const codes = answers.map((a) => (a.status === 'rejected' ? (a.reason as NodeJS.ErrnoException).code : undefined));
+  const unanswered = codes.filter((code) => code === 'ETIMEOUT' || (late && code === 'ECANCELLED'));
+  if (addresses.length > 0 || unanswered.length === 0) return addresses;
+  // Remembered only when neither question was answered: one lost packet (an IPv4-only name's A) is no stall.
+  if (unanswered.length === answers.length) {
+    if (stalled.size >= MAX_STALLED) stalled.delete(stalled.keys().next().value as string);
+    stalled.set(name, Date.now() + STALL_MS);
+  }
   return undefined;
 }

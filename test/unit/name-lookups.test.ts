@@ -9,10 +9,12 @@ import { startDocServer, type HttpsDocServer } from '../helpers/registration.js'
 
 /**
  * A DNS server on 127.0.0.1 (UDP): names starting with `hung` get no answer at all, `missing…` names
- * NXDOMAIN, every other name A 127.0.0.1 and no AAAA. It records each question as `name TYPE`.
+ * NXDOMAIN, `lossy…` names no answer to their first A question, every other name A 127.0.0.1 and no
+ * AAAA. It records each question as `name TYPE`.
  */
 async function startDns() {
   const asked: string[] = [];
+  const lost = new Set<string>();
   let onAsk = (): void => undefined;
   const socket = createSocket('udp4');
   socket.on('message', (query, peer) => {
@@ -27,6 +29,7 @@ async function startDns() {
     asked.push(`${name} ${type}`);
     onAsk();
     if (name.startsWith('hung')) return;
+    if (name.startsWith('lossy') && type === 'A' && !lost.has(name)) return void lost.add(name);
     const missing = name.startsWith('missing');
     const answer = type === 'A' && !missing ? Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 127, 0, 0, 1]) : Buffer.alloc(0);
     const header = Buffer.alloc(12);
@@ -132,6 +135,14 @@ describe('fetchDocument: names that must resolve to public addresses are asked o
     const asked = dns.asked.length;
     expect(await failure(fetchDocument(url, options()))).toBe(`${url}: the host name does not resolve`);
     expect(dns.asked.length).toBeGreaterThan(asked);
+  });
+
+  it('honest: an IPv4-only name whose one A answer was lost fails this once, and is asked again next time (one lost packet is no stall)', async () => {
+    const url = `https://lossy.keys.test:${port}/keys`;
+    expect(await failure(fetchDocument(url, options(200)))).toBe(`${url}: the host name's DNS does not answer in time`);
+    expect(dns.asked.filter((q) => q.startsWith('lossy.keys.test '))).toEqual(['lossy.keys.test A', 'lossy.keys.test AAAA']);
+    expect((await fetchDocument(url, options(60_000))).body.toString()).toBe('{"keys":[]}');
+    expect(dns.asked.filter((q) => q === 'lossy.keys.test A')).toHaveLength(2);
   });
 
   it('remembers at most 1000 names that do not answer, whatever the number of random names', async () => {
