@@ -22,14 +22,17 @@ export function onceOnly(model: string, store: Pick<SvcStore, 'insert'>): Partia
 /** How far ahead a client assertion's `exp` may lie (RFC 7523 3): its `jti` is remembered that long. */
 export const CLIENT_ASSERTION_MAX_SECONDS = 3600;
 
+/** How far a client's clock may run ahead of ours: libraries date their hour from their own clock (Authlib: `iat + 3600`). */
+const CLIENT_CLOCK_AHEAD_SECONDS = 300;
+
 /**
  * oidc-provider's `assertJwtClientAuthClaimsAndHeader`: an assertion expiring later than
- * {@link CLIENT_ASSERTION_MAX_SECONDS} from now is refused before its `jti` is stored, so no mark outlives that
+ * {@link CLIENT_ASSERTION_MAX_SECONDS} (and 5 minutes of a client's clock running ahead) from now is refused before its `jti` is stored, so no mark outlives that
  * (one far in the future failed the store's write as an outage) and an unused leaked assertion expires soon.
  */
 export function assertClientAssertionLifetime(_ctx: unknown, claims: { exp?: unknown }): void {
   const ahead = Number(claims.exp) - Math.floor(Date.now() / 1000);
-  if (!(ahead <= CLIENT_ASSERTION_MAX_SECONDS + PROVIDER_CLOCK_TOLERANCE_SECONDS)) {
+  if (!(ahead <= CLIENT_ASSERTION_MAX_SECONDS + Math.max(CLIENT_CLOCK_AHEAD_SECONDS, PROVIDER_CLOCK_TOLERANCE_SECONDS))) {
     throw new errors.InvalidClientAuth(`client assertion expires more than ${CLIENT_ASSERTION_MAX_SECONDS} seconds from now`);
   }
 }

@@ -131,9 +131,9 @@ describe('a private_key_jwt client assertion is used once, also by concurrent re
     await deletePrefix(SHARED_REDIS_URL, prefix);
   });
 
-  const assertion = async (lifetime = 60, jti = randomUUID()): Promise<string> => {
+  const assertion = async (lifetime = 60, jti = randomUUID(), clockAhead = 0): Promise<string> => {
     const id = String(client.metadata.client_id);
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(Date.now() / 1000) + clockAhead;
     return new SignJWT({ jti }).setProtectedHeader({ alg: 'PS256', kid: client.kid }).setIssuer(id).setSubject(id).setAudience(running.issuer).setIssuedAt(now).setExpirationTime(now + lifetime).sign(client.signingKey);
   };
   const replayMarks = async (): Promise<number> => {
@@ -172,8 +172,15 @@ describe('a private_key_jwt client assertion is used once, also by concurrent re
 
   it('refuses an assertion expiring more than an hour ahead (10 years, or past what the store can keep) with invalid_client, remembering no jti', async () => {
     const before = await replayMarks();
-    for (const lifetime of [3600 + 60, 10 * 365 * 86400, 1e16]) expect(await push(await assertion(lifetime))).toEqual([401, 'invalid_client']);
+    for (const lifetime of [3600 + 60, 10 * 365 * 86400, 1e16]) expect(await push(await assertion(lifetime, randomUUID(), 300))).toEqual([401, 'invalid_client']);
+    expect(await push(await assertion(3600 + 360))).toEqual([401, 'invalid_client']);
     expect(await replayMarks()).toBe(before);
+  });
+
+  it("honest: serves an hour's assertion from a client whose clock runs 4 minutes ahead (Authlib dates exp iat + 3600 by its own clock), once", async () => {
+    const fast = await assertion(3600, randomUUID(), 240);
+    expect(await push(fast)).toEqual([201, undefined]);
+    expect(await push(fast)).toEqual([401, 'invalid_client']);
   });
 
   it('serves assertions of 60 s, 10 minutes and one hour (what client libraries send), each once', async () => {
