@@ -2,6 +2,8 @@ import { createHmac } from 'node:crypto';
 
 import type { ClientMetadata } from 'oidc-provider';
 
+import { isLoopbackHost } from '../lib/net/addresses.js';
+
 /** The subject types svc-connect offers (discovery `subject_types_supported`). */
 export const SUBJECT_TYPES = ['public', 'pairwise'] as const;
 
@@ -48,15 +50,15 @@ export function subjectTypeFor(metadata: SubjectMetadata, defaultType: SubjectTy
 }
 
 /**
- * True for a redirect URI that names no relying party: one on the loopback interface (`localhost`, 127.0.0.0/8,
- * `[::1]`), where every native app redirects (RFC 8252 7.3), or in a private-use scheme (RFC 8252 7.1,
- * `com.example.app:/cb`), which any app may register and whose authority (`myapp://callback`) is no host.
+ * True for a redirect URI that names no relying party: one on the loopback interface ({@link isLoopbackHost}), where
+ * every native app redirects (RFC 8252 7.3), or in a private-use scheme (RFC 8252 7.1, `com.example.app:/cb`), which
+ * any app may register and whose authority (`myapp://callback`) is no host.
  */
 export function isUnowned(uri: unknown): boolean {
   if (typeof uri !== 'string' || !URL.canParse(uri)) return false;
   const { hostname, protocol } = new URL(uri);
   if (protocol !== 'http:' && protocol !== 'https:') return true;
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+  return isLoopbackHost(hostname);
 }
 
 /**

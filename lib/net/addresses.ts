@@ -66,3 +66,19 @@ export function isForbiddenAddress(address: string): boolean {
   const parsed = parseIPv6(address);
   return parsed === undefined || forbiddenIPv6(parsed);
 }
+
+/** A `localhost` name (RFC 6761 6.3: always the loopback interface), in any case, with or without the final dot. */
+export const LOCALHOST_NAME = /(^|\.)localhost\.?$/i;
+
+/**
+ * True for a URL host name on the loopback interface however it is spelled: a {@link LOCALHOST_NAME}, a loopback or
+ * unspecified address (`[::]`, `0.0.0.0` reach the loopback too), or one of them mapped into IPv6 (`[::ffff:7f00:1]`).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  if (LOCALHOST_NAME.test(hostname)) return true;
+  const literal = hostname.replace(/^\[(.*)\]$/, '$1');
+  if (!isIP(literal)) return false;
+  const parsed = ipaddr.parse(literal);
+  const address = parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress() ? parsed.toIPv4Address() : parsed;
+  return address.range() === 'loopback' || address.range() === 'unspecified';
+}

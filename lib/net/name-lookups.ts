@@ -1,5 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 
+import { LOCALHOST_NAME } from './addresses.js';
+
 /*
  * node:dns `lookup` (getaddrinfo) runs on libuv's thread pool, where all name lookups of the process
  * share 2 threads (half of the pool). It cannot be cancelled: a name whose servers never answer holds
@@ -78,7 +80,7 @@ export const stalledNames = (): number => stalled.size;
  * either question, not within the last minute. Stops asking when `signal` fires.
  */
 export async function lookupPublicName(host: string, signal: AbortSignal, dns: PublicDns = {}): Promise<{ address: string; family: number }[] | undefined> {
-  if (/(^|\.)localhost\.?$/i.test(host)) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+  if (LOCALHOST_NAME.test(host)) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
   const name = host.toLowerCase().replace(/\.$/, '');
   if ((stalled.get(name) ?? 0) > Date.now()) return undefined;
   stalled.delete(name);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { pairwiseSub, sectorOf, subjectTypeFor } from '../../policies/subjects.js';
+import { isUnowned, pairwiseSub, sectorOf, subjectTypeFor } from '../../policies/subjects.js';
 
 const KEY = 'k'.repeat(32);
 
@@ -32,12 +32,13 @@ describe('pairwise subjects (policies/subjects.ts)', () => {
   });
 
   it('gives a native app on the loopback interface a sector of its own; a web client there, or any client with a sector_identifier_uri, keeps the host', () => {
-    for (const uri of ['http://127.0.0.1/cb', 'http://127.3.2.1:8080/cb', 'http://localhost/cb', 'http://[::1]:9000/cb']) {
+    for (const uri of ['http://127.0.0.1/cb', 'http://127.3.2.1:8080/cb', 'http://localhost/cb', 'http://[::1]:9000/cb', 'http://[::ffff:127.0.0.1]/cb', 'http://LOCALHOST./cb', 'http://app.localhost/cb', 'http://0.0.0.0/cb', 'http://[::]/cb', 'http://127.1/cb']) {
       expect(sectorOf({ redirect_uris: [uri], application_type: 'native', client_id: 'app-1' })).toBe('native client app-1');
       expect(sectorOf({ redirect_uris: [uri], client_id: 'app-1' })).toBe(new URL(uri).host);
     }
     expect(sectorOf({ redirect_uris: ['http://127.0.0.1/cb'], application_type: 'native', client_id: 'app-1', sector_identifier_uri: 'https://s.example/s' })).toBe('https://s.example/s');
     expect(sectorOf({ redirect_uris: ['http://127.0.0.1.example/cb', 'https://localhost.example/cb'], application_type: 'native', client_id: 'app-1' })).toBe('127.0.0.1.example');
+    for (const uri of ['http://[::ffff:808:808]/cb', 'http://10.0.0.1/cb', 'http://mylocalhost/cb']) expect(isUnowned(uri)).toBe(false);
   });
 
   it('applies the default only when subject_type is absent, and falls back to public across hosts', () => {
