@@ -84,6 +84,9 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     const headers = new Headers(response.headers);
     headers.delete('content-length');
     const set = asJwkSet(body);
+    // oidc-provider would keep the client's set fetched before as long as a failed answer's max-age or Expires
+    // says (a day, say): dropped, so a set the client has replaced since is used at most 60 s more.
+    if (response.status !== 200 || (!set && owner.scope !== '')) for (const name of ['cache-control', 'expires']) headers.delete(name);
     if (!set) return new Response(body.length > 0 ? new Uint8Array(body) : null, { status: response.status, headers });
     const judgement = judgeClientKeySet(set, owner.requested);
     const kept = judgement.keys;

@@ -42,6 +42,8 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
   const hits = new Map<string, number>();
   /** Cache-Control per path, where a test wants another one. */
   const caching = new Map<string, string>();
+  /** A failed answer per path, where a test wants one instead of the set. */
+  const failing = new Map<string, { status: number; body: string }>();
   let path = 0;
 
   beforeAll(async () => {
@@ -52,7 +54,8 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
       res.setHeader('content-type', 'application/json');
       // The strictest caching a server can ask for; oidc-provider still keeps a set for 60 s.
       res.setHeader('cache-control', caching.get(url) ?? 'no-cache, no-store');
-      res.end(JSON.stringify({ keys: sets.get(url) ?? [] }));
+      res.statusCode = failing.get(url)?.status ?? 200;
+      res.end(failing.get(url)?.body ?? JSON.stringify({ keys: sets.get(url) ?? [] }));
     };
     running = await startApp({ properties: { 'svc.fetch.allow-private-network': true }, logger: logs.logger, claimModules: createDemoClaimModules() });
   });
@@ -297,6 +300,52 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(refusals().slice(before)).toEqual([
       expect.objectContaining({ refused: 1, kept: 1, rule: 'key #1 ("hostile"): RSA public exponent 1 is below 65537' }),
     ]);
+  });
+
+  it.each([
+    ['a 503 with a JSON body', 503, '{"error":"temporarily_unavailable"}'],
+    ['a 200 that is no JWK Set', 200, '{"keys":"none"}'],
+    ['a 500 that lists the old key', 500, ''],
+  ])('attack: a refresh answered by %s and max-age of a day does not keep the key fetched before: the set published next is used 60 s later', async (_name, status, body) => {
+    const old = await encryptionKey(ALG, { kid: 'before-failure' });
+    const fresh = await encryptionKey(ALG, { kid: 'after-failure' });
+    const { client, where } = await registerAt([old.jwk]);
+    expect(decodeProtectedHeader(rawIdToken((await flow(client, [old], { skipUserinfo: true })).seen)).kid).toBe('before-failure');
+    advanceClock(61);
+    failing.set(where, { status, body: body || JSON.stringify({ keys: [old.jwk] }) });
+    caching.set(where, 'public, max-age=86400');
+    const failed = await flow(client, [old], { skipUserinfo: true });
+    expect([failed.seen.token?.status, JSON.parse(failed.seen.token?.body ?? '{}')]).toEqual([400, { error: 'invalid_client_metadata', error_description: REFRESH_FAILED }]);
+
+    failing.delete(where);
+    caching.delete(where);
+    sets.set(where, [fresh.jwk]);
+    advanceClock(61);
+    const fetched = hits.get(where) ?? 0;
+    const next = await flow(client, [old, fresh], { skipUserinfo: true });
+    expect(hits.get(where)).toBe(fetched + 1);
+    const idToken = rawIdToken(next.seen);
+    expect(decodeProtectedHeader(idToken).kid).toBe('after-failure');
+    await expect(compactDecrypt(idToken, old.privateKey)).rejects.toThrow();
+    expect((next.result as { claims: Record<string, unknown> }).claims.email).toBe('erika.mustermann@example.com');
+  });
+
+  it('honest: within 60 s of a failed refresh the set vetted before still serves sign-ins, and is fetched again after them', async () => {
+    const key = await encryptionKey(ALG, { kid: 'steady' });
+    const { client, where } = await registerAt([key.jwk]);
+    expect((await flow(client, [key], { skipUserinfo: true })).result).not.toBeInstanceOf(Error);
+    advanceClock(61);
+    failing.set(where, { status: 503, body: '{"error":"temporarily_unavailable"}' });
+    expect((await flow(client, [key], { skipUserinfo: true })).seen.token?.status).toBe(400);
+    const fetched = hits.get(where) ?? 0;
+    const during = await flow(client, [key]);
+    expect(hits.get(where)).toBe(fetched);
+    expect((during.result as { claims: Record<string, unknown> }).claims.email).toBe('erika.mustermann@example.com');
+    failing.delete(where);
+    advanceClock(61);
+    const after = await flow(client, [key]);
+    expect(hits.get(where)).toBe(fetched + 1);
+    expect(decodeProtectedHeader(rawIdToken(after.seen)).kid).toBe('steady');
   });
 
   /** RFC 7592 PUT of `client`'s metadata as it is (plus `changes`); the new view (200 expected). */
