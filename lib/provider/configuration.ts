@@ -25,7 +25,7 @@ import { SIGN_IN_SECONDS } from '../management/subject-revocation.js';
 import { newClientId } from '../registration/client-ids.js';
 import { checkedOnce } from './pushed-requests.js';
 import { assertRequestObject } from './request-objects.js';
-import { assertClientAssertionLifetime } from './replay-detection.js';
+import { assertClientAssertion } from './replay-detection.js';
 import { vettedJwksFetch } from './vetted-jwks-fetch.js';
 import { judgedStaticClient } from './static-client-keys.js';
 
@@ -112,7 +112,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     extraTokenClaims: async (ctx) => deliveryTokenClaims(ctx),
     acrValues: [],
     clientAuthMethods: [...CLIENT_AUTH_METHODS],
-    assertJwtClientAuthClaimsAndHeader: assertClientAssertionLifetime,
+    assertJwtClientAuthClaimsAndHeader: assertClientAssertion,
     clientDefaults: {
       grant_types: ['authorization_code'],
       response_types: ['code'],

@@ -26,11 +26,18 @@ export const CLIENT_ASSERTION_MAX_SECONDS = 3600;
 const CLIENT_CLOCK_AHEAD_SECONDS = 300;
 
 /**
- * oidc-provider's `assertJwtClientAuthClaimsAndHeader`: an assertion expiring later than
- * {@link CLIENT_ASSERTION_MAX_SECONDS} (and 5 minutes of a client's clock running ahead) from now is refused before its `jti` is stored, so no mark outlives that
- * (one far in the future failed the store's write as an outage) and an unused leaked assertion expires soon.
+ * oidc-provider's `assertJwtClientAuthClaimsAndHeader`, run on a verified client assertion before its `jti` is stored:
+ * - a request object (typed `oauth-authz-req+jwt`, or carrying `response_type`, as every accepted one does) never
+ *   authenticates its client, though it may carry `iss`, `aud`, `exp`, `jti` and `sub` too: it travels through the
+ *   browser (RFC 9101 10.8);
+ * - an assertion expiring later than {@link CLIENT_ASSERTION_MAX_SECONDS} (and 5 minutes of a client's clock running
+ *   ahead) from now is refused, so no mark outlives that (one far in the future failed the store's write as an
+ *   outage) and an unused leaked assertion expires soon.
  */
-export function assertClientAssertionLifetime(_ctx: unknown, claims: { exp?: unknown }): void {
+export function assertClientAssertion(_ctx: unknown, claims: { exp?: unknown }, header: { typ?: unknown }): void {
+  if ('response_type' in claims || /^(application\/)?oauth-authz-req\+jwt$/i.test(String(header.typ))) {
+    throw new errors.InvalidClientAuth('a request object is not a client assertion');
+  }
   const ahead = Number(claims.exp) - Math.floor(Date.now() / 1000);
   if (!(ahead <= CLIENT_ASSERTION_MAX_SECONDS + Math.max(CLIENT_CLOCK_AHEAD_SECONDS, PROVIDER_CLOCK_TOLERANCE_SECONDS))) {
     throw new errors.InvalidClientAuth(`client assertion expires more than ${CLIENT_ASSERTION_MAX_SECONDS} seconds from now`);

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { decodeJwt, decodeProtectedHeader, UnsecuredJWT } from 'jose';
+import { decodeJwt, decodeProtectedHeader, SignJWT, UnsecuredJWT } from 'jose';
 import * as oidc from 'openid-client';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js';
+import { REPLAY_DETECTION_MODEL } from '../../lib/provider/replay-detection.js';
 import { MODEL_NAMES } from '../../lib/seams.js';
 import { hashClientSecret } from '../../lib/registration/client-secrets.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
@@ -282,6 +283,43 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       expect(pushedWrites()).toEqual(before);
       const real = await push(viaPost, goodFields({ client_secret: viaPost.metadata.client_secret as string }, viaPost), null);
       expect(real.status).toBe(201);
+    });
+
+    const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+    /** A JWT signed with viaJwt's key (PS256): `claims` over iss, sub, aud, jti and exp in 60 s; `typ` in the header when given. */
+    const signedByJwtClient = async (claims: Record<string, unknown>, typ?: string): Promise<string> => {
+      const id = viaJwt.metadata.client_id;
+      const now = Math.floor(Date.now() / 1000);
+      const payload = { iss: id, sub: id, aud: running.issuer, jti: oidc.randomState(), iat: now, exp: now + 60, ...claims };
+      return new SignJWT(payload).setProtectedHeader({ alg: 'PS256', kid: viaJwt.kid, ...(typ ? { typ } : {}) }).sign(viaJwt.signingKey);
+    };
+    /** Pushes with `assertion` as viaJwt's client assertion; also presents it at /token for a made-up code (client authentication comes first). */
+    const asAssertion = async (assertion: string): Promise<{ par: [number, unknown]; token: [number, unknown] }> => {
+      const auth = { client_id: viaJwt.metadata.client_id, client_assertion_type: ASSERTION_TYPE, client_assertion: assertion };
+      const pushed = await push(viaJwt, { ...goodFields({}, viaJwt), ...auth }, null);
+      const token = await fetch(`${running.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'made-up', redirect_uri: REDIRECT, code_verifier: pkcePair().verifier, ...auth }).toString(),
+      });
+      return { par: [pushed.status, pushed.body.error], token: [token.status, ((await token.json()) as { error?: unknown }).error] };
+    };
+    const refusedEverywhere = { par: [401, 'invalid_client'], token: [401, 'invalid_client'] };
+
+    it('a request object, which travels through the browser, never authenticates its client, however typed (RFC 9101 10.8); nothing stored', async () => {
+      const params = { ...goodFields({}, viaJwt), client_id: viaJwt.metadata.client_id };
+      const objects: [string, string][] = [
+        ['typed, with response_type', await signedByJwtClient(params, 'oauth-authz-req+jwt')],
+        ['untyped, with response_type', await signedByJwtClient(params)],
+        ['typed as a media type, without response_type', await signedByJwtClient({}, 'application/OAuth-Authz-Req+JWT')],
+      ];
+      const before = [...pushedWrites(), store.writes(REPLAY_DETECTION_MODEL)];
+      for (const [name, object] of objects) expect({ name, ...(await asAssertion(object)) }).toEqual({ name, ...refusedEverywhere });
+      expect([...pushedWrites(), store.writes(REPLAY_DETECTION_MODEL)]).toEqual(before);
+      // Each is still the request object it is.
+      const byValue = new URL(`${running.issuer}/authorize`);
+      byValue.search = new URLSearchParams({ client_id: viaJwt.metadata.client_id, request: objects[0]?.[1] as string }).toString();
+      expect((await outcomeOf(byValue)).interaction).toBeDefined();
     });
   });
 
