@@ -54,14 +54,15 @@ export async function lookupInTurn<T>(lookup: () => Promise<T>, signal: AbortSig
  * A name that must resolve to public addresses (not one of the operator's private hosts, which may
  * live in /etc/hosts) is asked of DNS with c-ares (node:dns `Resolver`) instead: its queries are
  * sockets on the event loop, take no thread and no turn, and are given up at a deadline. So a name
- * whose DNS never answers fails after ANSWER_MS without holding any other fetch, and at once for
- * STALL_MS after (when neither its A nor its AAAA question was answered); at most MAX_STALLED such
- * names are remembered (the oldest forgotten first).
+ * whose DNS never answers fails after ANSWER_MS without holding any other fetch, and, once it failed
+ * so twice in a row, at once until STALL_MS after the last time (one slow or lost answer, which the
+ * next lookup usually finds in the resolver's cache, fails one fetch only); at most MAX_STALLED names
+ * are remembered (the oldest forgotten first).
  */
 const ANSWER_MS = 1000;
 const STALL_MS = 60_000;
 const MAX_STALLED = 1000;
-const stalled = new Map<string, number>();
+const stalled = new Map<string, { until: number; times: number }>();
 
 /** Where and how long names outside `svc.fetch.private-hosts` are asked (tests stand in their own server). */
 export interface PublicDns {
@@ -71,19 +72,20 @@ export interface PublicDns {
   answerMs?: number;
 }
 
-/** How many names are remembered as not answering (at most 1000). */
+/** How many names are remembered as having not answered (at most 1000). */
 export const stalledNames = (): number => stalled.size;
 
 /**
  * The IPv4 and IPv6 addresses of `host` as DNS gives them (RFC 6761 loopback for `localhost`
- * names); none when the name does not exist; `undefined` when its DNS did not answer in time or, to
- * either question, not within the last minute. Stops asking when `signal` fires.
+ * names); none when the name does not exist; `undefined` when its DNS did not answer in time, or
+ * twice in a row, the last time within the last minute. Stops asking when `signal` fires.
  */
 export async function lookupPublicName(host: string, signal: AbortSignal, dns: PublicDns = {}): Promise<{ address: string; family: number }[] | undefined> {
   if (LOCALHOST_NAME.test(host)) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
   const name = host.toLowerCase().replace(/\.$/, '');
-  if ((stalled.get(name) ?? 0) > Date.now()) return undefined;
-  stalled.delete(name);
+  const before = stalled.get(name);
+  const times = before !== undefined && before.until > Date.now() ? before.times : 0;
+  if (times >= 2) return undefined;
   const resolver = new Resolver({ timeout: dns.answerMs ?? ANSWER_MS, tries: 1 });
   if (dns.servers) resolver.setServers(dns.servers);
   let late = false;
@@ -99,12 +101,10 @@ export async function lookupPublicName(host: string, signal: AbortSignal, dns: P
   });
   const addresses = answers.flatMap((a, i) => (a.status === 'fulfilled' ? a.value.map((address) => ({ address, family: i === 0 ? 4 : 6 })) : []));
   const codes = answers.map((a) => (a.status === 'rejected' ? (a.reason as NodeJS.ErrnoException).code : undefined));
-  const unanswered = codes.filter((code) => code === 'ETIMEOUT' || (late && code === 'ECANCELLED'));
-  if (addresses.length > 0 || unanswered.length === 0) return addresses;
-  // Remembered only when neither question was answered: one lost packet (an IPv4-only name's A) is no stall.
-  if (unanswered.length === answers.length) {
-    if (stalled.size >= MAX_STALLED) stalled.delete(stalled.keys().next().value as string);
-    stalled.set(name, Date.now() + STALL_MS);
-  }
+  const unanswered = codes.some((code) => code === 'ETIMEOUT' || (late && code === 'ECANCELLED'));
+  stalled.delete(name);
+  if (addresses.length > 0 || !unanswered) return addresses;
+  if (stalled.size >= MAX_STALLED) stalled.delete(stalled.keys().next().value as string);
+  stalled.set(name, { until: Date.now() + STALL_MS, times: times + 1 });
   return undefined;
 }
