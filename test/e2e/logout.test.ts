@@ -143,12 +143,27 @@ describe('RP-initiated logout', () => {
       const fields = { id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 'posted' };
       // The browser leaves her Lax session cookie off a form posted from another site.
       const posted = await new FormBrowser().post(`${app.issuer}/logout`, fields, 'http://rp.localhost');
-      expect({ status: posted.status, location: posted.headers.get('location'), cookies: posted.headers.getSetCookie() }).toEqual({ status: 303, location: logoutUrl(app, fields), cookies: [] });
+      const asGet = logoutUrl(app, { post_logout_redirect_uri: BYE, state: 'posted', client_id: String(rp.client_id) });
+      expect({ status: posted.status, location: posted.headers.get('location'), cookies: posted.headers.getSetCookie() }).toEqual({ status: 303, location: asGet, cookies: [] });
       await browser.follow(String(posted.headers.get('location')), app.baseUrl);
       expect(isConfirmation(browser.lastPage)).toBe(true);
       const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
       expect(done.leftTo).toBe(`${BYE}?state=posted`);
       expect(await userinfoStatus(app, accessToken)).toBe(401);
+    });
+
+    it('a logout POST without her Lax session, carrying an id_token_hint re-encrypted to the provider and a logout_hint, is sent on as a GET naming the hint\'s client, with neither the hint (nor the ID token inside) nor the logout_hint in the URL', async () => {
+      const { browser, idToken } = await signedIn(app, rp);
+      const { key, kid } = await providerEncryptionKey(app.issuer, 'RSA-OAEP-256');
+      const encrypted = await new CompactEncrypt(new TextEncoder().encode(idToken)).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid, cty: 'JWT' }).encrypt(key);
+      for (const hint of [encrypted, idToken]) {
+        const posted = await new FormBrowser().post(`${app.issuer}/logout`, { id_token_hint: hint, logout_hint: 'her@example.com', post_logout_redirect_uri: BYE, state: 'enc' }, 'http://rp.localhost');
+        expect({ status: posted.status, location: posted.headers.get('location'), cookies: posted.headers.getSetCookie() }).toEqual({ status: 303, location: logoutUrl(app, { post_logout_redirect_uri: BYE, state: 'enc', client_id: String(rp.client_id) }), cookies: [] });
+      }
+      const posted = await new FormBrowser().post(`${app.issuer}/logout`, { id_token_hint: encrypted, post_logout_redirect_uri: BYE, state: 'enc' }, 'http://rp.localhost');
+      await browser.follow(String(posted.headers.get('location')), app.baseUrl);
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(done.leftTo).toBe(`${BYE}?state=enc`);
     });
 
     it('logs out a client with ID token encryption by the signed ID token inside its JWE (as RP-Initiated Logout 1.0 section 2 says the RP MUST send it); the JWE itself is refused with invalid_request', async () => {
