@@ -24,7 +24,8 @@ type Cached = string | null;
  *
  * While the subscription is down (start, reconnect, failover) it serves nothing, so a missed
  * message cannot leave a stale entry. A read that began before an invalidation does not fill it
- * ({@link RecordCache.begin}). Entries live at most a minute in any case.
+ * ({@link RecordCache.begin}). Entries live at most a minute in any case, at most 10 000 per model (a name is
+ * `Model:ref`), so the revocation marks of many sessions evict no client.
  */
 export interface RecordCache {
   /** The cached raw record of `key`, or `undefined` when not cached. */
@@ -44,15 +45,21 @@ export interface RecordCache {
 export function createRecordCache(options: RecordCacheOptions): RecordCache {
   const maxAge = 60_000;
   const maxEntries = 10_000;
-  const entries = new Map<string, { value: Cached; at: number }>();
+  const models = new Map<string, Map<string, { value: Cached; at: number }>>();
+  const shelf = (key: string): Map<string, { value: Cached; at: number }> => {
+    const model = key.slice(0, key.indexOf(':'));
+    const found = models.get(model) ?? new Map<string, { value: Cached; at: number }>();
+    models.set(model, found);
+    return found;
+  };
   // Bumped by every invalidation and loss of the subscription: an older read ticket does not fill the cache.
   let epoch = 0;
   let active = false;
   let closed = false;
 
   const drop = (key?: string): void => {
-    if (key === undefined) entries.clear();
-    else entries.delete(key);
+    if (key === undefined) models.clear();
+    else shelf(key).delete(key);
     epoch += 1;
   };
   /** The subscriber's last fault: the cause logged when the cache pauses. */
@@ -89,14 +96,15 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
 
   return {
     get(key) {
-      const entry = active ? entries.get(key) : undefined;
+      const entry = active ? shelf(key).get(key) : undefined;
       if (entry && Date.now() - entry.at <= maxAge) return entry.value;
-      if (entry) entries.delete(key);
+      if (entry) shelf(key).delete(key);
       return undefined;
     },
     begin: () => epoch,
     fill(key, ticket, value) {
       if (!active || ticket !== epoch) return;
+      const entries = shelf(key);
       if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
       entries.set(key, { value, at: Date.now() });
     },
@@ -107,7 +115,7 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
     close() {
       closed = true;
       active = false;
-      entries.clear();
+      models.clear();
       if (subscriber.status === 'ready') subscriber.quit().catch(() => subscriber.disconnect());
       else subscriber.disconnect();
     },

@@ -87,6 +87,34 @@ describe('redis store: clients cached in every process, invalidated everywhere a
     expect(await b.adapter('Client').find('rp2')).toBeUndefined();
   });
 
+  it('attack: the revocation marks of 10 001 sessions looked up within the minute evict no client: each model has its own 10 000 entries', async () => {
+    const prefix = fresh('cache-churn');
+    const store = open(prefix);
+    await subscribers(prefix, 1);
+    await store.adapter('Client').upsert('rp', { client_id: 'rp' });
+    expect(await store.adapter('Client').find('rp')).toBeDefined();
+    for (let i = 0; i < 10_001; i += 1000) {
+      await Promise.all(Array.from({ length: Math.min(1000, 10_001 - i) }, (_, j) => store.adapter('SessionRevocation').find(`uid-${i + j}`)));
+    }
+    const sent = countSent(store.client);
+    expect(await store.adapter('Client').find('rp')).toBeDefined();
+    expect(sent.commands).toBe(0);
+    // The oldest mark looked up made room for the newest; the newest is served from the cache.
+    expect(await store.adapter('SessionRevocation').find('uid-10000')).toBeUndefined();
+    expect(sent.commands).toBe(0);
+    expect(await store.adapter('SessionRevocation').find('uid-0')).toBeUndefined();
+    expect(sent.commands).toBe(1);
+  });
+
+  it('honest: a session revoked through another process is seen marked at once, also when this one cached it unmarked', async () => {
+    const prefix = fresh('cache-mark');
+    const [a, b] = [open(prefix), open(prefix)];
+    await subscribers(prefix, 2);
+    expect(await b.adapter('SessionRevocation').find('uid-1')).toBeUndefined();
+    await a.adapter('SessionRevocation').upsert('uid-1', { revoked_at: 1 }, 60);
+    expect(await b.adapter('SessionRevocation').find('uid-1')).toEqual({ revoked_at: 1 });
+  });
+
   it('returns a copy from the cache', async () => {
     const prefix = fresh('cache-copy');
     const store = open(prefix);
