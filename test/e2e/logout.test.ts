@@ -166,6 +166,18 @@ describe('RP-initiated logout', () => {
       expect(done.leftTo).toBe(`${BYE}?state=enc`);
     });
 
+    it('honest: her relying party posts her logout from its own site when she holds no session any more: sent on as a GET, it ends nothing of anyone and brings her back to the relying party with its state', async () => {
+      const { idToken, accessToken } = await signedIn(app, rp);
+      const browser = new FormBrowser();
+      const posted = await browser.post(`${app.issuer}/logout`, { id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 'none-left' }, 'http://rp.localhost');
+      expect(posted.status).toBe(303);
+      await browser.follow(String(posted.headers.get('location')), app.baseUrl);
+      // oidc-provider's page for a browser without a session posts its confirmation by itself.
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(browser.lastPage)?.[1] ?? '';
+      const done = await browser.follow(`${app.issuer}/logout/confirm`, app.baseUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: app.baseUrl }, body: new URLSearchParams({ xsrf, logout: 'yes' }).toString() });
+      expect({ xsrf: xsrf.length > 0, leftTo: done.leftTo, userinfo: await userinfoStatus(app, accessToken) }).toEqual({ xsrf: true, leftTo: `${BYE}?state=none-left`, userinfo: 200 });
+    });
+
     it('logs out a client with ID token encryption by the signed ID token inside its JWE (as RP-Initiated Logout 1.0 section 2 says the RP MUST send it); the JWE itself is refused with invalid_request', async () => {
       const client = await registerClient(app, 'rsa', { post_logout_redirect_uris: ['https://rp.example/bye'] });
       const browser = new FormBrowser();
