@@ -11,13 +11,14 @@ import { ROUTE_NAMES } from '../seams.js';
  * signing her out unasked and leaving her session, grants and tokens in the store. The GET names the client the hint
  * named instead of the `id_token_hint` (decrypted by then when it came encrypted) and drops `logout_hint`: what the
  * relying party posted in a body does not go into a URL, her history and the access logs in front of the provider.
+ * It drops `ui_locales` too (no page reads it): unbounded, it made a Location longer than any server reads.
  */
 export function laxCookiesOnHttp(): (ctx: Context, next: Next) => Promise<void> {
   return async (ctx, next) => {
     await next();
     const { oidc } = ctx as KoaContextWithOIDC;
     if (oidc?.route === ROUTE_NAMES.endSession && ctx.method === 'POST' && ctx.status === 200 && !ctx.cookies.get(oidc.provider.cookieName('session'))) {
-      const named = { ...oidc.params, id_token_hint: undefined, logout_hint: undefined, client_id: oidc.client?.clientId };
+      const named = { ...oidc.params, id_token_hint: undefined, logout_hint: undefined, ui_locales: undefined, client_id: oidc.client?.clientId };
       const query = new URLSearchParams(Object.entries(named).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
       ctx.remove('Set-Cookie');
       ctx.status = 303;

@@ -152,12 +152,12 @@ describe('RP-initiated logout', () => {
       expect(await userinfoStatus(app, accessToken)).toBe(401);
     });
 
-    it('a logout POST without her Lax session, carrying an id_token_hint re-encrypted to the provider and a logout_hint, is sent on as a GET naming the hint\'s client, with neither the hint (nor the ID token inside) nor the logout_hint in the URL', async () => {
+    it('a logout POST without her Lax session, carrying an id_token_hint re-encrypted to the provider, a logout_hint and 45 KB of ui_locales, is sent on as a GET naming the hint\'s client, with neither the hint (nor the ID token inside), the logout_hint nor the ui_locales in the URL', async () => {
       const { browser, idToken } = await signedIn(app, rp);
       const { key, kid } = await providerEncryptionKey(app.issuer, 'RSA-OAEP-256');
       const encrypted = await new CompactEncrypt(new TextEncoder().encode(idToken)).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid, cty: 'JWT' }).encrypt(key);
       for (const hint of [encrypted, idToken]) {
-        const posted = await new FormBrowser().post(`${app.issuer}/logout`, { id_token_hint: hint, logout_hint: 'her@example.com', post_logout_redirect_uri: BYE, state: 'enc' }, 'http://rp.localhost');
+        const posted = await new FormBrowser().post(`${app.issuer}/logout`, { id_token_hint: hint, logout_hint: 'her@example.com', ui_locales: 'd'.repeat(45_000), post_logout_redirect_uri: BYE, state: 'enc' }, 'http://rp.localhost');
         expect({ status: posted.status, location: posted.headers.get('location'), cookies: posted.headers.getSetCookie() }).toEqual({ status: 303, location: logoutUrl(app, { post_logout_redirect_uri: BYE, state: 'enc', client_id: String(rp.client_id) }), cookies: [] });
       }
       const posted = await new FormBrowser().post(`${app.issuer}/logout`, { id_token_hint: encrypted, post_logout_redirect_uri: BYE, state: 'enc' }, 'http://rp.localhost');
