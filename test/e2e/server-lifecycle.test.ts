@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 
 import { describe, expect, it, jest } from '@jest/globals';
 
-import { freePort, PROCESS_MS, startServerProcess, waitFor } from '../helpers/processes.js';
+import { freePort, PROCESS_MS, startServerProcess, untilOutput, waitFor } from '../helpers/processes.js';
 import { TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 
 jest.setTimeout(PROCESS_MS);
@@ -53,8 +53,7 @@ describe('the bundled server starts, logs and stops for an operator', () => {
     const server = startOnTerminal({ PORT: String(port) });
     try {
     await waitFor(`http://localhost:${port}/healthz`);
-    while (!plain(server.output()).includes('INFO  listening')) await new Promise((resolve) => setTimeout(resolve, 50));
-    const text = plain(server.output());
+    const text = await untilOutput(() => plain(server.output()), /INFO {2}listening/);
     expect(text).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}unsafe_default property=svc\.redis\.url reason="/m);
     expect(text).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}listening port=\d+ url=http:\/\/localhost:\d+ issuer=http:\/\/localhost:\d+\/oidc\/v1 store=memory keys=ephemeral warnings=\d+$/m);
     expect(text).not.toContain('"event"');
@@ -72,7 +71,7 @@ describe('the bundled server starts, logs and stops for an operator', () => {
     const server = startOnTerminal({ PORT: String(port), SVC_LOG_FORMAT: 'json' });
     try {
       await waitFor(`http://localhost:${port}/healthz`);
-      expect(plain(server.output())).toMatch(/"event":"listening"/);
+      expect(await untilOutput(() => plain(server.output()), /"event":"listening"/)).toMatch(/^\{"level":"info","time":"[^"]+","event":"listening"/m);
       server.child.stdin?.write('\u0003');
       expect(await server.exited).toBe(0);
     } finally {

@@ -66,6 +66,15 @@ export async function waitFor(url: string, timeoutMs = PROCESS_MS): Promise<Resp
 }
 
 /**
+ * Resolves with a process's output once it shows `pattern`: a log line may reach the test after the
+ * server already answers (a pseudo-terminal relays it later), so a line is waited for, never assumed.
+ */
+export async function untilOutput(output: () => string, pattern: RegExp): Promise<string> {
+  while (!pattern.test(output())) await new Promise((resolve) => setTimeout(resolve, 50));
+  return output();
+}
+
+/**
  * Runs `svc-connect …` (lib/cli.ts under tsx) as its own process in `cwd` with exactly `env` (plus
  * PATH and HOME), for what only a real process shows: paths against its working directory, Node's
  * own module lookup, signals.
