@@ -10,4 +10,6 @@ export default {
   testMatch: ['<rootDir>/test/pack/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/'],
   testTimeout: 300000,
+  // Side by side with the browser and broker tiers in .ci/run: two installs at a time.
+  maxWorkers: 2,
 };
