@@ -57,7 +57,7 @@ describe('the bundled server with svc.ops.port', () => {
       await waitFor(`http://127.0.0.1:${opsPort}/healthz`);
       await waitFor(`http://127.0.0.1:${port}/oidc/v1/.well-known/openid-configuration`);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(404);
-      expect(await untilOutput(server.output, /"event":"operations_listening"/)).toMatch(/"event":"operations_listening","host":"127.0.0.1","port":\d+/);
+      expect(await untilOutput(() => server.output(), /"event":"operations_listening"/)).toMatch(/"event":"operations_listening","host":"127.0.0.1","port":\d+/);
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);
       await expect(fetch(`http://127.0.0.1:${opsPort}/healthz`)).rejects.toThrow();
