@@ -4,6 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { CliError, fileErrorMessage } from '../errors.js';
+import { isLoopbackHost } from '../net/addresses.js';
 
 /** One sub-command. */
 export interface Command {
@@ -60,14 +61,18 @@ export function writeSecretFile(path: string, content: string): string {
   return absolute;
 }
 
-/** The provider's base URL from `--url` or `SVC_BASE_URL`, without a trailing slash. */
+/**
+ * The provider's base URL from `--url` or `SVC_BASE_URL`, without a trailing slash. Every command that uses it sends a
+ * credential (the management password, an initial access token), so `http` is refused off the loopback interface (2).
+ */
 export function baseUrlFrom(url: string | undefined, env: NodeJS.ProcessEnv): string {
   const value = url ?? env.SVC_BASE_URL ?? 'http://localhost:3000';
-  try {
-    return new URL(value).href.replace(/\/+$/, '');
-  } catch {
-    throw new CliError(`--url: ${value} is not an absolute URL`, 2);
+  if (!URL.canParse(value)) throw new CliError(`--url: ${value} is not an absolute URL`, 2);
+  const parsed = new URL(value);
+  if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
+    throw new CliError(`--url: ${parsed.origin} would carry the credentials in clear text; use https (http only to localhost or a loopback address)`, 2);
   }
+  return parsed.href.replace(/\/+$/, '');
 }
 
 /** An HTTP answer as the commands read it: status, JSON body, and `Retry-After` when given. */

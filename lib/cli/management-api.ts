@@ -11,7 +11,8 @@ const CONNECTION_FLAGS = { url: { type: 'string' }, user: { type: 'string' }, 'p
 /** How to reach the management API, for usage texts. */
 export const CONNECTION_HELP = `Connection: --url BASE_URL (default SVC_BASE_URL or http://localhost:3000), --user USER
 (default SVC_MANAGEMENT_USER or admin); the password comes from --password-file FILE or
-SVC_MANAGEMENT_PASSWORD, never from a flag (so it stays out of shell history).`;
+SVC_MANAGEMENT_PASSWORD, never from a flag (so it stays out of shell history). An http URL
+is refused unless it names localhost or a loopback address: the password would travel in clear text.`;
 
 /** Parses a toolbox command: its `options` and the connection flags, with positionals. */
 export function parseCommand<O extends FlagOptions>(argv: string[], options: O, usage: string): ParsedFlags<typeof CONNECTION_FLAGS & O> {

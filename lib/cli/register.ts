@@ -7,7 +7,8 @@ Registers a client with an initial access token (from SVC_INITIAL_ACCESS_TOKEN, 
 other users of the machine can read in the process list) and
 prints the registration response: client_id, client_secret, registration_access_token and
 registration_client_uri. FILE is a JSON registration body (e.g. from svc-connect client-keys);
---redirect-uri registers a minimal client.`;
+--redirect-uri registers a minimal client. BASE_URL (default SVC_BASE_URL or http://localhost:3000)
+is https, or http to localhost or a loopback address only: the token would travel in clear text.`;
 
 /** `svc-connect register`. */
 export const registerCommand: Command = {

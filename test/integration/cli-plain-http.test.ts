@@ -1,0 +1,54 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { hostname } from 'node:os';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { isLoopbackHost } from '../../lib/net/addresses.js';
+import { appPerSuite } from '../helpers/suite-app.js';
+import { runCli as cli } from '../helpers/cli.js';
+
+const PASSWORD = 'plain-http-password-123';
+
+describe('the command line sends credentials in clear text only to the loopback interface', () => {
+  const running = appPerSuite({ properties: { 'svc.management.password': PASSWORD } });
+  // A plain-http listener on every interface, reached by this machine's own name (not a loopback name).
+  const heard: IncomingHttpHeaders[] = [];
+  const listener = createServer((req, res) => {
+    heard.push(req.headers);
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"clients":[]}');
+  });
+  let remote = '';
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => listener.listen(0, '::', resolve));
+    const { port } = listener.address() as { port: number };
+    // A machine named localhost has no such name: then one that resolves nowhere (refused before any lookup all the same).
+    remote = `http://${isLoopbackHost(hostname()) ? 'svc-connect.invalid' : hostname()}:${port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => listener.close(() => resolve())));
+
+  it('attack: an operator who forgets the s in --url (or SVC_BASE_URL) sends neither the management password nor an initial access token over the wire: exit 2, naming https', async () => {
+    const runs = [
+      await cli(['clients', 'list', '--url', remote], { SVC_MANAGEMENT_PASSWORD: PASSWORD }),
+      await cli(['invite', '--print'], { SVC_BASE_URL: remote, SVC_MANAGEMENT_PASSWORD: PASSWORD }),
+      await cli(['register', '--url', remote, '--redirect-uri', 'https://rp.example/cb'], { SVC_INITIAL_ACCESS_TOKEN: 'initial-access-token-value' }),
+    ];
+    for (const run of runs) {
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('use https');
+      expect(run.stderr).not.toContain(PASSWORD);
+    }
+    expect(heard).toEqual([]);
+  });
+
+  it('honest: http to localhost or a loopback address still reaches the provider; https anywhere passes the check', async () => {
+    const port = new URL(running.baseUrl).port;
+    for (const host of ['localhost', '127.0.0.1', '[::1]']) {
+      const listed = await cli(['clients', 'list', '--json', '--url', `http://${host}:${port}`], { SVC_MANAGEMENT_PASSWORD: PASSWORD });
+      if (host === '[::1]' && listed.stderr.includes('cannot reach')) continue; // the provider may listen on IPv4 only
+      expect(listed).toMatchObject({ code: 0 });
+    }
+    const far = await cli(['clients', 'list', '--url', 'https://svc-connect.invalid'], { SVC_MANAGEMENT_PASSWORD: PASSWORD });
+    expect(far.code).toBe(1);
+    expect(far.stderr).toContain('cannot reach https://svc-connect.invalid');
+  });
+});
