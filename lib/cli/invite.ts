@@ -44,7 +44,8 @@ export const inviteCommand: Command = {
       return;
     }
     if (!email) throw new CliError(`--email or --print is required\n\n${usage}`, 2);
-    const body = await request(connect(values, io), 'GET', `/invite_client?${new URLSearchParams({ email }).toString()}`, 'invitation');
+    // In the body, not the URL: access logs in front of the provider keep URLs, and no log line holds the full address.
+    const body = await request(connect(values, io), 'POST', '/invite_client', 'invitation', { email });
     io.out(`${JSON.stringify(body)}\n`);
     io.err?.(`${deliveryNote(body)}\n`);
   },
