@@ -5,9 +5,10 @@ import { CONNECTION_HELP, connect, parseCommand, request } from './management-ap
 const usage = `Usage: svc-connect invite (--email ADDRESS | --print) [--url BASE_URL] [--user USER]
 
   --email ADDRESS   asks the provider to mail an initial access token to ADDRESS; prints the answer
-                    as JSON ({"invited","expires_at","mail"}), and on stderr where the mail went: the
-                    SMTP server that accepted it, or the .eml file in the server's outbox (the token
-                    is in that file; the command never sees it).
+                    as JSON ({"invited","expires_at","invitation","mail"}: "invitation" is the id
+                    "invitations revoke" takes), and on stderr where the mail went: the SMTP server
+                    that accepted it, or the .eml file in the server's outbox (the token is in that
+                    file; the command never sees it).
   --print           asks the provider for an initial access token for a client of your own and
                     prints it (only the token, on stdout; its expiry on stderr). The provider shows
                     it once: it is the same two-day, single-use token an invitation mails.

@@ -1,8 +1,10 @@
 import type Provider from 'oidc-provider';
 
+import { refOf } from '../../adapters/inventory.js';
 import { issueInitialAccessToken, revokeInitialAccessToken } from '../registration/initial-access-tokens.js';
 import { invitationMail } from './invitation-mail.js';
 import type { Mailer, MailReceipt } from './mailer.js';
+import { invitationId } from './toolbox.js';
 import { canonicalEmailAddress, MAX_EMAIL_LENGTH } from '../email-address.js';
 import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
 
@@ -31,12 +33,13 @@ export interface InviteOptions {
 
 /**
  * Invites a relying party: issues a single-use initial access token (two days) and mails it to
- * `email`. The result says where the mail went, never the token. When the mail cannot be sent the
+ * `email`. The result names the invitation (`inv_…`, as the toolbox lists and revokes it) and says where the mail
+ * went, never the token. When the mail cannot be sent the
  * token is destroyed and {@link MailDeliveryError} is thrown.
  *
  * @throws {@link InvalidInvitationAddressError} for a bad address (nothing is issued).
  */
-export async function inviteClient(options: InviteOptions): Promise<{ invited: string; expiresAt: number; mail?: MailReceipt }> {
+export async function inviteClient(options: InviteOptions): Promise<{ invited: string; expiresAt: number; invitation: string; mail?: MailReceipt }> {
   const email = validateInvitationAddress(options.email);
   const { token, expiresAt } = await issueInitialAccessToken(options.provider, { expiresIn: options.expiresIn });
   let receipt: MailReceipt | void;
@@ -46,5 +49,5 @@ export async function inviteClient(options: InviteOptions): Promise<{ invited: s
     await revokeInitialAccessToken(options.provider, token);
     throw new MailDeliveryError({ cause, ...(options.mailer.where ? { where: options.mailer.where } : {}) });
   }
-  return { invited: email, expiresAt, ...(receipt ? { mail: receipt } : {}) };
+  return { invited: email, expiresAt, invitation: invitationId(refOf(token)), ...(receipt ? { mail: receipt } : {}) };
 }

@@ -26,8 +26,8 @@ export interface ManagementOptions extends GuardOptions {
 /**
  * `GET` or `POST /oidc/v1/management/invite_client` with `email` (C7), behind the
  * {@link managementGuard} (cross-site 403, shared lockout 429, HTTP Basic 401): mails a two-day,
- * single-use initial access token and answers 202 `{"invited","expires_at","mail"}` without the
- * token (`mail` says where the mail went: the SMTP server or the outbox file); 400 for a bad address,
+ * single-use initial access token and answers 202 `{"invited","expires_at","invitation","mail"}` without the
+ * token (`invitation`: its `inv_…` id, to revoke it; `mail` says where the mail went: the SMTP server or the outbox file); 400 for a bad address,
  * 502 when the mail fails (the token is destroyed), 405 for other methods (`HEAD` included).
  * {@link addInitialAccessTokenRoute} and, with `options.toolbox`, {@link addToolboxRoutes} sit behind the same guard.
  * The routes are matched by the router inside; every spelling it accepts runs every check.
@@ -41,7 +41,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
     const parameters = await singleParameters(ctx, ['email']);
     if ('error' in parameters) return sendError(ctx, parameters.status, 'invalid_request', parameters.error);
     try {
-      const { invited, expiresAt, mail } = await inviteClient({
+      const { invited, expiresAt, invitation, mail } = await inviteClient({
         provider,
         mailer,
         from: options.from,
@@ -51,6 +51,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
       logger.info('invitation_sent', {
         request_id: requestIdOf(ctx),
         domain: invited.slice(invited.lastIndexOf('@') + 1),
+        invitation,
         expires_at: expiresAt,
         transport: mailer.kind,
         ...(mail?.transport === 'outbox' ? { file: mail.file } : {}),
@@ -58,7 +59,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
       options.metrics?.securityEvents.inc({ event: 'invitation_sent' });
       ctx.status = 202;
       noStore(ctx);
-      ctx.body = { invited, expires_at: expiresAt, ...(mail ? { mail } : {}) };
+      ctx.body = { invited, expires_at: expiresAt, invitation, ...(mail ? { mail } : {}) };
     } catch (err) {
       if (err instanceof InvalidInvitationAddressError) return sendError(ctx, 400, 'invalid_request', err.message);
       if (err instanceof MailDeliveryError) {

@@ -62,7 +62,8 @@ describe('management invitations over SMTP (C7)', () => {
     const before = Math.floor(Date.now() / 1000);
     const res = await invite(running, 'partner@example.com', basic(USER, PASSWORD));
     expect(res.status).toBe(202);
-    expect(Object.keys(res.body).sort()).toEqual(['expires_at', 'invited', 'mail']);
+    expect(Object.keys(res.body).sort()).toEqual(['expires_at', 'invitation', 'invited', 'mail']);
+    expect(res.body.invitation).toMatch(/^inv_[A-Za-z0-9_-]{43}$/);
     expect(res.body.mail).toEqual({ transport: 'smtp', host: new URL(smtp.url).host });
     expect(res.body.invited).toBe('partner@example.com');
     expect(res.body.expires_at).toBeGreaterThanOrEqual(before + 172_800);
