@@ -1,4 +1,5 @@
 import { CliError } from '../errors.js';
+import { isInvitationId } from '../management/toolbox.js';
 import { type Command } from './common.js';
 import { CONNECTION_HELP, connect, pages, parseListCommand, request, table, when } from './management-api.js';
 
@@ -27,6 +28,8 @@ export const invitationsCommand: Command = {
     }
     if (sub !== 'revoke') throw new CliError(`unknown invitations command ${sub ?? '(none)'}\n\n${usage}`, 2);
     if (!id) throw new CliError(`revoke needs an ID (from "svc-connect invitations list")\n\n${usage}`, 2);
+    // Checked here: a token pasted in its place would otherwise travel in the URL, which access logs keep.
+    if (!isInvitationId(id)) throw new CliError('an invitation ID is inv_ and 43 base64url characters (from "svc-connect invitations list"), never the token itself; nothing was sent', 2);
     const body = await request(connect(values, io), 'DELETE', `/invitations/${encodeURIComponent(id)}`, 'revoke');
     io.out(`${JSON.stringify(body)}\n`);
     io.err?.(`invitation ${id} is revoked; its token no longer registers a client\n`);
