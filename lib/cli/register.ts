@@ -1,5 +1,10 @@
+import { PRIVATE_MEMBERS } from '../../policies/jwk-rules.js';
 import { CliError, readJsonFile } from '../errors.js';
 import { baseUrlFrom, call, failOnError, parseFlags, type Command } from './common.js';
+
+/** True when `value` holds, at any depth, a JWK (`kty`) with a private or symmetric member. */
+const holdsPrivateKey = (value: unknown): boolean =>
+  !!value && typeof value === 'object' && (('kty' in value && PRIVATE_MEMBERS.some((m) => m in value)) || Object.values(value).some(holdsPrivateKey));
 
 const usage = `Usage: svc-connect register [--url BASE_URL] (--body FILE | --redirect-uri URI ...)
 
@@ -7,7 +12,8 @@ Registers a client with an initial access token (from SVC_INITIAL_ACCESS_TOKEN, 
 other users of the machine can read in the process list) and
 prints the registration response: client_id, client_secret, registration_access_token and
 registration_client_uri. FILE is a JSON registration body (e.g. from svc-connect client-keys);
---redirect-uri registers a minimal client. BASE_URL (default SVC_BASE_URL or http://localhost:3000)
+--redirect-uri registers a minimal client. A body holding a private key (a JWK with "d", say) is
+refused before anything is sent. BASE_URL (default SVC_BASE_URL or http://localhost:3000)
 is https, or http to localhost or a loopback address only: the token would travel in clear text.`;
 
 /** `svc-connect register`. */
@@ -24,6 +30,8 @@ export const registerCommand: Command = {
       body = readJsonFile(values.body, (reason) => new CliError(`--body: ${reason}`, 2));
       const registration = (body as { registration?: unknown }).registration;
       if (registration) body = registration;
+      // The provider would refuse it, but only after receiving it: her private key never leaves her machine.
+      if (holdsPrivateKey(body)) throw new CliError(`--body: ${values.body} holds a private key; register the public key only (the registration body client-keys prints)`, 2);
     } else if (values['redirect-uri']) body = { redirect_uris: values['redirect-uri'] };
     else throw new CliError(`give --body FILE or --redirect-uri URI\n\n${usage}`, 2);
     const result = await call(`${baseUrlFrom(values.url, io.env)}/oidc/v1/register`, {
