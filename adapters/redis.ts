@@ -442,6 +442,17 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     },
   };
 
+  /** The first `maxmemory_policy` other than `noeviction` among the masters (`INFO memory`; a user denied INFO: unknown). */
+  const evictionPolicy = async (): Promise<string | undefined> => {
+    const masters = clustered ? (client as Cluster).nodes('master') : [client as Redis];
+    const infos = await Promise.all(masters.map((node) => node.info('memory').catch((err: unknown) => {
+      if (/NOPERM/.test(String(err))) return '';
+      throw err;
+    })));
+    return infos.map((info) => /^maxmemory_policy:(\S+)/m.exec(info)?.[1]).find((policy) => policy !== undefined && policy !== 'noeviction');
+  };
+  let evictionLogged = false;
+
   return {
     client,
     adapter,
@@ -486,7 +497,16 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         return Number(removed) > 0;
       },
     }),
-    ping: () => run(() => client.ping()).then(() => undefined),
+    async ping() {
+      await run(() => client.ping());
+      // Timed, past the breaker: an INFO that fails (a Cluster master away) opens no breaker for the requests served.
+      const policy = await attempt(evictionPolicy).catch(() => undefined);
+      if (policy === undefined) return;
+      const cause = new Error(`maxmemory-policy is ${policy}: Redis may evict replay marks, throttle counters and revocation marks; set noeviction`);
+      if (!evictionLogged) logger.error('store_evicts', { store: 'redis', policy, host: at.host, port: at.port });
+      evictionLogged = true;
+      throw new StoreUnavailableError({ cause, where: at });
+    },
     async close() {
       cache?.close();
       await client.quit().catch(() => client.disconnect());

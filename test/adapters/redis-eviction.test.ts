@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+
+import { createRedisStore } from '../../adapters/redis.js';
+import { StoreUnavailableError } from '../../lib/errors.js';
+import { startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster, type OwnRedis } from '../helpers/redis.js';
+
+/** A throttle rule as the login name's: 5 failures lock it. */
+const RULE = { limit: 5, windowSeconds: 900, coolDownSeconds: 900, maxCoolDownSeconds: 3600, consecutiveLimit: 100 };
+
+/** What an anonymous authorization request may store for an hour: an interaction holding a 16 KiB `state`. */
+const FLOOD_RECORD = { params: { state: 'x'.repeat(16 * 1024) } };
+
+/** A logger that keeps its lines. */
+function recording(): { lines: { event: string; fields?: Record<string, unknown> }[]; logger: { info: (e: string, f?: Record<string, unknown>) => void; warn: (e: string, f?: Record<string, unknown>) => void; error: (e: string, f?: Record<string, unknown>) => void } } {
+  const lines: { event: string; fields?: Record<string, unknown> }[] = [];
+  const keep = (event: string, fields?: Record<string, unknown>): void => void lines.push({ event, fields });
+  return { lines, logger: { info: keep, warn: keep, error: keep } };
+}
+
+describe('a Redis that may evict keys: single use, replay detection, throttling and revocation rest on records staying', () => {
+  let evicting: OwnRedis;
+  let full: OwnRedis;
+  beforeAll(async () => {
+    // volatile-lru: the default of several managed Redis services.
+    evicting = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'volatile-lru'] });
+    full = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
+  });
+  afterAll(() => {
+    evicting?.dispose();
+    full?.dispose();
+  });
+
+  it('attack: a store on a Redis whose maxmemory-policy evicts (a flood of anonymous records would push out a replay mark and a lock) is not ready, saying why, logged once', async () => {
+    const { lines, logger } = recording();
+    const store = createRedisStore({ url: evicting.url, keyPrefix: testPrefix('evicting'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS, logger });
+    try {
+      const refusal = await store.ping().then(() => undefined, (err: unknown) => err);
+      expect(refusal).toBeInstanceOf(StoreUnavailableError);
+      expect(String((refusal as Error).cause)).toContain('maxmemory-policy is volatile-lru');
+      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(lines.filter((l) => l.event === 'store_evicts')).toEqual([{ event: 'store_evicts', fields: { store: 'redis', policy: 'volatile-lru', host: '127.0.0.1', port: evicting.port } }]);
+      // The store still serves: being not ready is what tells the operator, and a running provider keeps working.
+      expect(await store.insert('ReplayDetection', 'assertion', { iss: 'c' }, 3600)).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('attack: a Cluster with one master that evicts (allkeys-lru set at run time) is not ready', async () => {
+    let cluster: OwnCluster | undefined;
+    try {
+      cluster = await startOwnCluster();
+      const node = new Redis({ host: '127.0.0.1', port: cluster.nodes[2]?.port });
+      await node.config('SET', 'maxmemory-policy', 'allkeys-lru');
+      node.disconnect();
+      const store = createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: testPrefix('evicting-cluster'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+      try {
+        const refusal = await store.ping().then(() => undefined, (err: unknown) => err);
+        expect(String((refusal as Error | undefined)?.cause)).toContain('maxmemory-policy is allkeys-lru');
+      } finally {
+        await store.close();
+      }
+    } finally {
+      cluster?.dispose();
+    }
+  }, 60_000);
+
+  it('honest: with noeviction the store is ready, and a full Redis refuses the flood (503) while the replay mark and her lock stay', async () => {
+    const store = createRedisStore({ url: full.url, keyPrefix: testPrefix('noeviction'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      await store.ping();
+      expect(await store.insert('ReplayDetection', 'assertion', { iss: 'c' }, 3600)).toBe(true);
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('her-name', RULE);
+      let refused: unknown;
+      for (let i = 0; i < 1000 && !refused; i += 1) refused = await store.adapter('Interaction').upsert(`flood-${i}`, FLOOD_RECORD, 3600).then(() => undefined, (err: unknown) => err);
+      expect(refused).toBeInstanceOf(StoreUnavailableError);
+      expect(String((refused as Error).cause)).toContain('OOM');
+      expect(await store.insert('ReplayDetection', 'assertion', { iss: 'c' }, 3600)).toBe(false);
+      expect(await store.attempts.check('her-name', RULE)).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('honest: a Redis user not allowed INFO (a least-privilege ACL) is ready: the policy is unknown, not refused', async () => {
+    const admin = new Redis(full.url);
+    try {
+      await admin.call('ACL', 'SETUSER', 'app', 'on', '>pw', '~*', '&*', '+@all', '-info');
+      const store = createRedisStore({ url: `redis://app:pw@127.0.0.1:${full.port}`, keyPrefix: testPrefix('no-info'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+      try {
+        await expect(store.ping()).resolves.toBeUndefined();
+      } finally {
+        await store.close();
+      }
+    } finally {
+      admin.disconnect();
+    }
+  });
+});
