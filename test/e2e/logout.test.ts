@@ -98,7 +98,7 @@ describe('RP-initiated logout', () => {
     const out = new Map<string, { bytes: number; ttl: number; value: string }>();
     for (const key of await redis.keys(`${prefix}*`)) {
       const type = await redis.type(key);
-      const value = type === 'hash' ? JSON.stringify(await redis.hgetall(key)) : type === 'set' ? JSON.stringify(await redis.smembers(key)) : type === 'string' ? String(await redis.get(key)) : type;
+      const value = type === 'hash' ? JSON.stringify(await redis.hgetall(key)) : type === 'set' ? JSON.stringify(await redis.smembers(key)) : type === 'zset' ? JSON.stringify(await redis.zrange(key, '0', '-1')) : type === 'string' ? String(await redis.get(key)) : type;
       out.set(key, { bytes: Buffer.byteLength(value), ttl: await redis.ttl(key), value });
     }
     return out;

@@ -136,7 +136,7 @@ export async function startOwnCluster(): Promise<OwnCluster> {
 
 /**
  * The bytes a stored key holds: a record's string (header and payload JSON), or for a hash (an
- * attempt counter) its field names and values; `undefined` for index keys (sets).
+ * attempt counter) its field names and values; `undefined` for index keys (sets, sorted sets).
  */
 export async function recordBytes(redis: Redis, key: string): Promise<number | undefined> {
   const type = await redis.type(key);
@@ -152,7 +152,7 @@ export async function dumpPrefix(url: string, prefix: string): Promise<Map<strin
   try {
     for (const key of await redis.keys(`${prefix}*`)) {
       const type = await redis.type(key);
-      const value = type === 'hash' ? await redis.hgetall(key) : type === 'set' ? await redis.smembers(key) : await redis.get(key);
+      const value = type === 'hash' ? await redis.hgetall(key) : type === 'set' ? await redis.smembers(key) : type === 'zset' ? await redis.zrange(key, '0', '-1') : await redis.get(key);
       out.set(key, JSON.stringify(value));
     }
   } finally {
