@@ -29,11 +29,16 @@ export interface RedisStoreOptions {
   logger?: Logger;
   /**
    * Models kept in an in-process cache that every process on the store invalidates at once (pub/sub
-   * on `{prefix}invalidate`): read on nearly every request, written rarely. `[]` turns it off.
+   * on `{prefix}invalidate`): read on nearly every request, written rarely. `[]` turns it off. Writes of these and of
+   * the default models publish their invalidation whatever this process caches; list a model beyond the defaults in
+   * every process on the store.
    * @default ["Client", "ClientSuspension", "ClientDeletion", "SessionRevocation"]
    */
   cachedModels?: string[];
 }
+
+/** The models every process caches unless told otherwise; their writes publish an invalidation in every process. */
+const DEFAULT_CACHED_MODELS = ['Client', 'ClientSuspension', 'ClientDeletion', 'SessionRevocation'];
 
 /** The host and port of a Redis store as logged: from its URL (never the credentials), or its Cluster seed nodes. */
 function redisAddress(options: RedisStoreOptions): { host?: string; port?: number } {
@@ -220,7 +225,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     for (const answer of answers.slice(0, adds.length)) await resultOf(answer);
   };
 
-  const cachedModels = new Set(options.cachedModels ?? ['Client', 'ClientSuspension', 'ClientDeletion', 'SessionRevocation']);
+  const cachedModels = new Set(options.cachedModels ?? DEFAULT_CACHED_MODELS);
+  // Written with an invalidation even where this process caches none: another process on the store may cache them.
+  const invalidated = new Set([...DEFAULT_CACHED_MODELS, ...cachedModels]);
   const channel = `${prefix}invalidate`;
   const cache: RecordCache | undefined = cachedModels.size
     ? createRecordCache({ client, clusterNodes: options.clusterNodes, connection, channel, logger, address: at })
@@ -337,7 +344,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       return;
     }
     const add: AddCommand = record ? setRecord(key, record.value, record.ttl) : (p) => void p.del(key);
-    if (cache && cachedModels.has(model)) {
+    if (invalidated.has(model)) {
       await writeCached(key, add);
       for (const answer of extra.length ? await dispatch(extra) : []) await resultOf(answer);
       return;
@@ -493,7 +500,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       revokeGrant: (ref) => revokeIndex(`${prefix}grant:${ref}`),
       remove: async (model, key) => {
         const del: AddCommand = (p) => void p.del(key);
-        const removed = cache && cachedModels.has(model) ? await writeCached(key, del) : await resultOf((await dispatch([del]))[0] as Answer);
+        const removed = invalidated.has(model) ? await writeCached(key, del) : await resultOf((await dispatch([del]))[0] as Answer);
         return Number(removed) > 0;
       },
     }),

@@ -115,6 +115,40 @@ describe('redis store: clients cached in every process, invalidated everywhere a
     expect(await b.adapter('SessionRevocation').find('uid-1')).toEqual({ revoked_at: 1 });
   });
 
+  it('attack: a client disabled, a session revoked or a client deleted through a process that caches nothing (an admin process with `cachedModels: []`) is seen at once by one that cached them', async () => {
+    const prefix = fresh('cache-off-writer');
+    const admin = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, cachedModels: [] });
+    stores.push(admin);
+    const provider = open(prefix);
+    await subscribers(prefix, 1);
+    await admin.adapter('Client').upsert('rp', { client_id: 'rp' });
+    expect(await provider.adapter('Client').find('rp')).toBeDefined();
+    expect(await provider.adapter('ClientSuspension').find('rp')).toBeUndefined();
+    expect(await provider.adapter('SessionRevocation').find('uid-1')).toBeUndefined();
+    await admin.adapter('ClientSuspension').upsert('rp', { disabled_at: 1, disabled_by: 'admin' });
+    await admin.adapter('SessionRevocation').upsert('uid-1', { revoked_at: 1 }, 60);
+    expect(await provider.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 1, disabled_by: 'admin' });
+    expect(await provider.adapter('SessionRevocation').find('uid-1')).toEqual({ revoked_at: 1 });
+    expect(await admin.inventory.destroy('Client', refOf('rp'))).toBe(true);
+    expect(await provider.adapter('Client').find('rp')).toBeUndefined();
+  });
+
+  it('honest: a process caching only clients still sees another process\'s disabling mark at once, and a process caching nothing reads every record from Redis', async () => {
+    const prefix = fresh('cache-partial');
+    const narrow = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, cachedModels: ['Client'] });
+    const none = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, cachedModels: [] });
+    stores.push(narrow, none);
+    const full = open(prefix);
+    await subscribers(prefix, 2);
+    expect(await full.adapter('ClientSuspension').find('rp')).toBeUndefined();
+    await narrow.adapter('ClientSuspension').upsert('rp', { disabled_at: 2, disabled_by: 'ops' });
+    expect(await full.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 2, disabled_by: 'ops' });
+    const sent = countSent(none.client);
+    expect(await none.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 2, disabled_by: 'ops' });
+    expect(await none.adapter('ClientSuspension').find('rp')).toBeDefined();
+    expect(sent.commands).toBe(2);
+  });
+
   it('returns a copy from the cache', async () => {
     const prefix = fresh('cache-copy');
     const store = open(prefix);
