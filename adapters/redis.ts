@@ -144,10 +144,13 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     }
   };
 
-  /** oidc-provider's own errors as they are; the rest → 503, opening the breaker. */
+  /**
+   * oidc-provider's own errors as they are; the rest → 503, opening the breaker unless Redis answered the command
+   * with an error (a full `noeviction` server refusing a write): it answers at once, and serves reads meanwhile.
+   */
   const failure = (err: unknown): Error => {
     if (err instanceof errors.OIDCProviderError) return err;
-    openUntil = Date.now() + BREAKER_MS;
+    if ((err as { name?: unknown } | undefined)?.name !== 'ReplyError') openUntil = Date.now() + BREAKER_MS;
     return new StoreUnavailableError({ cause: connectionError ?? err, where: at });
   };
 

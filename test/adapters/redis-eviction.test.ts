@@ -83,6 +83,26 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
     }
   });
 
+  it('attack: once a flood has filled a noeviction Redis, the writes it refuses (OOM) open no circuit breaker: the records of people already signed in are still read, side by side with refused writes', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('oom'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      await store.adapter('AccessToken').upsert('her-token', { grantId: 'her-grant', accountId: 'her' }, 3600);
+      let refused: unknown;
+      for (let i = 0; i < 1000 && !refused; i += 1) refused = await store.adapter('Interaction').upsert(`flood-${i}`, FLOOD_RECORD, 3600).then(() => undefined, (err: unknown) => err);
+      expect(refused).toBeInstanceOf(StoreUnavailableError);
+      const [flood, ...reads] = await Promise.allSettled([
+        store.adapter('Interaction').upsert('flood-more', FLOOD_RECORD, 3600),
+        ...Array.from({ length: 8 }, () => store.adapter('AccessToken').find('her-token')),
+      ]);
+      expect(flood?.status).toBe('rejected');
+      expect(reads.map((r) => (r.status === 'fulfilled' ? r.value?.accountId : String(r.reason)))).toEqual(Array.from({ length: 8 }, () => 'her'));
+    } finally {
+      await store.close();
+      own.dispose();
+    }
+  });
+
   it('honest: a Redis user not allowed INFO (a least-privilege ACL) is ready: the policy is unknown, not refused', async () => {
     const admin = new Redis(full.url);
     try {
