@@ -452,14 +452,16 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     },
   };
 
-  /** The first `maxmemory_policy` other than `noeviction` among the masters (`INFO memory`; a user denied INFO: unknown). */
+  /** The first `maxmemory_policy` other than `noeviction` among the masters with a `maxmemory` (`INFO memory`; a user denied INFO: unknown). */
   const evictionPolicy = async (): Promise<string | undefined> => {
     const masters = clustered ? (client as Cluster).nodes('master') : [client as Redis];
     const infos = await Promise.all(masters.map((node) => node.info('memory').catch((err: unknown) => {
       if (/NOPERM/.test(String(err))) return '';
       throw err;
     })));
-    return infos.map((info) => /^maxmemory_policy:(\S+)/m.exec(info)?.[1]).find((policy) => policy !== undefined && policy !== 'noeviction');
+    // Without a `maxmemory` Redis never evicts, whatever the policy.
+    const evicting = infos.filter((info) => Number(/^maxmemory:(\d+)/m.exec(info)?.[1]) > 0);
+    return evicting.map((info) => /^maxmemory_policy:(\S+)/m.exec(info)?.[1]).find((policy) => policy !== undefined && policy !== 'noeviction');
   };
   let evictionLogged = false;
 

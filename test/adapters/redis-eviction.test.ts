@@ -52,6 +52,7 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
     try {
       cluster = await startOwnCluster();
       const node = new Redis({ host: '127.0.0.1', port: cluster.nodes[2]?.port });
+      await node.config('SET', 'maxmemory', '64mb');
       await node.config('SET', 'maxmemory-policy', 'allkeys-lru');
       node.disconnect();
       const store = createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: testPrefix('evicting-cluster'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
@@ -97,6 +98,17 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
       ]);
       expect(flood?.status).toBe('rejected');
       expect(reads.map((r) => (r.status === 'fulfilled' ? r.value?.accountId : String(r.reason)))).toEqual(Array.from({ length: 8 }, () => 'her'));
+    } finally {
+      await store.close();
+      own.dispose();
+    }
+  });
+
+  it('honest: a Redis with an evicting policy but no maxmemory never evicts, and is ready', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory-policy', 'allkeys-lru'] });
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('no-maxmemory'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      await expect(store.ping()).resolves.toBeUndefined();
     } finally {
       await store.close();
       own.dispose();
