@@ -25,18 +25,11 @@ return 1`;
 /**
  * KEYS[1] grant index (a sorted set: record key → its expiry in the server's epoch seconds, `inf` for none); ARGV[1]
  * member; ARGV[2] member ttl (0 = none). Members expired by then are dropped, so a grant in use for days keeps only
- * its live tokens; the index lives as long as its longest-lived member (TTL after the drop: -2 gone, -1 no expiry). An
- * index of the former layout (a set: the drop fails with WRONGTYPE) is converted, its members expiring with it.
+ * its live tokens; the index lives as long as its longest-lived member (TTL after the drop: -2 gone, -1 no expiry).
  */
 export const INDEX_ADD = `
 local now = tonumber(redis.call('TIME')[1])
-if type(redis.pcall('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)) == 'table' then
-  local current = redis.call('TTL', KEYS[1])
-  local members = redis.call('SMEMBERS', KEYS[1])
-  redis.call('DEL', KEYS[1])
-  for _, m in ipairs(members) do redis.call('ZADD', KEYS[1], current >= 0 and now + current or 'inf', m) end
-  if current >= 0 then redis.call('EXPIRE', KEYS[1], current) end
-end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
 local current = redis.call('TTL', KEYS[1])
 local ttl = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], ttl == 0 and 'inf' or now + ttl, ARGV[1])
@@ -47,10 +40,9 @@ elseif current == -2 or (current >= 0 and current < ttl) then
 end
 return 1`;
 
-/** KEYS[1] grant index (or a set of the former layout). Returns its members and deletes it. */
+/** KEYS[1] grant index. Returns its members and deletes it. */
 export const INDEX_TAKE = `
-local members
-if redis.call('TYPE', KEYS[1]).ok == 'set' then members = redis.call('SMEMBERS', KEYS[1]) else members = redis.call('ZRANGE', KEYS[1], 0, -1) end
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
 redis.call('DEL', KEYS[1])
 return members`;
 
