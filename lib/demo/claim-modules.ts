@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 import type { ClaimModule } from '../claims/modules.js';
 import type { Evidence, VerifiedOffer, VerifiedRecord } from '../claims/verified.js';
@@ -170,7 +170,11 @@ export function verifiedIdentityModule(lookup: PersonLookup): ClaimModule {
   };
 }
 
-/** `svc.auth.mobile.l2.otp`: when a one-time password was confirmed and an opaque proof, never the phone number. */
+/**
+ * `svc.auth.mobile.l2.otp`: when a one-time password was confirmed and an opaque proof, never the phone number. The
+ * proof is random for each delivery: one derived from the account would be the same at every relying party, and a
+ * guessed account id hashed with the delivered time would confirm it behind a pairwise `sub`.
+ */
 export function authProofModule(lookup: PersonLookup): ClaimModule {
   return {
     name: 'auth-proof',
@@ -178,8 +182,7 @@ export function authProofModule(lookup: PersonLookup): ClaimModule {
     async resolve(accountId) {
       const completedAt = (await lookup(accountId))?.mobileOtpCompletedAt;
       if (completedAt === undefined) return {};
-      const proof = createHash('sha256').update(`otp:${accountId}:${completedAt}`).digest('base64url');
-      return { 'svc.auth.mobile.l2.otp': { executed: true, method: 'otp', completed_at: completedAt, proof } };
+      return { 'svc.auth.mobile.l2.otp': { executed: true, method: 'otp', completed_at: completedAt, proof: randomBytes(32).toString('base64url') } };
     },
   };
 }

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+
 import { compactDecrypt, createRemoteJWKSet, jwtVerify } from 'jose';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
@@ -116,6 +118,28 @@ describe('claims and privacy end to end (C4, C5)', () => {
     const proof = flow.claims['svc.auth.mobile.l2.otp'] as Record<string, unknown>;
     expect(proof).toMatchObject({ executed: true, method: 'otp' });
     expect(JSON.stringify(proof)).not.toContain('+4915123456789');
+  });
+
+  it("the example OTP proof names no account: it confirms no guessed account id and links her at no other relying party", async () => {
+    // A relying party of another sector, which receives her under another pairwise sub.
+    const other = await registerClient(running, 'rsa', { redirect_uris: ['https://other-rp.example/cb'] });
+    const claims = JSON.stringify({ id_token: { 'svc.auth.mobile.l2.otp': null } });
+    const proofAt = async (client: RegisteredClient) => {
+      const flow = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, params: { claims } });
+      return { sub: flow.claims.sub, otp: flow.claims['svc.auth.mobile.l2.otp'] as { proof: string; completed_at: string } };
+    };
+    const [here, there] = [await proofAt(rsa), await proofAt(other)];
+    expect(here.sub).not.toBe(there.sub);
+    // Hashing a guessed account id with the delivered time does not reproduce the proof (pairwise subjects hide the id).
+    expect(here.otp.proof).not.toBe(createHash('sha256').update(`otp:demo-0001:${here.otp.completed_at}`).digest('base64url'));
+    expect(here.otp.proof).not.toBe(there.otp.proof);
+  });
+
+  it('honest: the example OTP proof is an opaque value beside when the password was confirmed, for her again in the next flow', async () => {
+    const claims = JSON.stringify({ userinfo: { 'svc.auth.mobile.l2.otp': { essential: true } } });
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { configure: rsa.configure, params: { claims } });
+    const otp = flow.userinfo['svc.auth.mobile.l2.otp'] as Record<string, unknown>;
+    expect(otp).toEqual({ executed: true, method: 'otp', completed_at: '2025-03-02T08:01:00Z', proof: expect.stringMatching(/^[\w-]{22,}$/) });
   });
 
   it('answers an essential svc.ver.idcard.l3.nfc for demo-basic with access_denied', async () => {
