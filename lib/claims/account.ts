@@ -87,10 +87,11 @@ export function createFindAccount(options: AccountOptions): FindAccount {
         if (scope && scopeHere) protocol.scope = scope;
         if (!client || !channelCarriesUserData(client, channel)) return protocol;
         if (weakerThanConsented(deliveryOf(client), consented)) return protocol;
-        const other = (token?.claims as Record<string, ChannelClaims | undefined> | undefined)?.[channel === 'id_token' ? 'userinfo' : 'id_token'];
+        // The names the other member requested, as the consent page reads them: not the alternatives its groups offer.
+        const other = channelRequests((token?.claims as Record<string, ChannelClaims | undefined> | undefined)?.[channel === 'id_token' ? 'userinfo' : 'id_token']);
         // Only where her grant says each claim travels: the operator may have moved the scope channel since.
         const approved = new Set(ctx.oidc.entities.Grant?.getOIDCClaims());
-        const requests = requestsFor(scopeHere ? scope : undefined, claims, rejected, Object.keys(other ?? {}))
+        const requests = requestsFor(scopeHere ? scope : undefined, claims, rejected, other.map((r) => r.requested))
           .map((r) => ({ ...r, alternatives: r.alternatives.filter((name) => approved.has(travelName(channel, name))) }))
           .filter((r) => r.alternatives.length > 0);
         const { values } = await resolveRequests(registry, sub, requests, valueMac.forClient(client.clientId));

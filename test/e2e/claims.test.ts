@@ -5,7 +5,7 @@ import { compactDecrypt, createRemoteJWKSet, jwtVerify } from 'jose';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
-import { redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
+import { FormBrowser, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
 
 const INSURANCE = 'demo.ver.healthinsurance.l0.api.demo';
@@ -211,6 +211,23 @@ describe('claims and privacy end to end (C4, C5)', () => {
     const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid email profile', configure: rsa.configure, params: { claims } });
     expect(userData(flow.userinfo)).toEqual({ email: 'erika.mustermann@example.com' });
     expect(userData(flow.claims)).toEqual({ name: 'Erika Mustermann', given_name: 'Erika', family_name: 'Mustermann', birthdate: '1964-08-12', email_verified: true });
+  });
+
+  it('sends a scope claim where the consent page said when only a group of the other member offers it as an alternative', async () => {
+    // The page: the ID card in the sign-in token (scope svc.insurance.verified), "one of: e-mail; ID card" in UserInfo.
+    const claims = JSON.stringify({ userinfo: { 'svc.ver.[email.l2,idcard.l3.nfc]': null } });
+    const browser = new FormBrowser();
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid svc.insurance.verified', configure: rsa.configure, params: { claims }, browser });
+    expect(browser.lastPage).toContain('<li>your verified ID card (level 3, NFC) — in the sign-in token</li>');
+    expect(Object.keys(userData(flow.claims)).sort()).toEqual(['demo.ver.healthinsurance.l0.api.demo', 'svc.ver.idcard.l3.nfc']);
+    expect(Object.keys(userData(flow.userinfo))).toEqual(['svc.ver.email.l2']);
+  });
+
+  it('honest: a scope claim the other member names by itself still travels only there, also beside a group offering it', async () => {
+    const claims = JSON.stringify({ userinfo: { 'svc.ver.idcard.l3.nfc': null, 'svc.ver.[email.l2,idcard.l3.nfc]': null } });
+    const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid svc.insurance.verified', configure: rsa.configure, params: { claims } });
+    expect(Object.keys(userData(flow.claims))).toEqual(['demo.ver.healthinsurance.l0.api.demo']);
+    expect(Object.keys(userData(flow.userinfo)).sort()).toEqual(['svc.ver.email.l2', 'svc.ver.idcard.l3.nfc']);
   });
 
   it('sends a claim named in both members to both: an explicit request', async () => {
