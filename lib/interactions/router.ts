@@ -13,7 +13,7 @@ import { isObject } from '../claims/request.js';
 import { VERIFIED_CLAIMS, verifiedGrantNamesOf, verifiedRequestsOf } from '../claims/verified-request.js';
 import { parseJsonObject, readFormBody } from '../web/form-body.js';
 import { requestIdOf } from '../web/error-response.js';
-import { sendPage } from '../pages/html.js';
+import { formTargetOf, sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import type { Authenticator } from '../claims/authenticator.js';
@@ -52,18 +52,6 @@ interface MissingNames {
 
 const stringParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-/**
- * The CSP source that lets a form of our pages end at the redirect URI: its origin, for a private-use scheme
- * (RFC 8252 7.1: `com.example.app:/cb`, whose origin is opaque) the scheme itself; browsers check `form-action`
- * on every redirect after the post.
- */
-const formTargetOf = (uri: unknown): string | undefined => {
-  if (typeof uri !== 'string' || !URL.canParse(uri)) return undefined;
-  const url = new URL(uri);
-  if (url.origin === 'null') return url.protocol;
-  // A CSP source cannot name an IPv6 literal (RFC 8252 7.3's `http://[::1]:port`): the scheme and port, any host.
-  return url.hostname.startsWith('[') ? `${url.protocol}//*${url.port ? `:${url.port}` : ''}` : url.origin;
-};
 
 /**
  * The login and consent pages under `/oidc/v1/interaction/{uid}`: GET shows the page the prompt

@@ -30,6 +30,19 @@ textarea,select{width:100%;font:inherit;padding:.5rem;border:1px solid #8a8f98;b
 main.wide{max-width:48rem}
 `;
 
+/**
+ * The CSP source that lets a form of our pages end at a redirect URI (a client's redirect or post-logout redirect
+ * URI): its origin, for a private-use scheme (RFC 8252 7.1: `com.example.app:/cb`, whose origin is opaque and which
+ * `*` does not match) the scheme itself; browsers check `form-action` on every redirect after the post.
+ */
+export const formTargetOf = (uri: unknown): string | undefined => {
+  if (typeof uri !== 'string' || !URL.canParse(uri)) return undefined;
+  const url = new URL(uri);
+  if (url.origin === 'null') return url.protocol;
+  // A CSP source cannot name an IPv6 literal (RFC 8252 7.3's `http://[::1]:port`): the scheme and port, any host.
+  return url.hostname.startsWith('[') ? `${url.protocol}//*${url.port ? `:${url.port}` : ''}` : url.origin;
+};
+
 /** A rendered page and the Content-Security-Policy that goes with it. */
 export interface RenderedPage {
   html: string;

@@ -1,7 +1,7 @@
 import type { Client, KoaContextWithOIDC } from 'oidc-provider';
 
 import { ROUTE_NAMES } from '../seams.js';
-import { escapeHtml, renderPage, sendPage } from './html.js';
+import { escapeHtml, formTargetOf, renderPage, sendPage } from './html.js';
 
 /** Her `sub` at `client`, as her ID tokens for it carry it (pairwise or public). */
 export type SubjectAt = (ctx: KoaContextWithOIDC, accountId: string, client: Client) => Promise<string> | string;
@@ -26,7 +26,9 @@ ${form}
 <button class="primary" type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>
 <button class="secondary" type="submit" form="op.logoutForm">No, stay signed in</button>
 </div>`;
-    sendPage(ctx, renderPage({ title: 'Sign out', body, formTargets: ['*'] }));
+    // "Yes" and "No" end at the post-logout redirect URI oidc-provider validated, else at our own page.
+    const target = formTargetOf(session?.state?.postLogoutRedirectUri);
+    sendPage(ctx, renderPage({ title: 'Sign out', body, formTargets: target ? [target] : [] }));
   };
 }
 
