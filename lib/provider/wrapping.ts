@@ -15,6 +15,7 @@ import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.
 import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registration/single-use-tokens.js';
 import { MODEL_NAMES } from '../seams.js';
 import { bodyLimit } from '../web/body-limit.js';
+import { hostParsedBody } from '../web/host-parsed-body.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
 import { noCachePragma, securityHeaders } from '../web/security-headers.js';
 import { resumedRedirectGuard } from '../interactions/redirect-check.js';
@@ -120,6 +121,7 @@ export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>
   // Paths are seen relative to where the front door is mounted (createApp mounts it at the base path).
   { why: 'each request gets its id and one log line', wrap: ({ logger, metrics }) => requestLogging(logger, metrics) },
   { why: 'security headers on every response', wrap: () => securityHeaders() },
+  { why: "a body the host app's parser read first is put back from its raw text, or refused: never served empty", wrap: ({ logger }) => hostParsedBody(logger) },
   { why: 'an oversized body is refused before anything reads it', wrap: () => bodyLimit() },
   { why: 'each request is one unit of store work, stored before its answer goes out', wrap: ({ store, logger }) => storeBatch(store, logger) },
 ];
