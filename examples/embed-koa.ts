@@ -1,6 +1,6 @@
 /**
  * Embedding svc-connect in an existing Koa app: the host keeps its own routes and middleware and
- * mounts the svc-connect pieces beside them. The host's `keys` must equal svc-connect's cookie keys.
+ * mounts the svc-connect pieces beside them; svc-connect signs its cookies with its own keys, whatever the host's `keys`.
  */
 import Koa from 'koa';
 

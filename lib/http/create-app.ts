@@ -28,15 +28,14 @@ import { mountProvider } from './mount-provider.js';
 
 /**
  * The pieces of svc-connect, ready to serve or to mount into an existing Koa app:
- * `hostApp.keys = svc.cookieKeys; hostApp.use(svc.middleware)` (or under `koa-mount` at the path of
- * `svc.base-url`).
+ * `hostApp.use(svc.middleware)` (or under `koa-mount` at the path of `svc.base-url`).
  */
 export interface SvcConnect {
   /** The configured oidc-provider instance. */
   readonly provider: Provider;
   /** The store holding all provider state. */
   readonly store: SvcStore;
-  /** Cookie keys; the host Koa app's `keys` must equal them. */
+  /** Cookie keys: {@link SvcConnect.middleware} signs and reads its cookies with them, whatever the host Koa app's `keys`. */
   readonly cookieKeys: string[];
   /** Where svc-connect lives publicly (issuer, base path, provider path), derived from `svc.base-url` once. */
   readonly paths: PublicPaths;
@@ -176,7 +175,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   let current = provider;
   let providerMount = mountProvider(provider, publicPath);
   const providerUnmatched = unmatchedAsJson(logger);
-  const middleware = frontDoor({ baseUrl: settings.baseUrl, proxy: settings.proxy, logger, metrics, store: runtime.store }, (ctx, next) => {
+  const middleware = frontDoor({ baseUrl: settings.baseUrl, proxy: settings.proxy, cookieKeys: runtime.cookieKeys, logger, metrics, store: runtime.store }, (ctx, next) => {
     // oidc-provider renders its own errors; everything else goes through our error handler.
     const path = ctx.path;
     if (!path.startsWith(`${PROVIDER_PATH}/`)) return guarded(ctx, next);

@@ -15,6 +15,7 @@ import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.
 import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registration/single-use-tokens.js';
 import { MODEL_NAMES } from '../seams.js';
 import { bodyLimit } from '../web/body-limit.js';
+import { CookieKeyring, ownCookieKeys } from '../web/cookie-keyring.js';
 import { hostParsedBody } from '../web/host-parsed-body.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
 import { noCachePragma, securityHeaders } from '../web/security-headers.js';
@@ -48,8 +49,8 @@ export interface WrappingParts {
   proxy: boolean;
 }
 
-/** What the front door is built from: the provider's keys are not among it. */
-export type FrontDoorParts = Omit<WrappingParts, 'keys'>;
+/** What the front door is built from: the provider's keys are not among it, `svc.cookieKeys` are. */
+export type FrontDoorParts = Omit<WrappingParts, 'keys'> & { cookieKeys: readonly string[] };
 
 /** A row of {@link ADAPTER_WRAPPING}: the models it wraps; `below` makes any model's adapter as the rows below do. */
 interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: AdapterFactory, parts: { store: WrappedStore }) => Partial<Adapter>> {
@@ -119,6 +120,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
 export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>[] = [
   { why: 'Host and scheme (and X-Forwarded-Proto) pinned to svc.base-url before anything reads them', wrap: ({ baseUrl, proxy }) => pinPublicOrigin(baseUrl, proxy) },
   // Paths are seen relative to where the front door is mounted (createApp mounts it at the base path).
+  { why: "cookies signed and read with svc.cookieKeys, whatever the host app's keys", wrap: ({ cookieKeys }) => ownCookieKeys(new CookieKeyring(cookieKeys)) },
   { why: 'each request gets its id and one log line', wrap: ({ logger, metrics }) => requestLogging(logger, metrics) },
   { why: 'security headers on every response', wrap: () => securityHeaders() },
   { why: "a body the host app's parser read first is put back from its raw text, or refused: never served empty", wrap: ({ logger }) => hostParsedBody(logger) },

@@ -1,5 +1,7 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
+import type { Middleware } from 'koa';
+
 const signature = (key: KeyObject, data: string): string => createHmac('sha1', key).update(data).digest('base64url');
 
 /**
@@ -35,4 +37,21 @@ export class CookieKeyring {
     }
     return -1;
   }
+}
+
+/**
+ * Front-door middleware: while svc-connect serves a request, its cookie jar signs and reads with `keyring`
+ * (`svc.cookieKeys`), as `provider.interactionDetails` reads them, whatever keys the host app has; the host's
+ * keys are back once svc-connect is done (a host session middleware writing its cookie after it).
+ */
+export function ownCookieKeys(keyring: CookieKeyring): Middleware {
+  return (ctx, next) => {
+    // The jar's signer, an instance member of `cookies` its typings leave out.
+    const jar = ctx.cookies as typeof ctx.cookies & { keys?: unknown };
+    const hostKeys = jar.keys;
+    jar.keys = keyring;
+    return next().finally(() => {
+      jar.keys = hostKeys;
+    });
+  };
 }

@@ -1,0 +1,59 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Koa from 'koa';
+
+import { createSvcConnect, loadSettings, type SvcConnect } from '../../lib/index.js';
+import { confidentialClient } from '../helpers/app.js';
+import { runCodeFlow } from '../helpers/flow.js';
+
+describe.each([
+  { keys: 'its own keys', hostKeys: ['the host app keeps its own cookie key, not ours'] },
+  { keys: 'no keys', hostKeys: undefined },
+])('a host app with $keys (not svc.cookieKeys)', ({ hostKeys }) => {
+  const server = createServer();
+  let base = '';
+  let svc: SvcConnect;
+  const client = confidentialClient({ subject_type: 'public' });
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': base } }), { clients: [client] });
+    const app = new Koa(hostKeys ? { keys: hostKeys } : {});
+    // A session-like host middleware: it reads its signed cookie before svc.middleware and writes it after.
+    app.use(async (ctx, next) => {
+      if (!hostKeys) {
+        await next();
+        return;
+      }
+      const visits = Number(ctx.cookies.get('host-visits', { signed: true }) ?? '0');
+      ctx.set('x-host-visits', String(visits));
+      await next();
+      ctx.cookies.set('host-visits', String(visits + 1), { signed: true });
+    });
+    app.use(svc.middleware);
+    const callback = app.callback();
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => void callback(req, res));
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await svc.close();
+  });
+
+  it('runs the code flow: svc-connect signs and reads its cookies with svc.cookieKeys', async () => {
+    const { claims } = await runCodeFlow(`${base}/oidc/v1`, client);
+    expect(claims.sub).toBe('demo-0001');
+  });
+
+  if (hostKeys) {
+    it("leaves the host's own signed cookies to the host's keys", async () => {
+      const first = await fetch(`${base}/healthz`);
+      const cookie = first.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const second = await fetch(`${base}/healthz`, { headers: { cookie } });
+      expect(second.headers.get('x-host-visits')).toBe('1');
+    });
+  }
+});
