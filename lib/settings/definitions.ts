@@ -119,6 +119,11 @@ const oneSecret = (raw: string) => {
   if (more.length > 0) throw new Error('expected one key (it is never rotated: a new key changes every pairwise sub)');
   return key;
 };
+const redisUrl = (raw: string) => {
+  const url = parseUrlWithScheme(raw, ['redis:', 'rediss:']);
+  if (!/^(\/\d*)?$/.test(new URL(url).pathname)) throw new Error('the path is not a database number (redis://host:6379/0)');
+  return url;
+};
 const moduleList = (raw: string) => {
   const modules = raw.split(',').map((m) => m.trim());
   if (modules.some((m) => !m)) throw new Error('expected comma-separated module paths, none of them empty');
@@ -154,7 +159,7 @@ export const PROPERTY_DEFINITIONS = [
         ? 'the public issuer is http on a host other than loopback: browsers, relying parties and cookies then travel in clear (use https, also when TLS ends at a proxy)'
         : undefined,
   }),
-  row('svc.redis.url', 'redis.url', (raw) => parseUrlWithScheme(raw, ['redis:', 'rediss:']), {
+  row('svc.redis.url', 'redis.url', redisUrl, {
     env: 'REDIS_URL',
     defaultText: 'unset → embedded in-memory store (one process, lost on restart; warned, refused in production)',
     doc: 'Standalone Redis holding all provider state, e.g. `redis://127.0.0.1:6379/0`.',

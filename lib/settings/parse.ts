@@ -39,10 +39,15 @@ export function parseBaseUrl(raw: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
-/** Parses a URL whose scheme is one of `schemes` (e.g. `redis:`), keeping it as written. */
+/** Parses a URL whose scheme is one of `schemes` (e.g. `redis:`) and whose credentials its client can decode, keeping it as written. */
 export function parseUrlWithScheme(raw: string, schemes: string[]): string {
   const url = absoluteUrl(raw, 'expected an absolute URL');
   if (!schemes.includes(url.protocol)) throw new Error(`expected a URL with scheme ${schemes.map((s) => s.replace(/:$/, '')).join(' or ')}`);
+  try {
+    decodeURIComponent(url.username + url.password);
+  } catch {
+    throw new Error('the user name or password is not valid percent-encoding (write a % in it as %25)');
+  }
   return raw.trim();
 }
 

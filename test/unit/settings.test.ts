@@ -191,6 +191,30 @@ describe('loadSettings (C9)', () => {
     expect(err.message).toContain(`invalid value for ${name}`);
   });
 
+  it.each([
+    ['svc.redis.url', 'redis://:S3CRET%ZZpw@redis:6379/0', 'the user name or password is not valid percent-encoding'],
+    ['svc.redis.url', 'rediss://user%@redis:6380', 'the user name or password is not valid percent-encoding'],
+    ['svc.redis.url', 'redis://:S3CRETpw@redis:6379/zero', 'the path is not a database number'],
+    ['svc.redis.url', 'redis://redis:6379/0/1', 'the path is not a database number'],
+    ['svc.mail.smtp-url', 'smtps://u:S3CRET%ZZpw@mail.example.com:465', 'the user name or password is not valid percent-encoding'],
+  ])('stops on %s %j its client cannot read, naming the fault and never the password', (name, raw, fault) => {
+    const err = captureError(() => loadSettings({ env: {}, properties: { [name]: raw } }));
+    expect(err.properties).toEqual([name]);
+    expect(err.message).toContain(fault);
+    expect(err.message).not.toContain('S3CRET');
+  });
+
+  it.each([
+    ['svc.redis.url', 'redis://10.1.2.3:6380/2'],
+    ['svc.redis.url', 'redis://:p%40ss%2Fw0rd@redis:6379/0'],
+    ['svc.redis.url', 'rediss://svc:secret@redis.example.com:6380'],
+    ['svc.redis.url', 'redis://redis/'],
+    ['svc.mail.smtp-url', 'smtp://user:p%40ss@mail.example.com:587'],
+    ['svc.mail.smtp-url', 'smtp://127.0.0.1:25/?requireTLS=false'],
+  ])('accepts %s %j', (name, raw) => {
+    expect(() => loadSettings({ env: {}, properties: { [name]: raw } })).not.toThrow();
+  });
+
   it('never echoes a secret value in its error', () => {
     const err = captureError(() => loadSettings({ env: { SVC_COOKIES_KEYS: 'tiny-secret-value' } }));
     expect(err.message).not.toContain('tiny-secret-value');
