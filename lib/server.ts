@@ -5,11 +5,12 @@
  * modules while `svc.demo.enabled`).
  */
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 
 import Koa from 'koa';
 
 import { createDemoClaimModules } from './demo/claim-modules.js';
-import { startFailureReason } from './errors.js';
+import { SettingsError, startFailureReason } from './errors.js';
 import { createApp } from './http/create-app.js';
 import { createHttpServer } from './http/http-server.js';
 import { createSettingsLogger, defaultLogFormat } from './observability/pino-logger.js';
@@ -42,21 +43,21 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
   const demoModules = settings.demo.enabled && !settings.claims.modules;
   const app = await createApp(settings, { logger, claimModules: demoModules ? createDemoClaimModules() : [] });
   const { info } = app.svc;
-  const server = createHttpServer(app.callback()).listen(settings.port, () => {
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : settings.port;
-    logger.info('listening', { port, url: settings.baseUrl, issuer: app.svc.paths.issuer, store: info.store, keys: info.keys, warnings: info.warnings });
-    logger.flush?.();
-    if ((settings.log.format ?? defaultLogFormat(settings.production)) !== 'pretty') return;
+  const server = createHttpServer(app.callback());
+  const port = await listen(server, 'svc.port', settings.port);
+  logger.info('listening', { port, url: settings.baseUrl, issuer: app.svc.paths.issuer, store: info.store, keys: info.keys, warnings: info.warnings });
+  logger.flush?.();
+  if ((settings.log.format ?? defaultLogFormat(settings.production)) === 'pretty') {
     const warned = info.warnings === 0 ? 'no warnings' : `${info.warnings} warning${info.warnings === 1 ? '' : 's'} above`;
     io.out(`svc-connect listening on http://localhost:${port}${app.svc.paths.basePath} (issuer ${app.svc.paths.issuer}, store ${info.store}, ${warned})\n`);
-  });
+  }
   // Health and metrics on their own listener, off the public one (svc.ops.port).
-  const opsServer = settings.ops.port === undefined ? undefined : new Koa().use(app.svc.operations).listen(settings.ops.port, settings.ops.host, () => {
-    const address = opsServer?.address();
-    logger.info('operations_listening', { host: settings.ops.host, port: typeof address === 'object' && address ? address.port : settings.ops.port });
+  const operations = new Koa().use(app.svc.operations).callback();
+  const opsServer = settings.ops.port === undefined ? undefined : createServer((req, res) => void operations(req, res));
+  if (opsServer && settings.ops.port !== undefined) {
+    logger.info('operations_listening', { host: settings.ops.host, port: await listen(opsServer, 'svc.ops.port', settings.ops.port, settings.ops.host) });
     logger.flush?.();
-  });
+  }
   // SIGHUP: read svc.keys.file again (a key rotation step); the result is logged either way.
   process.on('SIGHUP', () => {
     logger.info('keys_reload_requested', { signal: 'SIGHUP' });
@@ -99,6 +100,26 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
     stop('parent_gone');
   }, PARENT_CHECK_MS);
   watch.unref();
+}
+
+/** What a failed listen means, by its error code. */
+const LISTEN_FAULTS: Record<string, string> = {
+  EADDRINUSE: 'is in use by another process',
+  EACCES: 'needs privileges this process lacks',
+  EADDRNOTAVAIL: 'cannot be opened on an address this machine does not have',
+};
+
+/** `server` listening on `port` (of `property`), its port once it does, or a {@link SettingsError} naming `property` when it cannot. */
+function listen(server: Server, property: string, port: number, host?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const refused = (err: NodeJS.ErrnoException): void =>
+      reject(new SettingsError(`${property} ${port} ${LISTEN_FAULTS[err.code ?? ''] ?? 'cannot be listened on'} (${err.code ?? err.name})`, [property]));
+    server.once('error', refused).listen(port, host, () => {
+      server.off('error', refused);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 
 import { describe, expect, it, jest } from '@jest/globals';
 
@@ -76,6 +77,23 @@ describe('the bundled server starts, logs and stops for an operator', () => {
       expect(await server.exited).toBe(0);
     } finally {
       server.dispose();
+    }
+  });
+
+  it.each([
+    { property: 'svc.port', env: (port: number): Record<string, string> => ({ PORT: String(port) }) },
+    { property: 'svc.ops.port', env: (port: number): Record<string, string> => ({ SVC_OPS_PORT: String(port), SVC_OPS_HOST: '127.0.0.1' }) },
+  ])('stops with one line naming $property when its port is taken, exit 1, no stack', async ({ property, env }) => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const publicPort: Record<string, string> = property === 'svc.port' ? {} : { PORT: String(await freePort()) };
+    try {
+      const server = startServerProcess({ ...publicPort, ...env(port), SVC_LOG_LEVEL: 'silent' });
+      expect(await server.exited).toBe(1);
+      expect(server.output()).toBe(`svc-connect: cannot start: ${property} ${port} is in use by another process (EADDRINUSE)\n`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
     }
   });
 });
