@@ -4,11 +4,19 @@ import type { Logger } from '../logger.js';
 import { answerError } from '../pages/error-page.js';
 import { logCaughtError, logErrorAnswer, oauthErrorBody, sendError } from '../web/error-response.js';
 
-/** After `next`: a request nothing answered (404, no body) gets OAuth's JSON `not_found`, not Koa's text "Not Found". */
+/** What a router leaves without a body: no route (404), another method (405), a method no route knows (501). */
+const UNANSWERED: Record<number, [error: string, description: string]> = {
+  404: ['not_found', 'no such endpoint'],
+  405: ['method_not_allowed', 'the endpoint does not accept this method'],
+  501: ['invalid_request', 'no endpoint accepts this method'],
+};
+
+/** After `next`: a request a router left {@link UNANSWERED} gets OAuth's JSON, not Koa's text ("Not Found", "Method Not Allowed"). */
 async function answerUnmatched(ctx: Context, next: () => Promise<unknown>): Promise<boolean> {
   await next();
-  if (ctx.status !== 404 || ctx.body !== undefined) return false;
-  sendError(ctx, 404, 'not_found', 'no such endpoint');
+  const answer = UNANSWERED[ctx.status];
+  if (!answer || ctx.body !== undefined) return false;
+  sendError(ctx, ctx.status, ...answer);
   return true;
 }
 

@@ -57,6 +57,21 @@ describe('error answers: one rendering, no-store, every one logged', () => {
     }
   });
 
+  it('another method on a page or health route: 405 method_not_allowed (501 for a method no route knows), no-store, logged as a refusal', async () => {
+    for (const [path, method, status, error] of [
+      ['/oidc/v1/interaction/some-uid/login', 'GET', 405, 'method_not_allowed'],
+      ['/oidc/v1/interaction/some-uid/confirm', 'GET', 405, 'method_not_allowed'],
+      ['/readyz', 'POST', 405, 'method_not_allowed'],
+      ['/healthz', 'PROPFIND', 501, 'invalid_request'],
+    ] as const) {
+      const r = await send(path, { method, headers: { accept: 'text/html' } });
+      expect([path, r.status, r.body.error, r.cacheControl]).toEqual([path, status, error, 'no-store']);
+      expect(r.lines).toEqual([expect.objectContaining({ e: 'request_refused', status, error })]);
+    }
+    // Honest: the right method is served.
+    expect((await send('/readyz')).status).toBe(200);
+  });
+
   it('the management guard\'s refusals (405, 401) are logged with their error code', async () => {
     const wrongMethod = await send('/oidc/v1/management/invite_client', { method: 'PATCH' });
     expect([wrongMethod.status, wrongMethod.body.error, wrongMethod.cacheControl]).toEqual([405, 'method_not_allowed', 'no-store']);
