@@ -194,6 +194,7 @@ function flattenJson(value: unknown, prefix = '', out = new Map<string, string>(
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     if (!prefix) throw new Error('expected a JSON object at the top level');
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      if (out.has(prefix) && out.get(prefix) !== String(value)) throw new Error(`${prefix} is given twice, with different values`);
       out.set(prefix, String(value));
       return out;
     }

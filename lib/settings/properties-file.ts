@@ -1,10 +1,11 @@
 /**
  * Parses Java-style `.properties` text: `key=value`, `key: value` or `key value`; `#` and `!`
- * comments; backslash line continuations; `\t \n \r \f \\ \uXXXX` escapes. Later keys win.
- * Throws an `Error` naming the line for malformed input.
+ * comments; backslash line continuations; `\t \n \r \f \\ \uXXXX` escapes. A key given again must have the same value.
+ * Throws an `Error` naming the line for malformed input and the lines of a key given two values (never a value).
  */
 export function parseProperties(text: string): Map<string, string> {
   const result = new Map<string, string>();
+  const lineOf = new Map<string, number>();
   const physical = text.split(/\r\n|\r|\n/);
   for (let i = 0; i < physical.length; i += 1) {
     const startLine = i + 1;
@@ -16,7 +17,10 @@ export function parseProperties(text: string): Map<string, string> {
     }
     const { key, value } = splitKeyValue(line);
     if (!key) throw new Error(`line ${startLine}: missing property name`);
-    result.set(unescape(key, startLine), unescape(value, startLine));
+    const [name, text] = [unescape(key, startLine), unescape(value, startLine)];
+    if (result.has(name) && result.get(name) !== text) throw new Error(`${name} is given two values, on lines ${lineOf.get(name)} and ${startLine}`);
+    result.set(name, text);
+    lineOf.set(name, startLine);
   }
   return result;
 }

@@ -13,8 +13,9 @@ describe('parseProperties', () => {
     expect(Object.fromEntries(parsed)).toEqual({ list: 'one,two', 'key with space': 'tab\there', u: 'é' });
   });
 
-  it('lets a later key win', () => {
-    expect(parseProperties('a=1\na=2\n').get('a')).toBe('2');
+  it('refuses a key given two values, naming its lines; the same value again is read once', () => {
+    expect(() => parseProperties('a=1\nb=0\na=2\n')).toThrow('a is given two values, on lines 1 and 3');
+    expect(parseProperties('a=1\na = 1\n').get('a')).toBe('1');
   });
 
   it('reports a malformed \\u escape with its line', () => {

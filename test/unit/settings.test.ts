@@ -140,6 +140,21 @@ describe('loadSettings (C9)', () => {
     expect(loadSettings({ env: { SVC_CONFIG: path } }).port).toBe(5555);
   });
 
+  it.each([
+    ['dup.properties', 'svc.cookies.keys=NEW-SECRET-0123456789abcdefghijklmnop\nsvc.port=4000\nsvc.cookies.keys = OLD-SECRET-0123456789abcdefghijklmnop\n', 'svc.cookies.keys', 'lines 1 and 3'],
+    ['dup.json', JSON.stringify({ 'svc.cookies.keys': 'NEW-SECRET-0123456789abcdefghijklmnop', svc: { cookies: { keys: 'OLD-SECRET-0123456789abcdefghijklmnop' } } }), 'svc.cookies.keys', 'twice'],
+  ])('stops on a property %s gives twice with different values, naming it and neither value', (name, text, property, where) => {
+    const err = captureError(() => loadSettings({ env: {}, file: file(name, text) }));
+    expect(err.message).toContain(property);
+    expect(err.message).toContain(where);
+    expect(err.message).not.toMatch(/SECRET/);
+  });
+
+  it('honest: a property a file repeats with the same value is read once', () => {
+    expect(loadSettings({ env: {}, file: file('same.properties', 'svc.port=4000\nsvc.port = 4000\n') }).port).toBe(4000);
+    expect(loadSettings({ env: {}, file: file('same.json', JSON.stringify({ 'svc.port': 4000, svc: { port: '4000' } })) }).port).toBe(4000);
+  });
+
   it('stops on an unknown svc.* property in a file, naming it', () => {
     const path = file('unknown.properties', 'svc.prot=3000\n');
     const err = captureError(() => loadSettings({ env: {}, file: path }));
