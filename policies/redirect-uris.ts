@@ -18,6 +18,8 @@ function ambiguity(uri: string): string | undefined {
   if (!URL.canParse(uri)) return undefined;
   const url = new URL(uri);
   if (url.username || url.password || /^[^/?#]*:\/\/[^/?#]*@/.test(uri)) return 'holds user information (user@host)';
+  // The origin becomes a CSP source of the sign-in and sign-out pages' form-action, which `*` or `;` would widen or split.
+  if (url.origin !== 'null' && !/^(\[[\d:a-f.]+\]|[\w.-]+)$/.test(url.hostname)) return 'names no host a browser can reach (a wildcard or punctuation)';
   return undefined;
 }
 

@@ -77,6 +77,10 @@ const CASES: RejectionCase[] = [
   { name: 'empty user information in a redirect URI', body: () => ({ redirect_uris: ['https://@rp.example/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
   { name: 'a tab in a redirect URI host', body: () => ({ redirect_uris: ['https://rp.exa\tmple/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
   { name: 'a backslash in a native app redirect URI', body: () => ({ application_type: 'native', redirect_uris: ['com.example.app:/cb\\x'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
+  // The host becomes a CSP source on the sign-in and sign-out pages: `*` would let their forms post anywhere.
+  { name: 'a wildcard host in a post-logout redirect URI', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://*/bye'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0]' },
+  { name: 'a wildcard host in a redirect URI', body: () => ({ redirect_uris: ['https://*.example/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
+  { name: 'a semicolon in a post-logout redirect URI host', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://rp.example;sandbox/bye'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0]' },
   { name: 'user information in a post-logout redirect URI', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://rp.example:pw@evil.example/bye'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0]' },
   { name: 'response_types code id_token', body: () => ({ redirect_uris: R, response_types: ['code id_token'] }), error: 'invalid_client_metadata', names: 'response_types' },
   { name: 'grant_types implicit', body: () => ({ redirect_uris: R, grant_types: ['implicit'] }), error: 'invalid_client_metadata', names: 'grant_types' },
