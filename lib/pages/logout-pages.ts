@@ -26,9 +26,10 @@ ${form}
 <button class="primary" type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>
 <button class="secondary" type="submit" form="op.logoutForm">No, stay signed in</button>
 </div>`;
-    // "Yes" and "No" end at the post-logout redirect URI oidc-provider validated, else at our own page.
+    // "Yes" ends at the post-logout redirect URI oidc-provider validated, and wherever that redirects her on: browsers
+    // check form-action on every redirect, so any web origin (`*`), and a native app's private-use scheme besides.
     const target = formTargetOf(session?.state?.postLogoutRedirectUri);
-    sendPage(ctx, renderPage({ title: 'Sign out', body, formTargets: target ? [target] : [] }));
+    sendPage(ctx, renderPage({ title: 'Sign out', body, formTargets: ['*', ...(target ? [target] : [])] }));
   };
 }
 

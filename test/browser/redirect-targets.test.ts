@@ -18,10 +18,15 @@ describe('redirect URIs of every kind receive their code in Chromium (form-actio
   let running: RunningApp;
   let browser: Browser;
   let rp: Server;
-  let clients: Record<'web' | 'scheme' | 'v6' | 'v4', ClientMetadata>;
+  let clients: Record<'web' | 'scheme' | 'v6' | 'v4' | 'hop', ClientMetadata>;
 
   beforeAll(async () => {
-    rp = createServer((_req, res) => {
+    rp = createServer((req, res) => {
+      // A relying party whose sign-out endpoint sends her on to its home page on another host.
+      if (req.url?.startsWith('/bye-hop?')) {
+        res.writeHead(302, { location: `http://127.0.0.1:${(rp.address() as AddressInfo).port}/bye?${req.url.split('?')[1]}` });
+        return void res.end();
+      }
       res.setHeader('content-type', 'text/html');
       res.end('<p id="rp-callback">callback</p>');
     });
@@ -45,6 +50,12 @@ describe('redirect URIs of every kind receive their code in Chromium (form-actio
       scheme: native('native-app', 'com.example.app:/cb'),
       v6: native('native-v6', `http://[::1]:${port}/cb`),
       v4: native('native-v4', `http://127.0.0.1:${port}/cb`),
+      hop: {
+        client_id: 'web-hop',
+        client_secret: 'web-hop-secret-that-is-long-enough-0123456789',
+        redirect_uris: [`http://rp.localhost:${port}/cb`],
+        post_logout_redirect_uris: [`http://rp.localhost:${port}/bye-hop`],
+      },
     };
     running = await startApp({ claimModules: createDemoClaimModules(), clients: Object.values(clients) });
     browser = await launchChromium();
@@ -106,6 +117,7 @@ describe('redirect URIs of every kind receive their code in Chromium (form-actio
     ['a native app with a private-use scheme', 'scheme', /^com\.example\.app:\/bye\?/],
     ['a native app on the IPv6 loopback', 'v6', /^http:\/\/\[::1\]:\d+\/bye\?/],
     ['honest: a web relying party on another origin', 'web', /^http:\/\/rp\.localhost:\d+\/bye\?/],
+    ['honest: a web relying party whose sign-out endpoint redirects to another host', 'hop', /^http:\/\/127\.0\.0\.1:\d+\/bye\?/],
   ] as const)('%s: after "Yes, sign me out" the browser is sent to its post-logout redirect URI with the state, no CSP refusal', async (_case, kind, target) => {
     const reached = await signInAndAllow(clients[kind], true);
     expect(reached).toMatch(target);
