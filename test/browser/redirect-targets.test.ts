@@ -23,8 +23,8 @@ describe('redirect URIs of every kind receive their code in Chromium (form-actio
   beforeAll(async () => {
     rp = createServer((req, res) => {
       // A relying party whose sign-out endpoint sends her on to its home page on another host.
-      if (req.url?.startsWith('/bye-hop?')) {
-        res.writeHead(302, { location: `http://127.0.0.1:${(rp.address() as AddressInfo).port}/bye?${req.url.split('?')[1]}` });
+      if (req.url?.startsWith('/bye-hop?') || req.url?.startsWith('/cb-hop?')) {
+        res.writeHead(302, { location: `http://127.0.0.1:${(rp.address() as AddressInfo).port}/${req.url.startsWith('/cb') ? 'cb' : 'bye'}?${req.url.split('?')[1]}` });
         return void res.end();
       }
       res.setHeader('content-type', 'text/html');
@@ -53,7 +53,7 @@ describe('redirect URIs of every kind receive their code in Chromium (form-actio
       hop: {
         client_id: 'web-hop',
         client_secret: 'web-hop-secret-that-is-long-enough-0123456789',
-        redirect_uris: [`http://rp.localhost:${port}/cb`],
+        redirect_uris: [`http://rp.localhost:${port}/cb-hop`],
         post_logout_redirect_uris: [`http://rp.localhost:${port}/bye-hop`],
       },
     };
@@ -122,5 +122,11 @@ describe('redirect URIs of every kind receive their code in Chromium (form-actio
     const reached = await signInAndAllow(clients[kind], true);
     expect(reached).toMatch(target);
     expect(new URL(reached).searchParams.get('state')).toBe('so');
+  });
+
+  // Known, not fixed: the login and consent pages' form-action names only the redirect URI's origin, and Chromium
+  // checks it on the callback's own redirect too (a trade-off against a form injected to post her password elsewhere).
+  it.failing('honest: a web relying party whose callback redirects to another host: after Allow the browser reaches that host', async () => {
+    expect(await signInAndAllow(clients.hop)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/cb\?/);
   });
 });
