@@ -86,7 +86,8 @@ export interface CallResult {
 export async function call(url: string, init: RequestInit): Promise<CallResult> {
   let response: Response;
   try {
-    response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+    // Not followed: a redirect would carry the body (an address, a registration) wherever it points, http included.
+    response = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     throw new CliError(`cannot reach ${new URL(url).origin} (${cause})`);
@@ -112,11 +113,13 @@ export function retryAfterSeconds(value: string | undefined, now = Date.now()): 
 
 /** Throws a CliError for an OAuth error answer, naming the user a management 401 tried, or how long a 429 waits. */
 export function failOnError(result: CallResult, what: string, management?: { user: string }): void {
-  if (result.status < 400) return;
+  if (result.status < 300) return;
   const error = typeof result.body.error === 'string' ? result.body.error : '';
   const description = typeof result.body.error_description === 'string' ? result.body.error_description : '';
   let hint = '';
-  if (result.status === 401 && management) {
+  if (result.status < 400) {
+    hint = ' (a redirect, not followed: give the URL it points to as --url)';
+  } else if (result.status === 401 && management) {
     hint = ` (tried the management user "${management.user}", from --user, SVC_MANAGEMENT_USER or the default admin; the password comes from SVC_MANAGEMENT_PASSWORD or --password-file)`;
   } else if (result.status === 429) {
     const seconds = retryAfterSeconds(result.retryAfter);

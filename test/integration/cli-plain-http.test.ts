@@ -15,6 +15,7 @@ describe('the command line sends credentials in clear text only to the loopback 
   const heard: IncomingHttpHeaders[] = [];
   const listener = createServer((req, res) => {
     heard.push(req.headers);
+    req.resume();
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"clients":[]}');
   });
   let remote = '';
@@ -38,6 +39,21 @@ describe('the command line sends credentials in clear text only to the loopback 
       expect(run.stderr).not.toContain(PASSWORD);
     }
     expect(heard).toEqual([]);
+  });
+
+  it('attack: a loopback front (or any provider) that redirects the command to plain http elsewhere gets no request body there: her address stays off the wire', async () => {
+    const front = createServer((req, res) => res.writeHead(307, { location: `${remote}${req.url ?? '/'}` }).end());
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    try {
+      const before = heard.length;
+      const run = await cli(['invite', '--email', 'her@example.com', '--url', `http://127.0.0.1:${(front.address() as { port: number }).port}`], { SVC_MANAGEMENT_PASSWORD: PASSWORD });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('HTTP 307');
+      expect(run.stdout).not.toContain('her@example.com');
+      expect(heard.length).toBe(before);
+    } finally {
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+    }
   });
 
   it('honest: http to localhost or a loopback address still reaches the provider; https anywhere passes the check', async () => {
