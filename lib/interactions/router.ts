@@ -13,7 +13,7 @@ import { isObject } from '../claims/request.js';
 import { VERIFIED_CLAIMS, verifiedGrantNamesOf, verifiedRequestsOf } from '../claims/verified-request.js';
 import { parseJsonObject, readFormBody } from '../web/form-body.js';
 import { requestIdOf } from '../web/error-response.js';
-import { formTargetOf, sendPage } from '../pages/html.js';
+import { formTargetsOf, sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import type { Authenticator } from '../claims/authenticator.js';
@@ -98,9 +98,9 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const details = await provider.interactionDetails(ctx.req, ctx.res);
     const path = paths.interaction(details.uid);
     const { name: clientName, client } = await clientFor(details.params.client_id);
-    const redirectOrigin = formTargetOf(details.params.redirect_uri);
+    const redirectTargets = formTargetsOf(details.params.redirect_uri);
     if (details.prompt.name === 'login') {
-      sendPage(ctx, loginPage({ action: `${path}/login`, clientName, redirectOrigin }));
+      sendPage(ctx, loginPage({ action: `${path}/login`, clientName, redirectTargets }));
       return;
     }
     if (details.prompt.name === ESSENTIAL_CLAIMS_PROMPT) {
@@ -121,7 +121,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
           userinfo: client ? channelMode(client, 'userinfo') : 'withheld',
         },
         delivery: client ? deliveryText(deliveryOf(client)) : '',
-        redirectOrigin,
+        redirectTargets,
       }),
     );
   });
@@ -135,7 +135,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const page = async (status: number, model: { failed?: boolean; retryAfterSeconds?: number }): Promise<void> => {
       const path = paths.interaction(details.uid);
       const { name: clientName } = await clientFor(details.params.client_id);
-      sendPage(ctx, loginPage({ action: `${path}/login`, clientName, login, redirectOrigin: formTargetOf(details.params.redirect_uri), ...model }), status);
+      sendPage(ctx, loginPage({ action: `${path}/login`, clientName, login, redirectTargets: formTargetsOf(details.params.redirect_uri), ...model }), status);
     };
     // An empty field guesses nothing: the form is shown again without counting an attempt.
     if (!login || !password) return page(401, { failed: true });

@@ -31,16 +31,14 @@ main.wide{max-width:48rem}
 `;
 
 /**
- * The CSP source that lets a form of our pages end at a redirect URI (a client's redirect or post-logout redirect
- * URI): its origin, for a private-use scheme (RFC 8252 7.1: `com.example.app:/cb`, whose origin is opaque and which
- * `*` does not match) the scheme itself; browsers check `form-action` on every redirect after the post.
+ * The `form-action` sources that let a form of our pages end at a client's redirect or post-logout redirect URI and
+ * wherever its endpoint sends her on (browsers check `form-action` on every redirect after the post; a callback on
+ * one host commonly redirects to the app on another): any web origin (`*`), and a private-use scheme (RFC 8252 7.1:
+ * `com.example.app:/cb`, which `*` does not match) besides.
  */
-export const formTargetOf = (uri: unknown): string | undefined => {
-  if (typeof uri !== 'string' || !URL.canParse(uri)) return undefined;
-  const url = new URL(uri);
-  if (url.origin === 'null') return url.protocol;
-  // A CSP source cannot name an IPv6 literal (RFC 8252 7.3's `http://[::1]:port`): the scheme and port, any host.
-  return url.hostname.startsWith('[') ? `${url.protocol}//*${url.port ? `:${url.port}` : ''}` : url.origin;
+export const formTargetsOf = (uri: unknown): string[] => {
+  const url = typeof uri === 'string' && URL.canParse(uri) ? new URL(uri) : undefined;
+  return url?.origin === 'null' ? ['*', url.protocol] : ['*'];
 };
 
 /** A rendered page and the Content-Security-Policy that goes with it. */

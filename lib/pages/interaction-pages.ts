@@ -8,8 +8,8 @@ export interface LoginPageModel {
   failed?: boolean;
   /** The login the person typed (re-filled after a failure). */
   login?: string;
-  /** CSP source of the client's redirect URI, its origin or its private-use scheme (allowed as a form target after the POST's redirects). */
-  redirectOrigin?: string;
+  /** `form-action` sources for the client's redirect URI (`formTargetsOf` in html.ts). */
+  redirectTargets?: string[];
   /** Sign-ins are throttled: seconds until the next attempt is accepted. */
   retryAfterSeconds?: number;
 }
@@ -28,7 +28,7 @@ function loginMessage(model: LoginPageModel): string {
 export function loginPage(model: LoginPageModel): RenderedPage {
   return renderPage({
     title: 'Sign in',
-    formTargets: model.redirectOrigin ? [model.redirectOrigin] : [],
+    formTargets: model.redirectTargets,
     body: `<h1>Sign in</h1>
 <p>to continue to <strong><bdi>${escapeHtml(model.clientName)}</bdi></strong></p>
 ${loginMessage(model)}
@@ -52,8 +52,8 @@ export interface ConsentPageModel {
   channels: { idToken: ChannelMode; userinfo: ChannelMode };
   /** The delivery as shown (`deliveryText`), sent back with the approval so a changed registration is not approved unseen. */
   delivery: string;
-  /** CSP source of the client's redirect URI, its origin or its private-use scheme (allowed as a form target after the POST's redirects). */
-  redirectOrigin?: string;
+  /** `form-action` sources for the client's redirect URI (`formTargetsOf` in html.ts). */
+  redirectTargets?: string[];
 }
 
 /** How a channel treats personal data. */
@@ -83,7 +83,7 @@ export function consentPage(model: ConsentPageModel): RenderedPage {
     : '<p>Only an identifier that lets it recognise you again.</p>';
   return renderPage({
     title: 'Allow access?',
-    formTargets: model.redirectOrigin ? [model.redirectOrigin] : [],
+    formTargets: model.redirectTargets,
     body: `<h1>Allow access?</h1>
 <p><strong><bdi>${escapeHtml(model.clientName)}</bdi></strong> asks for:</p>
 ${items}

@@ -1,7 +1,7 @@
 import type { Client, KoaContextWithOIDC } from 'oidc-provider';
 
 import { ROUTE_NAMES } from '../seams.js';
-import { escapeHtml, formTargetOf, renderPage, sendPage } from './html.js';
+import { escapeHtml, formTargetsOf, renderPage, sendPage } from './html.js';
 
 /** Her `sub` at `client`, as her ID tokens for it carry it (pairwise or public). */
 export type SubjectAt = (ctx: KoaContextWithOIDC, accountId: string, client: Client) => Promise<string> | string;
@@ -26,10 +26,7 @@ ${form}
 <button class="primary" type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>
 <button class="secondary" type="submit" form="op.logoutForm">No, stay signed in</button>
 </div>`;
-    // "Yes" ends at the post-logout redirect URI oidc-provider validated, and wherever that redirects her on: browsers
-    // check form-action on every redirect, so any web origin (`*`), and a native app's private-use scheme besides.
-    const target = formTargetOf(session?.state?.postLogoutRedirectUri);
-    sendPage(ctx, renderPage({ title: 'Sign out', body, formTargets: ['*', ...(target ? [target] : [])] }));
+    sendPage(ctx, renderPage({ title: 'Sign out', body, formTargets: formTargetsOf(session?.state?.postLogoutRedirectUri) }));
   };
 }
 
