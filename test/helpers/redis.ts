@@ -104,9 +104,13 @@ export interface OwnCluster {
 /** Starts a 3-master cluster with `redis-cli --cluster create` (~3 s). */
 export async function startOwnCluster(): Promise<OwnCluster> {
   const ports = [await freePort(), await freePort(), await freePort()];
+  // Each node's bus port is free too: the default (its port + 10 000) may be another process's.
+  const busPorts = [await freePort(), await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
-  const nodeArgs = (port: number): string[] => ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000'];
-  for (const port of ports) launch(port, dir, nodeArgs(port));
+  const nodeArgs = (i: number): string[] => [
+    '--cluster-enabled', 'yes', '--cluster-port', String(busPorts[i]), '--cluster-config-file', join(dir, `nodes-${ports[i]}.conf`), '--cluster-node-timeout', '2000',
+  ];
+  ports.forEach((port, i) => launch(port, dir, nodeArgs(i)));
   execFileSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
   for (let i = 0; i < 100; i += 1) {
     const info = ports.map((p) => spawnSync('redis-cli', ['-p', String(p), 'cluster', 'info'], { encoding: 'utf8' }).stdout);
@@ -118,7 +122,7 @@ export async function startOwnCluster(): Promise<OwnCluster> {
     stopNode: (i) => {
       spawnSync('redis-cli', ['-p', String(ports[i]), 'shutdown', 'nosave']);
     },
-    startNode: (i) => launch(ports[i] as number, dir, nodeArgs(ports[i] as number)),
+    startNode: (i) => launch(ports[i] as number, dir, nodeArgs(i)),
     describe: () =>
       ports.map((p) => {
         const info = spawnSync('redis-cli', ['-p', String(p), 'cluster', 'info'], { encoding: 'utf8' }).stdout;
