@@ -120,7 +120,6 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
 export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>[] = [
   { why: 'Host and scheme (and X-Forwarded-Proto) pinned to svc.base-url before anything reads them', wrap: ({ baseUrl, proxy }) => pinPublicOrigin(baseUrl, proxy) },
   // Paths are seen relative to where the front door is mounted (createApp mounts it at the base path).
-  { why: "cookies signed and read with svc.cookieKeys, whatever the host app's keys", wrap: ({ cookieKeys }) => ownCookieKeys(new CookieKeyring(cookieKeys)) },
   { why: 'each request gets its id and one log line', wrap: ({ logger, metrics }) => requestLogging(logger, metrics) },
   { why: 'security headers on every response', wrap: () => securityHeaders() },
   { why: "a body the host app's parser read first is put back from its raw text, or refused: never served empty", wrap: ({ logger }) => hostParsedBody(logger) },
@@ -150,7 +149,11 @@ export function useProviderMiddleware(provider: Provider, parts: WrappingParts):
   }
 }
 
-/** {@link FRONT_DOOR} in front of `dispatch`, without koa-compose: a pass-through layer that is not async adds no promise. */
+/**
+ * {@link FRONT_DOOR} in front of `dispatch`, without koa-compose (a pass-through layer that is not async adds no
+ * promise), its cookies signed and read with `svc.cookieKeys` whatever the host app's keys ({@link ownCookieKeys}).
+ */
 export function frontDoor(parts: FrontDoorParts, dispatch: Middleware): Middleware {
-  return FRONT_DOOR.map((row) => row.wrap(parts)).reduceRight<Middleware>((inner, layer) => (ctx, next) => layer(ctx, () => inner(ctx, next) as Promise<void>) as Promise<void>, dispatch);
+  const rows = FRONT_DOOR.map((row) => row.wrap(parts)).reduceRight<Middleware>((inner, layer) => (ctx, next) => layer(ctx, () => inner(ctx, next) as Promise<void>) as Promise<void>, dispatch);
+  return ownCookieKeys(new CookieKeyring(parts.cookieKeys), rows);
 }

@@ -40,18 +40,23 @@ export class CookieKeyring {
 }
 
 /**
- * Front-door middleware: while svc-connect serves a request, its cookie jar signs and reads with `keyring`
- * (`svc.cookieKeys`), as `provider.interactionDetails` reads them, whatever keys the host app has; the host's
- * keys are back once svc-connect is done (a host session middleware writing its cookie after it).
+ * `inner` (the front door) with its cookie jar signing and reading with `keyring` (`svc.cookieKeys`), as
+ * `provider.interactionDetails` reads them, whatever keys the host app has; the host's own middleware,
+ * before svc.middleware and after it (a request none of our routes answers), has the host's keys.
  */
-export function ownCookieKeys(keyring: CookieKeyring): Middleware {
+export function ownCookieKeys(keyring: CookieKeyring, inner: Middleware): Middleware {
   return (ctx, next) => {
     // The jar's signer, an instance member of `cookies` its typings leave out.
     const jar = ctx.cookies as typeof ctx.cookies & { keys?: unknown };
     const hostKeys = jar.keys;
-    jar.keys = keyring;
-    return next().finally(() => {
-      jar.keys = hostKeys;
-    });
+    const use = (keys: unknown) => () => {
+      jar.keys = keys;
+    };
+    use(keyring)();
+    const hostNext = () => {
+      use(hostKeys)();
+      return next().finally(use(keyring));
+    };
+    return (inner(ctx, hostNext) as Promise<void>).finally(use(hostKeys));
   };
 }

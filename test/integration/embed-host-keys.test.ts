@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Koa from 'koa';
 
 import { createSvcConnect, loadSettings, type SvcConnect } from '../../lib/index.js';
+import { CookieKeyring } from '../../lib/web/cookie-keyring.js';
 import { confidentialClient } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';
 
@@ -34,6 +35,10 @@ describe.each([
       ctx.cookies.set('host-visits', String(visits + 1), { signed: true });
     });
     app.use(svc.middleware);
+    // A host route served after svc.middleware, reading the host's own signed cookie.
+    app.use((ctx) => {
+      ctx.body = { visits: ctx.cookies.get('host-visits', { signed: true }) ?? null };
+    });
     const callback = app.callback();
     server.on('request', (req: IncomingMessage, res: ServerResponse) => void callback(req, res));
   });
@@ -54,6 +59,21 @@ describe.each([
       const cookie = first.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
       const second = await fetch(`${base}/healthz`, { headers: { cookie } });
       expect(second.headers.get('x-host-visits')).toBe('1');
+    });
+
+    it("lets a host route after svc.middleware read the host's signed cookie with the host's keys", async () => {
+      const first = await fetch(`${base}/app/visits`);
+      const cookie = first.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      const second = await fetch(`${base}/app/visits`, { headers: { cookie } });
+      expect(await second.json()).toEqual({ visits: '1' });
+    });
+
+    it("does not take a cookie signed with svc.cookieKeys as the host's, after svc.middleware either", async () => {
+      const forged = `host-visits=41; host-visits.sig=${new CookieKeyring(svc.cookieKeys).sign('host-visits=41')}`;
+      const before = await fetch(`${base}/healthz`, { headers: { cookie: forged } });
+      expect(before.headers.get('x-host-visits')).toBe('0');
+      const after = await fetch(`${base}/app/visits`, { headers: { cookie: forged } });
+      expect(await after.json()).toEqual({ visits: null });
     });
   }
 });
