@@ -44,7 +44,8 @@ export function parseUrlWithScheme(raw: string, schemes: string[]): string {
   const url = absoluteUrl(raw, 'expected an absolute URL');
   if (!schemes.includes(url.protocol)) throw new Error(`expected a URL with scheme ${schemes.map((s) => s.replace(/:$/, '')).join(' or ')}`);
   try {
-    decodeURIComponent(url.username + url.password);
+    // As the clients decode it: `user:password` in one piece.
+    decodeURIComponent(`${url.username}:${url.password}`);
   } catch {
     throw new Error('the user name or password is not valid percent-encoding (write a % in it as %25)');
   }

@@ -209,6 +209,8 @@ describe('loadSettings (C9)', () => {
   it.each([
     ['svc.redis.url', 'redis://:S3CRET%ZZpw@redis:6379/0', 'the user name or password is not valid percent-encoding'],
     ['svc.redis.url', 'rediss://user%@redis:6380', 'the user name or password is not valid percent-encoding'],
+    // ioredis decodes `user:password` as one: a `%` ending the user name takes the `:` and the password's start.
+    ['svc.redis.url', 'redis://user%:41S3CRETpw@redis:6379/0', 'the user name or password is not valid percent-encoding'],
     ['svc.redis.url', 'redis://:S3CRETpw@redis:6379/zero', 'the path is not a database number'],
     ['svc.redis.url', 'redis://redis:6379/0/1', 'the path is not a database number'],
     ['svc.mail.smtp-url', 'smtps://u:S3CRET%ZZpw@mail.example.com:465', 'the user name or password is not valid percent-encoding'],
@@ -222,6 +224,7 @@ describe('loadSettings (C9)', () => {
   it.each([
     ['svc.redis.url', 'redis://10.1.2.3:6380/2'],
     ['svc.redis.url', 'redis://:p%40ss%2Fw0rd@redis:6379/0'],
+    ['svc.redis.url', 'redis://ops%25:41pw@redis:6379/0'],
     ['svc.redis.url', 'rediss://svc:secret@redis.example.com:6380'],
     ['svc.redis.url', 'redis://redis/'],
     ['svc.mail.smtp-url', 'smtp://user:p%40ss@mail.example.com:587'],
