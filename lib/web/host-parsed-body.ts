@@ -1,13 +1,16 @@
+import { Readable } from 'node:stream';
+
 import type { Middleware } from 'koa';
 
 import type { Logger } from '../logger.js';
-import { requestIdOf, SERVER_ERROR_DESCRIPTION, sendError } from './error-response.js';
+import { requestIdOf } from './error-response.js';
 import { replaceRequestBody } from './replace-request-body.js';
 
 /**
  * A request body a host app's parser read before `svc.middleware`: put back from the text it kept
  * (`ctx.request.rawBody`, as koa-bodyparser keeps it) for our pages and the provider to read; without that
- * text, refused with `server_error` and logged with the fix, never served as an empty body.
+ * text, a stream that fails when our pages or the provider read it (`server_error`, logged with the fix),
+ * never an empty body. A host route after `svc.middleware` keeps what its parser made of the body.
  */
 export function hostParsedBody(logger: Logger): Middleware {
   return (ctx, next) => {
@@ -19,8 +22,13 @@ export function hostParsedBody(logger: Logger): Middleware {
     }
     const headers = ctx.req.headers;
     if (headers['transfer-encoding'] === undefined && !(Number(headers['content-length']) > 0)) return next();
-    logger.error('request_body_already_read', { request_id: requestIdOf(ctx), fix: 'app.use(svc.middleware) before your body parser, or have it keep the raw text as ctx.request.rawBody' });
-    sendError(ctx, 500, 'server_error', SERVER_ERROR_DESCRIPTION);
-    return Promise.resolve();
+    const unread = new Readable({
+      read() {
+        logger.error('request_body_already_read', { request_id: requestIdOf(ctx), fix: 'app.use(svc.middleware) before your body parser, or have it keep the raw text as ctx.request.rawBody' });
+        this.destroy(new Error('the request body was read before svc.middleware'));
+      },
+    });
+    replaceRequestBody(ctx, unread);
+    return next();
   };
 }

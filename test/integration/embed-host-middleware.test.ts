@@ -41,6 +41,10 @@ describe.each([
     const app = new Koa({ keys: svc.cookieKeys });
     app.use(hostBodyParser(keepRaw));
     app.use(svc.middleware);
+    // A host route after svc.middleware, using what the host's parser made of the body.
+    app.use((ctx) => {
+      ctx.body = { got: (ctx.request as typeof ctx.request & { body?: unknown }).body ?? null };
+    });
     const callback = app.callback();
     server.on('request', (req: IncomingMessage, res: ServerResponse) => void callback(req, res));
   });
@@ -60,6 +64,11 @@ describe.each([
     const stored = await svc.store.adapter('InitialAccessToken').find(token);
     return stored !== undefined && stored.consumed === undefined;
   };
+
+  it("serves a host route after svc.middleware the body the host's parser read", async () => {
+    const answer = await fetch(`${issuer.replace(/\/oidc\/v1$/, '')}/app/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    expect([answer.status, await answer.json()]).toEqual([200, { got: { a: 1 } }]);
+  });
 
   if (keepRaw) {
     it('runs the code flow: the login form, consent, the token request with its form body, UserInfo', async () => {
