@@ -1,26 +1,24 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Koa from 'koa';
 
 import { createSvcConnect, loadSettings, type SvcConnect } from '../../lib/index.js';
 import { CookieKeyring } from '../../lib/web/cookie-keyring.js';
 import { confidentialClient } from '../helpers/app.js';
+import { startHostServer, type HostServer } from '../helpers/host-server.js';
 import { runCodeFlow } from '../helpers/flow.js';
 
 describe.each([
   { keys: 'its own keys', hostKeys: ['the host app keeps its own cookie key, not ours'] },
   { keys: 'no keys', hostKeys: undefined },
 ])('a host app with $keys (not svc.cookieKeys)', ({ hostKeys }) => {
-  const server = createServer();
+  let host: HostServer;
   let base = '';
   let svc: SvcConnect;
   const client = confidentialClient({ subject_type: 'public' });
 
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    host = await startHostServer();
+    base = host.base;
     svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': base } }), { clients: [client] });
     const app = new Koa(hostKeys ? { keys: hostKeys } : {});
     // A session-like host middleware: it reads its signed cookie before svc.middleware and writes it after.
@@ -39,12 +37,10 @@ describe.each([
     app.use((ctx) => {
       ctx.body = { visits: ctx.cookies.get('host-visits', { signed: true }) ?? null };
     });
-    const callback = app.callback();
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => void callback(req, res));
+    host.serve(app);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await host.close();
     await svc.close();
   });
 

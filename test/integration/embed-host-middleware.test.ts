@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as querystring from 'node:querystring';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -7,6 +5,7 @@ import Koa, { type Middleware } from 'koa';
 
 import { createSvcConnect, issueInitialAccessToken, loadSettings, type SvcConnect } from '../../lib/index.js';
 import { confidentialClient } from '../helpers/app.js';
+import { startHostServer, type HostServer } from '../helpers/host-server.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
 
@@ -27,15 +26,15 @@ describe.each([
   { parser: 'keeping its raw text (koa-bodyparser)', keepRaw: true },
   { parser: 'keeping no raw text', keepRaw: false },
 ])('a host app whose body parser runs before svc.middleware, $parser', ({ keepRaw }) => {
-  const server = createServer();
+  let host: HostServer;
   let issuer = '';
   let svc: SvcConnect;
   const client = confidentialClient({ subject_type: 'public' });
   const { logger, lines } = capturingLogger();
 
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    host = await startHostServer();
+    const base = host.base;
     issuer = `${base}/oidc/v1`;
     svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': base } }), { logger, clients: [client] });
     const app = new Koa({ keys: svc.cookieKeys });
@@ -45,12 +44,10 @@ describe.each([
     app.use((ctx) => {
       ctx.body = { got: (ctx.request as typeof ctx.request & { body?: unknown }).body ?? null };
     });
-    const callback = app.callback();
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => void callback(req, res));
+    host.serve(app);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await host.close();
     await svc.close();
   });
 

@@ -8,24 +8,23 @@ import { createHostApp } from '../../examples/embed-koa.js';
 import { loadSettings, silentLogger, type SvcConnect } from '../../lib/index.js';
 import { confidentialClient } from '../helpers/app.js';
 import { codeFlowUrl, FormBrowser, signIn } from '../helpers/flow.js';
+import { startHostServer, type HostServer } from '../helpers/host-server.js';
 
 describe('embedding in an existing Koa app (examples/embed-koa.ts)', () => {
-  const server = createServer();
+  let host: HostServer;
   let base = '';
   let svc: SvcConnect;
   const client = confidentialClient({ subject_type: 'public' });
 
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    host = await startHostServer();
+    base = host.base;
     const hosted = await createHostApp(loadSettings({ env: {}, properties: { 'svc.base-url': base } }), { logger: silentLogger, clients: [client] });
     svc = hosted.svc;
-    const callback = hosted.app.callback();
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => void callback(req, res));
+    host.serve(hosted.app);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await host.close();
     await svc.close();
   });
 
