@@ -5,7 +5,7 @@
  * modules while `svc.demo.enabled`).
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 
 import Koa from 'koa';
 
@@ -52,10 +52,10 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
     io.out(`svc-connect listening on http://localhost:${port}${app.svc.paths.basePath} (issuer ${app.svc.paths.issuer}, store ${info.store}, ${warned})\n`);
   }
   // Health and metrics on their own listener, off the public one (svc.ops.port).
-  const operations = new Koa().use(app.svc.operations).callback();
-  const opsServer = settings.ops.port === undefined ? undefined : createServer((req, res) => void operations(req, res));
-  if (opsServer && settings.ops.port !== undefined) {
-    logger.info('operations_listening', { host: settings.ops.host, port: await listen(opsServer, 'svc.ops.port', settings.ops.port, settings.ops.host) });
+  const opsPort = settings.ops.port;
+  const opsServer = opsPort === undefined ? undefined : createHttpServer(new Koa().use(app.svc.operations).callback());
+  if (opsServer && opsPort !== undefined) {
+    logger.info('operations_listening', { host: settings.ops.host, port: await listen(opsServer, 'svc.ops.port', opsPort, settings.ops.host) });
     logger.flush?.();
   }
   // SIGHUP: read svc.keys.file again (a key rotation step); the result is logged either way.
