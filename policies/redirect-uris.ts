@@ -18,7 +18,7 @@ function ambiguity(uri: string): string | undefined {
   if (!URL.canParse(uri)) return undefined;
   const url = new URL(uri);
   if (url.username || url.password || /^[^/?#]*:\/\/[^/?#]*@/.test(uri)) return 'holds user information (user@host)';
-  // The origin becomes a CSP source of the sign-in and sign-out pages' form-action, which `*` or `;` would widen or split.
+  // A wildcard or punctuation (`https://*/cb`, `https://a;b/cb`) names no host: no browser reaches it, and no code should go there.
   if (url.origin !== 'null' && !/^(\[[\d:a-f.]+\]|[\w.-]+)$/.test(url.hostname)) return 'names no host a browser can reach (a wildcard or punctuation)';
   return undefined;
 }
