@@ -7,7 +7,6 @@ const HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
-  'Cross-Origin-Opener-Policy': 'same-origin',
   'Content-Security-Policy': DEFAULT_CSP,
 };
 const SECURE_HEADERS = { ...HEADERS, 'Strict-Transport-Security': 'max-age=31536000' };

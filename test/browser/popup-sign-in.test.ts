@@ -1,0 +1,99 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ClientMetadata } from 'oidc-provider';
+import type { Browser, Page } from 'playwright-core';
+
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/chromium.js';
+import { codeFlowUrl } from '../helpers/flow.js';
+
+/**
+ * A relying party that signs her in within a popup (oidc-client-ts `signinPopup`, MSAL `loginPopup`) hears of the
+ * result through `window.opener`: no page on the way may sever it (`Cross-Origin-Opener-Policy: same-origin` would).
+ */
+describe('sign-in in a popup window opened by the relying party', () => {
+  let running: RunningApp;
+  let browser: Browser;
+  let rp: Server;
+  let client: ClientMetadata;
+
+  beforeAll(async () => {
+    rp = createServer((req, res) => {
+      res.setHeader('content-type', 'text/html');
+      if (req.url?.startsWith('/cb')) {
+        // The callback page in the popup hands the answer to the window that opened it.
+        return void res.end('<script>window.opener ? window.opener.postMessage(location.search, location.origin) : document.title = "no opener";</script>');
+      }
+      res.end(`<p id="result"></p><script>addEventListener("message", (e) => { document.getElementById("result").textContent = e.data; });</script>`);
+    });
+    await new Promise<void>((resolve) => rp.listen(0, '127.0.0.1', resolve));
+    const { port } = rp.address() as AddressInfo;
+    client = {
+      client_id: 'popup-rp',
+      client_secret: 'popup-rp-secret-that-is-long-enough-0123456789',
+      redirect_uris: [`http://rp.localhost:${port}/cb`],
+    };
+    running = await startApp({ claimModules: createDemoClaimModules(), clients: [client] });
+    browser = await launchChromium();
+  }, 30_000);
+  afterAll(async () => {
+    await browser?.close();
+    await running?.close();
+    await new Promise<void>((resolve) => rp.close(() => resolve()));
+  });
+
+  /** The relying party's page, and the popup it opened on the authorization request. */
+  const openPopup = async (): Promise<{ opener: Page; popup: Page }> => {
+    const opener = await (await browser.newContext()).newPage();
+    await opener.goto(`http://rp.localhost:${(rp.address() as AddressInfo).port}/`);
+    const [popup] = await Promise.all([
+      opener.waitForEvent('popup'),
+      opener.evaluate((url) => void Object.assign(window, { signin: window.open(url, 'signin', 'popup,width=500,height=600') }), codeFlowUrl(running.issuer, client, { state: 'st', scope: 'openid email' })),
+    ]);
+    await popup.waitForSelector('input[name="login"]');
+    return { opener, popup };
+  };
+
+  it('honest: after sign-in and Allow in the popup, the page that opened it receives the code and state', async () => {
+    const { opener, popup } = await openPopup();
+    try {
+      await popup.fill('input[name="login"]', 'demo');
+      await popup.fill('input[name="password"]', 'demo');
+      await popup.click('#login-form button[type="submit"]');
+      await popup.click('#consent-allow button');
+      const answer = new URLSearchParams((await opener.locator('#result').filter({ hasText: 'code=' }).textContent()) ?? '');
+      expect([answer.get('code'), answer.get('state')]).toEqual([expect.any(String), 'st']);
+    } finally {
+      await opener.context().close();
+    }
+  });
+
+  it('attack: the opener\'s handle on the popup tells the login page from the consent page by nothing it can read', async () => {
+    const { opener, popup } = await openPopup();
+    const seen = () =>
+      opener.evaluate(() => {
+        const { signin: popup } = window as unknown as { signin: Window | null };
+        let location: string;
+        try {
+          location = String(popup?.location.href);
+        } catch (err) {
+          location = (err as Error).name;
+        }
+        return { frames: popup?.length, closed: popup?.closed, location };
+      });
+    try {
+      const onLogin = await seen();
+      await popup.fill('input[name="login"]', 'demo');
+      await popup.fill('input[name="password"]', 'demo');
+      await popup.click('#login-form button[type="submit"]');
+      await popup.waitForSelector('#consent-allow');
+      expect(await seen()).toEqual(onLogin);
+      expect(onLogin).toEqual({ frames: 0, closed: false, location: 'SecurityError' });
+    } finally {
+      await opener.context().close();
+    }
+  });
+});
