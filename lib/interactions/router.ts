@@ -122,6 +122,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
         },
         delivery: client ? deliveryText(deliveryOf(client)) : '',
         redirectTargets,
+        sharedSubject: client?.subjectType === 'public',
       }),
     );
   });

@@ -54,6 +54,8 @@ export interface ConsentPageModel {
   delivery: string;
   /** `form-action` sources for the client's redirect URI (`formTargetsOf` in html.ts). */
   redirectTargets?: string[];
+  /** The client's `sub` is her account id (`subject_type` public), the same for every such client. */
+  sharedSubject?: boolean;
 }
 
 /** How a channel treats personal data. */
@@ -86,7 +88,7 @@ export function consentPage(model: ConsentPageModel): RenderedPage {
     formTargets: model.redirectTargets,
     body: `<h1>Allow access?</h1>
 <p><strong><bdi>${escapeHtml(model.clientName)}</bdi></strong> asks for:</p>
-${items}
+${items}${model.sharedSubject ? '\n<p id="consent-shared-subject">It recognises you by your account identifier, which other applications receive too: together they could tell it is you.</p>' : ''}
 <p>How it is delivered:</p>
 <ul>${channelLine('Sign-in token', model.channels.idToken)}${channelLine('Profile request (UserInfo)', model.channels.userinfo)}</ul>
 <div class="actions">

@@ -48,6 +48,17 @@ describe('the consent page says what is asked for, in plain words (C5, issue 5 i
     expect(html).toContain('<li>your full name — not sent</li>');
   });
 
+  it('tells the person when the client recognises her by her account identifier, which other such clients share (subject_type public)', async () => {
+    const asked = await registerClient(running, 'rsa', { subject_type: 'public' });
+    // Redirect URIs on two hosts and no sector_identifier_uri: public by default (C12 item 12).
+    const spread = await registerClient(running, 'rsa', { redirect_uris: ['https://one.example/cb', 'https://two.example/cb'] });
+    for (const client of [asked, spread]) expect(await consentHtml(client, { scope: 'openid' })).toContain('id="consent-shared-subject"');
+  });
+
+  it('honest: a pairwise client, which alone receives its sub for her, carries no such warning', async () => {
+    expect(await consentHtml(rsa, { scope: 'openid email' })).not.toContain('consent-shared-subject');
+  });
+
   it('says a claim named in both members of the claims parameter travels in both', async () => {
     const html = await consentHtml(rsa, { scope: 'openid email', claims: JSON.stringify({ userinfo: { email: null }, id_token: { email: null } }) });
     expect(html).toContain('<li>your e-mail address — in the sign-in token and the profile request</li>');
