@@ -86,6 +86,9 @@ const CASES: RejectionCase[] = [
   { name: 'grant_types implicit', body: () => ({ redirect_uris: R, grant_types: ['implicit'] }), error: 'invalid_client_metadata', names: 'grant_types' },
   { name: 'grant_types refresh_token', body: () => ({ redirect_uris: R, grant_types: ['authorization_code', 'refresh_token'] }), error: 'invalid_client_metadata', names: 'grant_types' },
   { name: 'token_endpoint_auth_method client_secret_jwt', body: () => ({ redirect_uris: R, token_endpoint_auth_method: 'client_secret_jwt' }), error: 'invalid_client_metadata', names: 'token_endpoint_auth_method' },
+  // Accepted and dropped when well formed (acr is never issued); anything else is not metadata of OpenID Connect Registration 2.
+  { name: 'default_acr_values as a string', body: () => ({ redirect_uris: R, default_acr_values: 'urn:mace:incommon:iap:silver' }), error: 'invalid_client_metadata', names: 'default_acr_values' },
+  { name: 'default_acr_values holding a number', body: () => ({ redirect_uris: R, default_acr_values: ['urn:mace:incommon:iap:silver', 1] }), error: 'invalid_client_metadata', names: 'default_acr_values' },
   { name: 'allow_unencrypted_userinfo "yes"', body: () => ({ redirect_uris: R, allow_unencrypted_userinfo: 'yes' }), error: 'invalid_client_metadata', names: 'allow_unencrypted_userinfo' },
 
   // Algorithms: symmetric, none, RSA1_5, PBES2, not RFC 7518, not offered

@@ -144,6 +144,23 @@ describe('client registration (C6)', () => {
       expect(kids).toEqual(['enc-RSA-OAEP-256', 'sig-1']);
     });
 
+    it('accepts default_acr_values at registration and update and stores none (acr is never issued, acr_values are ignored: C3)', async () => {
+      const res = await register(running, { redirect_uris: [REDIRECT], default_acr_values: ['urn:mace:incommon:iap:silver'] }, await iat());
+      expect([res.status, res.body.error_description]).toEqual([201, undefined]);
+      expect(res.body).not.toHaveProperty('default_acr_values');
+      const stored = await running.app.svc.store.adapter('Client').find(res.body.client_id as string);
+      expect(stored).toBeDefined();
+      expect(stored).not.toHaveProperty('default_acr_values');
+      const read = await manage(res.body.registration_client_uri as string, 'GET', res.body.registration_access_token as string);
+      const updated = await manage(res.body.registration_client_uri as string, 'PUT', read.body.registration_access_token as string, {
+        client_id: res.body.client_id,
+        redirect_uris: [REDIRECT],
+        default_acr_values: ['urn:mace:incommon:iap:bronze'],
+      });
+      expect([updated.status, updated.body.error_description]).toEqual([200, undefined]);
+      expect(updated.body).not.toHaveProperty('default_acr_values');
+    });
+
     it('stores allow_unencrypted_userinfo: true', async () => {
       const res = await register(running, { redirect_uris: [REDIRECT], allow_unencrypted_userinfo: true }, await iat());
       expect(res.status).toBe(201);
