@@ -12,7 +12,13 @@ describe('statically provisioned clients (svc.clients.file)', () => {
 
   beforeAll(async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'svc-clients-')), 'clients.json');
-    writeFileSync(file, JSON.stringify([{ client_id: 'from-file', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'] }]));
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { client_id: 'from-file', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'] },
+        { client_id: 'acr-from-file', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'], default_acr_values: ['urn:mace:incommon:iap:silver'] },
+      ]),
+    );
     running = await startApp({ properties: { 'svc.clients.file': file } });
   });
   afterAll(async () => running.close());
@@ -22,6 +28,23 @@ describe('statically provisioned clients (svc.clients.file)', () => {
     const response = await fetch(
       authorizationUrl(running.issuer, {
         client_id: 'from-file',
+        response_type: 'code',
+        scope: 'openid',
+        redirect_uri: 'https://rp.example/cb',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+      { redirect: 'manual' },
+    );
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toMatch(/^\/oidc\/v1\/interaction\//);
+  });
+
+  it('serves a client from the file that names default_acr_values (ignored, as acr_values is), not an invalid_client_metadata page', async () => {
+    const { challenge } = pkcePair();
+    const response = await fetch(
+      authorizationUrl(running.issuer, {
+        client_id: 'acr-from-file',
         response_type: 'code',
         scope: 'openid',
         redirect_uri: 'https://rp.example/cb',

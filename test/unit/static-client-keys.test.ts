@@ -43,4 +43,17 @@ describe("createConfiguration (the configuration face, C1) judges its static cli
     const parts = await partsWith([client]);
     expect(() => createConfiguration(settings, parts)).toThrow(/^clients: client "hidden-rp": redirect_uris\[1\] holds a backslash/);
   });
+
+  it('honest: a static client with default_acr_values is held without them, as registration stores it (acr is never issued)', async () => {
+    const client: ClientMetadata = { client_id: 'acr-rp', client_secret: secret, redirect_uris: ['https://acr.example/cb'], default_acr_values: ['urn:mace:incommon:iap:silver'] };
+    const [held] = createConfiguration(settings, await partsWith([client])).clients ?? [];
+    expect(held).toMatchObject({ client_id: 'acr-rp', redirect_uris: ['https://acr.example/cb'] });
+    expect(held).not.toHaveProperty('default_acr_values');
+  });
+
+  it('attack: a static client whose default_acr_values is not an array of strings stops the start, naming the client and the field', async () => {
+    const client: ClientMetadata = { client_id: 'acr-rp', client_secret: secret, redirect_uris: ['https://acr.example/cb'], default_acr_values: 'urn:mace:incommon:iap:silver' as unknown as string[] };
+    const parts = await partsWith([client]);
+    expect(() => createConfiguration(settings, parts)).toThrow(/^clients: client "acr-rp": default_acr_values: must be an array of strings$/);
+  });
 });
