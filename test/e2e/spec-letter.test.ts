@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
+import type { ClientMetadata } from 'oidc-provider';
+import * as oidc from 'openid-client';
 
+import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
+import { issueInitialAccessToken } from '../../lib/index.js';
 import { basicAuthorization } from '../../lib/web/basic-auth.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { authorizationUrl, codeFlowParams, FormBrowser, pkcePair, signIn } from '../helpers/flow.js';
+import { authorizationUrl, codeFlowParams, FormBrowser, pkcePair, runCodeFlow, signIn, userData } from '../helpers/flow.js';
+import { register } from '../helpers/registration.js';
 import { outcomeOf } from '../helpers/request-objects.js';
 
 const client = confidentialClient();
@@ -86,5 +92,75 @@ describe('authorization and token requests to the letter (OIDC Core 3.1.2.1, RFC
     expect(userinfo.status).toBe(401);
     expect(userinfo.headers.get('cache-control')).toBe('no-store');
     expect(userinfo.headers.get('pragma')).toBe('no-cache');
+  });
+});
+
+/**
+ * OpenID Connect Discovery 1.0 section 3: what discovery advertises is what works. Every ID token and UserInfo
+ * encryption `alg` and `enc` it lists, and every signing `alg`, is registered by a client and run through a whole code
+ * flow by openid-client, which decrypts and verifies what it receives. The lists are read from discovery, so a value
+ * added there is tried here too.
+ */
+describe('every advertised ID token and UserInfo algorithm works with a real relying party (Discovery 1.0 section 3)', () => {
+  let running: RunningApp;
+  let discovery: Record<string, string[]>;
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+    discovery = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string[]>;
+  });
+  afterAll(async () => running.close());
+
+  const registered = async (metadata: Record<string, unknown>): Promise<ClientMetadata> => {
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const res = await register(running, { redirect_uris: ['https://rp.example/cb'], ...metadata }, token);
+    expect([res.status, res.body.error_description]).toEqual([201, undefined]);
+    return res.body as unknown as ClientMetadata;
+  };
+
+  it('advertises the C6 lists alike for the ID token and UserInfo', () => {
+    expect(discovery.id_token_encryption_alg_values_supported).toEqual(['RSA-OAEP', 'RSA-OAEP-256', 'ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW']);
+    expect(discovery.id_token_encryption_enc_values_supported).toEqual(['A128CBC-HS256', 'A192CBC-HS384', 'A256CBC-HS512', 'A128GCM', 'A256GCM']);
+    expect(discovery.userinfo_encryption_alg_values_supported).toEqual(discovery.id_token_encryption_alg_values_supported);
+    expect(discovery.userinfo_encryption_enc_values_supported).toEqual(discovery.id_token_encryption_enc_values_supported);
+  });
+
+  it('delivers an ID token and UserInfo encrypted with every advertised alg and enc, which openid-client decrypts', async () => {
+    const tried: string[] = [];
+    for (const alg of discovery.id_token_encryption_alg_values_supported ?? []) {
+      for (const enc of discovery.id_token_encryption_enc_values_supported ?? []) {
+        const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg.startsWith('RSA') ? { modulusLength: 2048 } : { crv: 'P-256' }) });
+        const kid = `${alg}-${enc}`;
+        const client = await registered({
+          id_token_encrypted_response_alg: alg,
+          id_token_encrypted_response_enc: enc,
+          userinfo_encrypted_response_alg: alg,
+          userinfo_encrypted_response_enc: enc,
+          jwks: { keys: [{ ...(await exportJWK(publicKey)), use: 'enc', kid }] },
+        });
+        const flow = await runCodeFlow(running.issuer, client, {
+          scope: 'openid email',
+          params: { claims: JSON.stringify({ userinfo: { name: null } }) },
+          configure: (config) => oidc.enableDecryptingResponses(config, [enc], { key: privateKey, kid, alg }),
+        });
+        expect(decodeProtectedHeader(String(flow.tokens.id_token))).toMatchObject({ alg, enc, kid, cty: 'JWT' });
+        expect(userData(flow.claims)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
+        expect(userData(flow.userinfo)).toEqual({ name: 'Erika Mustermann' });
+        tried.push(kid);
+      }
+    }
+    expect(tried).toHaveLength(30);
+  }, 120_000);
+
+  it('signs the ID token and UserInfo with every advertised signing alg, which openid-client verifies against the published keys', async () => {
+    expect(discovery.id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'PS256', 'ES256']));
+    expect(discovery.userinfo_signing_alg_values_supported).toEqual(discovery.id_token_signing_alg_values_supported);
+    for (const alg of discovery.id_token_signing_alg_values_supported ?? []) {
+      const client = await registered({ id_token_signed_response_alg: alg, userinfo_signed_response_alg: alg });
+      const flow = await runCodeFlow(running.issuer, client);
+      expect(decodeProtectedHeader(String(flow.tokens.id_token)).alg).toBe(alg);
+      expect(flow.userinfo.sub).toBe(flow.claims.sub);
+      expect(flow.userinfo.iss).toBe(running.issuer);
+    }
   });
 });
