@@ -7,7 +7,7 @@ import type { SvcStore } from '../../adapters/store.js';
 import { deliverableClaims, scopeOffer } from '../claims/supported.js';
 import { createInteractionsRouter } from '../interactions/router.js';
 import { CONSENT_UNDO_MODEL } from '../interactions/consent-undo.js';
-import { providerFromRuntime } from '../provider/create-provider.js';
+import { checkStaticClients, providerFromRuntime } from '../provider/create-provider.js';
 import { createDemoRouter } from '../demo/router.js';
 import { createMailer } from '../management/mailer.js';
 import { createLoginThrottle } from '../interactions/login-throttle.js';
@@ -90,6 +90,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   const { logger } = runtime;
   const metrics = settings.metrics.enabled ? createMetrics() : undefined;
   const provider = providerFromRuntime(settings, runtime, metrics);
+  await checkStaticClients(provider, settings, runtime);
   const info: SvcInfo = {
     store: options.store ? 'custom' : settings.redis.clusterNodes ? 'redis-cluster' : settings.redis.url ? 'redis' : 'memory',
     keys: options.jwks ? 'code' : settings.keys.file ? 'file' : 'ephemeral',

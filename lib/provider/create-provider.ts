@@ -1,4 +1,6 @@
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
+
+import { SettingsError } from '../errors.js';
 
 import type { Settings } from '../settings/types.js';
 import { createFindAccount } from '../claims/account.js';
@@ -20,7 +22,28 @@ import { PROVIDER_EVENTS } from '../seams.js';
  * @throws {@link SettingsError} for unsafe defaults under `NODE_ENV=production` or unreadable files.
  */
 export async function createProvider(settings: Settings, options: RuntimeOptions = {}): Promise<Provider> {
-  return providerFromRuntime(settings, await resolveRuntime(settings, options));
+  const runtime = await resolveRuntime(settings, options);
+  const provider = providerFromRuntime(settings, runtime);
+  await checkStaticClients(provider, settings, runtime);
+  return provider;
+}
+
+/**
+ * Builds each static client as oidc-provider serves it, so one it would refuse (`grant_types` it does not offer, say)
+ * stops the start naming it instead of failing every authorization. One with a `sector_identifier_uri` is built at its
+ * first use, when its document is fetched: a remote host down at start does not stop the provider.
+ *
+ * @throws {@link SettingsError} naming the client and oidc-provider's reason, after closing the runtime's store.
+ */
+export async function checkStaticClients(provider: Provider, settings: Settings, runtime: Pick<Runtime, 'clients' | 'store'>): Promise<void> {
+  for (const { client_id: id, sector_identifier_uri: sector } of runtime.clients) {
+    if (sector !== undefined) continue;
+    await provider.Client.find(id).catch(async (err: unknown) => {
+      await runtime.store.close();
+      if (!(err instanceof errors.InvalidClientMetadata)) throw err;
+      throw new SettingsError(`static client ${JSON.stringify(id)}: ${String(err.error_description)}`, settings.clients.file ? ['svc.clients.file'] : []);
+    });
+  }
 }
 
 /** Builds the provider from an already resolved and checked runtime (shared with `createApp`). */

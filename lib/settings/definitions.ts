@@ -336,7 +336,7 @@ export const PROPERTY_DEFINITIONS = [
     doc: 'How log lines are written: `json` (one JSON object a line, for collectors) or `pretty` (time, level, event and fields on one readable line, for a person at a terminal).',
   }),
   row('svc.clients.file', 'clients.file', parseNonEmpty, {
-    doc: 'A JSON file holding an array of client metadata objects provisioned statically at start. Their inline `jwks` are judged by the key rules of registration ([registration](registration.md#key-vetting)) and held as registration stores them; a key that breaks a rule, or encryption asked without keys, stops the start naming the client and the rule.',
+    doc: 'A JSON file holding an array of client metadata objects provisioned statically at start. Their inline `jwks` are judged by the key rules of registration ([registration](registration.md#key-vetting)) and held as registration stores them; a key that breaks a rule, or encryption asked without keys, stops the start naming the client and the rule. Each is then built as oidc-provider serves it, so metadata it refuses (a grant it does not offer) stops the start too; one with a `sector_identifier_uri` is built at its first use, when its document is fetched.',
     path: 'file',
   }),
   row('svc.authenticator.module', 'authenticator.module', parseNonEmpty, {

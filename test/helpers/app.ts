@@ -77,6 +77,9 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
     ...(ownKeys ? {} : { jwks: await testProviderKeys() }),
     ...runtime,
     clients: [...(runtime.clients ?? []), ...(clientsFor ? clientsFor(baseUrl) : [])],
+  }).catch((err: unknown) => {
+    server.close();
+    throw err;
   });
   const callback = app.callback();
   handler = (req, res) => void callback(req, res);

@@ -57,6 +57,17 @@ describe('statically provisioned clients (svc.clients.file)', () => {
     expect(response.headers.get('location')).toMatch(/^\/oidc\/v1\/interaction\//);
   });
 
+  it('attack: a static client oidc-provider would refuse (a grant it does not offer) stops the start naming it, instead of an error page at every authorization', async () => {
+    const refreshing = { client_id: 'refresh-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'], grant_types: ['authorization_code', 'refresh_token'] };
+    await expect(startApp({ clients: [refreshing] })).rejects.toThrow(/^static client "refresh-rp": grant_types /);
+  });
+
+  it('honest: a static client whose sector_identifier_uri cannot be fetched at start does not stop it (its document is fetched at first use)', async () => {
+    const grouped = { client_id: 'sector-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://a.rp.example/cb', 'https://b.rp.example/cb'], subject_type: 'pairwise', sector_identifier_uri: 'https://sector.invalid/uris.json' };
+    const started = await startApp({ clients: [grouped] });
+    await started.close();
+  });
+
   it('answers an unknown client with an error page, not a redirect', async () => {
     const response = await fetch(
       authorizationUrl(running.issuer, { client_id: 'nobody', response_type: 'code', scope: 'openid', redirect_uri: 'https://rp.example/cb' }),
