@@ -35,6 +35,19 @@ function vocabularyNames(): string[] {
   return stems.flatMap((stem) => [stem, ...procedures.map((p) => `${stem}.${p}`)]);
 }
 
+/**
+ * Runs one call into `module`. Whatever it throws becomes a plain error naming the module only: an error that
+ * carries `expose` (an HTTP error, an oidc-provider error) would otherwise reach the client as its message, and what a
+ * module's source says about a person's record is user data.
+ */
+async function askModule<T>(module: ClaimModule, call: () => Promise<T> | T): Promise<T> {
+  try {
+    return await call();
+  } catch {
+    throw Object.assign(new Error(`claim module ${module.name} failed`), { name: 'ClaimModuleError', code: 'SVC_CLAIM_MODULE_FAILED' });
+  }
+}
+
 /** The registered claim modules: which module provides a claim, and what is supported overall. */
 export class ClaimRegistry {
   private readonly entries: { module: ClaimModule; exact: Set<string>; patterns: RegExp[] }[];
@@ -75,8 +88,8 @@ export class ClaimRegistry {
 
   /** Every verification `accountId` holds, from every module that provides verified data. */
   async resolveVerified(accountId: string): Promise<VerifiedRecord[]> {
-    const providers = this.entries.flatMap((e) => (e.module.verified ? [e.module.verified] : []));
-    return (await Promise.all(providers.map(async (p) => p.resolve(accountId)))).flat();
+    const providers = this.entries.flatMap((e) => (e.module.verified ? [{ module: e.module, verified: e.module.verified }] : []));
+    return (await Promise.all(providers.map(async (p) => askModule(p.module, () => p.verified.resolve(accountId))))).flat();
   }
 
   /** The module providing a concrete claim name, or `undefined`. */
@@ -105,7 +118,7 @@ export class ClaimRegistry {
     const values = new Map<string, unknown>();
     await Promise.all(
       [...byModule].map(async ([module, names]) => {
-        const result = await module.resolve(accountId, names);
+        const result = await askModule(module, () => module.resolve(accountId, names));
         for (const name of names) {
           const value = result[name];
           if (value !== undefined && value !== null) values.set(name, value);

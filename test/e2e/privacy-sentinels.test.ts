@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { errors } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
+import type { ClaimModule } from '../../lib/claims/modules.js';
 import { createDemoClaimModules, type DemoPerson } from '../../lib/demo/claim-modules.js';
 import type { Logger } from '../../lib/index.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';
-import { FormBrowser, pkcePair, runCodeFlow } from '../helpers/flow.js';
+import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, runCodeFlow, signIn } from '../helpers/flow.js';
 import { encryptRequestObject, registerSigningClient } from '../helpers/request-objects.js';
 import { deletePrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
 
@@ -118,5 +120,79 @@ describe('no user data in logs or in the store (C4, C10)', () => {
         expect({ where, name, found: text.includes(sentinel) }).toEqual({ where, name, found: false });
       }
     }
+  });
+});
+
+describe('what a claim module throws never reaches the client or the logs (C4) [memory]', () => {
+  /** What a module's source might say about the person's record, in an error the provider would otherwise show. */
+  const SAID = 'sentinel-record-5e1b@example.test';
+  const thrown: Record<string, () => Error> = {
+    'an HTTP error with expose (http-errors, ctx.throw)': () => Object.assign(new Error(`no record for ${SAID}`), { status: 404, statusCode: 404, expose: true }),
+    "an oidc-provider error (exposed, its description shown)": () => new errors.InvalidRequest(`record of ${SAID} is locked`),
+    'a plain error': () => new Error(`lookup of ${SAID} failed`),
+  };
+  const client = confidentialClient({ client_id: 'optout-rp', allow_unencrypted_userinfo: true });
+  const lines: string[] = [];
+  const capture = (level: string): ((event: string, fields?: Record<string, unknown>) => void) => (event, fields) => {
+    lines.push(JSON.stringify({ level, event, ...fields }));
+  };
+  let failure: (() => Error) | undefined;
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    const failing: ClaimModule[] = createDemoClaimModules().map((m) => ({
+      ...m,
+      resolve: (accountId: string, claims: readonly string[]) => {
+        if (failure) throw failure();
+        return m.resolve(accountId, claims);
+      },
+    }));
+    running = await startApp({ clients: [client], claimModules: failing, logger: { info: capture('info'), warn: capture('warn'), error: capture('error') } });
+  });
+  afterAll(async () => running.close());
+
+  const signedIn = async (): Promise<{ code: string; verifier: string }> => {
+    const { verifier, challenge } = pkcePair();
+    const claims = JSON.stringify({ userinfo: { email: null } });
+    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid profile', claims }));
+    return { code: callbackUrl.searchParams.get('code') as string, verifier };
+  };
+  /** The UserInfo answer: its status, its body as JSON, and all it says (the challenge header and the body) as text. */
+  const userinfo = async (token: string): Promise<{ status: number; body: Record<string, unknown>; text: string }> => {
+    const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${token}` } });
+    const raw = await response.text();
+    return { status: response.status, body: JSON.parse(raw) as Record<string, unknown>, text: `${response.headers.get('www-authenticate') ?? ''} ${raw}` };
+  };
+
+  it.each(Object.keys(thrown))('%s thrown at the token endpoint or at UserInfo: 500 server_error, the message in no answer and no log line', async (kind) => {
+    const { code, verifier } = await signedIn();
+    failure = thrown[kind];
+    let token: { status: number; body: Record<string, unknown> };
+    try {
+      token = await redeemCode(running.issuer, client, code, verifier);
+    } finally {
+      failure = undefined;
+    }
+    expect([token.status, token.body.error]).toEqual([500, 'server_error']);
+    const redeemed = await redeemCode(running.issuer, client, code, verifier);
+    expect(redeemed.status).toBe(200);
+    failure = thrown[kind];
+    let answer: Awaited<ReturnType<typeof userinfo>>;
+    try {
+      answer = await userinfo(redeemed.body.access_token as string);
+    } finally {
+      failure = undefined;
+    }
+    expect([answer.status, answer.body.error]).toEqual([500, 'server_error']);
+    expect([JSON.stringify(token.body), answer.text, lines.join('\n')].filter((text) => text.includes(SAID))).toEqual([]);
+    expect(lines.some((line) => line.includes('"event":"server_error"') && line.includes('SVC_CLAIM_MODULE_FAILED'))).toBe(true);
+  });
+
+  it('honest: the same module answering delivers her data at the token endpoint and at UserInfo', async () => {
+    const { code, verifier } = await signedIn();
+    const token = await redeemCode(running.issuer, client, code, verifier);
+    expect(token.status).toBe(200);
+    const answer = await userinfo(token.body.access_token as string);
+    expect([answer.status, answer.body.email]).toEqual([200, 'erika.mustermann@example.com']);
   });
 });
