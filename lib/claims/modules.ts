@@ -1,4 +1,5 @@
 import { GRANT_NAMESPACE } from './grant-namespace.js';
+import { opaqueFailure } from './plugin-failure.js';
 import { expandClaimName, isSvcClaimName } from './syntax.js';
 import { mergeOffers, type VerifiedClaimsProvider, type VerifiedOffer, type VerifiedRecord } from './verified.js';
 
@@ -35,18 +36,9 @@ function vocabularyNames(): string[] {
   return stems.flatMap((stem) => [stem, ...procedures.map((p) => `${stem}.${p}`)]);
 }
 
-/**
- * Runs one call into `module`. Whatever it throws becomes a plain error naming the module only: an error that
- * carries `expose` (an HTTP error, an oidc-provider error) would otherwise reach the client as its message, and what a
- * module's source says about a person's record is user data.
- */
-async function askModule<T>(module: ClaimModule, call: () => Promise<T> | T): Promise<T> {
-  try {
-    return await call();
-  } catch {
-    throw Object.assign(new Error(`claim module ${module.name} failed`), { name: 'ClaimModuleError', code: 'SVC_CLAIM_MODULE_FAILED' });
-  }
-}
+/** A call into `module`, whatever it throws answered as {@link opaqueFailure}. */
+const askModule = <T>(module: ClaimModule, call: () => Promise<T> | T): Promise<T> =>
+  opaqueFailure({ name: 'ClaimModuleError', code: 'SVC_CLAIM_MODULE_FAILED', message: `claim module ${module.name} failed` }, call);
 
 /** The registered claim modules: which module provides a claim, and what is supported overall. */
 export class ClaimRegistry {

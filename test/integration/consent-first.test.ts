@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 
+import { errors } from 'oidc-provider';
+
 import { createMemoryStore } from '../../adapters/memory.js';
+import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import type { ClaimModule } from '../../lib/index.js';
 import { countingModules } from '../helpers/claims-requests.js';
@@ -247,5 +250,61 @@ describe('an essential claim in a channel the client dropped the encryption of w
       answers[login] = callbackUrl.searchParams.get('error') ?? (callbackUrl.searchParams.get('code') ? 'code' : null);
     }
     expect(answers).toEqual({ demo: 'code', 'demo-basic': 'access_denied' });
+  });
+});
+
+/**
+ * oidc-provider asks the authenticator whether her account still exists on every request of her browser, an
+ * unapproved client's included. An oidc-provider error it threw was redirected to that client with its message as
+ * `error_description`; an exposed HTTP error's message was shown on her page.
+ */
+describe('what the authenticator throws never reaches a client (C4, C8)', () => {
+  const SAID = 'sentinel-locked-81c3@example.test';
+  let running: RunningApp;
+  let friend: RegisteredClient;
+  let stranger: RegisteredClient;
+  let failure: (() => Error) | undefined;
+
+  beforeAll(async () => {
+    const base = createStaticAuthenticator();
+    const authenticator = {
+      ...base,
+      exists: async (accountId: string): Promise<boolean> => {
+        if (failure) throw failure();
+        return base.exists(accountId);
+      },
+    };
+    running = await startApp({ authenticator, claimModules: createDemoClaimModules() });
+    [friend, stranger] = await Promise.all([registerClient(running, 'rsa'), registerClient(running, 'rsa')]);
+  });
+  afterAll(async () => running.close());
+
+  it.each([
+    ['an oidc-provider error', () => new errors.InvalidRequest(`account demo-0001 of ${SAID} is locked`)],
+    ['an HTTP error with expose', () => Object.assign(new Error(`account demo-0001 of ${SAID} is locked`), { status: 403, statusCode: 403, expose: true })],
+  ])('%s from exists() sends the unapproved client nothing: a server_error page in her browser, naming neither the account nor what it said', async (_label, thrown) => {
+    const { browser } = await signIn(registeredClientUrl(running.issuer, friend, {}));
+    failure = thrown;
+    let step: Awaited<ReturnType<FormBrowser['follow']>>;
+    try {
+      step = await browser.follow(registeredClientUrl(running.issuer, stranger, { prompt: 'none' }), running.baseUrl);
+    } finally {
+      failure = undefined;
+    }
+    const answer = step.leftTo ?? `${step.response?.status} ${browser.lastPage}`;
+    expect(answer).not.toContain(encodeURIComponent(SAID));
+    expect(answer).not.toContain(SAID);
+    expect(answer).not.toContain('demo-0001');
+    // A failure oidc-provider cannot judge stays in her browser: the client is not even told it failed.
+    expect([step.leftTo, step.response?.status]).toEqual([undefined, 500]);
+    expect(browser.lastPage).toContain('<code>server_error</code>');
+  });
+
+  it('honest: while the authenticator answers, the unapproved client gets consent_required and her friend a code', async () => {
+    const { browser } = await signIn(registeredClientUrl(running.issuer, friend, {}));
+    const strangers = await browser.follow(registeredClientUrl(running.issuer, stranger, { prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(strangers.leftTo as string).get('error')).toBe('consent_required');
+    const friends = await browser.follow(registeredClientUrl(running.issuer, friend, { prompt: 'none' }), running.baseUrl);
+    expect(redirectParams(friends.leftTo as string).get('code')).toEqual(expect.any(String));
   });
 });
