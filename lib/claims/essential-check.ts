@@ -19,6 +19,7 @@ const DELIVERY_REASON = 'delivery_not_consented';
 const VERIFIED_REASON = 'verified_claims_not_consented';
 const TRAVEL_REASON = 'claims_travel_not_consented';
 const NAMING_REASON = 'claims_named_not_consented';
+const CONSENT_FIRST_REASON = 'client_not_approved';
 
 /**
  * The essential claims of this request the account cannot satisfy (both channels resolved together), of those
@@ -54,7 +55,18 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
   const prompt = (needed: boolean): boolean => (needed ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT);
   const policy = interactionPolicy.base();
   const consent = policy.get('consent');
-  if (!consent) throw new TypeError('oidc-provider interaction policy has no consent prompt');
+  const login = policy.get('login');
+  if (!consent || !login) throw new TypeError('oidc-provider interaction policy has no consent or login prompt');
+  // A silent request of a client she never approved ends as consent_required before max_age is judged: that answer
+  // would tell the client when she signed in (login_required against consent_required, one max_age after another).
+  const afterNoSession = login.checks.findIndex((check) => check.reason === 'no_session') + 1;
+  login.checks.add(
+    new interactionPolicy.Check(CONSENT_FIRST_REASON, 'the client is not approved', 'consent_required', (ctx: KoaContextWithOIDC) =>
+      // oidc-provider stands a fresh, unsaved grant (no `jti`) in for one the store does not hold.
+      prompt(Boolean(ctx.oidc.session?.accountId) && ctx.oidc.promptPending('none') && !ctx.oidc.grant?.jti),
+    ),
+    afterNoSession,
+  );
   consent.checks.add(
     new interactionPolicy.Check(DELIVERY_REASON, 'the grant does not cover how the client receives user data', 'consent_required', (ctx: KoaContextWithOIDC) => {
       const { client, grant } = ctx.oidc;

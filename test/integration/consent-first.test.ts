@@ -7,6 +7,7 @@ import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import type { ClaimModule } from '../../lib/index.js';
 import { countingModules } from '../helpers/claims-requests.js';
+import { clockAhead } from '../helpers/clock.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { FormBrowser, redirectParams, signIn } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient, registeredClientParams, registeredClientUrl, updateRegistration } from '../helpers/clients.js';
@@ -76,6 +77,36 @@ describe('nothing about a person reaches a client before she consents (C8)', () 
     expect(outcomes[0]).toEqual(outcomes[1]);
     expect(outcomes[0]?.[0]).toBe('consent_required');
     expect(calls.count).toBe(before);
+  });
+
+  it('answers prompt=none with consent_required whatever max_age says, so an unapproved client cannot tell when she signed in', async () => {
+    // Her session is 10 minutes old (the clock moved, not waited for): max_age 60 would need a new sign-in.
+    const later = clockAhead(600_000);
+    try {
+      const answers = [];
+      for (const maxAge of ['1', '60', '599', '601', '86400']) {
+        const step = await browser.follow(urlFor(attacker, { prompt: 'none', max_age: maxAge }), running.baseUrl);
+        answers.push(redirectParams(step.leftTo as string).get('error'));
+      }
+      expect(answers).toEqual(Array(5).fill('consent_required'));
+    } finally {
+      later.restore();
+    }
+  });
+
+  it('honest: for the client she approved, max_age with prompt=none still asks for a new sign-in (login_required) once her session is older, and not before', async () => {
+    const later = clockAhead(600_000);
+    try {
+      const older = await browser.follow(urlFor(friend, { prompt: 'none', max_age: '60', scope: 'openid email' }), running.baseUrl);
+      expect(redirectParams(older.leftTo as string).get('error')).toBe('login_required');
+      const younger = await browser.follow(urlFor(friend, { prompt: 'none', max_age: '86400', scope: 'openid email' }), running.baseUrl);
+      expect(redirectParams(younger.leftTo as string).get('code')).toEqual(expect.any(String));
+    } finally {
+      later.restore();
+    }
+    const fresh = new FormBrowser();
+    const anonymous = await fresh.follow(urlFor(attacker, { prompt: 'none', max_age: '60' }), running.baseUrl);
+    expect(redirectParams(anonymous.leftTo as string).get('error')).toBe('login_required');
   });
 
   it('answers access_denied for a wrong guess only after she allows, and a code for a right one', async () => {
