@@ -20,7 +20,7 @@ export interface DemoPerson {
   verifiedEmail?: { email: string; verified_at: string };
   /** Mobile number verified at level 2 through an operator API. */
   verifiedMobile?: { phone_number: string; verified_at: string };
-  /** When the person last completed a mobile one-time-password check (level 2). */
+  /** When the person last completed a mobile one-time-password check (level 2), an ISO 8601 date-time. */
   mobileOtpCompletedAt?: string;
 }
 
@@ -171,9 +171,10 @@ export function verifiedIdentityModule(lookup: PersonLookup): ClaimModule {
 }
 
 /**
- * `svc.auth.mobile.l2.otp`: when a one-time password was confirmed and an opaque proof, never the phone number. The
- * proof is random for each delivery: one derived from the account would be the same at every relying party, and a
- * guessed account id hashed with the delivered time would confirm it behind a pairwise `sub`.
+ * `svc.auth.mobile.l2.otp`: on which day a one-time password was confirmed and an opaque proof, never the phone number.
+ * The proof is random for each delivery: one derived from the account would be the same at every relying party, and a
+ * guessed account id hashed with the delivered time would confirm it behind a pairwise `sub`. The day, not the second:
+ * the moment she confirmed one is nearly hers alone, the same at every relying party, so they could join on it.
  */
 export function authProofModule(lookup: PersonLookup): ClaimModule {
   return {
@@ -182,7 +183,7 @@ export function authProofModule(lookup: PersonLookup): ClaimModule {
     async resolve(accountId) {
       const completedAt = (await lookup(accountId))?.mobileOtpCompletedAt;
       if (completedAt === undefined) return {};
-      return { 'svc.auth.mobile.l2.otp': { executed: true, method: 'otp', completed_at: completedAt, proof: randomBytes(32).toString('base64url') } };
+      return { 'svc.auth.mobile.l2.otp': { executed: true, method: 'otp', completed_at: completedAt.slice(0, 10), proof: randomBytes(32).toString('base64url') } };
     },
   };
 }

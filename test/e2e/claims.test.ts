@@ -133,13 +133,15 @@ describe('claims and privacy end to end (C4, C5)', () => {
     // Hashing a guessed account id with the delivered time does not reproduce the proof (pairwise subjects hide the id).
     expect(here.otp.proof).not.toBe(createHash('sha256').update(`otp:demo-0001:${here.otp.completed_at}`).digest('base64url'));
     expect(here.otp.proof).not.toBe(there.otp.proof);
+    // The time is the day only: the minute she confirmed a password would be one value to join her on.
+    expect([here.otp.completed_at, there.otp.completed_at]).toEqual(['2025-03-02', '2025-03-02']);
   });
 
-  it('honest: the example OTP proof is an opaque value beside when the password was confirmed, for her again in the next flow', async () => {
+  it('honest: the example OTP proof is an opaque value beside the day the password was confirmed, for her again in the next flow', async () => {
     const claims = JSON.stringify({ userinfo: { 'svc.auth.mobile.l2.otp': { essential: true } } });
     const flow = await runCodeFlow(running.issuer, rsa.metadata, { configure: rsa.configure, params: { claims } });
     const otp = flow.userinfo['svc.auth.mobile.l2.otp'] as Record<string, unknown>;
-    expect(otp).toEqual({ executed: true, method: 'otp', completed_at: '2025-03-02T08:01:00Z', proof: expect.stringMatching(/^[\w-]{22,}$/) });
+    expect(otp).toEqual({ executed: true, method: 'otp', completed_at: '2025-03-02', proof: expect.stringMatching(/^[\w-]{22,}$/) });
   });
 
   it('answers an essential svc.ver.idcard.l3.nfc for demo-basic with access_denied', async () => {
