@@ -47,7 +47,8 @@ export async function missingEssentialClaims(
 }
 
 /**
- * oidc-provider's interaction policy with three checks more on `consent` (C8) and, after it, a prompt of
+ * oidc-provider's interaction policy with a check more on `login` (a silent request of an unapproved client ends as
+ * `consent_required` before `max_age` is judged), checks more on `consent` (C8) and, after it, a prompt of
  * our own ending with `access_denied` (C5): it runs only once consent is given, so the modules are never
  * asked before; its details stay empty, so no missing name is stored.
  */
