@@ -29,11 +29,16 @@ const CLIENT_CONFIGURATION = new RegExp(`^${ROUTES.registration}/([A-Za-z0-9_-]+
 
 type Fields = Record<string, unknown>;
 
+/**
+ * An empty secret stays empty: RFC 6749 2.3.1 lets a client omit an empty secret, so oidc-provider reads an empty
+ * `client_secret` as none (a public client is served); its hash would be a secret presented, and refused.
+ */
+const hashedSecret = (v: unknown): unknown => (typeof v === 'string' && v !== '' ? hashClientSecret(v) : v);
+
 function hashSecrets(fields: Fields): boolean {
   const value = fields.client_secret;
-  if (typeof value === 'string') fields.client_secret = hashClientSecret(value);
-  else if (Array.isArray(value)) fields.client_secret = value.map((v: unknown) => (typeof v === 'string' ? hashClientSecret(v) : v));
-  else return false;
+  if (!(typeof value === 'string' && value !== '') && !Array.isArray(value)) return false;
+  fields.client_secret = Array.isArray(value) ? value.map(hashedSecret) : hashedSecret(value);
   return true;
 }
 
@@ -45,11 +50,11 @@ function dropIgnoredHints(fields: Fields): boolean {
   return present.length > 0;
 }
 
-/** The presented secret of an HTTP Basic header, replaced by its hash (parsed as oidc-provider does). */
+/** The presented secret of an HTTP Basic header, replaced by its hash (parsed as oidc-provider does); an empty one is left for oidc-provider to refuse. */
 function hashBasicSecret(ctx: Context): void {
   const given = parseBasicAuthorization(ctx.req.headers.authorization, { formEncoded: true });
   // A malformed header is left as it is: oidc-provider refuses it with invalid_request itself.
-  if (given) ctx.req.headers.authorization = basicAuthorization(given.user, hashClientSecret(given.password), { formEncoded: true });
+  if (given?.password) ctx.req.headers.authorization = basicAuthorization(given.user, hashClientSecret(given.password), { formEncoded: true });
 }
 
 /** Reads, normalizes and puts back a form or JSON body; `false` when the request was answered. */

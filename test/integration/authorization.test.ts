@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import type { ClientMetadata } from 'oidc-provider';
 
 import { confidentialClient } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
@@ -6,12 +7,13 @@ import { authorizationUrl, pkcePair, redeemCode, redirectParams, signIn } from '
 
 const client = confidentialClient();
 const redirectUri = (client.redirect_uris as string[])[0] as string;
+const publicClient: ClientMetadata = { client_id: 'public-rp', token_endpoint_auth_method: 'none', redirect_uris: [redirectUri] };
 
 describe('authorization endpoint rules (C3)', () => {
-  const running = appPerSuite({ clients: [client] });
+  const running = appPerSuite({ clients: [client, publicClient] });
 
-  const baseParams = (challenge?: string): Record<string, string | undefined> => ({
-    client_id: client.client_id,
+  const baseParams = (challenge?: string, clientId = client.client_id): Record<string, string | undefined> => ({
+    client_id: clientId,
     response_type: 'code',
     scope: 'openid',
     redirect_uri: redirectUri,
@@ -25,8 +27,8 @@ describe('authorization endpoint rules (C3)', () => {
     return { status: response.status, location: response.headers.get('location') };
   };
 
-  const codeFor = async (challenge: string): Promise<string> => {
-    const { callbackUrl } = await signIn(authorizationUrl(running.issuer, baseParams(challenge)));
+  const codeFor = async (challenge: string, clientId = client.client_id): Promise<string> => {
+    const { callbackUrl } = await signIn(authorizationUrl(running.issuer, baseParams(challenge, clientId)));
     const code = callbackUrl.searchParams.get('code');
     if (!code) throw new Error(`no code: ${callbackUrl.href}`);
     return code;
@@ -129,6 +131,33 @@ describe('authorization endpoint rules (C3)', () => {
     const result = await redeemCode(running.issuer, client, code, pkcePair().verifier);
     expect(result.status).toBe(400);
     expect(result.body.error).toBe('invalid_grant');
+  });
+
+  const tokenRequest = async (fields: Record<string, string>, headers: Record<string, string> = {}): Promise<[number, unknown]> => {
+    const response = await fetch(`${running.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(fields).toString(),
+    });
+    return [response.status, ((await response.json()) as { error?: string }).error];
+  };
+
+  it('honest: a public client that sends an empty client_secret (RFC 6749 2.3.1: an empty secret may be left out) is served as one that leaves it out', async () => {
+    const { verifier, challenge } = pkcePair();
+    const code = await codeFor(challenge, publicClient.client_id);
+    const grant = { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier, client_id: publicClient.client_id };
+    expect(await tokenRequest({ ...grant, client_secret: '' })).toEqual([200, undefined]);
+  });
+
+  it('attack: an empty secret authenticates no confidential client, in the form or in Basic, nor does a secret a public client never had; the code stays good', async () => {
+    const { verifier, challenge } = pkcePair();
+    const code = await codeFor(challenge);
+    const grant = { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier };
+    const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+    expect(await tokenRequest({ ...grant, client_id: client.client_id, client_secret: '' })).toEqual([401, 'invalid_client']);
+    expect(await tokenRequest(grant, { authorization: basic(client.client_id, '') })).toEqual([400, 'invalid_request']);
+    expect(await tokenRequest({ ...grant, client_id: publicClient.client_id, client_secret: 'anything' })).toEqual([401, 'invalid_client']);
+    expect(await tokenRequest({ ...grant, client_secret: '' }, { authorization: basic(client.client_id, client.client_secret as string) })).toEqual([200, undefined]);
   });
 
   it('refuses the refresh_token grant type (not supported)', async () => {
