@@ -95,7 +95,7 @@ export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter): Part
  * found before the mark was set, and waited on its `jwks_uri`, say) is withdrawn, as if the request had arrived
  * after the mark: the tokens it issued are destroyed, the code it redeemed is given back (the store's atomic
  * `unconsume`; spent, a retry after `enable` would revoke her grant as a replay), and the answer is 401
- * `invalid_client`.
+ * `invalid_client`, with the `WWW-Authenticate` challenge of a client refused at once.
  */
 export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' | 'unconsume'>, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
   const [marks, deletions] = [store.adapter(SUSPENSION_MODEL), store.adapter(DELETION_MODEL)];
@@ -111,5 +111,7 @@ export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' 
     await giveBackConsumedCode(ctx, store);
     logger.warn('tokens_withdrawn', { request_id: requestIdOf(ctx), client_id: clientId, reason: deleted ? 'client_deleted' : 'client_disabled' });
     sendError(ctx, 401, 'invalid_client', 'client authentication failed');
+    // RFC 6749 5.2: a client that authenticated with the Authorization header is told how, as oidc-provider tells one refused at once.
+    if (ctx.headers.authorization !== undefined) ctx.set('WWW-Authenticate', `Basic realm="${oidc.issuer}", error="invalid_client", error_description="client authentication failed"`);
   };
 }

@@ -150,6 +150,11 @@ describe('requests in flight when the operator disables or deletes the client, o
     expect(tokens.body.access_token).toBeUndefined();
     expect([tokens.status, tokens.body.error]).toEqual([401, 'invalid_client']);
     expect(await storedTokensOf(String(client.client_id))).toEqual([]);
+    // Answered as a request that arrives after the disable is (RFC 6749 5.2: Basic was used, so a Basic challenge).
+    const after = await redeemCode(running.issuer, client, code, verifier);
+    const answer = (r: typeof after): unknown[] => [r.status, r.body, r.headers.get('www-authenticate'), r.headers.get('cache-control')];
+    expect(answer(after)).toEqual([401, { error: 'invalid_client', error_description: 'client authentication failed' }, expect.stringMatching(/^Basic realm="[^"]+", error="invalid_client"/), 'no-store']);
+    expect(answer(tokens)).toEqual(answer(after));
   });
 
   it('honest: a token request of a client disabled and enabled again before it was answered gets its tokens', async () => {

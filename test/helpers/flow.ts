@@ -59,7 +59,7 @@ export async function redeemCode(
   client: ClientMetadata,
   code: string,
   verifier: string,
-): Promise<{ status: number; body: Record<string, unknown> }> {
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const response = await fetch(`${issuer}/token`, {
     method: 'POST',
     headers: { authorization: basicAuthorization(client.client_id, client.client_secret as string, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
@@ -70,7 +70,7 @@ export async function redeemCode(
       redirect_uri: (client.redirect_uris as string[])[0] as string,
     }).toString(),
   });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers: response.headers };
 }
 
 /**
