@@ -1,9 +1,11 @@
 import type { Context, Next } from 'koa';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
+import { refOf } from '../../adapters/inventory.js';
 import type { SvcStore } from '../../adapters/store.js';
 import { ClientDisabledError } from '../errors.js';
 import { giveBackConsumedCode } from '../registration/give-back-code.js';
+import { GRANT_REVOCATION_MODEL } from './grant-revocation.js';
 import { requestState } from '../registration/request-state.js';
 import type { Logger } from '../logger.js';
 import { requestIdOf, sendError } from '../web/error-response.js';
@@ -95,21 +97,26 @@ export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter): Part
  * found before the mark was set, and waited on its `jwks_uri`, say) is withdrawn, as if the request had arrived
  * after the mark: the tokens it issued are destroyed, the code it redeemed is given back (the store's atomic
  * `unconsume`; spent, a retry after `enable` would revoke her grant as a replay), and the answer is 401
- * `invalid_client`, with the `WWW-Authenticate` challenge of a client refused at once.
+ * `invalid_client`, with the `WWW-Authenticate` challenge of a client refused at once. So is one whose grant the
+ * toolbox revoked meanwhile (a {@link GRANT_REVOCATION_MODEL} mark): its tokens are destroyed, and the answer is 400
+ * `invalid_grant`, as for the code the revocation removed.
  */
 export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' | 'unconsume'>, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
-  const [marks, deletions] = [store.adapter(SUSPENSION_MODEL), store.adapter(DELETION_MODEL)];
+  const [marks, deletions, revocations] = [store.adapter(SUSPENSION_MODEL), store.adapter(DELETION_MODEL), store.adapter(GRANT_REVOCATION_MODEL)];
   return async (ctx, next) => {
     await next();
     const { oidc } = ctx as KoaContextWithOIDC;
     if (oidc?.route !== ROUTE_NAMES.token || ctx.status !== 200 || !oidc.client) return;
     const { clientId } = oidc.client;
-    const [disabled, deleted] = await Promise.all([marks.find(clientId), deletions.find(clientId)]);
-    if (!disabled && !deleted) return;
+    const grantId = oidc.entities.Grant?.jti;
+    const [disabled, deleted, revoked] = await Promise.all([marks.find(clientId), deletions.find(clientId), grantId ? revocations.find(refOf(grantId)) : undefined]);
+    if (!disabled && !deleted && !revoked) return;
     const { AccessToken, RefreshToken, ClientCredentials } = oidc.entities;
     for (const token of [AccessToken, RefreshToken, ClientCredentials]) if (token) await token.destroy();
+    const reason = deleted ? 'client_deleted' : disabled ? 'client_disabled' : 'grant_revoked';
+    logger.warn('tokens_withdrawn', { request_id: requestIdOf(ctx), client_id: clientId, reason });
+    if (reason === 'grant_revoked') return sendError(ctx, 400, 'invalid_grant', 'grant request is invalid');
     await giveBackConsumedCode(ctx, store);
-    logger.warn('tokens_withdrawn', { request_id: requestIdOf(ctx), client_id: clientId, reason: deleted ? 'client_deleted' : 'client_disabled' });
     sendError(ctx, 401, 'invalid_client', 'client authentication failed');
     // RFC 6749 5.2: a client that authenticated with the Authorization header is told how, as oidc-provider tells one refused at once.
     if (ctx.headers.authorization !== undefined) ctx.set('WWW-Authenticate', `Basic realm="${oidc.issuer}", error="invalid_client", error_description="client authentication failed"`);

@@ -5,6 +5,7 @@ import type { SvcStore } from '../../adapters/store.js';
 import { clientSummary, clientView } from './client-view.js';
 import { DELETION_MARK_SECONDS, DELETION_MODEL, SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
 import { ToolboxError } from '../errors.js';
+import { GRANT_REVOCATION_MARK_SECONDS, GRANT_REVOCATION_MODEL } from './grant-revocation.js';
 import { REVOCATION_MODEL, SIGN_IN_SECONDS } from './subject-revocation.js';
 import { pairwiseSub, sectorOf, subjectTypeFor, type SubjectType } from '../../policies/subjects.js';
 
@@ -38,13 +39,18 @@ async function eachRecord(inventory: StoreInventory, model: string, visit: (reco
 /** What a revocation removed. */
 export type Revoked = { revoked_grants: number; revoked_tokens: number };
 
-/** Revokes the grants whose payload satisfies `match`: every token of the grant, then the grant. */
-async function revokeGrantsWhere(inventory: StoreInventory, match: (grant: AdapterPayload) => boolean): Promise<Revoked> {
+/**
+ * Revokes the grants whose payload satisfies `match`: a revocation mark first (a token request that loaded the grant
+ * before is withdrawn when it finds it), then every token of the grant, then the grant.
+ */
+async function revokeGrantsWhere(toolbox: Toolbox, inventory: StoreInventory, match: (grant: AdapterPayload) => boolean): Promise<Revoked> {
   const seen = new Set<string>();
   const revoked = { revoked_grants: 0, revoked_tokens: 0 };
+  const marks = toolbox.store.adapter(GRANT_REVOCATION_MODEL);
   await eachRecord(inventory, 'Grant', async ({ ref, payload }) => {
     if (seen.has(ref) || !match(payload)) return;
     seen.add(ref);
+    await marks.upsert(ref, { revoked_at: Math.floor(Date.now() / 1000) }, GRANT_REVOCATION_MARK_SECONDS);
     revoked.revoked_tokens += await inventory.revokeGrant(ref);
     if (await inventory.destroy('Grant', ref)) revoked.revoked_grants += 1;
   });
@@ -114,7 +120,7 @@ export async function setClientDisabled(toolbox: Toolbox, clientId: string, disa
 export async function revokeClientGrants(toolbox: Toolbox, clientId: string): Promise<{ client_id: string } & Revoked> {
   const inventory = inventoryOf(toolbox);
   await anyClient(toolbox, clientId);
-  return { client_id: clientId, ...(await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId)) };
+  return { client_id: clientId, ...(await revokeGrantsWhere(toolbox, inventory, (grant) => grant.clientId === clientId)) };
 }
 
 /**
@@ -126,7 +132,7 @@ export async function deleteClient(toolbox: Toolbox, clientId: string, user: str
   const inventory = inventoryOf(toolbox);
   await storedClient(toolbox, clientId);
   await toolbox.store.adapter(DELETION_MODEL).upsert(clientId, { deleted_at: Math.floor(Date.now() / 1000), deleted_by: user }, DELETION_MARK_SECONDS);
-  const revoked = await revokeGrantsWhere(inventory, (grant) => grant.clientId === clientId);
+  const revoked = await revokeGrantsWhere(toolbox, inventory, (grant) => grant.clientId === clientId);
   await toolbox.store.adapter('Client').destroy(clientId);
   await eachRecord(inventory, 'RegistrationAccessToken', async ({ ref, payload }) => {
     if (payload.clientId === clientId) await inventory.destroy('RegistrationAccessToken', ref);
@@ -200,5 +206,5 @@ export async function revokeSubject(toolbox: Toolbox, sub: string, clientId?: st
     if (typeof payload.uid === 'string') await marks.upsert(payload.uid, { revoked_at: Math.floor(Date.now() / 1000) }, SIGN_IN_SECONDS);
     if (await inventory.destroy('Session', ref)) sessions += 1;
   });
-  return { revoked_sessions: sessions, ...(await revokeGrantsWhere(inventory, named)) };
+  return { revoked_sessions: sessions, ...(await revokeGrantsWhere(toolbox, inventory, named)) };
 }

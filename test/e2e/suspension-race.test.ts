@@ -7,7 +7,7 @@ import type { ClientMetadata } from 'oidc-provider';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
 import { managementCalls } from '../helpers/management-calls.js';
 import { encryptionKey, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
@@ -291,5 +291,34 @@ describe('requests in flight when the operator disables or deletes the client, o
     const tokens = await redeeming;
     expect([tokens.status, tokens.body.error, tokens.body.id_token]).toEqual([401, 'invalid_client', undefined]);
     expect(await storedTokensOf(String(client.client_id))).toEqual([]);
+  });
+
+  it.each([
+    ['the operator revokes the grants of the client', (id: string) => call()('POST', `/oidc/v1/management/clients/${id}/revoke-grants`)],
+    ['the operator revokes her', (id: string, sub: string) => call()('POST', '/oidc/v1/management/subjects/revoke', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ sub, client_id: id }).toString() })],
+  ])('attack: a token request in flight when %s gets no ID token (her e-mail address inside), but invalid_grant as after it, and keeps no token', async (_name, revoke) => {
+    const { client, gate, redeeming } = await redeemingHeld();
+    const id = String(client.client_id);
+    const revoked = await revoke(id, pairwiseSubOf(REDIRECT));
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.revoked_grants).toBeGreaterThanOrEqual(1);
+    gate.release();
+    const tokens = await redeeming;
+    expect([tokens.status, tokens.body.error, tokens.body.id_token, tokens.body.access_token]).toEqual([400, 'invalid_grant', undefined, undefined]);
+    expect(await storedTokensOf(id)).toEqual([]);
+  });
+
+  it("honest: a token request in flight while the operator revokes another client's grants, or another person, gets its tokens", async () => {
+    const bystander = await registerAt([(await encryptionKey(ALG, { kid: 'rp-enc' })).jwk]);
+    const { client, gate, redeeming } = await redeemingHeld();
+    expect((await call()('POST', `/oidc/v1/management/clients/${String(bystander.client.client_id)}/revoke-grants`)).status).toBe(200);
+    const other = await call()('POST', '/oidc/v1/management/subjects/revoke', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'sub=demo-0002' });
+    expect(other.status).toBe(200);
+    gate.release();
+    const tokens = await redeeming;
+    expect([tokens.status, typeof tokens.body.id_token]).toEqual([200, 'string']);
+    expect(await storedTokensOf(String(client.client_id))).toEqual(['AccessToken']);
+    const userinfo = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${String(tokens.body.access_token)}` } });
+    expect(userinfo.status).toBe(200);
   });
 });
