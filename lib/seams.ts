@@ -49,6 +49,7 @@ export const PROVIDER_EVENTS = {
 /** Model names (adapter factory argument) and `ctx.oidc.entities` names we treat specially. */
 export const MODEL_NAMES = {
   client: 'Client',
+  grant: 'Grant',
   authorizationCode: 'AuthorizationCode',
   initialAccessToken: 'InitialAccessToken',
   registrationAccessToken: 'RegistrationAccessToken',

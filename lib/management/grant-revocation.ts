@@ -1,9 +1,29 @@
+import type { Adapter } from 'oidc-provider';
+
+import { refOf } from '../../adapters/inventory.js';
+
 /**
- * The store model of the marks the toolbox leaves on each grant it revokes (one record per grant, named by the
- * reference of its id, as the inventory lists it), kept {@link GRANT_REVOCATION_MARK_SECONDS}: a token request that
- * loaded the grant before it was revoked finds the mark once served, and its answer is withdrawn.
+ * The store model of the marks left on each grant revoked, by the toolbox or by oidc-provider (a logout, a replayed
+ * code), one record per grant named by the reference of its id (as the inventory lists it), kept
+ * {@link GRANT_REVOCATION_MARK_SECONDS}: a token request that loaded the grant before it was revoked finds the mark
+ * once served, and its answer is withdrawn.
  */
 export const GRANT_REVOCATION_MODEL = 'GrantRevocation';
 
 /** How long a revocation mark is kept: far longer than a token request that loaded the grant can still be served. */
 export const GRANT_REVOCATION_MARK_SECONDS = 3600;
+
+/** Marks the grant whose id has the reference `ref` revoked (before it is removed). */
+export async function markGrantRevoked(marks: Adapter, ref: string): Promise<void> {
+  await marks.upsert(ref, { revoked_at: Math.floor(Date.now() / 1000) }, GRANT_REVOCATION_MARK_SECONDS);
+}
+
+/** The `Grant` adapter's `destroy` marks the grant revoked first (in `marks`), whoever destroys it. */
+export function markedGrantRevocations(inner: Adapter, marks: Adapter): Partial<Adapter> {
+  return {
+    destroy: async (id) => {
+      await markGrantRevoked(marks, refOf(id));
+      await inner.destroy(id);
+    },
+  };
+}

@@ -5,7 +5,7 @@ import type { SvcStore } from '../../adapters/store.js';
 import { clientSummary, clientView } from './client-view.js';
 import { DELETION_MARK_SECONDS, DELETION_MODEL, SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
 import { ToolboxError } from '../errors.js';
-import { GRANT_REVOCATION_MARK_SECONDS, GRANT_REVOCATION_MODEL } from './grant-revocation.js';
+import { GRANT_REVOCATION_MODEL, markGrantRevoked } from './grant-revocation.js';
 import { REVOCATION_MODEL, SIGN_IN_SECONDS } from './subject-revocation.js';
 import { pairwiseSub, sectorOf, subjectTypeFor, type SubjectType } from '../../policies/subjects.js';
 
@@ -50,7 +50,7 @@ async function revokeGrantsWhere(toolbox: Toolbox, inventory: StoreInventory, ma
   await eachRecord(inventory, 'Grant', async ({ ref, payload }) => {
     if (seen.has(ref) || !match(payload)) return;
     seen.add(ref);
-    await marks.upsert(ref, { revoked_at: Math.floor(Date.now() / 1000) }, GRANT_REVOCATION_MARK_SECONDS);
+    await markGrantRevoked(marks, ref);
     revoked.revoked_tokens += await inventory.revokeGrant(ref);
     if (await inventory.destroy('Grant', ref)) revoked.revoked_grants += 1;
   });

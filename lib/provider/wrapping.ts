@@ -9,6 +9,7 @@ import { DELETION_MODEL, SUSPENSION_MODEL, suspendedClients, tokensOfDeletedClie
 import type { Metrics } from '../observability/metrics.js';
 import { requestLogging } from '../observability/request-log.js';
 import { hashedClientSecrets } from '../registration/client-secrets.js';
+import { GRANT_REVOCATION_MODEL, markedGrantRevocations } from '../management/grant-revocation.js';
 import { REVOCATION_MODEL, revokedSessions } from '../management/subject-revocation.js';
 import { currentPolicies } from '../registration/current-policies.js';
 import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.js';
@@ -91,6 +92,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     why: 'a session signed in before its person was revoked is not found, also one a request in flight wrote back',
     models: new Set(['Session']),
     wrap: (inner, _model, below) => revokedSessions(inner, below(REVOCATION_MODEL)),
+  },
+  {
+    why: 'a grant is marked revoked before it is destroyed (a logout, a replayed code): a token answer of it in flight is withdrawn',
+    models: new Set([MODEL_NAMES.grant]),
+    wrap: (inner, _model, below) => markedGrantRevocations(inner, below(GRANT_REVOCATION_MODEL)),
   },
   {
     why: 'a registration access token of a client deleted meanwhile is not written back',

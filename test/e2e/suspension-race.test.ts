@@ -98,15 +98,15 @@ describe('requests in flight when the operator disables or deletes the client, o
   }
 
   /** A client signed in to, whose token request waits at its jwks_uri (its ID token is encrypted to a key there). */
-  async function redeemingHeld(): Promise<{ client: ClientMetadata; gate: { release: () => void }; redeeming: ReturnType<typeof redeemCode> }> {
+  async function redeemingHeld(): Promise<{ client: ClientMetadata; gate: { release: () => void }; redeeming: ReturnType<typeof redeemCode>; browser: FormBrowser }> {
     const key = await encryptionKey(ALG, { kid: 'rp-enc' });
     const { client, where } = await registerAt([key.jwk]);
     const { verifier, challenge } = pkcePair();
-    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }));
+    const { callbackUrl, browser } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }));
     const gate = hold(where);
     const redeeming = redeemCode(running.issuer, client, callbackUrl.searchParams.get('code') as string, verifier);
     await gate.arrived;
-    return { client, gate, redeeming };
+    return { client, gate, redeeming, browser };
   }
 
   it('an RFC 7592 update in flight when the client is disabled is refused (403) and changes nothing (C2)', async () => {
@@ -306,6 +306,28 @@ describe('requests in flight when the operator disables or deletes the client, o
     const tokens = await redeeming;
     expect([tokens.status, tokens.body.error, tokens.body.id_token, tokens.body.access_token]).toEqual([400, 'invalid_grant', undefined, undefined]);
     expect(await storedTokensOf(id)).toEqual([]);
+  });
+
+  it('attack: a token request in flight when she signs out (her grant revoked by the logout) gets no ID token, but invalid_grant, and keeps no token', async () => {
+    const { client, gate, redeeming, browser } = await redeemingHeld();
+    await browser.follow(`${running.issuer}/logout?client_id=${String(client.client_id)}`, running.baseUrl);
+    const signedOut = await browser.submit('op.logoutForm', { logout: 'yes' }, running.baseUrl);
+    expect(signedOut.response?.status).toBe(200);
+    gate.release();
+    const tokens = await redeeming;
+    expect([tokens.status, tokens.body.error, tokens.body.id_token, tokens.body.access_token]).toEqual([400, 'invalid_grant', undefined, undefined]);
+    expect(await storedTokensOf(String(client.client_id))).toEqual([]);
+  });
+
+  it('honest: a token request in flight while she signs out in another browser (another session, another grant) gets its tokens', async () => {
+    const elsewhere = await signIn(codeFlowUrl(running.issuer, (await registerAt([(await encryptionKey(ALG, { kid: 'rp-enc' })).jwk])).client, { scope: 'openid' }));
+    const { client, gate, redeeming } = await redeemingHeld();
+    await elsewhere.browser.follow(`${running.issuer}/logout`, running.baseUrl);
+    expect((await elsewhere.browser.submit('op.logoutForm', { logout: 'yes' }, running.baseUrl)).response?.status).toBe(200);
+    gate.release();
+    const tokens = await redeeming;
+    expect([tokens.status, typeof tokens.body.id_token]).toEqual([200, 'string']);
+    expect(await storedTokensOf(String(client.client_id))).toEqual(['AccessToken']);
   });
 
   it("honest: a token request in flight while the operator revokes another client's grants, or another person, gets its tokens", async () => {
