@@ -13,6 +13,8 @@ export const ROUTE_NAMES = {
   authorization: 'authorization',
   /** `POST /token` */
   token: 'token',
+  /** `GET` or `POST /userinfo` */
+  userinfo: 'userinfo',
   /** `GET /authorize/{uid}`: an authorization resumed after its interaction */
   resume: 'resume',
   /** `GET` or `POST /logout` (RP-initiated logout) */

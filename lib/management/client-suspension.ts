@@ -99,18 +99,27 @@ export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter): Part
  * `unconsume`; spent, a retry after `enable` would revoke her grant as a replay), and the answer is 401
  * `invalid_client`, with the `WWW-Authenticate` challenge of a client refused at once. So is one whose grant the
  * toolbox revoked meanwhile (a {@link GRANT_REVOCATION_MODEL} mark): its tokens are destroyed, and the answer is 400
- * `invalid_grant`, as for the code the revocation removed.
+ * `invalid_grant`, as for the code the revocation removed. A UserInfo answer in such a case carries no user data
+ * either: it is 401 `invalid_token`, as after the mark (the access token of a disabled client is kept).
  */
 export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' | 'unconsume'>, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
   const [marks, deletions, revocations] = [store.adapter(SUSPENSION_MODEL), store.adapter(DELETION_MODEL), store.adapter(GRANT_REVOCATION_MODEL)];
   return async (ctx, next) => {
     await next();
     const { oidc } = ctx as KoaContextWithOIDC;
-    if (oidc?.route !== ROUTE_NAMES.token || ctx.status !== 200 || !oidc.client) return;
+    const route = oidc?.route;
+    if ((route !== ROUTE_NAMES.token && route !== ROUTE_NAMES.userinfo) || ctx.status !== 200 || !oidc.client) return;
     const { clientId } = oidc.client;
     const grantId = oidc.entities.Grant?.jti;
     const [disabled, deleted, revoked] = await Promise.all([marks.find(clientId), deletions.find(clientId), grantId ? revocations.find(refOf(grantId)) : undefined]);
     if (!disabled && !deleted && !revoked) return;
+    if (route === ROUTE_NAMES.userinfo) {
+      logger.warn('userinfo_withdrawn', { request_id: requestIdOf(ctx), client_id: clientId, reason: deleted ? 'client_deleted' : disabled ? 'client_disabled' : 'grant_revoked' });
+      sendError(ctx, 401, 'invalid_token', 'invalid token provided');
+      ctx.type = 'application/json';
+      ctx.set('WWW-Authenticate', `Bearer realm="${oidc.issuer}", error="invalid_token", error_description="invalid token provided"`);
+      return;
+    }
     const { AccessToken, RefreshToken, ClientCredentials } = oidc.entities;
     for (const token of [AccessToken, RefreshToken, ClientCredentials]) if (token) await token.destroy();
     const reason = deleted ? 'client_deleted' : disabled ? 'client_disabled' : 'grant_revoked';

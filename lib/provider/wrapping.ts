@@ -118,7 +118,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
   { why: 'nothing of a resumed authorization reaches a redirect URI the client retracted meanwhile', wrap: () => resumedRedirectGuard() },
-  { why: 'a token answer for a client disabled or deleted, or of a grant the toolbox revoked, while it was served is withdrawn (C2)', wrap: ({ store, logger }) => withdrawTokensOfDisabledClients(store, logger) },
+  { why: 'a token or UserInfo answer for a client disabled or deleted, or of a grant revoked, while it was served is withdrawn (C2)', wrap: ({ store, logger }) => withdrawTokensOfDisabledClients(store, logger) },
   { why: 'a registration refused for its jwks_uri keys names the key rule that refused them', wrap: () => explainRefusedClientKeys() },
 ];
 

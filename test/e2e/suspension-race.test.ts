@@ -330,6 +330,49 @@ describe('requests in flight when the operator disables or deletes the client, o
     expect(await storedTokensOf(String(client.client_id))).toEqual(['AccessToken']);
   });
 
+  /** A client signed in to, with its tokens, whose UserInfo request waits at its jwks_uri (UserInfo is encrypted to a key there). */
+  async function userinfoHeld(): Promise<{ id: string; gate: { release: () => void }; asking: Promise<{ status: number; body: string; type: string | null; challenge: string | null }> }> {
+    const { client, gate, redeeming } = await redeemingHeld();
+    gate.release();
+    const tokens = await redeeming;
+    expect(tokens.status).toBe(200);
+    // Its keys move to another jwks_uri (RFC 7592; tokens issued stay valid, C6), so UserInfo fetches them again.
+    path += 1;
+    const where = `/race-${path}/jwks`;
+    sets.set(where, sets.get(new URL(String(client.jwks_uri)).pathname) ?? []);
+    const moved = await manage(String(client.registration_client_uri), 'PUT', String(client.registration_access_token), updateBody(client, { jwks_uri: `${docs.url}${where}` }));
+    expect(moved.status).toBe(200);
+    const held = hold(where);
+    const asking = fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${String(tokens.body.access_token)}` } }).then(async (r) => ({
+      status: r.status,
+      body: await r.text(),
+      type: r.headers.get('content-type'),
+      challenge: r.headers.get('www-authenticate'),
+    }));
+    await held.arrived;
+    return { id: String(client.client_id), gate: held, asking };
+  }
+
+  it.each([
+    ['the operator disables the client', (id: string) => call()('POST', `/oidc/v1/management/clients/${id}/disable`)],
+    ['the operator revokes the grants of the client', (id: string) => call()('POST', `/oidc/v1/management/clients/${id}/revoke-grants`)],
+  ])('attack: a UserInfo request in flight when %s gets no user data, but 401 invalid_token as after it', async (_name, act) => {
+    const { id, gate, asking } = await userinfoHeld();
+    expect((await act(id)).status).toBe(200);
+    gate.release();
+    const answer = await asking;
+    expect(answer).toEqual({ status: 401, body: JSON.stringify({ error: 'invalid_token', error_description: 'invalid token provided' }), type: expect.stringMatching(/^application\/json/), challenge: expect.stringMatching(/^Bearer realm="[^"]+", error="invalid_token"/) });
+  });
+
+  it('honest: a UserInfo request in flight while its client is disabled and enabled again gets her encrypted UserInfo', async () => {
+    const { id, gate, asking } = await userinfoHeld();
+    expect((await call()('POST', `/oidc/v1/management/clients/${id}/disable`)).status).toBe(200);
+    expect((await call()('POST', `/oidc/v1/management/clients/${id}/enable`)).status).toBe(200);
+    gate.release();
+    const answer = await asking;
+    expect([answer.status, answer.type, answer.body.split('.').length]).toEqual([200, expect.stringMatching(/^application\/jwt/), 5]);
+  });
+
   it("honest: a token request in flight while the operator revokes another client's grants, or another person, gets its tokens", async () => {
     const bystander = await registerAt([(await encryptionKey(ALG, { kid: 'rp-enc' })).jwk]);
     const { client, gate, redeeming } = await redeemingHeld();
