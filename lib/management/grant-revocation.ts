@@ -1,10 +1,10 @@
 import type { Adapter } from 'oidc-provider';
 
 import { refOf } from '../../adapters/inventory.js';
+import { currentRequest, ROUTE_NAMES } from '../seams.js';
 
 /**
- * The store model of the marks left on each grant revoked, by the toolbox or by oidc-provider (a logout, a replayed
- * code), one record per grant named by the reference of its id (as the inventory lists it), kept
+ * The store model of the marks left on each grant revoked, by the toolbox or by oidc-provider (a logout), one record per grant named by the reference of its id (as the inventory lists it), kept
  * {@link GRANT_REVOCATION_MARK_SECONDS}: a token request that loaded the grant before it was revoked finds the mark
  * once served, and its answer is withdrawn.
  */
@@ -18,11 +18,15 @@ export async function markGrantRevoked(marks: Adapter, ref: string): Promise<voi
   await marks.upsert(ref, { revoked_at: Math.floor(Date.now() / 1000) }, GRANT_REVOCATION_MARK_SECONDS);
 }
 
-/** The `Grant` adapter's `destroy` marks the grant revoked first (in `marks`), whoever destroys it. */
+/**
+ * The `Grant` adapter's `destroy` marks the grant revoked first (in `marks`), unless a token request destroys it: that
+ * is oidc-provider revoking the grant of a replayed code, and of two redemptions that race one still wins (C3), as
+ * without the mark (its access token is revoked with the grant).
+ */
 export function markedGrantRevocations(inner: Adapter, marks: Adapter): Partial<Adapter> {
   return {
     destroy: async (id) => {
-      await markGrantRevoked(marks, refOf(id));
+      if (currentRequest()?.oidc?.route !== ROUTE_NAMES.token) await markGrantRevoked(marks, refOf(id));
       await inner.destroy(id);
     },
   };

@@ -94,7 +94,7 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     wrap: (inner, _model, below) => revokedSessions(inner, below(REVOCATION_MODEL)),
   },
   {
-    why: 'a grant is marked revoked before it is destroyed (a logout, a replayed code): a token answer of it in flight is withdrawn',
+    why: 'a grant is marked revoked before it is destroyed outside the token endpoint (a logout): a token answer of it in flight is withdrawn',
     models: new Set([MODEL_NAMES.grant]),
     wrap: (inner, _model, below) => markedGrantRevocations(inner, below(GRANT_REVOCATION_MODEL)),
   },

@@ -125,6 +125,15 @@ describe('authorization endpoint rules (C3)', () => {
     expect(results.find((r) => r.status === 400)?.body.error).toBe('invalid_grant');
   });
 
+  it('lets exactly one of two simultaneous redemptions win, code after code (the loser\'s replay revocation never withdraws the winner\'s answer)', async () => {
+    for (let round = 0; round < 10; round += 1) {
+      const { verifier, challenge } = pkcePair();
+      const code = await codeFor(challenge);
+      const results = await Promise.all([1, 2].map(() => redeemCode(running.issuer, client, code, verifier)));
+      expect(results.map((r) => [r.status, r.body.error]).sort()).toEqual([[200, undefined], [400, 'invalid_grant']]);
+    }
+  });
+
   it('rejects a wrong code_verifier with invalid_grant', async () => {
     const { challenge } = pkcePair();
     const code = await codeFor(challenge);
