@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ClientMetadata } from 'oidc-provider';
 
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, pkcePair } from '../helpers/flow.js';
@@ -63,7 +64,7 @@ describe('statically provisioned clients (svc.clients.file)', () => {
   });
 
   it('honest: a static client whose sector_identifier_uri cannot be fetched at start does not stop it (its document is fetched at first use)', async () => {
-    const grouped = { client_id: 'sector-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://a.rp.example/cb', 'https://b.rp.example/cb'], subject_type: 'pairwise', sector_identifier_uri: 'https://sector.invalid/uris.json' };
+    const grouped: ClientMetadata = { client_id: 'sector-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://a.rp.example/cb', 'https://b.rp.example/cb'], subject_type: 'pairwise', sector_identifier_uri: 'https://sector.invalid/uris.json' };
     const started = await startApp({ clients: [grouped] });
     await started.close();
   });
