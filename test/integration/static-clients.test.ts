@@ -24,28 +24,14 @@ describe('statically provisioned clients (svc.clients.file)', () => {
   });
   afterAll(async () => running.close());
 
-  it('serves authorization requests of a client from the file', async () => {
+  it.each([
+    ['a client from the file', 'from-file'],
+    ['a client from the file that names default_acr_values (ignored, as acr_values is), not an invalid_client_metadata page', 'acr-from-file'],
+  ])('serves authorization requests of %s', async (_case, clientId) => {
     const { challenge } = pkcePair();
     const response = await fetch(
       authorizationUrl(running.issuer, {
-        client_id: 'from-file',
-        response_type: 'code',
-        scope: 'openid',
-        redirect_uri: 'https://rp.example/cb',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      }),
-      { redirect: 'manual' },
-    );
-    expect(response.status).toBe(303);
-    expect(response.headers.get('location')).toMatch(/^\/oidc\/v1\/interaction\//);
-  });
-
-  it('serves a client from the file that names default_acr_values (ignored, as acr_values is), not an invalid_client_metadata page', async () => {
-    const { challenge } = pkcePair();
-    const response = await fetch(
-      authorizationUrl(running.issuer, {
-        client_id: 'acr-from-file',
+        client_id: clientId,
         response_type: 'code',
         scope: 'openid',
         redirect_uri: 'https://rp.example/cb',
