@@ -339,3 +339,49 @@ describe('what the authenticator throws never reaches a client (C4, C8)', () => 
     expect(redirectParams(friends.leftTo as string).get('code')).toEqual(expect.any(String));
   });
 });
+
+/** The login form hands what she typed to the authenticator; whatever it throws is shown on the page to whoever typed it. */
+describe('what the authenticator throws at sign-in never reaches the page (C8)', () => {
+  const SAID = 'sentinel-authn-5e2a@example.test';
+  let running: RunningApp;
+  let client: RegisteredClient;
+  let failure: (() => Error) | undefined;
+
+  beforeAll(async () => {
+    const base = createStaticAuthenticator();
+    const authenticator = {
+      ...base,
+      authenticate: async (login: string, password: string): Promise<string | undefined> => {
+        if (failure) throw failure();
+        return base.authenticate(login, password);
+      },
+    };
+    running = await startApp({ authenticator, claimModules: createDemoClaimModules() });
+    client = await registerClient(running, 'rsa');
+  });
+  afterAll(async () => running.close());
+
+  it.each([
+    ['an oidc-provider error', () => new errors.InvalidRequest(`account demo-0001 of ${SAID} is locked`)],
+    ['an HTTP error with expose', () => Object.assign(new Error(`account demo-0001 of ${SAID} is locked`), { status: 403, statusCode: 403, expose: true })],
+  ])('%s from authenticate() is a plain server_error page naming neither the account nor what it said', async (_label, thrown) => {
+    const browser = new FormBrowser();
+    await browser.follow(registeredClientUrl(running.issuer, client, {}), running.baseUrl);
+    failure = thrown;
+    let step: Awaited<ReturnType<FormBrowser['follow']>>;
+    try {
+      step = await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    } finally {
+      failure = undefined;
+    }
+    const body = (await step.response?.text()) ?? '';
+    expect(body).not.toContain(SAID);
+    expect(body).not.toContain('demo-0001');
+    expect([step.leftTo, step.response?.status]).toEqual([undefined, 500]);
+  });
+
+  it('honest: while the authenticator answers, the same form signs her in', async () => {
+    const { callbackUrl } = await signIn(registeredClientUrl(running.issuer, client, {}));
+    expect(callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+  });
+});
