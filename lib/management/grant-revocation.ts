@@ -1,4 +1,4 @@
-import type { Adapter } from 'oidc-provider';
+import { errors, type Adapter } from 'oidc-provider';
 
 import { refOf } from '../../adapters/inventory.js';
 import { currentRequest, ROUTE_NAMES } from '../seams.js';
@@ -21,13 +21,21 @@ export async function markGrantRevoked(marks: Adapter, ref: string): Promise<voi
 /**
  * The `Grant` adapter's `destroy` marks the grant revoked first (in `marks`), unless a token request destroys it: that
  * is oidc-provider revoking the grant of a replayed code, and of two redemptions that race one still wins (C3), as
- * without the mark (its access token is revoked with the grant).
+ * without the mark (its access token is revoked with the grant). Its `upsert` of a marked grant (a consent or undo that
+ * loaded the grant before it was revoked, writing it back after) removes what it wrote again and answers
+ * `invalid_grant`: written back, the grant would outlive its mark and serve the session's next authorization.
  */
 export function markedGrantRevocations(inner: Adapter, marks: Adapter): Partial<Adapter> {
   return {
     destroy: async (id) => {
       if (currentRequest()?.oidc?.route !== ROUTE_NAMES.token) await markGrantRevoked(marks, refOf(id));
       await inner.destroy(id);
+    },
+    upsert: async (id, payload, expiresIn) => {
+      await inner.upsert(id, payload, expiresIn);
+      if (!(await marks.find(refOf(id)))) return;
+      await inner.destroy(id);
+      throw new errors.InvalidGrant('grant revoked');
     },
   };
 }
