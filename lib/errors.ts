@@ -121,6 +121,47 @@ export class MailDeliveryError extends Error {
   }
 }
 
+/** The `name` and `code` of what a plug-in threw, each kept only when it is an identifier (never its message). */
+export interface ThrownShape {
+  name?: string;
+  code?: string;
+}
+
+const identifier = (value: unknown): string | undefined => (typeof value === 'string' && /^[A-Za-z][\w.-]{0,63}$/.test(value) ? value : undefined);
+const shapeOf = (thrown: unknown): ThrownShape => {
+  const { name, code } = (thrown !== null && typeof thrown === 'object' ? thrown : {}) as { name?: unknown; code?: unknown };
+  return { name: identifier(name), code: identifier(code) };
+};
+
+/** A claim module threw: its message and cause are not kept, as they may say what her record holds. */
+export class ClaimModuleError extends Error {
+  static readonly code = 'SVC_CLAIM_MODULE_FAILED';
+  readonly code = ClaimModuleError.code;
+  readonly plugin: string;
+  readonly thrown: ThrownShape;
+
+  constructor(module: string, thrown: unknown) {
+    super(`claim module ${module} failed`);
+    this.name = 'ClaimModuleError';
+    this.plugin = module;
+    this.thrown = shapeOf(thrown);
+  }
+}
+
+/** The authenticator threw: its message and cause are not kept, as they may name the account. */
+export class AuthenticatorError extends Error {
+  static readonly code = 'SVC_AUTHENTICATOR_FAILED';
+  readonly code = AuthenticatorError.code;
+  readonly plugin = 'authenticator';
+  readonly thrown: ThrownShape;
+
+  constructor(thrown: unknown) {
+    super('the authenticator failed');
+    this.name = 'AuthenticatorError';
+    this.thrown = shapeOf(thrown);
+  }
+}
+
 /** A listing cursor that was not handed out by this store (or no longer fits it). */
 export class InvalidCursorError extends Error {
   static readonly code = 'SVC_INVALID_CURSOR';
@@ -198,6 +239,8 @@ const SVC_ERRORS = [
   ClientKeysRefusedError,
   InvalidInvitationAddressError,
   MailDeliveryError,
+  ClaimModuleError,
+  AuthenticatorError,
   InvalidCursorError,
   ToolboxError,
   ClaimSyntaxError,
@@ -218,6 +261,8 @@ export type SvcErrorCode = (
   | typeof ClientKeysRefusedError
   | typeof InvalidInvitationAddressError
   | typeof MailDeliveryError
+  | typeof ClaimModuleError
+  | typeof AuthenticatorError
   | typeof InvalidCursorError
   | typeof ToolboxError
   | typeof ClaimSyntaxError

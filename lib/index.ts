@@ -49,6 +49,8 @@ export { createPinoLogger, createSettingsLogger, type LogFormat, type LogSetting
 // The error vocabulary.
 export {
   AlreadyConsumedError,
+  AuthenticatorError,
+  ClaimModuleError,
   ClaimSyntaxError,
   CliError,
   ClientDisabledError,
@@ -63,4 +65,5 @@ export {
   StoreUnavailableError,
   ToolboxError,
   type SvcErrorCode,
+  type ThrownShape,
 } from './errors.js';

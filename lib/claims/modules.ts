@@ -1,4 +1,5 @@
 import { GRANT_NAMESPACE } from './grant-namespace.js';
+import { ClaimModuleError } from '../errors.js';
 import { opaqueFailure } from './plugin-failure.js';
 import { expandClaimName, isSvcClaimName } from './syntax.js';
 import { mergeOffers, type VerifiedClaimsProvider, type VerifiedOffer, type VerifiedRecord } from './verified.js';
@@ -38,7 +39,7 @@ function vocabularyNames(): string[] {
 
 /** A call into `module`, whatever it throws answered as {@link opaqueFailure}. */
 const askModule = <T>(module: ClaimModule, call: () => Promise<T> | T): Promise<T> =>
-  opaqueFailure({ name: 'ClaimModuleError', code: 'SVC_CLAIM_MODULE_FAILED', message: `claim module ${module.name} failed` }, call);
+  opaqueFailure((thrown) => new ClaimModuleError(module.name, thrown), call);
 
 /** The registered claim modules: which module provides a claim, and what is supported overall. */
 export class ClaimRegistry {

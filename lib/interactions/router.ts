@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import type { Client, Interaction, InteractionResults } from 'oidc-provider';
 
+import { AuthenticatorError } from '../errors.js';
 import { opaqueFailure } from '../claims/plugin-failure.js';
 import { describeRequest } from '../claims/describe.js';
 import { carriedOver, deliveryOf, deliveryText, grantedOf, namingGrantNames, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
@@ -149,7 +150,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       return page(429, { retryAfterSeconds });
     };
     if (!attempt.allowed) return throttled(attempt.locked, attempt.retryAfterSeconds);
-    const accountId = await opaqueFailure({ name: 'AuthenticatorError', code: 'SVC_AUTHENTICATOR_FAILED', message: 'the authenticator failed' }, () => authenticator.authenticate(login, password));
+    const accountId = await opaqueFailure((thrown) => new AuthenticatorError(thrown), () => authenticator.authenticate(login, password));
     // Answered as judged only while no failure that settled first locked a counter; else 429 for right and wrong alike.
     const wait = accountId ? await attempt.succeeded() : await attempt.failed();
     if (wait) return throttled('name', wait);

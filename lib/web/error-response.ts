@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 
-import { MailDeliveryError, StoreUnavailableError, isSvcError } from '../errors.js';
+import { AuthenticatorError, ClaimModuleError, MailDeliveryError, StoreUnavailableError, isSvcError } from '../errors.js';
 import { describeFailure, type LogFields, type Logger } from '../logger.js';
 
 /** The members of an OAuth JSON error answer, with its HTTP status. */
@@ -70,8 +70,12 @@ export function sendCaughtError(ctx: Context, caught: unknown): OAuthErrorAnswer
   return out;
 }
 
-/** Why a store or mail failure happened, as {@link describeFailure} fields; nothing for other errors, which may repeat what a caller sent. */
+/**
+ * Why a store or mail failure happened, as {@link describeFailure} fields; which plug-in failed, with the name and code
+ * of what it threw; nothing for other errors, which may repeat what a caller sent.
+ */
 export function failureCauseFields(err: unknown): LogFields {
+  if (err instanceof ClaimModuleError || err instanceof AuthenticatorError) return { plugin: err.plugin, cause_name: err.thrown.name, cause_code: err.thrown.code };
   return err instanceof StoreUnavailableError || err instanceof MailDeliveryError ? describeFailure(err, err.where) : {};
 }
 

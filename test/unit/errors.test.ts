@@ -21,6 +21,8 @@ const INSTANCES: Record<string, Error> = {
   ClientDisabledError: new ours.ClientDisabledError(),
   InvalidInvitationAddressError: new ours.InvalidInvitationAddressError('the email query parameter is required'),
   MailDeliveryError: new ours.MailDeliveryError({ cause: new Error('EHLO') }),
+  ClaimModuleError: new ours.ClaimModuleError('email', new Error('no record')),
+  AuthenticatorError: new ours.AuthenticatorError(new Error('locked')),
   InvalidCursorError: new ours.InvalidCursorError(),
   ToolboxError: new ours.ToolboxError(404, 'not_found', 'no client c1'),
   ClaimSyntaxError: new ours.ClaimSyntaxError('svc.ver.', 8, 'an empty segment'),
