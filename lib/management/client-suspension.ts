@@ -113,8 +113,9 @@ export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' 
     const grantId = oidc.entities.Grant?.jti;
     const [disabled, deleted, revoked] = await Promise.all([marks.find(clientId), deletions.find(clientId), grantId ? revocations.find(refOf(grantId)) : undefined]);
     if (!disabled && !deleted && !revoked) return;
+    const reason = deleted ? 'client_deleted' : disabled ? 'client_disabled' : 'grant_revoked';
     if (route === ROUTE_NAMES.userinfo) {
-      logger.warn('userinfo_withdrawn', { request_id: requestIdOf(ctx), client_id: clientId, reason: deleted ? 'client_deleted' : disabled ? 'client_disabled' : 'grant_revoked' });
+      logger.warn('userinfo_withdrawn', { request_id: requestIdOf(ctx), client_id: clientId, reason });
       sendError(ctx, 401, 'invalid_token', 'invalid token provided');
       ctx.type = 'application/json';
       ctx.set('WWW-Authenticate', `Bearer realm="${oidc.issuer}", error="invalid_token", error_description="invalid token provided"`);
@@ -122,7 +123,6 @@ export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' 
     }
     const { AccessToken, RefreshToken, ClientCredentials } = oidc.entities;
     for (const token of [AccessToken, RefreshToken, ClientCredentials]) if (token) await token.destroy();
-    const reason = deleted ? 'client_deleted' : disabled ? 'client_disabled' : 'grant_revoked';
     logger.warn('tokens_withdrawn', { request_id: requestIdOf(ctx), client_id: clientId, reason });
     if (reason === 'grant_revoked') return sendError(ctx, 400, 'invalid_grant', 'grant request is invalid');
     await giveBackConsumedCode(ctx, store);

@@ -4,9 +4,9 @@ import { refOf } from '../../adapters/inventory.js';
 import { currentRequest, ROUTE_NAMES } from '../seams.js';
 
 /**
- * The store model of the marks left on each grant revoked, by the toolbox or by oidc-provider (a logout), one record per grant named by the reference of its id (as the inventory lists it), kept
- * {@link GRANT_REVOCATION_MARK_SECONDS}: a token request that loaded the grant before it was revoked finds the mark
- * once served, and its answer is withdrawn.
+ * The store model of the marks left on each grant revoked, by the toolbox or by oidc-provider (a logout): one record
+ * per grant, named by the reference of its id (as the inventory lists it), kept {@link GRANT_REVOCATION_MARK_SECONDS}.
+ * A token request that loaded the grant before it was revoked finds the mark once served, and its answer is withdrawn.
  */
 export const GRANT_REVOCATION_MODEL = 'GrantRevocation';
 

@@ -1,7 +1,6 @@
 import Provider, { errors } from 'oidc-provider';
 
 import { SettingsError } from '../errors.js';
-
 import type { Settings } from '../settings/types.js';
 import { createFindAccount } from '../claims/account.js';
 import { ClaimValueMac } from '../claims/value-mac.js';
