@@ -5,7 +5,6 @@ export interface ScriptCommands {
   svcConsume(key: string, now: number): Promise<number>;
   svcUnconsume(key: string): Promise<number>;
   svcIndexAdd(key: string, member: string, ttl: number): Promise<number>;
-  svcIndexTake(key: string): Promise<string[]>;
   svcAttemptCheck(key: string, consecutive: number, maxMs: number): Promise<number>;
   svcAttemptFail(key: string, consecutive: number, maxMs: number, limit: number, windowMs: number, baseMs: number, strikeMs: number, runMs: number): Promise<number>;
 }

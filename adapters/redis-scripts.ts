@@ -40,12 +40,6 @@ elseif current == -2 or (current >= 0 and current < ttl) then
 end
 return 1`;
 
-/** KEYS[1] grant index. Returns its members and deletes it. */
-export const INDEX_TAKE = `
-local members = redis.call('ZRANGE', KEYS[1], 0, -1)
-redis.call('DEL', KEYS[1])
-return members`;
-
 /**
  * Shared head of the attempt scripts: the server's clock (so processes with skewed clocks agree)
  * and the hash's fields (`f` failures in the window, `w` window end ms, `u` locked until ms, `s`

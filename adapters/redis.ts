@@ -12,7 +12,7 @@ import { RequestBatch, type AddCommand, type Answer, type PendingRecord, type Pi
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
-import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, INDEX_TAKE, UNCONSUME } from './redis-scripts.js';
+import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME } from './redis-scripts.js';
 import { GRANTABLE_MODELS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
@@ -102,7 +102,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   } else {
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }
-  const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcIndexAdd: INDEX_ADD, svcIndexTake: INDEX_TAKE };
+  const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcIndexAdd: INDEX_ADD };
   const attemptScripts = { svcAttemptCheck: ATTEMPT_CHECK, svcAttemptFail: ATTEMPT_FAIL };
   for (const [name, lua] of Object.entries({ ...scripts, ...attemptScripts })) client.defineCommand(name, { numberOfKeys: 1, lua });
 
@@ -362,12 +362,20 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return operation();
   };
 
-  /** Takes a grant index and deletes its members; resolves how many were removed. */
+  /**
+   * Deletes the members of a grant index, then takes from the index only those whose deletion was answered: a
+   * revocation that failed part-way (a Cluster master away) leaves the rest indexed, and a second one removes them.
+   * Members added meanwhile stay indexed too. Resolves how many records were removed.
+   */
   const revokeIndex = async (index: string): Promise<number> => {
-    const members = await run(() => client.svcIndexTake(index));
+    const members = await run(() => client.zrange(index, '0', '-1'));
     currentBatch()?.reads.clear();
+    if (!members.length) return 0;
+    const answers = await dispatch(members.map((m): AddCommand => (p) => void p.del(m)));
+    const deleted = members.filter((_, i) => !answers[i]?.[0]);
+    if (deleted.length) await resultOf((await dispatch([(p) => void p.zrem(index, ...deleted)]))[0] as Answer);
     let removed = 0;
-    for (const answer of members.length ? await dispatch(members.map((m): AddCommand => (p) => void p.del(m))) : []) removed += Number(await resultOf(answer));
+    for (const answer of answers) removed += Number(await resultOf(answer));
     return removed;
   };
 

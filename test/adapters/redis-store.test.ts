@@ -248,3 +248,43 @@ describe('redis store: one request as one unit of store work', () => {
     }
   });
 });
+
+describe('redis store: a grant revocation that fails part-way can be finished', () => {
+  it('attack: when deleting some of the grant\'s tokens fails (their node away), a second revocation still removes them', async () => {
+    const own = await startOwnRedis();
+    const other = new Redis(own.url);
+    try {
+      const prefix = testPrefix('revoke-retry');
+      const allow = (...rules: string[]): Promise<unknown> => other.call('ACL', 'SETUSER', 'app', 'on', '>pw', 'clearselectors', '+@all', 'resetkeys', ...rules, '&*');
+      await allow('~*');
+      const store = open(prefix, `redis://app:pw@127.0.0.1:${own.port}`);
+      await store.adapter('AccessToken').upsert('at-1', { kind: 'AccessToken', grantId: 'g' }, 600);
+      await store.adapter('RefreshToken').upsert('rt-1', { kind: 'RefreshToken', grantId: 'g' }, 600);
+      // Refresh tokens can be read but not written or deleted, as when their slot's master is away.
+      await allow(`~${prefix}AccessToken:*`, `~${prefix}grant:*`, `%R~${prefix}RefreshToken:*`);
+      await expect(store.adapter('AccessToken').revokeByGrantId('g')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await allow('~*');
+      await store.ping();
+      await store.adapter('AccessToken').revokeByGrantId('g');
+      expect({ at: await store.adapter('AccessToken').find('at-1'), rt: await store.adapter('RefreshToken').find('rt-1') }).toEqual({ at: undefined, rt: undefined });
+      expect(await other.keys(`${prefix}*`)).toEqual([]);
+    } finally {
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+      other.disconnect();
+      own.dispose();
+    }
+  });
+
+  it('honest: a revocation that meets no fault removes every token of the grant and its index, and keeps other grants', async () => {
+    const prefix = fresh('revoke-whole');
+    const store = open(prefix);
+    await store.adapter('AccessToken').upsert('at-1', { kind: 'AccessToken', grantId: 'g' }, 600);
+    await store.adapter('RefreshToken').upsert('rt-1', { kind: 'RefreshToken', grantId: 'g' }, 600);
+    await store.adapter('RefreshToken').upsert('rt-2', { kind: 'RefreshToken', grantId: 'h' }, 600);
+    await store.adapter('AccessToken').revokeByGrantId('g');
+    expect((await admin.keys(`${prefix}*`)).map((k) => k.slice(prefix.length).split(':')[0]).sort()).toEqual(['RefreshToken', 'grant']);
+    expect(await store.adapter('RefreshToken').find('rt-2')).toMatchObject({ grantId: 'h' });
+    expect(await store.inventory.revokeGrant(refOf('h'))).toBe(1);
+    expect(await admin.keys(`${prefix}*`)).toEqual([]);
+  });
+});
