@@ -67,6 +67,9 @@ const setRecord = (key: string, value: string, ttl: number): AddCommand => (p) =
 /** How many sessions written or found here are remembered by uid (a hint, checked against the record). */
 const UID_MEMO_ENTRIES = 50_000;
 
+/** A script Redis takes for one that may write (a shebang without `no-writes`): refused where a write would be. */
+const WRITE_PROBE = '#!lua\nreturn 1';
+
 /** The cause of an operation the circuit breaker refused: it never reached Redis. */
 const NOT_SENT = new Error('store circuit breaker open: not sent');
 
@@ -472,6 +475,17 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return evicting.map((info) => /^maxmemory_policy:(\S+)/m.exec(info)?.[1]).find((policy) => policy !== undefined && policy !== 'noeviction');
   };
   let evictionLogged = false;
+  /**
+   * Why a master refuses writes (`OOM`: full under `noeviction`; `READONLY`: a replica, say after a failover the
+   * address did not follow), asked with a script that may write and writes nothing (Redis refuses it up front as it
+   * would a write); `undefined` when every master would take one. Other errors (a master away, a user denied EVAL)
+   * say nothing about writes.
+   */
+  const writesRefused = async (): Promise<string | undefined> => {
+    const masters = clustered ? (client as Cluster).nodes('master') : [client as Redis];
+    const answers = await Promise.all(masters.map((node) => node.eval(WRITE_PROBE, 0).then(() => undefined, (err: unknown) => err)));
+    return answers.map((err) => (err as Error | undefined)?.message).find((message) => message !== undefined && /^(OOM|READONLY) /.test(message));
+  };
 
   return {
     client,
@@ -520,6 +534,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     async ping() {
       await run(() => client.ping());
       // Timed, past the breaker: an INFO that fails (a Cluster master away) opens no breaker for the requests served.
+      const refused = await attempt(writesRefused).catch(() => undefined);
+      if (refused !== undefined) throw new StoreUnavailableError({ cause: new Error(`Redis refuses writes: ${refused}`), where: at });
       const policy = await attempt(evictionPolicy).catch(() => undefined);
       if (policy === undefined) return;
       const cause = new Error(`maxmemory-policy is ${policy}: Redis may evict replay marks, throttle counters and revocation marks; set noeviction`);

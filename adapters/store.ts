@@ -36,7 +36,10 @@ export interface SvcStore {
    * has no round trips to save).
    */
   batch?<T>(fn: () => Promise<T>): Promise<T>;
-  /** Resolves when the store answers and keeps what it is given until it expires (Redis: `maxmemory-policy noeviction`); rejects otherwise (used by `/readyz`). */
+  /**
+   * Resolves when the store answers, takes writes (Redis: no master full or read-only) and keeps what it is given until
+   * it expires (Redis: `maxmemory-policy noeviction`); rejects otherwise (used by `/readyz`).
+   */
   ping(): Promise<void>;
   /** Releases connections and timers. */
   close(): Promise<void>;

@@ -115,6 +115,68 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
     }
   });
 
+  it('attack: a noeviction Redis that a flood has filled is not ready while it refuses writes (OOM), and ready again once it has room, without a restart', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
+    const admin = new Redis(own.url);
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('full'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      await expect(store.ping()).resolves.toBeUndefined();
+      let refused: unknown;
+      for (let i = 0; i < 1000 && !refused; i += 1) refused = await store.adapter('Interaction').upsert(`flood-${i}`, FLOOD_RECORD, 3600).then(() => undefined, (err: unknown) => err);
+      await overLimit(own);
+      const keys = await admin.dbsize();
+      const refusal = await store.ping().then(() => undefined, (err: unknown) => err);
+      expect(refusal).toBeInstanceOf(StoreUnavailableError);
+      expect(String((refusal as Error).cause)).toContain('Redis refuses writes: OOM');
+      expect(await admin.dbsize()).toBe(keys);
+      await admin.config('SET', 'maxmemory', '0');
+      await expect(store.ping()).resolves.toBeUndefined();
+    } finally {
+      await store.close();
+      admin.disconnect();
+      own.dispose();
+    }
+  });
+
+  it('attack: a Redis that became a read-only replica (a failover the address did not follow) is not ready; promoted again, it is ready', async () => {
+    const primary = await startOwnRedis();
+    const own = await startOwnRedis();
+    const admin = new Redis(own.url);
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('replica'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      await expect(store.ping()).resolves.toBeUndefined();
+      await admin.call('REPLICAOF', '127.0.0.1', String(primary.port));
+      const refusal = await store.ping().then(() => undefined, (err: unknown) => err);
+      expect(refusal).toBeInstanceOf(StoreUnavailableError);
+      expect(String((refusal as Error).cause)).toContain('Redis refuses writes: READONLY');
+      await expect(store.adapter('Session').upsert('s', { uid: 'u' }, 60)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await admin.call('REPLICAOF', 'NO', 'ONE');
+      await expect(store.ping()).resolves.toBeUndefined();
+    } finally {
+      await store.close();
+      admin.disconnect();
+      own.dispose();
+      primary.dispose();
+    }
+  });
+
+  it('honest: a Redis user not allowed EVAL is ready: whether writes are taken is unknown, not refused', async () => {
+    const own = await startOwnRedis();
+    const admin = new Redis(own.url);
+    try {
+      await admin.call('ACL', 'SETUSER', 'app', 'on', '>pw', '~*', '&*', '+@all', '-eval');
+      const store = createRedisStore({ url: `redis://app:pw@127.0.0.1:${own.port}`, keyPrefix: testPrefix('no-eval'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+      try {
+        await expect(store.ping()).resolves.toBeUndefined();
+      } finally {
+        await store.close();
+      }
+    } finally {
+      admin.disconnect();
+      own.dispose();
+    }
+  });
+
   it('honest: a Redis with an evicting policy but no maxmemory never evicts, and is ready', async () => {
     const own = await startOwnRedis({ extra: ['--maxmemory-policy', 'allkeys-lru'] });
     const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('no-maxmemory'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
@@ -127,10 +189,12 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
   });
 
   it('honest: a Redis user not allowed INFO (a least-privilege ACL) is ready: the policy is unknown, not refused', async () => {
-    const admin = new Redis(full.url);
+    // Its own server: `full` is left refusing writes by the tests above.
+    const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
+    const admin = new Redis(own.url);
     try {
       await admin.call('ACL', 'SETUSER', 'app', 'on', '>pw', '~*', '&*', '+@all', '-info');
-      const store = createRedisStore({ url: `redis://app:pw@127.0.0.1:${full.port}`, keyPrefix: testPrefix('no-info'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+      const store = createRedisStore({ url: `redis://app:pw@127.0.0.1:${own.port}`, keyPrefix: testPrefix('no-info'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
       try {
         await expect(store.ping()).resolves.toBeUndefined();
       } finally {
@@ -138,6 +202,7 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
       }
     } finally {
       admin.disconnect();
+      own.dispose();
     }
   });
 });
