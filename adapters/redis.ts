@@ -534,9 +534,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     async ping() {
       await run(() => client.ping());
       // Timed, past the breaker: an INFO that fails (a Cluster master away) opens no breaker for the requests served.
-      const refused = await attempt(writesRefused).catch(() => undefined);
+      const [refused, policy] = await Promise.all([attempt(writesRefused).catch(() => undefined), attempt(evictionPolicy).catch(() => undefined)]);
       if (refused !== undefined) throw new StoreUnavailableError({ cause: new Error(`Redis refuses writes: ${refused}`), where: at });
-      const policy = await attempt(evictionPolicy).catch(() => undefined);
       if (policy === undefined) return;
       const cause = new Error(`maxmemory-policy is ${policy}: Redis may evict replay marks, throttle counters and revocation marks; set noeviction`);
       if (!evictionLogged) logger.error('store_evicts', { store: 'redis', policy, host: at.host, port: at.port });

@@ -160,6 +160,28 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
     }
   });
 
+  it('attack: a Cluster with one master full (noeviction, below its memory in use) is not ready, and ready again once it has room', async () => {
+    let cluster: OwnCluster | undefined;
+    try {
+      cluster = await startOwnCluster();
+      const node = new Redis({ host: '127.0.0.1', port: cluster.nodes[1]?.port });
+      const store = createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: testPrefix('full-cluster'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+      try {
+        await expect(store.ping()).resolves.toBeUndefined();
+        await node.config('SET', 'maxmemory', '1');
+        const refusal = await store.ping().then(() => undefined, (err: unknown) => err);
+        expect(String((refusal as Error | undefined)?.cause)).toContain('Redis refuses writes: OOM');
+        await node.config('SET', 'maxmemory', '0');
+        await expect(store.ping()).resolves.toBeUndefined();
+      } finally {
+        await store.close();
+        node.disconnect();
+      }
+    } finally {
+      cluster?.dispose();
+    }
+  }, 60_000);
+
   it('honest: a Redis user not allowed EVAL is ready: whether writes are taken is unknown, not refused', async () => {
     const own = await startOwnRedis();
     const admin = new Redis(own.url);
