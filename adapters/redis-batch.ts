@@ -2,8 +2,9 @@ import type { ChainableCommander } from 'ioredis';
 
 /** The store's Lua scripts, as ioredis's `defineCommand` adds them to the client. */
 export interface ScriptCommands {
-  svcConsume(key: string, now: number): Promise<number>;
+  svcConsume(key: string, now: number, marker: string): Promise<number>;
   svcUnconsume(key: string): Promise<number>;
+  svcUnconsumeOwn(key: string, marker: string): Promise<number>;
   svcIndexAdd(key: string, member: string, ttl: number): Promise<number>;
   svcAttemptCheck(key: string, consecutive: number, maxMs: number): Promise<number>;
   svcAttemptFail(key: string, consecutive: number, maxMs: number, limit: number, windowMs: number, baseMs: number, strikeMs: number, runMs: number): Promise<number>;

@@ -5,9 +5,10 @@ import type { AdapterPayload } from 'oidc-provider';
 /*
  * A record is one string, written with one `SET … EX`: a header, `|`, then the payload JSON. The
  * header starts with `j` when the `jti` equals the id and was left out (restored from the id on
- * read, so a dump of Redis holds no token value), `-` otherwise; a consumed record then carries `c`
- * and the epoch seconds of its consumption (`jc1795519703|{…}`). The consume scripts rewrite only
- * the header, keeping the expiry (`SET … KEEPTTL`).
+ * read, so a dump of Redis holds no token value), `-` otherwise; a consumed record then carries `c`,
+ * the epoch seconds of its consumption and, when the consume script made it, `.` and that consume's
+ * random marker (`jc1795519703.Xq3v9LkA|{…}`). The consume scripts rewrite only the header, keeping
+ * the expiry (`SET … KEEPTTL`).
  */
 
 /** The stored form of `payload` for the record `id`. */
@@ -26,7 +27,7 @@ export function decodeRecord(id: string, value: string): AdapterPayload | undefi
   if (bar < 1) return undefined;
   const payload = JSON.parse(value.slice(bar + 1)) as AdapterPayload;
   if (value.charCodeAt(0) === 106 /* j */) payload.jti = id;
-  if (bar > 1 && value.charCodeAt(1) === 99 /* c */) payload.consumed = Number(value.slice(2, bar));
+  if (bar > 1 && value.charCodeAt(1) === 99 /* c */) payload.consumed = Number.parseInt(value.slice(2, bar), 10);
   return payload;
 }
 

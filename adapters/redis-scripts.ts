@@ -4,14 +4,27 @@
  * (`INFO commandstats` counts every one).
  */
 
-/** KEYS[1] record; ARGV[1] epoch seconds. Returns 1 consumed now, 0 consumed before, -1 missing. */
+/** KEYS[1] record; ARGV[1] epoch seconds; ARGV[2] this consume's marker. Returns 1 consumed now, 0 consumed before, -1 missing. */
 export const CONSUME = `
 local v = redis.call('GET', KEYS[1])
 if not v then return -1 end
 local bar = string.find(v, '|', 1, true)
 if not bar or bar < 2 then return -1 end
 if bar > 2 then return 0 end
-redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. 'c' .. ARGV[1] .. string.sub(v, 2), 'KEEPTTL')
+redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. 'c' .. ARGV[1] .. '.' .. ARGV[2] .. string.sub(v, 2), 'KEEPTTL')
+return 1`;
+
+/**
+ * KEYS[1] record; ARGV[1] a consume's marker. Removes the consumed mark only when that consume made it (returns 1):
+ * sent after a consume whose answer timed out, it undoes that consume should it land late, and never another's.
+ */
+export const UNCONSUME_OWN = `
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local bar = string.find(v, '|', 1, true)
+local dot = string.find(v, '.', 1, true)
+if not bar or not dot or dot > bar or string.sub(v, dot + 1, bar - 1) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. string.sub(v, bar), 'KEEPTTL')
 return 1`;
 
 /** KEYS[1] record. Removes the consumed mark; returns 1 when the record exists, 0 when it is missing. */

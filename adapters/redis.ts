@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
@@ -12,7 +13,7 @@ import { RequestBatch, type AddCommand, type Answer, type PendingRecord, type Pi
 import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
-import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME } from './redis-scripts.js';
+import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
 import { GRANTABLE_MODELS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
@@ -105,7 +106,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   } else {
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }
-  const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcIndexAdd: INDEX_ADD };
+  const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcUnconsumeOwn: UNCONSUME_OWN, svcIndexAdd: INDEX_ADD };
   const attemptScripts = { svcAttemptCheck: ATTEMPT_CHECK, svcAttemptFail: ATTEMPT_FAIL };
   for (const [name, lua] of Object.entries({ ...scripts, ...attemptScripts })) client.defineCommand(name, { numberOfKeys: 1, lua });
 
@@ -382,6 +383,20 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return removed;
   };
 
+  /**
+   * After a consume left unanswered (timed out, connection lost), undoes it should it land late: sent on the connection
+   * the consume went out on, so Redis runs it after the consume, and it removes only that consume's mark. Otherwise the
+   * client's retry, which the 503 invites, would meet a code consumed by nobody and be taken for a replay.
+   */
+  const undoLateConsume = (key: string, marker: string): void => {
+    client.svcUnconsumeOwn(key, marker).then(
+      (undone) => {
+        if (undone === 1) logger.warn('store_consume_undone', { store: 'redis', host: at.host, port: at.port });
+      },
+      (err: unknown) => logger.warn('store_consume_undo_failed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...causeOf(err) }),
+    );
+  };
+
   const adapter = (model: string): Adapter => ({
     upsert: async (id, payload, expiresIn) => {
       const ttl = ttlOf(expiresIn);
@@ -422,7 +437,11 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         const key = recordKey(model, id);
         currentBatch()?.reads.delete(key);
         if (cache && cachedModels.has(model)) cache.drop(cacheName(key));
-        const result = await send<number>((p) => void p.svcConsume(key, Math.floor(Date.now() / 1000)));
+        const marker = randomBytes(6).toString('base64url');
+        const result = await send<number>((p) => void p.svcConsume(key, Math.floor(Date.now() / 1000), marker)).catch((err: unknown) => {
+          if (err instanceof StoreUnavailableError) undoLateConsume(key, marker);
+          throw err;
+        });
         if (result === -1) throw new errors.InvalidGrant(`${model} not found or expired`);
         if (result === 0) throw new AlreadyConsumedError(model);
       }),

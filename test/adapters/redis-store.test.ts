@@ -288,3 +288,49 @@ describe('redis store: a grant revocation that fails part-way can be finished', 
     expect(await admin.keys(`${prefix}*`)).toEqual([]);
   });
 });
+
+describe('redis store: a consume whose answer never came', () => {
+  /** A store on a Redis of its own whose writes are paused while `during` runs, then resumed; the store's consume times out. */
+  async function withWritesPaused(run: (codes: ReturnType<Store['adapter']>, pause: () => Promise<void>, resume: () => Promise<void>) => Promise<void>): Promise<void> {
+    const own = await startOwnRedis();
+    const other = new Redis(own.url);
+    try {
+      const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('late-consume'), operationTimeoutMs: 300 });
+      stores.push(store);
+      await run(
+        store.adapter('AuthorizationCode'),
+        async () => void (await other.call('CLIENT', 'PAUSE', '600000', 'WRITE')),
+        async () => void (await other.call('CLIENT', 'UNPAUSE')),
+      );
+    } finally {
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+      other.disconnect();
+      own.dispose();
+    }
+  }
+
+  it('honest: is undone should it land late, so the retry its 503 invites redeems the code once', async () => {
+    await withWritesPaused(async (codes, pause, resume) => {
+      await codes.upsert('code-1', { kind: 'AuthorizationCode', grantId: 'g' }, 60);
+      await pause();
+      await expect(codes.consume('code-1')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await resume();
+      // Sent on the same connection, after the late consume and its undo.
+      expect(await codes.find('code-1')).not.toHaveProperty('consumed');
+      await codes.consume('code-1');
+      await expect(codes.consume('code-1')).rejects.toMatchObject({ name: 'AlreadyConsumedError' });
+    });
+  });
+
+  it('attack: a replay that times out on a code already redeemed never undoes the redemption', async () => {
+    await withWritesPaused(async (codes, pause, resume) => {
+      await codes.upsert('code-1', { kind: 'AuthorizationCode', grantId: 'g' }, 60);
+      await codes.consume('code-1');
+      await pause();
+      await expect(codes.consume('code-1')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await resume();
+      expect(await codes.find('code-1')).toHaveProperty('consumed');
+      await expect(codes.consume('code-1')).rejects.toMatchObject({ name: 'AlreadyConsumedError' });
+    });
+  });
+});
