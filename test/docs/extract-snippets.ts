@@ -15,6 +15,7 @@ const PRELUDE: Record<string, string> = {
   oidc: "typeof import('openid-client')",
   config: "import('openid-client').Configuration",
   callbackUrl: 'URL',
+  tokens: "import('openid-client').TokenEndpointResponse",
   jwk: "import('jose').JWK",
   privateKey: 'CryptoKey',
   signing: 'CryptoKeyPair',

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CompactEncrypt, compactDecrypt, importJWK, SignJWT, type JWK } from 'jose';
 import { Redis } from 'ioredis';
 import type { ClientMetadata } from 'oidc-provider';
+import { allowInsecureRequests, buildEndSessionUrl, ClientSecretBasic, discovery } from 'openid-client';
 
 import { generateProviderKeys } from '../../lib/index.js';
 import { rotateKeysFile } from '../../lib/provider/key-rotation.js';
@@ -192,6 +193,28 @@ describe('RP-initiated logout', () => {
       expect(isConfirmation(browser.lastPage)).toBe(true);
       const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
       expect(done.leftTo).toBe('https://rp.example/bye?state=a%26b%3Dc%23d');
+    });
+
+    it('honest: a relying party passing openid-client\'s tokens.id_token (the JWE as received) to buildEndSessionUrl: her browser is still asked "Sign out?" and Yes signs her out, though nothing the request named is used', async () => {
+      const client = await registerClient(app, 'rsa', { post_logout_redirect_uris: ['https://rp.example/bye'] });
+      const browser = new FormBrowser();
+      const { tokens } = await runCodeFlow(app.issuer, client.metadata, { skipUserinfo: true, browser, configure: client.configure });
+      const config = await discovery(new URL(app.issuer), String(client.metadata.client_id), undefined, ClientSecretBasic(String(client.metadata.client_secret)), { execute: [allowInsecureRequests] });
+      const url = buildEndSessionUrl(config, { id_token_hint: String(tokens.id_token), post_logout_redirect_uri: 'https://rp.example/bye', state: 'jwe' });
+      const start = await browser.follow(url.href, app.baseUrl, { headers: { accept: 'text/html' } });
+      expect({ status: start.response?.status, confirmation: isConfirmation(browser.lastPage) }).toEqual({ status: 200, confirmation: true });
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect({ leftTo: done.leftTo, page: browser.lastPage.includes('You are signed out'), silent: await silentOutcome(app, client.metadata, browser) }).toEqual({ leftTo: undefined, page: true, silent: 'login_required' });
+    });
+
+    it('attack: a page linking her to /logout with her relying party\'s JWE hint cannot make her "No" withdraw her consent there (the hint was never validated)', async () => {
+      const client = await registerClient(app, 'rsa', { post_logout_redirect_uris: ['https://rp.example/bye'] });
+      const browser = new FormBrowser();
+      const { tokens } = await runCodeFlow(app.issuer, client.metadata, { skipUserinfo: true, browser, configure: client.configure });
+      await browser.follow(logoutUrl(app, { id_token_hint: String(tokens.id_token), post_logout_redirect_uri: 'https://rp.example/bye' }), app.baseUrl, { headers: { accept: 'text/html' } });
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+      await browser.submit('op.logoutForm', {}, app.baseUrl);
+      expect({ page: browser.lastPage.includes('You are still signed in'), userinfo: await userinfoStatus(app, tokens.access_token), silent: await silentOutcome(app, client.metadata, browser) }).toEqual({ page: true, userinfo: 200, silent: 'code' });
     });
 
     it('accepts an expired id_token_hint from a live session (RP-Initiated Logout 1.0 section 4: SHOULD accept after exp)', async () => {
