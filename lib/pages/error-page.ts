@@ -8,12 +8,12 @@ const EXPLANATIONS: Record<string, string> = {
   invalid_redirect_uri: 'The application sent you here with a return address it has not registered, so you were not sent back.',
   invalid_client: 'The application that sent you here is not known to this provider.',
   invalid_request: 'The application that sent you here made a request this provider cannot accept.',
-  session_not_found: 'Your sign-in session expired or was opened in another browser. Start again from the application.',
+  session_not_found: 'Your sign-in expired, was finished already (the back button, another tab, another person signing in in this browser) or was opened in another browser. Start again from the application.',
 };
 
 /**
  * The explanation's key: oidc-provider's `SessionNotFound` (an interaction or sign-in that expired, ended, or
- * belongs to another browser, as after the back button) is answered `invalid_request`, which is not her application's doing.
+ * belongs to another browser, as after the back button or another sign-in in another tab) is answered `invalid_request`, which is not her application's doing.
  */
 const explanationKey = (code: string, caught: unknown): string =>
   (caught as { name?: unknown } | undefined)?.name === 'SessionNotFound' ? 'session_not_found' : code;

@@ -2,14 +2,20 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ClientMetadata } from 'oidc-provider';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { pairwiseSub } from '../../policies/subjects.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';
+import { codeFlowUrl } from '../helpers/flow.js';
 
 const PAIRWISE_KEY = 'browser-pairwise-key-0123456789abcdefgh';
+
+/** Two relying parties whose callbacks nobody serves. */
+const appA: ClientMetadata = { client_id: 'tab-a', client_name: 'App A', client_secret: 'tab-a-secret-that-is-long-enough-0123456789', redirect_uris: ['http://a.localhost/cb'] };
+const appB: ClientMetadata = { client_id: 'tab-b', client_name: 'App B', client_secret: 'tab-b-secret-that-is-long-enough-0123456789', redirect_uris: ['http://b.localhost/cb'] };
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -41,7 +47,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
   };
 
   beforeAll(async () => {
-    running = await startApp({ claimModules: createDemoClaimModules(), properties: { 'svc.subject.pairwise-key': PAIRWISE_KEY } });
+    running = await startApp({ claimModules: createDemoClaimModules(), clients: [appA, appB], properties: { 'svc.subject.pairwise-key': PAIRWISE_KEY } });
     browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
@@ -139,4 +145,43 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     expect(await subject()).toBe(sub);
     await page.close();
   });
+
+  describe('two tabs of one browser signing in at once', () => {
+    /** Two tabs of one fresh profile, each at the login page of its own client; every callback requested is recorded. */
+    const twoTabs = async (): Promise<{ a: Page; b: Page; callbacks: URL[] }> => {
+      const a = await freshPage();
+      const b = await a.context().newPage();
+      const callbacks: URL[] = [];
+      // Nothing listens there: the request the browser makes is the application receiving her answer.
+      a.context().on('request', (request) => {
+        if (/^http:\/\/[ab]\.localhost\//.test(request.url())) callbacks.push(new URL(request.url()));
+      });
+      await a.goto(codeFlowUrl(running.issuer, appA, { state: 'tab-a', scope: 'openid email' }));
+      await b.goto(codeFlowUrl(running.issuer, appB, { state: 'tab-b', scope: 'openid profile' }));
+      return { a, b, callbacks };
+    };
+    const summary = (callbacks: URL[]): string[] => callbacks.map((u) => `${u.host} ${u.searchParams.has('code') ? 'code' : u.searchParams.get('error')} ${u.searchParams.get('state')}`);
+
+    it('honest: she signs in in tab A, then in tab B (its login page opened before), and allows in B then A: each application gets its own code and state', async () => {
+      const { a, b, callbacks } = await twoTabs();
+      await signIn(a, 'demo', 'demo');
+      await a.waitForSelector('#consent-allow');
+      await signIn(b, 'demo', 'demo');
+      await Promise.all([b.waitForRequest(/^http:\/\/b\.localhost\//), b.click('#consent-allow button')]);
+      await Promise.all([a.waitForRequest(/^http:\/\/a\.localhost\//), a.click('#consent-allow button')]);
+      expect(summary(callbacks)).toEqual(['b.localhost code tab-b', 'a.localhost code tab-a']);
+    });
+
+    it('attack: another person signs in in tab B while tab A waits at her consent: her Allow in A sends no code to anyone, and the page says her sign-in ended', async () => {
+      const { a, b, callbacks } = await twoTabs();
+      await signIn(a, 'demo', 'demo');
+      await a.waitForSelector('#consent-allow');
+      await signIn(b, 'demo-basic', 'demo-basic');
+      await b.waitForSelector('#consent-allow');
+      await a.click('#consent-allow button');
+      await a.waitForSelector('h1:has-text("Sign-in could not continue")');
+      expect({ callbacks: summary(callbacks), page: await a.textContent('main') }).toEqual({ callbacks: [], page: expect.stringContaining('Your sign-in expired, was finished already') });
+    });
+  });
+
 });

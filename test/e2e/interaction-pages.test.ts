@@ -63,7 +63,7 @@ describe('the person-facing pages: form targets of native apps, ended interactio
       const back = await browser.request(consentPage, { headers: { accept: 'text/html' } });
       expect(back.status).toBe(400);
       const html = await back.text();
-      expect(html).toContain('Your sign-in session expired or was opened in another browser.');
+      expect(html).toContain('Your sign-in expired, was finished already (the back button, another tab, another person signing in in this browser) or was opened in another browser.');
       expect(html).not.toContain('The application that sent you here');
       expect(html).toContain('<code>invalid_request</code>');
       const json = await browser.request(consentPage);
@@ -78,7 +78,7 @@ describe('the person-facing pages: form targets of native apps, ended interactio
       const resume = login.headers.get('location') as string;
       const elsewhere = await fetch(resume, { headers: { accept: 'text/html' }, redirect: 'manual' });
       expect(elsewhere.status).toBe(400);
-      expect(await elsewhere.text()).toContain('Your sign-in session expired or was opened in another browser.');
+      expect(await elsewhere.text()).toContain('Your sign-in expired, was finished already (the back button, another tab, another person signing in in this browser) or was opened in another browser.');
     });
 
     it('honest: a request the application got wrong is still explained as the application\'s', async () => {
