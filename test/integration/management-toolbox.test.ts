@@ -168,6 +168,26 @@ describe('operator toolbox over HTTP', () => {
     expect((await call('POST', `${M}/clients/no-such-client/revoke-grants`)).status).toBe(404);
   });
 
+  it('attack: after her grants at a client are revoked, her live session there yields nothing silently (consent_required) and no code before she allows again', async () => {
+    const client = await registerClient(running, 'plain');
+    const browser = new FormBrowser();
+    await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true, browser, scope: 'openid email' });
+    expect((await call('POST', `${M}/clients/${client.metadata.client_id}/revoke-grants`)).body).toMatchObject({ revoked_grants: 1 });
+    const silent = await browser.follow(codeFlowUrl(running.issuer, client.metadata, { prompt: 'none', state: 'after', scope: 'openid email' }), running.baseUrl);
+    expect([redirectParams(silent.leftTo as string).get('error'), redirectParams(silent.leftTo as string).get('state'), redirectParams(silent.leftTo as string).has('code')]).toEqual(['consent_required', 'after', false]);
+    const asked = await browser.follow(codeFlowUrl(running.issuer, client.metadata, { state: 'again', scope: 'openid email' }), running.baseUrl);
+    expect({ left: asked.leftTo, consent: browser.lastPage.includes('id="consent-allow"'), login: browser.lastPage.includes('id="login-form"') }).toEqual({ left: undefined, consent: true, login: false });
+  });
+
+  it('honest: she signs in again after the revocation in the same browser: asked only for her consent, she allows and her application gets its code and state', async () => {
+    const client = await registerClient(running, 'plain');
+    const browser = new FormBrowser();
+    await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true, browser, scope: 'openid email' });
+    await call('POST', `${M}/clients/${client.metadata.client_id}/revoke-grants`);
+    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client.metadata, { state: 'again', scope: 'openid email' }), { browser });
+    expect([callbackUrl.searchParams.has('code'), callbackUrl.searchParams.get('state')]).toEqual([true, 'again']);
+  });
+
   /** The stored registration access tokens of `clientId` (their records carry the client id; the store has no TTL for them). */
   const registrationTokensOf = async (clientId: unknown): Promise<number> =>
     (await running.app.svc.store.inventory?.list('RegistrationAccessToken', { limit: 500 }))?.records.filter((r) => r.payload.clientId === clientId).length ?? -1;
