@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 
 import { pairwiseSub } from '../../../policies/subjects.js';
 import { confidentialClient, startApp, type RunningApp } from '../../helpers/app.js';
-import { signIn } from '../../helpers/flow.js';
+import { redeemCode, signIn } from '../../helpers/flow.js';
 import type { StoreKind } from '../../helpers/stores.js';
 
 const client = confidentialClient();
@@ -11,6 +11,9 @@ const PAIRWISE_KEY = 'code-flow-pairwise-key-0123456789abcdef';
 // The client is pairwise (the default): its sub is derived from the account id for its sector.
 const SUB = pairwiseSub(PAIRWISE_KEY, 'rp.localhost', 'demo-0001');
 const redirectUri = client.redirect_uris?.[0] as string;
+/** A relying party whose redirect URI carries a query (RFC 6749 3.1.2 allows one), values that form-encoding changes included. */
+const QUERY_REDIRECT = 'http://rp.localhost/cb?tenant=a%2Fb&x=1+2';
+const queryClient = confidentialClient({ client_id: 'query-rp', redirect_uris: [QUERY_REDIRECT] });
 
 /** Authorization code + PKCE with openid-client as the relying party, on the store `properties()` selects. */
 export function codeFlows(_kind: StoreKind, properties: () => Record<string, string>): void {
@@ -19,7 +22,7 @@ export function codeFlows(_kind: StoreKind, properties: () => Record<string, str
     let config: oidc.Configuration;
 
     beforeAll(async () => {
-      running = await startApp({ clients: [client], properties: { ...properties(), 'svc.subject.pairwise-key': PAIRWISE_KEY } });
+      running = await startApp({ clients: [client, queryClient], properties: { ...properties(), 'svc.subject.pairwise-key': PAIRWISE_KEY } });
       config = await oidc.discovery(
         new URL(running.issuer),
         client.client_id,
@@ -112,6 +115,35 @@ export function codeFlows(_kind: StoreKind, properties: () => Record<string, str
       } finally {
         await running2.close();
       }
+    });
+
+    describe('a redirect URI with a query', () => {
+      /** The callback of a flow of `queryClient` that openid-client started, and its verifier. */
+      const callback = async (): Promise<{ callbackUrl: URL; verifier: string }> => {
+        const queryConfig = await oidc.discovery(new URL(running.issuer), 'query-rp', undefined, oidc.ClientSecretBasic(queryClient.client_secret), { execute: [oidc.allowInsecureRequests] });
+        const verifier = oidc.randomPKCECodeVerifier();
+        const url = oidc.buildAuthorizationUrl(queryConfig, { redirect_uri: QUERY_REDIRECT, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: 'q' });
+        const { callbackUrl } = await signIn(url.href);
+        return { callbackUrl, verifier };
+      };
+
+      it('honest: the code arrives beside the registered query, and a token request naming the registered redirect_uri redeems it', async () => {
+        const { callbackUrl, verifier } = await callback();
+        expect([callbackUrl.searchParams.get('tenant'), callbackUrl.searchParams.get('x'), callbackUrl.searchParams.get('state')]).toEqual(['a/b', '1 2', 'q']);
+        const redeemed = await redeemCode(running.issuer, queryClient, callbackUrl.searchParams.get('code') as string, verifier);
+        expect([redeemed.status, typeof redeemed.body.id_token]).toEqual([200, 'string']);
+      });
+
+      // openid-client 6's authorizationCodeGrant sends the first spelling: the callback URL stripped of every query parameter.
+      it('attack: the redirect URI without its query, or with it spelled otherwise, redeems nothing (invalid_grant); the code stays good for the registered one', async () => {
+        for (const spelled of ['http://rp.localhost/cb', 'http://rp.localhost/cb?tenant=a/b&x=1%202', 'http://rp.localhost/cb?x=1+2&tenant=a%2Fb']) {
+          const { callbackUrl, verifier } = await callback();
+          const code = callbackUrl.searchParams.get('code') as string;
+          const refused = await redeemCode(running.issuer, { ...queryClient, redirect_uris: [spelled] }, code, verifier);
+          const again = await redeemCode(running.issuer, queryClient, code, verifier);
+          expect([spelled, refused.status, refused.body.error, refused.body.id_token, again.status]).toEqual([spelled, 400, 'invalid_grant', undefined, 200]);
+        }
+      });
     });
   });
 }
