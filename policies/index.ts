@@ -1,4 +1,4 @@
-import { acrValuesPolicy } from './acr-values.js';
+import { servedMetadataPolicy } from './served-metadata.js';
 import { algorithmsPolicy } from './algorithms.js';
 import { certificatesPolicy } from './certificates.js';
 import { keyVettingPolicy } from './key-vetting.js';
@@ -9,13 +9,13 @@ import { subjectTypePolicy } from './subject-type.js';
 import type { PolicyDependencies, RegistrationPolicy } from './types.js';
 
 /** The registration policies applied to every registration and update, in this order. */
-export const POLICY_NAMES = ['svc/redirect-uris', 'svc/acr-values', 'svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys', 'svc/subject-type'] as const;
+export const POLICY_NAMES = ['svc/redirect-uris', 'svc/served-metadata', 'svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys', 'svc/subject-type'] as const;
 
 /** Builds the named policies (oidc-provider's `features.registration.policies`). */
 export function createRegistrationPolicies(deps: PolicyDependencies): Record<(typeof POLICY_NAMES)[number], RegistrationPolicy> {
   return {
     'svc/redirect-uris': redirectUrisPolicy,
-    'svc/acr-values': acrValuesPolicy,
+    'svc/served-metadata': servedMetadataPolicy,
     'svc/algorithms': algorithmsPolicy,
     'svc/privacy-metadata': privacyMetadataPolicy,
     'svc/certificates': certificatesPolicy(deps),

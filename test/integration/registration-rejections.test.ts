@@ -89,6 +89,12 @@ const CASES: RejectionCase[] = [
   // Accepted and dropped when well formed (acr is never issued); anything else is not metadata of OpenID Connect Registration 2.
   { name: 'default_acr_values as a string', body: () => ({ redirect_uris: R, default_acr_values: 'urn:mace:incommon:iap:silver' }), error: 'invalid_client_metadata', names: 'default_acr_values' },
   { name: 'default_acr_values holding a number', body: () => ({ redirect_uris: R, default_acr_values: ['urn:mace:incommon:iap:silver', 1] }), error: 'invalid_client_metadata', names: 'default_acr_values' },
+  // address, phone and offline_access are dropped (C5); what is left must name openid, spelled exactly.
+  { name: 'a scope without openid', body: () => ({ redirect_uris: R, scope: 'email profile' }), error: 'invalid_client_metadata', names: 'scope' },
+  { name: 'a scope of offline_access alone', body: () => ({ redirect_uris: R, scope: 'offline_access' }), error: 'invalid_client_metadata', names: 'scope' },
+  { name: 'a scope with OPENID in capitals', body: () => ({ redirect_uris: R, scope: 'OPENID email' }), error: 'invalid_client_metadata', names: 'scope' },
+  { name: 'a scope separated by a tab', body: () => ({ redirect_uris: R, scope: 'openid\toffline_access' }), error: 'invalid_client_metadata', names: 'scope' },
+  { name: 'a scope as an array', body: () => ({ redirect_uris: R, scope: ['openid'] }), error: 'invalid_client_metadata', names: 'scope' },
   { name: 'allow_unencrypted_userinfo "yes"', body: () => ({ redirect_uris: R, allow_unencrypted_userinfo: 'yes' }), error: 'invalid_client_metadata', names: 'allow_unencrypted_userinfo' },
 
   // Algorithms: symmetric, none, RSA1_5, PBES2, not RFC 7518, not offered

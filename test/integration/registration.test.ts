@@ -161,6 +161,23 @@ describe('client registration (C6)', () => {
       expect(updated.body).not.toHaveProperty('default_acr_values');
     });
 
+    it('stores a scope naming address, phone or offline_access without them, at registration and update, and serves her authorization requests naming them (C5)', async () => {
+      const res = await register(running, { redirect_uris: [REDIRECT], scope: 'openid offline_access address phone' }, await iat());
+      expect([res.status, res.body.error_description, res.body.scope]).toEqual([201, undefined, 'openid']);
+      expect(await running.app.svc.store.adapter('Client').find(res.body.client_id as string)).toMatchObject({ scope: 'openid' });
+      const authorize = (scope: string): Promise<Response> =>
+        fetch(`${running.issuer}/authorize?${new URLSearchParams({ client_id: res.body.client_id as string, redirect_uri: REDIRECT, response_type: 'code', scope, code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGjSwc9UBw', code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+      const served = await authorize('openid offline_access address');
+      expect([served.status, served.headers.get('location')]).toEqual([303, expect.stringMatching(/\/interaction\//)]);
+      const read = await manage(res.body.registration_client_uri as string, 'GET', res.body.registration_access_token as string);
+      const updated = await manage(res.body.registration_client_uri as string, 'PUT', read.body.registration_access_token as string, {
+        client_id: res.body.client_id,
+        redirect_uris: [REDIRECT],
+        scope: 'offline_access openid',
+      });
+      expect([updated.status, updated.body.error_description, updated.body.scope]).toEqual([200, undefined, 'openid']);
+    });
+
     it('stores allow_unencrypted_userinfo: true', async () => {
       const res = await register(running, { redirect_uris: [REDIRECT], allow_unencrypted_userinfo: true }, await iat());
       expect(res.status).toBe(201);

@@ -173,6 +173,6 @@ describe('signature keys for request objects and private_key_jwt (C6, issue 17)'
 describe('the signature key rules are listed with the policies', () => {
   it('registers svc/signature-keys after svc/key-vetting', async () => {
     const { POLICY_NAMES } = await import('../../policies/index.js');
-    expect(POLICY_NAMES).toEqual(['svc/redirect-uris', 'svc/acr-values', 'svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys', 'svc/subject-type']);
+    expect(POLICY_NAMES).toEqual(['svc/redirect-uris', 'svc/served-metadata', 'svc/algorithms', 'svc/privacy-metadata', 'svc/certificates', 'svc/key-vetting', 'svc/signature-keys', 'svc/subject-type']);
   });
 });

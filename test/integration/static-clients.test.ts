@@ -18,6 +18,7 @@ describe('statically provisioned clients (svc.clients.file)', () => {
       JSON.stringify([
         { client_id: 'from-file', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'] },
         { client_id: 'acr-from-file', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'], default_acr_values: ['urn:mace:incommon:iap:silver'] },
+        { client_id: 'scope-from-file', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'], scope: 'openid offline_access' },
       ]),
     );
     running = await startApp({ properties: { 'svc.clients.file': file } });
@@ -27,6 +28,7 @@ describe('statically provisioned clients (svc.clients.file)', () => {
   it.each([
     ['a client from the file', 'from-file'],
     ['a client from the file that names default_acr_values (ignored, as acr_values is), not an invalid_client_metadata page', 'acr-from-file'],
+    ['a client from the file whose scope names offline_access (held without it, as a request naming it is served: C5)', 'scope-from-file'],
   ])('serves authorization requests of %s', async (_case, clientId) => {
     const { challenge } = pkcePair();
     const response = await fetch(

@@ -1,0 +1,32 @@
+import type { ClientMetadata } from 'oidc-provider';
+
+import { reject, type RegistrationPolicy } from './types.js';
+
+/** The scope values C5 serves a request without: a registered `scope` naming them is stored without them. */
+const UNSERVED_SCOPES: ReadonlySet<string> = new Set(['address', 'phone', 'offline_access']);
+
+/**
+ * `metadata` as it is served, RFC 7591 3.2.1 letting the server replace metadata (the answer shows what was stored):
+ * - without `default_acr_values` (OpenID Connect Registration 2), an array of strings: it asks for `acr` as a
+ *   voluntary claim, and `acr` is never issued (C3), as an authorization request's `acr_values` is ignored;
+ * - its `scope` without `address`, `phone` and `offline_access`, as an authorization request naming them is served
+ *   without them (C5); a `scope` without `openid` is refused, since every authorization request must name it.
+ * Anything else in those two members is refused (`invalid_client_metadata`).
+ */
+export function withServedMetadata<T extends ClientMetadata>(metadata: T): T {
+  const { default_acr_values: acr, ...rest } = metadata;
+  if (acr !== undefined && !(Array.isArray(acr) && acr.every((value) => typeof value === 'string'))) reject('default_acr_values', 'must be an array of strings');
+  const scope: unknown = metadata.scope;
+  if (scope === undefined) return rest as T;
+  if (typeof scope !== 'string') reject('scope', 'must be a string of space-separated scope values');
+  const values = scope.split(' ').filter((value) => !UNSERVED_SCOPES.has(value));
+  if (!values.includes('openid')) reject('scope', 'must include openid: every authorization request names it (OpenID Connect Core 3.1.2.1)');
+  return { ...rest, scope: values.join(' ') } as T;
+}
+
+/** Policy `svc/served-metadata`: {@link withServedMetadata} at every registration and update. */
+export const servedMetadataPolicy: RegistrationPolicy = async (_ctx, properties) => {
+  const served = withServedMetadata(properties);
+  delete properties.default_acr_values;
+  if (served.scope !== undefined) properties.scope = served.scope;
+};
