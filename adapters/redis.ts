@@ -7,7 +7,7 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
-import { REDIS_DEFAULTS } from '../lib/settings/types.js';
+import { REDIS_DEFAULTS, type ClusterNode } from '../lib/settings/types.js';
 import { refOf, type StoreInventory } from './inventory.js';
 import { RequestBatch, type AddCommand, type Answer, type PendingRecord, type Pipe, type ScriptCommands } from './redis-batch.js';
 import { createRedisInventory } from './redis-inventory.js';
@@ -20,8 +20,11 @@ import { GRANTABLE_MODELS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type Attem
 export interface RedisStoreOptions {
   /** Standalone Redis URL (`redis://` or `rediss://`). */
   url?: string;
-  /** Redis Cluster seed nodes; takes precedence over `url`. */
-  clusterNodes?: { host: string; port: number }[];
+  /**
+   * Redis Cluster seed nodes; takes precedence over `url`. Every node the Cluster names is reached with the first
+   * one's user name and password, which must be the same in every item.
+   */
+  clusterNodes?: ClusterNode[];
   /** Prefix of every key. @default "svc:" */
   keyPrefix?: string;
   /** Longest wait for one store operation before it fails with 503 `server_error`, in ms. @default 800 */
@@ -95,7 +98,12 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   let client: Client;
   const clustered = !!options.clusterNodes?.length;
   if (options.clusterNodes?.length) {
-    client = new Cluster(options.clusterNodes, {
+    const [first, ...others] = options.clusterNodes;
+    const access = ({ username, password }: ClusterNode): string => JSON.stringify([username, password]);
+    if (others.some((node) => access(node) !== access(first as ClusterNode))) throw new TypeError('createRedisStore: every clusterNodes item must carry the same username and password');
+    const { username, password } = first as ClusterNode;
+    Object.assign(connection, username ? { username } : {}, password ? { password } : {});
+    client = new Cluster(options.clusterNodes.map(({ host, port }) => ({ host, port })), {
       redisOptions: connection,
       clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
       slotsRefreshTimeout: 1000,

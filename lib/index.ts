@@ -19,7 +19,7 @@ export type { RuntimeOptions } from './provider/runtime.js';
 
 // Settings (C9).
 export { loadSettings, type LoadSettingsOptions } from './settings/load.js';
-export type { Settings } from './settings/types.js';
+export type { ClusterNode, Settings } from './settings/types.js';
 
 // Plug-in contracts: who signs people in, who provides claims.
 export type { Authenticator } from './claims/authenticator.js';

@@ -1,5 +1,6 @@
 import { CliError, startFailureReason } from '../errors.js';
 import { redactUrlCredentials, type LogFields } from '../logger.js';
+import type { ClusterNode } from '../settings/types.js';
 import { defaultLogFormat } from '../observability/pino-logger.js';
 import { PROPERTY_DEFINITIONS, readValue } from '../settings/definitions.js';
 import { loadSettingsWithSources, type SettingSource } from '../settings/load.js';
@@ -24,11 +25,17 @@ Exits 0 when the server would start (warnings are listed) and, with --connect, b
 work; 1 with the server's own message when it would not, or with the failed connections; 2 when the
 command line is wrong.`;
 
+/** A Cluster seed node as printed: `host:port`, as a `redis://` URL with its password redacted when it carries one. */
+function clusterNode({ host, port, username, password }: ClusterNode): string {
+  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return username || password ? `redis://${username ?? ''}${password ? ':***' : ''}@${address}` : address;
+}
+
 /** The effective value as printed: secrets redacted (credentials inside URLs too), lists joined, unset as `-`. */
 function shown(value: unknown, secret: boolean): string {
   if (value === undefined) return '-';
   if (secret) return '<redacted>';
-  if (Array.isArray(value)) return value.map((v) => (v && typeof v === 'object' ? `${String((v as { host: string }).host)}:${String((v as { port: number }).port)}` : redactUrlCredentials(String(v)))).join(',');
+  if (Array.isArray(value)) return value.map((v) => (v && typeof v === 'object' ? clusterNode(v as ClusterNode) : redactUrlCredentials(String(v)))).join(',');
   return typeof value === 'string' ? redactUrlCredentials(value) : JSON.stringify(value);
 }
 

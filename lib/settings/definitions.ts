@@ -6,7 +6,7 @@ import {
   parseBaseUrl,
   parseBoolean,
   parseEmailAddress,
-  parseHostPorts,
+  parseClusterNodes,
   parseInteger,
   parseNonEmpty,
   parseSecretList,
@@ -166,9 +166,9 @@ export const PROPERTY_DEFINITIONS = [
     unsafe: (s, supplied): string | undefined =>
       !supplied.store && !s.redis.url && !s.redis.clusterNodes ? 'the embedded in-memory store serves one process and loses everything on restart' : undefined,
   }),
-  row('svc.redis.cluster-nodes', 'redis.clusterNodes', parseHostPorts, {
+  row('svc.redis.cluster-nodes', 'redis.clusterNodes', parseClusterNodes, {
     env: 'SVC_REDIS_CLUSTER_NODES',
-    doc: 'Redis Cluster seed nodes as `host:port,host:port`; takes precedence over `svc.redis.url`.',
+    doc: 'Redis Cluster seed nodes as `host:port,host:port`, or as `redis://` URLs carrying the user name and password every node is reached with (alike in every item, e.g. `redis://svc:secret@10.0.0.1:6379,redis://svc:secret@10.0.0.2:6379`; TLS to a Cluster is not offered yet); takes precedence over `svc.redis.url`.',
   }),
   row('svc.redis.key-prefix', 'redis.keyPrefix', check(parseNonEmpty, /[\s{}]/, 'must not contain whitespace or braces'), {
     env: 'SVC_REDIS_KEY_PREFIX',

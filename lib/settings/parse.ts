@@ -4,6 +4,7 @@
  */
 
 import { canonicalEmailAddress } from '../email-address.js';
+import type { ClusterNode } from './types.js';
 
 /** Parses `true`/`false` (case-insensitive; also `1`/`0`, `yes`/`no`). */
 export function parseBoolean(raw: string): boolean {
@@ -61,19 +62,55 @@ const commaList = (raw: string): string[] => raw.split(',').map((item) => item.t
  */
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\.?|\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?\]|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?:%[A-Za-z0-9_.-]+)?)$/;
 
+/** One `redis://` seed node URL, named by its position in a fault (its password is never repeated). */
+function clusterNodeUrl(part: string, i: number): ClusterNode {
+  const fault = (why: string): never => {
+    throw new Error(`item #${i + 1} ${why}`);
+  };
+  let url: URL;
+  try {
+    url = new URL(part);
+  } catch {
+    return fault('is neither host:port nor a redis:// URL');
+  }
+  if (url.protocol === 'rediss:') fault('asks for TLS (rediss://), which svc-connect does not offer to a Cluster yet: use redis:// on a private network');
+  if (url.protocol !== 'redis:') fault('is a URL whose scheme is not redis');
+  if (!HOST.test(url.hostname)) fault('has a host that is not a host name or IP address');
+  if (url.pathname !== '' && url.pathname !== '/') fault('names a database: a Cluster has only database 0');
+  if (url.search || url.hash) fault('carries a query or fragment');
+  let username: string;
+  let password: string;
+  try {
+    [username, password] = [decodeURIComponent(url.username), decodeURIComponent(url.password)];
+  } catch {
+    return fault('has a user name or password that is not valid percent-encoding (write a % in it as %25)');
+  }
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port ? parseInteger(url.port, 1, 65535) : 6379,
+    ...(username ? { username } : {}),
+    ...(password ? { password } : {}),
+  };
+}
+
 /**
- * Parses `host:port,host:port`. A faulty item is named by its position, never repeated: a URL pasted there
- * (`redis://:password@host:6379`) carries a password.
+ * Parses Redis Cluster seed nodes: `host:port,host:port`, or `redis://` URLs carrying the user name and password
+ * every node is reached with, the same in every item. A faulty item is named by its position, never
+ * repeated: it may carry a password.
  */
-export function parseHostPorts(raw: string): { host: string; port: number }[] {
-  const nodes = commaList(raw).map((part, i) => {
+export function parseClusterNodes(raw: string): ClusterNode[] {
+  const nodes = commaList(raw).map((part, i): ClusterNode => {
+    if (part.includes('://')) return clusterNodeUrl(part, i);
     const match = /^(.+):(\d{1,5})$/.exec(part);
     if (!match?.[1] || !match[2] || !HOST.test(match[1])) {
-      throw new Error(`item #${i + 1} is not host:port (a host name or IP address, an IPv6 address in brackets, then a port; not a URL)`);
+      throw new Error(`item #${i + 1} is neither host:port (a host name or IP address, an IPv6 address in brackets, then a port) nor a redis:// URL`);
     }
     return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: parseInteger(match[2], 1, 65535) };
   });
   if (nodes.length === 0) throw new Error('expected at least one host:port');
+  const access = (node: ClusterNode): string => JSON.stringify([node.username, node.password]);
+  const differs = nodes.findIndex((node) => access(node) !== access(nodes[0] as ClusterNode));
+  if (differs > 0) throw new Error(`item #${differs + 1} is reached with another user name or password than item #1: every node of a Cluster is reached alike`);
   return nodes;
 }
 

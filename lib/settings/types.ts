@@ -25,6 +25,15 @@ export interface Settings extends Derived {
   production: boolean;
 }
 
+/** A Redis Cluster seed node, and the credentials every node of the Cluster is reached with (the same for all). */
+export interface ClusterNode {
+  host: string;
+  port: number;
+  /** ACL user name (`AUTH user password`). */
+  username?: string;
+  password?: string;
+}
+
 /** Defaults of the Redis store, shared by the settings and the store's own options. */
 export const REDIS_DEFAULTS = {
   keyPrefix: 'svc:',

@@ -4,7 +4,7 @@ import { Redis, type Cluster } from 'ioredis';
 import { refOf } from '../../adapters/inventory.js';
 import { createRedisStore } from '../../adapters/redis.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
-import { deletePrefix, SHARED_REDIS_URL, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
+import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 
 type Store = ReturnType<typeof createRedisStore>;
 
@@ -332,5 +332,53 @@ describe('redis store: a consume whose answer never came', () => {
       expect(await codes.find('code-1')).toHaveProperty('consumed');
       await expect(codes.consume('code-1')).rejects.toMatchObject({ name: 'AlreadyConsumedError' });
     });
+  });
+});
+
+describe('redis store: a Cluster whose nodes require a password', () => {
+  it('honest: reaches every node, and the client cache\'s subscriber, with the password of the seed nodes', async () => {
+    const cluster = await startOwnCluster({ password: 'cluster-secret-1' });
+    try {
+      const nodes = cluster.nodes.map((node) => ({ ...node, password: 'cluster-secret-1' }));
+      const prefix = testPrefix('cluster-auth');
+      const [writer, reader] = [0, 1].map(() => createRedisStore({ clusterNodes: nodes, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS })) as [Store, Store];
+      stores.push(writer, reader);
+      await writer.ping();
+      const seed = new Redis({ port: cluster.nodes[0]?.port, host: '127.0.0.1', password: 'cluster-secret-1' });
+      try {
+        for (let i = 0; ((await seed.call('PUBSUB', 'NUMSUB', `${prefix}invalidate`)) as [string, number])[1] < 2; i += 1) {
+          if (i > 500) throw new Error('the cache subscribers never signed in');
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      } finally {
+        seed.disconnect();
+      }
+      expect(await reader.adapter('Client').find('rp-1')).toBeUndefined();
+      await writer.adapter('Client').upsert('rp-1', { client_id: 'rp-1', client_name: 'before' });
+      for (let i = 0; i < 20; i += 1) await writer.adapter('AccessToken').upsert(`at-${i}`, { kind: 'AccessToken' }, 60);
+      expect(await reader.adapter('Client').find('rp-1')).toMatchObject({ client_name: 'before' });
+      expect((await Promise.all(Array.from({ length: 20 }, (_, i) => reader.adapter('AccessToken').find(`at-${i}`)))).every(Boolean)).toBe(true);
+    } finally {
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+      cluster.dispose();
+    }
+  });
+
+  it('attack: a wrong password is a store that does not answer, and the password is in no error', async () => {
+    const cluster = await startOwnCluster({ password: 'cluster-secret-2' });
+    try {
+      const store = createRedisStore({ clusterNodes: cluster.nodes.map((node) => ({ ...node, password: 'wrong-secret-9' })), keyPrefix: testPrefix('cluster-auth'), operationTimeoutMs: 1000 });
+      stores.push(store);
+      const err = await store.ping().then(() => undefined, (e: unknown) => e as Error);
+      expect(err).toBeInstanceOf(StoreUnavailableError);
+      expect(JSON.stringify({ message: err?.message, cause: String((err as { cause?: unknown } | undefined)?.cause) })).not.toMatch(/secret/);
+    } finally {
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+      cluster.dispose();
+    }
+  });
+
+  it('attack: seed nodes carrying different passwords are refused before any connection', () => {
+    expect(() => createRedisStore({ clusterNodes: [{ host: '127.0.0.1', port: 1, password: 'a-secret' }, { host: '127.0.0.1', port: 2 }] })).toThrow(/same username and password/);
   });
 });

@@ -203,6 +203,7 @@ describe('the svc-connect command line', () => {
       SVC_COOKIES_KEYS: cookieKey,
       SVC_UNRELATED_THING: 'x',
       SVC_REDIS_URL: 'redis://:redis-pw-in-url@127.0.0.1:1/0',
+      SVC_REDIS_CLUSTER_NODES: 'redis://svc:cluster-pw-in-url@127.0.0.1:1,redis://svc:cluster-pw-in-url@[::1]:2',
       SMTP_URL: 'smtp://mailer:smtp-pw-in-url@127.0.0.1:1?password=smtp-pw-in-query',
     });
     expect(result.code).toBe(0);
@@ -213,8 +214,9 @@ describe('the svc-connect command line', () => {
     expect(row('svc.management.password')).toEqual(['<redacted>', 'env SVC_MANAGEMENT_PASSWORD']);
     expect(row('svc.cookies.keys')).toEqual(['<redacted>', 'env SVC_COOKIES_KEYS']);
     expect(row('svc.redis.url')).toEqual(['redis://:***@127.0.0.1:1/0', 'env SVC_REDIS_URL']);
+    expect(row('svc.redis.cluster-nodes')).toEqual(['redis://svc:***@127.0.0.1:1,redis://svc:***@[::1]:2', 'env SVC_REDIS_CLUSTER_NODES']);
     expect(row('svc.mail.smtp-url')).toEqual(['<redacted>', 'env SMTP_URL']);
-    expect(result.stdout + result.stderr).not.toMatch(/redis-pw-in-url|smtp-pw-in-url|smtp-pw-in-query/);
+    expect(result.stdout + result.stderr).not.toMatch(/redis-pw-in-url|cluster-pw-in-url|smtp-pw-in-url|smtp-pw-in-query/);
     expect(row('svc.access-token.ttl')).toEqual(['3600', 'default']);
     expect(result.stdout).not.toContain('a-secret-password');
     expect(result.stdout).not.toContain(cookieKey);

@@ -101,38 +101,40 @@ export interface OwnCluster {
   dispose(): void;
 }
 
-/** Starts a 3-master cluster with `redis-cli --cluster create` (~3 s). */
-export async function startOwnCluster(): Promise<OwnCluster> {
+/** Starts a 3-master cluster with `redis-cli --cluster create` (~3 s); with `password`, every node requires it. */
+export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password'> = {}): Promise<OwnCluster> {
+  const auth = options.password ? ['-a', options.password, '--no-auth-warning'] : [];
   const ports = [await freePort(), await freePort(), await freePort()];
   // Each node's bus port is free too: the default (its port + 10 000) may be another process's.
   const busPorts = [await freePort(), await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
   const nodeArgs = (i: number): string[] => [
     '--cluster-enabled', 'yes', '--cluster-port', String(busPorts[i]), '--cluster-config-file', join(dir, `nodes-${ports[i]}.conf`), '--cluster-node-timeout', '2000',
+    ...(options.password ? ['--requirepass', options.password, '--masterauth', options.password] : []),
   ];
-  ports.forEach((port, i) => launch(port, dir, nodeArgs(i)));
-  execFileSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
+  ports.forEach((port, i) => launch(port, dir, nodeArgs(i), auth));
+  execFileSync('redis-cli', [...auth, '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
   for (let i = 0; i < 100; i += 1) {
-    const info = ports.map((p) => spawnSync('redis-cli', ['-p', String(p), 'cluster', 'info'], { encoding: 'utf8' }).stdout);
+    const info = ports.map((p) => spawnSync('redis-cli', ['-p', String(p), ...auth, 'cluster', 'info'], { encoding: 'utf8' }).stdout);
     if (info.every((text) => text.includes('cluster_state:ok'))) break;
     spawnSync('sleep', ['0.1']);
   }
   return {
     nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
     stopNode: (i) => {
-      spawnSync('redis-cli', ['-p', String(ports[i]), 'shutdown', 'nosave']);
+      spawnSync('redis-cli', ['-p', String(ports[i]), ...auth, 'shutdown', 'nosave']);
     },
-    startNode: (i) => launch(ports[i] as number, dir, nodeArgs(i)),
+    startNode: (i) => launch(ports[i] as number, dir, nodeArgs(i), auth),
     describe: () =>
       ports.map((p) => {
-        const info = spawnSync('redis-cli', ['-p', String(p), 'cluster', 'info'], { encoding: 'utf8' }).stdout;
-        const nodes = spawnSync('redis-cli', ['-p', String(p), 'cluster', 'nodes'], { encoding: 'utf8' }).stdout;
+        const info = spawnSync('redis-cli', ['-p', String(p), ...auth, 'cluster', 'info'], { encoding: 'utf8' }).stdout;
+        const nodes = spawnSync('redis-cli', ['-p', String(p), ...auth, 'cluster', 'nodes'], { encoding: 'utf8' }).stdout;
         const state = /cluster_state:(\w+)/.exec(info)?.[1] ?? 'unreachable';
         const flags = nodes.split('\n').filter(Boolean).map((line) => line.split(' ').slice(1, 3).join(' '));
         return `${p} ${state} ${flags.join(' | ')}`;
       }),
     dispose: () => {
-      for (const p of ports) spawnSync('redis-cli', ['-p', String(p), 'shutdown', 'nosave']);
+      for (const p of ports) spawnSync('redis-cli', ['-p', String(p), ...auth, 'shutdown', 'nosave']);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -42,14 +42,27 @@ describe('svc.base-url', () => {
 });
 
 describe('svc.redis.cluster-nodes', () => {
-  it.each(['redis://:hunter2-cluster@redis.internal:6379', 'redis://:hunter2-cluster@redis.internal', 'node-1:6379,redis://default:hunter2-cluster@node-2:6379'])(
-    'refuses a URL where a host:port belongs (%s) without repeating its password',
-    (raw) => {
-      const err = captureError(() => loadSettings({ env: { SVC_REDIS_CLUSTER_NODES: raw } }));
-      expect(err.properties).toEqual(['svc.redis.cluster-nodes']);
-      expect(err.message).not.toContain('hunter2');
-    },
-  );
+  it('honest: takes redis:// seed URLs carrying the user name and password every node is reached with', () => {
+    const settings = loadSettings({ env: { SVC_REDIS_CLUSTER_NODES: 'redis://svc:hunter2%2Ccluster@node-1:7000, redis://svc:hunter2%2Ccluster@node-2' } });
+    expect(settings.redis.clusterNodes).toEqual([
+      { host: 'node-1', port: 7000, username: 'svc', password: 'hunter2,cluster' },
+      { host: 'node-2', port: 6379, username: 'svc', password: 'hunter2,cluster' },
+    ]);
+  });
+
+  it.each([
+    ['a node reached without the password the others carry', 'node-1:6379,redis://default:hunter2-cluster@node-2:6379'],
+    ['two passwords', 'redis://:hunter2-cluster@node-1:6379,redis://:hunter2-other@node-2:6379'],
+    ['a database number, which a Cluster does not have', 'redis://:hunter2-cluster@node-1:6379/1'],
+    ['TLS, not offered to a Cluster yet', 'rediss://:hunter2-cluster@node-1:6379'],
+    ['another scheme', 'http://:hunter2-cluster@node-1:6379'],
+    ['a password that is not percent-encoding', 'redis://:hunter2-cluster%zz@node-1:6379'],
+  ])('refuses %s without repeating a password', (_case, raw) => {
+    const err = captureError(() => loadSettings({ env: { SVC_REDIS_CLUSTER_NODES: raw } }));
+    expect(err.properties).toEqual(['svc.redis.cluster-nodes']);
+    expect(err.message).toMatch(/item #\d/);
+    expect(err.message).not.toContain('hunter2');
+  });
 
   it('refuses a host with a space', () => {
     expect(captureError(() => loadSettings({ env: { SVC_REDIS_CLUSTER_NODES: 'redis one:6379' } })).properties).toEqual(['svc.redis.cluster-nodes']);
@@ -80,8 +93,8 @@ describe('svc.redis.cluster-nodes', () => {
     ]);
   });
 
-  it('still refuses a URL, a lone dot and a host with two dots at its end', () => {
-    for (const raw of ['redis://:hunter2@redis.internal.:6379', '.:6379', 'redis..:6379', '[fe80::7%]:7000']) {
+  it('still refuses a lone dot and a host with two dots at its end, also in a URL', () => {
+    for (const raw of ['redis://:hunter2@redis..:6379', '.:6379', 'redis..:6379', '[fe80::7%]:7000']) {
       const err = captureError(() => loadSettings({ env: { SVC_REDIS_CLUSTER_NODES: raw } }));
       expect(err.properties).toEqual(['svc.redis.cluster-nodes']);
       expect(err.message).not.toContain('hunter2');
