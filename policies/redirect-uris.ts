@@ -27,7 +27,8 @@ function ambiguity(uri: string): string | undefined {
  * Refuses (`invalid_client_metadata`; oidc-provider answers one about `redirect_uris` as `invalid_redirect_uri`) a
  * redirect or post-logout redirect URI that parsers read differently, so the host the pairwise sector and the
  * registration are judged by is the host every client of the URI goes to. oidc-provider's own schema checks
- * (absolute, no fragment, a web client's https) follow.
+ * (absolute, no fragment) follow; its https rule for web clients binds only the implicit grant, which is not
+ * offered, so a web client's `http` redirect URI passes.
  */
 export function judgeRedirectUris(properties: ClientMetadata): void {
   for (const field of TARGETS) {
