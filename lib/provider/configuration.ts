@@ -23,6 +23,7 @@ import { logoutPage, offerSignOutInstead, postLogoutPage, type SubjectAt } from 
 import { INITIAL_ACCESS_TOKEN_TTL } from '../registration/initial-access-tokens.js';
 import { SIGN_IN_SECONDS } from '../management/subject-revocation.js';
 import { newClientId } from '../registration/client-ids.js';
+import { clientBasedCors } from './client-cors.js';
 import { checkedOnce } from './pushed-requests.js';
 import { assertRequestObject } from './request-objects.js';
 import { assertClientAssertion } from './replay-detection.js';
@@ -190,6 +191,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       policy: withRedirectUriCheck(createInteractionPolicy(parts.registry, valueMac, settings.stage.includeScopesInUserInfo)),
       url: (_ctx, interaction) => paths.interaction(interaction.uid),
     },
+    clientBasedCORS: clientBasedCors,
     renderError: async (ctx, out, error) => void (offerSignOutInstead(ctx, out) || (await renderErrorPage(ctx, out, error))),
     // Keys oidc-provider fetches later from a jwks_uri are judged again at that moment (C6).
     fetch: vettedJwksFetch(providerFetch(outbound), parts.logger ?? silentLogger),

@@ -1,11 +1,13 @@
 import { connect } from 'node:net';
 
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import type { ClientMetadata } from 'oidc-provider';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createHttpServer, createMemoryStore, MAX_REQUEST_HEAD_BYTES, type SvcStore } from '../../lib/index.js';
 import { confidentialClient, startApp } from '../helpers/app.js';
-import { codeFlowUrl } from '../helpers/flow.js';
+import { basicAuthorization } from '../../lib/web/basic-auth.js';
+import { codeFlowUrl, pkcePair, signIn } from '../helpers/flow.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 
 describe('health, readiness, headers and error rendering (C2)', () => {
@@ -183,5 +185,63 @@ describe('request heads: what the claims budget admits in the query is read; wha
       server.closeAllConnections();
       server.close();
     }
+  });
+});
+
+describe('calls from a page (CORS): only a client\'s own redirect origins, and at /token only a public client\'s', () => {
+  const spa: ClientMetadata = { client_id: 'cors-spa', token_endpoint_auth_method: 'none', redirect_uris: ['http://spa.localhost:8080/cb'] };
+  const web = confidentialClient({ client_id: 'cors-web', redirect_uris: ['http://web.localhost/cb'] });
+  let running: Awaited<ReturnType<typeof startApp>>;
+  let notices: jest.SpiedFunction<typeof console.info>;
+
+  beforeAll(async () => {
+    notices = jest.spyOn(console, 'info');
+    running = await startApp({ clients: [spa, web] });
+  });
+  afterAll(async () => {
+    notices.mockRestore();
+    await running.close();
+  });
+
+  /** A code of `client` (she signed in and allowed it) with its verifier. */
+  const codeOf = async (client: ClientMetadata): Promise<{ code: string; verifier: string }> => {
+    const { verifier, challenge } = pkcePair();
+    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge }));
+    return { code: callbackUrl.searchParams.get('code') as string, verifier };
+  };
+  const redeem = (client: ClientMetadata, grant: { code: string; verifier: string }, origin?: string): Promise<Response> =>
+    fetch(`${running.issuer}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        ...(origin ? { origin } : {}),
+        ...(client.client_secret ? { authorization: basicAuthorization(client.client_id, client.client_secret, { formEncoded: true }) } : {}),
+      },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: grant.code, code_verifier: grant.verifier, redirect_uri: (client.redirect_uris as string[])[0] as string, ...(client.client_secret ? {} : { client_id: client.client_id }) }).toString(),
+    });
+
+  it('honest: the public client\'s page redeems its code cross-origin, after a preflight naming its origin', async () => {
+    const preflight = await fetch(`${running.issuer}/token`, { method: 'OPTIONS', headers: { origin: 'http://spa.localhost:8080', 'access-control-request-method': 'POST' } });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, 'http://spa.localhost:8080']);
+    const response = await redeem(spa, await codeOf(spa), 'http://spa.localhost:8080');
+    expect([response.status, response.headers.get('access-control-allow-origin')]).toEqual([200, 'http://spa.localhost:8080']);
+  });
+
+  it.each([
+    ['another site', spa, 'http://evil.localhost:8080'],
+    ['its host on another port', spa, 'http://spa.localhost:8081'],
+    ['its host over https', spa, 'https://spa.localhost:8080'],
+    ['the opaque origin of a sandboxed frame', spa, 'null'],
+    ['a confidential client, even from its own redirect origin', web, 'http://web.localhost'],
+  ])('attack: %s is refused invalid_request with no Access-Control-Allow-Origin, and the code stays unspent', async (_name, client, origin) => {
+    const grant = await codeOf(client);
+    const refused = await redeem(client, grant, origin);
+    const body = (await refused.json()) as Record<string, unknown>;
+    expect([refused.status, body.error, refused.headers.get('access-control-allow-origin')]).toEqual([400, 'invalid_request', null]);
+    expect((await redeem(client, grant)).status).toBe(200);
+  });
+
+  it('oidc-provider prints no notice to the console that the CORS policy should be replaced', () => {
+    expect(notices.mock.calls.flat().join('\n')).not.toContain('clientBasedCORS');
   });
 });
