@@ -241,6 +241,16 @@ describe('calls from a page (CORS): only a client\'s own redirect origins, and a
     expect((await redeem(client, grant)).status).toBe(200);
   });
 
+  it('honest: a confidential client\'s page calls UserInfo from its redirect origin; attack: another origin gets no answer it may read', async () => {
+    const tokens = (await (await redeem(web, await codeOf(web))).json()) as { access_token: string };
+    const call = (origin: string): Promise<Response> => fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}`, origin } });
+    const own = await call('http://web.localhost');
+    expect([own.status, own.headers.get('access-control-allow-origin')]).toEqual([200, 'http://web.localhost']);
+    const other = await call('http://evil.localhost');
+    expect([other.status, other.headers.get('access-control-allow-origin')]).toEqual([400, null]);
+    expect(((await other.json()) as Record<string, unknown>).error).toBe('invalid_request');
+  });
+
   it('oidc-provider prints no notice to the console that the CORS policy should be replaced', () => {
     expect(notices.mock.calls.flat().join('\n')).not.toContain('clientBasedCORS');
   });
