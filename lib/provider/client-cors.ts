@@ -1,5 +1,7 @@
 import type { Configuration } from 'oidc-provider';
 
+import { ROUTE_NAMES } from '../seams.js';
+
 /**
  * Which web origins may call the client-authenticated endpoints (token, PAR) and UserInfo from a page: only the
  * origins of the client's own redirect URIs, at the token endpoint only for a public client (a confidential client's
@@ -8,6 +10,6 @@ import type { Configuration } from 'oidc-provider';
  */
 export const clientBasedCors: NonNullable<Configuration['clientBasedCORS']> = (ctx, origin, client) => {
   if (origin === 'null') return false;
-  if (ctx.oidc.route !== 'userinfo' && client.clientAuthMethod !== 'none') return false;
+  if (ctx.oidc.route !== ROUTE_NAMES.userinfo && client.clientAuthMethod !== 'none') return false;
   return (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);
 };
