@@ -14,7 +14,7 @@ export const POLICY_NAMES = ['svc/redirect-uris', 'svc/served-metadata', 'svc/al
 /** Builds the named policies (oidc-provider's `features.registration.policies`). */
 export function createRegistrationPolicies(deps: PolicyDependencies): Record<(typeof POLICY_NAMES)[number], RegistrationPolicy> {
   return {
-    'svc/redirect-uris': redirectUrisPolicy,
+    'svc/redirect-uris': redirectUrisPolicy(deps),
     'svc/served-metadata': servedMetadataPolicy,
     'svc/algorithms': algorithmsPolicy,
     'svc/privacy-metadata': privacyMetadataPolicy,

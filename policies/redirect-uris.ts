@@ -1,6 +1,7 @@
 import { errors, type ClientMetadata } from 'oidc-provider';
 
-import type { RegistrationPolicy } from './types.js';
+import { isLoopbackHost } from '../lib/net/addresses.js';
+import type { PolicyDependencies, RegistrationPolicy } from './types.js';
 
 /** The metadata fields whose URIs a browser is sent to. */
 const TARGETS = ['redirect_uris', 'post_logout_redirect_uris'] as const;
@@ -23,23 +24,33 @@ function ambiguity(uri: string): string | undefined {
   return undefined;
 }
 
+/** True for an `http:` URI whose host is not on the loopback interface: a code sent there crosses a network in clear. */
+function clearOffLoopback(uri: unknown): boolean {
+  if (typeof uri !== 'string' || !URL.canParse(uri)) return false;
+  const url = new URL(uri);
+  return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
+}
+
 /**
  * Refuses (`invalid_client_metadata`; oidc-provider answers one about `redirect_uris` as `invalid_redirect_uri`) a
  * redirect or post-logout redirect URI that parsers read differently, so the host the pairwise sector and the
- * registration are judged by is the host every client of the URI goes to. oidc-provider's own schema checks
- * (absolute, no fragment) follow; its https rule for web clients binds only the implicit grant, which is not
- * offered, so a web client's `http` redirect URI passes.
+ * registration are judged by is the host every client of the URI goes to. With `httpsOnly` (a provider served over
+ * https), a redirect URI must be https too, or http on the loopback interface (RFC 8252 7.3): oidc-provider's own https
+ * rule binds only the implicit grant, which is not offered. Its schema checks (absolute, no fragment) follow.
  */
-export function judgeRedirectUris(properties: ClientMetadata): void {
+export function judgeRedirectUris(properties: ClientMetadata, httpsOnly: boolean): void {
   for (const field of TARGETS) {
     const uris: unknown = properties[field];
     if (!Array.isArray(uris)) continue;
     for (const [index, uri] of uris.entries()) {
       const why = typeof uri === 'string' ? ambiguity(uri) : undefined;
       if (why) throw new errors.InvalidClientMetadata(`${field}[${index}] ${why}; write the URI as a browser shows it`);
+      if (httpsOnly && field === 'redirect_uris' && clearOffLoopback(uri)) {
+        throw new errors.InvalidClientMetadata(`${field}[${index}] is http on a host other than loopback: the code would cross the network in clear; use https (http is for the loopback interface)`);
+      }
     }
   }
 }
 
 /** Policy `svc/redirect-uris`: {@link judgeRedirectUris} at every registration and update. */
-export const redirectUrisPolicy: RegistrationPolicy = async (_ctx, properties) => judgeRedirectUris(properties);
+export const redirectUrisPolicy = ({ httpsOnly }: Pick<PolicyDependencies, 'httpsOnly'>): RegistrationPolicy => async (_ctx, properties) => judgeRedirectUris(properties, httpsOnly === true);

@@ -15,6 +15,8 @@ export interface PolicyDependencies {
   fetch: (url: string, accept: string) => Promise<FetchedDocument>;
   /** The subject type of a client registered without one (`svc.subject.default-type`); default `pairwise`. */
   defaultSubjectType?: 'public' | 'pairwise';
+  /** The provider is served over https: a redirect URI must then be https, or http on the loopback interface. */
+  httpsOnly?: boolean;
 }
 
 /** Rejects the registration: 400 `invalid_client_metadata` with "`field`: `rule`". */

@@ -78,7 +78,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
   return {
     adapter: parts.adapter,
     // Judged here too, so clients given to this function directly are held to the key rules as well (C6).
-    clients: withSubjectDefaults((parts.clients ?? []).map((c) => judgedStaticClient(c, 'clients')), settings.subject.defaultType),
+    clients: withSubjectDefaults((parts.clients ?? []).map((c) => judgedStaticClient(c, settings.baseUrl, 'clients')), settings.subject.defaultType),
     ...pairwise,
     findAccount: parts.findAccount,
     jwks: parts.jwks,
@@ -165,7 +165,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
         initialAccessToken: true,
         issueRegistrationAccessToken: true,
         idFactory: newClientId,
-        policies: createRegistrationPolicies({ fetch: (url, accept) => fetchDocument(url, outbound, accept), defaultSubjectType: settings.subject.defaultType }),
+        policies: createRegistrationPolicies({ fetch: (url, accept) => fetchDocument(url, outbound, accept), defaultSubjectType: settings.subject.defaultType, httpsOnly: settings.baseUrl.startsWith('https:') }),
       },
       registrationManagement: { enabled: true, rotateRegistrationAccessToken: true },
       // RFC 9126 at /par: client-authenticated, `request_uri` valid 60 s, used once, bound to the client.

@@ -88,8 +88,8 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   }
   const claimModules = [...(options.claimModules ?? []), ...(settings.claims.modules ? await loadClaimModules(settings.claims.modules, context) : [])];
   const clients = [
-    ...(settings.clients.file ? readClients(settings.clients.file).map((c) => judgedStaticClient(c, 'svc.clients.file', ['svc.clients.file'])) : []),
-    ...(options.clients ?? []).map((c) => judgedStaticClient(c, 'options.clients')),
+    ...(settings.clients.file ? readClients(settings.clients.file).map((c) => judgedStaticClient(c, settings.baseUrl, 'svc.clients.file', ['svc.clients.file'])) : []),
+    ...(options.clients ?? []).map((c) => judgedStaticClient(c, settings.baseUrl, 'options.clients')),
   ];
   const store = options.store ?? createStore(settings.redis, logger);
   return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };

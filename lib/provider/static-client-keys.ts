@@ -6,12 +6,14 @@ import { judgeRedirectUris } from '../../policies/redirect-uris.js';
 import { SettingsError } from '../errors.js';
 
 /**
- * A static client with its redirect URIs, `default_acr_values`, `scope` and inline keys judged as at registration
- * ({@link judgeRedirectUris}, {@link withServedMetadata}, {@link withJudgedInlineKeys}), held as registration stores them; a refusal stops the start with a {@link SettingsError} naming `source`, the client and the rule.
+ * A static client with its redirect URIs, `default_acr_values`, `scope` and inline keys judged as registration at the
+ * provider on `baseUrl` judges them ({@link judgeRedirectUris}, {@link withServedMetadata}, {@link withJudgedInlineKeys}),
+ * held as registration stores them; a refusal stops the start with a {@link SettingsError} naming `source`, the client
+ * and the rule.
  */
-export function judgedStaticClient(client: ClientMetadata, source: string, properties: string[] = []): ClientMetadata {
+export function judgedStaticClient(client: ClientMetadata, baseUrl: string, source: string, properties: string[] = []): ClientMetadata {
   try {
-    judgeRedirectUris(client);
+    judgeRedirectUris(client, baseUrl.startsWith('https:'));
     return withJudgedInlineKeys(withServedMetadata(client));
   } catch (err) {
     if (!(err instanceof errors.InvalidClientMetadata)) throw err;

@@ -79,6 +79,14 @@ const CASES: RejectionCase[] = [
   { name: 'a backslash in a native app redirect URI', body: () => ({ application_type: 'native', redirect_uris: ['com.example.app:/cb\\x'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
   // The host becomes a CSP source on the sign-in and sign-out pages: `*` would let their forms post anywhere.
   { name: 'a wildcard host in a post-logout redirect URI', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://*/bye'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0]' },
+  // A provider served over https sends codes over https, or to the loopback interface (RFC 8252 7.3).
+  ...['http://rp.example/cb', 'http://10.0.0.1/cb', 'http://localhost.rp.example/cb', 'http://127.0.0.1.nip.io/cb', 'HTTP://RP.EXAMPLE/cb'].map((uri): RejectionCase => ({
+    name: `an http redirect URI off the loopback interface of an https provider (${uri})`,
+    app: 'strict',
+    body: () => ({ redirect_uris: ['https://rp.example/cb', uri] }),
+    error: 'invalid_redirect_uri',
+    names: 'redirect_uris[1] is http on a host other than loopback',
+  })),
   { name: 'a wildcard host in a redirect URI', body: () => ({ redirect_uris: ['https://*.example/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
   { name: 'a semicolon in a post-logout redirect URI host', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://rp.example;sandbox/bye'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0]' },
   { name: 'user information in a post-logout redirect URI', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://rp.example:pw@evil.example/bye'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0]' },
@@ -228,6 +236,8 @@ const DOCUMENTED: Record<string, string> = {
   'jwks_uri redirecting to another host': 'jwks_uri: …: redirects to another host (…)',
   'a fragment in a redirect URI': 'redirect_uris must not contain fragments',
   'a backslash before user information in a redirect URI': 'redirect_uris[0] holds a backslash; write the URI as a browser shows it',
+  'an http redirect URI off the loopback interface of an https provider (http://rp.example/cb)':
+    'redirect_uris[1] is http on a host other than loopback: the code would cross the network in clear; use https (http is for the loopback interface)',
 };
 
 /** The examples quoted in the second column of docs/registration.md's table of rejections. */
@@ -268,7 +278,8 @@ describe('rejected registrations (C6, C11)', () => {
     for (const mode of ['open', 'strict'] as const) {
       const props = { 'svc.fetch.allow-private-network': mode === 'open' };
       const store = countingStore(createStore(loadSettings({ env: {}, properties: props }).redis));
-      const running = await startApp({ store, properties: props });
+      // The strict app is also served as https: its redirect URIs must be https, or http on the loopback interface.
+      const running = await startApp({ store, properties: props, ...(mode === 'strict' ? { publicScheme: 'https' as const } : {}) });
       apps[mode] = { running, store, token: (await issueInitialAccessToken(running.app.svc.provider)).token };
     }
   }, 30_000);
@@ -291,6 +302,22 @@ describe('rejected registrations (C6, C11)', () => {
     // The shared token is left unspent (checked in the store, so no case depends on another).
     expect(await isUnspent(running, token)).toBe(true);
   }, 10_000);
+
+  it('honest: an https provider registers http redirect URIs on the loopback interface (native and local apps), and any https one', async () => {
+    const { running } = apps.strict;
+    if (!running) throw new Error('app not started');
+    for (const uri of ['http://127.0.0.1:8080/cb', 'http://localhost/cb', 'http://app.localhost:3000/cb', 'http://[::1]:9000/cb', 'https://rp.example/cb']) {
+      const res = await register(running, { redirect_uris: [uri] }, (await issueInitialAccessToken(running.app.svc.provider)).token);
+      expect([uri, res.status, res.body.error_description]).toEqual([uri, 201, undefined]);
+    }
+  });
+
+  it('honest: a provider served over http for development registers a relying party on another host of its network over http', async () => {
+    const { running } = apps.open;
+    if (!running) throw new Error('app not started');
+    const res = await register(running, { redirect_uris: ['http://rp.lan:3000/cb'] }, (await issueInitialAccessToken(running.app.svc.provider)).token);
+    expect([res.status, res.body.error_description]).toEqual([201, undefined]);
+  });
 
   it('leaves an initial access token usable after a rejection: it then registers a client', async () => {
     for (const mode of ['open', 'strict'] as const) {

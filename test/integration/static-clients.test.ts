@@ -51,6 +51,17 @@ describe('statically provisioned clients (svc.clients.file)', () => {
     await expect(startApp({ clients: [refreshing] })).rejects.toThrow(/^static client "refresh-rp": grant_types /);
   });
 
+  it('attack: a static client of a provider served over https with an http redirect URI off the loopback stops the start naming it', async () => {
+    const clear = { client_id: 'clear-rp', client_secret: 'x'.repeat(40), redirect_uris: ['http://rp.example/cb'] };
+    await expect(startApp({ clients: [clear], publicScheme: 'https' })).rejects.toThrow(/^options\.clients: client "clear-rp": redirect_uris\[0\] is http on a host other than loopback/);
+  });
+
+  it('honest: the same client starts on a provider served over http for development, and an https provider starts with a loopback one', async () => {
+    const clear = { client_id: 'clear-rp', client_secret: 'x'.repeat(40), redirect_uris: ['http://rp.example/cb'] };
+    const local = { client_id: 'local-rp', client_secret: 'x'.repeat(40), redirect_uris: ['http://127.0.0.1:8080/cb'] };
+    for (const started of [await startApp({ clients: [clear] }), await startApp({ clients: [local], publicScheme: 'https' })]) await started.close();
+  });
+
   it('honest: a static client whose sector_identifier_uri cannot be fetched at start does not stop it (its document is fetched at first use)', async () => {
     const grouped: ClientMetadata = { client_id: 'sector-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://a.rp.example/cb', 'https://b.rp.example/cb'], subject_type: 'pairwise', sector_identifier_uri: 'https://sector.invalid/uris.json' };
     const started = await startApp({ clients: [grouped] });
