@@ -74,6 +74,12 @@ const UID_MEMO_ENTRIES = 50_000;
 /** A script Redis takes for one that may write (a shebang without `no-writes`): refused where a write would be. */
 const WRITE_PROBE = '#!lua\nreturn 1';
 
+/** How long an undo of a consume left unanswered is sent again while the connection is down (see `undoLateConsume`). */
+const UNDO_WINDOW_MS = 10 * 60_000;
+
+/** At most so many undos wait for the connection: an outage does not grow the process without bound. */
+const UNDO_PENDING_MAX = 10_000;
+
 /** The cause of an operation the circuit breaker refused: it never reached Redis. */
 const NOT_SENT = new Error('store circuit breaker open: not sent');
 
@@ -394,16 +400,39 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   /**
    * After a consume left unanswered (timed out, connection lost), undoes it should it land late: sent on the connection
    * the consume went out on, so Redis runs it after the consume, and it removes only that consume's mark. Otherwise the
-   * client's retry, which the 503 invites, would meet a code consumed by nobody and be taken for a replay.
+   * client's retry, which the 503 invites, would meet a code consumed by nobody and be taken for a replay. An undo that
+   * itself went unanswered (the connection dropped: ioredis re-sends nothing, `maxRetriesPerRequest: 0`) is sent again
+   * once the connection is ready, for {@link UNDO_WINDOW_MS}: the consume may have landed before the drop, and an undo
+   * removes no one else's mark, however late.
    */
-  const undoLateConsume = (key: string, marker: string): void => {
+  const undoLateConsume = (key: string, marker: string, until = Date.now() + UNDO_WINDOW_MS, delay = 100): void => {
     client.svcUnconsumeOwn(key, marker).then(
       (undone) => {
         if (undone === 1) logger.warn('store_consume_undone', { store: 'redis', host: at.host, port: at.port });
       },
-      (err: unknown) => logger.warn('store_consume_undo_failed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...causeOf(err) }),
+      (err: unknown) => {
+        if ((err as { name?: unknown } | undefined)?.name === 'ReplyError' || Date.now() >= until || undosAwaitingReady.size + undosRetrying >= UNDO_PENDING_MAX) {
+          logger.warn('store_consume_undo_failed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...causeOf(err) });
+        } else if (client.status === 'ready') {
+          // A Cluster stays ready with one node away: backing off, so an outage is not hammered with undos.
+          undosRetrying += 1;
+          void sleep(delay, undefined, { ref: false }).then(() => {
+            undosRetrying -= 1;
+            undoLateConsume(key, marker, until, Math.min(delay * 2, 5000));
+          });
+        } else {
+          undosAwaitingReady.set(`${marker}|${key}`, { key, marker, until });
+        }
+      },
     );
   };
+  const undosAwaitingReady = new Map<string, { key: string; marker: string; until: number }>();
+  let undosRetrying = 0;
+  client.on('ready', () => {
+    const due = [...undosAwaitingReady.values()];
+    undosAwaitingReady.clear();
+    for (const { key, marker, until } of due) undoLateConsume(key, marker, until);
+  });
 
   const adapter = (model: string): Adapter => ({
     upsert: async (id, payload, expiresIn) => {

@@ -4,6 +4,7 @@ import { Redis, type Cluster } from 'ioredis';
 import { refOf } from '../../adapters/inventory.js';
 import { createRedisStore } from '../../adapters/redis.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
+import { capturingLogger } from '../helpers/logs.js';
 import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 
 type Store = ReturnType<typeof createRedisStore>;
@@ -380,5 +381,98 @@ describe('redis store: a Cluster whose nodes require a password', () => {
 
   it('attack: seed nodes carrying different passwords are refused before any connection', () => {
     expect(() => createRedisStore({ clusterNodes: [{ host: '127.0.0.1', port: 1, password: 'a-secret' }, { host: '127.0.0.1', port: 2 }] })).toThrow(/same username and password/);
+  });
+});
+
+describe('redis store: a consume whose answer was lost with its connection', () => {
+  /**
+   * A TCP relay to `port`: `cutAfterNextWrite()` lets the client's next bytes reach Redis, then drops everything both
+   * ways (the answer is lost, as in a network partition) until `drop()` closes those connections; later ones relay.
+   */
+  async function relay(port: number): Promise<{ port: number; cutAfterNextWrite(): void; drop(): void; close(): void }> {
+    const { createServer, connect } = await import('node:net');
+    let cutNext = false;
+    const live = new Set<import('node:net').Socket>();
+    const server = createServer((inbound) => {
+      const outbound = connect(port, '127.0.0.1');
+      let cut = false;
+      live.add(inbound).add(outbound);
+      inbound.on('data', (chunk) => {
+        if (cut) return;
+        outbound.write(chunk);
+        if (cutNext) [cut, cutNext] = [true, false];
+      });
+      outbound.on('data', (chunk) => void (cut || inbound.write(chunk)));
+      for (const [a, b] of [[inbound, outbound], [outbound, inbound]] as const) {
+        a.on('error', () => b.destroy());
+        a.on('close', () => b.destroy());
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      port: (server.address() as import('node:net').AddressInfo).port,
+      cutAfterNextWrite: () => void (cutNext = true),
+      drop: () => {
+        for (const socket of live) socket.destroy();
+        live.clear();
+      },
+      close: () => server.close(),
+    };
+  }
+
+  it('attack: is undone once the connection is back, so the retry its 503 invites redeems the code once', async () => {
+    const own = await startOwnRedis();
+    const link = await relay(own.port);
+    const { logger, lines } = capturingLogger();
+    const undo = new Promise<string>((resolve) => {
+      const push = lines.push.bind(lines);
+      lines.push = (...items: string[]): number => {
+        for (const line of items) if (/"e":"store_consume_undo/.test(line)) resolve((JSON.parse(line) as { e: string }).e);
+        return push(...items);
+      };
+    });
+    const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: testPrefix('lost-consume'), operationTimeoutMs: 300, logger });
+    stores.push(store);
+    try {
+      const codes = store.adapter('AuthorizationCode');
+      await codes.upsert('code-1', { kind: 'AuthorizationCode', grantId: 'g' }, 60);
+      link.cutAfterNextWrite();
+      await expect(codes.consume('code-1')).rejects.toBeInstanceOf(StoreUnavailableError);
+      link.drop();
+      expect(await undo).toBe('store_consume_undone');
+      expect(await codes.find('code-1')).not.toHaveProperty('consumed');
+      await codes.consume('code-1');
+      await expect(codes.consume('code-1')).rejects.toMatchObject({ name: 'AlreadyConsumedError' });
+    } finally {
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+      link.close();
+      own.dispose();
+    }
+  });
+
+  it('honest: a replay whose answer was lost on a code already redeemed is not undone once the connection is back', async () => {
+    const own = await startOwnRedis();
+    const link = await relay(own.port);
+    const { logger, lines } = capturingLogger();
+    const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: testPrefix('lost-replay'), operationTimeoutMs: 300, logger });
+    stores.push(store);
+    try {
+      const codes = store.adapter('AuthorizationCode');
+      await codes.upsert('code-1', { kind: 'AuthorizationCode', grantId: 'g' }, 60);
+      await codes.consume('code-1');
+      link.cutAfterNextWrite();
+      await expect(codes.consume('code-1')).rejects.toBeInstanceOf(StoreUnavailableError);
+      const back = new Promise((resolve) => store.client.once('ready', resolve));
+      link.drop();
+      await back;
+      // The undo was sent again as the connection became ready, before this read on the same connection.
+      expect(await codes.find('code-1')).toHaveProperty('consumed');
+      await expect(codes.consume('code-1')).rejects.toMatchObject({ name: 'AlreadyConsumedError' });
+      expect(lines.filter((line) => line.includes('store_consume_undo'))).toEqual([]);
+    } finally {
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+      link.close();
+      own.dispose();
+    }
   });
 });
