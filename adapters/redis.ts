@@ -533,14 +533,15 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   let evictionLogged = false;
   /**
    * Why a master refuses writes (`OOM`: full under `noeviction`; `READONLY`: a replica, say after a failover the
-   * address did not follow), asked with a script that may write and writes nothing (Redis refuses it up front as it
+   * address did not follow; `MISCONF`: its last snapshot failed, with `stop-writes-on-bgsave-error`; `NOREPLICAS`:
+   * fewer replicas in sync than `min-replicas-to-write`), asked with a script that may write and writes nothing (Redis refuses it up front as it
    * would a write); `undefined` when every master would take one. Other errors (a master away, a user denied EVAL)
    * say nothing about writes.
    */
   const writesRefused = async (): Promise<string | undefined> => {
     const masters = clustered ? (client as Cluster).nodes('master') : [client as Redis];
     const answers = await Promise.all(masters.map((node) => node.eval(WRITE_PROBE, 0).then(() => undefined, (err: unknown) => err)));
-    return answers.map((err) => (err as Error | undefined)?.message).find((message) => message !== undefined && /^(OOM|READONLY) /.test(message));
+    return answers.map((err) => (err as Error | undefined)?.message).find((message) => message !== undefined && /^(OOM|READONLY|MISCONF|NOREPLICAS) /.test(message));
   };
 
   return {

@@ -160,6 +160,32 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
     }
   });
 
+  it('attack: a Redis that refuses writes for want of replicas (min-replicas-to-write) is not ready; once its replica is in sync, it is ready', async () => {
+    const own = await startOwnRedis();
+    const replica = await startOwnRedis();
+    const admin = new Redis(own.url);
+    const follower = new Redis(replica.url);
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('no-replicas'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      await admin.config('SET', 'min-replicas-to-write', '1');
+      await admin.config('SET', 'repl-diskless-sync-delay', '0');
+      const refusal = await store.ping().then(() => undefined, (err: unknown) => err);
+      expect(refusal).toBeInstanceOf(StoreUnavailableError);
+      expect(String((refusal as Error).cause)).toContain('Redis refuses writes: NOREPLICAS');
+      await expect(store.adapter('Session').upsert('s', { uid: 'u' }, 60)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await follower.call('REPLICAOF', '127.0.0.1', String(own.port));
+      await admin.call('WAIT', '1', '0');
+      await expect(store.ping()).resolves.toBeUndefined();
+      await expect(store.adapter('Session').upsert('s', { uid: 'u' }, 60)).resolves.toBeUndefined();
+    } finally {
+      await store.close();
+      admin.disconnect();
+      follower.disconnect();
+      replica.dispose();
+      own.dispose();
+    }
+  });
+
   it('attack: a Cluster with one master full (noeviction, below its memory in use) is not ready, and ready again once it has room', async () => {
     let cluster: OwnCluster | undefined;
     try {
