@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
+import { authorizationUrl, pkcePair } from '../helpers/flow.js';
 import {
   encryptionKey,
   makeCertificateChain,
@@ -119,6 +120,29 @@ describe('client registration (C6)', () => {
       );
       expect(res.status).toBe(201);
       expect(res.body.client_secret).toBeUndefined();
+    });
+
+    it('lets a native app use any port on its loopback redirect (RFC 8252 7.3), and a web client only the port it registered', async () => {
+      const authorize = async (clientId: string, redirectUri: string): Promise<{ status: number; location: string | null; html: string }> => {
+        const url = authorizationUrl(running.issuer, { client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+        const response = await fetch(url, { redirect: 'manual', headers: { accept: 'text/html' } });
+        return { status: response.status, location: response.headers.get('location'), html: await response.text() };
+      };
+      const registered = ['http://127.0.0.1/cb', 'http://[::1]/cb', 'http://localhost/cb'];
+      const native = await register(running, { application_type: 'native', redirect_uris: registered, token_endpoint_auth_method: 'none' }, await iat());
+      expect(native.status).toBe(201);
+      for (const presented of ['http://127.0.0.1:53123/cb', 'http://[::1]:8765/cb', 'http://localhost:1234/cb', 'http://127.0.0.1/cb']) {
+        const answer = await authorize(native.body.client_id as string, presented);
+        expect([presented, answer.status, answer.location]).toEqual([presented, 303, expect.stringMatching(/^\/oidc\/v1\/interaction\//)]);
+      }
+      for (const presented of ['http://127.0.0.1:53123/other', 'http://127.0.0.2:53123/cb', 'https://127.0.0.1:53123/cb']) {
+        const answer = await authorize(native.body.client_id as string, presented);
+        expect([presented, answer.status, answer.location, answer.html.includes('invalid_redirect_uri')]).toEqual([presented, 400, null, true]);
+      }
+      const web = await register(running, { redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' }, await iat());
+      expect(web.status).toBe(201);
+      const other = await authorize(web.body.client_id as string, 'http://127.0.0.1:53123/cb');
+      expect([other.status, other.location, other.html.includes('invalid_redirect_uri')]).toEqual([400, null, true]);
     });
 
     it('keeps redirect URIs as written when every parser reads them alike: no path, an @ in path or query, IPv6, a private-use scheme, a non-ASCII host', async () => {
