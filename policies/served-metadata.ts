@@ -11,11 +11,15 @@ const UNSERVED_SCOPES: ReadonlySet<string> = new Set(['address', 'phone', 'offli
  *   voluntary claim, and `acr` is never issued (C3), as an authorization request's `acr_values` is ignored;
  * - its `scope` without `address`, `phone` and `offline_access`, as an authorization request naming them is served
  *   without them (C5); a `scope` without `openid` is refused, since every authorization request must name it.
- * Anything else in those two members is refused (`invalid_client_metadata`).
+ * Anything else in those two members is refused (`invalid_client_metadata`), as is a `grant_types` naming another grant
+ * than `authorization_code` (oidc-provider would refuse some with a message about another member).
  */
 export function withServedMetadata<T extends ClientMetadata>(metadata: T): T {
   const { default_acr_values: acr, ...rest } = metadata;
   if (acr !== undefined && !(Array.isArray(acr) && acr.every((value) => typeof value === 'string'))) reject('default_acr_values', 'must be an array of strings');
+  const grants: unknown = metadata.grant_types;
+  const other: unknown = Array.isArray(grants) ? (grants as unknown[]).find((grant) => grant !== 'authorization_code') : undefined;
+  if (other !== undefined) reject('grant_types', `${JSON.stringify(other)} is not offered: authorization_code is the only grant (no refresh tokens: C3)`);
   const scope: unknown = metadata.scope;
   if (scope === undefined) return rest as T;
   if (typeof scope !== 'string') reject('scope', 'must be a string of space-separated scope values');

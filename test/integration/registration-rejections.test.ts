@@ -93,6 +93,9 @@ const CASES: RejectionCase[] = [
   { name: 'response_types code id_token', body: () => ({ redirect_uris: R, response_types: ['code id_token'] }), error: 'invalid_client_metadata', names: 'response_types' },
   { name: 'grant_types implicit', body: () => ({ redirect_uris: R, grant_types: ['implicit'] }), error: 'invalid_client_metadata', names: 'grant_types' },
   { name: 'grant_types refresh_token', body: () => ({ redirect_uris: R, grant_types: ['authorization_code', 'refresh_token'] }), error: 'invalid_client_metadata', names: 'grant_types' },
+  // oidc-provider's own check of a device_code grant would name jwks_uri.
+  { name: 'grant_types device_code', body: () => ({ redirect_uris: R, grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'] }), error: 'invalid_client_metadata', names: 'grant_types: "urn:ietf:params:oauth:grant-type:device_code" is not offered' },
+  { name: 'grant_types client_credentials', body: () => ({ redirect_uris: R, grant_types: ['client_credentials'] }), error: 'invalid_client_metadata', names: 'grant_types' },
   { name: 'token_endpoint_auth_method client_secret_jwt', body: () => ({ redirect_uris: R, token_endpoint_auth_method: 'client_secret_jwt' }), error: 'invalid_client_metadata', names: 'token_endpoint_auth_method' },
   // Accepted and dropped when well formed (acr is never issued); anything else is not metadata of OpenID Connect Registration 2.
   { name: 'default_acr_values as a string', body: () => ({ redirect_uris: R, default_acr_values: 'urn:mace:incommon:iap:silver' }), error: 'invalid_client_metadata', names: 'default_acr_values' },
@@ -234,6 +237,7 @@ const DOCUMENTED: Record<string, string> = {
   // The fetch's own 5 s and the request's shared 5 s budget end together: either words it.
   'jwks_uri too slow (over 5 s)': 'jwks_uri: …: timed out…',
   'jwks_uri redirecting to another host': 'jwks_uri: …: redirects to another host (…)',
+  'grant_types device_code': 'grant_types: "urn:ietf:params:oauth:grant-type:device_code" is not offered: authorization_code is the only grant (no refresh tokens: C3)',
   'a fragment in a redirect URI': 'redirect_uris must not contain fragments',
   'a backslash before user information in a redirect URI': 'redirect_uris[0] holds a backslash; write the URI as a browser shows it',
   'an http redirect URI off the loopback interface of an https provider (http://rp.example/cb)':

@@ -46,9 +46,14 @@ describe('statically provisioned clients (svc.clients.file)', () => {
     expect(response.headers.get('location')).toMatch(/^\/oidc\/v1\/interaction\//);
   });
 
-  it('attack: a static client oidc-provider would refuse (a grant it does not offer) stops the start naming it, instead of an error page at every authorization', async () => {
+  it('attack: a static client oidc-provider would refuse (a response type it does not offer) stops the start naming it, instead of an error page at every authorization', async () => {
+    const hybrid = { client_id: 'hybrid-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'], response_types: ['code id_token' as const] };
+    await expect(startApp({ clients: [hybrid] })).rejects.toThrow(/^static client "hybrid-rp": response_types /);
+  });
+
+  it('attack: a static client asking for a grant not offered stops the start naming the grant', async () => {
     const refreshing = { client_id: 'refresh-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'], grant_types: ['authorization_code', 'refresh_token'] };
-    await expect(startApp({ clients: [refreshing] })).rejects.toThrow(/^static client "refresh-rp": grant_types /);
+    await expect(startApp({ clients: [refreshing] })).rejects.toThrow(/^options\.clients: client "refresh-rp": grant_types: "refresh_token" is not offered/);
   });
 
   it('attack: a static client of a provider served over https with an http redirect URI off the loopback stops the start naming it', async () => {
