@@ -90,6 +90,9 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     if (!set) return new Response(body.length > 0 ? new Uint8Array(body) : null, { status: response.status, headers });
     const judgement = judgeClientKeySet(set, owner.requested);
     const kept = judgement.keys;
+    // A set that cannot encrypt to the client as it registered (empty, signing keys only) fails its requests: its
+    // max-age or Expires (a year, say) would keep it in use after the client fixed it, so it is kept 60 s, as a failed answer.
+    if (owner.scope !== '' && judgement.unserved.length > 0) for (const name of ['cache-control', 'expires']) headers.delete(name);
     const refused = judgement.setDefect !== undefined ? [judgement.setDefect] : judgement.refused.map((r) => clip(r.message, 360));
     if (judgement.dropped.length > 0 && kept.length === 0) {
       refused.push(...judgement.dropped.map((i) => `${keyLabel(set.keys[i], i)}: has neither use nor key_ops, and the client asks for encryption`));

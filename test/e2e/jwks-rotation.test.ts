@@ -211,6 +211,29 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(seen.token?.body).not.toContain('id_token');
   });
 
+  it.each([
+    ['signing keys only', (signing: JWK): JWK[] => [{ ...signing, use: 'sig', kid: 'sig' }]],
+    ['no key at all', (): JWK[] => []],
+  ])('a set swapped to %s under a year-long max-age: invalid_client_metadata, no ID token, and the fixed set serves after 60 s, not a year', async (_name, swapped) => {
+    const good = await encryptionKey(ALG, { kid: 'enc' });
+    const signing = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }) as JWK;
+    const { client, where } = await registerAt([good.jwk]);
+    caching.set(where, 'public, max-age=31536000');
+    sets.set(where, swapped(signing));
+    const broken = await flow(client, [good]);
+    expect(broken.result).toBeInstanceOf(Error);
+    expect([broken.seen.token?.status, JSON.parse(broken.seen.token?.body ?? '{}')]).toEqual([400, { error: 'invalid_client_metadata', error_description: `no suitable encryption key found (${ALG})` }]);
+    expect(broken.seen.userinfo).toBeUndefined();
+    expect(hits.get(where)).toBe(2);
+
+    sets.set(where, [good.jwk]);
+    advanceClock(61);
+    const fixed = await flow(client, [good]);
+    expect(fixed.result).not.toBeInstanceOf(Error);
+    expect(decodeProtectedHeader(rawIdToken(fixed.seen))).toMatchObject({ alg: ALG, kid: 'enc' });
+    expect(hits.get(where)).toBe(3);
+  });
+
   /** An ECDH-ES key pair on `crv`, labelled as `extra` says (no `use` unless given). */
   async function ecdhKey(crv: 'P-256' | 'X25519', extra: Partial<JWK>): Promise<Key> {
     const { publicKey, privateKey } = await generateKeyPair('ECDH-ES', { crv, extractable: true });
