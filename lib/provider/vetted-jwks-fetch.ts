@@ -61,6 +61,24 @@ function asJwkSet(body: Buffer): { keys: unknown[] } | undefined {
 }
 
 /**
+ * Longest a client's key set is used before it is fetched again, whatever its `max-age` or `Expires` says: a client
+ * that removes a key (compromised, say) has nothing more encrypted to it after at most this long.
+ */
+const CLIENT_JWKS_MAX_FRESH_SECONDS = 3600;
+
+/** Caps the lifetime `headers` give a response (`max-age`, else `Expires`) at {@link CLIENT_JWKS_MAX_FRESH_SECONDS}. */
+function capFreshness(headers: Headers): void {
+  const control = headers.get('cache-control') ?? '';
+  if (/no-store|no-cache/i.test(control)) return;
+  const maxAge = /(?:^|,)\s*max-age\s*=\s*"?(\d+)"?/i.exec(control)?.[1];
+  const expires = headers.get('expires');
+  const seconds = maxAge !== undefined ? Number(maxAge) : expires !== null ? (Date.parse(expires) - Date.now()) / 1000 : undefined;
+  if (seconds === undefined || !(seconds > CLIENT_JWKS_MAX_FRESH_SECONDS)) return;
+  headers.set('cache-control', `max-age=${CLIENT_JWKS_MAX_FRESH_SECONDS}`);
+  headers.delete('expires');
+}
+
+/**
  * Wraps oidc-provider's `fetch` so that the provider never uses a client key that has not passed the
  * key rules when it was fetched (C6): every body oidc-provider would read as a JWK Set (told by its
  * content: `jwks_uri` and `sector_identifier_uri` are fetched alike) is judged by {@link judgeClientKeySet}
@@ -93,6 +111,7 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     // A set that cannot encrypt to the client as it registered (empty, signing keys only) fails its requests: its
     // max-age or Expires (a year, say) would keep it in use after the client fixed it, so it is kept 60 s, as a failed answer.
     if (owner.scope !== '' && judgement.unserved.length > 0) for (const name of ['cache-control', 'expires']) headers.delete(name);
+    else if (owner.scope !== '') capFreshness(headers);
     const refused = judgement.setDefect !== undefined ? [judgement.setDefect] : judgement.refused.map((r) => clip(r.message, 360));
     if (judgement.dropped.length > 0 && kept.length === 0) {
       refused.push(...judgement.dropped.map((i) => `${keyLabel(set.keys[i], i)}: has neither use nor key_ops, and the client asks for encryption`));

@@ -42,6 +42,8 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
   const hits = new Map<string, number>();
   /** Cache-Control per path, where a test wants another one. */
   const caching = new Map<string, string>();
+  /** An Expires header per path, where a test wants one. */
+  const expiring = new Map<string, string>();
   /** A failed answer per path, where a test wants one instead of the set. */
   const failing = new Map<string, { status: number; body: string }>();
   let path = 0;
@@ -54,6 +56,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
       res.setHeader('content-type', 'application/json');
       // The strictest caching a server can ask for; oidc-provider still keeps a set for 60 s.
       res.setHeader('cache-control', caching.get(url) ?? 'no-cache, no-store');
+      if (expiring.has(url)) res.setHeader('expires', expiring.get(url) as string);
       res.statusCode = failing.get(url)?.status ?? 200;
       res.end(failing.get(url)?.body ?? JSON.stringify({ keys: sets.get(url) ?? [] }));
     };
@@ -192,6 +195,22 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     const { seen, result } = await flow(client, [good]);
     expect(hits.get(where)).toBe(3);
     expectRefusedAtToken(seen, result, url, 'key #1 ("long"): RSA public exponent 1 is below 65537');
+  });
+
+  it('attack: a max-age or Expires of a year keeps a key the client removed in use at most an hour', async () => {
+    for (const header of [['cache-control', 'public, max-age=31536000'], ['expires', new Date(Date.now() + 365 * 86400_000).toUTCString()]] as const) {
+      const [old, next] = [await encryptionKey(ALG, { kid: `old-${header[0]}` }), await encryptionKey(ALG, { kid: `next-${header[0]}` })];
+      const { client, where } = await registerAt([old.jwk]);
+      caching.set(where, header[0] === 'cache-control' ? header[1] : 'public');
+      if (header[0] === 'expires') expiring.set(where, header[1]);
+      expect((await flow(client, [old])).result).not.toBeInstanceOf(Error);
+      sets.set(where, [next.jwk]);
+      advanceClock(3601);
+      const { seen, result } = await flow(client, [next]);
+      expect(result).not.toBeInstanceOf(Error);
+      expect(decodeProtectedHeader(rawIdToken(seen))).toMatchObject({ alg: ALG, kid: `next-${header[0]}` });
+      expect(hits.get(where)).toBe(3);
+    }
   });
 
   it('keys remain but none can encrypt: invalid_client_metadata names the algorithm and the refused key', async () => {
