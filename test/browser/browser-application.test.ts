@@ -128,10 +128,12 @@ describe('a browser application: its own fetches, and silent renew in a hidden i
     const { context, page } = await signedIn(sameSite);
     try {
       const served = page.waitForResponse((r) => r.url().includes('/interaction/') && r.request().resourceType() === 'document');
+      // The frame's one committed navigation (redirects commit none), as Playwright records it: its onload can come first.
+      const navigated = page.waitForEvent('framenavigated', (f) => f !== page.mainFrame() && !['', 'about:blank'].includes(f.url()));
       await frame(page, codeFlowUrl(running.issuer, sameSite, { state: 'framed', scope: 'openid email profile', prompt: 'consent' }));
       // The consent page was served to the frame, and refused there.
       expect((await served).status()).toBe(200);
-      const framed = page.frames().find((f) => f !== page.mainFrame());
+      const framed = await navigated;
       expect({ url: framed?.url(), allow: await framed?.locator('#consent-allow').count(), result: await page.locator('#result').textContent() }).toEqual({ url: 'chrome-error://chromewebdata/', allow: 0, result: '' });
     } finally {
       await context.close();
@@ -144,10 +146,11 @@ describe('a browser application: its own fetches, and silent renew in a hidden i
     try {
       await page.goto(`${origin(crossSite)}/`);
       const served = page.waitForResponse((r) => r.url().includes('/interaction/') && r.request().resourceType() === 'document');
+      const navigated = page.waitForEvent('framenavigated', (f) => f !== page.mainFrame() && !['', 'about:blank'].includes(f.url()));
       await frame(page, codeFlowUrl(running.issuer, crossSite, { state: 'framed', scope: 'openid email' }));
       // The frame reached the interaction (on http without its Lax cookie, whose page says the sign-in cannot continue).
       expect((await served).url()).toContain(`${running.issuer}/interaction/`);
-      const framed = page.frames().find((f) => f !== page.mainFrame());
+      const framed = await navigated;
       expect({ url: framed?.url(), login: await framed?.locator('#login-form').count() }).toEqual({ url: 'chrome-error://chromewebdata/', login: 0 });
     } finally {
       await context.close();
