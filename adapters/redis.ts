@@ -7,7 +7,7 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
 import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
-import { REDIS_DEFAULTS, type ClusterNode } from '../lib/settings/types.js';
+import { firstUnlikeNode, REDIS_DEFAULTS, type ClusterNode } from '../lib/settings/types.js';
 import { refOf, type StoreInventory } from './inventory.js';
 import { RequestBatch, type AddCommand, type Answer, type PendingRecord, type Pipe, type ScriptCommands } from './redis-batch.js';
 import { createRedisInventory } from './redis-inventory.js';
@@ -104,10 +104,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   let client: Client;
   const clustered = !!options.clusterNodes?.length;
   if (options.clusterNodes?.length) {
-    const [first, ...others] = options.clusterNodes;
-    const access = ({ username, password }: ClusterNode): string => JSON.stringify([username, password]);
-    if (others.some((node) => access(node) !== access(first as ClusterNode))) throw new TypeError('createRedisStore: every clusterNodes item must carry the same username and password');
-    const { username, password } = first as ClusterNode;
+    if (firstUnlikeNode(options.clusterNodes) > 0) throw new TypeError('createRedisStore: every clusterNodes item must carry the same username and password');
+    const { username, password } = options.clusterNodes[0] as ClusterNode;
     Object.assign(connection, username ? { username } : {}, password ? { password } : {});
     client = new Cluster(options.clusterNodes.map(({ host, port }) => ({ host, port })), {
       redisOptions: connection,

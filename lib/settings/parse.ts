@@ -4,7 +4,7 @@
  */
 
 import { canonicalEmailAddress } from '../email-address.js';
-import type { ClusterNode } from './types.js';
+import { firstUnlikeNode, type ClusterNode } from './types.js';
 
 /** Parses `true`/`false` (case-insensitive; also `1`/`0`, `yes`/`no`). */
 export function parseBoolean(raw: string): boolean {
@@ -108,8 +108,7 @@ export function parseClusterNodes(raw: string): ClusterNode[] {
     return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: parseInteger(match[2], 1, 65535) };
   });
   if (nodes.length === 0) throw new Error('expected at least one host:port');
-  const access = (node: ClusterNode): string => JSON.stringify([node.username, node.password]);
-  const differs = nodes.findIndex((node) => access(node) !== access(nodes[0] as ClusterNode));
+  const differs = firstUnlikeNode(nodes);
   if (differs > 0) throw new Error(`item #${differs + 1} is reached with another user name or password than item #1: every node of a Cluster is reached alike`);
   return nodes;
 }

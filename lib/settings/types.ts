@@ -34,6 +34,12 @@ export interface ClusterNode {
   password?: string;
 }
 
+/** The position of the first seed node reached with other credentials than the first (`-1`: all alike). */
+export function firstUnlikeNode(nodes: readonly ClusterNode[]): number {
+  const access = (node: ClusterNode | undefined): string => JSON.stringify([node?.username, node?.password]);
+  return nodes.findIndex((node) => access(node) !== access(nodes[0]));
+}
+
 /** Defaults of the Redis store, shared by the settings and the store's own options. */
 export const REDIS_DEFAULTS = {
   keyPrefix: 'svc:',
