@@ -13,6 +13,7 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/bench/', '<rootDir>/test/browser/', '<rootDir>/test/pack/', '<rootDir>/test/brokers/', '\\.long\\.test\\.ts$'],
+  testSequencer: '<rootDir>/test/slow-first-sequencer.js',
   testTimeout: 30000,
   maxWorkers: 4,
 };
