@@ -9,12 +9,13 @@ import { STORED_PARAMETERS_MAX_BYTES } from '../../lib/claims/request-size.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { throttleAddressKey } from '../../lib/web/client-address.js';
 import { bracketFlood, bytesOf, countingModules, everySvcName, namesAcrossChannels, paddedTo, valuedFlood, type ClaimsObject } from '../helpers/claims-requests.js';
-import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { registerClient, type RegisteredClient, registeredClientParams } from '../helpers/clients.js';
+import { confidentialClient, pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
+import { registerClient, type RegisteredClient, registeredClientParams, registeredClientUrl } from '../helpers/clients.js';
 import { authorizationUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { deletePrefix, dumpPrefix, recordBytes, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 import { managementCalls } from '../helpers/management-calls.js';
-import { manage } from '../helpers/registration.js';
+import { manage, register } from '../helpers/registration.js';
+import { outcomeOf, type Outcome } from '../helpers/request-objects.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { clientCacheFlows } from './flows/client-cache.js';
@@ -360,5 +361,219 @@ describe('consent first, consent covers delivery, each claim once: whole flows o
     const more = await browser.follow(urlFor({ claims: verified({ given_name: null, birthdate: null }) }), running.baseUrl);
     expect(more.leftTo).toBeUndefined();
     expect(browser.lastPage).toContain('id="consent-allow"');
+  });
+});
+
+/**
+ * Two provider instances on one Redis behind a load balancer without stickiness (docs/operations/production.md): what
+ * the operator does through A, B does on the very next request; a single-use thing used at both at once is used once;
+ * a flow hops between them. B serves A's issuer (one public origin), with the same cookie and pairwise keys.
+ */
+describe('two provider instances on one Redis act as one provider', () => {
+  const prefix = testPrefix('two-apps');
+  const PASSWORD = 'two-apps-password-123';
+  const AUTH = `Basic ${Buffer.from(`operator:${PASSWORD}`).toString('base64')}`;
+  const M = '/oidc/v1/management';
+  const REDIRECT = 'https://rp.example/cb';
+  const shared = {
+    ...onRedis(prefix),
+    'svc.management.user': 'operator',
+    'svc.management.password': PASSWORD,
+    'svc.proxy': true,
+    'svc.cookies.keys': 'two-apps-cookie-key-0123456789abcdef',
+    'svc.login.lockout-threshold': 3,
+  };
+  const a = appPerSuite({ properties: shared });
+  const b = appPerSuite(() => ({ properties: { ...shared, 'svc.base-url': a.baseUrl } }));
+  afterAll(async () => deletePrefix(SHARED_REDIS_URL, prefix));
+  const callA = managementCalls(a, AUTH);
+
+  /** A code of `client` for `login` (signed in at A in `browser`), with its verifier. */
+  const codeOf = async (client: RegisteredClient, options: { browser?: FormBrowser; login?: string } = {}): Promise<{ code: string; verifier: string; browser: FormBrowser }> => {
+    const { verifier, challenge } = pkcePair();
+    const { callbackUrl, browser } = await signIn(registeredClientUrl(a.issuer, client, { code_challenge: challenge }), { browser: options.browser, login: options.login, password: options.login });
+    return { code: callbackUrl.searchParams.get('code') as string, verifier, browser };
+  };
+  /** Tokens of `client` for `login`, the code redeemed at A. */
+  const tokensOf = async (client: RegisteredClient, options: { browser?: FormBrowser; login?: string } = {}): Promise<{ access: string; browser: FormBrowser }> => {
+    const issued = await codeOf(client, options);
+    const redeemed = await redeemCode(a.issuer, client.metadata, issued.code, issued.verifier);
+    expect(redeemed.status).toBe(200);
+    return { access: redeemed.body.access_token as string, browser: issued.browser };
+  };
+  const userinfoAt = async (app: RunningApp, access: string): Promise<number> => (await fetch(`${app.issuer}/userinfo`, { headers: { authorization: `Bearer ${access}` } })).status;
+  /** The outcome of an authorization request of `client` at `app` (with `browser`'s cookies): its error, `code`, or `interaction`. */
+  const authorizeAt = async (app: RunningApp, client: RegisteredClient, params: Record<string, string> = {}, browser = new FormBrowser()): Promise<string> => {
+    const response = await browser.request(registeredClientUrl(app.issuer, client, params));
+    const location = response.headers.get('location');
+    if (location?.startsWith(REDIRECT)) return redirectParams(location).get('error') ?? 'code';
+    if (location) return /\/interaction\/[\w-]+$/.test(location) ? 'interaction' : location;
+    // An error that cannot go back to the client: oidc-provider's page names it.
+    return `${response.status} ${/<code>(\w+)<\/code>/.exec(await response.text())?.[1]}`;
+  };
+  /** The token endpoint's answer at `app` to `issued`: its status and error. */
+  const redeemAt = async (app: RunningApp, client: RegisteredClient, issued: { code: string; verifier: string }): Promise<[number, unknown]> => {
+    const answer = await redeemCode(app.issuer, client.metadata, issued.code, issued.verifier);
+    return [answer.status, answer.body.error];
+  };
+
+  it('attack: a client disabled through A is refused at B on the very next request (authorize, token with her issued code, UserInfo); honest: enabled again at A, it works at B', async () => {
+    const client = await registerClient(a, 'plain');
+    const id = String(client.metadata.client_id);
+    const { access } = await tokensOf(client);
+    const issued = await codeOf(client);
+    // B has the client in its cache.
+    expect([await authorizeAt(b, client), await userinfoAt(b, access)]).toEqual(['interaction', 200]);
+
+    expect((await callA('POST', `${M}/clients/${id}/disable`)).body).toEqual({ client_id: id, disabled: true, changed: true });
+    expect([await authorizeAt(b, client), await redeemAt(b, client, issued), await userinfoAt(b, access)]).toEqual(['400 invalid_client', [401, 'invalid_client'], 401]);
+
+    expect((await callA('POST', `${M}/clients/${id}/enable`)).body).toEqual({ client_id: id, disabled: false, changed: true });
+    expect([await authorizeAt(b, client), await redeemAt(b, client, issued), await userinfoAt(b, access)]).toEqual(['interaction', [200, undefined], 200]);
+  });
+
+  it('attack: a client deleted through A is refused at B on the very next request; honest: her other client works on at B', async () => {
+    const [client, other] = await Promise.all([registerClient(a, 'plain'), registerClient(a, 'plain')]);
+    const id = String(client.metadata.client_id);
+    const [{ access }, kept] = await Promise.all([tokensOf(client), tokensOf(other)]);
+    const issued = await codeOf(client);
+    expect([await authorizeAt(b, client), await userinfoAt(b, access)]).toEqual(['interaction', 200]);
+
+    expect((await callA('DELETE', `${M}/clients/${id}`)).body).toMatchObject({ client_id: id, deleted: true });
+    expect([await authorizeAt(b, client), await redeemAt(b, client, issued), await userinfoAt(b, access)]).toEqual(['400 invalid_client', [401, 'invalid_client'], 401]);
+    expect([await authorizeAt(b, other), await userinfoAt(b, kept.access)]).toEqual(['interaction', 200]);
+  });
+
+  /** Revokes a person through A: `sub` as `client` received it, in the form body. */
+  const revokeAtA = async (client: RegisteredClient, login = 'demo-0001'): Promise<Record<string, unknown>> => {
+    const body = new URLSearchParams({ sub: pairwiseSubOf(REDIRECT, login), client_id: String(client.metadata.client_id) }).toString();
+    const answer = await callA('POST', `${M}/subjects/revoke`, { body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(answer.status).toBe(200);
+    return answer.body;
+  };
+
+  it('attack: a person revoked through A is signed out and her grants end at B at once (session, issued code, UserInfo); honest: another person is untouched', async () => {
+    const client = await registerClient(a, 'plain');
+    const { access, browser } = await tokensOf(client);
+    const issued = await codeOf(client, { browser });
+    const other = await tokensOf(client, { login: 'demo-basic' });
+    expect([await authorizeAt(b, client, { prompt: 'none' }, browser), await userinfoAt(b, access)]).toEqual(['code', 200]);
+
+    expect((await revokeAtA(client)).revoked_sessions).toBeGreaterThan(0);
+    expect([await authorizeAt(b, client, { prompt: 'none' }, browser), await redeemAt(b, client, issued), await userinfoAt(b, access)]).toEqual(['login_required', [400, 'invalid_grant'], 401]);
+    expect([await userinfoAt(b, other.access), await authorizeAt(b, client, { prompt: 'none' }, other.browser)]).toEqual([200, 'code']);
+  });
+
+  it("attack: a client's grants (her consent) revoked through A are gone at B at once (issued code, UserInfo, silent authorization); honest: her session and her consent to another client stay", async () => {
+    const [client, other] = await Promise.all([registerClient(a, 'plain'), registerClient(a, 'plain')]);
+    const { access, browser } = await tokensOf(client);
+    const issued = await codeOf(client, { browser });
+    const kept = await tokensOf(other, { browser });
+    expect(await authorizeAt(b, client, { prompt: 'none' }, browser)).toBe('code');
+
+    expect((await callA('POST', `${M}/clients/${String(client.metadata.client_id)}/revoke-grants`)).status).toBe(200);
+    expect([await authorizeAt(b, client, { prompt: 'none' }, browser), await redeemAt(b, client, issued), await userinfoAt(b, access)]).toEqual(['consent_required', [400, 'invalid_grant'], 401]);
+    expect([await authorizeAt(b, other, { prompt: 'none' }, browser), await userinfoAt(b, kept.access)]).toEqual(['code', 200]);
+  });
+
+  it('attack: one initial access token sent to A and B at once (10 each, 5 rounds) registers exactly one client', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const before = (await keysOf(prefix, 'Client:')).length;
+      const { token } = await issueInitialAccessToken(a.app.svc.provider);
+      const answers = await Promise.all(Array.from({ length: 20 }, (_v, i) => register(i % 2 ? b : a, { redirect_uris: [REDIRECT] }, token)));
+      const created = answers.filter((r) => r.status === 201).length;
+      const refused = answers.filter((r) => r.status === 401 && r.body.error === 'invalid_token').length;
+      expect({ round, created, refused, stored: (await keysOf(prefix, 'Client:')).length - before }).toEqual({ round, created: 1, refused: 19, stored: 1 });
+    }
+  });
+
+  it('attack: one code redeemed at A and B at once (10 each, 5 rounds) yields one token answer; replayed after, the grant is revoked at both', async () => {
+    const client = await registerClient(a, 'plain');
+    for (let round = 0; round < 5; round += 1) {
+      const issued = await codeOf(client);
+      const answers = await Promise.all(Array.from({ length: 20 }, (_v, i) => redeemCode((i % 2 ? b : a).issuer, client.metadata, issued.code, issued.verifier)));
+      const won = answers.filter((r) => r.status === 200);
+      expect({ round, won: won.length, invalidGrant: answers.filter((r) => r.status === 400 && r.body.error === 'invalid_grant').length }).toEqual({ round, won: 1, invalidGrant: 19 });
+      const access = won[0]?.body.access_token as string;
+      expect(await userinfoAt(a, access)).toBe(await userinfoAt(b, access));
+      expect([await redeemAt(b, client, issued), await userinfoAt(a, access), await userinfoAt(b, access)]).toEqual([[400, 'invalid_grant'], 401, 401]);
+    }
+  });
+
+  it('attack: one pushed request_uri used at A and B at once (4 each) starts one interaction; honest: each push works once at either', async () => {
+    const client = await registerClient(a, 'plain');
+    const push = async (): Promise<string> => {
+      const response = await fetch(`${a.issuer}/par`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${String(client.metadata.client_id)}:${String(client.metadata.client_secret)}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(registeredClientParams(client)).toString(),
+      });
+      expect(response.status).toBe(201);
+      return ((await response.json()) as { request_uri: string }).request_uri;
+    };
+    const useAt = (app: RunningApp, requestUri: string): Promise<Outcome> => outcomeOf(authorizationUrl(app.issuer, { client_id: String(client.metadata.client_id), request_uri: requestUri }));
+    const requestUri = await push();
+    const outcomes = await Promise.all(Array.from({ length: 8 }, (_v, i) => useAt(i % 2 ? b : a, requestUri)));
+    expect({ started: outcomes.filter((o) => o.interaction).length, refused: outcomes.filter((o) => o.error === 'invalid_request_uri').length }).toEqual({ started: 1, refused: 7 });
+    const [first, second] = [await push(), await push()];
+    expect([(await useAt(b, first)).interaction, (await useAt(a, second)).interaction]).toEqual([expect.any(String), expect.any(String)]);
+  });
+
+  /** A sign-in page of `client` served by `app`, each answer posted back to `app` from the public origin (A's). */
+  const signInPageAt = async (app: RunningApp, client: RegisteredClient, browser = new FormBrowser()): Promise<(login: string, password: string, from: string) => Promise<number>> => {
+    await loginAttempts(app, client.metadata, browser);
+    const action = browser.formAction('login-form', app.baseUrl);
+    return async (login, password, from) => (await browser.post(action, { login, password }, a.baseUrl, { 'x-forwarded-for': from })).status;
+  };
+
+  it('attack: wrong passwords for one name at A and B at once count together (threshold 3), and lock the right one out at both; honest: her own device signed in at A gets in at B, and a reset through A lets anyone in at B', async () => {
+    const client = await registerClient(a, 'plain');
+    const device = new FormBrowser();
+    expect(await (await signInPageAt(a, client, device))('demo-basic', 'demo-basic', '198.51.100.40')).toBe(303);
+    const pages = await Promise.all(Array.from({ length: 8 }, (_v, i) => signInPageAt(i % 2 ? b : a, client)));
+    const statuses = await Promise.all(pages.map((attempt, i) => attempt('demo-basic', `wrong-${i}`, `198.51.100.${i + 1}`)));
+    expect({ refused: statuses.filter((s) => s === 401).length, locked: statuses.filter((s) => s === 429).length }).toEqual({ refused: 3, locked: 5 });
+    const late = await Promise.all([a, b].map(async (app, i) => (await signInPageAt(app, client))('demo-basic', 'demo-basic', `198.51.100.${50 + i}`)));
+    expect(late).toEqual([429, 429]);
+    expect(await (await signInPageAt(b, client, device))('demo-basic', 'demo-basic', '198.51.100.40')).toBe(303);
+    const reset = await callA('POST', `${M}/logins/reset`, { body: 'login=demo-basic', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(reset.body).toEqual({ reset: true });
+    expect(await (await signInPageAt(b, client))('demo-basic', 'demo-basic', '198.51.100.60')).toBe(303);
+  });
+
+  it('honest: 10 right sign-ins of one person at A and B at once, from one address, are all let in', async () => {
+    const client = await registerClient(a, 'plain');
+    const pages = await Promise.all(Array.from({ length: 10 }, (_v, i) => signInPageAt(i % 2 ? b : a, client)));
+    expect(await Promise.all(pages.map((attempt) => attempt('demo', 'demo', '203.0.113.80')))).toEqual(Array.from({ length: 10 }, () => 303));
+  });
+
+  it('honest: an interaction started at A whose every step goes to the other instance (no sticky sessions) completes, and its code is redeemed at B', async () => {
+    const client = await registerClient(a, 'plain');
+    const { verifier, challenge } = pkcePair();
+    const browser = new FormBrowser();
+    const served: string[] = [];
+    let url = registeredClientUrl(a.issuer, client, { code_challenge: challenge });
+    let init: RequestInit | undefined;
+    let code: string | null = null;
+    for (let hop = 0; hop < 12 && !code; hop += 1) {
+      const app = hop % 2 ? b : a;
+      const target = new URL(url, a.baseUrl);
+      const response = await browser.request(`${app.baseUrl}${target.pathname}${target.search}`, init);
+      served.push(`${app === a ? 'A' : 'B'} ${init?.method ?? 'GET'} ${response.status}`);
+      init = undefined;
+      const location = response.headers.get('location');
+      if (location?.startsWith(REDIRECT)) code = new URL(location).searchParams.get('code');
+      else if (location) url = location;
+      else {
+        browser.lastPage = await response.text();
+        const form = browser.lastPage.includes('id="login-form"') ? 'login-form' : 'consent-allow';
+        url = browser.formAction(form, a.baseUrl);
+        const fields: Record<string, string> = form === 'login-form' ? { login: 'demo-basic', password: 'demo-basic' } : {};
+        init = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: a.baseUrl }, body: new URLSearchParams({ ...browser.hiddenFields(form), ...fields }).toString() };
+      }
+    }
+    // The sign-in page from B posted to A, the consent page from A posted to B, each resume at the other.
+    expect(served).toEqual(['A GET 303', 'B GET 200', 'A POST 303', 'B GET 303', 'A GET 200', 'B POST 303', 'A GET 303']);
+    expect(await redeemAt(b, client, { code: code as string, verifier })).toEqual([200, undefined]);
   });
 });
