@@ -464,6 +464,25 @@ describe('two provider instances on one Redis act as one provider', () => {
     expect([await userinfoAt(b, other.access), await authorizeAt(b, client, { prompt: 'none' }, other.browser)]).toEqual([200, 'code']);
   });
 
+  it('attack: her consent page open at A when she is revoked through A, answered Allow at B, stores no grant and leads to no code: her session is gone at B', async () => {
+    const client = await registerClient(a, 'plain');
+    const browser = new FormBrowser();
+    await browser.follow(registeredClientUrl(a.issuer, client), a.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, a.baseUrl);
+    expect(browser.lastPage).toContain('id="consent-allow"');
+    await revokeAtA(client);
+    const grants = (await keysOf(prefix, 'Grant:')).length;
+    const action = new URL(browser.formAction('consent-allow', a.baseUrl));
+    const answered = await browser.request(`${b.baseUrl}${action.pathname}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: a.baseUrl },
+      body: new URLSearchParams(browser.hiddenFields('consent-allow')).toString(),
+    });
+    expect([answered.status, await answered.json()]).toEqual([400, { error: 'invalid_request', error_description: 'session not found' }]);
+    expect((await keysOf(prefix, 'Grant:')).length).toBe(grants);
+    expect(await authorizeAt(b, client, { prompt: 'none' }, browser)).toBe('login_required');
+  });
+
   it("attack: a client's grants (her consent) revoked through A are gone at B at once (issued code, UserInfo, silent authorization); honest: her session and her consent to another client stay", async () => {
     const [client, other] = await Promise.all([registerClient(a, 'plain'), registerClient(a, 'plain')]);
     const { access, browser } = await tokensOf(client);
