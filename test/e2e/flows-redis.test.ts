@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
+import type { JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
@@ -14,7 +15,7 @@ import { registerClient, type RegisteredClient, registeredClientParams, register
 import { authorizationUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { deletePrefix, dumpPrefix, recordBytes, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 import { managementCalls } from '../helpers/management-calls.js';
-import { manage, register } from '../helpers/registration.js';
+import { encryptionKey, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
 import { outcomeOf, type Outcome } from '../helpers/request-objects.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -382,6 +383,7 @@ describe('two provider instances on one Redis act as one provider', () => {
     'svc.proxy': true,
     'svc.cookies.keys': 'two-apps-cookie-key-0123456789abcdef',
     'svc.login.lockout-threshold': 3,
+    'svc.fetch.allow-private-network': true,
   };
   const a = appPerSuite({ properties: shared });
   const b = appPerSuite(() => ({ properties: { ...shared, 'svc.base-url': a.baseUrl } }));
@@ -430,6 +432,57 @@ describe('two provider instances on one Redis act as one provider', () => {
 
     expect((await callA('POST', `${M}/clients/${id}/enable`)).body).toEqual({ client_id: id, disabled: false, changed: true });
     expect([await authorizeAt(b, client), await redeemAt(b, client, issued), await userinfoAt(b, access)]).toEqual(['interaction', [200, undefined], 200]);
+  });
+
+  /** Key sets the relying parties serve, by path; a fetch of a path in `holds` waits until the test answers it. */
+  let docs: DocServer;
+  const keySets = new Map<string, JWK[]>();
+  const holds = new Map<string, { arrived: () => void; answer: Promise<void> }>();
+  beforeAll(async () => {
+    docs = await startDocServer();
+    docs.handler = (req, res) => {
+      const send = (): void => void res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: keySets.get(req.url ?? '') ?? [] }));
+      const hold = holds.get(req.url ?? '');
+      if (!hold) return send();
+      holds.delete(req.url ?? '');
+      hold.arrived();
+      void hold.answer.then(send);
+    };
+  });
+  afterAll(async () => docs?.close());
+
+  /** A token request at B of a client whose ID token is encrypted to its `jwks_uri`, held at that fetch (B loads the keys then). */
+  const redeemingHeldAtB = async (): Promise<{ client: RegisteredClient; issued: { code: string; verifier: string }; release: () => void; redeeming: Promise<[number, unknown]> }> => {
+    const where = `/two-apps-${keySets.size}/jwks`;
+    keySets.set(where, [(await encryptionKey('RSA-OAEP-256', { kid: 'rp-enc' })).jwk]);
+    const client = await registerClient(a, 'plain', { jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: 'RSA-OAEP-256' });
+    const issued = await codeOf(client);
+    let release = (): void => undefined;
+    const arrived = new Promise<void>((resolve) => holds.set(where, { arrived: resolve, answer: new Promise<void>((answer) => (release = answer)) }));
+    const redeeming = redeemAt(b, client, issued);
+    expect(await Promise.race([arrived.then(() => 'held'), redeeming.then(() => 'not held')])).toBe('held');
+    return { client, issued, release, redeeming };
+  };
+
+  it('attack: a token request held at B while the client is disabled through A is answered 401 invalid_client and keeps no token; the code redeems at B once enabled', async () => {
+    const { client, issued, release, redeeming } = await redeemingHeldAtB();
+    const id = String(client.metadata.client_id);
+    const tokens = (await keysOf(prefix, 'AccessToken:')).length;
+    expect((await callA('POST', `${M}/clients/${id}/disable`)).status).toBe(200);
+    release();
+    expect(await redeeming).toEqual([401, 'invalid_client']);
+    expect((await keysOf(prefix, 'AccessToken:')).length).toBe(tokens);
+    expect((await callA('POST', `${M}/clients/${id}/enable`)).status).toBe(200);
+    expect(await redeemAt(b, client, issued)).toEqual([200, undefined]);
+  });
+
+  it('honest: a token request held at B while the client is disabled and enabled again through A gets its tokens', async () => {
+    const { client, release, redeeming } = await redeemingHeldAtB();
+    const id = String(client.metadata.client_id);
+    expect((await callA('POST', `${M}/clients/${id}/disable`)).status).toBe(200);
+    expect((await callA('POST', `${M}/clients/${id}/enable`)).status).toBe(200);
+    release();
+    expect(await redeeming).toEqual([200, undefined]);
   });
 
   it('attack: a client deleted through A is refused at B on the very next request; honest: her other client works on at B', async () => {
