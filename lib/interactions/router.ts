@@ -117,6 +117,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
         allowAction: `${path}/confirm`,
         denyAction: `${path}/abort`,
         clientName,
+        redirectUri: String(details.params.redirect_uri),
         items: describeRequest(offeredOnly(stringParam(details.params.scope)), stringParam(details.params.claims), scopeChannel(client, options.includeScopesInUserInfo), options.deliverableClaims),
         channels: {
           idToken: client ? channelMode(client, 'id_token') : 'withheld',

@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../net/addresses.js';
 import { escapeHtml, renderPage, type RenderedPage } from './html.js';
 
 /** What the login page needs to know. */
@@ -13,6 +14,11 @@ export interface LoginPageModel {
   /** Sign-ins are throttled: seconds until the next attempt is accepted. */
   retryAfterSeconds?: number;
 }
+
+/** The longest client name shown whole: a longer one is cut, so it cannot push the page's own words out of sight. */
+const NAME_SHOWN = 80;
+
+const shownName = (name: string): string => ([...name].length > NAME_SHOWN ? `${[...name].slice(0, NAME_SHOWN).join('')}…` : name);
 
 /** The error line of the login page: wrong credentials, or too many attempts and when to retry. */
 function loginMessage(model: LoginPageModel): string {
@@ -30,7 +36,7 @@ export function loginPage(model: LoginPageModel): RenderedPage {
     title: 'Sign in',
     formTargets: model.redirectTargets,
     body: `<h1>Sign in</h1>
-<p>to continue to <strong><bdi>${escapeHtml(model.clientName)}</bdi></strong></p>
+<p>to continue to <strong><bdi>${escapeHtml(shownName(model.clientName))}</bdi></strong></p>
 ${loginMessage(model)}
 <form id="login-form" method="post" action="${escapeHtml(model.action)}" autocomplete="on">
 <label for="login">Login</label>
@@ -47,6 +53,8 @@ export interface ConsentPageModel {
   allowAction: string;
   denyAction: string;
   clientName: string;
+  /** The redirect URI her answer is sent to. */
+  redirectUri: string;
   /** What is asked for, in plain words, and where each travels. */
   items: { text: string; essential: boolean; channels: ('id_token' | 'userinfo')[] }[];
   channels: { idToken: ChannelMode; userinfo: ChannelMode };
@@ -78,6 +86,16 @@ function travel(channels: readonly ('id_token' | 'userinfo')[], modes: ConsentPa
   return ` — in the ${sent.map((c) => CHANNEL_NAMES[c]).join(' and the ')}`;
 }
 
+/**
+ * Where her answer goes, as her browser will go there: the host in its ASCII (punycode) form, as a name that looks
+ * like another's is not; "this device" for the loopback interface; the app's scheme for a native app's own scheme.
+ */
+function destinationOf(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `the app that opens <strong>${escapeHtml(url.protocol.slice(0, -1))}:</strong> links on this device`;
+  return isLoopbackHost(url.hostname) ? 'an application on this device' : `<strong>${escapeHtml(url.host)}</strong>`;
+}
+
 /** The consent page (C8): form `#consent-allow` approves, form `#consent-deny` denies. */
 export function consentPage(model: ConsentPageModel): RenderedPage {
   const items = model.items.length
@@ -87,8 +105,9 @@ export function consentPage(model: ConsentPageModel): RenderedPage {
     title: 'Allow access?',
     formTargets: model.redirectTargets,
     body: `<h1>Allow access?</h1>
-<p><strong><bdi>${escapeHtml(model.clientName)}</bdi></strong> asks for:</p>
-${items}${model.sharedSubject ? '\n<p id="consent-shared-subject">It recognises you by your account identifier, which other applications receive too: together they could tell it is you.</p>' : ''}
+<p><strong><bdi>${escapeHtml(shownName(model.clientName))}</bdi></strong> asks for:</p>
+${items}
+<p id="consent-destination">Your answer is sent to ${destinationOf(model.redirectUri)}.</p>${model.sharedSubject ? '\n<p id="consent-shared-subject">It recognises you by your account identifier, which other applications receive too: together they could tell it is you.</p>' : ''}
 <p>How it is delivered:</p>
 <ul>${channelLine('Sign-in token', model.channels.idToken)}${channelLine('Profile request (UserInfo)', model.channels.userinfo)}</ul>
 <div class="actions">

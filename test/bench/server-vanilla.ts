@@ -103,6 +103,7 @@ router.get('/interaction/:uid', async (ctx) => {
       allowAction: `${path}/confirm`,
       denyAction: `${path}/abort`,
       clientName,
+      redirectUri: String(details.params.redirect_uri),
       items: scope.split(' ').map((s) => ({ text: s, essential: false, channels: ['id_token' as const] })),
       channels: { idToken: 'encrypted', userinfo: 'encrypted' },
       delivery: 'id_token=encrypted userinfo=encrypted',

@@ -79,4 +79,20 @@ describe('the consent page says what is asked for, in plain words (C5, issue 5 i
     const hebrew = await registerClient(running, 'rsa', { client_name: 'בנק שלי' });
     expect(await consentHtml(hebrew, { scope: 'openid email' })).toContain('<strong><bdi>בנק שלי</bdi></strong> asks for:');
   });
+
+  it('names where her answer goes as her browser will go there: a look-alike host in ASCII, after a name claiming to be someone else, cut short', async () => {
+    const lookalike = await registerClient(running, 'rsa', { client_name: `Your Bank ${'.'.repeat(500)}`, redirect_uris: ['https://\u0430pple.example/cb'] });
+    const html = await consentHtml(lookalike, { scope: 'openid email' });
+    expect(html).toContain('<p id="consent-destination">Your answer is sent to <strong>xn--pple-43d.example</strong>.</p>');
+    expect(html).toContain(`<strong><bdi>Your Bank ${'.'.repeat(70)}…</bdi></strong> asks for:`);
+  });
+
+  it('honest: names the port of a web client, an application on this device for a loopback redirect, and the app of a native scheme', async () => {
+    const ported = await registerClient(running, 'rsa', { redirect_uris: ['https://RP.example:8443/cb'] });
+    expect(await consentHtml(ported, { scope: 'openid' })).toContain('Your answer is sent to <strong>rp.example:8443</strong>.');
+    const loopback = await registerClient(running, 'rsa', { application_type: 'native', redirect_uris: ['http://127.0.0.1:5173/cb'] });
+    expect(await consentHtml(loopback, { scope: 'openid' })).toContain('Your answer is sent to an application on this device.');
+    const app = await registerClient(running, 'rsa', { application_type: 'native', redirect_uris: ['com.example.app:/cb'] });
+    expect(await consentHtml(app, { scope: 'openid' })).toContain('Your answer is sent to the app that opens <strong>com.example.app:</strong> links on this device.');
+  });
 });
