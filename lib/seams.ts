@@ -78,3 +78,10 @@ export const PROVIDER_BODY_LIMIT_BYTES = 56 * 1024;
 export function currentRequest(): KoaContextWithOIDC | undefined {
   return Provider.ctx;
 }
+
+/** The keys of `client` oidc-provider would encrypt an ID token or UserInfo to with `alg` (its `selectForEncrypt`); none: it fails. */
+export function encryptionKeysFor(client: NonNullable<KoaContextWithOIDC['oidc']['client']>, alg: string): readonly unknown[] {
+  // oidc-provider's types do not declare the client's key store; the seams test pins it.
+  const store = (client as unknown as { asymmetricKeyStore: { selectForEncrypt(by: { alg: string; use: 'enc' }): unknown[] } }).asymmetricKeyStore;
+  return store.selectForEncrypt({ alg, use: 'enc' });
+}

@@ -343,6 +343,9 @@ function isCandidateFor(key: JWK, alg: string): boolean {
   return !(key.kty === 'RSA' && Array.isArray(key.key_ops) && !key.key_ops.includes('encrypt'));
 }
 
+/** The keys `alg` encrypts to: "RSA", or "EC P-256/384/521 or X25519". */
+export const encryptionKeyFamily = (alg: string): string => (alg.startsWith('RSA-OAEP') ? 'RSA' : 'EC P-256/384/521 or X25519');
+
 /**
  * Why the provider could not encrypt to `key` with `alg`, whatever its labels say, or `undefined`.
  * jose imports the JWK with its `key_ops` as WebCrypto usages, so RSA-OAEP needs exactly `encrypt`
@@ -352,7 +355,7 @@ function fitReason(key: JWK, alg: string): string | undefined {
   if (key.alg !== undefined && key.alg !== alg) return `its alg is ${String(key.alg)}`;
   const ops = Array.isArray(key.key_ops) ? key.key_ops : undefined;
   if (alg.startsWith('RSA-OAEP')) {
-    if (key.kty !== 'RSA') return `${String(key.kty)} key, but ${alg} needs RSA`;
+    if (key.kty !== 'RSA') return `${String(key.kty)} key, but ${alg} needs ${encryptionKeyFamily(alg)}`;
     const bits = rsaBits(key);
     if (bits < MIN_RSA_BITS) return `RSA modulus of ${bits} bits, at least ${MIN_RSA_BITS} needed`;
     if (ops && !(ops.length === 2 && ops.includes('encrypt') && ops.includes('wrapKey'))) {
@@ -362,7 +365,7 @@ function fitReason(key: JWK, alg: string): string | undefined {
   }
   if (alg.startsWith('ECDH-ES')) {
     const curveFits = (key.kty === 'EC' && (EC_CURVES as readonly unknown[]).includes(key.crv)) || (key.kty === 'OKP' && key.crv === 'X25519');
-    if (!curveFits) return `${String(key.kty)}${key.crv ? ` ${String(key.crv)}` : ''} key, but ${alg} needs EC P-256/384/521 or X25519`;
+    if (!curveFits) return `${String(key.kty)}${key.crv ? ` ${String(key.crv)}` : ''} key, but ${alg} needs ${encryptionKeyFamily(alg)}`;
     if (ops) return `key_ops ${JSON.stringify(ops)}, but an ${alg} public key must carry no key_ops (use "enc" instead)`;
     return undefined;
   }

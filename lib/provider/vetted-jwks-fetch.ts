@@ -137,6 +137,9 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
   };
 }
 
+/** Whether keys of a client's `jwks_uri` were refused while `ctx` was served (`client_keys_refused` explains its failure). */
+export const refusedDuring = (ctx: object): boolean => refusals.has(ctx);
+
 /** `provider.use` middleware: `invalid_client_metadata` after refused `jwks_uri` keys also names the key rule broken. */
 export function explainRefusedClientKeys() {
   return async (ctx: Context, next: Next): Promise<void> => {

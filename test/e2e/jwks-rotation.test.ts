@@ -230,20 +230,37 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(seen.token?.body).not.toContain('id_token');
   });
 
+  const unfits = (): Record<string, unknown>[] => logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'client_keys_unfit');
+  /** What the RP is told when its keys hold none for `field` `alg`, though none was refused. */
+  const unfitDescription = (url: string, field: string, alg: string, family: string): string =>
+    `no suitable encryption key found (${alg}): jwks_uri ${url} holds no key for ${field} ${alg}: it needs an ${family} public key with use "enc" or key_ops containing "encrypt", and no alg other than ${alg}`;
+
   it.each([
     ['signing keys only', (signing: JWK): JWK[] => [{ ...signing, use: 'sig', kid: 'sig' }]],
     ['no key at all', (): JWK[] => []],
-  ])('a set swapped to %s under a year-long max-age: invalid_client_metadata, no ID token, and the fixed set serves after 60 s, not a year', async (_name, swapped) => {
+    ['an EC encryption key only (RSA-OAEP-256 asked)', (_s: JWK, ec: JWK): JWK[] => [ec]],
+    ['an RSA key whose alg is RSA-OAEP', (signing: JWK): JWK[] => [{ ...signing, use: 'enc', alg: 'RSA-OAEP', kid: 'oaep' }]],
+    ['an RSA key with key_ops ["verify"] beside a signing key', (signing: JWK): JWK[] => [{ ...signing, key_ops: ['verify'], kid: 'ops' }, { ...signing, use: 'sig', kid: 'sig' }]],
+  ])('a set swapped to %s under a year-long max-age: invalid_client_metadata naming the key needed, one client_keys_unfit line, no ID token, and the fixed set serves after 60 s, not a year', async (_name, swapped) => {
     const good = await encryptionKey(ALG, { kid: 'enc' });
     const signing = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }) as JWK;
-    const { client, where } = await registerAt([good.jwk]);
+    const ec = (await encryptionKey('ECDH-ES', { kid: 'ec' })).jwk;
+    const { client, where, url } = await registerAt([good.jwk]);
     caching.set(where, 'public, max-age=31536000');
-    sets.set(where, swapped(signing));
+    sets.set(where, swapped(signing, ec));
+    const [refusedBefore, unfitBefore] = [refusals().length, unfits().length];
     const broken = await flow(client, [good]);
     expect(broken.result).toBeInstanceOf(Error);
-    expect([broken.seen.token?.status, JSON.parse(broken.seen.token?.body ?? '{}')]).toEqual([400, { error: 'invalid_client_metadata', error_description: `no suitable encryption key found (${ALG})` }]);
+    expect([broken.seen.token?.status, JSON.parse(broken.seen.token?.body ?? '{}')]).toEqual([
+      400,
+      { error: 'invalid_client_metadata', error_description: unfitDescription(url, 'id_token_encrypted_response_alg', ALG, 'RSA') },
+    ]);
+    expect(broken.seen.token?.body).not.toContain('id_token"');
     expect(broken.seen.userinfo).toBeUndefined();
     expect(hits.get(where)).toBe(2);
+    expect(refusals().slice(refusedBefore)).toEqual([]);
+    expect(unfits().slice(unfitBefore)).toEqual([{ e: 'client_keys_unfit', request_id: expect.any(String), client_id: client.client_id, field: 'id_token_encrypted_response_alg', alg: ALG }]);
+    for (const material of [signing.n, ec.x, good.jwk.n].map((v) => String(v).slice(0, 32))) expect(logs.lines.some((l) => l.includes(material))).toBe(false);
 
     sets.set(where, [good.jwk]);
     advanceClock(61);
@@ -251,6 +268,50 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(fixed.result).not.toBeInstanceOf(Error);
     expect(decodeProtectedHeader(rawIdToken(fixed.seen))).toMatchObject({ alg: ALG, kid: 'enc' });
     expect(hits.get(where)).toBe(3);
+  });
+
+  it('attack: the set loses only the key UserInfo encrypts to: the ID token still comes, and every UserInfo request (GET, POST, HEAD, at once) is refused naming userinfo_encrypted_response_alg, each logged once', async () => {
+    const rsa = await encryptionKey(ALG, { kid: 'rsa' });
+    const ec = await encryptionKey('ECDH-ES', { kid: 'ec' });
+    const { client, where, url } = await registerAt([rsa.jwk, ec.jwk], { id_token_encrypted_response_alg: ALG, userinfo_encrypted_response_alg: 'ECDH-ES' });
+    sets.set(where, [rsa.jwk]);
+    advanceClock(61);
+    const signedIn = await flow(client, [rsa], { skipUserinfo: true });
+    expect(decodeProtectedHeader(rawIdToken(signedIn.seen))).toMatchObject({ alg: ALG, kid: 'rsa' });
+    const fetched = hits.get(where);
+    const accessToken = (JSON.parse(signedIn.seen.token?.body ?? '{}') as { access_token: string }).access_token;
+    const before = unfits().length;
+    const ask = (method: string) =>
+      fetch(`${running.issuer}/userinfo`, {
+        method,
+        headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json', ...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        ...(method === 'POST' ? { body: '' } : {}),
+      });
+    const answers = await Promise.all(['GET', 'POST', 'GET', 'HEAD'].map(ask));
+    expect(answers.map((a) => a.status)).toEqual([400, 400, 400, 400]);
+    const description = unfitDescription(url, 'userinfo_encrypted_response_alg', 'ECDH-ES', 'EC P-256/384/521 or X25519');
+    for (const answer of answers.slice(0, 3)) expect(await answer.json()).toStrictEqual({ error: 'invalid_client_metadata', error_description: description });
+    expect(hits.get(where)).toBe(fetched);
+    const logged = unfits().slice(before);
+    expect(logged).toEqual(Array(4).fill({ e: 'client_keys_unfit', request_id: expect.any(String), client_id: client.client_id, field: 'userinfo_encrypted_response_alg', alg: 'ECDH-ES' }));
+    expect(new Set(logged.map((l) => l.request_id)).size).toBe(4);
+    expect(logs.lines.some((l) => l.includes('erika'))).toBe(false);
+  });
+
+  it('honest: a set mixing a signing key and one encryption key labelled key_ops ["encrypt"] (the spec\'s label) serves after a refetch, nothing logged', async () => {
+    const first = await encryptionKey(ALG, { kid: 'first' });
+    const next = await encryptionKey(ALG, { kid: 'next', use: undefined, key_ops: ['encrypt'] });
+    const signing = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }) as JWK;
+    const { client, where } = await registerAt([{ ...signing, use: 'sig', kid: 'sig' }, first.jwk]);
+    sets.set(where, [{ ...signing, use: 'sig', kid: 'sig' }, next.jwk]);
+    advanceClock(61);
+    const before = [refusals().length, unfits().length];
+    const { seen, result } = await flow(client, [next]);
+    expect(result).not.toBeInstanceOf(Error);
+    expect(decodeProtectedHeader(rawIdToken(seen))).toMatchObject({ alg: ALG, kid: 'next' });
+    expect(decodeProtectedHeader(seen.userinfo?.body ?? '')).toMatchObject({ alg: ALG, kid: 'next' });
+    expect((result as { claims: Record<string, unknown> }).claims.email).toBe('erika.mustermann@example.com');
+    expect([refusals().length, unfits().length]).toEqual(before);
   });
 
   /** An ECDH-ES key pair on `crv`, labelled as `extra` says (no `use` unless given). */

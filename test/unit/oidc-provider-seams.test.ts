@@ -15,6 +15,7 @@ import { replaceRequestBody } from '../../lib/web/replace-request-body.js';
 import {
   CLIENT_JWKS_MIN_FRESH_SECONDS,
   currentRequest,
+  encryptionKeysFor,
   MODEL_NAMES,
   OIDC_PROVIDER_VERSIONS,
   PROVIDER_BODY_LIMIT_BYTES,
@@ -37,6 +38,7 @@ const REDIRECT = 'https://rp.example/cb';
 const JWKS_URI = 'https://rp.example/jwks';
 const rpKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const rpJwk = { ...(rpKeys.publicKey.export({ format: 'jwk' }) as JWK), kid: 'rp-sig', use: 'sig', alg: 'RS256' };
+const rpEncJwk = { ...(generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }) as JWK), kid: 'rp-enc', use: 'enc' };
 const opJwk = { ...(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }) as JWK), kid: 'op-sig', use: 'sig', alg: 'RS256' };
 
 interface AdapterCall {
@@ -120,6 +122,7 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
       features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
+        encryption: { enabled: true },
         registration: {
           enabled: true,
           initialAccessToken: true,
@@ -410,6 +413,16 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
     expect(await provider.InitialAccessToken.find(id)).toBeDefined();
     jest.spyOn(Date, 'now').mockReturnValue(real + (PROVIDER_CLOCK_TOLERANCE_SECONDS + 3) * 1000);
     expect(await provider.InitialAccessToken.find(id)).toBeUndefined();
+  });
+
+  it("a client's keys oidc-provider would encrypt to with an algorithm: its key store's selection, by type, use and alg", async () => {
+    const metadata = { client_id: 'seam-enc', client_secret: SECRET, redirect_uris: [REDIRECT], id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [rpEncJwk, rpJwk] } };
+    // As registration stores a client (a static one is structuredClone'd into Node's realm, which oidc-provider refuses under Jest).
+    await store.adapter('Client').upsert('seam-enc', JSON.parse(JSON.stringify(metadata)) as AdapterPayload, 3600);
+    const client = await provider.Client.find('seam-enc');
+    if (!client) throw new Error('no seam-enc client');
+    expect((encryptionKeysFor(client, 'RSA-OAEP-256') as JWK[]).map((k) => k.kid)).toEqual(['rp-enc']);
+    expect(encryptionKeysFor(client, 'ECDH-ES')).toEqual([]);
   });
 
   it('outside a request there is no request context', () => {
