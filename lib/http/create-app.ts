@@ -172,7 +172,8 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   const toolbox = handled([management.routes() as Middleware]);
   const publicPath = runtime.paths.providerPath;
   // The provider in service; a key reload swaps in one built with the new keys (requests under way
-  // finish on the one they started with: all state is in the store).
+  // finish on the one they started with: all state is in the store). The interaction pages and the toolbox keep the
+  // provider of the start: they only read and write the store under the cookie keys, which a reload keeps; nothing they serve is signed.
   let current = provider;
   let providerMount = mountProvider(provider, publicPath);
   const providerUnmatched = unmatchedAsJson(logger);
