@@ -230,6 +230,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(seen.token?.body).not.toContain('id_token');
   });
 
+  const accessTokens = async (): Promise<number | undefined> => (await running.app.svc.store.inventory?.list('AccessToken', { limit: 500 }))?.records.length;
   const unfits = (): Record<string, unknown>[] => logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'client_keys_unfit');
   /** What the RP is told when its keys hold none for `field` `alg`, though none was refused. */
   const unfitDescription = (url: string, field: string, alg: string, family: string): string =>
@@ -248,7 +249,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     const { client, where, url } = await registerAt([good.jwk]);
     caching.set(where, 'public, max-age=31536000');
     sets.set(where, swapped(signing, ec));
-    const [refusedBefore, unfitBefore] = [refusals().length, unfits().length];
+    const [refusedBefore, unfitBefore, tokensBefore] = [refusals().length, unfits().length, await accessTokens()];
     const broken = await flow(client, [good]);
     expect(broken.result).toBeInstanceOf(Error);
     expect([broken.seen.token?.status, JSON.parse(broken.seen.token?.body ?? '{}')]).toEqual([
@@ -258,6 +259,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(broken.seen.token?.body).not.toContain('id_token"');
     expect(broken.seen.userinfo).toBeUndefined();
     expect(hits.get(where)).toBe(2);
+    expect(await accessTokens()).toBe(tokensBefore);
     expect(refusals().slice(refusedBefore)).toEqual([]);
     expect(unfits().slice(unfitBefore)).toEqual([{ e: 'client_keys_unfit', request_id: expect.any(String), client_id: client.client_id, field: 'id_token_encrypted_response_alg', alg: ALG }]);
     for (const material of [signing.n, ec.x, good.jwk.n].map((v) => String(v).slice(0, 32))) expect(logs.lines.some((l) => l.includes(material))).toBe(false);
@@ -268,6 +270,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(fixed.result).not.toBeInstanceOf(Error);
     expect(decodeProtectedHeader(rawIdToken(fixed.seen))).toMatchObject({ alg: ALG, kid: 'enc' });
     expect(hits.get(where)).toBe(3);
+    expect(await accessTokens()).toBe((tokensBefore ?? 0) + 1);
   });
 
   it('attack: the set loses only the key UserInfo encrypts to: the ID token still comes, and every UserInfo request (GET, POST, HEAD, at once) is refused naming userinfo_encrypted_response_alg, each logged once', async () => {
