@@ -75,19 +75,19 @@ export function suspendedClients(inner: Adapter, marks: Adapter, deletions: Adap
 }
 
 /**
- * The `RegistrationAccessToken` adapter's `upsert` of a token whose client the toolbox deleted meanwhile (a
- * {@link DELETION_MODEL} mark in `deletions`, checked after the write, which the delete's mark precedes) removes
- * what it wrote again and answers 401 `invalid_token`: a read or update that loaded the client before the delete
- * rotates its token after the delete removed the client's tokens, and the token, stored without expiry, would
- * stay in the store for good.
+ * The `RegistrationAccessToken` and `Grant` adapters' `upsert` of a record whose client was deleted meanwhile (a
+ * {@link DELETION_MODEL} mark in `deletions`, checked after the write, which the delete's mark precedes) removes what it
+ * wrote again and answers 401 `invalid_token` (a grant: `invalid_grant`): a read or update that loaded the client before
+ * the delete rotates its token after the delete removed the client's tokens, and the token, stored without expiry,
+ * would stay in the store for good; her consent answered as the delete ran would keep a grant of a client that is gone.
  */
-export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter): Partial<Adapter> {
+export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter, model: string): Partial<Adapter> {
   return {
     upsert: async (id, payload, expiresIn) => {
       await inner.upsert(id, payload, expiresIn);
       if (typeof payload.clientId !== 'string' || !(await deletions.find(payload.clientId))) return;
       await inner.destroy(id);
-      throw new errors.InvalidToken('the client has been deleted');
+      throw model === MODEL_NAMES.grant ? new errors.InvalidGrant('the client has been deleted') : new errors.InvalidToken('the client has been deleted');
     },
   };
 }

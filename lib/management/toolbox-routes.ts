@@ -19,9 +19,9 @@ import {
   setClientDisabled,
   showClient,
   isInvitationId,
-  type Revoked,
   type Toolbox,
 } from './toolbox.js';
+import type { Revoked } from './client-deletion.js';
 
 /** What the toolbox routes need beyond the {@link Toolbox}. */
 export interface ToolboxOptions extends Toolbox {

@@ -1,11 +1,11 @@
 import type { AdapterPayload, ClientMetadata } from 'oidc-provider';
 
-import { type ListedRecord, type StoreInventory } from '../../adapters/inventory.js';
+import type { StoreInventory } from '../../adapters/inventory.js';
 import type { SvcStore } from '../../adapters/store.js';
 import { clientSummary, clientView } from './client-view.js';
-import { DELETION_MARK_SECONDS, DELETION_MODEL, SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
+import { deleteClientRecords, eachRecord, revokeGrantsWhere, type Revoked } from './client-deletion.js';
+import { SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
 import { ToolboxError } from '../errors.js';
-import { GRANT_REVOCATION_MODEL, markGrantRevoked } from './grant-revocation.js';
 import { REVOCATION_MODEL, SIGN_IN_SECONDS } from './subject-revocation.js';
 import { pairwiseSub, sectorOf, subjectTypeFor, type SubjectType } from '../../policies/subjects.js';
 
@@ -19,42 +19,9 @@ export interface Toolbox {
   subjects: { pairwiseKey: string; defaultType: SubjectType };
 }
 
-const PAGE_ALL = 500;
-
 function inventoryOf(toolbox: Toolbox): StoreInventory {
   if (!toolbox.store.inventory) throw new ToolboxError(501, 'not_supported', 'this store cannot list or remove records (it has no inventory)');
   return toolbox.store.inventory;
-}
-
-/** Visits every live record of `model`, page by page. */
-async function eachRecord(inventory: StoreInventory, model: string, visit: (record: ListedRecord) => Promise<void>): Promise<void> {
-  let cursor: string | undefined;
-  do {
-    const page = await inventory.list(model, { cursor, limit: PAGE_ALL });
-    for (const record of page.records) await visit(record);
-    cursor = page.cursor;
-  } while (cursor !== undefined);
-}
-
-/** What a revocation removed. */
-export type Revoked = { revoked_grants: number; revoked_tokens: number };
-
-/**
- * Revokes the grants whose payload satisfies `match`: a revocation mark first (a token request that loaded the grant
- * before is withdrawn when it finds it), then every token of the grant, then the grant.
- */
-async function revokeGrantsWhere(toolbox: Toolbox, inventory: StoreInventory, match: (grant: AdapterPayload) => boolean): Promise<Revoked> {
-  const seen = new Set<string>();
-  const revoked = { revoked_grants: 0, revoked_tokens: 0 };
-  const marks = toolbox.store.adapter(GRANT_REVOCATION_MODEL);
-  await eachRecord(inventory, 'Grant', async ({ ref, payload }) => {
-    if (seen.has(ref) || !match(payload)) return;
-    seen.add(ref);
-    await markGrantRevoked(marks, ref);
-    revoked.revoked_tokens += await inventory.revokeGrant(ref);
-    if (await inventory.destroy('Grant', ref)) revoked.revoked_grants += 1;
-  });
-  return revoked;
 }
 
 const staticClient = (toolbox: Toolbox, clientId: string): ClientMetadata | undefined => toolbox.staticClients.find((c) => c.client_id === clientId);
@@ -120,24 +87,14 @@ export async function setClientDisabled(toolbox: Toolbox, clientId: string, disa
 export async function revokeClientGrants(toolbox: Toolbox, clientId: string): Promise<{ client_id: string } & Revoked> {
   const inventory = inventoryOf(toolbox);
   await anyClient(toolbox, clientId);
-  return { client_id: clientId, ...(await revokeGrantsWhere(toolbox, inventory, (grant) => grant.clientId === clientId)) };
+  return { client_id: clientId, ...(await revokeGrantsWhere(toolbox.store, inventory, (grant) => grant.clientId === clientId)) };
 }
 
-/**
- * Deletes a stored client: a deletion mark first (a request that loaded the client before, an RFC 7592 update
- * say, cannot write it back), then its grants (so no token of it outlives it), then the client, its registration
- * access tokens (stored without expiry, they would stay forever) and its disabling mark.
- */
+/** Deletes a stored client ({@link deleteClientRecords}): no grant, token or code of it outlives it. */
 export async function deleteClient(toolbox: Toolbox, clientId: string, user: string): Promise<{ client_id: string; deleted: true } & Revoked> {
-  const inventory = inventoryOf(toolbox);
+  inventoryOf(toolbox);
   await storedClient(toolbox, clientId);
-  await toolbox.store.adapter(DELETION_MODEL).upsert(clientId, { deleted_at: Math.floor(Date.now() / 1000), deleted_by: user }, DELETION_MARK_SECONDS);
-  const revoked = await revokeGrantsWhere(toolbox, inventory, (grant) => grant.clientId === clientId);
-  await toolbox.store.adapter('Client').destroy(clientId);
-  await eachRecord(inventory, 'RegistrationAccessToken', async ({ ref, payload }) => {
-    if (payload.clientId === clientId) await inventory.destroy('RegistrationAccessToken', ref);
-  });
-  await toolbox.store.adapter(SUSPENSION_MODEL).destroy(clientId);
+  const revoked = await deleteClientRecords(toolbox.store, clientId, user, () => toolbox.store.adapter('Client').destroy(clientId));
   return { client_id: clientId, deleted: true, ...revoked };
 }
 
@@ -206,5 +163,5 @@ export async function revokeSubject(toolbox: Toolbox, sub: string, clientId?: st
     if (typeof payload.uid === 'string') await marks.upsert(payload.uid, { revoked_at: Math.floor(Date.now() / 1000) }, SIGN_IN_SECONDS);
     if (await inventory.destroy('Session', ref)) sessions += 1;
   });
-  return { revoked_sessions: sessions, ...(await revokeGrantsWhere(toolbox, inventory, named)) };
+  return { revoked_sessions: sessions, ...(await revokeGrantsWhere(toolbox.store, inventory, named)) };
 }

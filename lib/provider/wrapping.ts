@@ -5,6 +5,7 @@ import type Provider from 'oidc-provider';
 
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
+import { deleteClientRecords } from '../management/client-deletion.js';
 import { DELETION_MODEL, SUSPENSION_MODEL, suspendedClients, tokensOfDeletedClients, withdrawTokensOfDisabledClients } from '../management/client-suspension.js';
 import type { Metrics } from '../observability/metrics.js';
 import { requestLogging } from '../observability/request-log.js';
@@ -14,7 +15,7 @@ import { REVOCATION_MODEL, revokedSessions } from '../management/subject-revocat
 import { currentPolicies } from '../registration/current-policies.js';
 import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.js';
 import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registration/single-use-tokens.js';
-import { MODEL_NAMES } from '../seams.js';
+import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 import { bodyLimit } from '../web/body-limit.js';
 import { CookieKeyring, ownCookieKeys } from '../web/cookie-keyring.js';
 import { hostParsedBody } from '../web/host-parsed-body.js';
@@ -39,7 +40,7 @@ export interface Wrapper<T> {
 /** oidc-provider's adapter factory: one adapter per model name. */
 export type AdapterFactory = (model: string) => Adapter;
 
-type WrappedStore = Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch'>;
+type WrappedStore = Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory'>;
 
 /** What the layers around oidc-provider are built from: the store, logs, `svc.base-url` and `svc.proxy`, and the provider's keys. */
 export interface WrappingParts {
@@ -86,6 +87,14 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
   },
   { why: 'client secrets are stored hashed, never in clear', models: CLIENTS, wrap: hashedClientSecrets },
   {
+    why: 'a client deleting itself (RFC 7592) leaves nothing behind, as the toolbox delete: no grant, token, code or pushed request of it',
+    models: CLIENTS,
+    wrap: (inner, _model, _below, { store }) => ({
+      // Only its delete route: a registration undone after a store failure removes a client nobody received.
+      destroy: async (id) => void (currentRequest()?.oidc?.route === ROUTE_NAMES.clientDelete ? await deleteClientRecords(store, id, 'client', () => inner.destroy(id)) : await inner.destroy(id)),
+    }),
+  },
+  {
     why: 'a disabled client is not found, on every route; a deleted one is not written back',
     models: CLIENTS,
     wrap: (inner, _model, below) => suspendedClients(inner, below(SUSPENSION_MODEL), below(DELETION_MODEL)),
@@ -101,9 +110,9 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     wrap: (inner, _model, below) => markedGrantRevocations(inner, below(GRANT_REVOCATION_MODEL)),
   },
   {
-    why: 'a registration access token of a client deleted meanwhile is not written back',
-    models: new Set([MODEL_NAMES.registrationAccessToken]),
-    wrap: (inner, _model, below) => tokensOfDeletedClients(inner, below(DELETION_MODEL)),
+    why: 'a registration access token or grant of a client deleted meanwhile is not written back',
+    models: new Set([MODEL_NAMES.registrationAccessToken, MODEL_NAMES.grant]),
+    wrap: (inner, model, below) => tokensOfDeletedClients(inner, below(DELETION_MODEL), model),
   },
 ];
 
@@ -141,7 +150,7 @@ export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>
  * The adapter factory oidc-provider is given: {@link ADAPTER_WRAPPING} around the store's. Give it to
  * `createConfiguration` as `adapter` in a configuration of your own, so the store rules hold there too.
  */
-export function wrappedAdapter(parts: { store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch'> }): (model: string) => Adapter {
+export function wrappedAdapter(parts: { store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory'> }): (model: string) => Adapter {
   return ADAPTER_WRAPPING.reduceRight<AdapterFactory>(
     (below, row) => (model) => {
       const inner = below(model);
