@@ -1,5 +1,5 @@
 import type { Logger } from '../lib/logger.js';
-import { createMemoryStore } from './memory.js';
+import { createMemoryStore, type MemoryStoreOptions } from './memory.js';
 import { createRedisStore, type RedisStoreOptions } from './redis.js';
 import type { SvcStore } from './store.js';
 
@@ -9,10 +9,10 @@ export type { SvcStore } from './store.js';
 
 /**
  * The store `svc.redis.*` asks for: Redis Cluster when `clusterNodes` is set, standalone Redis when
- * `url` is set, otherwise the embedded in-memory store.
+ * `url` is set, otherwise the embedded in-memory store (with `memory`, e.g. its `maxBytes`).
  */
-export function createStore(redis: Omit<RedisStoreOptions, 'logger'>, logger?: Logger): SvcStore {
+export function createStore(redis: Omit<RedisStoreOptions, 'logger'>, logger?: Logger, memory: Omit<MemoryStoreOptions, 'logger'> = {}): SvcStore {
   // The whole Settings has no `url` of its own: passed by mistake, it would quietly give a process-local store.
   if ('redis' in redis) throw new TypeError('createStore: pass settings.redis, the store\'s slice, not the whole settings');
-  return redis.clusterNodes || redis.url ? createRedisStore({ ...redis, logger }) : createMemoryStore();
+  return redis.clusterNodes || redis.url ? createRedisStore({ ...redis, logger }) : createMemoryStore({ ...memory, logger });
 }

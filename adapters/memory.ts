@@ -1,8 +1,11 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError, InvalidCursorError } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import { MEMORY_STORE_DEFAULT_MAX_MB } from '../lib/settings/types.js';
 import { isRef, listedPayload, MAX_PAGE, refOf, type StoreInventory } from './inventory.js';
 import { createMemoryAttempts } from './memory-attempts.js';
+import { createMemoryBudget } from './memory-budget.js';
 import { GRANTABLE_MODELS, type SvcStore } from './store.js';
 
 interface Entry {
@@ -10,6 +13,8 @@ interface Entry {
   json: string;
   /** Epoch milliseconds, or Infinity. */
   expiresAt: number;
+  /** What it counts against the budget, in approximate bytes. */
+  cost: number;
   /** What the indexes hold for this record (so removing it needs no parse). */
   indexed?: { uid?: string; userCode?: string; grant?: string };
 }
@@ -20,12 +25,30 @@ type Index = Map<string, { key: string; expiresAt: number }>;
 export interface MemoryStoreOptions {
   /** How often expired records are swept, in milliseconds (reads also drop expired records). @default 60000 */
   sweepIntervalMs?: number;
+  /**
+   * Most that records and attempt counters may hold together, in approximate bytes (JSON length plus a fixed cost per
+   * entry); a write beyond it is refused with a 503 `server_error`, new interactions already at nine tenths of it.
+   * @default 67108864 (64 MiB, `svc.memory-store.max-mb`)
+   */
+  maxBytes?: number;
+  /** The store's clock, epoch milliseconds. @default Date.now */
+  now?: () => number;
+  /** Where `store_full` and `store_recovered` are logged. */
+  logger?: Logger;
 }
+
+/** The approximate heap a record takes beside its JSON and key (entry, map slot, indexes). */
+const RECORD_OVERHEAD = 512;
+
+/** Whether a new record of `model` is one a stranger may create: an interaction nobody signed in to, a pushed request (and its use mark). */
+const startsFlow = (model: string, payload: AdapterPayload): boolean =>
+  model.startsWith('PushedAuthorizationRequest') || (model === 'Interaction' && !(payload.session as { accountId?: unknown } | undefined)?.accountId);
 
 /**
  * The embedded default store: all provider state in this process's memory, with the semantics of
  * the Redis store (TTLs, atomic consume, grant and uid indexes). Nothing is evicted before it
- * expires. One process only; everything is lost on restart. Every operation is one synchronous
+ * expires: writes beyond `maxBytes` are refused (503), as a full Redis under `noeviction` refuses them
+ * (`memory-budget.ts`). One process only; everything is lost on restart. Every operation is one synchronous
  * step, so consume and unconsume are atomic.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & { readonly inventory: StoreInventory } {
@@ -36,29 +59,47 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
   const uids: Index = new Map();
   const userCodes: Index = new Map();
 
-  const now = (): number => Date.now();
+  const now = options.now ?? ((): number => Date.now());
+  const unset = (key: string): void => {
+    budget.hold(-(records.get(key)?.cost ?? 0));
+    records.delete(key);
+  };
   const live = (key: string): Entry | undefined => {
     const entry = records.get(key);
     if (!entry || entry.expiresAt > now()) return entry;
-    records.delete(key);
+    unset(key);
     return undefined;
   };
   const expiryOf = (expiresIn?: number): number =>
     typeof expiresIn === 'number' && Number.isFinite(expiresIn) ? now() + expiresIn * 1000 : Infinity;
 
-  const attempts = createMemoryAttempts(now);
-  const timer = setInterval(() => {
+  /** Drops everything expired; returns the earliest expiry left. */
+  const sweep = (): number => {
     const t = now();
-    for (const [key, entry] of records) if (entry.expiresAt <= t) records.delete(key);
+    let earliest = Infinity;
+    for (const [key, entry] of records) {
+      if (entry.expiresAt <= t) unset(key);
+      else earliest = Math.min(earliest, entry.expiresAt);
+    }
     for (const [id, members] of grants) {
       for (const [key, exp] of members) if (exp <= t) members.delete(key);
       if (members.size === 0) grants.delete(id);
     }
     for (const map of [uids, userCodes]) for (const [k, v] of map) if (v.expiresAt <= t) map.delete(k);
-    attempts.sweep();
-  }, options.sweepIntervalMs ?? 60_000);
+    return Math.min(earliest, attempts.sweep());
+  };
+  const budget = createMemoryBudget({ maxBytes: options.maxBytes ?? MEMORY_STORE_DEFAULT_MAX_MB * 2 ** 20, now, sweep, logger: options.logger });
+  const attempts = createMemoryAttempts(now, budget);
+  const timer = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
   timer.unref();
 
+  /** Replaces a record's payload in place (its consumed mark: a few bytes, taken without asking the budget). */
+  const rewrite = (entry: Entry, payload: AdapterPayload): void => {
+    const json = JSON.stringify(payload);
+    budget.hold(json.length - entry.json.length);
+    entry.cost += json.length - entry.json.length;
+    entry.json = json;
+  };
   const read = (entry: Entry | undefined): AdapterPayload | undefined => (entry ? (JSON.parse(entry.json) as AdapterPayload) : undefined);
   const lookup = (map: Index, value: string): AdapterPayload | undefined => {
     const ref = map.get(value);
@@ -68,7 +109,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
   /** Removes a record and the indexes that point at it. */
   const remove = (key: string): void => {
     const { uid, userCode, grant } = records.get(key)?.indexed ?? {};
-    records.delete(key);
+    unset(key);
     if (uid && uids.get(uid)?.key === key) uids.delete(uid);
     if (userCode && userCodes.get(userCode)?.key === key) userCodes.delete(userCode);
     const members = grant ? grants.get(grant) : undefined;
@@ -89,11 +130,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
     return {
       async upsert(id, payload, expiresIn) {
         const key = keyOf(id);
-        if (live(key)) remove(key);
+        const json = JSON.stringify(payload);
+        const cost = key.length + json.length + RECORD_OVERHEAD;
+        const old = live(key);
+        if (!budget.fits(cost - (old?.cost ?? 0), !old && startsFlow(model, payload))) throw budget.refusal();
+        if (old) remove(key);
         const expiresAt = expiryOf(expiresIn);
         const grant = payload.grantId && GRANTABLE_MODELS.has(model) ? refOf(payload.grantId) : undefined;
         const indexed = payload.uid || payload.userCode || grant ? { uid: payload.uid, userCode: payload.userCode, grant } : undefined;
-        records.set(key, { json: JSON.stringify(payload), expiresAt, indexed });
+        records.set(key, { json, expiresAt, cost, indexed });
+        budget.hold(cost, expiresAt);
         if (model === 'Session' && payload.uid) uids.set(payload.uid, { key, expiresAt });
         if (payload.userCode) userCodes.set(payload.userCode, { key, expiresAt });
         if (grant) grants.set(grant, (grants.get(grant) ?? new Map<string, number>()).set(key, expiresAt));
@@ -107,7 +153,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
         const payload = JSON.parse(entry.json) as AdapterPayload;
         if (payload.consumed) throw new AlreadyConsumedError(model);
         payload.consumed = Math.floor(now() / 1000);
-        entry.json = JSON.stringify(payload);
+        rewrite(entry, payload);
       },
       async destroy(id) {
         if (live(keyOf(id))) remove(keyOf(id));
@@ -125,7 +171,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       if (!entry) return false;
       const payload = JSON.parse(entry.json) as AdapterPayload;
       delete payload.consumed;
-      entry.json = JSON.stringify(payload);
+      rewrite(entry, payload);
       return true;
     },
     async insert(model, id, payload, expiresIn) {
@@ -156,7 +202,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       },
       revokeGrant: async (ref) => (isRef(ref) ? revokeGrant(ref) : 0),
     },
-    async ping() {},
+    async ping() {
+      if (!budget.ready()) throw budget.refusal();
+    },
     async close() {
       clearInterval(timer);
     },

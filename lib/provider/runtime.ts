@@ -91,7 +91,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
     ...(settings.clients.file ? readClients(settings.clients.file).map((c) => judgedStaticClient(c, settings.baseUrl, 'svc.clients.file', ['svc.clients.file'])) : []),
     ...(options.clients ?? []).map((c) => judgedStaticClient(c, settings.baseUrl, 'options.clients')),
   ];
-  const store = options.store ?? createStore(settings.redis, logger);
+  const store = options.store ?? createStore(settings.redis, logger, { maxBytes: settings.memoryStore.maxMb * 2 ** 20 });
   return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };
 }
 

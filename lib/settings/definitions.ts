@@ -1,7 +1,7 @@
 import { LOG_LEVELS, type LogLevel } from '../logger.js';
 import { parsePrivateHosts } from '../net/private-hosts.js';
 import type { PathKind } from './relative-paths.js';
-import { REDIS_DEFAULTS, type Settings } from './types.js';
+import { MEMORY_STORE_DEFAULT_MAX_MB, REDIS_DEFAULTS, type Settings } from './types.js';
 import {
   parseBaseUrl,
   parseBoolean,
@@ -179,6 +179,10 @@ export const PROPERTY_DEFINITIONS = [
     env: 'SVC_REDIS_OPERATION_TIMEOUT_MS',
     default: REDIS_DEFAULTS.operationTimeoutMs,
     doc: 'Longest wait for one Redis operation before the request fails with 503 `server_error` (fail fast while Redis is away). Raise it only for slow links; test suites on a busy machine use a few seconds.',
+  }),
+  row('svc.memory-store.max-mb', 'memoryStore.maxMb', integer(1, 1_048_576), {
+    default: MEMORY_STORE_DEFAULT_MAX_MB,
+    doc: 'Most the embedded in-memory store (no Redis configured) holds, in MiB of approximate record size; beyond it writes get 503 `server_error` and `/readyz` 503, as on a full Redis under `noeviction`, and new sign-ins are refused at nine tenths of it so those under way can finish ([limits](operations/redis.md#the-embedded-stores-limit)).',
   }),
   row('svc.mail.smtp-url', 'mail.smtpUrl', (raw) => parseUrlWithScheme(raw, ['smtp:', 'smtps:']), {
     env: 'SMTP_URL',

@@ -40,6 +40,9 @@ export function firstUnlikeNode(nodes: readonly ClusterNode[]): number {
   return nodes.findIndex((node) => access(node) !== access(nodes[0]));
 }
 
+/** The default limit of the embedded memory store, in MiB (`svc.memory-store.max-mb`). */
+export const MEMORY_STORE_DEFAULT_MAX_MB = 64;
+
 /** Defaults of the Redis store, shared by the settings and the store's own options. */
 export const REDIS_DEFAULTS = {
   keyPrefix: 'svc:',

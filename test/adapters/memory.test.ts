@@ -2,7 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 
 import { createMemoryAttempts } from '../../adapters/memory-attempts.js';
 import { createMemoryStore } from '../../adapters/memory.js';
-import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
+import { RUN_MEMORY_SECONDS, runMemoryMs, STRIKE_MEMORY_SECONDS, type SvcStore } from '../../adapters/store.js';
+import { StoreUnavailableError } from '../../lib/errors.js';
+import { capturingLogger } from '../helpers/logs.js';
 import { describeBatchContract } from './batch-contract.js';
 import { describeAdapterContract } from './contract.js';
 
@@ -67,5 +69,133 @@ describe('memory attempt counter', () => {
     expect(await attempts.check('k', rule)).toBeGreaterThanOrEqual(1000);
     t = t0 + 2 * HALF_MS + 1000;
     expect(await attempts.check('k', rule)).toBe(0);
+  });
+});
+
+describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noeviction of a Redis deployment', () => {
+  const MAX = 64 * 1024;
+  const HOUR = 3600;
+  /** What an anonymous /authorize stores: an interaction nobody signed in to (here with a 2 KiB `state`). */
+  const anonymous = { kind: 'Interaction', params: { client_id: 'public-rp', state: 'x'.repeat(2048) } };
+  const RULE = { limit: 5, windowSeconds: 900, coolDownSeconds: 900, maxCoolDownSeconds: 3600, consecutiveLimit: 100 };
+  const refusalOf = (p: Promise<unknown>): Promise<unknown> => p.then(() => undefined, (err: unknown) => err);
+  const expectRefusal = (err: unknown): void => {
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect([(err as StoreUnavailableError).status, (err as StoreUnavailableError).error]).toEqual([503, 'server_error']);
+  };
+  const setup = (): { store: ReturnType<typeof createMemoryStore>; clock: { t: number }; lines: string[] } => {
+    const clock = { t: 1_700_000_000_000 };
+    const { logger, lines } = capturingLogger();
+    return { store: createMemoryStore({ maxBytes: MAX, now: () => clock.t, sweepIntervalMs: 3_600_000, logger }), clock, lines };
+  };
+  /** Writes anonymous interactions until one is refused; returns how many were stored and the refusal. */
+  const flood = async (store: SvcStore, tag: string): Promise<{ stored: number; refusal: unknown }> => {
+    for (let i = 0; i < 1000; i += 1) {
+      const refusal = await refusalOf(store.adapter('Interaction').upsert(`${tag}-${i}`, anonymous, HOUR));
+      if (refusal) return { stored: i, refusal };
+    }
+    throw new Error('the flood was never refused');
+  };
+  const stored = async (store: ReturnType<typeof createMemoryStore>, model: string): Promise<number> => (await store.inventory.list(model, { limit: 1000 })).records.length;
+
+  it('attack: a flood of anonymous interactions beyond the budget is refused with 503 server_error, keeps nothing beyond nine tenths of it, makes the store not ready and logs store_full once', async () => {
+    const { store, lines } = setup();
+    try {
+      const { stored: kept, refusal } = await flood(store, 'flood');
+      expectRefusal(refusal);
+      expect(await stored(store, 'Interaction')).toBe(kept);
+      expect(kept * JSON.stringify(anonymous).length).toBeLessThanOrEqual(MAX * 0.9);
+      for (let i = 0; i < 20; i += 1) expectRefusal(await refusalOf(store.adapter('Interaction').upsert(`more-${i}`, anonymous, HOUR)));
+      expect(await stored(store, 'Interaction')).toBe(kept);
+      expectRefusal(await refusalOf(store.ping()));
+      expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual([{ e: 'store_full', store: 'memory', max_bytes: MAX }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('honest: once the flood has expired (dropped at the next write, the periodic sweep still an hour away) interactions are stored again, the store is ready and store_recovered is logged once', async () => {
+    const { store, clock, lines } = setup();
+    try {
+      const { stored: kept } = await flood(store, 'flood');
+      clock.t += HOUR * 1000;
+      await expect(store.adapter('Interaction').upsert('hers', anonymous, HOUR)).resolves.toBeUndefined();
+      await expect(store.ping()).resolves.toBeUndefined();
+      expect((await flood(store, 'again')).stored).toBe(kept - 1);
+      expect(lines.map((l) => (JSON.parse(l) as { e: string }).e)).toEqual(['store_full', 'store_recovered', 'store_full']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('attack: a flood held at the limit, taking each place an expiring record frees, keeps the store not ready and is logged once', async () => {
+    const { store, clock, lines } = setup();
+    try {
+      const t0 = clock.t;
+      let kept = 0;
+      for (; kept < 1000; kept += 1) {
+        clock.t = t0 + kept * 1000;
+        if (await refusalOf(store.adapter('Interaction').upsert(`flood-${kept}`, anonymous, HOUR))) break;
+      }
+      for (let i = 0; i < 10; i += 1) {
+        clock.t = t0 + HOUR * 1000 + i * 1000;
+        await store.adapter('Interaction').upsert(`held-${i}`, anonymous, HOUR);
+        expectRefusal(await refusalOf(store.adapter('Interaction').upsert(`more-${i}`, anonymous, HOUR)));
+        expectRefusal(await refusalOf(store.ping()));
+      }
+      expect(await stored(store, 'Interaction')).toBe(kept);
+      expect(lines.map((l) => (JSON.parse(l) as { e: string }).e)).toEqual(['store_full']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('honest: a person mid-flow when the flood hits finishes in the last tenth (her interaction updated, her consent interaction, session, grant, code and token stored, the code consumed), then the store is full for all', async () => {
+    const { store } = setup();
+    try {
+      await store.adapter('Interaction').upsert('her-login', anonymous, HOUR);
+      await flood(store, 'flood');
+      const session = { accountId: 'her', uid: 'her-uid' };
+      await store.adapter('Interaction').upsert('her-login', { ...anonymous, result: { login: { accountId: 'her' } } }, HOUR);
+      await store.adapter('Session').upsert('her-session', { ...session, kind: 'Session' }, 14 * 24 * HOUR);
+      await store.adapter('Interaction').upsert('her-consent', { ...anonymous, session }, HOUR);
+      await store.adapter('Grant').upsert('her-grant', { accountId: 'her', openid: { scope: 'openid' } }, 14 * 24 * HOUR);
+      await store.adapter('AuthorizationCode').upsert('her-code', { grantId: 'her-grant', accountId: 'her' }, 60);
+      await store.adapter('AuthorizationCode').consume('her-code');
+      await store.adapter('AccessToken').upsert('her-token', { grantId: 'her-grant', accountId: 'her' }, HOUR);
+      expect((await store.adapter('Session').findByUid('her-uid'))?.accountId).toBe('her');
+      let refusal: unknown;
+      for (let i = 0; i < 1000 && !refusal; i += 1) refusal = await refusalOf(store.adapter('AccessToken').upsert(`signed-in-${i}`, { grantId: 'her-grant', pad: 'y'.repeat(1024) }, HOUR));
+      expectRefusal(refusal);
+      expect(await store.adapter('AccessToken').find('her-token')).toEqual({ grantId: 'her-grant', accountId: 'her' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('attack: a flood of throttle counters under random names fills the budget but never pushes out a victim\'s lock; a name without a counter is refused before its guess is judged (503), so a full store is no way around the throttle', async () => {
+    const { store, clock } = setup();
+    try {
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
+      const locked = await store.attempts.check('victim-name', RULE);
+      expect(locked).toBeGreaterThan(0);
+      let refusal: unknown;
+      let counters = 0;
+      for (; counters < 10_000 && !refusal; counters += 1) refusal = await refusalOf(store.attempts.fail(`random-name-${counters}`, RULE));
+      expectRefusal(refusal);
+      expect(counters * 'random-name-0'.length).toBeLessThan(MAX);
+      expectRefusal(await refusalOf(store.attempts.check('fresh-name', RULE)));
+      expect(await store.attempts.check('victim-name', RULE)).toBe(locked);
+      // Her counter still counts at the limit: it exists, so it takes no room.
+      expect(await store.attempts.fail('victim-name', RULE)).toBe(locked);
+      expect(await store.attempts.check('random-name-1', RULE)).toBe(0);
+      // The flood's counters (one failure each) expire; hers, with a lockout in it, is kept: her next lockout is twice as long.
+      clock.t += runMemoryMs(1, RULE.consecutiveLimit);
+      await expect(store.attempts.check('fresh-name', RULE)).resolves.toBe(0);
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
+      expect(await store.attempts.check('victim-name', RULE)).toBe(2 * RULE.coolDownSeconds * 1000);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -4,7 +4,7 @@ import * as oidc from 'openid-client';
 import { confidentialClient } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { clockAhead } from '../helpers/clock.js';
-import { codeFlowUrl, FormBrowser, pkcePair, redirectParams, signIn } from '../helpers/flow.js';
+import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, redirectParams, signIn } from '../helpers/flow.js';
 
 const client = confidentialClient();
 
@@ -139,5 +139,57 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
       texts.push(/<p class="error"[^>]*>([^<]*)<\/p>/.exec(browser.lastPage)?.[1] ?? '');
     }
     expect(texts).toEqual(['The login or password is not correct.', 'The login or password is not correct.']);
+  });
+});
+
+describe('a flood of anonymous authorization requests on the embedded store (svc.memory-store.max-mb)', () => {
+  const publicClient = { client_id: 'public-rp', token_endpoint_auth_method: 'none' as const, redirect_uris: ['http://rp.localhost/public-cb'] };
+  const crowd = appPerSuite({ clients: [client] });
+  const running = appPerSuite({ clients: [client, publicClient], properties: { 'svc.memory-store.max-mb': 1 } });
+  const STORE_BUSY = { error: 'server_error', error_description: 'the provider store is temporarily unavailable, try again shortly' };
+  const answer = (location: string | undefined): Record<string, string | null> => {
+    const params = redirectParams(location as string);
+    return { error: params.get('error'), error_description: params.get('error_description') };
+  };
+
+  it('honest: 64 people signing in at once under the default budget all get their code', async () => {
+    const results = await Promise.all(Array.from({ length: 64 }, () => signIn(codeFlowUrl(crowd.issuer, client, { state: 'st' }))));
+    expect(results.filter((r) => r.callbackUrl.searchParams.get('code')).length).toBe(64);
+  });
+
+  it('attack: once a stranger\'s flood has filled nine tenths of it, new sign-ins get the store\'s 503 answer (server_error to the client) and /readyz 503; she who had started finishes; an hour later the flood has expired and sign-ins work again', async () => {
+    const her = new FormBrowser();
+    const { verifier, challenge } = pkcePair();
+    await her.follow(codeFlowUrl(running.issuer, client, { state: 'hers', code_challenge: challenge }), running.baseUrl);
+    expect(her.lastPage).toContain('id="login-form"');
+    // Large requests first, then small ones filling the last gap.
+    for (const state of ['x'.repeat(6000), 'x']) {
+      let refused: string | undefined;
+      for (let i = 0; i < 1000 && !refused; i += 1) {
+        const response = await fetch(codeFlowUrl(running.issuer, publicClient, { state }), { redirect: 'manual' });
+        const location = response.headers.get('location') ?? '';
+        if (!location.includes('/interaction/')) refused = location;
+      }
+      expect(answer(refused)).toEqual(STORE_BUSY);
+    }
+    const newcomer = await new FormBrowser().follow(codeFlowUrl(running.issuer, client, { state: 'new' }), running.baseUrl);
+    expect(answer(newcomer.leftTo)).toEqual(STORE_BUSY);
+    expect((await fetch(`${running.baseUrl}/readyz`)).status).toBe(503);
+    expect((await fetch(`${running.baseUrl}/healthz`)).status).toBe(200);
+
+    // Her login page was served before the flood: her sign-in, consent and code redemption fit in the last tenth.
+    await her.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    const { leftTo } = await her.submit('consent-allow', {}, running.baseUrl);
+    const code = redirectParams(leftTo as string).get('code') as string;
+    expect((await redeemCode(running.issuer, client, code, verifier)).body.id_token).toEqual(expect.any(String));
+
+    const clock = clockAhead(3600_000);
+    try {
+      expect((await fetch(`${running.baseUrl}/readyz`)).status).toBe(200);
+      const later = await signIn(codeFlowUrl(running.issuer, client, { state: 'later' }));
+      expect(later.callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+    } finally {
+      clock.restore();
+    }
   });
 });
