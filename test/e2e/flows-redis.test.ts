@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import type { JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
@@ -15,7 +14,7 @@ import { registerClient, type RegisteredClient, registeredClientParams, register
 import { authorizationUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { deletePrefix, dumpPrefix, recordBytes, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 import { managementCalls } from '../helpers/management-calls.js';
-import { encryptionKey, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
+import { encryptionKey, manage, register, startKeySetServer, type KeySetServer } from '../helpers/registration.js';
 import { outcomeOf, type Outcome } from '../helpers/request-objects.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { describeEachStore } from '../helpers/stores.js';
@@ -434,31 +433,18 @@ describe('two provider instances on one Redis act as one provider', () => {
     expect([await authorizeAt(b, client), await redeemAt(b, client, issued), await userinfoAt(b, access)]).toEqual(['interaction', [200, undefined], 200]);
   });
 
-  /** Key sets the relying parties serve, by path; a fetch of a path in `holds` waits until the test answers it. */
-  let docs: DocServer;
-  const keySets = new Map<string, JWK[]>();
-  const holds = new Map<string, { arrived: () => void; answer: Promise<void> }>();
-  beforeAll(async () => {
-    docs = await startDocServer();
-    docs.handler = (req, res) => {
-      const send = (): void => void res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: keySets.get(req.url ?? '') ?? [] }));
-      const hold = holds.get(req.url ?? '');
-      if (!hold) return send();
-      holds.delete(req.url ?? '');
-      hold.arrived();
-      void hold.answer.then(send);
-    };
-  });
+  /** Key sets the relying parties serve, by path; a fetch can be held until the test answers it. */
+  let docs: KeySetServer;
+  beforeAll(async () => (docs = await startKeySetServer()));
   afterAll(async () => docs?.close());
 
   /** A token request at B of a client whose ID token is encrypted to its `jwks_uri`, held at that fetch (B loads the keys then). */
   const redeemingHeldAtB = async (): Promise<{ client: RegisteredClient; issued: { code: string; verifier: string }; release: () => void; redeeming: Promise<[number, unknown]> }> => {
-    const where = `/two-apps-${keySets.size}/jwks`;
-    keySets.set(where, [(await encryptionKey('RSA-OAEP-256', { kid: 'rp-enc' })).jwk]);
+    const where = `/two-apps-${docs.sets.size}/jwks`;
+    docs.sets.set(where, [(await encryptionKey('RSA-OAEP-256', { kid: 'rp-enc' })).jwk]);
     const client = await registerClient(a, 'plain', { jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: 'RSA-OAEP-256' });
     const issued = await codeOf(client);
-    let release = (): void => undefined;
-    const arrived = new Promise<void>((resolve) => holds.set(where, { arrived: resolve, answer: new Promise<void>((answer) => (release = answer)) }));
+    const { arrived, release } = docs.hold(where);
     const redeeming = redeemAt(b, client, issued);
     expect(await Promise.race([arrived.then(() => 'held'), redeeming.then(() => 'not held')])).toBe('held');
     return { client, issued, release, redeeming };

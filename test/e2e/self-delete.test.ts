@@ -1,7 +1,5 @@
-import type { ServerResponse } from 'node:http';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { decodeJwt, type JWK } from 'jose';
+import { decodeJwt } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
@@ -10,7 +8,7 @@ import { basicAuthorization } from '../../lib/web/basic-auth.js';
 import type { RunningApp } from '../helpers/app.js';
 import { registerClient, updateRegistration } from '../helpers/clients.js';
 import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
-import { encryptionKey, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
+import { encryptionKey, manage, register, startKeySetServer, type KeySetServer } from '../helpers/registration.js';
 import { describeEachStore, type StoreKind } from '../helpers/stores.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 
@@ -25,21 +23,8 @@ const MODELS = ['Client', 'Grant', 'AccessToken', 'AuthorizationCode', 'RefreshT
  */
 function selfDeletes(kind: StoreKind, properties: () => Record<string, string>): void {
   describe('a client deleting itself through RFC 7592', () => {
-    let docs: DocServer;
-    const sets = new Map<string, JWK[]>();
-    const holds = new Map<string, { arrived: () => void; answer: Promise<void> }>();
-    beforeAll(async () => {
-      docs = await startDocServer();
-      docs.handler = (req, res: ServerResponse) => {
-        const url = req.url ?? '';
-        const send = (): void => void res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: sets.get(url) ?? [] }));
-        const hold = holds.get(url);
-        if (!hold) return send();
-        holds.delete(url);
-        hold.arrived();
-        void hold.answer.then(send);
-      };
-    });
+    let docs: KeySetServer;
+    beforeAll(async () => (docs = await startKeySetServer()));
     afterAll(async () => docs.close());
     const running: RunningApp = appPerSuite(() => ({ properties: { ...properties(), 'svc.fetch.allow-private-network': true }, claimModules: createDemoClaimModules() }));
 
@@ -139,25 +124,17 @@ function selfDeletes(kind: StoreKind, properties: () => Record<string, string>):
     async function heldClient(): Promise<{ client: ClientMetadata; where: string }> {
       path += 1;
       const where = `/self-${path}/jwks`;
-      sets.set(where, [(await encryptionKey(ALG, { kid: 'rp-enc' })).jwk]);
+      docs.sets.set(where, [(await encryptionKey(ALG, { kid: 'rp-enc' })).jwk]);
       const { token } = await issueInitialAccessToken(running.app.svc.provider);
       const res = await register(running, { redirect_uris: [REDIRECT], jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG }, token);
       expect(res.status).toBe(201);
       return { client: res.body as unknown as ClientMetadata, where };
     }
-    function hold(where: string): { arrived: Promise<void>; release: () => void } {
-      let arrived!: () => void;
-      let release!: () => void;
-      const arrival = new Promise<void>((resolve) => (arrived = resolve));
-      const answer = new Promise<void>((resolve) => (release = resolve));
-      holds.set(where, { arrived, answer });
-      return { arrived: arrival, release };
-    }
 
     it('attack: a token request in flight when the client deletes itself gets no ID token (her e-mail inside), is answered as after the delete, and keeps no token', async () => {
       const { client, where } = await heldClient();
       const { code, verifier } = await codeOf(client, new FormBrowser());
-      const gate = hold(where);
+      const gate = docs.hold(where);
       const redeeming = redeemCode(running.issuer, client, code, verifier);
       await gate.arrived;
       expect(await deleteItself(client)).toBe(204);
@@ -178,7 +155,7 @@ function selfDeletes(kind: StoreKind, properties: () => Record<string, string>):
       expect(await tokensOf(updated.metadata, browser)).toEqual(expect.any(String));
       const { client: held, where } = await heldClient();
       const { code, verifier } = await codeOf(held, browser);
-      const gate = hold(where);
+      const gate = docs.hold(where);
       const redeeming = redeemCode(running.issuer, held, code, verifier);
       await gate.arrived;
       const { registration_access_token: rat, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = held as Record<string, unknown>;

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { JWK } from 'jose';
@@ -10,7 +9,7 @@ import { issueInitialAccessToken } from '../../lib/index.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
 import { managementCalls } from '../helpers/management-calls.js';
-import { encryptionKey, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
+import { encryptionKey, manage, register, startKeySetServer, type KeySetServer } from '../helpers/registration.js';
 
 const REDIRECT = 'https://rp.example/cb';
 const ALG = 'RSA-OAEP-256';
@@ -29,28 +28,12 @@ const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
  */
 describe('requests in flight when the operator disables or deletes the client, or revokes its invitation (C2, C6, C7)', () => {
   let running: RunningApp;
-  let docs: DocServer;
-  const sets = new Map<string, JWK[]>();
-  /** When set, the next fetch of that path is held: the test learns it arrived and answers it later. */
-  const holds = new Map<string, { arrived: () => void; answer: Promise<void> }>();
+  let docs: KeySetServer;
   let path = 0;
   const call = () => managementCalls(running, AUTH);
 
   beforeAll(async () => {
-    docs = await startDocServer();
-    docs.handler = (req, res: ServerResponse) => {
-      const url = req.url ?? '';
-      const send = (): void => {
-        res.setHeader('content-type', 'application/json');
-        res.setHeader('cache-control', 'no-cache, no-store');
-        res.end(JSON.stringify({ keys: sets.get(url) ?? [] }));
-      };
-      const hold = holds.get(url);
-      if (!hold) return send();
-      holds.delete(url);
-      hold.arrived();
-      void hold.answer.then(send);
-    };
+    docs = await startKeySetServer();
     running = await startApp({
       properties: { 'svc.fetch.allow-private-network': true, 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true },
       claimModules: createDemoClaimModules(),
@@ -60,16 +43,6 @@ describe('requests in flight when the operator disables or deletes the client, o
     await running.close();
     await docs.close();
   });
-
-  /** Holds the next fetch of `where`: `arrived` resolves when it comes in, `release()` answers it. */
-  function hold(where: string): { arrived: Promise<void>; release: () => void } {
-    let arrived!: () => void;
-    let release!: () => void;
-    const arrival = new Promise<void>((resolve) => (arrived = resolve));
-    const answer = new Promise<void>((resolve) => (release = resolve));
-    holds.set(where, { arrived, answer });
-    return { arrived: arrival, release };
-  }
 
   /** The models of the token records the store holds for `clientId`. */
   async function storedTokensOf(clientId: string): Promise<string[]> {
@@ -90,7 +63,7 @@ describe('requests in flight when the operator disables or deletes the client, o
   async function registerAt(keys: JWK[]): Promise<{ client: ClientMetadata; where: string }> {
     path += 1;
     const where = `/race-${path}/jwks`;
-    sets.set(where, keys);
+    docs.sets.set(where, keys);
     const { token } = await issueInitialAccessToken(running.app.svc.provider);
     const res = await register(running, { redirect_uris: [REDIRECT], jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG, userinfo_encrypted_response_alg: ALG }, token);
     expect(res.status).toBe(201);
@@ -103,7 +76,7 @@ describe('requests in flight when the operator disables or deletes the client, o
     const { client, where } = await registerAt([key.jwk]);
     const { verifier, challenge } = pkcePair();
     const { callbackUrl, browser } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }));
-    const gate = hold(where);
+    const gate = docs.hold(where);
     const redeeming = redeemCode(running.issuer, client, callbackUrl.searchParams.get('code') as string, verifier);
     await gate.arrived;
     return { client, gate, redeeming, browser };
@@ -113,7 +86,7 @@ describe('requests in flight when the operator disables or deletes the client, o
     const key = await encryptionKey(ALG, { kid: 'rp-enc' });
     const { client, where } = await registerAt([key.jwk]);
     const { registration_access_token: rat, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client as Record<string, unknown>;
-    const gate = hold(where);
+    const gate = docs.hold(where);
     const update = manage(String(uri), 'PUT', String(rat), { ...metadata, redirect_uris: ['https://rp.example/changed-while-disabled'] });
     await gate.arrived;
     const disabled = await call()('POST', `/oidc/v1/management/clients/${String(client.client_id)}/disable`);
@@ -134,13 +107,13 @@ describe('requests in flight when the operator disables or deletes the client, o
     const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }));
     const code = callbackUrl.searchParams.get('code') as string;
     // The ID token is encrypted to a key fetched from jwks_uri: the token request waits for it there.
-    const gate = hold(where);
+    const gate = docs.hold(where);
     const redeeming = redeemCode(running.issuer, client, code, verifier);
     // The set is fresh for 60 s after registration: only a fetch that is due is held. When the token request
     // needs no fetch, this test cannot hold it, and says so rather than pass.
     const arrivedOrDone = await Promise.race([gate.arrived.then(() => 'held' as const), redeeming.then(() => 'not held' as const)]);
     if (arrivedOrDone === 'not held') {
-      holds.delete(where);
+      docs.unhold(where);
       return expect('token request not held at the jwks_uri fetch (set still fresh)').toBe('held');
     }
     const disabled = await call()('POST', `/oidc/v1/management/clients/${String(client.client_id)}/disable`);
@@ -176,7 +149,7 @@ describe('requests in flight when the operator disables or deletes the client, o
     const codeOf = async (challenge: string): Promise<string> =>
       (await signIn(codeFlowUrl(running.issuer, client, { code_challenge: challenge, scope: 'openid email' }), { browser })).callbackUrl.searchParams.get('code') as string;
     const [firstCode, secondCode] = [await codeOf(first.challenge), await codeOf(second.challenge)];
-    const gate = hold(where);
+    const gate = docs.hold(where);
     const redeeming = redeemCode(running.issuer, client, firstCode, first.verifier);
     await gate.arrived;
     expect((await call()('POST', `/oidc/v1/management/clients/${id}/disable`)).status).toBe(200);
@@ -201,7 +174,7 @@ describe('requests in flight when the operator disables or deletes the client, o
     const { client, where } = await registerAt([key.jwk]);
     const id = String(client.client_id);
     // The client's own jwks_uri answers when it likes (up to the fetch timeout): its update waits there while the operator deletes it.
-    const gate = hold(where);
+    const gate = docs.hold(where);
     const update = manage(String(client.registration_client_uri), 'PUT', String(client.registration_access_token), updateBody(client, { redirect_uris: ['https://rp.example/after-delete'] }));
     await gate.arrived;
     const deleted = await call()('DELETE', `/oidc/v1/management/clients/${id}`);
@@ -224,7 +197,7 @@ describe('requests in flight when the operator disables or deletes the client, o
     expect((await call()('DELETE', `/oidc/v1/management/clients/${String(deletedOne.client_id)}`)).status).toBe(200);
 
     const { client, where } = await registerAt([key.jwk]);
-    const gate = hold(where);
+    const gate = docs.hold(where);
     const update = manage(String(client.registration_client_uri), 'PUT', String(client.registration_access_token), updateBody(client, { redirect_uris: ['https://rp.example/changed'] }));
     await gate.arrived;
     gate.release();
@@ -248,10 +221,10 @@ describe('requests in flight when the operator disables or deletes the client, o
     const key = await encryptionKey(ALG, { kid: 'rp-enc' });
     path += 1;
     const where = `/invitation-${path}/jwks`;
-    sets.set(where, [key.jwk]);
+    docs.sets.set(where, [key.jwk]);
     const { token } = await issueInitialAccessToken(running.app.svc.provider);
     const uris = [`https://rp.example/revoked-${path}`];
-    const gate = hold(where);
+    const gate = docs.hold(where);
     const registering = register(running, { redirect_uris: uris, jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG }, token);
     await gate.arrived;
     const revoked = await call()('DELETE', `/oidc/v1/management/invitations/${invitationIdOf(token)}`);
@@ -271,10 +244,10 @@ describe('requests in flight when the operator disables or deletes the client, o
     const key = await encryptionKey(ALG, { kid: 'rp-enc' });
     path += 1;
     const where = `/invitation-${path}/jwks`;
-    sets.set(where, [key.jwk]);
+    docs.sets.set(where, [key.jwk]);
     const [{ token }, other] = [await issueInitialAccessToken(running.app.svc.provider), await issueInitialAccessToken(running.app.svc.provider)];
     const uris = [`https://rp.example/kept-${path}`];
-    const gate = hold(where);
+    const gate = docs.hold(where);
     const registering = register(running, { redirect_uris: uris, jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG }, token);
     await gate.arrived;
     expect((await call()('DELETE', `/oidc/v1/management/invitations/${invitationIdOf(other.token)}`)).status).toBe(200);
@@ -339,10 +312,10 @@ describe('requests in flight when the operator disables or deletes the client, o
     // Its keys move to another jwks_uri (RFC 7592; tokens issued stay valid, C6), so UserInfo fetches them again.
     path += 1;
     const where = `/race-${path}/jwks`;
-    sets.set(where, sets.get(new URL(String(client.jwks_uri)).pathname) ?? []);
+    docs.sets.set(where, docs.sets.get(new URL(String(client.jwks_uri)).pathname) ?? []);
     const moved = await manage(String(client.registration_client_uri), 'PUT', String(client.registration_access_token), updateBody(client, { jwks_uri: `${docs.url}${where}` }));
     expect(moved.status).toBe(200);
-    const held = hold(where);
+    const held = docs.hold(where);
     const asking = fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${String(tokens.body.access_token)}` } }).then(async (r) => ({
       status: r.status,
       body: await r.text(),

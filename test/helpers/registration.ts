@@ -169,3 +169,49 @@ export function trustForOutboundFetch(pem: string): () => void {
     else delete options.ca;
   };
 }
+
+/** A fetch of a {@link KeySetServer} path held by the test: `arrived` when it comes in, `release()` answers it. */
+export interface HeldFetch {
+  arrived: Promise<void>;
+  release: () => void;
+}
+
+/** Relying parties' key sets by path (`jwks_uri`), each answered `no-store`; a fetch of a path given to `hold` waits. */
+export interface KeySetServer {
+  url: string;
+  sets: Map<string, JWK[]>;
+  /** Holds the next fetch of `where` (no sleeps: the test learns it arrived and answers it when it likes). */
+  hold(where: string): HeldFetch;
+  /** Forgets a hold no fetch came for. */
+  unhold(where: string): void;
+  close(): Promise<void>;
+}
+
+/** Starts a {@link KeySetServer} on 127.0.0.1. */
+export async function startKeySetServer(): Promise<KeySetServer> {
+  const doc = await startDocServer();
+  const sets = new Map<string, JWK[]>();
+  const holds = new Map<string, { arrived: () => void; answer: Promise<void> }>();
+  doc.handler = (req, res) => {
+    const url = req.url ?? '';
+    const send = (): void => void res.setHeader('content-type', 'application/json').setHeader('cache-control', 'no-cache, no-store').end(JSON.stringify({ keys: sets.get(url) ?? [] }));
+    const held = holds.get(url);
+    if (!held) return send();
+    holds.delete(url);
+    held.arrived();
+    void held.answer.then(send);
+  };
+  return {
+    url: doc.url,
+    sets,
+    hold(where) {
+      let arrived!: () => void;
+      let release!: () => void;
+      const arrival = new Promise<void>((resolve) => (arrived = resolve));
+      holds.set(where, { arrived, answer: new Promise<void>((resolve) => (release = resolve)) });
+      return { arrived: arrival, release };
+    },
+    unhold: (where) => void holds.delete(where),
+    close: () => doc.close(),
+  };
+}
