@@ -1,16 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { TEST_STORE_TIMEOUT_MS } from './redis.js';
 
-/** A free TCP port on 127.0.0.1 (listen on 0, read it, close). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from '../free-port.js';
 
 /** A child process of the example server with its collected output. */
 export interface ServerProcess {
