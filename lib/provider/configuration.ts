@@ -26,7 +26,7 @@ import { newClientId } from '../registration/client-ids.js';
 import { clientBasedCors } from './client-cors.js';
 import { checkedOnce } from './pushed-requests.js';
 import { assertRequestObject } from './request-objects.js';
-import { assertClientAssertion } from './replay-detection.js';
+import { clientAssertionCheck } from './replay-detection.js';
 import { vettedJwksFetch } from './vetted-jwks-fetch.js';
 import { judgedStaticClient } from './static-client-keys.js';
 
@@ -113,7 +113,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     extraTokenClaims: async (ctx) => deliveryTokenClaims(ctx),
     acrValues: [],
     clientAuthMethods: [...CLIENT_AUTH_METHODS],
-    assertJwtClientAuthClaimsAndHeader: assertClientAssertion,
+    assertJwtClientAuthClaimsAndHeader: clientAssertionCheck({ endpointAudience: settings.clientAssertion.endpointAudience }),
     clientDefaults: {
       grant_types: ['authorization_code'],
       response_types: ['code'],

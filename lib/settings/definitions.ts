@@ -258,6 +258,10 @@ export const PROPERTY_DEFINITIONS = [
     default: false,
     doc: '`true`: every client must push its authorization requests to `/oidc/v1/par` (RFC 9126) and send only `client_id` and `request_uri` to `/authorize`, as if each had registered `require_pushed_authorization_requests`; discovery then says `require_pushed_authorization_requests: true`. Applies to clients registered before the change too.',
   }),
+  row('svc.client-assertion.endpoint-audience', 'clientAssertion.endpointAudience', parseBoolean, {
+    default: false,
+    doc: "`true`: a `private_key_jwt` assertion may also name the token endpoint or the endpoint it is sent to as its `aud`, or list the issuer in an array, as older client libraries do (Authlib). Otherwise its `aud` is exactly the issuer identifier, a string (OpenID Connect Core 9 as corrected after CVE-2025-27370, RFC 7523bis, FAPI 2.0): an assertion a client made for another server, which named our token endpoint as its own, is refused here. `true` reopens that replay for clients that use one key with several servers.",
+  }),
   row('svc.demo.enabled', 'demo.enabled', parseBoolean, {
     env: 'SVC_DEMO_ENABLED',
     default: (s): boolean => !s.production,

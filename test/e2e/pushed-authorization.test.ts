@@ -305,6 +305,19 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       return { par: [pushed.status, pushed.body.error], token: [token.status, ((await token.json()) as { error?: unknown }).error] };
     };
     const refusedEverywhere = { par: [401, 'invalid_client'], token: [401, 'invalid_client'] };
+    /** Whether `client` authenticates at `endpoint` with an assertion for `aud` (a push is served, or /token refuses only the made-up code). */
+    const authenticatesAt = async (app: RunningApp, client: SigningClient, endpoint: 'token' | 'par', aud: string | string[]): Promise<boolean> => {
+      const id = client.metadata.client_id;
+      const now = Math.floor(Date.now() / 1000);
+      const assertion = await new SignJWT({ iss: id, sub: id, aud, jti: oidc.randomState(), iat: now, exp: now + 60 }).setProtectedHeader({ alg: 'PS256', kid: client.kid }).sign(client.signingKey);
+      const auth = { client_id: id, client_assertion_type: ASSERTION_TYPE, client_assertion: assertion };
+      const body = endpoint === 'par' ? { ...goodFields({}, client), ...auth } : { grant_type: 'authorization_code', code: 'made-up', redirect_uri: REDIRECT, code_verifier: pkcePair().verifier, ...auth };
+      const answer = await fetch(`${app.issuer}/${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body).toString() });
+      const { error } = (await answer.json()) as { error?: string };
+      if (answer.status === 401 && error === 'invalid_client') return false;
+      expect([answer.status, error]).toEqual(endpoint === 'par' ? [201, undefined] : [400, 'invalid_grant']);
+      return true;
+    };
 
     it('a request object, which travels through the browser, never authenticates its client, however typed (RFC 9101 10.8); nothing stored', async () => {
       const params = { ...goodFields({}, viaJwt), client_id: viaJwt.metadata.client_id };
@@ -320,6 +333,27 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       const byValue = new URL(`${running.issuer}/authorize`);
       byValue.search = new URLSearchParams({ client_id: viaJwt.metadata.client_id, request: objects[0]?.[1] as string }).toString();
       expect((await outcomeOf(byValue)).interaction).toBeDefined();
+    });
+    it('attack: an assertion whose aud is the token or PAR endpoint, or the issuer in an array, is refused (it may have been made for a server that gave our endpoint as its own, CVE-2025-27370); the issuer as a string is served', async () => {
+      const audiences: unknown[] = [`${running.issuer}/token`, `${running.issuer}/par`, [running.issuer], [running.issuer, 'https://as.example'], `${running.issuer}/`];
+      const before = [...pushedWrites(), store.writes(REPLAY_DETECTION_MODEL)];
+      for (const aud of audiences) expect({ aud, ...(await asAssertion(await signedByJwtClient({ aud }))) }).toEqual({ aud, ...refusedEverywhere });
+      expect([...pushedWrites(), store.writes(REPLAY_DETECTION_MODEL)]).toEqual(before);
+      for (const endpoint of ['token', 'par'] as const) expect(await authenticatesAt(running, viaJwt, endpoint, running.issuer)).toBe(true);
+    });
+
+    it('with svc.client-assertion.endpoint-audience, an assertion naming the token or PAR endpoint (Authlib) is served as oidc-provider serves it; another audience still is not', async () => {
+      const lenient = await startApp({ properties: { 'svc.client-assertion.endpoint-audience': 'true' } });
+      try {
+        const client = await registerSigningClient(lenient, { token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'PS256' });
+        for (const endpoint of ['token', 'par'] as const) {
+          expect(await authenticatesAt(lenient, client, endpoint, `${lenient.issuer}/${endpoint}`)).toBe(true);
+          expect(await authenticatesAt(lenient, client, endpoint, [lenient.issuer])).toBe(true);
+          expect(await authenticatesAt(lenient, client, endpoint, 'https://as.example')).toBe(false);
+        }
+      } finally {
+        await lenient.close();
+      }
     });
   });
 

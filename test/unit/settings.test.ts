@@ -42,6 +42,7 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
   'svc.subject.pairwise-key': { raw: 'p'.repeat(32), read: (s) => s.subject.pairwiseKey, expected: 'p'.repeat(32) },
   'svc.access-token.ttl': { raw: '600', read: (s) => s.accessToken.ttl, expected: 600 },
   'svc.par.required': { raw: 'true', read: (s) => s.par.required, expected: true },
+  'svc.client-assertion.endpoint-audience': { raw: 'true', read: (s) => s.clientAssertion.endpointAudience, expected: true },
   'svc.demo.enabled': { raw: 'false', read: (s) => s.demo.enabled, expected: false },
   'svc.fetch.allow-private-network': { raw: 'true', read: (s) => s.fetch.allowPrivateNetwork, expected: true },
   'svc.ops.port': { raw: '9000', read: (s) => s.ops.port, expected: 9000 },
