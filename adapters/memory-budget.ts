@@ -1,8 +1,6 @@
 import { StoreUnavailableError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
-
-/** What the last tenth of the budget is kept for: flows under way, not new ones. */
-const HEADROOM = 0.1;
+import { FLOW_HEADROOM } from './store.js';
 
 /**
  * What the memory store's records and attempt counters may hold together, in approximate bytes: the `maxmemory` and
@@ -31,8 +29,8 @@ export interface MemoryBudget {
 export function createMemoryBudget(options: { maxBytes: number; now: () => number; sweep: () => number; logger?: Logger }): MemoryBudget {
   const { maxBytes, now, sweep } = options;
   const logger = options.logger ?? silentLogger;
-  const startLimit = maxBytes - Math.floor(maxBytes * HEADROOM);
-  const recoveredBelow = startLimit - Math.floor(maxBytes * HEADROOM);
+  const startLimit = maxBytes - Math.floor(maxBytes * FLOW_HEADROOM);
+  const recoveredBelow = startLimit - Math.floor(maxBytes * FLOW_HEADROOM);
   let used = 0;
   /** No record or counter held expires before this (a lower bound: a sweep makes it exact). */
   let earliest = Infinity;

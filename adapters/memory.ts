@@ -6,7 +6,7 @@ import { MEMORY_STORE_DEFAULT_MAX_MB } from '../lib/settings/types.js';
 import { isRef, listedPayload, MAX_PAGE, refOf, type StoreInventory } from './inventory.js';
 import { createMemoryAttempts } from './memory-attempts.js';
 import { createMemoryBudget } from './memory-budget.js';
-import { GRANTABLE_MODELS, type SvcStore } from './store.js';
+import { GRANTABLE_MODELS, startsFlow, type SvcStore } from './store.js';
 
 interface Entry {
   /** JSON text, so callers never share a reference with the store (as with Redis). */
@@ -39,10 +39,6 @@ export interface MemoryStoreOptions {
 
 /** The approximate heap a record takes beside its JSON and key (entry, map slot, indexes). */
 const RECORD_OVERHEAD = 512;
-
-/** Whether a new record of `model` is one a stranger may create: an interaction nobody signed in to, a pushed request (and its use mark). */
-const startsFlow = (model: string, payload: AdapterPayload): boolean =>
-  model.startsWith('PushedAuthorizationRequest') || (model === 'Interaction' && !(payload.session as { accountId?: unknown } | undefined)?.accountId);
 
 /**
  * The embedded default store: all provider state in this process's memory, with the semantics of

@@ -14,7 +14,7 @@ import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
-import { GRANTABLE_MODELS, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
+import { FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -39,6 +39,12 @@ export interface RedisStoreOptions {
    * @default ["Client", "ClientSuspension", "ClientDeletion", "SessionRevocation"]
    */
   cachedModels?: string[];
+  /**
+   * How long one look at the masters' `INFO memory` stands, in ms: while a master holds nine tenths of its `maxmemory`, a
+   * new interaction nobody signed in to and a new pushed request are refused (503), so people mid-flow finish.
+   * @default 1000
+   */
+  headroomCheckMs?: number;
 }
 
 /** The models every process caches unless told otherwise; their writes publish an invalidation in every process. */
@@ -437,6 +443,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const ttl = ttlOf(expiresIn);
       const key = recordKey(model, id);
       const value = encodeRecord(id, payload);
+      await keepHeadroom(model, key, payload);
       const extra: AddCommand[] = [];
       // The uid index holds the session id, so `findByUid` can restore `jti`. A session id alone is no
       // credential (the cookie is signed with keys not in Redis); bearer tokens have no such index.
@@ -517,17 +524,55 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     },
   };
 
-  /** The first `maxmemory_policy` other than `noeviction` among the masters with a `maxmemory` (`INFO memory`; a user denied INFO: unknown). */
-  const evictionPolicy = async (): Promise<string | undefined> => {
+  /** Each master's `INFO memory` (`''` for a user denied INFO). */
+  const memoryInfos = async (): Promise<string[]> => {
     const masters = clustered ? (client as Cluster).nodes('master') : [client as Redis];
-    const infos = await Promise.all(masters.map((node) => node.info('memory').catch((err: unknown) => {
+    return Promise.all(masters.map((node) => node.info('memory').catch((err: unknown) => {
       if (/NOPERM/.test(String(err))) return '';
       throw err;
     })));
-    // Without a `maxmemory` Redis never evicts, whatever the policy.
-    const evicting = infos.filter((info) => Number(/^maxmemory:(\d+)/m.exec(info)?.[1]) > 0);
-    return evicting.map((info) => /^maxmemory_policy:(\S+)/m.exec(info)?.[1]).find((policy) => policy !== undefined && policy !== 'noeviction');
   };
+  const memoryField = (info: string, field: string): string | undefined => new RegExp(`^${field}:(\\S+)`, 'm').exec(info)?.[1];
+  /** The first `maxmemory_policy` other than `noeviction` among the masters with a `maxmemory` (a user denied INFO: unknown). */
+  const evictionPolicy = async (): Promise<string | undefined> => {
+    // Without a `maxmemory` Redis never evicts, whatever the policy.
+    const evicting = (await memoryInfos()).filter((info) => Number(memoryField(info, 'maxmemory')) > 0);
+    return evicting.map((info) => memoryField(info, 'maxmemory_policy')).find((policy) => policy !== undefined && policy !== 'noeviction');
+  };
+
+  const headroomCheckMs = options.headroomCheckMs ?? 1000;
+  let headroom: { at: number; full: Promise<boolean> } | undefined;
+  let nearlyFullLogged = false;
+  /**
+   * Whether a master holds nine tenths of its `maxmemory`, asked at most once per `headroomCheckMs` (concurrent writers
+   * share the answer). An INFO that fails or is denied says no: the write itself then meets what Redis says.
+   */
+  const nearlyFull = (): Promise<boolean> => {
+    if (Date.now() < openUntil) return Promise.resolve(false);
+    if (!headroom || Date.now() - headroom.at >= headroomCheckMs) {
+      const full = attempt(memoryInfos).then(
+        (infos) => infos.some((info) => {
+          const max = Number(memoryField(info, 'maxmemory'));
+          return max > 0 && Number(memoryField(info, 'used_memory')) >= max * (1 - FLOW_HEADROOM);
+        }),
+        () => false,
+      );
+      headroom = { at: Date.now(), full };
+      void full.then((now) => {
+        if (now && !nearlyFullLogged) logger.error('store_full', { store: 'redis', host: at.host, port: at.port });
+        else if (!now && nearlyFullLogged) logger.info('store_recovered', { store: 'redis', host: at.host, port: at.port });
+        nearlyFullLogged = now;
+      });
+    }
+    return headroom.full;
+  };
+  /** Refuses a new record a stranger may create while Redis is nearly full; one rewritten (her login noted in it) passes. */
+  const keepHeadroom = async (model: string, key: string, payload: AdapterPayload): Promise<void> => {
+    if (!startsFlow(model, payload) || !(await nearlyFull())) return;
+    if ((await readRecord(model, key)) !== null) return;
+    throw new StoreUnavailableError({ cause: new Error(`a Redis master holds ${100 - FLOW_HEADROOM * 100} % of its maxmemory: the rest is kept for flows under way`), where: at });
+  };
+
   let evictionLogged = false;
   /**
    * Why a master refuses writes (`OOM`: full under `noeviction`; `READONLY`: a replica, say after a failover the

@@ -51,6 +51,18 @@ export const GRANTABLE_MODELS: ReadonlySet<string> = new Set(
 );
 
 /**
+ * The share of a store's limit kept for flows under way: a record {@link startsFlow} is refused once the store holds
+ * nine tenths of its limit (the memory store's budget, a Redis master's `maxmemory`), so a flood of strangers' requests
+ * leaves room for people mid-flow to finish.
+ */
+export const FLOW_HEADROOM = 0.1;
+
+/** Whether a new record of `model` is one a stranger may create: an interaction nobody signed in to, a pushed request (and its use mark). */
+export function startsFlow(model: string, payload: AdapterPayload): boolean {
+  return model.startsWith('PushedAuthorizationRequest') || (model === 'Interaction' && !(payload.session as { accountId?: unknown } | undefined)?.accountId);
+}
+
+/**
  * An adapter that runs `overrides` and delegates everything else to `inner` (methods called on
  * `inner`, so class-based adapters keep their `this`).
  */

@@ -77,7 +77,8 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
   }, 60_000);
 
   it('honest: with noeviction the store is ready, and a full Redis refuses the flood (503) while the replay mark and her lock stay', async () => {
-    const store = createRedisStore({ url: full.url, keyPrefix: testPrefix('noeviction'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    // Redis's own refusal: the headroom is looked at once, while the server is empty.
+    const store = createRedisStore({ url: full.url, keyPrefix: testPrefix('noeviction'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS, headroomCheckMs: Infinity });
     try {
       await store.ping();
       expect(await store.insert('ReplayDetection', 'assertion', { iss: 'c' }, 3600)).toBe(true);
@@ -236,7 +237,7 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
     }
   });
 
-  it('honest: a Redis user not allowed INFO (a least-privilege ACL) is ready: the policy is unknown, not refused', async () => {
+  it('honest: a Redis user not allowed INFO (a least-privilege ACL) is ready: the policy is unknown, not refused; a stranger is refused only by Redis at its limit', async () => {
     // Its own server: `full` is left refusing writes by the tests above.
     const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
     const admin = new Redis(own.url);
@@ -245,10 +246,53 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
       const store = createRedisStore({ url: `redis://app:pw@127.0.0.1:${own.port}`, keyPrefix: testPrefix('no-info'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
       try {
         await expect(store.ping()).resolves.toBeUndefined();
+        let refused: unknown;
+        for (let i = 0; i < 1000 && !refused; i += 1) refused = await store.adapter('Interaction').upsert(`flood-${i}`, FLOOD_RECORD, 3600).then(() => undefined, (err: unknown) => err);
+        expect(String((refused as Error).cause)).toContain('OOM');
       } finally {
         await store.close();
       }
     } finally {
+      admin.disconnect();
+      own.dispose();
+    }
+  });
+});
+
+describe('a noeviction Redis keeps its last tenth for flows under way, as the memory store does (memory.test.ts)', () => {
+  /** What an anonymous authorization request stores: an interaction nobody signed in to, with a 16 KiB `state`. */
+  const anonymous = { kind: 'Interaction', ...FLOOD_RECORD };
+
+  it('attack: a flood of anonymous interactions stops at nine tenths of maxmemory (503, logged once), and her login, session, grant and code still fit; freed memory admits strangers again', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory', '8mb', '--maxmemory-policy', 'noeviction'] });
+    const admin = new Redis(own.url);
+    const { lines, logger } = recording();
+    const prefix = testPrefix('headroom');
+    const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, headroomCheckMs: 0, logger });
+    try {
+      let refused: unknown;
+      let kept = 0;
+      for (; kept < 1000 && !refused; kept += 1) refused = await store.adapter('Interaction').upsert(`flood-${kept}`, anonymous, 3600).then(() => undefined, (err: unknown) => err);
+      expect(refused).toBeInstanceOf(StoreUnavailableError);
+      expect(String((refused as Error).cause)).toContain('90 % of its maxmemory');
+      await expect(store.adapter('PushedAuthorizationRequest').upsert('pushed', { kind: 'PushedAuthorizationRequest', request: 'x' }, 60)).rejects.toBeInstanceOf(StoreUnavailableError);
+      // People mid-flow: her interaction noting her login (rewritten), one for a session that knows her, and what follows.
+      await store.adapter('Interaction').upsert('flood-0', { ...anonymous, result: { login: { accountId: 'her' } } }, 3600);
+      await store.adapter('Interaction').upsert('her-consent', { kind: 'Interaction', session: { accountId: 'her', uid: 'u' } }, 3600);
+      await store.adapter('Session').upsert('her-session', { kind: 'Session', uid: 'u', accountId: 'her' }, 3600);
+      await store.adapter('Grant').upsert('her-grant', { kind: 'Grant', accountId: 'her', clientId: 'c' }, 3600);
+      await store.adapter('AuthorizationCode').upsert('her-code', { kind: 'AuthorizationCode', grantId: 'her-grant', accountId: 'her' }, 60);
+      expect(await store.adapter('AuthorizationCode').find('her-code')).toMatchObject({ accountId: 'her' });
+      expect(lines.filter((l) => l.event === 'store_full')).toHaveLength(1);
+
+      await admin.del(...(await admin.keys(`${prefix}Interaction:*`)).slice(0, Math.ceil(kept / 2)));
+      await expect(store.adapter('Interaction').upsert('stranger-later', anonymous, 3600)).resolves.toBeUndefined();
+      expect(lines.filter((l) => l.event === 'store_recovered')).toHaveLength(1);
+      // Without a maxmemory, Redis sets no limit to keep a tenth of.
+      await admin.config('SET', 'maxmemory', '0');
+      for (let i = 0; i < kept; i += 1) await store.adapter('Interaction').upsert(`stranger-${i}`, anonymous, 3600);
+    } finally {
+      await store.close();
       admin.disconnect();
       own.dispose();
     }
