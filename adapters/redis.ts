@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+import type { ConnectionOptions } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
@@ -22,9 +23,14 @@ export interface RedisStoreOptions {
   url?: string;
   /**
    * Redis Cluster seed nodes; takes precedence over `url`. Every node the Cluster names is reached with the first
-   * one's user name and password, which must be the same in every item.
+   * one's user name and password, and over TLS when it is marked `tls`, alike in every item.
    */
   clusterNodes?: ClusterNode[];
+  /**
+   * TLS options of the connections that use TLS (a `rediss://` URL, Cluster nodes marked `tls`), e.g. `{ ca }` for a
+   * private certificate authority; without them, certificates are verified against Node's CAs (`NODE_EXTRA_CA_CERTS`).
+   */
+  tls?: ConnectionOptions;
   /** Prefix of every key. @default "svc:" */
   keyPrefix?: string;
   /** Longest wait for one store operation before it fails with 503 `server_error`, in ms. @default 800 */
@@ -110,17 +116,22 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   let client: Client;
   const clustered = !!options.clusterNodes?.length;
   if (options.clusterNodes?.length) {
-    if (firstUnlikeNode(options.clusterNodes) > 0) throw new TypeError('createRedisStore: every clusterNodes item must carry the same username and password');
-    const { username, password } = options.clusterNodes[0] as ClusterNode;
-    Object.assign(connection, username ? { username } : {}, password ? { password } : {});
+    if (firstUnlikeNode(options.clusterNodes) > 0) throw new TypeError('createRedisStore: every clusterNodes item must carry the same username, password and tls');
+    const { username, password, tls } = options.clusterNodes[0] as ClusterNode;
+    Object.assign(connection, username ? { username } : {}, password ? { password } : {}, tls ? { tls: { ...options.tls } } : {});
     client = new Cluster(options.clusterNodes.map(({ host, port }) => ({ host, port })), {
       redisOptions: connection,
       clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
       slotsRefreshTimeout: 1000,
       scaleReads: 'master',
+      // Over TLS a seed is reached by its name, so its certificate is verified for that name, not for an address
+      // whoever answers DNS chose; the nodes then are reached, and verified, by the endpoints the Cluster announces.
+      ...(tls ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) } : {}),
     }) as Client;
   } else if (options.url) {
-    client = new Redis(options.url, connection) as Client;
+    // A plain redis:// URL stays plain whatever `tls` holds.
+    const tls = options.tls && /^rediss:/i.test(options.url) ? { tls: options.tls } : {};
+    client = new Redis(options.url, { ...connection, ...tls }) as Client;
   } else {
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }

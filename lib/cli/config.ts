@@ -25,10 +25,11 @@ Exits 0 when the server would start (warnings are listed) and, with --connect, b
 work; 1 with the server's own message when it would not, or with the failed connections; 2 when the
 command line is wrong.`;
 
-/** A Cluster seed node as printed: `host:port`, as a `redis://` URL with its password redacted when it carries one. */
-function clusterNode({ host, port, username, password }: ClusterNode): string {
+/** A Cluster seed node as printed: `host:port`, or as a `redis://` (`rediss://` over TLS) URL with its password redacted. */
+function clusterNode({ host, port, username, password, tls }: ClusterNode): string {
   const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-  return username || password ? `redis://${username ?? ''}${password ? ':***' : ''}@${address}` : address;
+  const credentials = username || password ? `${username ?? ''}${password ? ':***' : ''}@` : '';
+  return credentials || tls ? `${tls ? 'rediss' : 'redis'}://${credentials}${address}` : address;
 }
 
 /** The effective value as printed: secrets redacted (credentials inside URLs too), lists joined, unset as `-`. */

@@ -168,7 +168,7 @@ export const PROPERTY_DEFINITIONS = [
   }),
   row('svc.redis.cluster-nodes', 'redis.clusterNodes', parseClusterNodes, {
     env: 'SVC_REDIS_CLUSTER_NODES',
-    doc: 'Redis Cluster seed nodes as `host:port,host:port`, or as `redis://` URLs carrying the user name and password every node is reached with (alike in every item, e.g. `redis://svc:secret@10.0.0.1:6379,redis://svc:secret@10.0.0.2:6379`; TLS to a Cluster is not offered yet); takes precedence over `svc.redis.url`.',
+    doc: 'Redis Cluster seed nodes as `host:port,host:port`, or as `redis://` URLs carrying the user name and password every node is reached with (alike in every item, e.g. `redis://svc:secret@10.0.0.1:6379,redis://svc:secret@10.0.0.2:6379`), or as `rediss://` URLs to reach every node over TLS (a seed\'s certificate is verified for its name here, each node\'s for the endpoint the Cluster announces, hostname or IP address, against Node\'s CAs and `NODE_EXTRA_CA_CERTS`); takes precedence over `svc.redis.url`.',
   }),
   row('svc.redis.key-prefix', 'redis.keyPrefix', check(parseNonEmpty, /[\s{}]/, 'must not contain whitespace or braces'), {
     env: 'SVC_REDIS_KEY_PREFIX',

@@ -73,8 +73,7 @@ function clusterNodeUrl(part: string, i: number): ClusterNode {
   } catch {
     return fault('is neither host:port nor a redis:// URL');
   }
-  if (url.protocol === 'rediss:') fault('asks for TLS (rediss://), which svc-connect does not offer to a Cluster yet: use redis:// on a private network');
-  if (url.protocol !== 'redis:') fault('is a URL whose scheme is not redis');
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') fault('is a URL whose scheme is neither redis nor rediss');
   if (!HOST.test(url.hostname)) fault('has a host that is not a host name or IP address');
   if (url.pathname !== '' && url.pathname !== '/') fault('names a database: a Cluster has only database 0');
   if (url.search || url.hash) fault('carries a query or fragment');
@@ -90,6 +89,7 @@ function clusterNodeUrl(part: string, i: number): ClusterNode {
     port: url.port ? parseInteger(url.port, 1, 65535) : 6379,
     ...(username ? { username } : {}),
     ...(password ? { password } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: true } : {}),
   };
 }
 
@@ -109,7 +109,7 @@ export function parseClusterNodes(raw: string): ClusterNode[] {
   });
   if (nodes.length === 0) throw new Error('expected at least one host:port');
   const differs = firstUnlikeNode(nodes);
-  if (differs > 0) throw new Error(`item #${differs + 1} is reached with another user name or password than item #1: every node of a Cluster is reached alike`);
+  if (differs > 0) throw new Error(`item #${differs + 1} is reached otherwise than item #1 (another user name or password, or with TLS and without): every node of a Cluster is reached alike`);
   return nodes;
 }
 

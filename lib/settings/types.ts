@@ -32,11 +32,13 @@ export interface ClusterNode {
   /** ACL user name (`AUTH user password`). */
   username?: string;
   password?: string;
+  /** Reached over TLS (a `rediss://` item): every node of the Cluster then is. */
+  tls?: boolean;
 }
 
-/** The position of the first seed node reached with other credentials than the first (`-1`: all alike). */
+/** The position of the first seed node reached otherwise than the first (credentials, TLS; `-1`: all alike). */
 export function firstUnlikeNode(nodes: readonly ClusterNode[]): number {
-  const access = (node: ClusterNode | undefined): string => JSON.stringify([node?.username, node?.password]);
+  const access = (node: ClusterNode | undefined): string => JSON.stringify([node?.username, node?.password, node?.tls === true]);
   return nodes.findIndex((node) => access(node) !== access(nodes[0]));
 }
 

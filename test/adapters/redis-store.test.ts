@@ -379,8 +379,9 @@ describe('redis store: a Cluster whose nodes require a password', () => {
     }
   });
 
-  it('attack: seed nodes carrying different passwords are refused before any connection', () => {
-    expect(() => createRedisStore({ clusterNodes: [{ host: '127.0.0.1', port: 1, password: 'a-secret' }, { host: '127.0.0.1', port: 2 }] })).toThrow(/same username and password/);
+  it('attack: seed nodes carrying different passwords, or some over TLS and some not, are refused before any connection', () => {
+    expect(() => createRedisStore({ clusterNodes: [{ host: '127.0.0.1', port: 1, password: 'a-secret' }, { host: '127.0.0.1', port: 2 }] })).toThrow(/same username, password and tls/);
+    expect(() => createRedisStore({ clusterNodes: [{ host: '127.0.0.1', port: 1, tls: true }, { host: '127.0.0.1', port: 2 }] })).toThrow(/same username, password and tls/);
   });
 });
 

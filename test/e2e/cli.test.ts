@@ -215,6 +215,11 @@ describe('the svc-connect command line', () => {
     expect(row('svc.cookies.keys')).toEqual(['<redacted>', 'env SVC_COOKIES_KEYS']);
     expect(row('svc.redis.url')).toEqual(['redis://:***@127.0.0.1:1/0', 'env SVC_REDIS_URL']);
     expect(row('svc.redis.cluster-nodes')).toEqual(['redis://svc:***@127.0.0.1:1,redis://svc:***@[::1]:2', 'env SVC_REDIS_CLUSTER_NODES']);
+    const overTls = await cli(['config', 'check', '--file', properties], { SVC_REDIS_CLUSTER_NODES: 'rediss://svc:cluster-pw-in-url@127.0.0.1:1,rediss://[::1]:2' });
+    expect(overTls.stdout + overTls.stderr).toContain('item #2 is reached otherwise than item #1');
+    expect(overTls.stdout + overTls.stderr).not.toContain('cluster-pw-in-url');
+    const tlsRow = await cli(['config', 'check', '--file', properties], { SVC_REDIS_CLUSTER_NODES: 'rediss://127.0.0.1:1,rediss://[::1]:2' });
+    expect(/^svc\.redis\.cluster-nodes\s+(\S+)/m.exec(tlsRow.stdout)?.[1]).toBe('rediss://127.0.0.1:1,rediss://[::1]:2');
     expect(row('svc.mail.smtp-url')).toEqual(['<redacted>', 'env SMTP_URL']);
     expect(result.stdout + result.stderr).not.toMatch(/redis-pw-in-url|cluster-pw-in-url|smtp-pw-in-url|smtp-pw-in-query/);
     expect(row('svc.access-token.ttl')).toEqual(['3600', 'default']);

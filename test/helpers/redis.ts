@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -38,6 +38,8 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
 export interface OwnRedis {
   port: number;
   url: string;
+  /** With `tls`: the PEM of the test authority that issued its certificate. */
+  ca?: string;
   stop(): void;
   start(): void;
   dispose(): void;
@@ -66,21 +68,41 @@ export interface OwnRedisOptions {
   password?: string;
   /** More redis-server arguments (`--rename-command SET ""` for a server that refuses a command). */
   extra?: string[];
+  /** Listen only over TLS, with a certificate for 127.0.0.1 from {@link OwnRedis.ca}'s test authority. */
+  tls?: boolean;
+}
+
+/** A certificate authority of the test's own and a certificate it issued for 127.0.0.1, in `dir`. */
+function issueServerCertificate(dir: string): { args: string[]; cli: string[] } {
+  const openssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-subj', '/CN=svc-test-redis-ca', '-days', '1');
+  openssl('req', ...ec, '-keyout', 'node.key', '-out', 'node.csr', '-subj', '/CN=127.0.0.1');
+  writeFileSync(join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  openssl('x509', '-req', '-in', 'node.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'node.pem', '-days', '1', '-extfile', 'san.cnf');
+  const files = ['--tls-cert-file', join(dir, 'node.pem'), '--tls-key-file', join(dir, 'node.key'), '--tls-ca-cert-file', join(dir, 'ca.pem')];
+  return { args: [...files, '--tls-auth-clients', 'no'], cli: ['--tls', '--cacert', join(dir, 'ca.pem')] };
 }
 
 /** Starts a standalone redis-server (Debian's) on a free port. */
 export async function startOwnRedis(options: OwnRedisOptions = {}): Promise<OwnRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
-  const auth = options.password ? ['-a', options.password, '--no-auth-warning'] : [];
-  const extra = [...(options.password ? ['--requirepass', options.password] : []), ...(options.extra ?? [])];
+  const tls = options.tls ? issueServerCertificate(dir) : undefined;
+  const auth = [...(options.password ? ['-a', options.password, '--no-auth-warning'] : []), ...(tls?.cli ?? [])];
+  const extra = [
+    ...(options.password ? ['--requirepass', options.password] : []),
+    ...(tls ? ['--port', '0', '--tls-port', String(port), ...tls.args] : []),
+    ...(options.extra ?? []),
+  ];
   const shutdown = (): void => {
     spawnSync('redis-cli', ['-p', String(port), ...auth, 'shutdown', 'nosave']);
   };
   launch(port, dir, extra, auth);
   return {
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: `${tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`,
+    ...(tls ? { ca: readFileSync(join(dir, 'ca.pem'), 'utf8') } : {}),
     stop: shutdown,
     start: () => launch(port, dir, extra, auth),
     dispose: () => {
@@ -93,6 +115,8 @@ export async function startOwnRedis(options: OwnRedisOptions = {}): Promise<OwnR
 /** A 3-master Redis Cluster on free loopback ports. */
 export interface OwnCluster {
   nodes: { host: string; port: number }[];
+  /** With `tls`: the PEM of the test authority that issued the nodes' certificate. */
+  ca?: string;
   /** Shuts one master down. */
   stopNode(index: number): void;
   startNode(index: number): void;
@@ -101,16 +125,21 @@ export interface OwnCluster {
   dispose(): void;
 }
 
-/** Starts a 3-master cluster with `redis-cli --cluster create` (~3 s); with `password`, every node requires it. */
-export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password'> = {}): Promise<OwnCluster> {
-  const auth = options.password ? ['-a', options.password, '--no-auth-warning'] : [];
+/**
+ * Starts a 3-master cluster with `redis-cli --cluster create` (~3 s); with `password`, every node requires it; with
+ * `tls`, nodes and their bus speak only TLS.
+ */
+export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password' | 'tls'> = {}): Promise<OwnCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
+  const tls = options.tls ? issueServerCertificate(dir) : undefined;
+  const auth = [...(options.password ? ['-a', options.password, '--no-auth-warning'] : []), ...(tls?.cli ?? [])];
   const ports = [await freePort(), await freePort(), await freePort()];
   // Each node's bus port is free too: the default (its port + 10 000) may be another process's.
   const busPorts = [await freePort(), await freePort(), await freePort()];
-  const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
   const nodeArgs = (i: number): string[] => [
     '--cluster-enabled', 'yes', '--cluster-port', String(busPorts[i]), '--cluster-config-file', join(dir, `nodes-${ports[i]}.conf`), '--cluster-node-timeout', '2000',
     ...(options.password ? ['--requirepass', options.password, '--masterauth', options.password] : []),
+    ...(tls ? ['--port', '0', '--tls-port', String(ports[i]), '--tls-cluster', 'yes', ...tls.args] : []),
   ];
   ports.forEach((port, i) => launch(port, dir, nodeArgs(i), auth));
   execFileSync('redis-cli', [...auth, '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
@@ -121,6 +150,7 @@ export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password'>
   }
   return {
     nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
+    ...(tls ? { ca: readFileSync(join(dir, 'ca.pem'), 'utf8') } : {}),
     stopNode: (i) => {
       spawnSync('redis-cli', ['-p', String(ports[i]), ...auth, 'shutdown', 'nosave']);
     },

@@ -42,11 +42,15 @@ describe('svc.base-url', () => {
 });
 
 describe('svc.redis.cluster-nodes', () => {
-  it('honest: takes redis:// seed URLs carrying the user name and password every node is reached with', () => {
+  it('honest: takes redis:// seed URLs carrying the user name and password every node is reached with, and rediss:// ones for TLS', () => {
     const settings = loadSettings({ env: { SVC_REDIS_CLUSTER_NODES: 'redis://svc:hunter2%2Ccluster@node-1:7000, redis://svc:hunter2%2Ccluster@node-2' } });
     expect(settings.redis.clusterNodes).toEqual([
       { host: 'node-1', port: 7000, username: 'svc', password: 'hunter2,cluster' },
       { host: 'node-2', port: 6379, username: 'svc', password: 'hunter2,cluster' },
+    ]);
+    expect(loadSettings({ env: { SVC_REDIS_CLUSTER_NODES: 'rediss://svc:pw@node-1:7000,rediss://svc:pw@node-2:7000' } }).redis.clusterNodes).toEqual([
+      { host: 'node-1', port: 7000, username: 'svc', password: 'pw', tls: true },
+      { host: 'node-2', port: 7000, username: 'svc', password: 'pw', tls: true },
     ]);
   });
 
@@ -54,7 +58,8 @@ describe('svc.redis.cluster-nodes', () => {
     ['a node reached without the password the others carry', 'node-1:6379,redis://default:hunter2-cluster@node-2:6379'],
     ['two passwords', 'redis://:hunter2-cluster@node-1:6379,redis://:hunter2-other@node-2:6379'],
     ['a database number, which a Cluster does not have', 'redis://:hunter2-cluster@node-1:6379/1'],
-    ['TLS, not offered to a Cluster yet', 'rediss://:hunter2-cluster@node-1:6379'],
+    ['one node over TLS and another in clear', 'rediss://:hunter2-cluster@node-1:6379,redis://:hunter2-cluster@node-2:6379'],
+    ['one node over TLS and another as host:port', 'rediss://node-1:6379,node-2:6379'],
     ['another scheme', 'http://:hunter2-cluster@node-1:6379'],
     ['a password that is not percent-encoding', 'redis://:hunter2-cluster%zz@node-1:6379'],
   ])('refuses %s without repeating a password', (_case, raw) => {
