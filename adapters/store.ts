@@ -57,8 +57,12 @@ export const GRANTABLE_MODELS: ReadonlySet<string> = new Set(
  */
 export const FLOW_HEADROOM = 0.1;
 
-/** Whether a new record of `model` is one a stranger may create: an interaction nobody signed in to, a pushed request (and its use mark). */
+/**
+ * Whether a new record of `model` is one a stranger may create: an interaction nobody signed in to, a pushed request
+ * (and its use mark), a session nobody signed in to (a cookie-less `GET /logout` saves one holding the form's state).
+ */
 export function startsFlow(model: string, payload: AdapterPayload): boolean {
+  if (model === 'Session') return !payload.accountId;
   return model.startsWith('PushedAuthorizationRequest') || (model === 'Interaction' && !(payload.session as { accountId?: unknown } | undefined)?.accountId);
 }
 
