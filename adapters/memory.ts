@@ -40,6 +40,9 @@ export interface MemoryStoreOptions {
 /** The approximate heap a record takes beside its JSON and key (entry, map slot, indexes). */
 const RECORD_OVERHEAD = 512;
 
+/** The heap a string's characters take: V8 keeps one holding any character beyond Latin-1 at two bytes a character. */
+const textBytes = (text: string): number => (/[\u0100-\uffff]/.test(text) ? 2 : 1) * text.length;
+
 /**
  * The embedded default store: all provider state in this process's memory, with the semantics of
  * the Redis store (TTLs, atomic consume, grant and uid indexes). Nothing is evicted before it
@@ -92,8 +95,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
   /** Replaces a record's payload in place (its consumed mark: a few bytes, taken without asking the budget). */
   const rewrite = (entry: Entry, payload: AdapterPayload): void => {
     const json = JSON.stringify(payload);
-    budget.hold(json.length - entry.json.length);
-    entry.cost += json.length - entry.json.length;
+    const grown = textBytes(json) - textBytes(entry.json);
+    budget.hold(grown);
+    entry.cost += grown;
     entry.json = json;
   };
   const read = (entry: Entry | undefined): AdapterPayload | undefined => (entry ? (JSON.parse(entry.json) as AdapterPayload) : undefined);
@@ -127,7 +131,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       async upsert(id, payload, expiresIn) {
         const key = keyOf(id);
         const json = JSON.stringify(payload);
-        const cost = key.length + json.length + RECORD_OVERHEAD;
+        const cost = key.length + textBytes(json) + RECORD_OVERHEAD;
         const old = live(key);
         if (!budget.fits(cost - (old?.cost ?? 0), !old && startsFlow(model, payload))) throw budget.refusal();
         if (old) remove(key);

@@ -89,9 +89,9 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     return { store: createMemoryStore({ maxBytes: MAX, now: () => clock.t, sweepIntervalMs: 3_600_000, logger }), clock, lines };
   };
   /** Writes anonymous interactions until one is refused; returns how many were stored and the refusal. */
-  const flood = async (store: SvcStore, tag: string): Promise<{ stored: number; refusal: unknown }> => {
+  const flood = async (store: SvcStore, tag: string, record: object = anonymous): Promise<{ stored: number; refusal: unknown }> => {
     for (let i = 0; i < 1000; i += 1) {
-      const refusal = await refusalOf(store.adapter('Interaction').upsert(`${tag}-${i}`, anonymous, HOUR));
+      const refusal = await refusalOf(store.adapter('Interaction').upsert(`${tag}-${i}`, record, HOUR));
       if (refusal) return { stored: i, refusal };
     }
     throw new Error('the flood was never refused');
@@ -111,6 +111,18 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
       expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual([{ e: 'store_full', store: 'memory', max_bytes: MAX }]);
     } finally {
       await store.close();
+    }
+  });
+
+  it('attack: a state of characters beyond Latin-1, which the heap holds at two bytes each, is charged so: the flood keeps about half as many', async () => {
+    const [latin, wide] = [setup(), setup()];
+    try {
+      const { stored: narrowKept } = await flood(latin.store, 'latin');
+      const { stored: wideKept } = await flood(wide.store, 'wide', { ...anonymous, params: { ...anonymous.params, state: '語'.repeat(2048) } });
+      expect(wideKept).toBeLessThan(narrowKept * 0.6);
+    } finally {
+      await latin.store.close();
+      await wide.store.close();
     }
   });
 
