@@ -620,6 +620,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       await flush(batch);
       return result;
     },
+    flush: () => inOrder(async () => undefined),
     unconsume: (model, id) =>
       inOrder(async () => {
         const key = recordKey(model, id);

@@ -37,6 +37,13 @@ export interface SvcStore {
    */
   batch?<T>(fn: () => Promise<T>): Promise<T>;
   /**
+   * Sends the current request's deferred writes (see {@link SvcStore.batch}) now: a write checked against a mark after
+   * it (a grant against a deletion or revocation mark) must be in the store before the mark is read, or a mark set in
+   * between is missed by the check, and the write reaches the store after the scan the mark preceded. Outside a
+   * batch, and for a store that defers nothing, it does nothing.
+   */
+  flush?(): Promise<void>;
+  /**
    * Resolves when the store answers, takes writes (Redis: no master full or read-only) and keeps what it is given until
    * it expires (Redis: `maxmemory-policy noeviction`); rejects otherwise (used by `/readyz`).
    */

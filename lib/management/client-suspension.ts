@@ -80,11 +80,14 @@ export function suspendedClients(inner: Adapter, marks: Adapter, deletions: Adap
  * wrote again and answers 401 `invalid_token` (a grant: `invalid_grant`): a read or update that loaded the client before
  * the delete rotates its token after the delete removed the client's tokens, and the token, stored without expiry,
  * would stay in the store for good; her consent answered as the delete ran would keep a grant of a client that is gone.
+ * `flush` sends the request's deferred writes ({@link SvcStore.flush}) between the write and the check.
  */
-export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter, model: string): Partial<Adapter> {
+export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter, model: string, flush: () => Promise<void> = async () => undefined): Partial<Adapter> {
   return {
     upsert: async (id, payload, expiresIn) => {
       await inner.upsert(id, payload, expiresIn);
+      // A grant's write is deferred in the request's batch: it must be stored before the mark is read.
+      await flush();
       if (typeof payload.clientId !== 'string' || !(await deletions.find(payload.clientId))) return;
       await inner.destroy(id);
       throw model === MODEL_NAMES.grant ? new errors.InvalidGrant('the client has been deleted') : new errors.InvalidToken('the client has been deleted');

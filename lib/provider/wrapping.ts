@@ -40,7 +40,7 @@ export interface Wrapper<T> {
 /** oidc-provider's adapter factory: one adapter per model name. */
 export type AdapterFactory = (model: string) => Adapter;
 
-type WrappedStore = Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory'>;
+type WrappedStore = Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory' | 'flush'>;
 
 /** What the layers around oidc-provider are built from: the store, logs, `svc.base-url` and `svc.proxy`, and the provider's keys. */
 export interface WrappingParts {
@@ -60,6 +60,11 @@ export type FrontDoorParts = Omit<WrappingParts, 'keys'> & { cookieKeys: readonl
 interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: AdapterFactory, parts: { store: WrappedStore }) => Partial<Adapter>> {
   readonly models: ReadonlySet<string>;
 }
+
+/** The store's {@link SvcStore.flush}, or nothing to do. */
+const flushOf = (store: WrappedStore) => async (): Promise<void> => {
+  await store.flush?.();
+};
 
 const TOKENS = new Set([MODEL_NAMES.initialAccessToken, MODEL_NAMES.registrationAccessToken]);
 const CLIENTS = new Set([MODEL_NAMES.client]);
@@ -107,12 +112,12 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
   {
     why: 'a grant is marked revoked before it is destroyed outside the token endpoint (a logout): a token answer of it in flight is withdrawn',
     models: new Set([MODEL_NAMES.grant]),
-    wrap: (inner, _model, below) => markedGrantRevocations(inner, below(GRANT_REVOCATION_MODEL)),
+    wrap: (inner, _model, below, { store }) => markedGrantRevocations(inner, below(GRANT_REVOCATION_MODEL), flushOf(store)),
   },
   {
     why: 'a registration access token or grant of a client deleted meanwhile is not written back',
     models: new Set([MODEL_NAMES.registrationAccessToken, MODEL_NAMES.grant]),
-    wrap: (inner, model, below) => tokensOfDeletedClients(inner, below(DELETION_MODEL), model),
+    wrap: (inner, model, below, { store }) => tokensOfDeletedClients(inner, below(DELETION_MODEL), model, flushOf(store)),
   },
 ];
 
@@ -150,7 +155,7 @@ export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>
  * The adapter factory oidc-provider is given: {@link ADAPTER_WRAPPING} around the store's. Give it to
  * `createConfiguration` as `adapter` in a configuration of your own, so the store rules hold there too.
  */
-export function wrappedAdapter(parts: { store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory'> }): (model: string) => Adapter {
+export function wrappedAdapter(parts: { store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory' | 'flush'> }): (model: string) => Adapter {
   return ADAPTER_WRAPPING.reduceRight<AdapterFactory>(
     (below, row) => (model) => {
       const inner = below(model);
