@@ -26,9 +26,8 @@ describe('a grant saved while its client is deleted, on Redis (request batch)', 
     let saved: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const savedP = new Promise<void>((resolve) => (saved = resolve));
-    const batch = store.batch;
-    if (!batch) throw new Error('the Redis store batches requests');
-    const done = batch(async () => {
+    if (!store.batch) throw new Error('the Redis store batches requests');
+    const done = store.batch(async () => {
       await grants.upsert(id, { accountId: 'her', clientId, openid: { scope: 'openid' }, exp: Math.floor(Date.now() / 1000) + 600 }, 600);
       saved();
       await gate;
