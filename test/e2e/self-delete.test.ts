@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { decodeJwt } from 'jose';
+import { decodeJwt, SignJWT } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
@@ -9,6 +9,7 @@ import type { RunningApp } from '../helpers/app.js';
 import { registerClient, updateRegistration } from '../helpers/clients.js';
 import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
 import { encryptionKey, manage, register, startKeySetServer, type KeySetServer } from '../helpers/registration.js';
+import { signingKey } from '../helpers/request-objects.js';
 import { describeEachStore, type StoreKind } from '../helpers/stores.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 
@@ -142,6 +143,47 @@ function selfDeletes(kind: StoreKind, properties: () => Record<string, string>):
       const tokens = await redeeming;
       expect([tokens.status, tokens.body.error, tokens.body.id_token, tokens.body.access_token]).toEqual([401, 'invalid_client', undefined, undefined]);
       expect(await recordsNaming(String(client.client_id))).toEqual(['Session']);
+    });
+
+    /** A client signing its request objects with a key at a `jwks_uri` the test can hold, and a push of one held there. */
+    async function heldPush(): Promise<{ id: string; client: ClientMetadata; pushed: Promise<Response>; gate: { arrived: Promise<void>; release: () => void } }> {
+      path += 1;
+      const where = `/self-${path}/jwks`;
+      const sig = await signingKey('PS256');
+      docs.sets.set(where, [sig.jwk, (await encryptionKey(ALG, { kid: 'rp-enc' })).jwk]);
+      const { token } = await issueInitialAccessToken(running.app.svc.provider);
+      const res = await register(running, { redirect_uris: [REDIRECT], jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG, request_object_signing_alg: 'PS256' }, token);
+      expect(res.status).toBe(201);
+      const client = res.body as unknown as ClientMetadata;
+      const id = String(client.client_id);
+      const now = Math.floor(Date.now() / 1000);
+      const request = await new SignJWT({ iss: id, aud: running.issuer, iat: now, exp: now + 60, client_id: id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })
+        .setProtectedHeader({ alg: 'PS256', kid: sig.jwk.kid as string, typ: 'oauth-authz-req+jwt' })
+        .sign(sig.privateKey);
+      const gate = docs.hold(where);
+      const headers = { authorization: basicAuthorization(id, client.client_secret as string, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' };
+      const pushed = fetch(`${running.issuer}/par`, { method: 'POST', headers, body: new URLSearchParams({ client_id: id, request }) });
+      return { id, client, pushed, gate };
+    }
+
+    it('attack: a pushed request in flight when the client deletes itself (its request object waiting on the jwks_uri) is refused (401 invalid_client) and not stored', async () => {
+      const { id, client, pushed, gate } = await heldPush();
+      await gate.arrived;
+      expect(await deleteItself(client)).toBe(204);
+      gate.release();
+      const answer = await pushed;
+      expect([answer.status, await answer.json()]).toEqual([401, expect.objectContaining({ error: 'invalid_client' })]);
+      expect(await recordsNaming(id)).toEqual([]);
+    });
+
+    it('honest: a pushed request in flight while another client deletes itself is stored (201)', async () => {
+      const other = await registerClient(running, 'plain');
+      const { id, pushed, gate } = await heldPush();
+      await gate.arrived;
+      expect(await deleteItself(other.metadata)).toBe(204);
+      gate.release();
+      expect((await pushed).status).toBe(201);
+      expect(await recordsNaming(id)).toEqual(['Client', 'PushedAuthorizationRequest', 'RegistrationAccessToken']);
     });
 
     it('honest: a client that updates itself (PUT) keeps her grant and tokens; its token request in flight during the update gets its tokens', async () => {
