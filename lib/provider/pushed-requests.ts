@@ -74,9 +74,10 @@ function ownerOf(payload: AdapterPayload): string | undefined {
  *   the `/par` route fails;
  * - single use: the first `/authorize` that loads the `request_uri` consumes its mark atomically;
  *   every later one, concurrent ones included, gets `invalid_request_uri`;
- * - bound to the client: another client's `client_id` gets `invalid_request_uri`, the mark unspent.
+ * - bound to the client: another client's `client_id` gets `invalid_request_uri`, the mark unspent;
+ * - not kept for a client deleted while the push was served (a mark in `deletions`): 401 `invalid_client`.
  */
-export function pushedRequests(inner: Adapter, uses: Adapter): Partial<Adapter> {
+export function pushedRequests(inner: Adapter, uses: Adapter, deletions?: Adapter): Partial<Adapter> {
   return {
     upsert: async (id, payload, expiresIn) => {
       const ctx = currentRequest();
@@ -87,6 +88,12 @@ export function pushedRequests(inner: Adapter, uses: Adapter): Partial<Adapter> 
       // `dpopJkt` is oidc-provider's copy of a member of the client's request object, kept unchecked; DPoP is not offered.
       const { dpopJkt: _unchecked, ...kept } = payload as AdapterPayload & { dpopJkt?: unknown };
       await inner.upsert(id, { ...kept, request }, ttl);
+      // A push whose client was deleted while it was served (found before, waiting on its jwks_uri): the delete's scan
+      // of pushed requests, which its mark precedes, may have run before this write.
+      if (!deletions || !(await deletions.find(String(ctx?.oidc.client?.clientId)))) return;
+      await inner.destroy(id);
+      await uses.destroy(id);
+      throw new errors.InvalidClientAuth('the client has been deleted');
     },
     find: async (id) => {
       const ctx = currentRequest();

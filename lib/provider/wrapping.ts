@@ -77,7 +77,7 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
   {
     why: 'a pushed request is stored checked, used once and bound to its client (RFC 9126)',
     models: new Set([MODEL_NAMES.pushedAuthorizationRequest]),
-    wrap: (inner, _model, below) => pushedRequests(inner, below(PUSHED_REQUEST_USE_MODEL)),
+    wrap: (inner, _model, below) => pushedRequests(inner, below(PUSHED_REQUEST_USE_MODEL), below(DELETION_MODEL)),
   },
   { why: "registration and update run today's policies, whatever their token was issued with", models: TOKENS, wrap: currentPolicies },
   {
