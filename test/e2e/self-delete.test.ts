@@ -158,7 +158,7 @@ function selfDeletes(kind: StoreKind, properties: () => Record<string, string>):
       const id = String(client.client_id);
       const now = Math.floor(Date.now() / 1000);
       const request = await new SignJWT({ iss: id, aud: running.issuer, iat: now, exp: now + 60, client_id: id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })
-        .setProtectedHeader({ alg: 'PS256', kid: sig.jwk.kid as string, typ: 'oauth-authz-req+jwt' })
+        .setProtectedHeader({ alg: 'PS256', kid: sig.jwk.kid, typ: 'oauth-authz-req+jwt' })
         .sign(sig.privateKey);
       const gate = docs.hold(where);
       const headers = { authorization: basicAuthorization(id, client.client_secret as string, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' };
