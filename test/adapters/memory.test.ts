@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import type { AdapterPayload } from 'oidc-provider';
 
 import { createMemoryAttempts } from '../../adapters/memory-attempts.js';
 import { createMemoryStore } from '../../adapters/memory.js';
@@ -89,7 +90,7 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     return { store: createMemoryStore({ maxBytes: MAX, now: () => clock.t, sweepIntervalMs: 3_600_000, logger }), clock, lines };
   };
   /** Writes anonymous interactions until one is refused; returns how many were stored and the refusal. */
-  const flood = async (store: SvcStore, tag: string, record: object = anonymous): Promise<{ stored: number; refusal: unknown }> => {
+  const flood = async (store: SvcStore, tag: string, record: AdapterPayload = anonymous): Promise<{ stored: number; refusal: unknown }> => {
     for (let i = 0; i < 1000; i += 1) {
       const refusal = await refusalOf(store.adapter('Interaction').upsert(`${tag}-${i}`, record, HOUR));
       if (refusal) return { stored: i, refusal };
