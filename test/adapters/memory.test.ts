@@ -186,6 +186,23 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     }
   });
 
+  it('attack: a flood of anonymous sessions (what a cookieless POST /logout stores for anyone: a logout\'s state, up to 14 KiB, for an hour) stops at nine tenths as interactions do, so her signed-in session still fits', async () => {
+    const { store } = setup();
+    try {
+      const logoutState = (i: number): Record<string, unknown> => ({ kind: 'Session', uid: `stranger-uid-${i}`, state: { secret: 's', state: 'x'.repeat(2048) } });
+      let refusal: unknown;
+      let kept = 0;
+      for (; kept < 1000 && !refusal; kept += 1) refusal = await refusalOf(store.adapter('Session').upsert(`stranger-${kept}`, logoutState(kept), HOUR));
+      expectRefusal(refusal);
+      expect((kept - 1) * JSON.stringify(logoutState(0)).length).toBeLessThanOrEqual(MAX * 0.9);
+      await expect(store.adapter('Session').upsert('her-session', { kind: 'Session', uid: 'her-uid', accountId: 'her', pad: 'y'.repeat(2048) }, 14 * 24 * HOUR)).resolves.toBeUndefined();
+      // A stranger's session already stored may still be rewritten (the logout's confirmation clears its state).
+      await expect(store.adapter('Session').upsert('stranger-0', { kind: 'Session', uid: 'stranger-uid-0' }, HOUR)).resolves.toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+
   it('attack: a flood of throttle counters under random names fills the budget but never pushes out a victim\'s lock; a name without a counter is refused before its guess is judged (503), so a full store is no way around the throttle', async () => {
     const { store, clock } = setup();
     try {

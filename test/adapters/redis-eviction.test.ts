@@ -297,4 +297,22 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
       own.dispose();
     }
   });
+
+  it('attack: a flood of anonymous sessions (what a cookieless POST /logout stores for anyone: a logout\'s state, up to 14 KiB, for an hour) stops at nine tenths as interactions do, so her signed-in session still fits', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory', '8mb', '--maxmemory-policy', 'noeviction'] });
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('headroom-session'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS, headroomCheckMs: 0 });
+    try {
+      const logoutState = (i: number): Record<string, unknown> => ({ kind: 'Session', uid: `stranger-uid-${i}`, state: { secret: 's', state: 'x'.repeat(14 * 1024) } });
+      let refused: unknown;
+      for (let i = 0; i < 1000 && !refused; i += 1) refused = await store.adapter('Session').upsert(`stranger-${i}`, logoutState(i), 3600).then(() => undefined, (err: unknown) => err);
+      expect(refused).toBeInstanceOf(StoreUnavailableError);
+      // Refused by the headroom, not by Redis at its limit (OOM), where her session would be refused as well.
+      expect(String((refused as Error).cause)).toContain('90 % of its maxmemory');
+      await expect(store.adapter('Session').upsert('her-session', { kind: 'Session', uid: 'her-uid', accountId: 'her' }, 14 * 24 * 3600)).resolves.toBeUndefined();
+      await expect(store.adapter('Session').upsert('stranger-0', { kind: 'Session', uid: 'stranger-uid-0' }, 3600)).resolves.toBeUndefined();
+    } finally {
+      await store.close();
+      own.dispose();
+    }
+  });
 });
