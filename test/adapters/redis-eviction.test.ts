@@ -1,3 +1,5 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 
@@ -313,6 +315,75 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
     } finally {
       await store.close();
       own.dispose();
+    }
+  });
+});
+
+describe('the headroom counts the memory Redis itself counts against maxmemory', () => {
+  /**
+   * A server speaking just enough RESP for a store's write: INFO answers `info`, SET is taken and remembered, GET reads.
+   * Stands for a master whose replica's output buffer (or AOF rewrite buffer) is large: Redis leaves that memory out of
+   * its maxmemory check (`mem_not_counted_for_evict`), so it still takes every write.
+   */
+  async function fakeRedis(info: string): Promise<{ url: string; sets: string[]; close: () => Promise<void> }> {
+    const sets: string[] = [];
+    const bulk = (s: string): string => `$${Buffer.byteLength(s)}\r\n${s}\r\n`;
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      let buffered = '';
+      socket.on('data', (chunk) => {
+        buffered += chunk.toString('utf8');
+        for (;;) {
+          const parsed = /^\*(\d+)\r\n/.exec(buffered);
+          if (!parsed) return;
+          let at = parsed[0].length;
+          const args: string[] = [];
+          for (let i = 0; i < Number(parsed[1]); i += 1) {
+            const head = /^\$(\d+)\r\n/.exec(buffered.slice(at));
+            if (!head || buffered.length < at + head[0].length + Number(head[1]) + 2) return;
+            args.push(buffered.slice(at + head[0].length, at + head[0].length + Number(head[1])));
+            at += head[0].length + Number(head[1]) + 2;
+          }
+          buffered = buffered.slice(at);
+          const command = String(args[0]).toLowerCase();
+          if (command === 'info') socket.write(bulk(info));
+          else if (command === 'set') {
+            sets.push(String(args[1]));
+            socket.write('+OK\r\n');
+          } else if (command === 'get') socket.write('$-1\r\n');
+          else socket.write('+OK\r\n');
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return { url: `redis://127.0.0.1:${port}`, sets, close: () => new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    }) };
+  }
+
+  it('honest: a master whose used_memory is at nine tenths only through memory not counted for eviction (a replica resyncing) still takes new flows; one at nine tenths of what it counts refuses them', async () => {
+    const lines = (used: number, notCounted: number): string =>
+      ['# Server', 'redis_version:7.0.15', 'loading:0', '# Memory', `used_memory:${used}`, 'maxmemory:1000000000', 'maxmemory_policy:noeviction', `mem_not_counted_for_evict:${notCounted}`, ''].join('\r\n');
+    const resyncing = await fakeRedis(lines(950_000_000, 300_000_000));
+    const store = createRedisStore({ url: resyncing.url, keyPrefix: testPrefix('not-counted'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS, headroomCheckMs: 0 });
+    try {
+      await expect(store.adapter('Interaction').upsert('stranger', { kind: 'Interaction', params: { state: 's' } }, 3600)).resolves.toBeUndefined();
+      expect(resyncing.sets).toHaveLength(1);
+    } finally {
+      await store.close();
+      await resyncing.close();
+    }
+    const full = await fakeRedis(lines(950_000_000, 10_000_000));
+    const twin = createRedisStore({ url: full.url, keyPrefix: testPrefix('counted'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS, headroomCheckMs: 0 });
+    try {
+      await expect(twin.adapter('Interaction').upsert('stranger', { kind: 'Interaction', params: { state: 's' } }, 3600)).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(full.sets).toEqual([]);
+    } finally {
+      await twin.close();
+      await full.close();
     }
   });
 });
