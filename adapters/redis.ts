@@ -564,7 +564,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const full = attempt(memoryInfos).then(
         (infos) => infos.some((info) => {
           const max = Number(memoryField(info, 'maxmemory'));
-          return max > 0 && Number(memoryField(info, 'used_memory')) >= max * (1 - FLOW_HEADROOM);
+          // What Redis weighs against maxmemory: replica output and AOF buffers (`mem_not_counted_for_evict`) are left out.
+          const counted = Number(memoryField(info, 'used_memory')) - Number(memoryField(info, 'mem_not_counted_for_evict') ?? 0);
+          return max > 0 && counted >= max * (1 - FLOW_HEADROOM);
         }),
         () => false,
       );
