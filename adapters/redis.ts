@@ -27,8 +27,9 @@ export interface RedisStoreOptions {
    */
   clusterNodes?: ClusterNode[];
   /**
-   * TLS options of the connections that use TLS (a `rediss://` URL, Cluster nodes marked `tls`), e.g. `{ ca }` for a
-   * private certificate authority; without them, certificates are verified against Node's CAs (`NODE_EXTRA_CA_CERTS`).
+   * TLS options of the connections, for a `rediss://` URL or Cluster nodes marked `tls` only (refused beside plain ones),
+   * e.g. `{ ca }` for a private certificate authority; without them, certificates are verified against Node's CAs
+   * (`NODE_EXTRA_CA_CERTS`).
    */
   tls?: ConnectionOptions;
   /** Prefix of every key. @default "svc:" */
@@ -118,6 +119,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   if (options.clusterNodes?.length) {
     if (firstUnlikeNode(options.clusterNodes) > 0) throw new TypeError('createRedisStore: every clusterNodes item must carry the same username, password and tls');
     const { username, password, tls } = options.clusterNodes[0] as ClusterNode;
+    if (options.tls && !tls) throw new TypeError('createRedisStore: options.tls is given but the clusterNodes are not marked tls: they would be reached in plain text');
     Object.assign(connection, username ? { username } : {}, password ? { password } : {}, tls ? { tls: { ...options.tls } } : {});
     client = new Cluster(options.clusterNodes.map(({ host, port }) => ({ host, port })), {
       redisOptions: connection,
@@ -129,9 +131,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       ...(tls ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) } : {}),
     }) as Client;
   } else if (options.url) {
-    // A plain redis:// URL stays plain whatever `tls` holds.
-    const tls = options.tls && /^rediss:/i.test(options.url) ? { tls: options.tls } : {};
-    client = new Redis(options.url, { ...connection, ...tls }) as Client;
+    if (options.tls && !/^rediss:/i.test(options.url)) throw new TypeError('createRedisStore: options.tls is given but the url is not rediss://: it would be reached in plain text');
+    client = new Redis(options.url, { ...connection, ...(options.tls ? { tls: options.tls } : {}) }) as Client;
   } else {
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }

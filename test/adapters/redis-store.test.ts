@@ -383,6 +383,11 @@ describe('redis store: a Cluster whose nodes require a password', () => {
     expect(() => createRedisStore({ clusterNodes: [{ host: '127.0.0.1', port: 1, password: 'a-secret' }, { host: '127.0.0.1', port: 2 }] })).toThrow(/same username, password and tls/);
     expect(() => createRedisStore({ clusterNodes: [{ host: '127.0.0.1', port: 1, tls: true }, { host: '127.0.0.1', port: 2 }] })).toThrow(/same username, password and tls/);
   });
+
+  it('attack: TLS options in code beside a redis:// URL or plain seed nodes are refused before any connection, not ignored (the store would talk in plain text)', () => {
+    expect(() => createRedisStore({ url: 'redis://127.0.0.1:1', tls: { ca: 'pem' } })).toThrow(/not rediss:\/\/: it would be reached in plain text/);
+    expect(() => createRedisStore({ clusterNodes: [{ host: '127.0.0.1', port: 1 }], tls: { ca: 'pem' } })).toThrow(/not marked tls: they would be reached in plain text/);
+  });
 });
 
 describe('redis store: a consume whose answer was lost with its connection', () => {
