@@ -3,6 +3,12 @@ import { silentLogger, type Logger } from '../lib/logger.js';
 import { FLOW_HEADROOM } from './store.js';
 
 /**
+ * How often a write that does not fit may sweep the store: under a flood held at the limit, its records expiring one by
+ * one, every refused request would otherwise walk every record.
+ */
+const SWEEP_GAP_MS = 1000;
+
+/**
  * What the memory store's records and attempt counters may hold together, in approximate bytes: the `maxmemory` and
  * `noeviction` of a Redis deployment. Nothing is evicted: a write that does not fit, once what expired is dropped, is
  * refused with the store's 503 as Redis refuses one (`OOM`). Writes that start a flow (a stranger's new interaction)
@@ -35,10 +41,18 @@ export function createMemoryBudget(options: { maxBytes: number; now: () => numbe
   /** No record or counter held expires before this (a lower bound: a sweep makes it exact). */
   let earliest = Infinity;
   let full = false;
+  let sweptAt = -Infinity;
   const room = (bytes: number, start: boolean): boolean => used + bytes <= (start ? startLimit : maxBytes);
-  /** Drops what expired when anything may have and `bytes` do not fit; ends the refusals once below eight tenths. */
+  /**
+   * Drops what expired when anything may have and `bytes` do not fit, at most once per {@link SWEEP_GAP_MS}; ends the
+   * refusals once below eight tenths.
+   */
   const settle = (bytes: number, start = false): boolean => {
-    if (!room(bytes, start) && earliest <= now()) earliest = sweep();
+    const t = now();
+    if (!room(bytes, start) && earliest <= t && t - sweptAt >= SWEEP_GAP_MS) {
+      sweptAt = t;
+      earliest = sweep();
+    }
     if (full && used <= recoveredBelow) {
       full = false;
       logger.info('store_recovered', { store: 'memory' });

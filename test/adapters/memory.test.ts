@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { AdapterPayload } from 'oidc-provider';
 
 import { createMemoryAttempts } from '../../adapters/memory-attempts.js';
+import { createMemoryBudget } from '../../adapters/memory-budget.js';
 import { createMemoryStore } from '../../adapters/memory.js';
 import { RUN_MEMORY_SECONDS, runMemoryMs, STRIKE_MEMORY_SECONDS, type SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
@@ -113,6 +114,33 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     } finally {
       await store.close();
     }
+  });
+
+  it('attack: writes refused while records held at the limit expire one by one sweep the store at most once a second, not once each; a second later a sweep frees room again', () => {
+    const clock = { t: 1_700_000_000_000 };
+    let sweeps = 0;
+    let expired = 0;
+    const budget = createMemoryBudget({
+      maxBytes: 1000,
+      now: () => clock.t,
+      // Something expires at every moment, and the sweep finds it already replaced by the flood.
+      sweep: () => {
+        sweeps += 1;
+        budget.hold(-expired);
+        expired = 0;
+        return clock.t;
+      },
+    });
+    budget.hold(1000, clock.t);
+    for (let i = 0; i < 1000; i += 1) expect(budget.fits(100)).toBe(false);
+    expect(sweeps).toBe(1);
+    clock.t += 999;
+    expect(budget.fits(100)).toBe(false);
+    expect(sweeps).toBe(1);
+    expired = 100;
+    clock.t += 1;
+    expect(budget.fits(100)).toBe(true);
+    expect(sweeps).toBe(2);
   });
 
   it('attack: a state of characters beyond Latin-1, which the heap holds at two bytes each, is charged so: the flood keeps about half as many', async () => {
