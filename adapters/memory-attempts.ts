@@ -1,3 +1,4 @@
+import type { Logger } from '../lib/logger.js';
 import type { MemoryBudget } from './memory-budget.js';
 import { runMemoryMs, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
 
@@ -15,15 +16,64 @@ interface AttemptEntry {
 const COUNTER_OVERHEAD = 256;
 
 /**
- * The memory store's {@link AttemptCounter}: the rules of the Redis attempt scripts, each operation one synchronous step.
- * A counter is never evicted: when `budget` has no room for a new one, a key without a counter is refused (503) at its
- * check already, so a guess that could not be counted is never judged.
+ * The share of the memory store's budget that attempt counters may hold. Failed sign-ins under ever new names, from
+ * more networks than the address throttle holds back, would otherwise fill the store until nobody could sign in.
  */
-export function createMemoryAttempts(now: () => number, budget?: MemoryBudget): AttemptCounter & { sweep(): number } {
+export const COUNTER_SHARE = 0.25;
+
+/** Where {@link createMemoryAttempts} counts. */
+export interface MemoryAttemptsOptions {
+  /** The store's budget, which counters share with records. */
+  budget: MemoryBudget;
+  /** The bytes counters may hold together ({@link COUNTER_SHARE} of the budget). */
+  shareBytes: number;
+  /** Where the first eviction of a flood is logged (`attempt_counters_evicted`). */
+  logger: Logger;
+}
+
+/**
+ * The memory store's {@link AttemptCounter}: the rules of the Redis attempt scripts, each operation one synchronous step.
+ * A new counter beyond `shareBytes` replaces the counter of fewest failures in a row (the least recently failed of
+ * those), so people can still sign in while a flood of made-up names is counted, and a name's count is lost only after
+ * as many names as the share holds have each failed at least as often. When `budget` has no room for a new counter
+ * and counters hold less than their share, a key without a counter is refused (503) at its check already, so a guess
+ * that could not be counted is never judged.
+ */
+export function createMemoryAttempts(now: () => number, options?: MemoryAttemptsOptions): AttemptCounter & { sweep(): number } {
+  const budget = options?.budget;
   const entries = new Map<string, AttemptEntry>();
+  /** The keys by their run of failures in a row, each set in the order of their last failure. */
+  const byRun = new Map<number, Set<string>>();
+  let held = 0;
+  let evicting = false;
   const cost = (key: string): number => key.length + COUNTER_OVERHEAD;
+  const rank = (key: string, from: number | undefined, to: number | undefined): void => {
+    const old = from === undefined ? undefined : byRun.get(from);
+    old?.delete(key);
+    if (old?.size === 0) byRun.delete(from ?? 0);
+    if (to !== undefined) byRun.set(to, (byRun.get(to) ?? new Set()).add(key));
+  };
   const drop = (key: string): void => {
-    if (entries.delete(key)) budget?.hold(-cost(key));
+    const entry = entries.get(key);
+    if (!entry) return;
+    entries.delete(key);
+    rank(key, entry.run, undefined);
+    held -= cost(key);
+    budget?.hold(-cost(key));
+    if (evicting && held < (options?.shareBytes ?? 0) / 2) evicting = false;
+  };
+  /** Whether a new counter of `bytes` goes beyond the share, which holds one to replace. */
+  const beyondShare = (bytes: number): boolean => options !== undefined && held + bytes > options.shareBytes && byRun.size > 0;
+  const evictFor = (bytes: number): void => {
+    if (!options || !beyondShare(bytes)) return;
+    if (!evicting) options.logger.warn('attempt_counters_evicted', { share_bytes: options.shareBytes });
+    evicting = true;
+    while (beyondShare(bytes)) {
+      const fewest = byRun.get(Math.min(...byRun.keys()));
+      const key = fewest?.values().next().value;
+      if (key === undefined) return;
+      drop(key);
+    }
   };
   const live = (key: string, t: number): AttemptEntry | undefined => {
     const entry = entries.get(key);
@@ -35,7 +85,7 @@ export function createMemoryAttempts(now: () => number, budget?: MemoryBudget): 
   /** The live counter of `key`; without one, throws the store's refusal when a new one would not fit. */
   const counted = (key: string, t: number): AttemptEntry | undefined => {
     const entry = live(key, t);
-    if (!entry && budget && !budget.fits(cost(key))) throw budget.refusal();
+    if (!entry && budget && !beyondShare(cost(key)) && !budget.fits(cost(key))) throw budget.refusal();
     return entry;
   };
   /** Milliseconds until `entry` may try under `rule`, 0 when it may. */
@@ -52,14 +102,18 @@ export function createMemoryAttempts(now: () => number, budget?: MemoryBudget): 
     },
     async fail(key, rule) {
       const t = now();
-      let entry = counted(key, t);
+      let entry = live(key, t);
       if (!entry) {
+        evictFor(cost(key));
+        counted(key, t);
         entry = { failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0, expiresAt: 0 };
         entries.set(key, entry);
+        held += cost(key);
         budget?.hold(cost(key));
       }
       const locked = wait(entry, rule, t);
       if (entry.lockedUntil + STRIKE_MEMORY_SECONDS * 1000 <= t) entry.strikes = 0;
+      rank(key, entry.run, entry.run + 1);
       entry.run += 1;
       if (!locked) {
         if (entry.windowEnd <= t) {

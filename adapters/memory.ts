@@ -1,10 +1,10 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 import { AlreadyConsumedError, InvalidCursorError } from '../lib/errors.js';
-import type { Logger } from '../lib/logger.js';
+import { silentLogger, type Logger } from '../lib/logger.js';
 import { MEMORY_STORE_DEFAULT_MAX_MB } from '../lib/settings/types.js';
 import { isRef, listedPayload, MAX_PAGE, refOf, type StoreInventory } from './inventory.js';
-import { createMemoryAttempts } from './memory-attempts.js';
+import { COUNTER_SHARE, createMemoryAttempts } from './memory-attempts.js';
 import { createMemoryBudget } from './memory-budget.js';
 import { GRANTABLE_MODELS, startsFlow, type SvcStore } from './store.js';
 
@@ -87,8 +87,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
     for (const map of [uids, userCodes]) for (const [k, v] of map) if (v.expiresAt <= t) map.delete(k);
     return Math.min(earliest, attempts.sweep());
   };
-  const budget = createMemoryBudget({ maxBytes: options.maxBytes ?? MEMORY_STORE_DEFAULT_MAX_MB * 2 ** 20, now, sweep, logger: options.logger });
-  const attempts = createMemoryAttempts(now, budget);
+  const maxBytes = options.maxBytes ?? MEMORY_STORE_DEFAULT_MAX_MB * 2 ** 20;
+  const budget = createMemoryBudget({ maxBytes, now, sweep, logger: options.logger });
+  const attempts = createMemoryAttempts(now, { budget, shareBytes: Math.floor(maxBytes * COUNTER_SHARE), logger: options.logger ?? silentLogger });
   const timer = setInterval(sweep, options.sweepIntervalMs ?? 60_000);
   timer.unref();
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AdapterPayload } from 'oidc-provider';
 
-import { createMemoryAttempts } from '../../adapters/memory-attempts.js';
+import { COUNTER_SHARE, createMemoryAttempts } from '../../adapters/memory-attempts.js';
 import { createMemoryBudget } from '../../adapters/memory-budget.js';
 import { createMemoryStore } from '../../adapters/memory.js';
-import { RUN_MEMORY_SECONDS, runMemoryMs, STRIKE_MEMORY_SECONDS, type SvcStore } from '../../adapters/store.js';
+import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { describeBatchContract } from './batch-contract.js';
@@ -231,27 +231,60 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     }
   });
 
-  it('attack: a flood of throttle counters under random names fills the budget but never pushes out a victim\'s lock; a name without a counter is refused before its guess is judged (503), so a full store is no way around the throttle', async () => {
-    const { store, clock } = setup();
+  it('attack: failed sign-ins under ever new names keep to the counters\' quarter of the budget, each new counter replacing one of a single failure: the victim\'s lock is kept, her own first sign-in is judged, and strangers\' sign-ins can still start (logged once)', async () => {
+    const { store, lines } = setup();
     try {
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
       const locked = await store.attempts.check('victim-name', RULE);
       expect(locked).toBeGreaterThan(0);
-      let refusal: unknown;
-      let counters = 0;
-      for (; counters < 10_000 && !refusal; counters += 1) refusal = await refusalOf(store.attempts.fail(`random-name-${counters}`, RULE));
-      expectRefusal(refusal);
-      expect(counters * 'random-name-0'.length).toBeLessThan(MAX);
-      expectRefusal(await refusalOf(store.attempts.check('fresh-name', RULE)));
+      for (let i = 0; i < 2000; i += 1) await store.attempts.fail(`random-name-${i}`, RULE);
       expect(await store.attempts.check('victim-name', RULE)).toBe(locked);
-      // Her counter still counts at the limit: it exists, so it takes no room.
-      expect(await store.attempts.fail('victim-name', RULE)).toBe(locked);
-      expect(await store.attempts.check('random-name-1', RULE)).toBe(0);
-      // The flood's counters (one failure each) expire; hers, with a lockout in it, is kept: her next lockout is twice as long.
-      clock.t += runMemoryMs(1, RULE.consecutiveLimit);
-      await expect(store.attempts.check('fresh-name', RULE)).resolves.toBe(0);
-      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
-      expect(await store.attempts.check('victim-name', RULE)).toBe(2 * RULE.coolDownSeconds * 1000);
+      expect(await store.attempts.check('her-name', RULE)).toBe(0);
+      expect(await store.attempts.fail('her-name', RULE)).toBe(0);
+      await store.adapter('Session').upsert('her-session', { kind: 'Session', uid: 'her-uid', accountId: 'her' }, 14 * 24 * HOUR);
+      const { stored: kept } = await flood(store, 'strangers');
+      const { store: empty } = setup();
+      const { stored: alone } = await flood(empty, 'strangers').finally(() => empty.close());
+      expect(kept).toBeGreaterThanOrEqual(Math.floor((alone * (0.9 - COUNTER_SHARE)) / 0.9) - 1);
+      expect(lines.map((l) => JSON.parse(l) as { e: string }).filter((l) => l.e === 'attempt_counters_evicted')).toEqual([
+        { e: 'attempt_counters_evicted', share_bytes: MAX * COUNTER_SHARE },
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('attack: a flood clears a name\'s count only by failing as many names at least as often as she did: one failure each leaves her two counted, two each replace her oldest counter', async () => {
+    const afterFlood = async (failuresEach: number): Promise<number> => {
+      const { store } = setup();
+      try {
+        for (let i = 0; i < 2; i += 1) await store.attempts.fail('her-name', RULE);
+        for (let i = 0; i < 200; i += 1) for (let n = 0; n < failuresEach; n += 1) await store.attempts.fail(`random-name-${i}`, RULE);
+        for (let i = 2; i < RULE.limit; i += 1) await store.attempts.fail('her-name', RULE);
+        return await store.attempts.check('her-name', RULE);
+      } finally {
+        await store.close();
+      }
+    };
+    expect(await afterFlood(1)).toBe(RULE.coolDownSeconds * 1000);
+    expect(await afterFlood(2)).toBe(0);
+  });
+
+  it('attack: while records fill the budget and counters hold less than their share, a name without a counter is refused before its guess is judged (503), so a full store is no way around the throttle; existing counters keep counting', async () => {
+    const { store } = setup();
+    try {
+      await store.attempts.fail('victim-name', RULE);
+      let refusal: unknown;
+      for (let i = 0; i < 1000 && !refusal; i += 1) refusal = await refusalOf(store.adapter('Session').upsert(`signed-in-${i}`, { kind: 'Session', uid: `u-${i}`, accountId: `a-${i}`, pad: 'y'.repeat(1024) }, HOUR));
+      expectRefusal(refusal);
+      // The few bytes left take a counter or two, far below the counters' share.
+      refusal = undefined;
+      for (let i = 0; i < 10 && !refusal; i += 1) refusal = await refusalOf(store.attempts.fail(`stranger-${i}`, RULE));
+      expectRefusal(refusal);
+      expectRefusal(await refusalOf(store.attempts.check('fresh-name', RULE)));
+      expectRefusal(await refusalOf(store.attempts.fail('fresh-name', RULE)));
+      expect(await store.attempts.check('victim-name', RULE)).toBe(0);
+      expect(await store.attempts.fail('victim-name', RULE)).toBe(0);
     } finally {
       await store.close();
     }
