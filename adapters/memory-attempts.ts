@@ -10,6 +10,8 @@ interface AttemptEntry {
   strikes: number;
   run: number;
   expiresAt: number;
+  /** Where it stands among the counters to replace: its run, 0 when expendable (see {@link AttemptRule.expendable}). */
+  rank: number;
 }
 
 /** The approximate heap a counter takes beside its key. */
@@ -33,8 +35,8 @@ export interface MemoryAttemptsOptions {
 
 /**
  * The memory store's {@link AttemptCounter}: the rules of the Redis attempt scripts, each operation one synchronous step.
- * A new counter beyond `shareBytes` replaces the counter of fewest failures in a row (the least recently failed of
- * those), so people can still sign in while a flood of made-up names is counted, and a name's count is lost only after
+ * A new counter beyond `shareBytes` replaces an expendable one ({@link AttemptRule.expendable}), else the counter of
+ * fewest failures in a row (the least recently failed of those), so people can still sign in while a flood of made-up names is counted, and a name's count is lost only after
  * as many names as the share holds have each failed at least as often. When `budget` has no room for a new counter
  * and counters hold less than their share, a key without a counter is refused (503) at its check already, so a guess
  * that could not be counted is never judged.
@@ -42,34 +44,34 @@ export interface MemoryAttemptsOptions {
 export function createMemoryAttempts(now: () => number, options?: MemoryAttemptsOptions): AttemptCounter & { sweep(): number } {
   const budget = options?.budget;
   const entries = new Map<string, AttemptEntry>();
-  /** The keys by their run of failures in a row, each set in the order of their last failure. */
-  const byRun = new Map<number, Set<string>>();
+  /** The keys by their rank, each set in the order of their last failure. */
+  const byRank = new Map<number, Set<string>>();
   let held = 0;
   let evicting = false;
   const cost = (key: string): number => key.length + COUNTER_OVERHEAD;
   const rank = (key: string, from: number | undefined, to: number | undefined): void => {
-    const old = from === undefined ? undefined : byRun.get(from);
+    const old = from === undefined ? undefined : byRank.get(from);
     old?.delete(key);
-    if (old?.size === 0) byRun.delete(from ?? 0);
-    if (to !== undefined) byRun.set(to, (byRun.get(to) ?? new Set()).add(key));
+    if (old?.size === 0) byRank.delete(from ?? 0);
+    if (to !== undefined) byRank.set(to, (byRank.get(to) ?? new Set()).add(key));
   };
   const drop = (key: string): void => {
     const entry = entries.get(key);
     if (!entry) return;
     entries.delete(key);
-    rank(key, entry.run, undefined);
+    rank(key, entry.rank, undefined);
     held -= cost(key);
     budget?.hold(-cost(key));
     if (evicting && held < (options?.shareBytes ?? 0) / 2) evicting = false;
   };
   /** Whether a new counter of `bytes` goes beyond the share, which holds one to replace. */
-  const beyondShare = (bytes: number): boolean => options !== undefined && held + bytes > options.shareBytes && byRun.size > 0;
+  const beyondShare = (bytes: number): boolean => options !== undefined && held + bytes > options.shareBytes && byRank.size > 0;
   const evictFor = (bytes: number): void => {
     if (!options || !beyondShare(bytes)) return;
     if (!evicting) options.logger.warn('attempt_counters_evicted', { share_bytes: options.shareBytes });
     evicting = true;
     while (beyondShare(bytes)) {
-      const fewest = byRun.get(Math.min(...byRun.keys()));
+      const fewest = byRank.get(Math.min(...byRank.keys()));
       const key = fewest?.values().next().value;
       if (key === undefined) return;
       drop(key);
@@ -106,15 +108,15 @@ export function createMemoryAttempts(now: () => number, options?: MemoryAttempts
       if (!entry) {
         evictFor(cost(key));
         counted(key, t);
-        entry = { failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0, expiresAt: 0 };
+        entry = { failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0, expiresAt: 0, rank: 0 };
         entries.set(key, entry);
         held += cost(key);
         budget?.hold(cost(key));
       }
       const locked = wait(entry, rule, t);
       if (entry.lockedUntil + STRIKE_MEMORY_SECONDS * 1000 <= t) entry.strikes = 0;
-      rank(key, entry.run, entry.run + 1);
       entry.run += 1;
+      rank(key, entry.rank, (entry.rank = rule.expendable ? 0 : entry.run));
       if (!locked) {
         if (entry.windowEnd <= t) {
           entry.failures = 0;

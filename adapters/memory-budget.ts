@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
-import { FLOW_HEADROOM } from './store.js';
+import { CROWDED_SHARE, FLOW_HEADROOM } from './store.js';
 
 /**
  * How often a write that does not fit may sweep the store: under a flood held at the limit, its records expiring one by
@@ -26,6 +26,8 @@ export interface MemoryBudget {
    * limit again (a flood held at the limit, taking each place that frees, keeps it false and logs nothing more).
    */
   ready(): boolean;
+  /** Whether it holds at least {@link CROWDED_SHARE} of its limit. */
+  crowded(): boolean;
 }
 
 /**
@@ -71,5 +73,6 @@ export function createMemoryBudget(options: { maxBytes: number; now: () => numbe
       return new StoreUnavailableError({ cause: new Error(`the memory store holds its limit of ${maxBytes} bytes (svc.memory-store.max-mb)`) });
     },
     ready: () => !full || (settle(Infinity, true), !full),
+    crowded: () => used >= maxBytes * CROWDED_SHARE,
   };
 }

@@ -206,6 +206,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
     async ping() {
       if (!budget.ready()) throw budget.refusal();
     },
+    crowded: async () => budget.crowded(),
     async close() {
       clearInterval(timer);
     },

@@ -15,7 +15,7 @@ import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
-import { FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
+import { CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -553,33 +553,36 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
 
   const headroomCheckMs = options.headroomCheckMs ?? 1000;
-  let headroom: { at: number; full: Promise<boolean> } | undefined;
+  let headroom: { at: number; fill: Promise<number> } | undefined;
   let nearlyFullLogged = false;
   /**
-   * Whether a master holds nine tenths of its `maxmemory`, asked at most once per `headroomCheckMs` (concurrent writers
-   * share the answer). An INFO that fails or is denied says no: the write itself then meets what Redis says.
+   * The largest share of its `maxmemory` a master holds, asked at most once per `headroomCheckMs` (concurrent writers
+   * share the answer). An INFO that fails or is denied, or no `maxmemory`, says 0: the write itself then meets what
+   * Redis says.
    */
-  const nearlyFull = (): Promise<boolean> => {
-    if (Date.now() < openUntil) return Promise.resolve(false);
+  const fill = (): Promise<number> => {
+    if (Date.now() < openUntil) return Promise.resolve(0);
     if (!headroom || Date.now() - headroom.at >= headroomCheckMs) {
-      const full = attempt(memoryInfos).then(
-        (infos) => infos.some((info) => {
+      const share = attempt(memoryInfos).then(
+        (infos) => Math.max(0, ...infos.map((info) => {
           const max = Number(memoryField(info, 'maxmemory'));
           // What Redis weighs against maxmemory: replica output and AOF buffers (`mem_not_counted_for_evict`) are left out.
           const counted = Number(memoryField(info, 'used_memory')) - Number(memoryField(info, 'mem_not_counted_for_evict') ?? 0);
-          return max > 0 && counted >= max * (1 - FLOW_HEADROOM);
-        }),
-        () => false,
+          return max > 0 ? counted / max : 0;
+        })),
+        () => 0,
       );
-      headroom = { at: Date.now(), full };
-      void full.then((now) => {
-        if (now && !nearlyFullLogged) logger.error('store_full', { store: 'redis', host: at.host, port: at.port });
-        else if (!now && nearlyFullLogged) logger.info('store_recovered', { store: 'redis', host: at.host, port: at.port });
-        nearlyFullLogged = now;
+      headroom = { at: Date.now(), fill: share };
+      void share.then((now) => {
+        const full = now >= 1 - FLOW_HEADROOM;
+        if (full && !nearlyFullLogged) logger.error('store_full', { store: 'redis', host: at.host, port: at.port });
+        else if (!full && nearlyFullLogged) logger.info('store_recovered', { store: 'redis', host: at.host, port: at.port });
+        nearlyFullLogged = full;
       });
     }
-    return headroom.full;
+    return headroom.fill;
   };
+  const nearlyFull = async (): Promise<boolean> => (await fill()) >= 1 - FLOW_HEADROOM;
   /** Refuses a new record a stranger may create while Redis is nearly full; one rewritten (her login noted in it) passes. */
   const keepHeadroom = async (model: string, key: string, payload: AdapterPayload): Promise<void> => {
     if (!startsFlow(model, payload) || !(await nearlyFull())) return;
@@ -624,6 +627,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       return result;
     },
     flush: () => inOrder(async () => undefined),
+    crowded: async () => (await fill()) >= CROWDED_SHARE,
     unconsume: (model, id) =>
       inOrder(async () => {
         const key = recordKey(model, id);

@@ -48,6 +48,11 @@ export interface SvcStore {
    * it expires (Redis: `maxmemory-policy noeviction`); rejects otherwise (used by `/readyz`).
    */
   ping(): Promise<void>;
+  /**
+   * Whether the store holds at least {@link CROWDED_SHARE} of its limit (the memory store's budget, a Redis master's
+   * `maxmemory`), when new flows are shared out by client address; false without a limit or when it cannot tell.
+   */
+  crowded?(): Promise<boolean>;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }
@@ -63,6 +68,9 @@ export const GRANTABLE_MODELS: ReadonlySet<string> = new Set(
  * leaves room for people mid-flow to finish.
  */
 export const FLOW_HEADROOM = 0.1;
+
+/** The share of a store's limit from which each client address may start only so many flows an hour ({@link SvcStore.crowded}). */
+export const CROWDED_SHARE = 0.5;
 
 /**
  * Whether a new record of `model` is one a stranger may create: an interaction nobody signed in to, a pushed request
@@ -104,6 +112,11 @@ export interface AttemptRule {
    * until it is forgotten (NIST SP 800-63B 5.2.2). Unset: no such limit.
    */
   consecutiveLimit?: number;
+  /**
+   * What it counts is a share, not guesses at a secret: where a store must make room among its counters (the memory
+   * store's quarter), such counters go first, however many they counted.
+   */
+  expendable?: boolean;
 }
 
 /**

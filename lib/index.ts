@@ -10,7 +10,9 @@
 
 // The three faces (C1).
 export { createConfiguration, type ConfigurationParts } from './provider/configuration.js';
-export { wrappedAdapter } from './provider/wrapping.js';
+export { wrappedAdapter, type AdapterParts } from './provider/wrapping.js';
+export type { FlowShareParts } from './provider/flow-share.js';
+export type { ProxyTrust } from './web/client-address.js';
 export { createProvider } from './provider/create-provider.js';
 export { createApp, createSvcConnect, type KeysReload, type SvcApp, type SvcConnect, type SvcInfo } from './http/create-app.js';
 export { createHttpServer, MAX_REQUEST_HEAD_BYTES } from './http/http-server.js';

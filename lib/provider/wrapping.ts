@@ -29,6 +29,7 @@ import { normalizeProviderRequests } from './request-normalizer.js';
 import { storeBatch } from './store-batch.js';
 import { explainUnfitClientKeys } from './unfit-client-keys.js';
 import { dropTokensOfFailedAnswers } from './failed-token-answers.js';
+import { flowShare, type FlowShareParts } from './flow-share.js';
 import { explainRefusedClientKeys } from './vetted-jwks-fetch.js';
 
 /** One row of a wrapping: a layer and, in one line, why it is there. */
@@ -40,11 +41,15 @@ export interface Wrapper<T> {
 /** oidc-provider's adapter factory: one adapter per model name. */
 export type AdapterFactory = (model: string) => Adapter;
 
-type WrappedStore = Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory' | 'flush'>;
+/** What {@link wrappedAdapter} is built from: the store, and how a crowded store is shared out by client address. */
+export interface AdapterParts {
+  store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory' | 'flush' | 'attempts' | 'crowded'>;
+  /** Whose address a request is and the counters' MAC key; without it, a crowded store is not shared out by address. */
+  flowShare?: Omit<FlowShareParts, 'store'>;
+}
 
 /** What the layers around oidc-provider are built from: the store, logs, `svc.base-url` and `svc.proxy`, and the provider's keys. */
-export interface WrappingParts {
-  store: WrappedStore;
+export interface WrappingParts extends AdapterParts {
   /** The provider's private keys: those not for signing decrypt request objects. */
   keys: readonly JWK[];
   logger: Logger;
@@ -56,8 +61,10 @@ export interface WrappingParts {
 /** What the front door is built from: the provider's keys are not among it, `svc.cookieKeys` are. */
 export type FrontDoorParts = Omit<WrappingParts, 'keys'> & { cookieKeys: readonly string[] };
 
+type WrappedStore = AdapterParts['store'];
+
 /** A row of {@link ADAPTER_WRAPPING}: the models it wraps; `below` makes any model's adapter as the rows below do. */
-interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: AdapterFactory, parts: { store: WrappedStore }) => Partial<Adapter>> {
+interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: AdapterFactory, parts: AdapterParts) => Partial<Adapter>> {
   readonly models: ReadonlySet<string>;
 }
 
@@ -119,6 +126,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     models: new Set([MODEL_NAMES.registrationAccessToken, MODEL_NAMES.grant]),
     wrap: (inner, model, below, { store }) => tokensOfDeletedClients(inner, below(DELETION_MODEL), model, flushOf(store)),
   },
+  {
+    why: 'while the store holds half its limit, each client address may start only so many flows an hour, so one host cannot fill it',
+    models: new Set(['Interaction', 'Session', MODEL_NAMES.pushedAuthorizationRequest]),
+    wrap: (inner, model, _below, { store, flowShare: share }) => (share ? flowShare(inner, model, { store, ...share }) : {}),
+  },
 ];
 
 /**
@@ -155,7 +167,7 @@ export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>
  * The adapter factory oidc-provider is given: {@link ADAPTER_WRAPPING} around the store's. Give it to
  * `createConfiguration` as `adapter` in a configuration of your own, so the store rules hold there too.
  */
-export function wrappedAdapter(parts: { store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory' | 'flush'> }): (model: string) => Adapter {
+export function wrappedAdapter(parts: AdapterParts): (model: string) => Adapter {
   return ADAPTER_WRAPPING.reduceRight<AdapterFactory>(
     (below, row) => (model) => {
       const inner = below(model);

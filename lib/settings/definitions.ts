@@ -306,6 +306,10 @@ export const PROPERTY_DEFINITIONS = [
     default: 100,
     doc: 'Failed sign-ins from one client address (an IPv6 /64), of attempts without a valid device cookie, within the window before further such attempts get 429 (C8): high enough that a crowd behind one NAT does not reach it by typos.',
   }),
+  row('svc.login.start-threshold', 'login.startThreshold', integer(1, 1_000_000), {
+    default: 200,
+    doc: 'Sign-ins one client address (an IPv6 /64) may start an hour while the store holds half its limit (an authorization request that needs a sign-in, a pushed request, a sign-out page without a session), before further ones get 429 `temporarily_unavailable`: so one host cannot fill the store until nobody may start ([limits](operations/redis.md#the-embedded-stores-limit)).',
+  }),
   row('svc.login.consecutive-limit', 'login.consecutiveLimit', integer(1, 100000), {
     default: 100,
     doc: "Failed sign-ins in a row for one login name (NIST SP 800-63B 5.2.2) after which only browsers with a device cookie for it may try, until a success or an operator's reset (C8); a device has the same limit of its own.",

@@ -270,6 +270,19 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     expect(await afterFlood(2)).toBe(0);
   });
 
+  it('attack: counters that count a share, not guesses (each address\'s new flows in a crowded store), make room first however much they counted: a flood of them from ever new addresses never replaces the victim\'s lock', async () => {
+    const { store } = setup();
+    try {
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
+      const locked = await store.attempts.check('victim-name', RULE);
+      const share = { limit: 1000, windowSeconds: HOUR, coolDownSeconds: 900, maxCoolDownSeconds: HOUR, expendable: true };
+      for (let i = 0; i < 200; i += 1) for (let n = 0; n < 30; n += 1) await store.attempts.fail(`flow-address-${i}`, share);
+      expect(await store.attempts.check('victim-name', RULE)).toBe(locked);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('attack: while records fill the budget and counters hold less than their share, a name without a counter is refused before its guess is judged (503), so a full store is no way around the throttle; existing counters keep counting', async () => {
     const { store } = setup();
     try {

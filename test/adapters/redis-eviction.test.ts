@@ -272,10 +272,13 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
     const prefix = testPrefix('headroom');
     const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, headroomCheckMs: 0, logger });
     try {
+      expect(await store.crowded?.()).toBe(false);
       let refused: unknown;
       let kept = 0;
       for (; kept < 1000 && !refused; kept += 1) refused = await store.adapter('Interaction').upsert(`flood-${kept}`, anonymous, 3600).then(() => undefined, (err: unknown) => err);
       expect(refused).toBeInstanceOf(StoreUnavailableError);
+      // From half its limit on, new flows are shared out by client address (test/integration/memory-headroom.test.ts).
+      expect(await store.crowded?.()).toBe(true);
       expect(String((refused as Error).cause)).toContain('90 % of its maxmemory');
       await expect(store.adapter('PushedAuthorizationRequest').upsert('pushed', { kind: 'PushedAuthorizationRequest', request: 'x' }, 60)).rejects.toBeInstanceOf(StoreUnavailableError);
       // People mid-flow: her interaction noting her login (rewritten), one for a session that knows her, and what follows.
@@ -292,6 +295,7 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
       expect(lines.filter((l) => l.event === 'store_recovered')).toHaveLength(1);
       // Without a maxmemory, Redis sets no limit to keep a tenth of.
       await admin.config('SET', 'maxmemory', '0');
+      expect(await store.crowded?.()).toBe(false);
       for (let i = 0; i < kept; i += 1) await store.adapter('Interaction').upsert(`stranger-${i}`, anonymous, 3600);
     } finally {
       await store.close();

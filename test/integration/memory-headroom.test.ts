@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
+import { createMemoryStore } from '../../adapters/memory.js';
 import { confidentialClient } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, redirectParams } from '../helpers/flow.js';
@@ -20,7 +21,8 @@ async function floodToHeadroom(issuer: string): Promise<void> {
 }
 
 describe('the last tenth of the embedded store is kept for flows under way (svc.memory-store.max-mb)', () => {
-  const running = appPerSuite({ clients: [client, publicClient], properties: { 'svc.memory-store.max-mb': 1 } });
+  // A flood from more addresses than the share by address holds back (below): here all of them are 127.0.0.1.
+  const running = appPerSuite({ clients: [client, publicClient], properties: { 'svc.memory-store.max-mb': 1, 'svc.login.start-threshold': 1_000_000 } });
 
   it('attack: a stranger without cookies who then loops on GET /logout cannot take the last tenth: she who had started still finishes', async () => {
     const her = new FormBrowser();
@@ -41,5 +43,57 @@ describe('the last tenth of the embedded store is kept for flows under way (svc.
     expect((await redeemCode(running.issuer, client, code, verifier)).body.id_token).toEqual(expect.any(String));
     // Honest twin: her own session is no stranger's, so she may still ask to sign out.
     expect((await her.follow(`${running.issuer}/logout`, running.baseUrl)).response?.status).toBe(200);
+  });
+});
+
+describe('a crowded store is shared out by client address (svc.login.start-threshold)', () => {
+  const store = createMemoryStore({ maxBytes: 2 ** 20 });
+  const running = appPerSuite({ store, clients: [client, publicClient], properties: { 'svc.proxy': true, 'svc.login.start-threshold': 20 } });
+  const start = (address: string, state = 'x'.repeat(6000)): Promise<Response> =>
+    fetch(codeFlowUrl(running.issuer, publicClient, { state }), { redirect: 'manual', headers: { 'x-forwarded-for': address } });
+  const interactions = async (): Promise<number> => (await store.inventory.list('Interaction', { limit: 1000 })).records.length;
+
+  it('attack: one address looping on /authorize gets, once the store holds half its limit, 20 more, then temporarily_unavailable at the client and nothing stored; the addresses of one IPv6 /64 share a count; honest: a confidential client\'s pushed requests are not counted, 64 sign-ins behind one address below half were never refused nor counted, and a sign-in from another address starts and finishes', async () => {
+    for (let i = 0; i < 64; i += 1) expect((await start('198.51.100.1', `nat-${i}`)).headers.get('location')).toContain('/interaction/');
+    let refusal: string | undefined;
+    let started = 0;
+    while (!refusal && started < 1000) {
+      const location = (await start('203.0.113.7')).headers.get('location') ?? '';
+      if (location.includes('/interaction/')) started += 1;
+      else refusal = location;
+    }
+    const params = redirectParams(refusal as string);
+    expect([params.get('error'), params.get('state')]).toEqual(['temporarily_unavailable', 'x'.repeat(6000)]);
+    expect(started).toBeGreaterThan(20);
+    const kept = await interactions();
+    expect((await start('203.0.113.7')).headers.get('location')).toContain('error=temporarily_unavailable');
+    // Another spelling of one subscriber: every address of an IPv6 /64 shares its count.
+    const sixes = [];
+    for (let i = 1; i <= 21; i += 1) sixes.push((await start(`2001:db8:0:1::${i.toString(16)}`)).headers.get('location') ?? '');
+    expect(sixes.map((l) => l.includes('/interaction/'))).toEqual([...Array<boolean>(20).fill(true), false]);
+    expect((await start('198.51.100.1')).headers.get('location')).toContain('/interaction/');
+    const push = await fetch(`${running.issuer}/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '203.0.113.7' },
+      body: new URLSearchParams({ client_id: publicClient.client_id, response_type: 'code', redirect_uri: publicClient.redirect_uris[0] as string, scope: 'openid', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }).toString(),
+    });
+    expect([push.status, ((await push.json()) as { error?: string }).error, Number(push.headers.get('retry-after')) > 0]).toEqual([429, 'temporarily_unavailable', true]);
+    expect([await interactions(), (await store.inventory.list('PushedAuthorizationRequest', { limit: 1000 })).records.length]).toEqual([kept + 21, 0]);
+    // Honest: a confidential client's server pushes for all its users from one address, and is not counted.
+    const secret = Buffer.from(`${client.client_id}:${client.client_secret as string}`).toString('base64');
+    const pushes = await Promise.all(Array.from({ length: 25 }, async () => (await fetch(`${running.issuer}/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '203.0.113.7', authorization: `Basic ${secret}` },
+      body: new URLSearchParams({ client_id: client.client_id, response_type: 'code', redirect_uri: client.redirect_uris?.[0] as string, scope: 'openid', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }).toString(),
+    })).status));
+    expect(pushes).toEqual(Array<number>(25).fill(201));
+
+    const her = new FormBrowser();
+    const { verifier, challenge } = pkcePair();
+    await her.follow(codeFlowUrl(running.issuer, client, { state: 'hers', code_challenge: challenge }), running.baseUrl);
+    const { leftTo } = await her.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl).then(() => her.submit('consent-allow', {}, running.baseUrl));
+    const code = redirectParams(leftTo as string).get('code') as string;
+    expect((await redeemCode(running.issuer, client, code, verifier)).body.id_token).toEqual(expect.any(String));
+    expect((await fetch(`${running.baseUrl}/readyz`)).status).toBe(200);
   });
 });
