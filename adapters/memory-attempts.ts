@@ -17,12 +17,6 @@ interface AttemptEntry {
 /** The approximate heap a counter takes beside its key. */
 const COUNTER_OVERHEAD = 256;
 
-/**
- * The share of the memory store's budget that attempt counters may hold. Failed sign-ins under ever new names, from
- * more networks than the address throttle holds back, would otherwise fill the store until nobody could sign in.
- */
-export const COUNTER_SHARE = 0.25;
-
 /** Where {@link createMemoryAttempts} counts. */
 export interface MemoryAttemptsOptions {
   /** The store's budget, which counters share with records. */

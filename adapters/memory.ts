@@ -4,9 +4,9 @@ import { AlreadyConsumedError, InvalidCursorError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import { MEMORY_STORE_DEFAULT_MAX_MB } from '../lib/settings/types.js';
 import { isRef, listedPayload, MAX_PAGE, refOf, type StoreInventory } from './inventory.js';
-import { COUNTER_SHARE, createMemoryAttempts } from './memory-attempts.js';
+import { createMemoryAttempts } from './memory-attempts.js';
 import { createMemoryBudget } from './memory-budget.js';
-import { GRANTABLE_MODELS, startsFlow, type SvcStore } from './store.js';
+import { COUNTER_SHARE, GRANTABLE_MODELS, startsFlow, type SvcStore } from './store.js';
 
 interface Entry {
   /** JSON text, so callers never share a reference with the store (as with Redis). */

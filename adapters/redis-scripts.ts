@@ -1,6 +1,6 @@
 /*
- * Lua scripts of the Redis store. Each touches exactly one key: atomic and Cluster-safe without
- * hash tags. Records are as `redis-records.ts` writes them. Each runs as few commands as it can
+ * Lua scripts of the Redis store. Each touches exactly one key (the attempt failure: keys of one hash tag): atomic and
+ * Cluster-safe. Records are as `redis-records.ts` writes them. Each runs as few commands as it can
  * (`INFO commandstats` counts every one).
  */
 
@@ -79,10 +79,12 @@ export const ATTEMPT_CHECK = `${ATTEMPT_HEAD}
 return wait`;
 
 /**
- * KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}, then limit, window ms, base cool-down ms,
- * strike memory ms (lockouts count towards the next cool-down until that long after the last one ended), run
- * memory ms (0 without a consecutive limit; a run shorter than the limit is kept in proportion, as `runMemoryMs`).
- * Returns `AttemptCounter.fail`'s answer.
+ * KEYS[1] attempt hash, KEYS[2] and KEYS[3] its bucket's counters by rank and by expiry (one hash tag); ARGV as
+ * {@link ATTEMPT_HEAD}, then limit, window ms, base cool-down ms, strike memory ms (lockouts count towards the next
+ * cool-down until that long after the last one ended), run memory ms (0 without a consecutive limit; a run shorter than
+ * the limit is kept in proportion, as `runMemoryMs`), the bucket's cap (0: none; beyond it the counters of lowest rank
+ * other than this one are deleted, as the memory store's quarter does), and 1 for an expendable counter (rank 0, else
+ * its run). Returns `AttemptCounter.fail`'s answer.
  */
 export const ATTEMPT_FAIL = `${ATTEMPT_HEAD}
 local limit = tonumber(ARGV[3])
@@ -108,4 +110,30 @@ local runMs = tonumber(ARGV[7])
 if consecutive > 0 then runMs = math.min(runMs, math.floor(r * runMs / consecutive)) end
 keep = math.max(keep, now + runMs)
 redis.call('PEXPIREAT', KEYS[1], keep)
+local cap = tonumber(ARGV[8])
+if cap > 0 then
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 8)
+  if #gone > 0 then
+    redis.call('ZREM', KEYS[2], unpack(gone))
+    redis.call('ZREM', KEYS[3], unpack(gone))
+  end
+  local rank = r
+  if ARGV[9] == '1' then rank = 0 end
+  redis.call('ZADD', KEYS[2], rank * 1e10 + math.floor(now / 1000), KEYS[1])
+  redis.call('ZADD', KEYS[3], keep, KEYS[1])
+  local over = redis.call('ZCARD', KEYS[2]) - cap
+  if over > 0 then
+    for _, k in ipairs(redis.call('ZRANGE', KEYS[2], 0, over)) do
+      if over > 0 and k ~= KEYS[1] then
+        redis.call('DEL', k)
+        redis.call('ZREM', KEYS[2], k)
+        redis.call('ZREM', KEYS[3], k)
+        over = over - 1
+      end
+    end
+  end
+  for i = 2, 3 do
+    if redis.call('PTTL', KEYS[i]) < keep - now then redis.call('PEXPIREAT', KEYS[i], keep) end
+  end
+end
 return locked`;

@@ -15,7 +15,7 @@ import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
-import { CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
+import { COUNTER_SHARE, CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -96,6 +96,29 @@ const UNDO_PENDING_MAX = 10_000;
 /** The cause of an operation the circuit breaker refused: it never reached Redis. */
 const NOT_SENT = new Error('store circuit breaker open: not sent');
 
+/** Buckets of attempt counters, each one hash tag (the first character of a counter's reference). */
+export const ATTEMPT_BUCKETS = 64;
+
+/** What a counter takes in Redis with its entries in its bucket's indexes, in approximate bytes (`used_memory` per counter, Redis 7). */
+export const REDIS_COUNTER_BYTES = 600;
+
+/** What the masters' `INFO memory` says: the largest share of its `maxmemory` one holds, and each bucket's counter cap (0: none). */
+interface MemoryState {
+  fill: number;
+  counterCap: number;
+}
+
+const UNKNOWN_MEMORY: MemoryState = { fill: 0, counterCap: 0 };
+
+/** A counter's bucket: a hash tag it shares with the bucket's two indexes (one Cluster slot), so its fail script may replace the bucket's counters. */
+const attemptBucket = (ref: string): string => `{${ref.charAt(0)}}`;
+
+/** The Redis key of attempt counter `key` under `prefix`. */
+export function attemptCounterKey(prefix: string, key: string): string {
+  const ref = refOf(key);
+  return `${prefix}attempts:${attemptBucket(ref)}:${ref}`;
+}
+
 /**
  * The Redis store: all provider state in a standalone Redis or a Redis Cluster, shared by any number
  * of provider processes. Keys are `{prefix}{Model}:{sha256(id)}` and records hold no `jti`
@@ -136,9 +159,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   } else {
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }
-  const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcUnconsumeOwn: UNCONSUME_OWN, svcIndexAdd: INDEX_ADD };
-  const attemptScripts = { svcAttemptCheck: ATTEMPT_CHECK, svcAttemptFail: ATTEMPT_FAIL };
-  for (const [name, lua] of Object.entries({ ...scripts, ...attemptScripts })) client.defineCommand(name, { numberOfKeys: 1, lua });
+  const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcUnconsumeOwn: UNCONSUME_OWN, svcIndexAdd: INDEX_ADD, svcAttemptCheck: ATTEMPT_CHECK };
+  for (const [name, lua] of Object.entries(scripts)) client.defineCommand(name, { numberOfKeys: 1, lua });
+  client.defineCommand('svcAttemptFail', { numberOfKeys: 3, lua: ATTEMPT_FAIL });
 
   const at = redisAddress(options);
   const causeOf = (err: unknown): ReturnType<typeof describeFailure> => describeFailure(err, at);
@@ -505,7 +528,11 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     },
   });
 
-  const attemptKey = (key: string): string => `${prefix}attempts:${refOf(key)}`;
+  const attemptKey = (key: string): string => attemptCounterKey(prefix, key);
+  const bucketKeys = (key: string): [string, string] => {
+    const bucket = attemptBucket(refOf(key));
+    return [`${prefix}attempt-rank:${bucket}`, `${prefix}attempt-expiry:${bucket}`];
+  };
   const head = (rule: AttemptRule): [number, number] => [rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000];
   // Settles an attempt with the request's other commands, and once more past the breaker if it refused to send it
   // (opened by a counter on another node). Only an unsent command is resent: a guess counted twice invents failures.
@@ -523,12 +550,15 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   // forgetting goes out with the request's writes (one round trip fewer), before its answer, and only logs a failure.
   const attempts: AttemptCounter = {
     check: (key, rule) => send<number>((p) => void p.svcAttemptCheck(attemptKey(key), ...head(rule))),
-    fail: (key, rule) => {
+    fail: async (key, rule) => {
       const limits = [rule.limit, rule.windowSeconds * 1000, rule.coolDownSeconds * 1000, STRIKE_MEMORY_SECONDS * 1000] as const;
       const runMs = rule.consecutiveLimit === undefined ? 0 : RUN_MEMORY_SECONDS * 1000;
-      return settle((p) => void p.svcAttemptFail(attemptKey(key), ...head(rule), ...limits, runMs));
+      const { counterCap } = await memory();
+      return settle((p) => void p.svcAttemptFail(attemptKey(key), ...bucketKeys(key), ...head(rule), ...limits, runMs, counterCap, rule.expendable ? 1 : 0));
     },
     forget: async (key, options) => {
+      // Its entries in the bucket's indexes stay until the expiry they name: a member without a counter is dropped
+      // first when the bucket is full, and a success costs no more commands.
       const del: AddCommand = (p) => void p.unlink(attemptKey(key));
       const batch = options?.afterSuccess ? currentBatch() : undefined;
       if (batch) batch.lenient.push(del);
@@ -553,35 +583,38 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
 
   const headroomCheckMs = options.headroomCheckMs ?? 1000;
-  let headroom: { at: number; fill: Promise<number> } | undefined;
+  let headroom: { at: number; memory: Promise<MemoryState> } | undefined;
   let nearlyFullLogged = false;
   /**
-   * The largest share of its `maxmemory` a master holds, asked at most once per `headroomCheckMs` (concurrent writers
-   * share the answer). An INFO that fails or is denied, or no `maxmemory`, says 0: the write itself then meets what
-   * Redis says.
+   * The masters' memory, asked at most once per `headroomCheckMs` (concurrent writers share the answer). An INFO that
+   * fails or is denied, or no `maxmemory`, says nothing is held and counters have no cap: the write itself then meets
+   * what Redis says.
    */
-  const fill = (): Promise<number> => {
-    if (Date.now() < openUntil) return Promise.resolve(0);
+  const memory = (): Promise<MemoryState> => {
+    if (Date.now() < openUntil) return Promise.resolve(UNKNOWN_MEMORY);
     if (!headroom || Date.now() - headroom.at >= headroomCheckMs) {
-      const share = attempt(memoryInfos).then(
-        (infos) => Math.max(0, ...infos.map((info) => {
-          const max = Number(memoryField(info, 'maxmemory'));
+      const state = attempt(memoryInfos).then((infos) => {
+        const maxima = infos.map((info) => Number(memoryField(info, 'maxmemory')));
+        const fill = Math.max(0, ...infos.map((info, i) => {
           // What Redis weighs against maxmemory: replica output and AOF buffers (`mem_not_counted_for_evict`) are left out.
           const counted = Number(memoryField(info, 'used_memory')) - Number(memoryField(info, 'mem_not_counted_for_evict') ?? 0);
-          return max > 0 ? counted / max : 0;
-        })),
-        () => 0,
-      );
-      headroom = { at: Date.now(), fill: share };
-      void share.then((now) => {
-        const full = now >= 1 - FLOW_HEADROOM;
+          return (maxima[i] ?? 0) > 0 ? counted / (maxima[i] ?? 1) : 0;
+        }));
+        const limited = maxima.length > 0 && maxima.every((max) => max > 0);
+        const counterCap = limited ? Math.max(1, Math.floor((maxima.reduce((a, b) => a + b, 0) * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS)) : 0;
+        return { fill, counterCap };
+      }, () => UNKNOWN_MEMORY);
+      headroom = { at: Date.now(), memory: state };
+      void state.then(({ fill }) => {
+        const full = fill >= 1 - FLOW_HEADROOM;
         if (full && !nearlyFullLogged) logger.error('store_full', { store: 'redis', host: at.host, port: at.port });
         else if (!full && nearlyFullLogged) logger.info('store_recovered', { store: 'redis', host: at.host, port: at.port });
         nearlyFullLogged = full;
       });
     }
-    return headroom.fill;
+    return headroom.memory;
   };
+  const fill = async (): Promise<number> => (await memory()).fill;
   const nearlyFull = async (): Promise<boolean> => (await fill()) >= 1 - FLOW_HEADROOM;
   /** Refuses a new record a stranger may create while Redis is nearly full; one rewritten (her login noted in it) passes. */
   const keepHeadroom = async (model: string, key: string, payload: AdapterPayload): Promise<void> => {

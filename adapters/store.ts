@@ -69,6 +69,13 @@ export const GRANTABLE_MODELS: ReadonlySet<string> = new Set(
  */
 export const FLOW_HEADROOM = 0.1;
 
+/**
+ * The share of a store's limit attempt counters may hold together (the memory store's budget, the masters' `maxmemory`);
+ * beyond it a new counter replaces the one worth least. Failed sign-ins under ever new names, from more networks than
+ * the address throttle holds back, would otherwise fill the store until nobody could sign in.
+ */
+export const COUNTER_SHARE = 0.25;
+
 /** The share of a store's limit from which each client address may start only so many flows an hour ({@link SvcStore.crowded}). */
 export const CROWDED_SHARE = 0.5;
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { AdapterPayload } from 'oidc-provider';
 
-import { COUNTER_SHARE, createMemoryAttempts } from '../../adapters/memory-attempts.js';
+import { createMemoryAttempts } from '../../adapters/memory-attempts.js';
 import { createMemoryBudget } from '../../adapters/memory-budget.js';
 import { createMemoryStore } from '../../adapters/memory.js';
-import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type SvcStore } from '../../adapters/store.js';
+import { COUNTER_SHARE, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { describeBatchContract } from './batch-contract.js';

@@ -3,7 +3,8 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 
-import { createRedisStore } from '../../adapters/redis.js';
+import { ATTEMPT_BUCKETS, createRedisStore, REDIS_COUNTER_BYTES } from '../../adapters/redis.js';
+import { COUNTER_SHARE } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster, type OwnRedis } from '../helpers/redis.js';
 
@@ -388,6 +389,69 @@ describe('the headroom counts the memory Redis itself counts against maxmemory',
     } finally {
       await twin.close();
       await full.close();
+    }
+  });
+});
+
+describe('a Redis store\'s throttle counters keep to a quarter of maxmemory, as the memory store\'s (memory.test.ts)', () => {
+  it('attack: failed sign-ins under ever new names fill each bucket to its cap, then replace its counters of one failure: the victim\'s lock is kept, a name that failed twice outlives them, and her session and a fresh name\'s counter still fit; honest: without a maxmemory nothing is replaced', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
+    const admin = new Redis(own.url);
+    const prefix = testPrefix('counter-quarter');
+    const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    const flood = async (tag: string, names: number): Promise<void> => {
+      for (let i = 0; i < names; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`${tag}-${i + j}`, RULE)));
+    };
+    const counters = async (): Promise<number> => (await admin.keys(`${prefix}attempts:*`)).length;
+    try {
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
+      const locked = await store.attempts.check('victim-name', RULE);
+      for (let i = 0; i < 2; i += 1) await store.attempts.fail('her-name', RULE);
+      await flood('random-name', 8000);
+      const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
+      expect(await counters()).toBeLessThanOrEqual(ATTEMPT_BUCKETS * cap);
+      const ranks = await admin.keys(`${prefix}attempt-rank:*`);
+      expect(Math.max(...(await Promise.all(ranks.map((k) => admin.zcard(k)))))).toBeLessThanOrEqual(cap);
+      expect(await store.attempts.check('victim-name', RULE)).toBeGreaterThan(locked - 5000);
+      for (let i = 2; i < RULE.limit; i += 1) await store.attempts.fail('her-name', RULE);
+      expect(await store.attempts.check('her-name', RULE)).toBeGreaterThan(0);
+      expect(await store.attempts.check('fresh-name', RULE)).toBe(0);
+      await expect(store.attempts.fail('fresh-name', RULE)).resolves.toBe(0);
+      await expect(store.adapter('Session').upsert('her-session', { kind: 'Session', uid: 'u', accountId: 'her' }, 3600)).resolves.toBeUndefined();
+
+      await admin.config('SET', 'maxmemory', '0');
+      const unlimited = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+      const before = await counters();
+      await Promise.all(Array.from({ length: 400 }, (_v, i) => unlimited.attempts.fail(`unlimited-name-${i}`, RULE))).finally(() => unlimited.close());
+      expect(await counters()).toBe(before + 400);
+    } finally {
+      await store.close();
+      admin.disconnect();
+      own.dispose();
+    }
+  });
+});
+
+describe('a Redis Cluster\'s throttle counters keep to a quarter of its masters\' maxmemory', () => {
+  it('attack: failed sign-ins under ever new names are replaced bucket by bucket on every master (each bucket one hash tag), and the victim\'s lock is kept', async () => {
+    const cluster = await startOwnCluster();
+    const nodes = cluster.nodes.map((n) => new Redis({ host: '127.0.0.1', port: n.port }));
+    const prefix = testPrefix('cluster-quarter');
+    const store = createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      await Promise.all(nodes.map((node) => node.config('SET', 'maxmemory', '4mb')));
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
+      const locked = await store.attempts.check('victim-name', RULE);
+      for (let i = 0; i < 8000; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`random-name-${i + j}`, RULE)));
+      const cap = Math.floor((3 * 4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
+      const held = (await Promise.all(nodes.map((node) => node.keys(`${prefix}attempts:*`)))).map((keys) => keys.length);
+      expect(held.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(ATTEMPT_BUCKETS * cap);
+      expect(held.every((n) => n > 0)).toBe(true);
+      expect(await store.attempts.check('victim-name', RULE)).toBeGreaterThan(locked - 5000);
+    } finally {
+      await store.close();
+      for (const node of nodes) node.disconnect();
+      cluster.dispose();
     }
   });
 });

@@ -3,7 +3,7 @@ import type { RedisOptions } from 'ioredis';
 
 import { refOf } from '../../adapters/inventory.js';
 import { InvalidCursorError } from '../../lib/errors.js';
-import { createRedisStore } from '../../adapters/redis.js';
+import { attemptCounterKey, createRedisStore } from '../../adapters/redis.js';
 import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
 import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster } from '../helpers/redis.js';
 import { describeBatchContract } from './batch-contract.js';
@@ -131,7 +131,7 @@ describe('redis attempt scripts: a lockout counts towards the next cool-down unt
     const prefix = testPrefix('strikes');
     const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
     try {
-      const hash = `${prefix}attempts:${refOf('k')}`;
+      const hash = attemptCounterKey(prefix, 'k');
       const [seconds] = await store.client.time();
       // Planted as the scripts leave it after two lockouts, and a failure within the day that kept the hash alive.
       await store.client.hset(hash, { f: 0, w: 0, u: Number(seconds) * 1000 - endedAgoMs, s: 2, r: 0 });
@@ -155,7 +155,7 @@ describe('redis attempt scripts: a run of failures in a row is remembered in pro
     const rule = { limit: 1000, windowSeconds: 60, coolDownSeconds: 10, maxCoolDownSeconds: 100, consecutiveLimit: 4 };
     const RUN_MS = RUN_MEMORY_SECONDS * 1000;
     try {
-      const hash = `${prefix}attempts:${refOf('k')}`;
+      const hash = attemptCounterKey(prefix, 'k');
       const keptFor = async (): Promise<number> => {
         const [seconds, micros] = await store.client.time();
         return Number(await store.client.call('PEXPIRETIME', hash)) - (Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
@@ -167,7 +167,7 @@ describe('redis attempt scripts: a run of failures in a row is remembered in pro
       expect(await keptFor()).toBeGreaterThan(RUN_MS - 5000);
       expect(await keptFor()).toBeLessThanOrEqual(RUN_MS);
       expect(await store.attempts.check('k', rule)).toBeGreaterThanOrEqual(1000);
-      const unlimited = `${prefix}attempts:${refOf('u')}`;
+      const unlimited = attemptCounterKey(prefix, 'u');
       await store.attempts.fail('u', { ...rule, consecutiveLimit: undefined });
       expect(Number(await store.client.pttl(unlimited))).toBeLessThanOrEqual(60_000);
     } finally {

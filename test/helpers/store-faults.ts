@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 
 import { createMemoryStore } from '../../adapters/memory.js';
 import { refOf } from '../../adapters/inventory.js';
-import { createRedisStore } from '../../adapters/redis.js';
+import { attemptCounterKey, createRedisStore } from '../../adapters/redis.js';
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnRedis } from './redis.js';
@@ -55,7 +55,7 @@ export async function redisAclFaults(): Promise<StoreFaults> {
   const healthy = (): Promise<unknown> => acl('on', `>${password}`, 'clearselectors', '+@all', 'resetkeys', '~*', '&*');
   await healthy();
   const store = createRedisStore({ url: `redis://${user}:${password}@127.0.0.1:${server.port}`, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
-  const writable = ['Client', 'InitialAccessToken', 'Interaction', 'Session', 'Grant', 'attempts'].map((m) => `~${prefix}${m}:*`);
+  const writable = ['Client', 'InitialAccessToken', 'Interaction', 'Session', 'Grant', 'attempts', 'attempt-rank', 'attempt-expiry'].map((m) => `~${prefix}${m}:*`);
   return {
     kind: 'redis (ACL)',
     store,
@@ -68,7 +68,7 @@ export async function redisAclFaults(): Promise<StoreFaults> {
     },
     failAttemptCounters: async (except = []) => {
       const others = writable.filter((k) => !k.includes('attempts:'));
-      await acl('resetkeys', '%R~*', ...others, ...except.map((counter) => `~${prefix}attempts:${refOf(counter)}`));
+      await acl('resetkeys', '%R~*', ...others, ...except.map((counter) => `~${attemptCounterKey(prefix, counter)}`));
     },
     heal: async () => {
       await healthy();
