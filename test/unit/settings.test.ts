@@ -52,6 +52,7 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
   'svc.proxy.hops': { raw: '2', read: (s) => s.proxyHops, expected: 2 },
   'svc.login.lockout-threshold': { raw: '7', read: (s) => s.login.lockoutThreshold, expected: 7 },
   'svc.login.address-threshold': { raw: '250', read: (s) => s.login.addressThreshold, expected: 250 },
+  'svc.login.start-threshold': { raw: '500', read: (s) => s.login.startThreshold, expected: 500 },
   'svc.login.consecutive-limit': { raw: '50', read: (s) => s.login.consecutiveLimit, expected: 50 },
   'svc.login.device-cookie-days': { raw: '30', read: (s) => s.login.deviceCookieDays, expected: 30 },
   'svc.login.lockout-window': { raw: '600', read: (s) => s.login.lockoutWindowSeconds, expected: 600 },
