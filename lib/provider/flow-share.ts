@@ -1,7 +1,7 @@
-import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { startsFlow, type AttemptRule, type SvcStore } from '../../adapters/store.js';
-import { currentRequest } from '../seams.js';
+import { currentRequest, MODEL_NAMES } from '../seams.js';
 import { addressCounterKey, clientAddress, type ProxyTrust } from '../web/client-address.js';
 
 /** What {@link flowShare} counts with: the store, whose client address a request is, and the MAC key of counter names. */
@@ -10,33 +10,47 @@ export interface FlowShareParts {
   proxy: ProxyTrust;
   /** The first cookie key: counters name addresses by a keyed MAC. */
   macKey: string;
-  /** Flows one address may start an hour while the store is crowded (`svc.flows.address-threshold`). */
+  /** Flows one address may start an hour while the store is crowded (`svc.login.start-threshold`). */
   threshold: number;
 }
 
 const HOUR = 3600;
 
+/** The records each request was refused, by model and id: a second write of one (a session saved again) is dropped. */
+const refusals = new WeakMap<object, Set<string>>();
+
+/**
+ * Whether a pushed request comes from its client's server: one that authenticated at `/par`. Not oidc-provider's
+ * `trusted`, which a public client also earns by signing its request object with a key any copy of its app holds.
+ */
+const authenticatedPush = (ctx: KoaContextWithOIDC, model: string): boolean =>
+  model === MODEL_NAMES.pushedAuthorizationRequest && (ctx.oidc?.client?.clientAuthMethod ?? 'none') !== 'none';
+
 /**
  * The adapter rule that shares a crowded store out by client address: while the store holds half its limit, a new
- * record a stranger may create (an interaction nobody signed in to, a pushed request, a session nobody signed in to)
- * (a pushed request only of a public client) is counted against the address of the request that creates it, and
- * refused beyond `threshold` an hour with 429
- * `temporarily_unavailable` (at `/authorize` redirected to the client). One host looping on `/authorize` so stops
- * short of the nine tenths at which nobody may start; below half, nothing is counted.
+ * record a stranger may create (an interaction nobody signed in to, a public client's pushed request, a session nobody
+ * signed in to) is counted against the address of the request that creates it, and refused beyond `threshold` an hour
+ * with 429 `temporarily_unavailable` (at `/authorize` redirected to the client). One host looping on `/authorize` so
+ * stops short of the nine tenths at which nobody may start; below half, nothing is counted. A refused record written
+ * again by the same request (oidc-provider saves a session once more after its route answered) is neither counted
+ * again nor stored: the answer already says 429.
  */
 export function flowShare(inner: Adapter, model: string, parts: FlowShareParts): Partial<Adapter> {
-  const rule: AttemptRule = { limit: parts.threshold, windowSeconds: HOUR, coolDownSeconds: HOUR / 4, maxCoolDownSeconds: HOUR, expendable: true };
-  const refused = async (id: string, payload: AdapterPayload): Promise<number> => {
-    const ctx = currentRequest();
-    // A pushed request its client authenticated for comes from the client's server, one address for all its users.
-    if (!ctx || !startsFlow(model, payload) || (payload as { trusted?: unknown }).trusted === true || !(await parts.store.crowded?.()) || (await inner.find(id))) return 0;
+  // A cool-down of the whole hour: shorter ones, doubling per lockout, would let three thresholds start in the first hour.
+  const rule: AttemptRule = { limit: parts.threshold, windowSeconds: HOUR, coolDownSeconds: HOUR, maxCoolDownSeconds: HOUR, expendable: true };
+  const refused = async (ctx: KoaContextWithOIDC | undefined, id: string, payload: AdapterPayload): Promise<number> => {
+    if (!ctx || !startsFlow(model, payload) || authenticatedPush(ctx, model) || !(await parts.store.crowded?.()) || (await inner.find(id))) return 0;
     return parts.store.attempts.fail(addressCounterKey('flow-address', clientAddress(ctx, parts.proxy), parts.macKey), rule);
   };
   return {
     async upsert(id, payload, expiresIn) {
-      const wait = await refused(id, payload);
-      if (wait > 0) {
-        currentRequest()?.set('Retry-After', String(Math.ceil(wait / 1000)));
+      const ctx = currentRequest();
+      const key = `${model}:${id}`;
+      if (ctx && refusals.get(ctx)?.has(key)) return;
+      const wait = await refused(ctx, id, payload);
+      if (wait > 0 && ctx) {
+        refusals.set(ctx, (refusals.get(ctx) ?? new Set()).add(key));
+        ctx.set('Retry-After', String(Math.ceil(wait / 1000)));
         const err = new errors.TemporarilyUnavailable('too many new sign-ins from this network while the provider is busy, try again later');
         err.status = err.statusCode = 429;
         throw err;

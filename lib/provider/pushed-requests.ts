@@ -72,7 +72,8 @@ function ownerOf(payload: AdapterPayload): string | undefined {
  * of their use marks; decided by the route oidc-provider resolved and by the store, never the path:
  * - stored checked ({@link checkedRequest}), without oidc-provider's unchecked copy of `dpop_jkt`; a write outside
  *   the `/par` route fails;
- * - single use: the first `/authorize` that loads the `request_uri` consumes its mark atomically;
+ * - single use: the first `/authorize` that loads the `request_uri` consumes its mark atomically (a push whose
+ *   write is refused leaves no mark);
  *   every later one, concurrent ones included, gets `invalid_request_uri`;
  * - bound to the client: another client's `client_id` gets `invalid_request_uri`, the mark unspent;
  * - not kept for a client deleted while the push was served (a mark in `deletions`): 401 `invalid_client`.
@@ -87,7 +88,11 @@ export function pushedRequests(inner: Adapter, uses: Adapter, deletions?: Adapte
       await uses.upsert(id, { iat: now, exp: now + ttl }, ttl);
       // `dpopJkt` is oidc-provider's copy of a member of the client's request object, kept unchecked; DPoP is not offered.
       const { dpopJkt: _unchecked, ...kept } = payload as AdapterPayload & { dpopJkt?: unknown };
-      await inner.upsert(id, { ...kept, request }, ttl);
+      // A push refused (a crowded store's share by address) leaves no use mark behind; the refusal is what answers.
+      await inner.upsert(id, { ...kept, request }, ttl).catch(async (err: unknown) => {
+        await uses.destroy(id).catch(() => undefined);
+        throw err;
+      });
       // A push whose client was deleted while it was served (found before, waiting on its jwks_uri): the delete's scan
       // of pushed requests, which its mark precedes, may have run before this write.
       if (!deletions || !(await deletions.find(String(ctx?.oidc.client?.clientId)))) return;
