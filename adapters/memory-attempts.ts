@@ -10,12 +10,18 @@ interface AttemptEntry {
   strikes: number;
   run: number;
   expiresAt: number;
-  /** Where it stands among the counters to replace: its run, 0 when expendable (see {@link AttemptRule.expendable}). */
-  rank: number;
+  /** Its place in the order of replacement (memory store only): the floor at its last failure plus its run. */
+  standing: number;
 }
 
 /** The approximate heap a counter takes beside its key. */
 const COUNTER_OVERHEAD = 256;
+
+/**
+ * The share of the memory store's budget that attempt counters may hold. Failed sign-ins under ever new names, from
+ * more networks than the address throttle holds back, would otherwise fill the store until nobody could sign in.
+ */
+export const COUNTER_SHARE = 0.25;
 
 /** Where {@link createMemoryAttempts} counts. */
 export interface MemoryAttemptsOptions {
@@ -29,45 +35,57 @@ export interface MemoryAttemptsOptions {
 
 /**
  * The memory store's {@link AttemptCounter}: the rules of the Redis attempt scripts, each operation one synchronous step.
- * A new counter beyond `shareBytes` replaces an expendable one ({@link AttemptRule.expendable}), else the counter of
- * fewest failures in a row (the least recently failed of those), so people can still sign in while a flood of made-up names is counted, and a name's count is lost only after
- * as many names as the share holds have each failed at least as often. When `budget` has no room for a new counter
+ * A new counter beyond `shareBytes` replaces the counter of lowest standing (the least recently failed of those), so
+ * people can still sign in while a flood of made-up names is counted. A counter's standing, set at each failure, is its
+ * run of failures in a row (none for an expendable one, {@link AttemptRule.expendable}) above the standing of the last
+ * counter replaced (GreedyDual aging): counters that failed
+ * often once do not stand forever above the rest, so a set of them made once cannot make a name of fewer failures the
+ * one replaced by the next new counter, again and again; a name's count is lost only after about as many new counters
+ * as the share holds per failure of her run. When `budget` has no room for a new counter
  * and counters hold less than their share, a key without a counter is refused (503) at its check already, so a guess
  * that could not be counted is never judged.
  */
 export function createMemoryAttempts(now: () => number, options?: MemoryAttemptsOptions): AttemptCounter & { sweep(): number } {
   const budget = options?.budget;
   const entries = new Map<string, AttemptEntry>();
-  /** The keys by their rank, each set in the order of their last failure. */
-  const byRank = new Map<number, Set<string>>();
+  /** The keys by their standing, each set in the order of their last failure. */
+  const byStanding = new Map<number, Set<string>>();
+  /** The standing of the last counter replaced: a failure stands its run above it. */
+  let floor = 0;
   let held = 0;
   let evicting = false;
   const cost = (key: string): number => key.length + COUNTER_OVERHEAD;
   const rank = (key: string, from: number | undefined, to: number | undefined): void => {
-    const old = from === undefined ? undefined : byRank.get(from);
+    const old = from === undefined ? undefined : byStanding.get(from);
     old?.delete(key);
-    if (old?.size === 0) byRank.delete(from ?? 0);
-    if (to !== undefined) byRank.set(to, (byRank.get(to) ?? new Set()).add(key));
+    if (old?.size === 0) byStanding.delete(from ?? 0);
+    if (to !== undefined) byStanding.set(to, (byStanding.get(to) ?? new Set()).add(key));
+  };
+  const lowest = (): number | undefined => {
+    let min: number | undefined;
+    for (const standing of byStanding.keys()) if (min === undefined || standing < min) min = standing;
+    return min;
   };
   const drop = (key: string): void => {
     const entry = entries.get(key);
     if (!entry) return;
     entries.delete(key);
-    rank(key, entry.rank, undefined);
+    rank(key, entry.standing, undefined);
     held -= cost(key);
     budget?.hold(-cost(key));
     if (evicting && held < (options?.shareBytes ?? 0) / 2) evicting = false;
   };
   /** Whether a new counter of `bytes` goes beyond the share, which holds one to replace. */
-  const beyondShare = (bytes: number): boolean => options !== undefined && held + bytes > options.shareBytes && byRank.size > 0;
+  const beyondShare = (bytes: number): boolean => options !== undefined && held + bytes > options.shareBytes && byStanding.size > 0;
   const evictFor = (bytes: number): void => {
     if (!options || !beyondShare(bytes)) return;
     if (!evicting) options.logger.warn('attempt_counters_evicted', { share_bytes: options.shareBytes });
     evicting = true;
     while (beyondShare(bytes)) {
-      const fewest = byRank.get(Math.min(...byRank.keys()));
-      const key = fewest?.values().next().value;
-      if (key === undefined) return;
+      const standing = lowest();
+      const key = standing === undefined ? undefined : byStanding.get(standing)?.values().next().value;
+      if (standing === undefined || key === undefined) return;
+      floor = Math.max(floor, standing);
       drop(key);
     }
   };
@@ -99,10 +117,11 @@ export function createMemoryAttempts(now: () => number, options?: MemoryAttempts
     async fail(key, rule) {
       const t = now();
       let entry = live(key, t);
+      const known = entry !== undefined;
       if (!entry) {
         evictFor(cost(key));
         counted(key, t);
-        entry = { failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0, expiresAt: 0, rank: 0 };
+        entry = { failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0, expiresAt: 0, standing: 0 };
         entries.set(key, entry);
         held += cost(key);
         budget?.hold(cost(key));
@@ -110,7 +129,9 @@ export function createMemoryAttempts(now: () => number, options?: MemoryAttempts
       const locked = wait(entry, rule, t);
       if (entry.lockedUntil + STRIKE_MEMORY_SECONDS * 1000 <= t) entry.strikes = 0;
       entry.run += 1;
-      rank(key, entry.rank, (entry.rank = rule.expendable ? 0 : entry.run));
+      const standing = Math.max(entry.standing, floor + (rule.expendable ? 0 : entry.run));
+      rank(key, known ? entry.standing : undefined, standing);
+      entry.standing = standing;
       if (!locked) {
         if (entry.windowEnd <= t) {
           entry.failures = 0;

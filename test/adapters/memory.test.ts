@@ -6,6 +6,8 @@ import { createMemoryBudget } from '../../adapters/memory-budget.js';
 import { createMemoryStore } from '../../adapters/memory.js';
 import { COUNTER_SHARE, RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
+import { createAttemptGate, isPass } from '../../lib/interactions/attempt-gate.js';
+import { addressCounterKey, counterKey } from '../../lib/web/client-address.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { describeBatchContract } from './batch-contract.js';
 import { describeAdapterContract } from './contract.js';
@@ -231,13 +233,14 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     }
   });
 
-  it('attack: failed sign-ins under ever new names keep to the counters\' quarter of the budget, each new counter replacing one of a single failure: the victim\'s lock is kept, her own first sign-in is judged, and strangers\' sign-ins can still start (logged once)', async () => {
+  it('attack: failed sign-ins under ever new names keep to the counters\' quarter of the budget, each new counter replacing one of the lowest standing: the victim\'s lock outlasts four shares\' worth of names tried once, her own first sign-in is judged, and strangers\' sign-ins can still start (logged once)', async () => {
     const { store, lines } = setup();
     try {
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
       const locked = await store.attempts.check('victim-name', RULE);
       expect(locked).toBeGreaterThan(0);
-      for (let i = 0; i < 2000; i += 1) await store.attempts.fail(`random-name-${i}`, RULE);
+      // The share holds some 60 such counters: a lock of five failures stands until about five times as many names.
+      for (let i = 0; i < 250; i += 1) await store.attempts.fail(`random-name-${i}`, RULE);
       expect(await store.attempts.check('victim-name', RULE)).toBe(locked);
       expect(await store.attempts.check('her-name', RULE)).toBe(0);
       expect(await store.attempts.fail('her-name', RULE)).toBe(0);
@@ -254,20 +257,89 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     }
   });
 
-  it('attack: a flood clears a name\'s count only by failing as many names at least as often as she did: one failure each leaves her two counted, two each replace her oldest counter', async () => {
-    const afterFlood = async (failuresEach: number): Promise<number> => {
+  it('attack: a flood clears a name\'s count only after about as many new failures as the share holds counters (some 60 here) per failure of her run: 100 names tried once leave her two counted, 200 clear them, as do 100 tried twice', async () => {
+    const afterFlood = async (names: number, failuresEach: number): Promise<number> => {
       const { store } = setup();
       try {
         for (let i = 0; i < 2; i += 1) await store.attempts.fail('her-name', RULE);
-        for (let i = 0; i < 200; i += 1) for (let n = 0; n < failuresEach; n += 1) await store.attempts.fail(`random-name-${i}`, RULE);
+        for (let i = 0; i < names; i += 1) for (let n = 0; n < failuresEach; n += 1) await store.attempts.fail(`random-name-${i}`, RULE);
         for (let i = 2; i < RULE.limit; i += 1) await store.attempts.fail('her-name', RULE);
         return await store.attempts.check('her-name', RULE);
       } finally {
         await store.close();
       }
     };
-    expect(await afterFlood(1)).toBe(RULE.coolDownSeconds * 1000);
-    expect(await afterFlood(2)).toBe(0);
+    expect(await afterFlood(100, 1)).toBe(RULE.coolDownSeconds * 1000);
+    expect(await afterFlood(200, 1)).toBe(0);
+    expect(await afterFlood(100, 2)).toBe(0);
+  });
+
+  describe('counters that failed often once stand above the rest only until others replace them (a name and an address as a sign-in counts them)', () => {
+    const MAC = 'mac-key';
+    const ADDRESS_RULE = { limit: 100, windowSeconds: 900, coolDownSeconds: 60, maxCoolDownSeconds: 3600 };
+    const MANAGEMENT_RULE = { limit: 5, windowSeconds: 900, coolDownSeconds: 300, maxCoolDownSeconds: 3600 };
+    /** Management counters of distinct /64s (no password is hashed for them), each `failures` in a row. */
+    const fillers = async (store: SvcStore, clock: { t: number }, count: number, failures: number): Promise<void> => {
+      const keys = Array.from({ length: count }, (_v, i) => addressCounterKey('management', `2001:db8:0:${i.toString(16)}::1`, MAC));
+      // Each key's failures in a row (up to its lockout, then the rest after the cool-down), so none is replaced at one.
+      for (const key of keys) for (let n = 0; n < Math.min(failures, MANAGEMENT_RULE.limit); n += 1) await store.attempts.fail(key, MANAGEMENT_RULE);
+      clock.t += MANAGEMENT_RULE.coolDownSeconds * 1000;
+      for (const key of keys) for (let n = MANAGEMENT_RULE.limit; n < failures; n += 1) await store.attempts.fail(key, MANAGEMENT_RULE);
+    };
+    /** One wrong password for `name` from `address` through the sign-in gate: whether it was judged. */
+    const guess = async (store: SvcStore, name: string, address: string): Promise<boolean> => {
+      const pass = await createAttemptGate({ attempts: store.attempts }).enter([
+        { key: counterKey('login-name', name, MAC), rule: RULE, label: 'name', forgetOnSuccess: true },
+        { key: addressCounterKey('login-address', address, MAC), rule: ADDRESS_RULE, label: 'address', forgetOnSuccess: false },
+      ]);
+      if (!isPass(pass)) return false;
+      expect(await pass.failed()).toBe(0);
+      return true;
+    };
+
+    it('attack: with the share full of counters of two failures, a fresh name and a fresh address, each replacing the other, are still counted: the name is locked after `limit` guesses', async () => {
+      const { store, clock } = setup();
+      try {
+        await fillers(store, clock, 80, 2);
+        let judged = 0;
+        while (judged < 300 && (await guess(store, 'victim', '198.51.100.7'))) judged += 1;
+        expect(judged).toBe(RULE.limit);
+        expect(await store.attempts.check(counterKey('login-name', 'victim', MAC), RULE)).toBe(RULE.coolDownSeconds * 1000);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('attack: counters of six failures made once do not let a fresh name of five clear a locked name again and again: of 99 failures from one address, at most two locks\' worth reach her', async () => {
+      const { store, clock } = setup();
+      try {
+        await fillers(store, clock, 49, 6);
+        let onVictim = 0;
+        let others = 0;
+        for (let fresh = 0; onVictim + others < 99 && fresh < 100; ) {
+          if (await guess(store, 'victim', '198.51.100.7')) onVictim += 1;
+          else if (await guess(store, `fresh-${fresh}`, '198.51.100.7')) others += 1;
+          else fresh += 1;
+        }
+        expect(onVictim).toBeLessThanOrEqual(2 * RULE.limit);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('honest: a name that failed once, then her right password, is forgotten; the share keeps counting others without replacing anyone below it', async () => {
+      const { store, clock } = setup();
+      try {
+        await fillers(store, clock, 20, 2);
+        expect(await guess(store, 'her', '198.51.100.8')).toBe(true);
+        const pass = await createAttemptGate({ attempts: store.attempts }).enter([{ key: counterKey('login-name', 'her', MAC), rule: RULE, label: 'name', forgetOnSuccess: true }]);
+        expect(isPass(pass) && (await pass.succeeded())).toBe(0);
+        for (let i = 0; i < RULE.limit; i += 1) expect(await guess(store, 'other', '198.51.100.9')).toBe(true);
+        expect(await guess(store, 'other', '198.51.100.9')).toBe(false);
+      } finally {
+        await store.close();
+      }
+    });
   });
 
   it('attack: counters that count a share, not guesses (each address\'s new flows in a crowded store), make room first however much they counted: a flood of them from ever new addresses never replaces the victim\'s lock', async () => {
