@@ -2,7 +2,7 @@ import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } fr
 
 import { startsFlow, type AttemptRule, type SvcStore } from '../../adapters/store.js';
 import { currentRequest, MODEL_NAMES } from '../seams.js';
-import { addressCounterKey, clientAddress, type ProxyTrust } from '../web/client-address.js';
+import { addressCounterKey, clientAddress, counterKey, siteAddressKey, type ProxyTrust } from '../web/client-address.js';
 
 /** What {@link flowShare} counts with: the store, whose client address a request is, and the MAC key of counter names. */
 export interface FlowShareParts {
@@ -15,6 +15,18 @@ export interface FlowShareParts {
 }
 
 const HOUR = 3600;
+
+/**
+ * How many address shares an IPv6 /48 holds (one host with a whole /48 is not 65 536 addresses), and an account (her
+ * devices on several networks, each sign-in a session and a consent interaction).
+ */
+const SITE_SHARES = 8;
+
+/** The account of a signed-in session's new interaction or session: such flows are counted per account, not per address. */
+function signedIn(model: string, payload: AdapterPayload): string | undefined {
+  const account = model === 'Session' ? payload.accountId : model === 'Interaction' ? (payload.session as { accountId?: unknown } | undefined)?.accountId : undefined;
+  return typeof account === 'string' && account ? account : undefined;
+}
 
 /** The records each request was refused, by model and id: a second write of one (a session saved again) is dropped. */
 const refusals = new WeakMap<object, Set<string>>();
@@ -29,7 +41,8 @@ const authenticatedPush = (ctx: KoaContextWithOIDC, model: string): boolean =>
 /**
  * The adapter rule that shares a crowded store out by client address: while the store holds half its limit, a new
  * record a stranger may create (an interaction nobody signed in to, a public client's pushed request, a session nobody
- * signed in to) is counted against the address of the request that creates it, and refused beyond `threshold` an hour
+ * signed in to) is counted against the address of the request that creates it (and an IPv6 address's /48), a signed-in
+ * account's new session or interaction against the account, and refused beyond `threshold` an hour
  * with 429 `temporarily_unavailable` (at `/authorize` redirected to the client). One host looping on `/authorize` so
  * stops short of the nine tenths at which nobody may start; below half, nothing is counted. A refused record written
  * again by the same request (oidc-provider saves a session once more after its route answered) is neither counted
@@ -38,9 +51,25 @@ const authenticatedPush = (ctx: KoaContextWithOIDC, model: string): boolean =>
 export function flowShare(inner: Adapter, model: string, parts: FlowShareParts): Partial<Adapter> {
   // A cool-down of the whole hour: shorter ones, doubling per lockout, would let three thresholds start in the first hour.
   const rule: AttemptRule = { limit: parts.threshold, windowSeconds: HOUR, coolDownSeconds: HOUR, maxCoolDownSeconds: HOUR, expendable: true };
+  const siteRule: AttemptRule = { ...rule, limit: parts.threshold * SITE_SHARES };
+  /** The counters a new record counts on, in order, or none when it is not counted. */
+  const countersOf = (ctx: KoaContextWithOIDC, payload: AdapterPayload): [string, AttemptRule][] => {
+    const account = signedIn(model, payload);
+    if (account !== undefined) return [[counterKey('flow-account', account, parts.macKey), siteRule]];
+    if (!startsFlow(model, payload) || authenticatedPush(ctx, model)) return [];
+    const address = clientAddress(ctx, parts.proxy);
+    const site = siteAddressKey(address);
+    return [[addressCounterKey('flow-address', address, parts.macKey), rule], ...(site ? [[counterKey('flow-site', site, parts.macKey), siteRule] as [string, AttemptRule]] : [])];
+  };
   const refused = async (ctx: KoaContextWithOIDC | undefined, id: string, payload: AdapterPayload): Promise<number> => {
-    if (!ctx || !startsFlow(model, payload) || authenticatedPush(ctx, model) || !(await parts.store.crowded?.()) || (await inner.find(id))) return 0;
-    return parts.store.attempts.fail(addressCounterKey('flow-address', clientAddress(ctx, parts.proxy), parts.macKey), rule);
+    const counters = ctx ? countersOf(ctx, payload) : [];
+    if (!counters.length || !(await parts.store.crowded?.()) || (await inner.find(id))) return 0;
+    // One after the other: an address already refused spends nothing of its site's share.
+    for (const [key, counterRule] of counters) {
+      const wait = await parts.store.attempts.fail(key, counterRule);
+      if (wait > 0) return wait;
+    }
+    return 0;
   };
   return {
     async upsert(id, payload, expiresIn) {

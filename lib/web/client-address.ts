@@ -47,11 +47,23 @@ export function addressCounterKey(scope: string, address: string, macKey: string
  * IPv6 address by its /64 (one subscriber usually holds a whole /64: 2^64 budgets otherwise).
  */
 export function throttleAddressKey(address: string): string {
-  const plain = address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
-  if (!isIPv6(plain)) return plain;
+  return ipv6Prefix(address, 4) ?? plainAddress(address);
+}
+
+/** The /48 of an IPv6 address (a site's usual allocation, 65 536 /64s); `undefined` for IPv4. */
+export function siteAddressKey(address: string): string | undefined {
+  return ipv6Prefix(address, 3);
+}
+
+const plainAddress = (address: string): string => (address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address);
+
+/** The first `groups` groups of an IPv6 address as a prefix (`/16·groups`); `undefined` for IPv4, IPv4-mapped included. */
+function ipv6Prefix(address: string, groups: number): string | undefined {
+  const plain = plainAddress(address);
+  if (!isIPv6(plain)) return undefined;
   const [head = '', tail = ''] = plain.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = plain.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => parseInt(g || '0', 16).toString(16)).join(':')}::/64`;
+  const all = plain.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${all.slice(0, groups).map((g) => parseInt(g || '0', 16).toString(16)).join(':')}::/${16 * groups}`;
 }

@@ -112,6 +112,28 @@ describe('a crowded store shared out by client address: pushes, sign-out pages, 
     expect([form.response?.status, her.lastPage.includes('logout')]).toEqual([200, true]);
   });
 
+  it('attack: one host with a whole IPv6 /48 (65 536 /64s) gets eight shares, not one per /64; honest: an address of another /48 still starts', async () => {
+    const starts = [];
+    for (let i = 0; i <= 8 * THRESHOLD; i += 1) starts.push((await start(`2001:db8:aa:${i.toString(16)}::1`)).includes('/interaction/'));
+    expect(starts).toEqual([...Array<boolean>(8 * THRESHOLD).fill(true), false]);
+    expect(await start('2001:db8:bb::1')).toContain('/interaction/');
+  });
+
+  it('attack: a signed-in account looping on /authorize?prompt=login (each a new interaction of her session, not a stranger\'s) gets eight shares an hour, from any address; honest: a stranger still starts', async () => {
+    const holder = new AddressedBrowser('192.0.2.60');
+    await holder.follow(codeFlowUrl(running.issuer, client, { state: 's', code_challenge: pkcePair().challenge }), running.baseUrl);
+    await holder.submit('login-form', { login: 'demo-basic', password: 'demo-basic' }, running.baseUrl).then(() => holder.submit('consent-allow', {}, running.baseUrl));
+    const refusals = [];
+    for (let i = 0; i < 8 * THRESHOLD; i += 1) {
+      const { leftTo } = await holder.follow(codeFlowUrl(running.issuer, client, { state: `again-${i}`, prompt: 'login', code_challenge: pkcePair().challenge }), running.baseUrl);
+      refusals.push(leftTo !== undefined && redirectParams(leftTo).get('error') === 'temporarily_unavailable');
+    }
+    // Her own sign-in took a few of them (her session, her consent interaction); from the first refusal on, all are.
+    const first = refusals.indexOf(true);
+    expect([first >= 8 * THRESHOLD - 3, refusals.slice(first).every(Boolean)]).toEqual([true, true]);
+    expect(await start('192.0.2.61')).toContain('/interaction/');
+  });
+
   it('attack: an address that used up its share waits the hour, not a quarter of it; honest: after the hour it starts again, and a signed-in person behind it is never held up', async () => {
     const her = new AddressedBrowser('192.0.2.40');
     await her.follow(codeFlowUrl(running.issuer, client, { state: 'hers', code_challenge: pkcePair().challenge }), running.baseUrl);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Context } from 'koa';
 
-import { addressCounterKey, clientAddress, throttleAddressKey, withoutPort } from '../../lib/web/client-address.js';
+import { addressCounterKey, clientAddress, siteAddressKey, throttleAddressKey, withoutPort } from '../../lib/web/client-address.js';
 
 /** The two things clientAddress reads of a Koa context: the socket peer and a header. */
 const request = (peer: string, forwardedFor?: string): Context =>
@@ -34,6 +34,18 @@ describe('throttleAddressKey', () => {
     ['::1', '0:0:0:0::/64'],
   ])('%s → %s (an IPv6 subscriber holds a /64: one budget for all of it)', (address, key) => {
     expect(throttleAddressKey(address)).toBe(key);
+  });
+});
+
+describe('siteAddressKey', () => {
+  it.each([
+    ['2001:db8:aa:1::1', '2001:db8:aa::/48'],
+    ['2001:0DB8:00AA:ffff:1:2:3:4', '2001:db8:aa::/48'],
+    ['2001:db8::1', '2001:db8:0::/48'],
+    ['203.0.113.5', undefined],
+    ['::ffff:203.0.113.5', undefined],
+  ])('%s → %s (one site, however many /64s it spells)', (address, key) => {
+    expect(siteAddressKey(address)).toBe(key);
   });
 });
 
