@@ -7,7 +7,7 @@ export interface ScriptCommands {
   svcUnconsumeOwn(key: string, marker: string): Promise<number>;
   svcIndexAdd(key: string, member: string, ttl: number): Promise<number>;
   svcAttemptCheck(key: string, consecutive: number, maxMs: number): Promise<number>;
-  svcAttemptFail(key: string, rank: string, expiry: string, consecutive: number, maxMs: number, limit: number, windowMs: number, baseMs: number, strikeMs: number, runMs: number, cap: number, expendable: 0 | 1): Promise<number>;
+  svcAttemptFail(key: string, rank: string, expiry: string, floor: string, consecutive: number, maxMs: number, limit: number, windowMs: number, baseMs: number, strikeMs: number, runMs: number, cap: number, expendable: 0 | 1): Promise<number>;
 }
 
 /** A pipeline with the store's scripts (ioredis adds defined commands to pipelines and transactions too). */

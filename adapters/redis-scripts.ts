@@ -79,12 +79,13 @@ export const ATTEMPT_CHECK = `${ATTEMPT_HEAD}
 return wait`;
 
 /**
- * KEYS[1] attempt hash, KEYS[2] and KEYS[3] its bucket's counters by rank and by expiry (one hash tag); ARGV as
- * {@link ATTEMPT_HEAD}, then limit, window ms, base cool-down ms, strike memory ms (lockouts count towards the next
- * cool-down until that long after the last one ended), run memory ms (0 without a consecutive limit; a run shorter than
- * the limit is kept in proportion, as `runMemoryMs`), the bucket's cap (0: none; beyond it the counters of lowest rank
- * other than this one are deleted, as the memory store's quarter does), and 1 for an expendable counter (rank 0, else
- * its run). Returns `AttemptCounter.fail`'s answer.
+ * KEYS[1] attempt hash, KEYS[2] and KEYS[3] its bucket's counters by standing and by expiry, KEYS[4] the bucket's floor
+ * (one hash tag); ARGV as {@link ATTEMPT_HEAD}, then limit, window ms, base cool-down ms, strike memory ms (lockouts
+ * count towards the next cool-down until that long after the last one ended), run memory ms (0 without a consecutive
+ * limit; a run shorter than the limit is kept in proportion, as `runMemoryMs`), the bucket's cap (0: none), and 1 for an
+ * expendable counter. With a cap, the counter stands its run (none when expendable) above the floor, the standing of
+ * the last counter the bucket replaced, and beyond the cap the bucket's counters of lowest standing other than this
+ * one are deleted (GreedyDual, as the memory store's quarter). Returns `AttemptCounter.fail`'s answer.
  */
 export const ATTEMPT_FAIL = `${ATTEMPT_HEAD}
 local limit = tonumber(ARGV[3])
@@ -117,22 +118,29 @@ if cap > 0 then
     redis.call('ZREM', KEYS[2], unpack(gone))
     redis.call('ZREM', KEYS[3], unpack(gone))
   end
-  local rank = r
-  if ARGV[9] == '1' then rank = 0 end
-  redis.call('ZADD', KEYS[2], rank * 1e10 + math.floor(now / 1000), KEYS[1])
+  local floor = tonumber(redis.call('GET', KEYS[4]) or '0')
+  local standing = floor
+  if ARGV[9] ~= '1' then standing = floor + r end
+  local prior = tonumber(redis.call('ZSCORE', KEYS[2], KEYS[1]) or '0')
+  if prior > standing then standing = prior end
+  redis.call('ZADD', KEYS[2], standing, KEYS[1])
   redis.call('ZADD', KEYS[3], keep, KEYS[1])
   local over = redis.call('ZCARD', KEYS[2]) - cap
   if over > 0 then
-    for _, k in ipairs(redis.call('ZRANGE', KEYS[2], 0, over)) do
+    local lowest = redis.call('ZRANGE', KEYS[2], 0, over, 'WITHSCORES')
+    for i = 1, #lowest, 2 do
+      local k = lowest[i]
       if over > 0 and k ~= KEYS[1] then
         redis.call('DEL', k)
         redis.call('ZREM', KEYS[2], k)
         redis.call('ZREM', KEYS[3], k)
+        if tonumber(lowest[i + 1]) > floor then floor = tonumber(lowest[i + 1]) end
         over = over - 1
       end
     end
+    redis.call('SET', KEYS[4], floor)
   end
-  for i = 2, 3 do
+  for i = 2, 4 do
     if redis.call('PTTL', KEYS[i]) < keep - now then redis.call('PEXPIREAT', KEYS[i], keep) end
   end
 end

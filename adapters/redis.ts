@@ -161,7 +161,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   }
   const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcUnconsumeOwn: UNCONSUME_OWN, svcIndexAdd: INDEX_ADD, svcAttemptCheck: ATTEMPT_CHECK };
   for (const [name, lua] of Object.entries(scripts)) client.defineCommand(name, { numberOfKeys: 1, lua });
-  client.defineCommand('svcAttemptFail', { numberOfKeys: 3, lua: ATTEMPT_FAIL });
+  client.defineCommand('svcAttemptFail', { numberOfKeys: 4, lua: ATTEMPT_FAIL });
 
   const at = redisAddress(options);
   const causeOf = (err: unknown): ReturnType<typeof describeFailure> => describeFailure(err, at);
@@ -529,9 +529,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   });
 
   const attemptKey = (key: string): string => attemptCounterKey(prefix, key);
-  const bucketKeys = (key: string): [string, string] => {
+  const bucketKeys = (key: string): [string, string, string] => {
     const bucket = attemptBucket(refOf(key));
-    return [`${prefix}attempt-rank:${bucket}`, `${prefix}attempt-expiry:${bucket}`];
+    return [`${prefix}attempt-rank:${bucket}`, `${prefix}attempt-expiry:${bucket}`, `${prefix}attempt-floor:${bucket}`];
   };
   const head = (rule: AttemptRule): [number, number] => [rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000];
   // Settles an attempt with the request's other commands, and once more past the breaker if it refused to send it

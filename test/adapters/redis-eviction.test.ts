@@ -5,6 +5,8 @@ import { Redis } from 'ioredis';
 
 import { ATTEMPT_BUCKETS, createRedisStore, REDIS_COUNTER_BYTES } from '../../adapters/redis.js';
 import { COUNTER_SHARE } from '../../adapters/store.js';
+import { createAttemptGate, isPass } from '../../lib/interactions/attempt-gate.js';
+import { addressCounterKey, counterKey } from '../../lib/web/client-address.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster, type OwnRedis } from '../helpers/redis.js';
 
@@ -394,27 +396,22 @@ describe('the headroom counts the memory Redis itself counts against maxmemory',
 });
 
 describe('a Redis store\'s throttle counters keep to a quarter of maxmemory, as the memory store\'s (memory.test.ts)', () => {
-  it('attack: failed sign-ins under ever new names fill each bucket to its cap, then replace its counters of one failure: the victim\'s lock is kept, a name that failed twice outlives them, and her session and a fresh name\'s counter still fit; honest: without a maxmemory nothing is replaced', async () => {
+  it('attack: failed sign-ins under ever new names fill each bucket to its cap, then replace its counters of one failure: the victim\'s lock is kept, and her session and a fresh name\'s counter still fit; honest: without a maxmemory nothing is replaced', async () => {
     const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
     const admin = new Redis(own.url);
     const prefix = testPrefix('counter-quarter');
     const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
-    const flood = async (tag: string, names: number): Promise<void> => {
-      for (let i = 0; i < names; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`${tag}-${i + j}`, RULE)));
-    };
     const counters = async (): Promise<number> => (await admin.keys(`${prefix}attempts:*`)).length;
     try {
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
       const locked = await store.attempts.check('victim-name', RULE);
-      for (let i = 0; i < 2; i += 1) await store.attempts.fail('her-name', RULE);
-      await flood('random-name', 8000);
       const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
+      // Twice what the quarter holds: each bucket's floor rises about one failure, below her five.
+      for (let i = 0; i < 2 * ATTEMPT_BUCKETS * cap; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`random-name-${i + j}`, RULE)));
       expect(await counters()).toBeLessThanOrEqual(ATTEMPT_BUCKETS * cap);
       const ranks = await admin.keys(`${prefix}attempt-rank:*`);
       expect(Math.max(...(await Promise.all(ranks.map((k) => admin.zcard(k)))))).toBeLessThanOrEqual(cap);
       expect(await store.attempts.check('victim-name', RULE)).toBeGreaterThan(locked - 5000);
-      for (let i = 2; i < RULE.limit; i += 1) await store.attempts.fail('her-name', RULE);
-      expect(await store.attempts.check('her-name', RULE)).toBeGreaterThan(0);
       expect(await store.attempts.check('fresh-name', RULE)).toBe(0);
       await expect(store.attempts.fail('fresh-name', RULE)).resolves.toBe(0);
       await expect(store.adapter('Session').upsert('her-session', { kind: 'Session', uid: 'u', accountId: 'her' }, 3600)).resolves.toBeUndefined();
@@ -427,6 +424,35 @@ describe('a Redis store\'s throttle counters keep to a quarter of maxmemory, as 
     } finally {
       await store.close();
       admin.disconnect();
+      own.dispose();
+    }
+  });
+});
+
+describe('a Redis store\'s full buckets age what they keep (GreedyDual, as the memory store\'s quarter)', () => {
+  it('attack: with every bucket full of counters of two failures, a fresh name and a fresh address replacing what they find are still counted: the name is locked after `limit` guesses', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('counter-aging'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    const addressRule = { limit: 100, windowSeconds: 900, coolDownSeconds: 60, maxCoolDownSeconds: 3600 };
+    try {
+      const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
+      const names = Math.ceil(1.5 * ATTEMPT_BUCKETS * cap);
+      for (let n = 0; n < 2; n += 1) {
+        for (let i = 0; i < names; i += 200) await Promise.all(Array.from({ length: Math.min(200, names - i) }, (_v, j) => store.attempts.fail(`filler-${i + j}`, RULE)));
+      }
+      const gate = createAttemptGate({ attempts: store.attempts });
+      let judged = 0;
+      for (; judged < 50; judged += 1) {
+        const pass = await gate.enter([
+          { key: counterKey('login-name', 'victim', 'mac'), rule: RULE, label: 'name', forgetOnSuccess: true },
+          { key: addressCounterKey('login-address', '198.51.100.7', 'mac'), rule: addressRule, label: 'address', forgetOnSuccess: false },
+        ]);
+        if (!isPass(pass)) break;
+        await pass.failed();
+      }
+      expect(judged).toBe(RULE.limit);
+    } finally {
+      await store.close();
       own.dispose();
     }
   });
