@@ -2,7 +2,7 @@ import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } fr
 
 import { startsFlow, type AttemptRule, type SvcStore } from '../../adapters/store.js';
 import { currentRequest, MODEL_NAMES } from '../seams.js';
-import { addressCounterKey, clientAddress, counterKey, siteAddressKey, type ProxyTrust } from '../web/client-address.js';
+import { addressCounterKeys, clientAddress, counterKey, SITE_SHARES, type ProxyTrust } from '../web/client-address.js';
 
 /** What {@link flowShare} counts with: the store, whose client address a request is, and the MAC key of counter names. */
 export interface FlowShareParts {
@@ -16,11 +16,6 @@ export interface FlowShareParts {
 
 const HOUR = 3600;
 
-/**
- * How many address shares an IPv6 /48 holds (one host with a whole /48 is not 65 536 addresses), and an account (her
- * devices on several networks, each sign-in a session and a consent interaction).
- */
-const SITE_SHARES = 8;
 
 /** The account of a signed-in session's new interaction or session: such flows are counted per account, not per address. */
 function signedIn(model: string, payload: AdapterPayload): string | undefined {
@@ -51,15 +46,14 @@ const authenticatedPush = (ctx: KoaContextWithOIDC, model: string): boolean =>
 export function flowShare(inner: Adapter, model: string, parts: FlowShareParts): Partial<Adapter> {
   // A cool-down of the whole hour: shorter ones, doubling per lockout, would let three thresholds start in the first hour.
   const rule: AttemptRule = { limit: parts.threshold, windowSeconds: HOUR, coolDownSeconds: HOUR, maxCoolDownSeconds: HOUR, expendable: true };
-  const siteRule: AttemptRule = { ...rule, limit: parts.threshold * SITE_SHARES };
+  // An account as an IPv6 /48: her devices on several networks, each sign-in a session and a consent interaction.
+  const accountRule: AttemptRule = { ...rule, limit: parts.threshold * SITE_SHARES };
   /** The counters a new record counts on, in order, or none when it is not counted. */
   const countersOf = (ctx: KoaContextWithOIDC, payload: AdapterPayload): [string, AttemptRule][] => {
     const account = signedIn(model, payload);
-    if (account !== undefined) return [[counterKey('flow-account', account, parts.macKey), siteRule]];
+    if (account !== undefined) return [[counterKey('flow-account', account, parts.macKey), accountRule]];
     if (!startsFlow(model, payload) || authenticatedPush(ctx, model)) return [];
-    const address = clientAddress(ctx, parts.proxy);
-    const site = siteAddressKey(address);
-    return [[addressCounterKey('flow-address', address, parts.macKey), rule], ...(site ? [[counterKey('flow-site', site, parts.macKey), siteRule] as [string, AttemptRule]] : [])];
+    return addressCounterKeys('flow-address', clientAddress(ctx, parts.proxy), parts.macKey, rule);
   };
   const refused = async (ctx: KoaContextWithOIDC | undefined, id: string, payload: AdapterPayload): Promise<number> => {
     const counters = ctx ? countersOf(ctx, payload) : [];
