@@ -80,12 +80,14 @@ return wait`;
 
 /**
  * KEYS[1] attempt hash, KEYS[2] and KEYS[3] its bucket's counters by standing and by expiry, KEYS[4] the bucket's floor
- * (one hash tag); ARGV as {@link ATTEMPT_HEAD}, then limit, window ms, base cool-down ms, strike memory ms (lockouts
- * count towards the next cool-down until that long after the last one ended), run memory ms (0 without a consecutive
- * limit; a run shorter than the limit is kept in proportion, as `runMemoryMs`), the bucket's cap (0: none), and 1 for an
- * expendable counter. With a cap, the counter stands its run (none when expendable) above the floor, the standing of
- * the last counter the bucket replaced, and beyond the cap the bucket's counters of lowest standing other than this
- * one are deleted (GreedyDual, as the memory store's quarter). Returns `AttemptCounter.fail`'s answer.
+ * (the standing of the last counter it replaced; all four of one hash tag); ARGV as {@link ATTEMPT_HEAD}, then limit,
+ * window ms, base cool-down ms, strike memory ms (lockouts count towards the next cool-down until that long after the
+ * last one ended), run memory ms (0 without a consecutive limit; a run shorter than the limit is kept in proportion, as
+ * `runMemoryMs`), the bucket's cap (0: none; beyond it the counters of lowest standing other than this one are
+ * deleted, as the memory store's quarter does), and 1 for an expendable counter. A counter's standing, set at each
+ * failure and never lowered while it lives, is the floor plus its run (plus nothing when expendable), GreedyDual as in
+ * `memory-attempts.ts`: counters that failed often once stand above the rest only until others replace them. Scores
+ * are `standing * 1e10 + epoch seconds` of the last failure. Returns `AttemptCounter.fail`'s answer.
  */
 export const ATTEMPT_FAIL = `${ATTEMPT_HEAD}
 local limit = tonumber(ARGV[3])
@@ -119,29 +121,35 @@ if cap > 0 then
     redis.call('ZREM', KEYS[3], unpack(gone))
   end
   local floor = tonumber(redis.call('GET', KEYS[4]) or '0')
-  local standing = floor
-  if ARGV[9] ~= '1' then standing = floor + r end
-  local prior = tonumber(redis.call('ZSCORE', KEYS[2], KEYS[1]) or '0')
-  if prior > standing then standing = prior end
-  redis.call('ZADD', KEYS[2], standing, KEYS[1])
-  redis.call('ZADD', KEYS[3], keep, KEYS[1])
+  local before = redis.call('ZSCORE', KEYS[2], KEYS[1])
   local over = redis.call('ZCARD', KEYS[2]) - cap
+  if not before then over = over + 1 end
   if over > 0 then
     local lowest = redis.call('ZRANGE', KEYS[2], 0, over, 'WITHSCORES')
+    local raised = floor
     for i = 1, #lowest, 2 do
       local k = lowest[i]
       if over > 0 and k ~= KEYS[1] then
         redis.call('DEL', k)
         redis.call('ZREM', KEYS[2], k)
         redis.call('ZREM', KEYS[3], k)
-        if tonumber(lowest[i + 1]) > floor then floor = tonumber(lowest[i + 1]) end
+        raised = math.max(raised, math.floor(tonumber(lowest[i + 1]) / 1e10))
         over = over - 1
       end
     end
-    redis.call('SET', KEYS[4], floor)
+    if raised > floor then
+      floor = raised
+      redis.call('SET', KEYS[4], floor)
+    end
   end
+  local standing = floor
+  if ARGV[9] ~= '1' then standing = floor + r end
+  if h[1] and before then standing = math.max(standing, math.floor(tonumber(before) / 1e10)) end
+  redis.call('ZADD', KEYS[2], standing * 1e10 + math.floor(now / 1000), KEYS[1])
+  redis.call('ZADD', KEYS[3], keep, KEYS[1])
+  local last = math.max(keep - now, redis.call('PTTL', KEYS[2]))
   for i = 2, 4 do
-    if redis.call('PTTL', KEYS[i]) < keep - now then redis.call('PEXPIREAT', KEYS[i], keep) end
+    if redis.call('PTTL', KEYS[i]) < last then redis.call('PEXPIREAT', KEYS[i], now + last) end
   end
 end
 return locked`;

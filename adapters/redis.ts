@@ -122,8 +122,8 @@ export function attemptCounterKey(prefix: string, key: string): string {
 /**
  * The Redis store: all provider state in a standalone Redis or a Redis Cluster, shared by any number
  * of provider processes. Keys are `{prefix}{Model}:{sha256(id)}` and records hold no `jti`
- * (`redis-records.ts`), so a dump of Redis yields no usable token. Every script touches one key:
- * atomic and Cluster-safe. Clients and their disabling and deletion marks are cached in every process and
+ * (`redis-records.ts`), so a dump of Redis yields no usable token. Every script touches one key, or (a failed
+ * attempt's) keys of one hash tag: atomic and Cluster-safe. Clients and their disabling and deletion marks are cached in every process and
  * invalidated everywhere by pub/sub. While Redis is unreachable, operations fail within
  * `operationTimeoutMs` with a 503 `server_error`.
  */

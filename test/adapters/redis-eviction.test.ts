@@ -3,10 +3,8 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 
-import { ATTEMPT_BUCKETS, createRedisStore, REDIS_COUNTER_BYTES } from '../../adapters/redis.js';
+import { ATTEMPT_BUCKETS, attemptCounterKey, createRedisStore, REDIS_COUNTER_BYTES } from '../../adapters/redis.js';
 import { COUNTER_SHARE } from '../../adapters/store.js';
-import { createAttemptGate, isPass } from '../../lib/interactions/attempt-gate.js';
-import { addressCounterKey, counterKey } from '../../lib/web/client-address.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster, type OwnRedis } from '../helpers/redis.js';
 
@@ -396,18 +394,20 @@ describe('the headroom counts the memory Redis itself counts against maxmemory',
 });
 
 describe('a Redis store\'s throttle counters keep to a quarter of maxmemory, as the memory store\'s (memory.test.ts)', () => {
-  it('attack: failed sign-ins under ever new names fill each bucket to its cap, then replace its counters of one failure: the victim\'s lock is kept, and her session and a fresh name\'s counter still fit; honest: without a maxmemory nothing is replaced', async () => {
+  it('attack: failed sign-ins under ever new names fill each bucket to its cap, then replace its counters of lowest standing: the victim\'s lock outlasts some four shares\' worth of names tried once in each bucket, and her session and a fresh name\'s counter still fit; honest: without a maxmemory nothing is replaced', async () => {
     const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
     const admin = new Redis(own.url);
     const prefix = testPrefix('counter-quarter');
     const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    const flood = async (tag: string, names: number): Promise<void> => {
+      for (let i = 0; i < names; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`${tag}-${i + j}`, RULE)));
+    };
     const counters = async (): Promise<number> => (await admin.keys(`${prefix}attempts:*`)).length;
     try {
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
       const locked = await store.attempts.check('victim-name', RULE);
+      await flood('random-name', 8000);
       const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
-      // Twice what the quarter holds: each bucket's floor rises about one failure, below her five.
-      for (let i = 0; i < 2 * ATTEMPT_BUCKETS * cap; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`random-name-${i + j}`, RULE)));
       expect(await counters()).toBeLessThanOrEqual(ATTEMPT_BUCKETS * cap);
       const ranks = await admin.keys(`${prefix}attempt-rank:*`);
       expect(Math.max(...(await Promise.all(ranks.map((k) => admin.zcard(k)))))).toBeLessThanOrEqual(cap);
@@ -424,35 +424,6 @@ describe('a Redis store\'s throttle counters keep to a quarter of maxmemory, as 
     } finally {
       await store.close();
       admin.disconnect();
-      own.dispose();
-    }
-  });
-});
-
-describe('a Redis store\'s full buckets age what they keep (GreedyDual, as the memory store\'s quarter)', () => {
-  it('attack: with every bucket full of counters of two failures, a fresh name and a fresh address replacing what they find are still counted: the name is locked after `limit` guesses', async () => {
-    const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
-    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('counter-aging'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
-    const addressRule = { limit: 100, windowSeconds: 900, coolDownSeconds: 60, maxCoolDownSeconds: 3600 };
-    try {
-      const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
-      const names = Math.ceil(1.5 * ATTEMPT_BUCKETS * cap);
-      for (let n = 0; n < 2; n += 1) {
-        for (let i = 0; i < names; i += 200) await Promise.all(Array.from({ length: Math.min(200, names - i) }, (_v, j) => store.attempts.fail(`filler-${i + j}`, RULE)));
-      }
-      const gate = createAttemptGate({ attempts: store.attempts });
-      let judged = 0;
-      for (; judged < 50; judged += 1) {
-        const pass = await gate.enter([
-          { key: counterKey('login-name', 'victim', 'mac'), rule: RULE, label: 'name', forgetOnSuccess: true },
-          { key: addressCounterKey('login-address', '198.51.100.7', 'mac'), rule: addressRule, label: 'address', forgetOnSuccess: false },
-        ]);
-        if (!isPass(pass)) break;
-        await pass.failed();
-      }
-      expect(judged).toBe(RULE.limit);
-    } finally {
-      await store.close();
       own.dispose();
     }
   });
@@ -478,6 +449,68 @@ describe('a Redis Cluster\'s throttle counters keep to a quarter of its masters\
       await store.close();
       for (const node of nodes) node.disconnect();
       cluster.dispose();
+    }
+  });
+});
+
+describe('a Redis store\'s counters that failed often once stand above the rest only until others replace them (GreedyDual, as memory.test.ts)', () => {
+  /** Names whose counters fall in `name`'s bucket (an attacker, not knowing the MAC key, tries some 64 times as many). */
+  const inBucketOf = (prefix: string, name: string, tag: string, count: number): string[] => {
+    const bucket = (n: string): string => attemptCounterKey(prefix, n).slice(prefix.length, prefix.length + 'attempts:{x}'.length);
+    const names: string[] = [];
+    for (let i = 0; names.length < count; i += 1) if (bucket(`${tag}-${i}`) === bucket(name)) names.push(`${tag}-${i}`);
+    return names;
+  };
+
+  it('attack: with her bucket held by counters of two failures, each guess at her name followed by one new name in her bucket still locks her at the limit; honest: names tried once in her bucket leave her guesses counted too', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
+    const admin = new Redis(own.url);
+    const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
+    const guessed = async (prefix: string, failuresEach: number): Promise<number[]> => {
+      const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+      try {
+        for (const name of inBucketOf(prefix, 'victim-name', 'filler', cap)) for (let n = 0; n < failuresEach; n += 1) await store.attempts.fail(name, RULE);
+        const fresh = inBucketOf(prefix, 'victim-name', 'fresh', 3 * RULE.limit);
+        const waits: number[] = [];
+        for (const name of fresh) {
+          waits.push(await store.attempts.fail('victim-name', RULE));
+          expect(await store.attempts.fail(name, RULE)).toBe(0);
+        }
+        waits.push(await store.attempts.check('victim-name', RULE));
+        return waits;
+      } finally {
+        await store.close();
+      }
+    };
+    try {
+      const counted = (waits: number[]): number => waits.findIndex((w) => w > 0);
+      expect(counted(await guessed(testPrefix('greedy-dual-two'), 2))).toBe(RULE.limit);
+      expect(counted(await guessed(testPrefix('greedy-dual-once'), 1))).toBe(RULE.limit);
+    } finally {
+      admin.disconnect();
+      own.dispose();
+    }
+  });
+
+  it('attack: counters that count a share, not guesses (expendable: each address\'s new flows), make room first however much they counted: a flood of them in her bucket never replaces her lock; honest: one counts to its limit', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
+    const prefix = testPrefix('greedy-dual-expendable');
+    const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
+    const share = { ...RULE, consecutiveLimit: undefined, expendable: true };
+    try {
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
+      const locked = await store.attempts.check('victim-name', RULE);
+      expect(locked).toBeGreaterThan(0);
+      const flows = inBucketOf(prefix, 'victim-name', 'flow-address', 4 * cap);
+      for (const address of flows) for (let n = 0; n < 3; n += 1) expect(await store.attempts.fail(address, share)).toBe(0);
+      expect(await store.attempts.check('victim-name', RULE)).toBeGreaterThan(locked - 5000);
+      const [busy] = inBucketOf(prefix, 'victim-name', 'busy-address', 1);
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail(busy ?? '', share);
+      expect(await store.attempts.check(busy ?? '', share)).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      own.dispose();
     }
   });
 });

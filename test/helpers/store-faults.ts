@@ -55,7 +55,7 @@ export async function redisAclFaults(): Promise<StoreFaults> {
   const healthy = (): Promise<unknown> => acl('on', `>${password}`, 'clearselectors', '+@all', 'resetkeys', '~*', '&*');
   await healthy();
   const store = createRedisStore({ url: `redis://${user}:${password}@127.0.0.1:${server.port}`, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
-  const writable = ['Client', 'InitialAccessToken', 'Interaction', 'Session', 'Grant', 'attempts', 'attempt-rank', 'attempt-expiry'].map((m) => `~${prefix}${m}:*`);
+  const writable = ['Client', 'InitialAccessToken', 'Interaction', 'Session', 'Grant', 'attempts', 'attempt-rank', 'attempt-expiry', 'attempt-floor'].map((m) => `~${prefix}${m}:*`);
   return {
     kind: 'redis (ACL)',
     store,
