@@ -110,8 +110,42 @@ interface MemoryState {
 
 const UNKNOWN_MEMORY: MemoryState = { fill: 0, counterCap: 0 };
 
-/** A counter's bucket: a hash tag it shares with the bucket's two indexes (one Cluster slot), so its fail script may replace the bucket's counters. */
+/** A counter's bucket: a hash tag it shares with the bucket's indexes (one Cluster slot), so its fail script may replace the bucket's counters. */
 const attemptBucket = (ref: string): string => `{${ref.charAt(0)}}`;
+
+/** The first characters of a reference (base64url), one bucket each. */
+const BUCKET_CHARACTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** The Cluster slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole key without one, modulo 16384. */
+function keySlot(key: string): number {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  const hashed = close > open + 1 ? key.slice(open + 1, close) : key;
+  let crc = 0;
+  for (const byte of Buffer.from(hashed)) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit += 1) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16384;
+}
+
+/**
+ * Each bucket's counter cap: a 64th of the quarter on a standalone server; on a Cluster, of each master the quarter of
+ * its own `maxmemory` shared by the buckets whose slot it serves (a bucket whose master is unknown counted on each), the
+ * least of them, as the 64 buckets fall unevenly on the masters (a hash tag prefix puts all of them on one). 0 (none)
+ * unless every master has a `maxmemory`.
+ */
+function counterCapOf(masters: { node: string; maxmemory: number }[], bucketOwners: (string | undefined)[] | undefined): number {
+  if (!masters.length || !masters.every((m) => m.maxmemory > 0)) return 0;
+  const perBucket = (bytes: number, buckets: number): number => Math.floor((bytes * COUNTER_SHARE) / REDIS_COUNTER_BYTES / buckets);
+  if (!bucketOwners) return Math.max(1, perBucket(masters.reduce((sum, m) => sum + m.maxmemory, 0), ATTEMPT_BUCKETS));
+  const unknown = bucketOwners.filter((owner) => !masters.some((m) => m.node === owner)).length;
+  const caps = masters.map((m) => {
+    const buckets = unknown + bucketOwners.filter((owner) => owner === m.node).length;
+    return buckets > 0 ? perBucket(m.maxmemory, buckets) : Infinity;
+  });
+  return Math.max(1, Math.min(...caps));
+}
 
 /** The Redis key of attempt counter `key` under `prefix`. */
 export function attemptCounterKey(prefix: string, key: string): string {
@@ -567,13 +601,19 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
 
   /** Each master's `INFO memory` (`''` for a user denied INFO). */
-  const memoryInfos = async (): Promise<string[]> => {
+  const memoryInfos = async (): Promise<string[]> => (await masterMemory()).map(({ info }) => info);
+  /** Each master's `INFO memory` (`''` for a user denied INFO) and its address as the Cluster's slot table names it. */
+  const masterMemory = async (): Promise<{ node: string; info: string }[]> => {
     const masters = clustered ? (client as Cluster).nodes('master') : [client as Redis];
-    return Promise.all(masters.map((node) => node.info('memory').catch((err: unknown) => {
-      if (/NOPERM/.test(String(err))) return '';
-      throw err;
+    return Promise.all(masters.map(async (node) => ({
+      node: `${node.options.host ?? ''}:${node.options.port ?? ''}`,
+      info: await node.info('memory').catch((err: unknown) => {
+        if (/NOPERM/.test(String(err))) return '';
+        throw err;
+      }),
     })));
   };
+  const bucketSlots = [...BUCKET_CHARACTERS].map((c) => keySlot(`${prefix}attempt-rank:{${c}}`));
   const memoryField = (info: string, field: string): string | undefined => new RegExp(`^${field}:(\\S+)`, 'm').exec(info)?.[1];
   /** The first `maxmemory_policy` other than `noeviction` among the masters with a `maxmemory` (a user denied INFO: unknown). */
   const evictionPolicy = async (): Promise<string | undefined> => {
@@ -593,15 +633,16 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const memory = (): Promise<MemoryState> => {
     if (Date.now() < openUntil) return Promise.resolve(UNKNOWN_MEMORY);
     if (!headroom || Date.now() - headroom.at >= headroomCheckMs) {
-      const state = attempt(memoryInfos).then((infos) => {
+      const state = attempt(masterMemory).then((masters) => {
+        const infos = masters.map(({ info }) => info);
         const maxima = infos.map((info) => Number(memoryField(info, 'maxmemory')));
         const fill = Math.max(0, ...infos.map((info, i) => {
           // What Redis weighs against maxmemory: replica output and AOF buffers (`mem_not_counted_for_evict`) are left out.
           const counted = Number(memoryField(info, 'used_memory')) - Number(memoryField(info, 'mem_not_counted_for_evict') ?? 0);
           return (maxima[i] ?? 0) > 0 ? counted / (maxima[i] ?? 1) : 0;
         }));
-        const limited = maxima.length > 0 && maxima.every((max) => max > 0);
-        const counterCap = limited ? Math.max(1, Math.floor((maxima.reduce((a, b) => a + b, 0) * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS)) : 0;
+        const owners = clustered ? bucketSlots.map((slot) => (client as Cluster).slots[slot]?.[0]) : undefined;
+        const counterCap = counterCapOf(masters.map(({ node }, i) => ({ node, maxmemory: maxima[i] ?? 0 })), owners);
         return { fill, counterCap };
       }, () => UNKNOWN_MEMORY);
       headroom = { at: Date.now(), memory: state };

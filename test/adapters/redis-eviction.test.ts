@@ -514,3 +514,41 @@ describe('a Redis store\'s counters that failed often once stand above the rest 
     }
   });
 });
+
+describe('a Redis Cluster\'s counters keep to a quarter of each master\'s maxmemory, however its 64 buckets fall on the masters', () => {
+  it('attack: failed sign-ins under ever new names leave no master with more than a quarter of its own maxmemory in counters, the master holding the most buckets the smallest; honest: every master still holds counters, the victim\'s lock is kept', async () => {
+    const cluster = await startOwnCluster();
+    const nodes = cluster.nodes.map((n) => new Redis({ host: '127.0.0.1', port: n.port }));
+    const prefix = testPrefix('cluster-uneven');
+    const store = createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      // Which node serves each bucket's slot: the buckets of 64 characters do not fall evenly on three masters.
+      const ranges = (await nodes[0]?.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+      const owner = async (key: string): Promise<number> => {
+        const slot = Number(await nodes[0]?.call('CLUSTER', 'KEYSLOT', key));
+        const port = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2][1];
+        return cluster.nodes.findIndex((n) => n.port === port);
+      };
+      const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const buckets = cluster.nodes.map(() => 0);
+      for (const c of chars) {
+        const i = await owner(`{${c}}`);
+        buckets[i] = (buckets[i] ?? 0) + 1;
+      }
+      const most = buckets.indexOf(Math.max(...buckets));
+      const maxima = cluster.nodes.map((_n, i) => (i === most ? 4 : 8) * 2 ** 20);
+      await Promise.all(nodes.map((node, i) => node.config('SET', 'maxmemory', String(maxima[i]))));
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
+      const locked = await store.attempts.check('victim-name', RULE);
+      for (let i = 0; i < 10_000; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`random-name-${i + j}`, RULE)));
+      const held = (await Promise.all(nodes.map((node) => node.keys(`${prefix}attempts:*`)))).map((keys) => keys.length);
+      expect(held.every((n) => n > 0)).toBe(true);
+      expect(held.map((n, i) => n <= ((maxima[i] ?? 0) * COUNTER_SHARE) / REDIS_COUNTER_BYTES)).toEqual(held.map(() => true));
+      expect(await store.attempts.check('victim-name', RULE)).toBeGreaterThan(locked - 5000);
+    } finally {
+      await store.close();
+      for (const node of nodes) node.disconnect();
+      cluster.dispose();
+    }
+  });
+});
