@@ -37,7 +37,8 @@ const authenticatedPush = (ctx: KoaContextWithOIDC, model: string): boolean =>
  * The adapter rule that shares a crowded store out by client address: while the store holds half its limit, a new
  * record a stranger may create (an interaction nobody signed in to, a public client's pushed request, a session nobody
  * signed in to) is counted against the address of the request that creates it (and an IPv6 address's /48), a signed-in
- * account's new session or interaction against the account, and refused beyond `threshold` an hour
+ * account's new session or interaction against the account (and, beyond the account's share, where she has just signed
+ * in or consented, as a stranger's), and refused beyond `threshold` an hour
  * with 429 `temporarily_unavailable` (at `/authorize` redirected to the client). One host looping on `/authorize` so
  * stops short of the nine tenths at which nobody may start; below half, nothing is counted. A refused record written
  * again by the same request (oidc-provider saves a session once more after its route answered) is neither counted
@@ -48,18 +49,28 @@ export function flowShare(inner: Adapter, model: string, parts: FlowShareParts):
   const rule: AttemptRule = { limit: parts.threshold, windowSeconds: HOUR, coolDownSeconds: HOUR, maxCoolDownSeconds: HOUR, expendable: true };
   // An account as an IPv6 /48: her devices on several networks, each sign-in a session and a consent interaction.
   const accountRule: AttemptRule = { ...rule, limit: parts.threshold * SITE_SHARES };
-  /** The counters a new record counts on, in order, or none when it is not counted. */
-  const countersOf = (ctx: KoaContextWithOIDC, payload: AdapterPayload): [string, AttemptRule][] => {
+  const resumed = (ctx: KoaContextWithOIDC): boolean => ctx.oidc?.route === 'resume' || ctx.oidc?.route === 'device_resume';
+  const addressCounters = (ctx: KoaContextWithOIDC): [string, AttemptRule][] => addressCounterKeys('flow-address', clientAddress(ctx, parts.proxy), parts.macKey, rule);
+  /** The account counter a signed-in record counts on first, if any, and the address counters it counts on else. */
+  const countersOf = (ctx: KoaContextWithOIDC, payload: AdapterPayload): { account?: [string, AttemptRule]; address: [string, AttemptRule][] } => {
     const account = signedIn(model, payload);
-    if (account !== undefined) return [[counterKey('flow-account', account, parts.macKey), accountRule]];
-    if (!startsFlow(model, payload) || authenticatedPush(ctx, model)) return [];
-    return addressCounterKeys('flow-address', clientAddress(ctx, parts.proxy), parts.macKey, rule);
+    // Any site she visits can send her browser, session cookie and all (SameSite=None), to `/authorize?prompt=login` a
+    // thousand times, spending her share. Where she has just signed in or consented (resume: the flow began as a
+    // stranger's, counted and held to nine tenths as one), beyond her share she is counted as a stranger, on the
+    // address, so that cannot keep her from signing in on every network for the hour.
+    if (account !== undefined) return { account: [counterKey('flow-account', account, parts.macKey), accountRule], address: resumed(ctx) ? addressCounters(ctx) : [] };
+    if (!startsFlow(model, payload) || authenticatedPush(ctx, model)) return { address: [] };
+    return { address: addressCounters(ctx) };
   };
   const refused = async (ctx: KoaContextWithOIDC | undefined, id: string, payload: AdapterPayload): Promise<number> => {
-    const counters = ctx ? countersOf(ctx, payload) : [];
-    if (!counters.length || !(await parts.store.crowded?.()) || (await inner.find(id))) return 0;
+    const counters = ctx ? countersOf(ctx, payload) : { address: [] };
+    if ((!counters.account && !counters.address.length) || !(await parts.store.crowded?.()) || (await inner.find(id))) return 0;
+    if (counters.account) {
+      const wait = await parts.store.attempts.fail(...counters.account);
+      if (wait === 0 || !counters.address.length) return wait;
+    }
     // One after the other: an address already refused spends nothing of its site's share.
-    for (const [key, counterRule] of counters) {
+    for (const [key, counterRule] of counters.address) {
       const wait = await parts.store.attempts.fail(key, counterRule);
       if (wait > 0) return wait;
     }

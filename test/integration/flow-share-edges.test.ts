@@ -150,3 +150,35 @@ describe('a crowded store shared out by client address: pushes, sign-out pages, 
     expect(await start('192.0.2.40')).toContain('/interaction/');
   });
 });
+
+describe('a crowded store: a signed-in account beyond its share', () => {
+  // A sign-in counted as a stranger's takes four: her login interaction, her session, her consent interaction, her session renamed.
+  const SIGN_IN_SHARES = 4;
+  const store = createMemoryStore({ maxBytes: 2 ** 20 });
+  const app = appPerSuite({ store, clients: [client], properties: { 'svc.proxy': true, 'svc.login.start-threshold': SIGN_IN_SHARES } });
+
+  beforeAll(async () => {
+    for (let i = 0; !(await store.crowded?.()); i += 1) await store.adapter('Grant').upsert(`filler-${i}`, { kind: 'Grant', blob: 'x'.repeat(4000) }, 86_400);
+  });
+
+  it("attack: another site sends her signed-in browser to /authorize?prompt=login until her account's share is spent (her session cookie is SameSite=None); honest: she still signs in from another network, the records of her sign-in counted there as a stranger's; the lured browser's own new flows stay refused", async () => {
+    const her = new AddressedBrowser('192.0.2.62');
+    await her.follow(codeFlowUrl(app.issuer, client, { state: 's', code_challenge: pkcePair().challenge }), app.baseUrl);
+    await her.submit('login-form', { login: 'demo', password: 'demo' }, app.baseUrl).then(() => her.submit('consent-allow', {}, app.baseUrl));
+    let refused = false;
+    for (let i = 0; i < 10 * SIGN_IN_SHARES && !refused; i += 1) {
+      const { leftTo } = await her.follow(codeFlowUrl(app.issuer, client, { state: `lured-${i}`, prompt: 'login', code_challenge: pkcePair().challenge }), app.baseUrl);
+      refused = leftTo !== undefined && redirectParams(leftTo).get('error') === 'temporarily_unavailable';
+    }
+    expect(refused).toBe(true);
+    const sessions = (await store.inventory.list('Session', { limit: 1000 })).records.length;
+    const phone = new AddressedBrowser('192.0.2.63');
+    await phone.follow(codeFlowUrl(app.issuer, client, { state: 'phone', code_challenge: pkcePair().challenge }), app.baseUrl);
+    await phone.submit('login-form', { login: 'demo', password: 'demo' }, app.baseUrl);
+    const { leftTo } = await phone.submit('consent-allow', {}, app.baseUrl);
+    expect([redirectParams(leftTo ?? '').has('code'), (await store.inventory.list('Session', { limit: 1000 })).records.length]).toEqual([true, sessions + 1]);
+    const interactions = (await store.inventory.list('Interaction', { limit: 1000 })).records.length;
+    const again = await her.follow(codeFlowUrl(app.issuer, client, { state: 'lured-again', prompt: 'login', code_challenge: pkcePair().challenge }), app.baseUrl);
+    expect([redirectParams(again.leftTo ?? '').get('error'), (await store.inventory.list('Interaction', { limit: 1000 })).records.length]).toEqual(['temporarily_unavailable', interactions]);
+  });
+});
