@@ -1,6 +1,6 @@
 import type { Logger } from '../lib/logger.js';
 import type { MemoryBudget } from './memory-budget.js';
-import { runMemoryMs, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
+import { counterPool, runMemoryMs, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
 
 /** The fields of the Redis scripts' hash (`ATTEMPT_HEAD`); times in epoch ms, `windowEnd` 0 while no window is open. */
 interface AttemptEntry {
@@ -17,17 +17,25 @@ interface AttemptEntry {
 /** The approximate heap a counter takes beside its key. */
 const COUNTER_OVERHEAD = 256;
 
-/**
- * The share of the memory store's budget that attempt counters may hold. Failed sign-ins under ever new names, from
- * more networks than the address throttle holds back, would otherwise fill the store until nobody could sign in.
- */
-export const COUNTER_SHARE = 0.25;
+/** Counters that replace only each other (see {@link counterPool}). */
+interface Pool {
+  /** The keys by their standing, each set in the order of their last failure. */
+  readonly byStanding: Map<number, Set<string>>;
+  /** The standing of the last counter replaced: a failure stands its run above it. */
+  floor: number;
+  /** The bytes its counters hold. */
+  held: number;
+  /** Replacing since it was last below half its share (logged once). */
+  evicting: boolean;
+}
+
+const newPool = (): Pool => ({ byStanding: new Map(), floor: 0, held: 0, evicting: false });
 
 /** Where {@link createMemoryAttempts} counts. */
 export interface MemoryAttemptsOptions {
   /** The store's budget, which counters share with records. */
   budget: MemoryBudget;
-  /** The bytes counters may hold together ({@link COUNTER_SHARE} of the budget). */
+  /** The bytes counters may hold together (`COUNTER_SHARE` of the budget), half each pool ({@link counterPool}). */
   shareBytes: number;
   /** Where the first eviction of a flood is logged (`attempt_counters_evicted`). */
   logger: Logger;
@@ -35,7 +43,8 @@ export interface MemoryAttemptsOptions {
 
 /**
  * The memory store's {@link AttemptCounter}: the rules of the Redis attempt scripts, each operation one synchronous step.
- * A new counter beyond `shareBytes` replaces the counter of lowest standing (the least recently failed of those), so
+ * A new counter beyond its pool's half of `shareBytes` replaces the pool's counter of lowest standing (the least recently
+ * failed of those; a sign-in's counters and the rest each form a pool, {@link counterPool}), so
  * people can still sign in while a flood of made-up names is counted. A counter's standing, set at each failure, is its
  * run of failures in a row (none for an expendable one, {@link AttemptRule.expendable}) above the standing of the last
  * counter replaced (GreedyDual aging): counters that failed
@@ -48,44 +57,42 @@ export interface MemoryAttemptsOptions {
 export function createMemoryAttempts(now: () => number, options?: MemoryAttemptsOptions): AttemptCounter & { sweep(): number } {
   const budget = options?.budget;
   const entries = new Map<string, AttemptEntry>();
-  /** The keys by their standing, each set in the order of their last failure. */
-  const byStanding = new Map<number, Set<string>>();
-  /** The standing of the last counter replaced: a failure stands its run above it. */
-  let floor = 0;
-  let held = 0;
-  let evicting = false;
+  const pools = { login: newPool(), other: newPool() };
+  const poolShare = (options?.shareBytes ?? 0) / 2;
   const cost = (key: string): number => key.length + COUNTER_OVERHEAD;
-  const rank = (key: string, from: number | undefined, to: number | undefined): void => {
-    const old = from === undefined ? undefined : byStanding.get(from);
+  const poolOf = (key: string): Pool => pools[counterPool(key)];
+  const rank = (pool: Pool, key: string, from: number | undefined, to: number | undefined): void => {
+    const old = from === undefined ? undefined : pool.byStanding.get(from);
     old?.delete(key);
-    if (old?.size === 0) byStanding.delete(from ?? 0);
-    if (to !== undefined) byStanding.set(to, (byStanding.get(to) ?? new Set()).add(key));
+    if (old?.size === 0) pool.byStanding.delete(from ?? 0);
+    if (to !== undefined) pool.byStanding.set(to, (pool.byStanding.get(to) ?? new Set()).add(key));
   };
-  const lowest = (): number | undefined => {
+  const lowest = (pool: Pool): number | undefined => {
     let min: number | undefined;
-    for (const standing of byStanding.keys()) if (min === undefined || standing < min) min = standing;
+    for (const standing of pool.byStanding.keys()) if (min === undefined || standing < min) min = standing;
     return min;
   };
   const drop = (key: string): void => {
     const entry = entries.get(key);
     if (!entry) return;
+    const pool = poolOf(key);
     entries.delete(key);
-    rank(key, entry.standing, undefined);
-    held -= cost(key);
+    rank(pool, key, entry.standing, undefined);
+    pool.held -= cost(key);
     budget?.hold(-cost(key));
-    if (evicting && held < (options?.shareBytes ?? 0) / 2) evicting = false;
+    if (pool.held < poolShare / 2) pool.evicting = false;
   };
-  /** Whether a new counter of `bytes` goes beyond the share, which holds one to replace. */
-  const beyondShare = (bytes: number): boolean => options !== undefined && held + bytes > options.shareBytes && byStanding.size > 0;
-  const evictFor = (bytes: number): void => {
-    if (!options || !beyondShare(bytes)) return;
-    if (!evicting) options.logger.warn('attempt_counters_evicted', { share_bytes: options.shareBytes });
-    evicting = true;
-    while (beyondShare(bytes)) {
-      const standing = lowest();
-      const key = standing === undefined ? undefined : byStanding.get(standing)?.values().next().value;
+  /** Whether a new counter of `bytes` goes beyond its pool's half of the share, which holds one to replace. */
+  const beyondShare = (pool: Pool, bytes: number): boolean => options !== undefined && pool.held + bytes > poolShare && pool.byStanding.size > 0;
+  const evictFor = (pool: Pool, bytes: number): void => {
+    if (!options || !beyondShare(pool, bytes)) return;
+    if (!pool.evicting) options.logger.warn('attempt_counters_evicted', { share_bytes: options.shareBytes });
+    pool.evicting = true;
+    while (beyondShare(pool, bytes)) {
+      const standing = lowest(pool);
+      const key = standing === undefined ? undefined : pool.byStanding.get(standing)?.values().next().value;
       if (standing === undefined || key === undefined) return;
-      floor = Math.max(floor, standing);
+      pool.floor = Math.max(pool.floor, standing);
       drop(key);
     }
   };
@@ -99,7 +106,7 @@ export function createMemoryAttempts(now: () => number, options?: MemoryAttempts
   /** The live counter of `key`; without one, throws the store's refusal when a new one would not fit. */
   const counted = (key: string, t: number): AttemptEntry | undefined => {
     const entry = live(key, t);
-    if (!entry && budget && !beyondShare(cost(key)) && !budget.fits(cost(key))) throw budget.refusal();
+    if (!entry && budget && !beyondShare(poolOf(key), cost(key)) && !budget.fits(cost(key))) throw budget.refusal();
     return entry;
   };
   /** Milliseconds until `entry` may try under `rule`, 0 when it may. */
@@ -118,19 +125,20 @@ export function createMemoryAttempts(now: () => number, options?: MemoryAttempts
       const t = now();
       let entry = live(key, t);
       const known = entry !== undefined;
+      const pool = poolOf(key);
       if (!entry) {
-        evictFor(cost(key));
+        evictFor(pool, cost(key));
         counted(key, t);
         entry = { failures: 0, windowEnd: 0, lockedUntil: 0, strikes: 0, run: 0, expiresAt: 0, standing: 0 };
         entries.set(key, entry);
-        held += cost(key);
+        pool.held += cost(key);
         budget?.hold(cost(key));
       }
       const locked = wait(entry, rule, t);
       if (entry.lockedUntil + STRIKE_MEMORY_SECONDS * 1000 <= t) entry.strikes = 0;
       entry.run += 1;
-      const standing = Math.max(entry.standing, floor + (rule.expendable ? 0 : entry.run));
-      rank(key, known ? entry.standing : undefined, standing);
+      const standing = Math.max(entry.standing, pool.floor + (rule.expendable ? 0 : entry.run));
+      rank(pool, key, known ? entry.standing : undefined, standing);
       entry.standing = standing;
       if (!locked) {
         if (entry.windowEnd <= t) {

@@ -15,7 +15,7 @@ import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
-import { COUNTER_SHARE, CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
+import { COUNTER_SHARE, counterPool, CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -96,8 +96,8 @@ const UNDO_PENDING_MAX = 10_000;
 /** The cause of an operation the circuit breaker refused: it never reached Redis. */
 const NOT_SENT = new Error('store circuit breaker open: not sent');
 
-/** Buckets of attempt counters, each one hash tag (the first character of a counter's reference). */
-export const ATTEMPT_BUCKETS = 64;
+/** Buckets of attempt counters, each one hash tag: a pool's letter ({@link counterPool}) and the first character of a counter's reference. */
+export const ATTEMPT_BUCKETS = 128;
 
 /** What a counter takes in Redis with its entries in its bucket's indexes, in approximate bytes (`used_memory` per counter, Redis 7). */
 export const REDIS_COUNTER_BYTES = 600;
@@ -110,11 +110,14 @@ interface MemoryState {
 
 const UNKNOWN_MEMORY: MemoryState = { fill: 0, counterCap: 0 };
 
-/** A counter's bucket: a hash tag it shares with the bucket's indexes (one Cluster slot), so its fail script may replace the bucket's counters. */
-const attemptBucket = (ref: string): string => `{${ref.charAt(0)}}`;
+/**
+ * A counter's bucket: a hash tag it shares with the bucket's indexes (one Cluster slot), so its fail script may replace
+ * the bucket's counters, and only counters of its own pool.
+ */
+const attemptBucket = (key: string, ref: string): string => `{${counterPool(key).charAt(0)}${ref.charAt(0)}}`;
 
-/** The first characters of a reference (base64url), one bucket each. */
-const BUCKET_CHARACTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** The hash tags of the buckets: a pool's letter and a first character of a reference (base64url). */
+const BUCKET_TAGS = [...'lo'].flatMap((pool) => [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].map((c) => `${pool}${c}`));
 
 /** The Cluster slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole key without one, modulo 16384. */
 function keySlot(key: string): number {
@@ -130,9 +133,9 @@ function keySlot(key: string): number {
 }
 
 /**
- * Each bucket's counter cap: a 64th of the quarter on a standalone server; on a Cluster, of each master the quarter of
+ * Each bucket's counter cap: a 128th of the quarter (64 buckets a pool, each pool half the quarter) on a standalone server; on a Cluster, of each master the quarter of
  * its own `maxmemory` shared by the buckets whose slot it serves (a bucket whose master is unknown counted on each), the
- * least of them, as the 64 buckets fall unevenly on the masters (a hash tag prefix puts all of them on one). 0 (none)
+ * least of them, as the 128 buckets fall unevenly on the masters (a hash tag prefix puts all of them on one). 0 (none)
  * unless every master has a `maxmemory`.
  */
 function counterCapOf(masters: { node: string; maxmemory: number }[], bucketOwners: (string | undefined)[] | undefined): number {
@@ -150,7 +153,7 @@ function counterCapOf(masters: { node: string; maxmemory: number }[], bucketOwne
 /** The Redis key of attempt counter `key` under `prefix`. */
 export function attemptCounterKey(prefix: string, key: string): string {
   const ref = refOf(key);
-  return `${prefix}attempts:${attemptBucket(ref)}:${ref}`;
+  return `${prefix}attempts:${attemptBucket(key, ref)}:${ref}`;
 }
 
 /**
@@ -564,7 +567,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   const attemptKey = (key: string): string => attemptCounterKey(prefix, key);
   const bucketKeys = (key: string): [string, string, string] => {
-    const bucket = attemptBucket(refOf(key));
+    const bucket = attemptBucket(key, refOf(key));
     return [`${prefix}attempt-rank:${bucket}`, `${prefix}attempt-expiry:${bucket}`, `${prefix}attempt-floor:${bucket}`];
   };
   const head = (rule: AttemptRule): [number, number] => [rule.consecutiveLimit ?? 0, rule.maxCoolDownSeconds * 1000];
@@ -613,7 +616,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       }),
     })));
   };
-  const bucketSlots = [...BUCKET_CHARACTERS].map((c) => keySlot(`${prefix}attempt-rank:{${c}}`));
+  const bucketSlots = BUCKET_TAGS.map((tag) => keySlot(`${prefix}attempt-rank:{${tag}}`));
   const memoryField = (info: string, field: string): string | undefined => new RegExp(`^${field}:(\\S+)`, 'm').exec(info)?.[1];
   /** The first `maxmemory_policy` other than `noeviction` among the masters with a `maxmemory` (a user denied INFO: unknown). */
   const evictionPolicy = async (): Promise<string | undefined> => {

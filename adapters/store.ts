@@ -76,6 +76,15 @@ export const FLOW_HEADROOM = 0.1;
  */
 export const COUNTER_SHARE = 0.25;
 
+/**
+ * Which pool of the counters' share a counter replaces within, half the share each: a sign-in's (its key's scope starts
+ * `login-`: each of its failures a password judged) and the rest (management logins, which cost no hash to fail, and
+ * shares of a crowded store). So cheap failures never replace a sign-in's counter.
+ */
+export function counterPool(key: string): 'login' | 'other' {
+  return key.startsWith('login-') ? 'login' : 'other';
+}
+
 /** The share of a store's limit from which each client address may start only so many flows an hour ({@link SvcStore.crowded}). */
 export const CROWDED_SHARE = 0.5;
 

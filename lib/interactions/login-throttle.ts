@@ -4,7 +4,7 @@ import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
 import { createAttemptGate, isPass, type GateCounter, type GatePass } from './attempt-gate.js';
 import { DEVICE_COOKIE, DeviceCookies } from './device-cookie.js';
-import { addressCounterKeys, clientAddress, counterKey, type ProxyTrust } from '../web/client-address.js';
+import { addressCounterKey, clientAddress, counterKey, type ProxyTrust } from '../web/client-address.js';
 
 /** What a sign-in attempt may do next (see {@link LoginThrottle.begin}). */
 export type LoginAttempt =
@@ -76,12 +76,12 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
         ? [{ key: counterKey('login-device', device, macKey), rule: nameRule, label: 'device', forgetOnSuccess: true }]
         : [
             { key: nameKey, rule: nameRule, label: 'name', forgetOnSuccess: true },
-            ...addressCounterKeys('login-address', clientAddress(ctx, options.proxy), macKey, options.addressRule).map(([key, rule]) => ({ key, rule, label: 'address' as const, forgetOnSuccess: false })),
+            { key: addressCounterKey('login-address', clientAddress(ctx, options.proxy), macKey), rule: options.addressRule, label: 'address', forgetOnSuccess: false },
           ];
       const result = await gate.enter(counters);
       if (!isPass(result)) {
         const { locked } = result;
-        return { allowed: false, retryAfterSeconds: result.retryAfterSeconds, locked: new Set(locked).size > 1 ? 'both' : (locked[0] ?? 'name') };
+        return { allowed: false, retryAfterSeconds: result.retryAfterSeconds, locked: locked.length > 1 ? 'both' : (locked[0] ?? 'name') };
       }
       return {
         allowed: true,

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
-import { addressCounterKeys, clientAddress, type ProxyTrust } from '../web/client-address.js';
+import { addressCounterKey, clientAddress, type ProxyTrust } from '../web/client-address.js';
 import { requestIdOf, sendError } from '../web/error-response.js';
 import { isCrossSite } from '../web/same-origin.js';
 import type { Logger } from '../logger.js';
@@ -68,7 +68,7 @@ export function managementGuard(options: GuardOptions): Middleware {
     };
     // A right password leaves the count as it is: forgetting it would give whoever shares her address (an office
     // NAT, an egress proxy) a fresh budget at each of her sign-ins. Failures age out with the window.
-    const pass = await gate.enter(addressCounterKeys('management', address, options.counterKey, rule).map(([key, counted]) => ({ key, rule: counted, label: 'address', forgetOnSuccess: false })));
+    const pass = await gate.enter([{ key: addressCounterKey('management', address, options.counterKey), rule, label: 'address', forgetOnSuccess: false }]);
     if (!isPass(pass)) return tooMany(pass.retryAfterSeconds);
     const auth = checkBasicAuth(ctx.get('authorization') || undefined, credentials.user, credentials.password);
     if (auth !== 'ok') {

@@ -217,7 +217,7 @@ export const PROPERTY_DEFINITIONS = [
   }),
   row('svc.management.lockout-threshold', 'management.lockoutThreshold', integer(1, 1000), {
     default: 5,
-    doc: 'Failed management logins from one client address (an IPv6 /64; an IPv6 /48 eight times as many) within 15 minutes (or the cool-down, if longer) before it gets 429 for the cool-down; a right password does not reset the count.',
+    doc: 'Failed management logins from one client within 15 minutes (or the cool-down, if longer) before it gets 429 for the cool-down; a right password does not reset the count.',
   }),
   row('svc.management.lockout-seconds', 'management.lockoutSeconds', integer(1, 86400), { default: 300, doc: 'Cool-down of a management lockout, in seconds.' }),
   row('svc.stage.include-scopes-in-user-info', 'stage.includeScopesInUserInfo', parseBoolean, {
@@ -304,7 +304,7 @@ export const PROPERTY_DEFINITIONS = [
   }),
   row('svc.login.address-threshold', 'login.addressThreshold', integer(1, 100000), {
     default: 100,
-    doc: 'Failed sign-ins from one client address (an IPv6 /64; an IPv6 /48 eight times as many), of attempts without a valid device cookie, within the window before further such attempts get 429 (C8): high enough that a crowd behind one NAT does not reach it by typos.',
+    doc: 'Failed sign-ins from one client address (an IPv6 /64), of attempts without a valid device cookie, within the window before further such attempts get 429 (C8): high enough that a crowd behind one NAT does not reach it by typos.',
   }),
   row('svc.login.start-threshold', 'login.startThreshold', integer(1, 1_000_000), {
     default: 200,

@@ -406,8 +406,9 @@ describe('a Redis store\'s throttle counters keep to a quarter of maxmemory, as 
     try {
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
       const locked = await store.attempts.check('victim-name', RULE);
-      await flood('random-name', 8000);
       const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
+      // Four caps' worth in each of her pool's 64 buckets.
+      await flood('random-name', 4 * (ATTEMPT_BUCKETS / 2) * cap);
       expect(await counters()).toBeLessThanOrEqual(ATTEMPT_BUCKETS * cap);
       const ranks = await admin.keys(`${prefix}attempt-rank:*`);
       expect(Math.max(...(await Promise.all(ranks.map((k) => admin.zcard(k)))))).toBeLessThanOrEqual(cap);
@@ -429,10 +430,28 @@ describe('a Redis store\'s throttle counters keep to a quarter of maxmemory, as 
   });
 });
 
+describe('a Redis store\'s counters of sign-ins and of the rest replace only their own (memory.test.ts)', () => {
+  it('attack: management failures from ever new addresses (no password judged) fill only their own buckets: a sign-in\'s lock is never replaced; honest: they are still counted', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('counter-pools'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    try {
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('login-name:victim', RULE);
+      const locked = await store.attempts.check('login-name:victim', RULE);
+      for (let i = 0; i < 8000; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`management:${i + j}`, RULE)));
+      expect(await store.attempts.check('login-name:victim', RULE)).toBeGreaterThan(locked - 5000);
+      for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('management:last', RULE);
+      expect(await store.attempts.check('management:last', RULE)).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      own.dispose();
+    }
+  });
+});
+
 describe('a Redis store\'s counters that failed often once stand above the rest only until others replace them (GreedyDual, as memory.test.ts)', () => {
   /** Names whose counters fall in `name`'s bucket (an attacker, not knowing the MAC key, tries some 64 times as many). */
   const inBucketOf = (prefix: string, name: string, tag: string, count: number): string[] => {
-    const bucket = (n: string): string => attemptCounterKey(prefix, n).slice(prefix.length, prefix.length + 'attempts:{x}'.length);
+    const bucket = (n: string): string => attemptCounterKey(prefix, n).slice(prefix.length, prefix.length + 'attempts:{px}'.length);
     const names: string[] = [];
     for (let i = 0; names.length < count; i += 1) if (bucket(`${tag}-${i}`) === bucket(name)) names.push(`${tag}-${i}`);
     return names;
@@ -507,7 +526,7 @@ describe('a Redis Cluster\'s counters keep to a quarter of each master\'s maxmem
       };
       const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
       const buckets = cluster.nodes.map(() => 0);
-      for (const c of chars) {
+      for (const c of [...'lo'].flatMap((pool) => [...chars].map((x) => `${pool}${x}`))) {
         const i = await owner(`{${c}}`);
         buckets[i] = (buckets[i] ?? 0) + 1;
       }
@@ -516,7 +535,7 @@ describe('a Redis Cluster\'s counters keep to a quarter of each master\'s maxmem
       await Promise.all(nodes.map((node, i) => node.config('SET', 'maxmemory', String(maxima[i]))));
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
       const locked = await store.attempts.check('victim-name', RULE);
-      for (let i = 0; i < 10_000; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`random-name-${i + j}`, RULE)));
+      for (let i = 0; i < 8000; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`random-name-${i + j}`, RULE)));
       const held = (await Promise.all(nodes.map((node) => node.keys(`${prefix}attempts:*`)))).map((keys) => keys.length);
       expect(held.every((n) => n > 0)).toBe(true);
       expect(held.map((n, i) => n <= ((maxima[i] ?? 0) * COUNTER_SHARE) / REDIS_COUNTER_BYTES)).toEqual(held.map(() => true));
