@@ -1,7 +1,7 @@
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { startsFlow, type AttemptRule, type SvcStore } from '../../adapters/store.js';
-import { currentRequest, MODEL_NAMES } from '../seams.js';
+import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 import { addressCounterKeys, clientAddress, counterKey, SITE_SHARES, type ProxyTrust } from '../web/client-address.js';
 
 /** What {@link flowShare} counts with: the store, whose client address a request is, and the MAC key of counter names. */
@@ -15,7 +15,6 @@ export interface FlowShareParts {
 }
 
 const HOUR = 3600;
-
 
 /** The account of a signed-in session's new interaction or session: such flows are counted per account, not per address. */
 function signedIn(model: string, payload: AdapterPayload): string | undefined {
@@ -49,7 +48,7 @@ export function flowShare(inner: Adapter, model: string, parts: FlowShareParts):
   const rule: AttemptRule = { limit: parts.threshold, windowSeconds: HOUR, coolDownSeconds: HOUR, maxCoolDownSeconds: HOUR, expendable: true };
   // An account as an IPv6 /48: her devices on several networks, each sign-in a session and a consent interaction.
   const accountRule: AttemptRule = { ...rule, limit: parts.threshold * SITE_SHARES };
-  const resumed = (ctx: KoaContextWithOIDC): boolean => ctx.oidc?.route === 'resume' || ctx.oidc?.route === 'device_resume';
+  const resumed = (ctx: KoaContextWithOIDC): boolean => ctx.oidc?.route === ROUTE_NAMES.resume;
   const addressCounters = (ctx: KoaContextWithOIDC): [string, AttemptRule][] => addressCounterKeys('flow-address', clientAddress(ctx, parts.proxy), parts.macKey, rule);
   /** The account counter a signed-in record counts on first, if any, and the address counters it counts on else. */
   const countersOf = (ctx: KoaContextWithOIDC, payload: AdapterPayload): { account?: [string, AttemptRule]; address: [string, AttemptRule][] } => {
