@@ -48,7 +48,7 @@ export async function checkStaticClients(provider: Provider, settings: Settings,
 /** Builds the provider from an already resolved and checked runtime (shared with `createApp`). */
 export function providerFromRuntime(settings: Settings, runtime: Runtime, metrics?: Metrics): Provider {
   const { authenticator, logger, registry } = runtime;
-  const flowShare = { proxy: { proxy: settings.proxy, hops: settings.proxyHops }, macKey: runtime.cookieKeys[0] ?? '', threshold: settings.login.startThreshold };
+  const flowShare = { proxy: { proxy: settings.proxy, hops: settings.proxyHops }, macKey: runtime.cookieKeys[0] ?? '', threshold: settings.login.startThreshold, logger };
   const wrapping: WrappingParts = { store: runtime.store, flowShare, logger, metrics, baseUrl: settings.baseUrl, proxy: settings.proxy, keys: runtime.jwks.keys };
   const configuration = createConfiguration(settings, {
     jwks: runtime.jwks,

@@ -1,6 +1,7 @@
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { startsFlow, type AttemptRule, type SvcStore } from '../../adapters/store.js';
+import type { Logger } from '../logger.js';
 import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 import { addressCounterKeys, clientAddress, counterKey, SITE_SHARES, type ProxyTrust } from '../web/client-address.js';
 
@@ -12,6 +13,8 @@ export interface FlowShareParts {
   macKey: string;
   /** Flows one address may start an hour while the store is crowded (`svc.login.start-threshold`). */
   threshold: number;
+  /** Where each refusal is logged (`flow_share_refused`, the model and whether an account's share was spent), so an operator whose `svc.proxy` is wrong sees why everyone is held up. */
+  logger?: Logger;
 }
 
 const HOUR = 3600;
@@ -83,6 +86,7 @@ export function flowShare(inner: Adapter, model: string, parts: FlowShareParts):
       const wait = await refused(ctx, id, payload);
       if (wait > 0 && ctx) {
         refusals.set(ctx, (refusals.get(ctx) ?? new Set()).add(key));
+        parts.logger?.warn('flow_share_refused', { model, account: signedIn(model, payload) !== undefined });
         ctx.set('Retry-After', String(Math.ceil(wait / 1000)));
         const err = new errors.TemporarilyUnavailable('too many new sign-ins from this network while the provider is busy, try again later');
         err.status = err.statusCode = 429;

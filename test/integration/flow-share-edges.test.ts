@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { SignJWT } from 'jose';
 
 import { createMemoryStore } from '../../adapters/memory.js';
+import { capturingLogger } from '../helpers/logs.js';
 import { confidentialClient } from '../helpers/app.js';
 import { codeFlowUrl, FormBrowser, pkcePair, redirectParams } from '../helpers/flow.js';
 import { registerSigningClient } from '../helpers/request-objects.js';
@@ -27,7 +28,8 @@ class AddressedBrowser extends FormBrowser {
 describe('a crowded store shared out by client address: pushes, sign-out pages, the hour (svc.login.start-threshold)', () => {
   let offset = 0;
   const store = createMemoryStore({ maxBytes: 2 ** 20, now: () => Date.now() + offset });
-  const running = appPerSuite({ store, clients: [client, publicClient], properties: { 'svc.proxy': true, 'svc.login.start-threshold': THRESHOLD } });
+  const { logger, lines } = capturingLogger();
+  const running = appPerSuite({ store, logger, clients: [client, publicClient], properties: { 'svc.proxy': true, 'svc.login.start-threshold': THRESHOLD } });
   const count = async (model: string): Promise<number> => (await store.inventory.list(model, { limit: 1000 })).records.length;
   const par = (address: string, body: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> =>
     fetch(`${running.issuer}/par`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address, ...headers }, body: new URLSearchParams(body).toString() });
@@ -47,6 +49,10 @@ describe('a crowded store shared out by client address: pushes, sign-out pages, 
     const statuses = [];
     for (let i = 0; i < THRESHOLD + 5; i += 1) statuses.push((await par('192.0.2.10', fields(publicClient))).status);
     expect(statuses).toEqual([...Array<number>(THRESHOLD).fill(201), ...Array<number>(5).fill(429)]);
+    // Each refusal is logged for the operator, naming neither the address nor its counter.
+    const refusals = lines.filter((l) => l.includes('"e":"flow_share_refused"'));
+    expect(refusals.slice(-5).map((l) => JSON.parse(l) as unknown)).toEqual(Array(5).fill({ e: 'flow_share_refused', model: 'PushedAuthorizationRequest', account: false }));
+    expect(refusals.join('\n')).not.toContain('192.0.2.10');
     expect([await count('PushedAuthorizationRequest') - pushed, await count('PushedAuthorizationRequestUse') - marks]).toEqual([THRESHOLD, THRESHOLD]);
   });
 
