@@ -64,31 +64,32 @@ export function flowShare(inner: Adapter, model: string, parts: FlowShareParts):
     if (!startsFlow(model, payload) || authenticatedPush(ctx, model)) return { address: [] };
     return { address: addressCounters(ctx) };
   };
-  const refused = async (ctx: KoaContextWithOIDC | undefined, id: string, payload: AdapterPayload): Promise<number> => {
+  /** Milliseconds until the record may be created (0: now), and whether an account's share refused it. */
+  const refused = async (ctx: KoaContextWithOIDC | undefined, id: string, payload: AdapterPayload): Promise<{ wait: number; account: boolean }> => {
     const counters = ctx ? countersOf(ctx, payload) : { address: [] };
-    if ((!counters.account && !counters.address.length) || !(await parts.store.crowded?.()) || (await inner.find(id))) return 0;
+    if ((!counters.account && !counters.address.length) || !(await parts.store.crowded?.()) || (await inner.find(id))) return { wait: 0, account: false };
     if (counters.account) {
       const wait = await parts.store.attempts.fail(...counters.account);
-      if (wait === 0 || !counters.address.length) return wait;
+      if (wait === 0 || !counters.address.length) return { wait, account: true };
     }
     // One after the other: an address already refused spends nothing of its site's share.
     for (const [key, counterRule] of counters.address) {
       const wait = await parts.store.attempts.fail(key, counterRule);
-      if (wait > 0) return wait;
+      if (wait > 0) return { wait, account: false };
     }
-    return 0;
+    return { wait: 0, account: false };
   };
   return {
     async upsert(id, payload, expiresIn) {
       const ctx = currentRequest();
       const key = `${model}:${id}`;
       if (ctx && refusals.get(ctx)?.has(key)) return;
-      const wait = await refused(ctx, id, payload);
+      const { wait, account } = await refused(ctx, id, payload);
       if (wait > 0 && ctx) {
         refusals.set(ctx, (refusals.get(ctx) ?? new Set()).add(key));
-        parts.logger?.warn('flow_share_refused', { model, account: signedIn(model, payload) !== undefined });
+        parts.logger?.warn('flow_share_refused', { model, account });
         ctx.set('Retry-After', String(Math.ceil(wait / 1000)));
-        const err = new errors.TemporarilyUnavailable('too many new sign-ins from this network while the provider is busy, try again later');
+        const err = new errors.TemporarilyUnavailable(`too many new sign-ins ${account ? 'for this account' : 'from this network'} while the provider is busy, try again later`);
         err.status = err.statusCode = 429;
         throw err;
       }

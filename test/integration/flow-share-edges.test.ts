@@ -130,13 +130,17 @@ describe('a crowded store shared out by client address: pushes, sign-out pages, 
     await holder.follow(codeFlowUrl(running.issuer, client, { state: 's', code_challenge: pkcePair().challenge }), running.baseUrl);
     await holder.submit('login-form', { login: 'demo-basic', password: 'demo-basic' }, running.baseUrl).then(() => holder.submit('consent-allow', {}, running.baseUrl));
     const refusals = [];
+    let description: string | null = null;
     for (let i = 0; i < 8 * THRESHOLD; i += 1) {
       const { leftTo } = await holder.follow(codeFlowUrl(running.issuer, client, { state: `again-${i}`, prompt: 'login', code_challenge: pkcePair().challenge }), running.baseUrl);
-      refusals.push(leftTo !== undefined && redirectParams(leftTo).get('error') === 'temporarily_unavailable');
+      const refused = leftTo !== undefined && redirectParams(leftTo).get('error') === 'temporarily_unavailable';
+      if (refused) description = redirectParams(leftTo).get('error_description');
+      refusals.push(refused);
     }
     // Her own sign-in took a few of them (her session, her consent interaction); from the first refusal on, all are.
     const first = refusals.indexOf(true);
     expect([first >= 8 * THRESHOLD - 3, refusals.slice(first).every(Boolean)]).toEqual([true, true]);
+    expect(description).toContain('for this account');
     expect(await start('192.0.2.61')).toContain('/interaction/');
   });
 
