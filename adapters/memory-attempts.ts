@@ -19,6 +19,7 @@ const COUNTER_OVERHEAD = 256;
 
 /** Counters that replace only each other (see {@link counterPool}). */
 interface Pool {
+  readonly name: ReturnType<typeof counterPool>;
   /** The keys by their standing, each set in the order of their last failure. */
   readonly byStanding: Map<number, Set<string>>;
   /** The standing of the last counter replaced: a failure stands its run above it. */
@@ -29,7 +30,7 @@ interface Pool {
   evicting: boolean;
 }
 
-const newPool = (): Pool => ({ byStanding: new Map(), floor: 0, held: 0, evicting: false });
+const newPool = (name: Pool['name']): Pool => ({ name, byStanding: new Map(), floor: 0, held: 0, evicting: false });
 
 /** Where {@link createMemoryAttempts} counts. */
 export interface MemoryAttemptsOptions {
@@ -57,7 +58,7 @@ export interface MemoryAttemptsOptions {
 export function createMemoryAttempts(now: () => number, options?: MemoryAttemptsOptions): AttemptCounter & { sweep(): number } {
   const budget = options?.budget;
   const entries = new Map<string, AttemptEntry>();
-  const pools = { login: newPool(), other: newPool() };
+  const pools = { login: newPool('login'), other: newPool('other') };
   const poolShare = (options?.shareBytes ?? 0) / 2;
   const cost = (key: string): number => key.length + COUNTER_OVERHEAD;
   const poolOf = (key: string): Pool => pools[counterPool(key)];
@@ -86,7 +87,7 @@ export function createMemoryAttempts(now: () => number, options?: MemoryAttempts
   const beyondShare = (pool: Pool, bytes: number): boolean => options !== undefined && pool.held + bytes > poolShare && pool.byStanding.size > 0;
   const evictFor = (pool: Pool, bytes: number): void => {
     if (!options || !beyondShare(pool, bytes)) return;
-    if (!pool.evicting) options.logger.warn('attempt_counters_evicted', { share_bytes: options.shareBytes });
+    if (!pool.evicting) options.logger.warn('attempt_counters_evicted', { pool: pool.name, pool_bytes: poolShare });
     pool.evicting = true;
     while (beyondShare(pool, bytes)) {
       const standing = lowest(pool);

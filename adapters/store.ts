@@ -77,12 +77,13 @@ export const FLOW_HEADROOM = 0.1;
 export const COUNTER_SHARE = 0.25;
 
 /**
- * Which pool of the counters' share a counter replaces within, half the share each: a sign-in's (its key's scope starts
- * `login-`: each of its failures a password judged) and the rest (management logins, which cost no hash to fail, and
- * shares of a crowded store). So cheap failures never replace a sign-in's counter.
+ * Which pool of the counters' share a counter replaces within, half the share each: a sign-in's name and address
+ * counters (each failure a password judged, and bounded by the address throttle) and the rest (management logins, which
+ * cost no hash to fail; device counters, which one address can make without end by signing in to its own account and
+ * failing once per cookie; shares of a crowded store). So neither replaces a name's or address's counter.
  */
 export function counterPool(key: string): 'login' | 'other' {
-  return key.startsWith('login-') ? 'login' : 'other';
+  return key.startsWith('login-name:') || key.startsWith('login-address:') ? 'login' : 'other';
 }
 
 /** The share of a store's limit from which each client address may start only so many flows an hour ({@link SvcStore.crowded}). */

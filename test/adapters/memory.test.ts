@@ -250,7 +250,7 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
       const { stored: alone } = await flood(empty, 'strangers').finally(() => empty.close());
       expect(kept).toBeGreaterThanOrEqual(Math.floor((alone * (0.9 - COUNTER_SHARE)) / 0.9) - 1);
       expect(lines.map((l) => JSON.parse(l) as { e: string }).filter((l) => l.e === 'attempt_counters_evicted')).toEqual([
-        { e: 'attempt_counters_evicted', share_bytes: MAX * COUNTER_SHARE },
+        { e: 'attempt_counters_evicted', pool: 'login', pool_bytes: (MAX * COUNTER_SHARE) / 2 },
       ]);
     } finally {
       await store.close();
@@ -338,13 +338,15 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     });
   });
 
-  it('attack: management failures from ever new addresses (no password judged, so cheap) fill only their own half of the share and never replace a sign-in\'s counter: the victim\'s lock is kept; honest: they go on being counted, replacing each other', async () => {
+  it('attack: management failures from ever new addresses (no password judged, so cheap) and device counters (one address makes them without end) fill only their own half of the share and never replace a name\'s or address\'s counter: the victim\'s lock is kept; honest: they go on being counted, replacing each other', async () => {
     const { store } = setup();
     const management = { limit: 5, windowSeconds: 900, coolDownSeconds: 300, maxCoolDownSeconds: 3600 };
     try {
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('login-name:victim', RULE);
       const locked = await store.attempts.check('login-name:victim', RULE);
       for (let i = 0; i < 2000; i += 1) for (let n = 0; n < 3; n += 1) await store.attempts.fail(`management:address-${i}`, management);
+      // Device counters too: one address makes them without end (a sign-in to its own account per cookie, then a failure).
+      for (let i = 0; i < 2000; i += 1) for (let n = 0; n < 3; n += 1) await store.attempts.fail(`login-device:${i}`, RULE);
       expect(await store.attempts.check('login-name:victim', RULE)).toBe(locked);
       for (let n = 0; n < management.limit; n += 1) await store.attempts.fail('management:address-last', management);
       expect(await store.attempts.check('management:address-last', management)).toBe(management.coolDownSeconds * 1000);

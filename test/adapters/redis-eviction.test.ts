@@ -431,13 +431,14 @@ describe('a Redis store\'s throttle counters keep to a quarter of maxmemory, as 
 });
 
 describe('a Redis store\'s counters of sign-ins and of the rest replace only their own (memory.test.ts)', () => {
-  it('attack: management failures from ever new addresses (no password judged) fill only their own buckets: a sign-in\'s lock is never replaced; honest: they are still counted', async () => {
+  it('attack: management failures from ever new addresses (no password judged) and device counters fill only their own buckets: a sign-in\'s lock is never replaced; honest: they are still counted', async () => {
     const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
     const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('counter-pools'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
     try {
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('login-name:victim', RULE);
       const locked = await store.attempts.check('login-name:victim', RULE);
       for (let i = 0; i < 8000; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`management:${i + j}`, RULE)));
+      for (let i = 0; i < 4000; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`login-device:${i + j}`, RULE)));
       expect(await store.attempts.check('login-name:victim', RULE)).toBeGreaterThan(locked - 5000);
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('management:last', RULE);
       expect(await store.attempts.check('management:last', RULE)).toBeGreaterThan(0);

@@ -104,6 +104,12 @@ describe('login throttling by completed failures (C8)', () => {
     expect(lines.join('\n')).not.toMatch(/demo"|wrong-\d|198\.51\./);
   });
 
+  it('honest: failures from many /64s of her IPv6 /48 (a campus, an ISP\'s customers) never lock her own /64: a neighbour cannot keep her from signing in', async () => {
+    const form = await loginAttempts(running, client);
+    for (let net = 1; net <= 10; net += 1) for (let i = 0; i < 5; i += 1) await (await form.attempt(`neighbour-${net}-${i}`, 'wrong', `2001:db8:e:${net.toString(16)}::1`)).text();
+    expect((await form.attempt('demo', 'demo', '2001:db8:e:ff::1')).status).toBe(303);
+  });
+
   it('of 20 concurrent wrong passwords for one name exactly 5 get through (answered as wrong), the rest get 429; with the right one among them it gets in only if it settles before the fifth failure', async () => {
     const form = await loginAttempts(running, client);
     const responses = await Promise.all(Array.from({ length: 20 }, (_v, i) => form.attempt('race-victim', `guess-${i}`, freshAddress())));
