@@ -44,16 +44,15 @@ export interface MemoryAttemptsOptions {
 
 /**
  * The memory store's {@link AttemptCounter}: the rules of the Redis attempt scripts, each operation one synchronous step.
- * A new counter beyond its pool's half of `shareBytes` replaces the pool's counter of lowest standing (the least recently
- * failed of those; a sign-in's counters and the rest each form a pool, {@link counterPool}), so
+ * A new counter beyond its pool's half of `shareBytes` (a sign-in's name and address counters and the rest each form a
+ * pool, {@link counterPool}) replaces the pool's counter of lowest standing, the least recently failed of those, so
  * people can still sign in while a flood of made-up names is counted. A counter's standing, set at each failure, is its
  * run of failures in a row (none for an expendable one, {@link AttemptRule.expendable}) above the standing of the last
- * counter replaced (GreedyDual aging): counters that failed
- * often once do not stand forever above the rest, so a set of them made once cannot make a name of fewer failures the
- * one replaced by the next new counter, again and again; a name's count is lost only after about as many new counters
- * as the share holds per failure of her run. When `budget` has no room for a new counter
- * and counters hold less than their share, a key without a counter is refused (503) at its check already, so a guess
- * that could not be counted is never judged.
+ * counter replaced (GreedyDual aging): counters that failed often once do not stand above the rest for good, so a set
+ * of them made once cannot make a name of fewer failures the one replaced by the next new counter, again and again. A
+ * name's count is lost only after about as many new counters as its pool holds per failure of her run. When `budget`
+ * has no room for a new counter and its pool holds less than its half, a key without a counter is refused (503) at its
+ * check already, so a guess that could not be counted is never judged.
  */
 export function createMemoryAttempts(now: () => number, options?: MemoryAttemptsOptions): AttemptCounter & { sweep(): number } {
   const budget = options?.budget;
