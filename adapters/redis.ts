@@ -603,8 +603,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     },
   };
 
-  /** Each master's `INFO memory` (`''` for a user denied INFO). */
-  const memoryInfos = async (): Promise<string[]> => (await masterMemory()).map(({ info }) => info);
   /** Each master's `INFO memory` (`''` for a user denied INFO) and its address as the Cluster's slot table names it. */
   const masterMemory = async (): Promise<{ node: string; info: string }[]> => {
     const masters = clustered ? (client as Cluster).nodes('master') : [client as Redis];
@@ -621,7 +619,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   /** The first `maxmemory_policy` other than `noeviction` among the masters with a `maxmemory` (a user denied INFO: unknown). */
   const evictionPolicy = async (): Promise<string | undefined> => {
     // Without a `maxmemory` Redis never evicts, whatever the policy.
-    const evicting = (await memoryInfos()).filter((info) => Number(memoryField(info, 'maxmemory')) > 0);
+    const evicting = (await masterMemory()).map(({ info }) => info).filter((info) => Number(memoryField(info, 'maxmemory')) > 0);
     return evicting.map((info) => memoryField(info, 'maxmemory_policy')).find((policy) => policy !== undefined && policy !== 'noeviction');
   };
 

@@ -3,7 +3,7 @@ import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } fr
 import { startsFlow, type AttemptRule, type SvcStore } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
 import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
-import { addressCounterKeys, clientAddress, counterKey, SITE_SHARES, type ProxyTrust } from '../web/client-address.js';
+import { addressCounterKey, clientAddress, counterKey, siteAddressKey, type ProxyTrust } from '../web/client-address.js';
 
 /** What {@link flowShare} counts with: the store, whose client address a request is, and the MAC key of counter names. */
 export interface FlowShareParts {
@@ -18,6 +18,9 @@ export interface FlowShareParts {
 }
 
 const HOUR = 3600;
+
+/** How many address shares an IPv6 /48 holds (one host with a whole /48 is not 65 536 addresses), and an account. */
+const SITE_SHARES = 8;
 
 /** The account of a signed-in session's new interaction or session: such flows are counted per account, not per address. */
 function signedIn(model: string, payload: AdapterPayload): string | undefined {
@@ -49,10 +52,16 @@ const authenticatedPush = (ctx: KoaContextWithOIDC, model: string): boolean =>
 export function flowShare(inner: Adapter, model: string, parts: FlowShareParts): Partial<Adapter> {
   // A cool-down of the whole hour: shorter ones, doubling per lockout, would let three thresholds start in the first hour.
   const rule: AttemptRule = { limit: parts.threshold, windowSeconds: HOUR, coolDownSeconds: HOUR, maxCoolDownSeconds: HOUR, expendable: true };
-  // An account as an IPv6 /48: her devices on several networks, each sign-in a session and a consent interaction.
-  const accountRule: AttemptRule = { ...rule, limit: parts.threshold * SITE_SHARES };
+  // An IPv6 /48, and an account as one: her devices on several networks, each sign-in a session and a consent interaction.
+  const siteRule: AttemptRule = { ...rule, limit: parts.threshold * SITE_SHARES };
   const resumed = (ctx: KoaContextWithOIDC): boolean => ctx.oidc?.route === ROUTE_NAMES.resume;
-  const addressCounters = (ctx: KoaContextWithOIDC): [string, AttemptRule][] => addressCounterKeys('flow-address', clientAddress(ctx, parts.proxy), parts.macKey, rule);
+  /** The address's counter and, for IPv6, its /48's. */
+  const addressCounters = (ctx: KoaContextWithOIDC): [string, AttemptRule][] => {
+    const address = clientAddress(ctx, parts.proxy);
+    const site = siteAddressKey(address);
+    const own: [string, AttemptRule] = [addressCounterKey('flow-address', address, parts.macKey), rule];
+    return site ? [own, [counterKey('flow-address-site', site, parts.macKey), siteRule]] : [own];
+  };
   /** The account counter a signed-in record counts on first, if any, and the address counters it counts on else. */
   const countersOf = (ctx: KoaContextWithOIDC, payload: AdapterPayload): { account?: [string, AttemptRule]; address: [string, AttemptRule][] } => {
     const account = signedIn(model, payload);
@@ -60,7 +69,7 @@ export function flowShare(inner: Adapter, model: string, parts: FlowShareParts):
     // thousand times, spending her share. Where she has just signed in or consented (resume: the flow began as a
     // stranger's, counted and held to nine tenths as one), beyond her share she is counted as a stranger, on the
     // address, so that cannot keep her from signing in on every network for the hour.
-    if (account !== undefined) return { account: [counterKey('flow-account', account, parts.macKey), accountRule], address: resumed(ctx) ? addressCounters(ctx) : [] };
+    if (account !== undefined) return { account: [counterKey('flow-account', account, parts.macKey), siteRule], address: resumed(ctx) ? addressCounters(ctx) : [] };
     if (!startsFlow(model, payload) || authenticatedPush(ctx, model)) return { address: [] };
     return { address: addressCounters(ctx) };
   };

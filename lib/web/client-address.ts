@@ -50,19 +50,6 @@ export function throttleAddressKey(address: string): string {
   return ipv6Prefix(address, 4) ?? plainAddress(address);
 }
 
-/** How many address budgets an IPv6 /48 holds: one host with a whole /48 is not 65 536 addresses. */
-export const SITE_SHARES = 8;
-
-/**
- * The counters of client address `address` in `scope`, each with its rule: the address's own ({@link addressCounterKey})
- * and, for IPv6, its /48's at {@link SITE_SHARES} times the limit.
- */
-export function addressCounterKeys<R extends { limit: number }>(scope: string, address: string, macKey: string, rule: R): [string, R][] {
-  const site = siteAddressKey(address);
-  const own: [string, R] = [addressCounterKey(scope, address, macKey), rule];
-  return site ? [own, [counterKey(`${scope}-site`, site, macKey), { ...rule, limit: rule.limit * SITE_SHARES }]] : [own];
-}
-
 /** The /48 of an IPv6 address (a site's usual allocation, 65 536 /64s); `undefined` for IPv4. */
 export function siteAddressKey(address: string): string | undefined {
   return ipv6Prefix(address, 3);
