@@ -12,6 +12,13 @@ const client = confidentialClient();
 const publicClient = { client_id: 'public-rp', token_endpoint_auth_method: 'none' as const, redirect_uris: ['http://rp.localhost/public-cb'] };
 const THRESHOLD = 3;
 
+/** Signs `login` in through `browser` (the demo accounts' password is their name) and consents: where she was sent. */
+async function signInAndConsent(browser: FormBrowser, app: { issuer: string; baseUrl: string }, login: string, state: string): Promise<string | undefined> {
+  await browser.follow(codeFlowUrl(app.issuer, client, { state, code_challenge: pkcePair().challenge }), app.baseUrl);
+  await browser.submit('login-form', { login, password: login }, app.baseUrl);
+  return (await browser.submit('consent-allow', {}, app.baseUrl)).leftTo;
+}
+
 /** A browser behind one client address (a trusted proxy's `X-Forwarded-For`) on every request, redirects included. */
 class AddressedBrowser extends FormBrowser {
   constructor(private readonly address: string) {
@@ -84,8 +91,7 @@ describe('a crowded store shared out by client address: pushes, sign-out pages, 
 
   it('attack: a cookie-less GET /logout beyond the share gets the 429 page with Retry-After, is counted once and stores no session; honest: a person signed in behind that address still gets her sign-out form', async () => {
     const her = new AddressedBrowser('192.0.2.30');
-    await her.follow(codeFlowUrl(running.issuer, client, { state: 'hers', code_challenge: pkcePair().challenge }), running.baseUrl);
-    const { leftTo } = await her.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl).then(() => her.submit('consent-allow', {}, running.baseUrl));
+    const leftTo = await signInAndConsent(her, running, 'demo', 'hers');
     expect(redirectParams(leftTo as string).get('code')).toEqual(expect.any(String));
 
     const fail = store.attempts.fail.bind(store.attempts);
@@ -127,8 +133,7 @@ describe('a crowded store shared out by client address: pushes, sign-out pages, 
 
   it('attack: a signed-in account looping on /authorize?prompt=login (each a new interaction of her session, not a stranger\'s) gets eight shares an hour, from any address; honest: a stranger still starts', async () => {
     const holder = new AddressedBrowser('192.0.2.60');
-    await holder.follow(codeFlowUrl(running.issuer, client, { state: 's', code_challenge: pkcePair().challenge }), running.baseUrl);
-    await holder.submit('login-form', { login: 'demo-basic', password: 'demo-basic' }, running.baseUrl).then(() => holder.submit('consent-allow', {}, running.baseUrl));
+    await signInAndConsent(holder, running, 'demo-basic', 's');
     const refusals = [];
     let description: string | null = null;
     for (let i = 0; i < 8 * THRESHOLD; i += 1) {
@@ -146,8 +151,7 @@ describe('a crowded store shared out by client address: pushes, sign-out pages, 
 
   it('attack: an address that used up its share waits the hour, not a quarter of it; honest: after the hour it starts again, and a signed-in person behind it is never held up', async () => {
     const her = new AddressedBrowser('192.0.2.40');
-    await her.follow(codeFlowUrl(running.issuer, client, { state: 'hers', code_challenge: pkcePair().challenge }), running.baseUrl);
-    await her.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl).then(() => her.submit('consent-allow', {}, running.baseUrl));
+    await signInAndConsent(her, running, 'demo', 'hers');
     const starts = [];
     for (let i = 0; i < THRESHOLD; i += 1) starts.push(await start('192.0.2.40'));
     expect(starts.map((l) => l.includes('/interaction/'))).toEqual(Array<boolean>(THRESHOLD).fill(false).map((_, i) => i < THRESHOLD - 1));
@@ -173,8 +177,7 @@ describe('a crowded store: a signed-in account beyond its share', () => {
 
   it("attack: another site sends her signed-in browser to /authorize?prompt=login until her account's share is spent (her session cookie is SameSite=None); honest: she still signs in from another network, the records of her sign-in counted there as a stranger's; the lured browser's own new flows stay refused", async () => {
     const her = new AddressedBrowser('192.0.2.62');
-    await her.follow(codeFlowUrl(app.issuer, client, { state: 's', code_challenge: pkcePair().challenge }), app.baseUrl);
-    await her.submit('login-form', { login: 'demo', password: 'demo' }, app.baseUrl).then(() => her.submit('consent-allow', {}, app.baseUrl));
+    await signInAndConsent(her, app, 'demo', 's');
     let refused = false;
     for (let i = 0; i < 10 * SIGN_IN_SHARES && !refused; i += 1) {
       const { leftTo } = await her.follow(codeFlowUrl(app.issuer, client, { state: `lured-${i}`, prompt: 'login', code_challenge: pkcePair().challenge }), app.baseUrl);
@@ -183,9 +186,7 @@ describe('a crowded store: a signed-in account beyond its share', () => {
     expect(refused).toBe(true);
     const sessions = (await store.inventory.list('Session', { limit: 1000 })).records.length;
     const phone = new AddressedBrowser('192.0.2.63');
-    await phone.follow(codeFlowUrl(app.issuer, client, { state: 'phone', code_challenge: pkcePair().challenge }), app.baseUrl);
-    await phone.submit('login-form', { login: 'demo', password: 'demo' }, app.baseUrl);
-    const { leftTo } = await phone.submit('consent-allow', {}, app.baseUrl);
+    const leftTo = await signInAndConsent(phone, app, 'demo', 'phone');
     expect([redirectParams(leftTo ?? '').has('code'), (await store.inventory.list('Session', { limit: 1000 })).records.length]).toEqual([true, sessions + 1]);
     const interactions = (await store.inventory.list('Interaction', { limit: 1000 })).records.length;
     const again = await her.follow(codeFlowUrl(app.issuer, client, { state: 'lured-again', prompt: 'login', code_challenge: pkcePair().challenge }), app.baseUrl);
