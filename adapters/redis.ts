@@ -332,7 +332,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const cacheName = (key: string): string => key.slice(prefix.length);
   // On a Cluster, publishes again on every node, where other processes subscribe (each on the first node of its own
   // seed list): the MULTI's own PUBLISH crosses the cluster bus only after the write is answered. Best effort,
-  // waiting at most 200 ms.
+  // waiting at most the operation timeout (a fixed shorter wait left a busy machine's reader the old record).
   const publishNearSubscribers = async (name: string): Promise<void> => {
     const published = (client as Cluster).nodes('all').map((node) =>
       node.publish(channel, name).then(
@@ -340,7 +340,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         (err: unknown) => logger.warn('store_invalidation_delayed', { store: 'redis', name: err instanceof Error ? err.name : 'error', ...describeFailure(err, { host: node.options.host, port: node.options.port }) }),
       ),
     );
-    await Promise.race([Promise.all(published), sleep(200, undefined, { ref: false })]);
+    await Promise.race([Promise.all(published), sleep(timeoutMs, undefined, { ref: false })]);
   };
   /** Writes a cached model's record and publishes its invalidation in one MULTI. */
   const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
