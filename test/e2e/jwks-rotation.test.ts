@@ -13,6 +13,7 @@ import { b64uint } from '../helpers/hostile-keys.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { rawIdToken, recordingAnswers, type RawAnswers } from '../helpers/raw-answers.js';
 import { encryptionKey, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
+import { rpKeyPair } from '../helpers/rp-keys.js';
 
 const REDIRECT = 'https://rp.example/cb';
 const ALG = 'RSA-OAEP-256';
@@ -215,7 +216,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
 
   it('keys remain but none can encrypt: invalid_client_metadata names the algorithm and the refused key', async () => {
     const good = await encryptionKey(ALG, { kid: 'enc' });
-    const signing = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }) as JWK;
+    const signing = (await rpKeyPair('RS256')).publicJwk;
     const { client, where, url } = await registerAt([good.jwk, { ...signing, use: 'sig', kid: 'sig' }]);
     sets.set(where, [{ ...good.jwk, e: b64uint(1n) }, { ...signing, use: 'sig', kid: 'sig' }]);
     const { seen, result } = await flow(client, [good]);
@@ -244,7 +245,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     ['an RSA key with key_ops ["verify"] beside a signing key', (signing: JWK): JWK[] => [{ ...signing, key_ops: ['verify'], kid: 'ops' }, { ...signing, use: 'sig', kid: 'sig' }]],
   ])('a set swapped to %s under a year-long max-age: invalid_client_metadata naming the key needed, one client_keys_unfit line, no ID token, and the fixed set serves after 60 s, not a year', async (_name, swapped) => {
     const good = await encryptionKey(ALG, { kid: 'enc' });
-    const signing = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }) as JWK;
+    const signing = (await rpKeyPair('RS256')).publicJwk;
     const ec = (await encryptionKey('ECDH-ES', { kid: 'ec' })).jwk;
     const { client, where, url } = await registerAt([good.jwk]);
     caching.set(where, 'public, max-age=31536000');
@@ -304,7 +305,7 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
   it('honest: a set mixing a signing key and one encryption key labelled key_ops ["encrypt"] (the spec\'s label) serves after a refetch, nothing logged', async () => {
     const first = await encryptionKey(ALG, { kid: 'first' });
     const next = await encryptionKey(ALG, { kid: 'next', use: undefined, key_ops: ['encrypt'] });
-    const signing = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }) as JWK;
+    const signing = (await rpKeyPair('RS256')).publicJwk;
     const { client, where } = await registerAt([{ ...signing, use: 'sig', kid: 'sig' }, first.jwk]);
     sets.set(where, [{ ...signing, use: 'sig', kid: 'sig' }, next.jwk]);
     advanceClock(61);

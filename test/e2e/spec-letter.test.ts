@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
+import { decodeProtectedHeader } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
@@ -9,6 +9,7 @@ import { basicAuthorization } from '../../lib/web/basic-auth.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, codeFlowParams, FormBrowser, pkcePair, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { register } from '../helpers/registration.js';
+import { rpKeyPair } from '../helpers/rp-keys.js';
 import { outcomeOf } from '../helpers/request-objects.js';
 
 const client = confidentialClient();
@@ -129,14 +130,14 @@ describe('every advertised ID token and UserInfo algorithm works with a real rel
     const tried: string[] = [];
     for (const alg of discovery.id_token_encryption_alg_values_supported ?? []) {
       for (const enc of discovery.id_token_encryption_enc_values_supported ?? []) {
-        const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg.startsWith('RSA') ? { modulusLength: 2048 } : { crv: 'P-256' }) });
+        const { publicJwk, privateKey } = await rpKeyPair(alg);
         const kid = `${alg}-${enc}`;
         const client = await registered({
           id_token_encrypted_response_alg: alg,
           id_token_encrypted_response_enc: enc,
           userinfo_encrypted_response_alg: alg,
           userinfo_encrypted_response_enc: enc,
-          jwks: { keys: [{ ...(await exportJWK(publicKey)), use: 'enc', kid }] },
+          jwks: { keys: [{ ...publicJwk, use: 'enc', kid }] },
         });
         const flow = await runCodeFlow(running.issuer, client, {
           scope: 'openid email',

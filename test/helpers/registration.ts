@@ -7,10 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import type { JWK } from 'jose';
 
 import { outboundAgents } from '../../lib/net/agents.js';
 import type { RunningApp } from './app.js';
+import { rpKeyPair } from './rp-keys.js';
 
 /** An HTTP answer of {@link register}. */
 export interface HttpResult {
@@ -50,10 +51,10 @@ export async function manage(url: string, method: 'GET' | 'POST' | 'PUT' | 'DELE
   return asResult(await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
 }
 
-/** An encryption key pair for a relying party: the private key and its public JWK. */
+/** An encryption key pair for a relying party, from the run's pool ({@link rpKeyPair}): the private key and its public JWK. */
 export async function encryptionKey(alg: 'RSA-OAEP-256' | 'RSA-OAEP' | 'ECDH-ES+A256KW' | 'ECDH-ES', extra: Partial<JWK> = {}): Promise<{ privateKey: CryptoKey; jwk: JWK }> {
-  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg.startsWith('RSA') ? { modulusLength: 2048 } : { crv: 'P-256' }) });
-  return { privateKey: privateKey, jwk: { ...(await exportJWK(publicKey)), use: 'enc', kid: `enc-${alg}`, ...extra } };
+  const { privateKey, publicJwk } = await rpKeyPair(alg);
+  return { privateKey, jwk: { ...publicJwk, use: 'enc', kid: `enc-${alg}`, ...extra } };
 }
 
 /** A tiny HTTP server whose handler the test sets; for jwks_uri and x5u. */

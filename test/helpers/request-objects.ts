@@ -1,10 +1,11 @@
-import { CompactEncrypt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { CompactEncrypt, importJWK, SignJWT, type JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
 import type { RunningApp } from './app.js';
 import { signIn } from './flow.js';
+import { rpKeyPair } from './rp-keys.js';
 import { encryptionKey, register } from './registration.js';
 
 /** Signing algorithms a relying party may sign request objects with here. */
@@ -14,8 +15,8 @@ export type RequestEncryptionAlg = 'RSA-OAEP' | 'RSA-OAEP-256' | 'ECDH-ES' | 'EC
 
 /** A signing key pair of a relying party: the private key and its public JWK (`use: "sig"`). */
 export async function signingKey(alg: SigningAlg, kid = `sig-${alg}`): Promise<{ privateKey: CryptoKey; jwk: JWK }> {
-  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'ES256' ? {} : { modulusLength: 2048 }) });
-  return { privateKey, jwk: { ...(await exportJWK(publicKey)), use: 'sig', kid } };
+  const { privateKey, publicJwk } = await rpKeyPair(alg);
+  return { privateKey, jwk: { ...publicJwk, use: 'sig', kid } };
 }
 
 /** A registered client that signs request objects, with an encryption key for the tokens it receives. */
