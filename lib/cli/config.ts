@@ -58,7 +58,7 @@ async function startChecks(settings: Settings): Promise<{ warnings: { event: str
   const [{ createMemoryStore }, { resolveRuntime }] = await Promise.all([import('../../adapters/memory.js'), import('../provider/runtime.js')]);
   const store = createMemoryStore();
   try {
-    await resolveRuntime(settings, { store, logger }, { store: false, management: true });
+    await resolveRuntime(settings, { store, logger }, { store: false, management: true }, () => Promise.resolve({ keys: [] }));
   } finally {
     await store.close();
   }

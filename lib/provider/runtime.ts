@@ -60,9 +60,10 @@ export interface Runtime {
 /**
  * Checks the unsafe defaults (refused under production, else warned about), then resolves logger,
  * keys, cookie keys, store, authenticator and clients from settings and code. `served` adds what
- * the caller serves besides the provider (the management routes) to the check.
+ * the caller serves besides the provider (the management routes) to the check; `generateKeys` makes
+ * the keys when neither code nor `svc.keys.file` gives them (`config check`, which starts nothing, makes none).
  */
-export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}, served: SuppliedParts = {}): Promise<Runtime> {
+export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}, served: SuppliedParts = {}, generateKeys = generateProviderKeys): Promise<Runtime> {
   const logger = options.logger ?? createSettingsLogger(settings.log, settings.production);
   const supplied = { store: !!options.store, keys: !!options.jwks, authenticator: !!options.authenticator, ...served };
   const unsafe = findUnsafeDefaults(settings, supplied);
@@ -71,7 +72,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
     ? validateProviderKeys(options.jwks, 'options.jwks')
     : settings.keys.file
       ? readSigningKeys(settings.keys.file)
-      : await generateProviderKeys();
+      : await generateKeys();
   const cookieKeys = settings.cookies.keys ?? [randomBytes(32).toString('base64url')];
   // Unset: every pairwise sub changes at the next start (an unsafe default, refused in production).
   const pairwiseKey = settings.subject.pairwiseKey ?? randomBytes(32).toString('base64url');
