@@ -73,7 +73,8 @@ export async function untilOutput(output: () => string, pattern: RegExp): Promis
 export function spawnCli(cwd: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const root = new URL('../..', import.meta.url).pathname;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [`${root}node_modules/tsx/dist/cli.mjs`, `${root}lib/cli.ts`, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // tsx as a loader, not its CLI, which would start a second Node process for each run.
+    const child = spawn(process.execPath, ['--import', `file://${root}node_modules/tsx/dist/loader.mjs`, `${root}lib/cli.ts`, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
