@@ -391,22 +391,62 @@ describe('redis store: a Cluster whose nodes require a password', () => {
 });
 
 describe('redis store: a consume whose answer was lost with its connection', () => {
+  /** The complete commands (RESP arrays of bulk strings, as clients send them) at the start of `data`: where each ends and its arguments. */
+  function commandsIn(data: Buffer): { end: number; args: string[] }[] {
+    const found: { end: number; args: string[] }[] = [];
+    let at = 0;
+    const header = (): number | undefined => {
+      const eol = data.indexOf('\r\n', at);
+      if (eol < 0) return undefined;
+      const n = Number(data.toString('latin1', at + 1, eol));
+      at = eol + 2;
+      return n;
+    };
+    for (;;) {
+      const count = header();
+      if (count === undefined) return found;
+      const args: string[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const length = header();
+        if (length === undefined || at + length + 2 > data.length) return found;
+        args.push(data.toString('latin1', at, at + length));
+        at += length + 2;
+      }
+      found.push({ end: at, args });
+    }
+  }
+
   /**
-   * A TCP relay to `port`: `cutAfterNextWrite()` lets the client's next bytes reach Redis, then drops everything both
-   * ways (the answer is lost, as in a network partition) until `drop()` closes those connections; later ones relay.
+   * A TCP relay to `port`: `cutAfter(key)` lets the client's commands reach Redis up to and including the first that
+   * names `key`, then drops everything both ways on that connection (the answer is lost, as in a network partition)
+   * until `drop()` closes every connection; later ones relay. Matched by key, not by "the next bytes": the store's
+   * cache subscriber is a second connection, whose handshake may come late. Its promise resolves once that command
+   * was relayed: the relay shares the store's event loop, so a stalled loop can fire the store's timeout first.
    */
-  async function relay(port: number): Promise<{ port: number; cutAfterNextWrite(): void; drop(): void; close(): void }> {
+  async function relay(port: number): Promise<{ port: number; cutAfter(key: string): Promise<void>; drop(): void; close(): void }> {
     const { createServer, connect } = await import('node:net');
-    let cutNext = false;
+    let watched: { key: string; relayed: () => void } | undefined;
     const live = new Set<import('node:net').Socket>();
     const server = createServer((inbound) => {
       const outbound = connect(port, '127.0.0.1');
       let cut = false;
+      let partial = Buffer.alloc(0);
       live.add(inbound).add(outbound);
-      inbound.on('data', (chunk) => {
+      inbound.on('data', (chunk: Buffer) => {
         if (cut) return;
-        outbound.write(chunk);
-        if (cutNext) [cut, cutNext] = [true, false];
+        const data = Buffer.concat([partial, chunk]);
+        const commands = commandsIn(data);
+        const key = watched?.key;
+        const hit = key === undefined ? undefined : commands.find(({ args }) => args.includes(key));
+        if (!hit) {
+          outbound.write(chunk);
+          partial = data.subarray(commands.at(-1)?.end ?? 0);
+          return;
+        }
+        outbound.write(chunk.subarray(0, hit.end - partial.length));
+        cut = true;
+        watched?.relayed();
+        watched = undefined;
       });
       outbound.on('data', (chunk) => void (cut || inbound.write(chunk)));
       for (const [a, b] of [[inbound, outbound], [outbound, inbound]] as const) {
@@ -417,7 +457,7 @@ describe('redis store: a consume whose answer was lost with its connection', () 
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return {
       port: (server.address() as import('node:net').AddressInfo).port,
-      cutAfterNextWrite: () => void (cutNext = true),
+      cutAfter: (key) => new Promise<void>((relayed) => void (watched = { key, relayed })),
       drop: () => {
         for (const socket of live) socket.destroy();
         live.clear();
@@ -437,13 +477,15 @@ describe('redis store: a consume whose answer was lost with its connection', () 
         return push(...items);
       };
     });
-    const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: testPrefix('lost-consume'), operationTimeoutMs: 300, logger });
+    const prefix = testPrefix('lost-consume');
+    const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: prefix, operationTimeoutMs: 300, logger });
     stores.push(store);
     try {
       const codes = store.adapter('AuthorizationCode');
       await codes.upsert('code-1', { kind: 'AuthorizationCode', grantId: 'g' }, 60);
-      link.cutAfterNextWrite();
+      const cut = link.cutAfter(`${prefix}AuthorizationCode:${refOf('code-1')}`);
       await expect(codes.consume('code-1')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await cut;
       link.drop();
       expect(await undo).toBe('store_consume_undone');
       expect(await codes.find('code-1')).not.toHaveProperty('consumed');
@@ -460,14 +502,16 @@ describe('redis store: a consume whose answer was lost with its connection', () 
     const own = await startOwnRedis();
     const link = await relay(own.port);
     const { logger, lines } = capturingLogger();
-    const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: testPrefix('lost-replay'), operationTimeoutMs: 300, logger });
+    const prefix = testPrefix('lost-replay');
+    const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: prefix, operationTimeoutMs: 300, logger });
     stores.push(store);
     try {
       const codes = store.adapter('AuthorizationCode');
       await codes.upsert('code-1', { kind: 'AuthorizationCode', grantId: 'g' }, 60);
       await codes.consume('code-1');
-      link.cutAfterNextWrite();
+      const cut = link.cutAfter(`${prefix}AuthorizationCode:${refOf('code-1')}`);
       await expect(codes.consume('code-1')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await cut;
       const back = new Promise((resolve) => store.client.once('ready', resolve));
       link.drop();
       await back;
