@@ -168,7 +168,7 @@ describe('redis store: clients cached in every process, invalidated everywhere a
       const store = open(prefix, own.url);
       await store.adapter('Client').upsert('rp', { client_id: 'rp', jwks: jwks('one') });
       const subscribed = async (): Promise<void> => {
-        for (let i = 0; i < 500 && ((await other.call('PUBSUB', 'NUMSUB', `${prefix}invalidate`)) as [string, number])[1] < 1; i += 1) await new Promise((r) => setTimeout(r, 10));
+        while (((await other.call('PUBSUB', 'NUMSUB', `${prefix}invalidate`)) as [string, number])[1] < 1) await new Promise((r) => setTimeout(r, 10));
       };
       await subscribed();
       expect((await store.adapter('Client').find('rp'))?.jwks).toEqual(jwks('one'));
