@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 
+import { createMemoryStore } from '../../adapters/memory.js';
 import type { Authenticator } from '../../lib/claims/authenticator.js';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 
@@ -29,11 +30,11 @@ function countingAuthenticator(): { authenticator: Authenticator; judged: Map<st
   };
 }
 
-/** Retries `attempt` after each Retry-After until it is no longer 429 (no fixed sleep). */
-async function afterCoolDown(attempt: () => Promise<Response>): Promise<Response> {
+/** Retries `attempt`, moving the store's clock on by each Retry-After, until it is no longer 429. */
+async function afterCoolDown(attempt: () => Promise<Response>, pass: (ms: number) => void): Promise<Response> {
   let response = await attempt();
   while (response.status === 429) {
-    await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get('retry-after')) * 250));
+    pass(Number(response.headers.get('retry-after')) * 1000);
     response = await attempt();
   }
   return response;
@@ -51,14 +52,23 @@ describe('login throttling by completed failures (C8)', () => {
   const counting = countingAuthenticator();
   const { logger, lines } = capturingLogger();
 
+  // The store's clock: a cool-down ends when a test moves it on, never while a slow machine is still
+  // sending the guesses it must refuse (45 s: longer than the test timeout, short enough for the page to say seconds).
+  let ahead = 0;
+  const pass = (ms: number): void => {
+    ahead += ms;
+  };
+
   // An app (and store) per test: the tests share the demo names and fixed addresses, whose
   // counters one test's failures would leave for the next.
   beforeEach(async () => {
+    ahead = 0;
     running = await startApp({
       logger,
       clients: [client],
       authenticator: counting.authenticator,
-      properties: { 'svc.proxy': true, 'svc.login.lockout-seconds': 1, 'svc.login.lockout-max-seconds': 2, 'svc.login.address-threshold': 5 },
+      store: createMemoryStore({ now: () => Date.now() + ahead }),
+      properties: { 'svc.proxy': true, 'svc.login.lockout-seconds': 45, 'svc.login.lockout-max-seconds': 90, 'svc.login.address-threshold': 5 },
     });
   });
   afterEach(async () => running.close());
@@ -95,7 +105,7 @@ describe('login throttling by completed failures (C8)', () => {
     expect(page).toMatch(/Too many failed sign-ins\. Try again in \d+ seconds \(after \d\d:\d\d:\d\d UTC\)\./);
     // The right password is refused too while the name is locked: guessing cannot continue.
     expect((await form.attempt('demo', 'demo', freshAddress())).status).toBe(429);
-    const after = await afterCoolDown(() => form.attempt('demo', 'demo', freshAddress()));
+    const after = await afterCoolDown(() => form.attempt('demo', 'demo', freshAddress()), pass);
     expect(after.status).toBe(303);
     const throttled = lines.slice(from).filter((l) => l.includes('"e":"login_throttled"'));
     expect(throttled.length).toBeGreaterThanOrEqual(25);
@@ -122,7 +132,7 @@ describe('login throttling by completed failures (C8)', () => {
     expect(answers.filter((s) => s === 401 || s === 303)).toHaveLength(answers[13] === 303 ? 6 : 5);
     expect(answers.filter((s) => s === 429)).toHaveLength(answers[13] === 303 ? 14 : 15);
     // Her next sign-in after the cool-down ends the lock, for the tests after this one.
-    expect((await afterCoolDown(() => form.attempt('demo-basic', 'demo-basic', freshAddress()))).status).toBe(303);
+    expect((await afterCoolDown(() => form.attempt('demo-basic', 'demo-basic', freshAddress()), pass)).status).toBe(303);
   });
 
   it("a stranger's 8 failures lock her name, but not her browser with a device cookie (prompt=login); a cookie for another name or a forged one gives nothing", async () => {
