@@ -255,7 +255,7 @@ describe('login throttling on Redis (C8): counters under keys that say nothing',
   let running: RunningApp;
 
   beforeAll(async () => {
-    running = await startApp({ clients: [client], properties: { ...onRedis(prefix), 'svc.proxy': true, 'svc.login.lockout-seconds': 1, 'svc.login.lockout-max-seconds': 2, 'svc.login.address-threshold': 5 } });
+    running = await startApp({ clients: [client], properties: { ...onRedis(prefix), 'svc.proxy': true, 'svc.login.lockout-seconds': 600, 'svc.login.lockout-max-seconds': 1200, 'svc.login.address-threshold': 5 } });
   });
   afterAll(async () => {
     await running.close();

@@ -431,7 +431,7 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       const now = Math.floor(Date.now() / 1000);
       const pushed = await push(viaBasic, { request: await signRequestObject(viaBasic, running.issuer, { ...goodFields(), exp: now + 30 }) });
       expect(pushed.status).toBe(201);
-      expect(pushed.body.expires_in).toBeGreaterThanOrEqual(28);
+      expect(pushed.body.expires_in).toBeGreaterThanOrEqual(now + 30 - Math.floor(Date.now() / 1000));
       expect((await outcomeOf(authorizeWith(viaBasic.metadata.client_id, pushed.body.request_uri as string))).interaction).toBeDefined();
     });
 
@@ -439,7 +439,7 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       const now = Math.floor(Date.now() / 1000);
       const soon = await push(viaBasic, { request: await signRequestObject(viaBasic, running.issuer, { ...goodFields(), exp: now + 20.5 }) });
       expect(soon.status).toBe(201);
-      expect(soon.body.expires_in).toBeGreaterThanOrEqual(18);
+      expect(soon.body.expires_in).toBeGreaterThanOrEqual(now + 20 - Math.floor(Date.now() / 1000));
       expect(soon.body.expires_in).toBeLessThanOrEqual(20);
       const later = clockAhead(21_000);
       try {
