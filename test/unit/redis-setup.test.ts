@@ -32,7 +32,7 @@ describe("a test run's own Redis", () => {
     const port = await freePort();
     const foreign = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     started.push(port);
-    for (let i = 0; i < 100 && spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim() !== 'PONG'; i += 1) {
+    while (spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim() !== 'PONG') {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(() => startRedis(port)).toThrow(`redis-server did not start on 127.0.0.1:${port}`);
