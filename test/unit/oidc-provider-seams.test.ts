@@ -340,7 +340,10 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
         body: new URLSearchParams({ grant_type: 'client_credentials', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: await assertion(key, kid) }).toString(),
       })).status;
     const fromEvents = events.length;
+    // The set is fetched between these two readings of the clock.
+    const beforeFetch = Date.now();
     expect(await token(rpKeys.privateKey, 'rp-sig')).toBe(200);
+    const afterFetch = Date.now();
     expect(fetches).toEqual([{ url: JWKS_URI, method: 'GET', accept: 'application/json', signal: true, client: 'seam-jwt', route: 'token' }]);
     expect(since(events, fromEvents).find((e) => e.name === PROVIDER_EVENTS.grantSucceeded)).toEqual({ name: PROVIDER_EVENTS.grantSucceeded, args: 1, ctx: true, route: 'token' });
 
@@ -349,11 +352,10 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
     const rotated = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const rotatedJwk = { ...(rotated.publicKey.export({ format: 'jwk' }) as JWK), kid: 'rp-sig-2', use: 'sig', alg: 'RS256' };
     jwksResponse = () => new Response(JSON.stringify({ keys: [rpJwk, rotatedJwk] }), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
-    const now = Date.now();
-    jest.spyOn(Date, 'now').mockReturnValue(now + (CLIENT_JWKS_MIN_FRESH_SECONDS - 2) * 1000);
+    jest.spyOn(Date, 'now').mockReturnValue(beforeFetch + (CLIENT_JWKS_MIN_FRESH_SECONDS - 2) * 1000);
     expect(await token(rotated.privateKey, 'rp-sig-2')).toBe(401);
     expect(fetches).toHaveLength(1);
-    jest.spyOn(Date, 'now').mockReturnValue(now + (CLIENT_JWKS_MIN_FRESH_SECONDS + 2) * 1000);
+    jest.spyOn(Date, 'now').mockReturnValue(afterFetch + (CLIENT_JWKS_MIN_FRESH_SECONDS + 2) * 1000);
     expect(await token(rotated.privateKey, 'rp-sig-2')).toBe(200);
     expect(fetches).toHaveLength(2);
   });
@@ -405,10 +407,10 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
 
   it(`a stored token past its exp is still accepted for ${PROVIDER_CLOCK_TOLERANCE_SECONDS} s: ending on time is the store's TTL`, async () => {
     const id = `seam-iat-${randomUUID()}`;
-    const now = Math.floor(Date.now() / 1000);
+    const real = Date.now();
+    const now = Math.floor(real / 1000);
     // Written with a long TTL, so only oidc-provider's own check of `exp` can refuse it.
     await store.adapter(MODEL_NAMES.initialAccessToken).upsert(id, { jti: id, kind: MODEL_NAMES.initialAccessToken, iat: now, exp: now + 1 }, 3600);
-    const real = Date.now();
     jest.spyOn(Date, 'now').mockReturnValue(real + (PROVIDER_CLOCK_TOLERANCE_SECONDS - 3) * 1000);
     expect(await provider.InitialAccessToken.find(id)).toBeDefined();
     jest.spyOn(Date, 'now').mockReturnValue(real + (PROVIDER_CLOCK_TOLERANCE_SECONDS + 3) * 1000);

@@ -97,6 +97,7 @@ describe('vettedJwksFetch: every JWK Set oidc-provider fetches is judged (C6, is
   it('remembers a refused set for 60 s: the same URL fails at once, unfetched and unjudged, then is fetched again', async () => {
     const url = serve('/remembered', { keys: [{ ...good, kid: 'e1', e: b64uint(1n) }] });
     const refused = `jwks_uri ${url}: no key passed the key rules (key #1 ("e1"): RSA public exponent 1 is below 65537)`;
+    const beforeRefusal = Date.now();
     await expect(fetch(url)).rejects.toThrow(refused);
     expect(hits.get('/remembered')).toBe(1);
     const lines = logs.lines.length;
@@ -108,7 +109,7 @@ describe('vettedJwksFetch: every JWK Set oidc-provider fetches is judged (C6, is
     // Only Date moves: oidc-provider keeps an accepted set for 60 s at least, a refused one as long.
     const now = Date.now();
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'hrtime', 'performance'], advanceTimers: true });
-    jest.setSystemTime(now + 59_000);
+    jest.setSystemTime(beforeRefusal + 59_000);
     await expect(fetch(url)).rejects.toThrow(refused);
     expect(hits.get('/remembered')).toBe(1);
     jest.setSystemTime(now + 61_000);
