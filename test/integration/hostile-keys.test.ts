@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createPublicKey, randomBytes, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { JWK } from 'jose';
@@ -37,18 +38,22 @@ function selfSigned(keyOptions: string[]): { jwk: JWK; pem: string; der: string 
   }
 }
 
-/** A leaf certificate for a fresh RSA key, issued by a CA whose key has a 66-bit public exponent (openssl). */
-function chainWithHugeIssuerExponent(): { jwk: JWK; x5c: string[] } {
+/**
+ * A leaf certificate for a fresh RSA key, issued by a CA whose key has a 66-bit public exponent (openssl).
+ * Asynchronous: key generation blocking the event loop past the app's keep-alive timeout (a busy machine) sent
+ * the next request on a socket the server was closing (ECONNRESET).
+ */
+async function chainWithHugeIssuerExponent(): Promise<{ jwk: JWK; x5c: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-issuer-e-'));
-  const run = (...args: string[]): void => {
-    execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  const run = async (...args: string[]): Promise<void> => {
+    await promisify(execFile)('openssl', args, { cwd: dir });
   };
   try {
-    run('genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-pkeyopt', `rsa_keygen_pubexp:${(1n << 65n) + 1n}`, '-out', 'ca.key');
-    run('req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=issuer with a long exponent', '-days', '1', '-out', 'ca.pem');
-    run('genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', 'leaf.key');
-    run('req', '-new', '-key', 'leaf.key', '-subj', '/CN=relying party', '-out', 'leaf.csr');
-    run('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-out', 'leaf.pem');
+    await run('genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-pkeyopt', `rsa_keygen_pubexp:${(1n << 65n) + 1n}`, '-out', 'ca.key');
+    await run('req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=issuer with a long exponent', '-days', '1', '-out', 'ca.pem');
+    await run('genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', 'leaf.key');
+    await run('req', '-new', '-key', 'leaf.key', '-subj', '/CN=relying party', '-out', 'leaf.csr');
+    await run('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-out', 'leaf.pem');
     const der = (file: string): string => new X509Certificate(readFileSync(join(dir, file), 'utf8')).raw.toString('base64');
     const jwk = { ...(createPublicKey(readFileSync(join(dir, 'leaf.key'), 'utf8')).export({ format: 'jwk' }) as JWK), use: 'enc', kid: 'chained' };
     return { jwk, x5c: [der('leaf.pem'), der('ca.pem')] };
@@ -177,7 +182,7 @@ describe('hostile client keys (C6 items 6-7)', () => {
     const payload = (key: JWK): Record<string, unknown> => ({ redirect_uris: R, userinfo_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [key] } });
 
     it('refuses an issuer whose key has a 66-bit exponent before verifying anything with it', async () => {
-      const chain = chainWithHugeIssuerExponent();
+      const chain = await chainWithHugeIssuerExponent();
       await expectRejected(payload({ ...chain.jwk, x5c: chain.x5c }), 'jwks: key #1 ("chained"): x5c certificate #2\'s public key: RSA public exponent is longer than 64 bits');
     });
 
