@@ -59,6 +59,12 @@ async function subscribers(prefix: string, n: number): Promise<void> {
 
 const jwks = (kid: string): { keys: { kty: string; kid: string; n: string; e: string }[] } => ({ keys: [{ kty: 'RSA', kid, n: 'AQAB', e: 'AQAB' }] });
 
+/**
+ * The operation timeout of stores whose answers are lost on purpose: each such test waits it out, so it is shorter
+ * than the test stores' own, and long enough that a command answered on a busy machine is never taken for lost.
+ */
+const LOST_ANSWER_TIMEOUT_MS = 2000;
+
 describe('redis store: clients cached in every process, invalidated everywhere at once', () => {
   it('serves a client from the cache, and sees an update, a disabling mark, its removal and a deletion made through another store at once', async () => {
     const prefix = fresh('cache');
@@ -296,7 +302,7 @@ describe('redis store: a consume whose answer never came', () => {
     const own = await startOwnRedis();
     const other = new Redis(own.url);
     try {
-      const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('late-consume'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+      const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('late-consume'), operationTimeoutMs: LOST_ANSWER_TIMEOUT_MS });
       stores.push(store);
       await run(
         store.adapter('AuthorizationCode'),
@@ -475,7 +481,7 @@ describe('redis store: a consume whose answer was lost with its connection', () 
       };
     });
     const prefix = testPrefix('lost-consume');
-    const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, logger });
+    const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: prefix, operationTimeoutMs: LOST_ANSWER_TIMEOUT_MS, logger });
     stores.push(store);
     try {
       const codes = store.adapter('AuthorizationCode');
@@ -500,7 +506,7 @@ describe('redis store: a consume whose answer was lost with its connection', () 
     const link = await relay(own.port);
     const { logger, lines } = capturingLogger();
     const prefix = testPrefix('lost-replay');
-    const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, logger });
+    const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: prefix, operationTimeoutMs: LOST_ANSWER_TIMEOUT_MS, logger });
     stores.push(store);
     try {
       const codes = store.adapter('AuthorizationCode');
