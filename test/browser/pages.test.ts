@@ -152,7 +152,9 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
       const a = await freshPage();
       const b = await a.context().newPage();
       const callbacks: URL[] = [];
-      // Nothing listens there: the request the browser makes is the application receiving her answer.
+      // The request the browser makes is the application receiving her answer. Answered here: a refused connection
+      // would leave an error page, which Chromium may load again (the same callback twice) when the tab is shown.
+      await a.context().route(/^http:\/\/[ab]\.localhost\//, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'received' }));
       a.context().on('request', (request) => {
         if (/^http:\/\/[ab]\.localhost\//.test(request.url())) callbacks.push(new URL(request.url()));
       });
