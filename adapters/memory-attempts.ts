@@ -1,6 +1,6 @@
 import type { Logger } from '../lib/logger.js';
 import type { MemoryBudget } from './memory-budget.js';
-import { counterPool, runMemoryMs, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
+import { counterPool, runMemoryMs, type CounterPool, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
 
 /** The fields of the Redis scripts' hash (`ATTEMPT_HEAD`); times in epoch ms, `windowEnd` 0 while no window is open. */
 interface AttemptEntry {
@@ -19,7 +19,7 @@ const COUNTER_OVERHEAD = 256;
 
 /** Counters that replace only each other (see {@link counterPool}). */
 interface Pool {
-  readonly name: ReturnType<typeof counterPool>;
+  readonly name: CounterPool;
   /** The keys by their standing, each set in the order of their last failure. */
   readonly byStanding: Map<number, Set<string>>;
   /** The standing of the last counter replaced: a failure stands its run above it. */

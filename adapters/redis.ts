@@ -15,7 +15,7 @@ import { createRedisInventory } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
-import { COUNTER_SHARE, counterPool, CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
+import { COUNTER_POOLS, COUNTER_SHARE, counterPool, CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -96,8 +96,6 @@ const UNDO_PENDING_MAX = 10_000;
 /** The cause of an operation the circuit breaker refused: it never reached Redis. */
 const NOT_SENT = new Error('store circuit breaker open: not sent');
 
-/** Buckets of attempt counters, each one hash tag: a pool's letter ({@link counterPool}) and the first character of a counter's reference. */
-export const ATTEMPT_BUCKETS = 128;
 
 /** What a counter takes in Redis with its entries in its bucket's indexes, in approximate bytes (`used_memory` per counter, Redis 7). */
 export const REDIS_COUNTER_BYTES = 600;
@@ -117,7 +115,10 @@ const UNKNOWN_MEMORY: MemoryState = { fill: 0, counterCap: 0 };
 const attemptBucket = (key: string, ref: string): string => `{${counterPool(key).charAt(0)}${ref.charAt(0)}}`;
 
 /** The hash tags of the buckets: a pool's letter and a first character of a reference (base64url). */
-const BUCKET_TAGS = [...'lo'].flatMap((pool) => [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].map((c) => `${pool}${c}`));
+const BUCKET_TAGS = COUNTER_POOLS.flatMap((pool) => [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].map((c) => `${pool.charAt(0)}${c}`));
+
+/** Buckets of attempt counters, each one hash tag ({@link BUCKET_TAGS}). */
+export const ATTEMPT_BUCKETS = BUCKET_TAGS.length;
 
 /** The Cluster slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole key without one, modulo 16384. */
 function keySlot(key: string): number {

@@ -76,13 +76,19 @@ export const FLOW_HEADROOM = 0.1;
  */
 export const COUNTER_SHARE = 0.25;
 
+/** The pools of the counters' share ({@link counterPool}). */
+export const COUNTER_POOLS = ['login', 'other'] as const;
+
+/** One of {@link COUNTER_POOLS}. */
+export type CounterPool = (typeof COUNTER_POOLS)[number];
+
 /**
  * Which pool of the counters' share a counter replaces within, half the share each: a sign-in's name and address
  * counters (each failure a password judged, and bounded by the address throttle) and the rest (management logins, which
  * cost no hash to fail; device counters, which one address can make without end by signing in to its own account and
  * failing once per cookie; shares of a crowded store). So neither replaces a name's or address's counter.
  */
-export function counterPool(key: string): 'login' | 'other' {
+export function counterPool(key: string): CounterPool {
   return key.startsWith('login-name:') || key.startsWith('login-address:') ? 'login' : 'other';
 }
 
