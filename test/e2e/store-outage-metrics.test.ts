@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { capturingLogger } from '../helpers/logs.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { startOwnRedis, type OwnRedis } from '../helpers/redis.js';
+import { startOwnRedis, TEST_STORE_TIMEOUT_MS, type OwnRedis } from '../helpers/redis.js';
 import { tokenAttempt } from '../helpers/redis-fault-app.js';
 
 const REDIS_PASSWORD = 'ops-redis-password-7c1e';
@@ -25,7 +25,7 @@ describe('Redis away: what the operator reads', () => {
       clients: [confidentialClient()],
       properties: {
         'svc.redis.url': `redis://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}`,
-        'svc.redis.operation-timeout-ms': 800,
+        'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS,
         'svc.metrics.enabled': true,
         'svc.management.user': 'ops-admin',
         'svc.management.password': 'ops-password-0123456789',

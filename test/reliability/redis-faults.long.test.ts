@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { tokenAttempt, useRedisFaultApp } from '../helpers/redis-fault-app.js';
 
 describe('Redis going away: answer and recovery times', () => {
-  const fault = useRedisFaultApp();
+  const fault = useRedisFaultApp(800);
 
   it('answers each request within 2 s while Redis is down and recovers within 5 s once it is back', async () => {
     expect(await tokenAttempt(fault.running.issuer)).toMatchObject({ status: 400, error: 'invalid_grant' });
