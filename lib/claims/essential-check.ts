@@ -15,12 +15,6 @@ import { verifiedGrantNamesOf } from './verified-request.js';
 /** The prompt (after `consent`) whose interaction our pages end with `access_denied`. */
 export const ESSENTIAL_CLAIMS_PROMPT = 'essential_claims';
 
-const DELIVERY_REASON = 'delivery_not_consented';
-const VERIFIED_REASON = 'verified_claims_not_consented';
-const TRAVEL_REASON = 'claims_travel_not_consented';
-const NAMING_REASON = 'claims_named_not_consented';
-const CONSENT_FIRST_REASON = 'client_not_approved';
-
 /**
  * The essential claims of this request the account cannot satisfy (both channels resolved together), of those
  * `granted` covers: a name no grant covers (one a module provides by pattern outside `claims_supported`, which
@@ -28,7 +22,7 @@ const CONSENT_FIRST_REASON = 'client_not_approved';
  * does not `carry` user data to the client (its registration changed since the request was checked) are missing
  * for everyone, looked up neither.
  */
-export async function missingEssentialClaims(
+async function missingEssentialClaims(
   registry: ClaimRegistry,
   values: ValueMatcher,
   accountId: string,
@@ -47,9 +41,8 @@ export async function missingEssentialClaims(
 }
 
 /**
- * oidc-provider's interaction policy with a check more on `login` (a silent request of an unapproved client ends as
- * `consent_required` before `max_age` is judged), checks more on `consent` (C8) and, after it, a prompt of
- * our own ending with `access_denied` (C5): it runs only once consent is given, so the modules are never
+ * oidc-provider's interaction policy with a check more on `login`, checks more on `consent` (C8) and, after it, a
+ * prompt of our own ending with `access_denied` (C5): it runs only once consent is given, so the modules are never
  * asked before; its details stay empty, so no missing name is stored.
  */
 export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValueMac, includeScopesInUserInfo: boolean): interactionPolicy.Prompt[] {
@@ -62,20 +55,20 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
   // would tell the client when she signed in (login_required against consent_required, one max_age after another).
   const afterNoSession = login.checks.findIndex((check) => check.reason === 'no_session') + 1;
   login.checks.add(
-    new interactionPolicy.Check(CONSENT_FIRST_REASON, 'the client is not approved', 'consent_required', (ctx: KoaContextWithOIDC) =>
+    new interactionPolicy.Check('client_not_approved', 'the client is not approved', 'consent_required', (ctx: KoaContextWithOIDC) =>
       // oidc-provider stands a fresh, unsaved grant (no `jti`) in for one the store does not hold.
       prompt(Boolean(ctx.oidc.session?.accountId) && ctx.oidc.promptPending('none') && !ctx.oidc.grant?.jti),
     ),
     afterNoSession,
   );
   consent.checks.add(
-    new interactionPolicy.Check(DELIVERY_REASON, 'the grant does not cover how the client receives user data', 'consent_required', (ctx: KoaContextWithOIDC) => {
+    new interactionPolicy.Check('delivery_not_consented', 'the grant does not cover how the client receives user data', 'consent_required', (ctx: KoaContextWithOIDC) => {
       const { client, grant } = ctx.oidc;
       return prompt(!client || !grant || weakerThanConsented(deliveryOf(client), recordedDelivery(grant)));
     }),
   );
   consent.checks.add(
-    new interactionPolicy.Check(TRAVEL_REASON, 'the grant does not cover the channel each requested claim travels in', 'consent_required', (ctx: KoaContextWithOIDC) => {
+    new interactionPolicy.Check('claims_travel_not_consented', 'the grant does not cover the channel each requested claim travels in', 'consent_required', (ctx: KoaContextWithOIDC) => {
       const { grant, client } = ctx.oidc;
       const granted = grantedOf(grant);
       const scope = typeof ctx.oidc.params?.scope === 'string' ? ctx.oidc.params.scope : undefined;
@@ -87,12 +80,12 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
     }),
   );
   consent.checks.add(
-    new interactionPolicy.Check(NAMING_REASON, 'the grant covers a requested claim only within another group', 'consent_required', (ctx: KoaContextWithOIDC) =>
+    new interactionPolicy.Check('claims_named_not_consented', 'the grant covers a requested claim only within another group', 'consent_required', (ctx: KoaContextWithOIDC) =>
       prompt(beyondApprovedGroups(ctx.oidc.claims, grantedOf(ctx.oidc.grant), deliverableClaims(registry))),
     ),
   );
   consent.checks.add(
-    new interactionPolicy.Check(VERIFIED_REASON, 'the grant does not cover every verified claim requested', 'consent_required', (ctx: KoaContextWithOIDC) => {
+    new interactionPolicy.Check('verified_claims_not_consented', 'the grant does not cover every verified claim requested', 'consent_required', (ctx: KoaContextWithOIDC) => {
       const granted = grantedOf(ctx.oidc.grant).claims;
       return prompt(!verifiedGrantNamesOf(ctx.oidc.claims).every((n) => granted.has(n)));
     }),

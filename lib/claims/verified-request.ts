@@ -323,9 +323,7 @@ export const isNumber = (of: NumberedPart, member: string): boolean => NUMBERS[o
 
 /** Whether `request` asks for the number of a document or record checked, or the reference of a check. */
 export const asksNumbers = (request: VerifiedRequest): boolean =>
-  (request.evidence ?? []).some(
-    (e) => (e.documentMembers ?? []).some((m) => isNumber('document', m)) || (e.recordMembers ?? []).some((m) => isNumber('record', m)) || (e.checkMembers ?? []).some((m) => isNumber('check', m)),
-  );
+  (request.evidence ?? []).some((e) => (['document', 'record', 'check'] as const).some((of) => (e[`${of}Members`] ?? []).some((m) => isNumber(of, m))));
 
 /** The grant names covering `requests`: each verified claim and each detail asked with it (not the trust framework). */
 export function verifiedGrantNames(requests: readonly VerifiedRequest[]): string[] {
