@@ -9,10 +9,11 @@ import { GRANT_REVOCATION_MODEL, markGrantRevoked } from './grant-revocation.js'
 
 const PAGE_ALL = 500;
 
-/** The client that pushed a stored pushed request: the `iss` of its unsecured JWT (see lib/provider/pushed-requests.ts). */
-function pusherOf(payload: AdapterPayload): unknown {
+/** The client that pushed a stored pushed request: the `iss` of its unsecured JWT (see lib/provider/pushed-requests.ts), or undefined when unreadable. */
+export function pusherOf(payload: AdapterPayload): string | undefined {
   try {
-    return decodeJwt(String(payload.request)).iss;
+    const { iss } = decodeJwt(String(payload.request));
+    return typeof iss === 'string' ? iss : undefined;
   } catch {
     return undefined;
   }

@@ -33,7 +33,6 @@ import { judgedStaticClient } from './static-client-keys.js';
 /** ID token lifetime: 24 hours, fixed (spec 2.6, C3). */
 export const ID_TOKEN_TTL = 86_400;
 
-
 const epochNow = (): number => Math.floor(Date.now() / 1000);
 
 /** The parts of a configuration that are not properties: keys, store and accounts. */
@@ -71,7 +70,6 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
   const encryptionEncs = [...ENCRYPTION_ENC_VALUES];
   const signingAlgs = [...SIGNING_ALG_VALUES];
   const outbound: OutboundFetchOptions = { allowPrivateNetwork: settings.fetch.allowPrivateNetwork, privateHosts: settings.fetch.privateHosts };
-  // Requested claim values are kept only as MACs keyed from the cookie keys (never in the store).
   const valueMac = new ClaimValueMac(parts.cookieKeys);
   const paths = parts.paths ?? publicPathsOf(settings.baseUrl);
   const pairwise = pairwiseConfiguration(parts);
@@ -109,7 +107,6 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     },
     // Scope claims may travel in the ID token (by default their one channel, C5); findAccount picks it.
     conformIdTokenClaims: false,
-    // An access token remembers the delivery its grant was consented with (C8).
     extraTokenClaims: async (ctx) => deliveryTokenClaims(ctx),
     acrValues: [],
     clientAuthMethods: [...CLIENT_AUTH_METHODS],
@@ -193,7 +190,6 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     },
     clientBasedCORS: clientBasedCors,
     renderError: async (ctx, out, error) => void (offerSignOutInstead(ctx, out) || (await renderErrorPage(ctx, out, error))),
-    // Keys oidc-provider fetches later from a jwks_uri are judged again at that moment (C6).
     fetch: vettedJwksFetch(providerFetch(outbound), parts.logger ?? silentLogger),
     fetchResponseBodyLimits: { jwks_uri: 512 * 1024, sector_identifier_uri: 512 * 1024, 'client_id metadata document': 5 * 1024 },
   };

@@ -40,14 +40,13 @@ const authenticatedPush = (ctx: KoaContextWithOIDC, model: string): boolean =>
 
 /**
  * The adapter rule that shares a crowded store out by client address: while the store holds half its limit, a new
- * record a stranger may create (an interaction nobody signed in to, a public client's pushed request, a session nobody
- * signed in to) is counted against the address of the request that creates it (and an IPv6 address's /48), a signed-in
- * account's new session or interaction against the account (and, beyond the account's share, where she has just signed
- * in or consented, as a stranger's), and refused beyond `threshold` an hour
- * with 429 `temporarily_unavailable` (at `/authorize` redirected to the client). One host looping on `/authorize` so
- * stops short of the nine tenths at which nobody may start; below half, nothing is counted. A refused record written
- * again by the same request (oidc-provider saves a session once more after its route answered) is neither counted
- * again nor stored: the answer already says 429.
+ * record a stranger may create (an interaction or session nobody signed in to, a public client's pushed request) is
+ * counted against the address of the request that creates it (and an IPv6 address's /48), a signed-in account's new
+ * session or interaction against the account, and refused beyond `threshold` an hour with 429
+ * `temporarily_unavailable` (at `/authorize` redirected to the client). One host looping on `/authorize` so stops short
+ * of the nine tenths at which nobody may start; below half, nothing is counted. A refused record written again by the
+ * same request (oidc-provider saves a session once more after its route answered) is neither counted again nor
+ * stored: the answer already says 429.
  */
 export function flowShare(inner: Adapter, model: string, parts: FlowShareParts): Partial<Adapter> {
   // A cool-down of the whole hour: shorter ones, doubling per lockout, would let three thresholds start in the first hour.

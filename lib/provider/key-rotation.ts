@@ -18,7 +18,7 @@ export type RotationStep =
   | { step: 'retired'; kids: string[] }
   | { step: 'waiting'; reason: string; until: number };
 
-/** Options of {@link rotateKeys}. */
+/** Options of {@link rotateKeysFile} and {@link keysStatus}. */
 export interface RotationOptions {
   /** The time, epoch seconds; default now. */
   now?: number;
@@ -47,7 +47,7 @@ const at = (key: StatefulJwk, state: KeyState, since: number): StatefulJwk => ({
  * 3. else, with neither, a `next` key of the same kind is added for every current key;
  * 4. anything else waits, and says until when.
  */
-export async function rotateKeys(jwks: { keys: StatefulJwk[] }, options: RotationOptions = {}): Promise<{ keys: StatefulJwk[]; result: RotationStep }> {
+async function rotateKeys(jwks: { keys: StatefulJwk[] }, options: RotationOptions = {}): Promise<{ keys: StatefulJwk[]; result: RotationStep }> {
   const now = options.now ?? Math.floor(Date.now() / 1000);
   const publishSeconds = options.publishSeconds ?? DEFAULT_PUBLISH_SECONDS;
   const keys = jwks.keys;

@@ -1,8 +1,8 @@
-import { decodeJwt, decodeProtectedHeader, UnsecuredJWT } from 'jose';
+import { decodeProtectedHeader, UnsecuredJWT } from 'jose';
+import type { Middleware } from 'koa';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
-import type { Middleware } from 'koa';
-
+import { pusherOf } from '../management/client-deletion.js';
 import { claim } from '../registration/single-use-tokens.js';
 import { currentRequest, MODEL_NAMES, PUSHED_REQUEST_TTL_SECONDS, ROUTE_NAMES } from '../seams.js';
 import { pushedRequestExpiry } from './request-objects.js';
@@ -57,16 +57,6 @@ export function pushedLifetimeAnswer(): Middleware {
   };
 }
 
-/** The client a stored pushed request belongs to (its `iss`), or undefined when unreadable. */
-function ownerOf(payload: AdapterPayload): string | undefined {
-  try {
-    const iss = decodeJwt(String((payload as { request?: unknown }).request)).iss;
-    return typeof iss === 'string' ? iss : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Our rules for pushed authorization requests (RFC 9126) on their adapter, with `uses` the adapter
  * of their use marks; decided by the route oidc-provider resolved and by the store, never the path:
@@ -105,7 +95,7 @@ export function pushedRequests(inner: Adapter, uses: Adapter, deletions?: Adapte
       if (ctx?.oidc?.route !== ROUTE_NAMES.authorization) return inner.find(id);
       const payload = await inner.find(id);
       if (!payload) return undefined;
-      if (ownerOf(payload) !== ctx.oidc.client?.clientId) throw new errors.InvalidRequestUri('request_uri was pushed by another client');
+      if (pusherOf(payload) !== ctx.oidc.client?.clientId) throw new errors.InvalidRequestUri('request_uri was pushed by another client');
       if (!(await claim(uses, id))) return undefined; // oidc-provider: "request_uri is invalid, expired, or was already used"
       return payload;
     },

@@ -20,7 +20,7 @@ export function onceOnly(model: string, store: Pick<SvcStore, 'insert'>): Partia
 }
 
 /** How far ahead a client assertion's `exp` may lie (RFC 7523 3): its `jti` is remembered that long. */
-export const CLIENT_ASSERTION_MAX_SECONDS = 3600;
+const CLIENT_ASSERTION_MAX_SECONDS = 3600;
 
 /** How far a client's clock may run ahead of ours: libraries date their hour from their own clock (Authlib: `iat + 3600`). */
 const CLIENT_CLOCK_AHEAD_SECONDS = 300;
