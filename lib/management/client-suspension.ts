@@ -44,18 +44,18 @@ function presentsOwnRegistrationToken(id: string): boolean {
 }
 
 /**
- * The `Client` adapter's `find` answers nothing while a {@link SUSPENSION_MODEL} mark exists for the
- * id (in `marks`); its `upsert` of a client the toolbox deleted meanwhile (a {@link DELETION_MODEL} mark in
- * `deletions`, checked after the write, which the delete's mark precedes) removes what it wrote again and
- * answers 401 `invalid_token`, as the request would have been answered after the delete (RFC 7592 section 2). Every route that loads a client goes through `Client.find`, so a disabled client
- * is refused everywhere, under every path spelling; the mark is in the shared store, so every
- * process sees it at once, and the client's own record is never rewritten (no race with an update).
+ * The `Client` adapter's `find` answers nothing while a {@link SUSPENSION_MODEL} mark exists for the id (in `marks`);
+ * its `upsert` of a client the toolbox deleted meanwhile (a {@link DELETION_MODEL} mark in `deletions`, checked after
+ * the write, which the delete's mark precedes) removes what it wrote again and answers 401 `invalid_token`, as the
+ * request would have been answered after the delete (RFC 7592 section 2). Every route that loads a client goes through
+ * `Client.find`, so a disabled client is refused everywhere, under every path spelling; the mark is in the shared
+ * store, so every process sees it at once, and the client's own record is never rewritten (no race with an update).
  *
- * At the client configuration endpoint, presenting the disabled client's own registration access
- * token makes `find` throw {@link ClientDisabledError} (403 `client_disabled`) instead: oidc-provider
- * would destroy a token whose client is not found, but the failed request gives its claimed token
- * back (`settleSingleUseTokens`), so it works again after `enable`. Another client's token still
- * finds nothing and is destroyed, so nobody learns whether a client they do not hold is disabled.
+ * At the client configuration endpoint, presenting the disabled client's own registration access token makes `find`
+ * throw {@link ClientDisabledError} (403 `client_disabled`) instead: oidc-provider would destroy a token whose client
+ * is not found, but the failed request gives its claimed token back (`settleSingleUseTokens`), so it works again after
+ * `enable`. Another client's token still finds nothing and is destroyed, so nobody learns whether a client they do not
+ * hold is disabled.
  */
 export function suspendedClients(inner: Adapter, marks: Adapter, deletions: Adapter): Partial<Adapter> {
   return {

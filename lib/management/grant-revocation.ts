@@ -11,7 +11,7 @@ import { currentRequest, ROUTE_NAMES } from '../seams.js';
 export const GRANT_REVOCATION_MODEL = 'GrantRevocation';
 
 /** How long a revocation mark is kept: far longer than a token request that loaded the grant can still be served. */
-export const GRANT_REVOCATION_MARK_SECONDS = 3600;
+const GRANT_REVOCATION_MARK_SECONDS = 3600;
 
 /** Marks the grant whose id has the reference `ref` revoked (before it is removed). */
 export async function markGrantRevoked(marks: Adapter, ref: string): Promise<void> {

@@ -10,7 +10,7 @@ import { checkBasicAuth } from '../web/basic-auth.js';
 import { createAttemptGate, isPass } from '../interactions/attempt-gate.js';
 
 /** The role an authenticated management user has (spec 5). */
-export const MANAGEMENT_ROLE = 'MANAGEMENT';
+const MANAGEMENT_ROLE = 'MANAGEMENT';
 
 const REALM = 'Basic realm="svc-connect management", charset="UTF-8"';
 

@@ -32,10 +32,9 @@ export interface InviteOptions {
 }
 
 /**
- * Invites a relying party: issues a single-use initial access token (two days) and mails it to
- * `email`. The result names the invitation (`inv_…`, as the toolbox lists and revokes it) and says where the mail
- * went, never the token. When the mail cannot be sent the
- * token is destroyed and {@link MailDeliveryError} is thrown.
+ * Invites a relying party: issues a single-use initial access token (two days) and mails it to `email`. The result
+ * names the invitation (`inv_…`, as the toolbox lists and revokes it) and says where the mail went, never the token.
+ * When the mail cannot be sent the token is destroyed and {@link MailDeliveryError} is thrown.
  *
  * @throws {@link InvalidInvitationAddressError} for a bad address (nothing is issued).
  */

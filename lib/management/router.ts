@@ -1,15 +1,17 @@
 import Router from '@koa/router';
 import type Provider from 'oidc-provider';
 
+import { refOf } from '../../adapters/inventory.js';
 import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
 import { failureCauseFields, noStore, requestIdOf, sendError } from '../web/error-response.js';
 import { PROVIDER_PATH, ROUTES } from '../settings/paths.js';
 import { allowMethods, managementGuard, type GuardOptions } from './guard.js';
-import { addInitialAccessTokenRoute } from './initial-access-token-route.js';
+import { issueInitialAccessToken } from '../registration/initial-access-tokens.js';
 import { inviteClient } from './invite.js';
 import type { Mailer } from './mailer.js';
 import { singleParameters } from './parameters.js';
 import { addToolboxRoutes, type ToolboxOptions } from './toolbox-routes.js';
+import { invitationId } from './toolbox.js';
 
 /** What the management router needs: the guard's options, and what the invitations need. */
 export interface ManagementOptions extends GuardOptions {
@@ -24,12 +26,14 @@ export interface ManagementOptions extends GuardOptions {
 }
 
 /**
- * `GET` or `POST /oidc/v1/management/invite_client` with `email` (C7), behind the
- * {@link managementGuard} (cross-site 403, shared lockout 429, HTTP Basic 401): mails a two-day,
- * single-use initial access token and answers 202 `{"invited","expires_at","invitation","mail"}` without the
- * token (`invitation`: its `inv_…` id, to revoke it; `mail` says where the mail went: the SMTP server or the outbox file); 400 for a bad address,
- * 502 when the mail fails (the token is destroyed), 405 for other methods (`HEAD` included).
- * {@link addInitialAccessTokenRoute} and, with `options.toolbox`, {@link addToolboxRoutes} sit behind the same guard.
+ * `GET` or `POST /oidc/v1/management/invite_client` with `email` (C7), behind the {@link managementGuard} (cross-site
+ * 403, shared lockout 429, HTTP Basic 401): mails a two-day, single-use initial access token and answers 202
+ * `{"invited","expires_at","invitation","mail"}` without the token (`invitation`: its `inv_…` id, to revoke it; `mail`
+ * says where the mail went: the SMTP server or the outbox file); 400 for a bad address, 502 when the mail fails (the
+ * token is destroyed), 405 for other methods (`HEAD` included).
+ * `POST /initial-access-tokens` issues the same token unmailed and answers 201 `{"initial_access_token","expires_at"}`,
+ * the only time it is shown; it is logged with the user and the invitation id, never the token.
+ * With `options.toolbox`, {@link addToolboxRoutes} sit behind the same guard.
  * The routes are matched by the router inside; every spelling it accepts runs every check.
  */
 export function createManagementRouter(options: ManagementOptions): Router {
@@ -69,7 +73,16 @@ export function createManagementRouter(options: ManagementOptions): Router {
       throw err;
     }
   });
-  addInitialAccessTokenRoute(router, guard, { provider, logger, metrics: options.metrics });
+  router.all('/initial-access-tokens', allowMethods(['POST']), guard, async (ctx) => {
+    const { token, expiresAt } = await issueInitialAccessToken(provider);
+    const { managementUser } = ctx.state as { managementUser?: string };
+    const invitation = invitationId(refOf(token));
+    logger.info('initial_access_token_issued', { request_id: requestIdOf(ctx), user: managementUser, invitation, expires_at: expiresAt });
+    options.metrics?.securityEvents.inc({ event: 'initial_access_token_issued' });
+    ctx.status = 201;
+    noStore(ctx);
+    ctx.body = { initial_access_token: token, expires_at: expiresAt };
+  });
   if (options.toolbox) addToolboxRoutes(router, guard, options.toolbox);
   return router;
 }
