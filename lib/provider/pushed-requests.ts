@@ -62,13 +62,12 @@ export function pushedLifetimeAnswer(): Middleware {
  * of their use marks; decided by the route oidc-provider resolved and by the store, never the path:
  * - stored checked ({@link checkedRequest}), without oidc-provider's unchecked copy of `dpop_jkt`; a write outside
  *   the `/par` route fails;
- * - single use: the first `/authorize` that loads the `request_uri` consumes its mark atomically (a push whose
- *   write is refused leaves no mark);
- *   every later one, concurrent ones included, gets `invalid_request_uri`;
+ * - single use: the first `/authorize` that loads the `request_uri` consumes its mark atomically (a push whose write
+ *   is refused leaves no mark); every later one, concurrent ones included, gets `invalid_request_uri`;
  * - bound to the client: another client's `client_id` gets `invalid_request_uri`, the mark unspent;
  * - not kept for a client deleted while the push was served (a mark in `deletions`): 401 `invalid_client`.
  */
-export function pushedRequests(inner: Adapter, uses: Adapter, deletions?: Adapter): Partial<Adapter> {
+export function pushedRequests(inner: Adapter, uses: Adapter, deletions: Adapter): Partial<Adapter> {
   return {
     upsert: async (id, payload, expiresIn) => {
       const ctx = currentRequest();
@@ -85,7 +84,7 @@ export function pushedRequests(inner: Adapter, uses: Adapter, deletions?: Adapte
       });
       // A push whose client was deleted while it was served (found before, waiting on its jwks_uri): the delete's scan
       // of pushed requests, which its mark precedes, may have run before this write.
-      if (!deletions || !(await deletions.find(String(ctx?.oidc.client?.clientId)))) return;
+      if (!(await deletions.find(String(ctx?.oidc.client?.clientId)))) return;
       await inner.destroy(id);
       await uses.destroy(id);
       throw new errors.InvalidClientAuth('the client has been deleted');
