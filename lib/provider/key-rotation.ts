@@ -72,10 +72,11 @@ async function rotateKeys(jwks: { keys: StatefulJwk[] }, options: RotationOption
   return { keys: [...keys, ...added], result: { step: 'added', kids: kidsOf(added), promoteAfter: now + publishSeconds } };
 }
 
-function readKeysFile(file: string): { keys: StatefulJwk[] } {
+/** The keys file as written (rotation members kept), and its keys validated in the provider's order. */
+function readKeysFile(file: string): { jwks: { keys: StatefulJwk[] }; ordered: JWK[] } {
   const parsed = readJsonFile(file, (reason) => new SettingsError(`the keys file: ${reason}`, ['svc.keys.file']));
-  validateProviderKeys(parsed, file);
-  return parsed as { keys: StatefulJwk[] };
+  const { keys: ordered } = validateProviderKeys(parsed, file);
+  return { jwks: parsed as { keys: StatefulJwk[] }, ordered };
 }
 
 /**
@@ -102,7 +103,7 @@ export async function rotateKeysFile(file: string, options: RotationOptions = {}
     throw new SettingsError(`the rotation lock: ${fileErrorMessage('create', lock, err)}`, ['svc.keys.file']);
   }
   try {
-    const jwks = readKeysFile(target);
+    const { jwks } = readKeysFile(target);
     const { keys, result } = await rotateKeys(jwks, options);
     if (result.step === 'waiting') return result;
     const rotated = { ...jwks, keys };
@@ -137,8 +138,7 @@ export interface KeyStatus {
 
 /** The keys of `file`, their states, and what the next `rotate` run would do at `now`. */
 export async function keysStatus(file: string, options: RotationOptions = {}): Promise<{ keys: KeyStatus[]; next: RotationStep }> {
-  const jwks = readKeysFile(file);
-  const ordered = validateProviderKeys(jwks, file).keys;
+  const { jwks, ordered } = readKeysFile(file);
   const signers = Object.entries(signingKids(ordered));
   const plan = await rotateKeys(jwks, options);
   return {
