@@ -5,7 +5,7 @@ export type Channel = 'id_token' | 'userinfo';
 
 /** How `channel` treats user data for `client` (C4): registered encryption, the opt-out, or protocol claims only. */
 export function channelMode(client: Client, channel: Channel): 'encrypted' | 'unencrypted' | 'withheld' {
-  // Not `client.metadata()`: it rebuilds the whole object on every call (seen in the benchmark).
+  // Not `client.metadata()`: it rebuilds the whole object on every call.
   const alg = channel === 'id_token' ? client.idTokenEncryptedResponseAlg : client.userinfoEncryptedResponseAlg;
   if (typeof alg === 'string' && alg.length > 0) return 'encrypted';
   const extra = client as unknown as { allowUnencryptedUserinfo?: unknown; allow_unencrypted_userinfo?: unknown };

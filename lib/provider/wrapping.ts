@@ -61,15 +61,13 @@ export interface WrappingParts extends AdapterParts {
 /** What the front door is built from: the provider's keys are not among it, `svc.cookieKeys` are. */
 export type FrontDoorParts = Omit<WrappingParts, 'keys'> & { cookieKeys: readonly string[] };
 
-type WrappedStore = AdapterParts['store'];
-
 /** A row of {@link ADAPTER_WRAPPING}: the models it wraps; `below` makes any model's adapter as the rows below do. */
 interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: AdapterFactory, parts: AdapterParts) => Partial<Adapter>> {
   readonly models: ReadonlySet<string>;
 }
 
 /** The store's {@link SvcStore.flush}, or nothing to do. */
-const flushOf = (store: WrappedStore) => async (): Promise<void> => {
+const flushOf = (store: AdapterParts['store']) => async (): Promise<void> => {
   await store.flush?.();
 };
 
