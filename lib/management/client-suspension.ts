@@ -15,8 +15,8 @@ import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 export const SUSPENSION_MODEL = 'ClientSuspension';
 
 /**
- * The store model of the marks the toolbox's delete leaves (one record per deleted client, by `client_id`), kept
- * {@link DELETION_MARK_SECONDS}: a request that loaded the client before the delete cannot write it back.
+ * The store model of the marks a client's deletion leaves (by the toolbox or RFC 7592; one record per deleted client, by
+ * `client_id`), kept {@link DELETION_MARK_SECONDS}: a request that loaded the client before the delete cannot write it back.
  */
 export const DELETION_MODEL = 'ClientDeletion';
 
@@ -45,7 +45,7 @@ function presentsOwnRegistrationToken(id: string): boolean {
 
 /**
  * The `Client` adapter's `find` answers nothing while a {@link SUSPENSION_MODEL} mark exists for the id (in `marks`);
- * its `upsert` of a client the toolbox deleted meanwhile (a {@link DELETION_MODEL} mark in `deletions`, checked after
+ * its `upsert` of a client deleted meanwhile (a {@link DELETION_MODEL} mark in `deletions`, checked after
  * the write, which the delete's mark precedes) removes what it wrote again and answers 401 `invalid_token`, as the
  * request would have been answered after the delete (RFC 7592 section 2). Every route that loads a client goes through
  * `Client.find`, so a disabled client is refused everywhere, under every path spelling; the mark is in the shared

@@ -143,8 +143,7 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
       encryption: { enabled: true },
       jwtUserinfo: { enabled: true },
       userinfo: { enabled: true },
-      // Checked (budget first) in the query, a form body, a request object and a pushed request; a pushed
-      // request's stored form is not checked again when /authorize loads it.
+      // Checked (budget first) in the query, a form body, a request object and a pushed request, once ({@link checkedOnce}).
       claimsParameter: {
         enabled: true,
         assertClaimsParameter: checkedOnce(claimsParameterAssertion(parts.registry, valueMac), (_ctx, claims, client) => assertStoredClaimsReachClient(claims as Record<string, unknown>, client)),

@@ -80,11 +80,11 @@ function readKeysFile(file: string): { jwks: { keys: StatefulJwk[] }; ordered: J
 }
 
 /**
- * Runs one rotation step ({@link rotateKeys}) on the keys file `file`, judging it before and after as a
- * server would, and replaces it atomically (a new 0600 file renamed over it, removed again when its write fails) holding `FILE.lock`.
- * When `file` is a symbolic link, the file it leads to is rotated (lock and replacement beside it) and the
- * link kept, so every process and host reading that file, through this link or another, sees one rotation.
- * Servers use the new keys once they reload them (SIGHUP or restart).
+ * Runs one rotation step ({@link rotateKeys}) on the keys file `file`, judging it before and after as a server would,
+ * and replaces it atomically (a new 0600 file renamed over it, removed again when its write fails) holding `FILE.lock`.
+ * When `file` is a symbolic link, the file it leads to is rotated (lock and replacement beside it) and the link kept,
+ * so every process and host reading that file, through this link or another, sees one rotation. Servers use the new
+ * keys once they reload them (SIGHUP or restart).
  *
  * @throws {@link SettingsError} for an unreadable or invalid file, or a rotation already running.
  */
