@@ -17,7 +17,7 @@ Both call the provider's management API (role MANAGEMENT).
 ${CONNECTION_HELP}`;
 
 /** One line saying where the invitation mail went, from the `mail` member of the answer. */
-export function deliveryNote(body: Record<string, unknown>): string {
+function deliveryNote(body: Record<string, unknown>): string {
   const mail = body.mail as { transport?: string; host?: string; file?: string } | undefined;
   const expires = typeof body.expires_at === 'number' ? ` (the token expires ${new Date(body.expires_at * 1000).toISOString()})` : '';
   const who = typeof body.invited === 'string' ? body.invited : 'the invitee';

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 
 import { CliError, fileErrorMessage } from '../errors.js';
+import { terminalText } from '../terminal-text.js';
 import { basicAuthorization } from '../web/basic-auth.js';
 import { baseUrlFrom, call, failOnError, parseFlags, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
-import { printable } from './printable.js';
 
 /** The flags every toolbox command takes to reach the management API. */
 const CONNECTION_FLAGS = { url: { type: 'string' }, user: { type: 'string' }, 'password-file': { type: 'string' } } as const;
@@ -95,9 +95,9 @@ export async function pages(
   }
 }
 
-/** Prints rows as aligned columns under a header. */
+/** Prints rows as aligned columns under a header; a cell's line feed or tab is escaped too, so each row stays one line. */
 export function table(io: CliIo, header: string[], rows: string[][]): void {
-  rows = rows.map((row) => row.map(printable));
+  rows = rows.map((row) => row.map((cell) => terminalText(cell)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
   io.out(`${[header, ...rows].map(line).join('\n')}\n`);

@@ -2,26 +2,15 @@ import { terminalText } from '../terminal-text.js';
 import type { CliIo } from './common.js';
 
 /**
- * One value (a table cell, a name in a note) with every control, line separator and bidi override written as
- * `\uXXXX` ({@link terminalText}), so a client's `client_name` cannot recolour, hide, reorder or forge rows.
+ * `io` with everything written to stdout and stderr passed through {@link terminalText}, line feeds and tabs kept, so
+ * a client's `client_name` cannot recolour, hide, reorder or forge lines. JSON output still parses to the same
+ * values: what is left to escape stands inside strings, where `\uXXXX` is JSON's escape.
  */
-export function printable(value: string): string {
-  return terminalText(value);
-}
-
-/**
- * A whole piece of command output: as {@link printable}, but line feeds and tabs stay. JSON output
- * still parses to the same values: what is left to escape stands inside strings, where `\uXXXX` is JSON's escape.
- */
-export function printableOutput(text: string): string {
-  return terminalText(text, '\n\t');
-}
-
-/** `io` with everything written to stdout and stderr passed through {@link printableOutput}. */
 export function printableIo(io: CliIo): CliIo {
+  const printable = (text: string): string => terminalText(text, '\n\t');
   return {
     env: io.env,
-    out: (text) => io.out(printableOutput(text)),
-    ...(io.err ? { err: (text: string) => io.err?.(printableOutput(text)) } : {}),
+    out: (text) => io.out(printable(text)),
+    ...(io.err ? { err: (text: string) => io.err?.(printable(text)) } : {}),
   };
 }

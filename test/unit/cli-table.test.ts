@@ -1,20 +1,20 @@
 import { describe, expect, it } from '@jest/globals';
 
 import { table } from '../../lib/cli/management-api.js';
-import { printable } from '../../lib/cli/printable.js';
+import { terminalText } from '../../lib/terminal-text.js';
 
 describe('what the CLI prints of client metadata cannot talk to the terminal', () => {
   const hostile = 'evil\u001b[31mRED\u001b]52;c;ZWNobyBwd25lZA==\u0007\u001b[2K\rlegit-client\nFAKE-ID  Fake  web\u009b2J\u202eeman\u2028x';
 
   it('shows control characters, C1, line separators and bidi overrides as \\uXXXX', () => {
-    const shown = printable(hostile);
+    const shown = terminalText(hostile);
     // eslint-disable-next-line no-control-regex -- matching control characters is the point
     expect(shown).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
     expect(shown).toBe(
       'evil\\u001b[31mRED\\u001b]52;c;ZWNobyBwd25lZA==\\u0007\\u001b[2K\\u000dlegit-client\\u000aFAKE-ID  Fake  web\\u009b2J\\u202eeman\\u2028x',
     );
-    expect(printable('Ärzte-Portal — 診療')).toBe('Ärzte-Portal — 診療');
-    expect(printable('a\u200eb\u200fc\u061cd\u2069e\u0085f')).toBe('a\\u200eb\\u200fc\\u061cd\\u2069e\\u0085f');
+    expect(terminalText('Ärzte-Portal — 診療')).toBe('Ärzte-Portal — 診療');
+    expect(terminalText('a\u200eb\u200fc\u061cd\u2069e\u0085f')).toBe('a\\u200eb\\u200fc\\u061cd\\u2069e\\u0085f');
   });
 
   it('prints one line per row, whatever a client named itself', () => {
