@@ -11,7 +11,7 @@ export interface DemoAccount {
 }
 
 /** The demo accounts `demo`/`demo` and `demo-basic`/`demo-basic` (only when `svc.demo.enabled`). */
-export const DEMO_ACCOUNTS: readonly DemoAccount[] = [
+const DEMO_ACCOUNTS: readonly DemoAccount[] = [
   { accountId: 'demo-0001', login: 'demo', password: 'demo' },
   { accountId: 'demo-0002', login: 'demo-basic', password: 'demo-basic' },
 ];

@@ -97,7 +97,7 @@ export function healthInsuranceModule(lookup: PersonLookup): ClaimModule {
 export const DEMO_TRUST_FRAMEWORK = 'https://svc-connect.example/trust-frameworks/demo';
 
 /** The demo's electronic record types: a confirmed e-mail address, a confirmed mobile number. */
-export const DEMO_RECORD_TYPES = {
+const DEMO_RECORD_TYPES = {
   email: 'https://svc-connect.example/record-types/email-confirmation',
   mobile: 'https://svc-connect.example/record-types/mobile-confirmation',
 } as const;

@@ -9,14 +9,13 @@ import { sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { PublicPaths } from '../settings/paths.js';
-import { demoErrorPage, demoFormPage, demoResultPage, DEMO_SCOPES, DEMO_VERIFIED_CLAIMS } from '../pages/demo-pages.js';
-import type { DemoRequestMode } from '../pages/demo-pages.js';
+import { demoErrorPage, demoFormPage, demoResultPage, DEMO_SCOPES, DEMO_VERIFIED_CLAIMS, type DemoRequestMode } from '../pages/demo-pages.js';
 import { authorizationRedirect } from './pushed-request.js';
 import { DemoFlowError } from '../errors.js';
 import { completeDemoFlow, newFlowSecrets, registerDemoClient, type DemoClient } from './relying-party.js';
 
 /** The demo page's path (C2). */
-export const DEMO_PATH = '/oidcdemo/login';
+const DEMO_PATH = '/oidcdemo/login';
 const CALLBACK_PATH = '/oidcdemo/callback';
 const STATE_COOKIE = 'svc_demo_state';
 const FLOW_TTL_MS = 10 * 60 * 1000;
@@ -25,7 +24,7 @@ const FLOW_TTL_MS = 10 * 60 * 1000;
 export const DEMO_PENDING_FLOWS = 1000;
 
 /** Flows one browser may have under way at once (two tabs trying two requests); beyond it the oldest callback fails. */
-export const DEMO_FLOWS_PER_BROWSER = 5;
+const DEMO_FLOWS_PER_BROWSER = 5;
 
 /**
  * `/oidcdemo/login` (C8, with `svc.demo.enabled`): runs a real flow for the scopes and `claims`
