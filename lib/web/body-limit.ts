@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { sendError } from './error-response.js';
 
 /** Largest request body accepted anywhere, in bytes (oidc-provider itself stops at 56 KiB). */
-export const MAX_BODY_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = 64 * 1024;
 
 /** Refuses a request whose declared body is larger than {@link MAX_BODY_BYTES} with 413 before anything reads it. */
 export function bodyLimit(): Middleware {

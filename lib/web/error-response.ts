@@ -33,7 +33,7 @@ const CODE_BY_STATUS: Record<number, string> = {
 };
 
 /** The one fixed description of an error that is not shown (anything unexpected). */
-export const SERVER_ERROR_DESCRIPTION = 'the request could not be completed';
+const SERVER_ERROR_DESCRIPTION = 'the request could not be completed';
 
 /** The status and OAuth JSON body for a thrown error: exposed errors as they are, anything else a 500 `server_error`. */
 export function oauthErrorBody(caught: unknown): OAuthErrorAnswer {

@@ -1,7 +1,7 @@
 import type { Context, Middleware } from 'koa';
 
 /** The CSP for responses that set none of their own (JSON, oidc-provider's own pages). */
-export const DEFAULT_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'";
+const DEFAULT_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 const HEADERS = {
   'X-Content-Type-Options': 'nosniff',
