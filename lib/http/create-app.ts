@@ -97,6 +97,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     warnings: runtime.warnings,
   };
   const proxy = { proxy: settings.proxy, hops: settings.proxyHops };
+  const canonicalLogin = runtime.authenticator.canonicalLogin?.bind(runtime.authenticator);
   const loginRule = (limit: number) => ({
     limit,
     windowSeconds: settings.login.lockoutWindowSeconds,
@@ -108,7 +109,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     rule: loginRule(settings.login.lockoutThreshold),
     addressRule: loginRule(settings.login.addressThreshold),
     consecutiveLimit: settings.login.consecutiveLimit,
-    canonicalLogin: runtime.authenticator.canonicalLogin?.bind(runtime.authenticator),
+    canonicalLogin,
     proxy,
     cookieKeys: runtime.cookieKeys,
     deviceLifetimeSeconds: settings.login.deviceCookieDays * 86_400,
@@ -152,7 +153,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
       staticClients: runtime.clients,
       logger,
       subjectKey: runtime.cookieKeys[0] ?? '',
-      canonicalLogin: runtime.authenticator.canonicalLogin?.bind(runtime.authenticator),
+      canonicalLogin,
       subjects: { pairwiseKey: runtime.pairwiseKey, defaultType: settings.subject.defaultType },
     },
   });

@@ -54,7 +54,6 @@ interface MissingNames {
 
 const stringParam = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-
 /**
  * The login and consent pages under `/oidc/v1/interaction/{uid}`: GET shows the page the prompt
  * needs, POST `/login` signs in, POST `/confirm` grants, POST `/abort` denies.
