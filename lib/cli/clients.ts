@@ -1,5 +1,4 @@
-import { CliError } from '../errors.js';
-import { type CliIo, type Command } from './common.js';
+import { usageError, type CliIo, type Command } from './common.js';
 import { CONNECTION_HELP, connect, pages, parseListCommand, request, table, when } from './management-api.js';
 
 const usage = `Usage: svc-connect clients <command> [CLIENT_ID] [options]
@@ -47,8 +46,8 @@ export const clientsCommand: Command = {
   async run(argv, io) {
     const { values, sub, id: clientId } = parseListCommand(argv, usage, 'CLIENT_ID');
     if (sub === 'list') return list(values, io);
-    if (sub !== 'show' && !(sub && Object.hasOwn(ACTIONS, sub))) throw new CliError(`unknown clients command ${sub ?? '(none)'}\n\n${usage}`, 2);
-    if (!clientId) throw new CliError(`${sub} needs a CLIENT_ID\n\n${usage}`, 2);
+    if (sub !== 'show' && !(sub && Object.hasOwn(ACTIONS, sub))) throw usageError(`unknown clients command ${sub ?? '(none)'}`, usage);
+    if (!clientId) throw usageError(`${sub} needs a CLIENT_ID`, usage);
     const connection = connect(values, io);
     const path = `/clients/${encodeURIComponent(clientId)}`;
     if (sub === 'show') return io.out(`${JSON.stringify(await request(connection, 'GET', path, 'show'), null, 2)}\n`);

@@ -29,12 +29,17 @@ export type FlagOptions = NonNullable<ParseArgsConfig['options']>;
 /** The flags of `O` as parsed, and the positionals. */
 export type ParsedFlags<O extends FlagOptions> = ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: boolean }>>;
 
+/** A wrong command line (exit 2): `message`, then the command's usage. */
+export function usageError(message: string, usage: string): CliError {
+  return new CliError(`${message}\n\n${usage}`, 2);
+}
+
 /** Parses flags (and, when allowed, positionals) strictly: unknown flags and missing values are usage errors (exit 2). */
 export function parseFlags<O extends FlagOptions>(argv: string[], options: O, usage: string, allowPositionals = false): ParsedFlags<O> {
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals });
   } catch (err) {
-    throw new CliError(`${(err as Error).message}\n\n${usage}`, 2);
+    throw usageError((err as Error).message, usage);
   }
 }
 

@@ -5,7 +5,7 @@ import { defaultLogFormat } from '../observability/pino-logger.js';
 import { PROPERTY_DEFINITIONS, readValue } from '../settings/definitions.js';
 import { loadSettingsWithSources, type SettingSource } from '../settings/load.js';
 import type { Settings } from '../settings/types.js';
-import { parseFlags, type CliIo, type Command } from './common.js';
+import { parseFlags, usageError, type CliIo, type Command } from './common.js';
 import { checkConnections } from './connection-checks.js';
 import { table } from './management-api.js';
 
@@ -72,7 +72,7 @@ export const configCommand: Command = {
   usage,
   async run(argv, io: CliIo) {
     const [sub, ...rest] = argv;
-    if (sub !== 'check') throw new CliError(`unknown config command ${sub ?? '(none)'}\n\n${usage}`, 2);
+    if (sub !== 'check') throw usageError(`unknown config command ${sub ?? '(none)'}`, usage);
     const { values: given } = parseFlags(rest, { file: { type: 'string' }, connect: { type: 'boolean' } }, usage);
     const file = given.file;
     const ignored: string[] = [];

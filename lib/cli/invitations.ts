@@ -1,6 +1,6 @@
 import { CliError } from '../errors.js';
 import { isInvitationId } from '../management/toolbox.js';
-import { type Command } from './common.js';
+import { usageError, type Command } from './common.js';
 import { CONNECTION_HELP, connect, pages, parseListCommand, request, table, when } from './management-api.js';
 
 const usage = `Usage: svc-connect invitations <command> [ID] [options]
@@ -26,8 +26,8 @@ export const invitationsCommand: Command = {
       if (next && !values.json) io.err?.(`more invitations: run again with --cursor ${next} (or --all)\n`);
       return;
     }
-    if (sub !== 'revoke') throw new CliError(`unknown invitations command ${sub ?? '(none)'}\n\n${usage}`, 2);
-    if (!id) throw new CliError(`revoke needs an ID (from "svc-connect invitations list")\n\n${usage}`, 2);
+    if (sub !== 'revoke') throw usageError(`unknown invitations command ${sub ?? '(none)'}`, usage);
+    if (!id) throw usageError('revoke needs an ID (from "svc-connect invitations list")', usage);
     // Checked here: a token pasted in its place would otherwise travel in the URL, which access logs keep.
     if (!isInvitationId(id)) throw new CliError('an invitation ID is inv_ and 43 base64url characters (from "svc-connect invitations list"), never the token itself; nothing was sent', 2);
     const body = await request(connect(values, io), 'DELETE', `/invitations/${encodeURIComponent(id)}`, 'revoke');

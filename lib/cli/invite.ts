@@ -1,5 +1,5 @@
 import { CliError } from '../errors.js';
-import { type Command } from './common.js';
+import { usageError, type Command } from './common.js';
 import { CONNECTION_HELP, connect, parseCommand, request } from './management-api.js';
 
 const usage = `Usage: svc-connect invite (--email ADDRESS | --print) [--url BASE_URL] [--user USER]
@@ -33,10 +33,10 @@ export const inviteCommand: Command = {
   usage,
   async run(argv, io) {
     const { values, positionals } = parseCommand(argv, { email: { type: 'string' }, print: { type: 'boolean' } }, usage);
-    if (positionals.length > 0) throw new CliError(`unexpected arguments: ${positionals.join(' ')}\n\n${usage}`, 2);
+    if (positionals.length > 0) throw usageError(`unexpected arguments: ${positionals.join(' ')}`, usage);
     const { email } = values;
     if (values.print) {
-      if (email !== undefined) throw new CliError(`give --email or --print, not both\n\n${usage}`, 2);
+      if (email !== undefined) throw usageError('give --email or --print, not both', usage);
       const body = await request(connect(values, io), 'POST', '/initial-access-tokens', 'initial access token');
       if (typeof body.initial_access_token !== 'string') throw new CliError('initial access token failed: the answer holds no initial_access_token');
       io.out(`${body.initial_access_token}\n`);
@@ -44,7 +44,7 @@ export const inviteCommand: Command = {
       io.err?.(`initial access token issued: it registers one client${expires}; it is not shown again\n`);
       return;
     }
-    if (!email) throw new CliError(`--email or --print is required\n\n${usage}`, 2);
+    if (!email) throw usageError('--email or --print is required', usage);
     // In the body, not the URL: access logs in front of the provider keep URLs, and no log line holds the full address.
     const body = await request(connect(values, io), 'POST', '/invite_client', 'invitation', { email });
     io.out(`${JSON.stringify(body)}\n`);

@@ -1,7 +1,7 @@
 import { SettingsError, CliError } from '../errors.js';
 import { DEFAULT_PUBLISH_SECONDS, keysStatus, rotateKeysFile, type RotationStep } from '../provider/key-rotation.js';
 import { generateProviderKeys } from '../provider/keys.js';
-import { parseFlags, writeSecretFile, type Command } from './common.js';
+import { parseFlags, usageError, writeSecretFile, type Command } from './common.js';
 import { table, when } from './management-api.js';
 
 const usage = `Usage: svc-connect keys generate [--out FILE]
@@ -56,13 +56,13 @@ export const keysCommand: Command = {
       } else io.out(`${jwks}\n`);
       return;
     }
-    if (sub !== 'rotate' && sub !== 'status') throw new CliError(`unknown keys command ${sub ?? '(none)'}\n\n${usage}`, 2);
+    if (sub !== 'rotate' && sub !== 'status') throw usageError(`unknown keys command ${sub ?? '(none)'}`, usage);
     const values: { file?: string; 'publish-seconds'?: string } =
       sub === 'rotate'
         ? parseFlags(rest, { file: { type: 'string' }, 'publish-seconds': { type: 'string' } }, usage).values
         : parseFlags(rest, { file: { type: 'string' } }, usage).values;
     const { file, 'publish-seconds': publish } = values;
-    if (!file) throw new CliError(`--file is required\n\n${usage}`, 2);
+    if (!file) throw usageError('--file is required', usage);
     if (publish !== undefined && !/^\d{1,7}$/.test(publish)) throw new CliError('--publish-seconds: expected a whole number of seconds', 2);
     try {
       if (sub === 'rotate') {

@@ -1,5 +1,4 @@
-import { CliError } from '../errors.js';
-import { type Command } from './common.js';
+import { usageError, type Command } from './common.js';
 import { CONNECTION_HELP, connect, parseCommand, request } from './management-api.js';
 
 const usage = `Usage: svc-connect logins reset LOGIN
@@ -20,8 +19,8 @@ export const loginsCommand: Command = {
   async run(argv, io) {
     const { values, positionals } = parseCommand(argv, {}, usage);
     const [sub, login, ...extra] = positionals;
-    if (sub !== 'reset') throw new CliError(`unknown logins command ${sub ?? '(none)'}\n\n${usage}`, 2);
-    if (!login || extra.length > 0) throw new CliError(`reset takes exactly one LOGIN\n\n${usage}`, 2);
+    if (sub !== 'reset') throw usageError(`unknown logins command ${sub ?? '(none)'}`, usage);
+    if (!login || extra.length > 0) throw usageError('reset takes exactly one LOGIN', usage);
     const body = await request(connect(values, io), 'POST', '/logins/reset', 'reset', { login });
     io.out(`${JSON.stringify(body)}\n`);
   },

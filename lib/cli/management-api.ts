@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { CliError, fileErrorMessage } from '../errors.js';
 import { terminalText } from '../terminal-text.js';
 import { basicAuthorization } from '../web/basic-auth.js';
-import { baseUrlFrom, call, failOnError, parseFlags, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
+import { baseUrlFrom, call, failOnError, parseFlags, usageError, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
 
 /** The flags every toolbox command takes to reach the management API. */
 const CONNECTION_FLAGS = { url: { type: 'string' }, user: { type: 'string' }, 'password-file': { type: 'string' } } as const;
@@ -26,8 +26,8 @@ const LIST_FLAGS = { limit: { type: 'string' }, cursor: { type: 'string' }, all:
 export function parseListCommand(argv: string[], usage: string, idName: string) {
   const { values, positionals } = parseCommand(argv, LIST_FLAGS, usage);
   const [sub, id, ...extra] = positionals;
-  if (extra.length > 0) throw new CliError(`unexpected arguments: ${extra.join(' ')}\n\n${usage}`, 2);
-  if (sub === 'list' && id) throw new CliError(`list takes no ${idName}\n\n${usage}`, 2);
+  if (extra.length > 0) throw usageError(`unexpected arguments: ${extra.join(' ')}`, usage);
+  if (sub === 'list' && id) throw usageError(`list takes no ${idName}`, usage);
   return { values, sub, id };
 }
 

@@ -1,6 +1,6 @@
 import { PRIVATE_MEMBERS } from '../../policies/jwk-rules.js';
 import { CliError, readJsonFile } from '../errors.js';
-import { baseUrlFrom, call, failOnError, parseFlags, type Command } from './common.js';
+import { baseUrlFrom, call, failOnError, parseFlags, usageError, type Command } from './common.js';
 
 /** True when `value` holds, at any depth, a JWK (`kty`) with a private or symmetric member. */
 const holdsPrivateKey = (value: unknown): boolean =>
@@ -24,7 +24,7 @@ export const registerCommand: Command = {
   async run(argv, io) {
     const { values } = parseFlags(argv, { url: { type: 'string' }, token: { type: 'string' }, body: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true } }, usage);
     const token = values.token ?? io.env.SVC_INITIAL_ACCESS_TOKEN;
-    if (!token) throw new CliError(`an initial access token is required (SVC_INITIAL_ACCESS_TOKEN or --token)\n\n${usage}`, 2);
+    if (!token) throw usageError('an initial access token is required (SVC_INITIAL_ACCESS_TOKEN or --token)', usage);
     let body: unknown;
     if (values.body) {
       body = readJsonFile(values.body, (reason) => new CliError(`--body: ${reason}`, 2));
@@ -33,7 +33,7 @@ export const registerCommand: Command = {
       // The provider would refuse it, but only after receiving it: her private key never leaves her machine.
       if (holdsPrivateKey(body)) throw new CliError(`--body: ${values.body} holds a private key; register the public key only (the registration body client-keys prints)`, 2);
     } else if (values['redirect-uri']) body = { redirect_uris: values['redirect-uri'] };
-    else throw new CliError(`give --body FILE or --redirect-uri URI\n\n${usage}`, 2);
+    else throw usageError('give --body FILE or --redirect-uri URI', usage);
     const result = await call(`${baseUrlFrom(values.url, io.env)}/oidc/v1/register`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

@@ -1,5 +1,4 @@
-import { CliError } from '../errors.js';
-import { type Command } from './common.js';
+import { usageError, type Command } from './common.js';
 import { CONNECTION_HELP, connect, parseCommand, request } from './management-api.js';
 
 const usage = `Usage: svc-connect subjects revoke SUB [--client ID]
@@ -21,10 +20,10 @@ export const subjectsCommand: Command = {
   async run(argv, io) {
     const { values, positionals } = parseCommand(argv, { client: { type: 'string' } }, usage);
     const [sub, subject, ...extra] = positionals;
-    if (sub !== 'revoke') throw new CliError(`unknown subjects command ${sub ?? '(none)'}\n\n${usage}`, 2);
-    if (!subject || extra.length > 0) throw new CliError(`revoke takes exactly one SUB\n\n${usage}`, 2);
+    if (sub !== 'revoke') throw usageError(`unknown subjects command ${sub ?? '(none)'}`, usage);
+    if (!subject || extra.length > 0) throw usageError('revoke takes exactly one SUB', usage);
     const { client } = values;
-    if (client === '') throw new CliError(`--client needs a client id\n\n${usage}`, 2);
+    if (client === '') throw usageError('--client needs a client id', usage);
     const body = await request(connect(values, io), 'POST', '/subjects/revoke', 'revoke', { sub: subject, ...(client ? { client_id: client } : {}) });
     io.out(`${JSON.stringify(body)}\n`);
     io.err?.(`revoked ${String(body.revoked_sessions)} session(s) and ${String(body.revoked_grants)} grant(s) (${String(body.revoked_tokens)} token(s))\n`);
