@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 
+import { isObject } from '../claims/request.js';
 import { readFormBody } from '../web/form-body.js';
 import { requestIdOf } from '../web/error-response.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../web/json-depth.js';
@@ -85,7 +86,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
       }
     }
     if (form.get('verified') === 'yes') {
-      const request = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+      const request = isObject(parsed) ? parsed : {};
       const userinfo = typeof request.userinfo === 'object' && request.userinfo !== null ? (request.userinfo as Record<string, unknown>) : {};
       claims = JSON.stringify({ ...request, userinfo: { ...userinfo, verified_claims: DEMO_VERIFIED_CLAIMS } });
     }

@@ -22,7 +22,7 @@ import type { Authenticator } from '../claims/authenticator.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { consentPage, loginPage } from '../pages/interaction-pages.js';
+import { consentPage, loginPage, type LoginPageModel } from '../pages/interaction-pages.js';
 import { consentUndo, type ConsentUndoRecords, type GrantNames } from './consent-undo.js';
 
 /** What the interactions router needs. */
@@ -95,15 +95,17 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     return { client, name: client?.clientName ?? (typeof clientId === 'string' ? clientId : 'the application') };
   };
 
+  const showLogin = async (ctx: Context, details: Interaction, model: Partial<LoginPageModel> = {}, status = 200): Promise<void> => {
+    const { name: clientName } = await clientFor(details.params.client_id);
+    const action = `${paths.interaction(details.uid)}/login`;
+    sendPage(ctx, loginPage({ action, clientName, redirectTargets: formTargetsOf(details.params.redirect_uri), ...model }), status);
+  };
+
   router.get('/:uid', async (ctx) => {
     const details = await provider.interactionDetails(ctx.req, ctx.res);
+    if (details.prompt.name === 'login') return showLogin(ctx, details);
     const path = paths.interaction(details.uid);
     const { name: clientName, client } = await clientFor(details.params.client_id);
-    const redirectTargets = formTargetsOf(details.params.redirect_uri);
-    if (details.prompt.name === 'login') {
-      sendPage(ctx, loginPage({ action: `${path}/login`, clientName, redirectTargets }));
-      return;
-    }
     if (details.prompt.name === ESSENTIAL_CLAIMS_PROMPT) {
       // Which claim is missing is not said: the result is stored in the interaction until the client receives it.
       await finish(ctx, { error: 'access_denied', error_description: 'an essential claim is not available for this account' });
@@ -123,7 +125,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
           userinfo: client ? channelMode(client, 'userinfo') : 'withheld',
         },
         delivery: client ? deliveryText(deliveryOf(client)) : '',
-        redirectTargets,
+        redirectTargets: formTargetsOf(details.params.redirect_uri),
         sharedSubject: client?.subjectType === 'public',
       }),
     );
@@ -135,11 +137,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const form = await readFormBody(ctx);
     const login = form.get('login') ?? '';
     const password = form.get('password') ?? '';
-    const page = async (status: number, model: { failed?: boolean; retryAfterSeconds?: number }): Promise<void> => {
-      const path = paths.interaction(details.uid);
-      const { name: clientName } = await clientFor(details.params.client_id);
-      sendPage(ctx, loginPage({ action: `${path}/login`, clientName, login, redirectTargets: formTargetsOf(details.params.redirect_uri), ...model }), status);
-    };
+    const page = (status: number, model: { failed?: boolean; retryAfterSeconds?: number }): Promise<void> => showLogin(ctx, details, { login, ...model }, status);
     // An empty field guesses nothing: the form is shown again without counting an attempt.
     if (!login || !password) return page(401, { failed: true });
     const attempt = await throttle.begin(ctx, login);
