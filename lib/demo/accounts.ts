@@ -1,6 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-
 import type { Authenticator } from '../claims/authenticator.js';
+import { sameSecret } from '../web/basic-auth.js';
 
 /** A demo account of the example server (C8). */
 export interface DemoAccount {
@@ -16,23 +15,18 @@ const DEMO_ACCOUNTS: readonly DemoAccount[] = [
   { accountId: 'demo-0002', login: 'demo-basic', password: 'demo-basic' },
 ];
 
-const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
-
-/** An {@link Authenticator} over fixed accounts, checking all in constant time so timing reveals no login. */
+/** An {@link Authenticator} over fixed accounts, checking all with {@link sameSecret} so timing reveals no login. */
 export function createStaticAuthenticator(accounts: readonly DemoAccount[] = DEMO_ACCOUNTS): Authenticator {
-  const entries = accounts.map((a) => ({ id: a.accountId, login: digest(a.login), password: digest(a.password) }));
   const ids = new Set(accounts.map((a) => a.accountId));
   return {
     // Logins are compared as they are: `DEMO` is not `demo`.
     canonicalLogin: (login) => login,
     async authenticate(login, password) {
-      const l = digest(login);
-      const p = digest(password);
       let found: string | undefined;
-      for (const e of entries) {
-        const loginOk = timingSafeEqual(l, e.login);
-        const passwordOk = timingSafeEqual(p, e.password);
-        if (loginOk && passwordOk) found = e.id;
+      for (const account of accounts) {
+        const loginOk = sameSecret(login, account.login);
+        const passwordOk = sameSecret(password, account.password);
+        if (loginOk && passwordOk) found = account.accountId;
       }
       return found;
     },

@@ -40,15 +40,20 @@ export function parseBasicAuthorization(header: string | undefined, options: Bas
 
 const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
 
+/** Whether `given` is `expected`, compared as SHA-256 digests in constant time: timing tells nothing of either. */
+export function sameSecret(given: string, expected: string): boolean {
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
 /** The outcome of checking an `Authorization: Basic` header. */
 export type BasicAuthResult = 'ok' | 'missing' | 'malformed' | 'wrong';
 
-/** Checks HTTP Basic credentials in constant time: always both parts, as SHA-256 digests, so timing tells nothing. */
+/** Checks HTTP Basic credentials with {@link sameSecret}, always both parts. */
 export function checkBasicAuth(header: string | undefined, user: string, password: string): BasicAuthResult {
   if (!header) return 'missing';
   const given = parseBasicAuthorization(header);
   if (!given) return 'malformed';
-  const userOk = timingSafeEqual(digest(given.user), digest(user));
-  const passwordOk = timingSafeEqual(digest(given.password), digest(password));
+  const userOk = sameSecret(given.user, user);
+  const passwordOk = sameSecret(given.password, password);
   return userOk && passwordOk ? 'ok' : 'wrong';
 }
