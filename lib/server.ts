@@ -51,14 +51,12 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
     const warned = info.warnings === 0 ? 'no warnings' : `${info.warnings} warning${info.warnings === 1 ? '' : 's'} above`;
     io.out(`svc-connect listening on http://localhost:${port}${app.svc.paths.basePath} (issuer ${app.svc.paths.issuer}, store ${info.store}, ${warned})\n`);
   }
-  // Health and metrics on their own listener, off the public one (svc.ops.port).
   const opsPort = settings.ops.port;
   const opsServer = opsPort === undefined ? undefined : createHttpServer(new Koa().use(app.svc.operations).callback());
   if (opsServer && opsPort !== undefined) {
     logger.info('operations_listening', { host: settings.ops.host, port: await listen(opsServer, 'svc.ops.port', opsPort, settings.ops.host) });
     logger.flush?.();
   }
-  // SIGHUP: read svc.keys.file again (a key rotation step); the result is logged either way.
   process.on('SIGHUP', () => {
     logger.info('keys_reload_requested', { signal: 'SIGHUP' });
     void app.svc.reloadKeys();

@@ -1,6 +1,7 @@
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
+import { StoreUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { failureCauseFields, noteStoreFailure, requestIdOf } from '../web/error-response.js';
 import { PROVIDER_EVENTS } from '../seams.js';
@@ -30,6 +31,6 @@ export function observeProvider(provider: Provider, logger: Logger, metrics?: Me
   provider.on(PROVIDER_EVENTS.endSessionFailed, failure('end_session_error'));
   provider.on(PROVIDER_EVENTS.serverError, (ctx: KoaContextWithOIDC, err: Error & { code?: string }) => {
     logger.error('server_error', { request_id: requestIdOf(ctx), name: err.name, code: err.code, ...failureCauseFields(err) });
-    if (err.code === 'SVC_STORE_UNAVAILABLE') noteStoreFailure(ctx);
+    if (err.code === StoreUnavailableError.code) noteStoreFailure(ctx);
   });
 }
