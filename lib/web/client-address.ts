@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 
+import ipaddr from 'ipaddr.js';
 import type { Context } from 'koa';
 
 /** Where the client address comes from (`svc.proxy`, `svc.proxy.hops`). */
@@ -57,13 +58,13 @@ export function siteAddressKey(address: string): string | undefined {
 
 const plainAddress = (address: string): string => (address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address);
 
-/** The first `groups` groups of an IPv6 address as a prefix (`/16·groups`); `undefined` for IPv4, IPv4-mapped included. */
+/**
+ * The first `groups` groups of an IPv6 address as a prefix (`/16·groups`); `undefined` for IPv4, IPv4-mapped included.
+ * The zone id (`%eth0`) is dropped first: node accepts zone ids that ipaddr.js refuses.
+ */
 function ipv6Prefix(address: string, groups: number): string | undefined {
   const plain = plainAddress(address);
   if (!isIPv6(plain)) return undefined;
-  const [head = '', tail = ''] = plain.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const all = plain.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${all.slice(0, groups).map((g) => parseInt(g || '0', 16).toString(16)).join(':')}::/${16 * groups}`;
+  const { parts } = ipaddr.IPv6.parse(plain.replace(/%.*$/, ''));
+  return `${parts.slice(0, groups).map((g) => g.toString(16)).join(':')}::/${16 * groups}`;
 }

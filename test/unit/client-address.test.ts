@@ -32,6 +32,8 @@ describe('throttleAddressKey', () => {
     ['2001:db8:1:2::9', '2001:db8:1:2::/64'],
     ['2001:0DB8:0001:0002:ffff::1', '2001:db8:1:2::/64'],
     ['::1', '0:0:0:0::/64'],
+    ['1::2:3:4:5:6.7.8.9', '1:0:2:3::/64'],
+    ['fe80::1%eth0.5', 'fe80:0:0:0::/64'],
   ])('%s → %s (an IPv6 subscriber holds a /64: one budget for all of it)', (address, key) => {
     expect(throttleAddressKey(address)).toBe(key);
   });
