@@ -98,7 +98,7 @@ export async function call(url: string, init: RequestInit): Promise<CallResult> 
     throw new CliError(`cannot reach ${new URL(url).origin} (${cause})`);
   }
   const text = await response.text();
-  let body: Record<string, unknown> = {};
+  let body: Record<string, unknown>;
   try {
     body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   } catch {

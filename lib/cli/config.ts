@@ -50,7 +50,7 @@ function sourceText(name: string, source: SettingSource | undefined): string {
 const startFailure = (err: unknown): CliError => new CliError(`cannot start: ${startFailureReason(err)}`);
 
 /** The start checks of the bundled server, without listening or connecting: resolves to the warnings. */
-async function startChecks(settings: Settings): Promise<{ warnings: { event: string; fields?: LogFields }[] }> {
+async function startChecks(settings: Settings): Promise<{ event: string; fields?: LogFields }[]> {
   const warnings: { event: string; fields?: LogFields }[] = [];
   const logger = { info: () => undefined, warn: (event: string, fields?: LogFields) => warnings.push({ event, fields }), error: (event: string, fields?: LogFields) => warnings.push({ event, fields }) };
   // createApp's checks (the bundled server serves management) against a throwaway memory store: Redis is not contacted.
@@ -62,7 +62,7 @@ async function startChecks(settings: Settings): Promise<{ warnings: { event: str
   } finally {
     await store.close();
   }
-  return { warnings };
+  return warnings;
 }
 
 /** `svc-connect config check`. */
@@ -93,13 +93,13 @@ export const configCommand: Command = {
     );
     io.out(`\nNODE_ENV=${io.env.NODE_ENV ?? '(unset)'}; log lines: ${settings.log.format ?? `${defaultLogFormat(settings.production)} (svc.log.format unset)`}\n`);
     for (const variable of ignored) io.out(`ignored: environment variable ${variable} (not an svc-connect property)\n`);
-    const checks = await startChecks(settings).catch((err: unknown) => {
+    const warnings = await startChecks(settings).catch((err: unknown) => {
       throw startFailure(err);
     });
-    for (const { event, fields } of checks.warnings) {
+    for (const { event, fields } of warnings) {
       io.out(event === 'unsafe_default' ? `warning: ${String(fields?.property)}: ${String(fields?.reason)}\n` : `warning: ${event} ${JSON.stringify(fields ?? {})}\n`);
     }
-    const count = checks.warnings.length;
+    const count = warnings.length;
     io.out(`configuration OK: the server would start${count ? ` with ${count} warning${count === 1 ? '' : 's'}` : ''}\n`);
     if (!given.connect) return;
     const connections = await checkConnections(settings);
