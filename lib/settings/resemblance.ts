@@ -19,7 +19,7 @@ export function editDistance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
-/** Options of {@link resembles}. */
+/** How names of one kind are compared (see {@link closestResembled}). */
 export interface ResemblanceRule {
   /** The common prefix, compared but not counted (`SVC_`, `svc.`). */
   prefix: string;
@@ -43,11 +43,6 @@ function distance(candidate: string, known: string, rule: ResemblanceRule): numb
   const edits = Math.min(editDistance(cRest, kRest), editDistance(sorted(cRest), sorted(kRest)));
   if (edits <= (kRest.length < 8 ? 1 : 2)) return edits;
   return words(cRest).length > 1 && kRest.startsWith(cRest) ? kRest.length - cRest.length : undefined;
-}
-
-/** Whether `candidate` looks like `known` (see {@link closestResembled}). */
-export function resembles(candidate: string, known: string, rule: ResemblanceRule): boolean {
-  return distance(candidate, known, rule) !== undefined;
 }
 
 /** The one of `known` that `candidate` looks like, closest first, if any. */

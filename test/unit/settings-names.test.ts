@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from '@jest/globals';
 
 import { loadSettings } from '../../lib/index.js';
-import { editDistance, resembles } from '../../lib/settings/resemblance.js';
+import { closestResembled, editDistance } from '../../lib/settings/resemblance.js';
 import { captureError, scratchFiles } from '../helpers/settings-errors.js';
 
 
@@ -108,7 +108,7 @@ describe('unknown properties in a file or in code (C9: they stop the start)', ()
   });
 });
 
-describe('editDistance and resembles', () => {
+describe('editDistance and closestResembled', () => {
   it.each([
     ['', '', 0],
     ['port', 'port', 0],
@@ -122,7 +122,7 @@ describe('editDistance and resembles', () => {
   });
 
   it('needs the prefix on both sides', () => {
-    expect(resembles('PORT', 'SVC_PORT', { prefix: 'SVC_', separator: /_/ })).toBe(false);
-    expect(resembles('SVC_PORT', 'SVC_PORT', { prefix: 'SVC_', separator: /_/ })).toBe(true);
+    expect(closestResembled('PORT', ['SVC_PORT'], { prefix: 'SVC_', separator: /_/ })).toBeUndefined();
+    expect(closestResembled('SVC_PORT', ['SVC_PORT'], { prefix: 'SVC_', separator: /_/ })).toBe('SVC_PORT');
   });
 });
