@@ -1,4 +1,6 @@
-import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+
+import { sameSignature } from '../web/cookie-keyring.js';
 
 /** The cookie that holds a browser's device entries (OWASP's "device cookies"). */
 export const DEVICE_COOKIE = 'svc.device';
@@ -26,7 +28,7 @@ export class DeviceCookies {
   deviceFor(cookie: string | undefined, name: string, now = Date.now()): string | undefined {
     for (const [deviceId, expires, nameTag, mac] of liveEntries(cookie, now)) {
       for (const key of this.keys) {
-        if (same(nameTag, tag(key, `name:${name}`)) && same(mac, tag(key, `${deviceId}.${expires}.${nameTag}`))) return deviceId;
+        if (sameSignature(nameTag, tag(key, `name:${name}`)) && sameSignature(mac, tag(key, `${deviceId}.${expires}.${nameTag}`))) return deviceId;
       }
     }
     return undefined;
@@ -58,9 +60,3 @@ function liveEntries(cookie: string | undefined, now: number): [string, string, 
 }
 
 const tag = (key: KeyObject, data: string): string => createHmac('sha256', key).update(data, 'utf8').digest('base64url').slice(0, MAC_LENGTH);
-
-function same(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}

@@ -4,6 +4,13 @@ import type { Middleware } from 'koa';
 
 const signature = (key: KeyObject, data: string): string => createHmac('sha1', key).update(data).digest('base64url');
 
+/** Whether two signatures are the same: `timingSafeEqual` after a length check (lengths are public). */
+export function sameSignature(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
 /**
  * The signer of Koa's signed cookies (`app.keys`), making Keygrip's very signatures (HMAC-SHA1,
  * base64url) more cheaply: keys imported once, and `timingSafeEqual` after a length check (lengths
@@ -30,10 +37,8 @@ export class CookieKeyring {
 
   /** The index of the key that signed `data` as `digest`, or -1. */
   index(data: string, digest: string): number {
-    const given = Buffer.from(digest, 'utf8');
     for (let i = 0; i < this.keys.length; i += 1) {
-      const expected = Buffer.from(signature(this.keys[i] as KeyObject, data), 'utf8');
-      if (expected.length === given.length && timingSafeEqual(expected, given)) return i;
+      if (sameSignature(signature(this.keys[i] as KeyObject, data), digest)) return i;
     }
     return -1;
   }
