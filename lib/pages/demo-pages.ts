@@ -1,4 +1,4 @@
-import type { JWTPayload } from 'jose';
+import { decodeJwt, type JWTPayload } from 'jose';
 
 import { escapeHtml, renderPage, type RenderedPage } from './html.js';
 
@@ -65,10 +65,9 @@ const HOW_SENT: Record<DemoRequestMode, string> = {
 
 /** The JWT claims of a signed request object that are authorization parameters (not its iss, aud, times or jti). */
 function requestObjectParameters(request: string | null): string[] {
+  if (!request) return [];
   try {
-    const payload = JSON.parse(Buffer.from(request?.split('.')[1] ?? '', 'base64url').toString('utf8')) as unknown;
-    if (typeof payload !== 'object' || payload === null) return [];
-    return Object.keys(payload).filter((name) => !['iss', 'aud', 'iat', 'nbf', 'exp', 'jti'].includes(name));
+    return Object.keys(decodeJwt(request)).filter((name) => !['iss', 'aud', 'iat', 'nbf', 'exp', 'jti'].includes(name));
   } catch {
     return [];
   }
