@@ -1,10 +1,12 @@
 import type { Client } from 'oidc-provider';
 
+import type { ChannelMode } from '../pages/interaction-pages.js';
+
 /** The two channels user data can travel on. */
 export type Channel = 'id_token' | 'userinfo';
 
 /** How `channel` treats user data for `client` (C4): registered encryption, the opt-out, or protocol claims only. */
-export function channelMode(client: Client, channel: Channel): 'encrypted' | 'unencrypted' | 'withheld' {
+export function channelMode(client: Client, channel: Channel): ChannelMode {
   // Not `client.metadata()`: it rebuilds the whole object on every call.
   const alg = channel === 'id_token' ? client.idTokenEncryptedResponseAlg : client.userinfoEncryptedResponseAlg;
   if (typeof alg === 'string' && alg.length > 0) return 'encrypted';

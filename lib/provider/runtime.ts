@@ -15,7 +15,8 @@ import { createSettingsLogger } from '../observability/pino-logger.js';
 import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
 import { publicPathsOf, type PublicPaths } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
-import { enforceSafeDefaults, findUnsafeDefaults, type SuppliedParts } from '../settings/unsafe.js';
+import type { SuppliedParts } from '../settings/definitions.js';
+import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import { judgedStaticClient } from './static-client-keys.js';
 import { generateProviderKeys, readSigningKeys, validateProviderKeys, type PrivateJwks } from './keys.js';
 

@@ -3,8 +3,6 @@ import type { Logger } from '../logger.js';
 import { PROPERTY_DEFINITIONS, type SuppliedParts } from './definitions.js';
 import type { Settings } from './types.js';
 
-export type { SuppliedParts } from './definitions.js';
-
 /** A default that is fine for trying things out and wrong for production. */
 export interface UnsafeDefault {
   /** The property to set to fix it. */
