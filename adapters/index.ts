@@ -3,9 +3,7 @@ import { createMemoryStore, type MemoryStoreOptions } from './memory.js';
 import { createRedisStore, type RedisStoreOptions } from './redis.js';
 import type { SvcStore } from './store.js';
 
-export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
-export { createRedisStore, type RedisStoreOptions } from './redis.js';
-export type { SvcStore } from './store.js';
+export { createMemoryStore, createRedisStore, type MemoryStoreOptions, type RedisStoreOptions, type SvcStore };
 
 /**
  * The store `svc.redis.*` asks for: Redis Cluster when `clusterNodes` is set, standalone Redis when
