@@ -1,4 +1,4 @@
-import { Cluster, type Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 import { isRef, listedPayload, MAX_PAGE, type ListedRecord, type StoreInventory } from './inventory.js';
 import { decodeRecord } from './redis-records.js';
@@ -7,6 +7,8 @@ import { InvalidCursorError } from '../lib/errors.js';
 /** What the Redis store lends its inventory. */
 interface RedisInventoryDeps {
   client: Redis | Cluster;
+  /** The masters: the server, or every master of a Cluster. */
+  masters: () => Redis[];
   /** The key prefix of every key of this store. */
   prefix: string;
   /** Runs one store operation with the store's fail-fast timeout and circuit breaker. */
@@ -28,7 +30,8 @@ const SCANS_PER_PAGE = 64;
 
 const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
-const nodeName = (node: Redis): string => `${node.options.host ?? ''}:${node.options.port ?? ''}`;
+/** A node's address as the Cluster's slot table names it (`host:port`). */
+export const nodeName = (node: Redis): string => `${node.options.host ?? ''}:${node.options.port ?? ''}`;
 
 const encode = (state: ScanState): string => Buffer.from(JSON.stringify({ n: state.node, c: state.scan, p: state.pending })).toString('base64url');
 
@@ -54,15 +57,12 @@ function decode(cursor: string, nodes: string[]): ScanState {
  */
 export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
   const { client, prefix, run } = deps;
-  const masters = (): Redis[] => (client instanceof Cluster ? client.nodes('master') : [client]).slice().sort((a, b) => nodeName(a).localeCompare(nodeName(b)));
+  const masters = (): Redis[] => deps.masters().sort((a, b) => nodeName(a).localeCompare(nodeName(b)));
 
   const read = async (model: string, ref: string): Promise<ListedRecord | undefined> => {
     const key = `${prefix}${model}:${ref}`;
     // The id is not known here (only its hash): a jti left out of the payload is not restored.
-    const payload = await run(async () => {
-      const value = await client.get(key);
-      return value === null ? undefined : decodeRecord('', value);
-    });
+    const payload = await run(async () => decodeRecord('', await client.get(key)));
     return payload ? { ref, payload: listedPayload(payload) } : undefined;
   };
 

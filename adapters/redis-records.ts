@@ -21,8 +21,9 @@ export function encodeRecord(id: string, payload: AdapterPayload): string {
   return `${jtiIsId ? 'j' : '-'}${consumed ? `c${consumed}` : ''}|${JSON.stringify(stored)}`;
 }
 
-/** The payload of the stored string `value` of the record `id` (a fresh object); `undefined` if malformed. */
-export function decodeRecord(id: string, value: string): AdapterPayload | undefined {
+/** The payload of the stored string `value` of the record `id` (a fresh object); `undefined` if missing or malformed. */
+export function decodeRecord(id: string, value: string | null): AdapterPayload | undefined {
+  if (value === null) return undefined;
   const bar = value.indexOf('|');
   if (bar < 1) return undefined;
   const payload = JSON.parse(value.slice(bar + 1)) as AdapterPayload;

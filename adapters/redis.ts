@@ -11,7 +11,7 @@ import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
 import { firstUnlikeNode, REDIS_DEFAULTS, type ClusterNode } from '../lib/settings/types.js';
 import { refOf, type StoreInventory } from './inventory.js';
 import { RequestBatch, type AddCommand, type Answer, type PendingRecord, type Pipe, type ScriptCommands } from './redis-batch.js';
-import { createRedisInventory } from './redis-inventory.js';
+import { createRedisInventory, nodeName } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
@@ -95,7 +95,6 @@ const UNDO_PENDING_MAX = 10_000;
 
 /** The cause of an operation the circuit breaker refused: it never reached Redis. */
 const NOT_SENT = new Error('store circuit breaker open: not sent');
-
 
 /** What a counter takes in Redis with its entries in its bucket's indexes, in approximate bytes (`used_memory` per counter, Redis 7). */
 export const REDIS_COUNTER_BYTES = 600;
@@ -200,6 +199,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcUnconsumeOwn: UNCONSUME_OWN, svcIndexAdd: INDEX_ADD, svcAttemptCheck: ATTEMPT_CHECK };
   for (const [name, lua] of Object.entries(scripts)) client.defineCommand(name, { numberOfKeys: 1, lua });
   client.defineCommand('svcAttemptFail', { numberOfKeys: 4, lua: ATTEMPT_FAIL });
+
+  const masters = (): Redis[] => (clustered ? (client as Cluster).nodes('master') : [client as Redis]);
 
   const at = redisAddress(options);
   const causeOf = (err: unknown): ReturnType<typeof describeFailure> => describeFailure(err, at);
@@ -402,8 +403,6 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return readRaw(key);
   };
 
-  const decode = (id: string, raw: string | null): AdapterPayload | undefined => (raw === null ? undefined : decodeRecord(id, raw));
-
   /** Reads a token's grant and session ahead, in the same round trip (a failure reaches the step that needs them). */
   const prefetch = (payload: AdapterPayload): void => {
     if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId)).catch(() => undefined);
@@ -416,7 +415,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const readIndexed = async (model: string, index: string, member: 'uid' | 'userCode', value: string): Promise<AdapterPayload | undefined> => {
     const id = await readRaw(index);
     if (!id) return undefined;
-    const payload = decode(id, await readRecord(model, recordKey(model, id)));
+    const payload = decodeRecord(id, await readRecord(model, recordKey(model, id)));
     return payload && payload[member] === value ? payload : undefined;
   };
 
@@ -424,7 +423,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const findByUid = async (model: string, uid: string): Promise<AdapterPayload | undefined> => {
     for (const known of [() => currentBatch()?.uids.get(uid), () => (model === 'Session' ? uidMemo.get(uid) : undefined)]) {
       const id = known();
-      const payload = id === undefined ? undefined : decode(id, await readRecord(model, recordKey(model, id)));
+      const payload = id === undefined ? undefined : decodeRecord(id, await readRecord(model, recordKey(model, id)));
       if (payload?.uid === uid) return payload;
     }
     const found = await readIndexed(model, uidKey(uid), 'uid', uid);
@@ -540,7 +539,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       await write(model, key, { value, ttl }, extra);
     },
     find: async (id) => {
-      const payload = decode(id, await readRecord(model, recordKey(model, id)));
+      const payload = decodeRecord(id, await readRecord(model, recordKey(model, id)));
       const batch = currentBatch();
       if (payload && batch && (model === 'AccessToken' || model === 'AuthorizationCode')) prefetch(payload);
       return payload;
@@ -605,16 +604,14 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
 
   /** Each master's `INFO memory` (`''` for a user denied INFO) and its address as the Cluster's slot table names it. */
-  const masterMemory = async (): Promise<{ node: string; info: string }[]> => {
-    const masters = clustered ? (client as Cluster).nodes('master') : [client as Redis];
-    return Promise.all(masters.map(async (node) => ({
-      node: `${node.options.host ?? ''}:${node.options.port ?? ''}`,
+  const masterMemory = async (): Promise<{ node: string; info: string }[]> =>
+    Promise.all(masters().map(async (node) => ({
+      node: nodeName(node),
       info: await node.info('memory').catch((err: unknown) => {
         if (/NOPERM/.test(String(err))) return '';
         throw err;
       }),
     })));
-  };
   const bucketSlots = BUCKET_TAGS.map((tag) => keySlot(`${prefix}attempt-rank:{${tag}}`));
   const memoryField = (info: string, field: string): string | undefined => new RegExp(`^${field}:(\\S+)`, 'm').exec(info)?.[1];
   /** The first `maxmemory_policy` other than `noeviction` among the masters with a `maxmemory` (a user denied INFO: unknown). */
@@ -635,8 +632,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const memory = (): Promise<MemoryState> => {
     if (Date.now() < openUntil) return Promise.resolve(UNKNOWN_MEMORY);
     if (!headroom || Date.now() - headroom.at >= headroomCheckMs) {
-      const state = attempt(masterMemory).then((masters) => {
-        const infos = masters.map(({ info }) => info);
+      const state = attempt(masterMemory).then((reports) => {
+        const infos = reports.map(({ info }) => info);
         const maxima = infos.map((info) => Number(memoryField(info, 'maxmemory')));
         const fill = Math.max(0, ...infos.map((info, i) => {
           // What Redis weighs against maxmemory: replica output and AOF buffers (`mem_not_counted_for_evict`) are left out.
@@ -644,7 +641,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
           return (maxima[i] ?? 0) > 0 ? counted / (maxima[i] ?? 1) : 0;
         }));
         const owners = clustered ? bucketSlots.map((slot) => (client as Cluster).slots[slot]?.[0]) : undefined;
-        const counterCap = counterCapOf(masters.map(({ node }, i) => ({ node, maxmemory: maxima[i] ?? 0 })), owners);
+        const counterCap = counterCapOf(reports.map(({ node }, i) => ({ node, maxmemory: maxima[i] ?? 0 })), owners);
         return { fill, counterCap };
       }, () => UNKNOWN_MEMORY);
       headroom = { at: Date.now(), memory: state };
@@ -675,8 +672,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
    * say nothing about writes.
    */
   const writesRefused = async (): Promise<string | undefined> => {
-    const masters = clustered ? (client as Cluster).nodes('master') : [client as Redis];
-    const answers = await Promise.all(masters.map((node) => node.eval(WRITE_PROBE, 0).then(() => undefined, (err: unknown) => err)));
+    const answers = await Promise.all(masters().map((node) => node.eval(WRITE_PROBE, 0).then(() => undefined, (err: unknown) => err)));
     return answers.map((err) => (err as Error | undefined)?.message).find((message) => message !== undefined && /^(OOM|READONLY|MISCONF|NOREPLICAS) /.test(message));
   };
 
@@ -717,6 +713,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     attempts,
     inventory: createRedisInventory({
       client,
+      masters,
       prefix,
       run,
       revokeGrant: (ref) => revokeIndex(`${prefix}grant:${ref}`),
