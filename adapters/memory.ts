@@ -57,6 +57,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
   const grants = new Map<string, Map<string, number>>();
   const uids: Index = new Map();
   const userCodes: Index = new Map();
+  const keyOf = (model: string, id: string): string => `${model}:${refOf(id)}`;
 
   const now = options.now ?? ((): number => Date.now());
   const unset = (key: string): void => {
@@ -126,49 +127,46 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
     return members?.size ?? 0;
   };
 
-  const adapter = (model: string): Adapter => {
-    const keyOf = (id: string): string => `${model}:${refOf(id)}`;
-    return {
-      async upsert(id, payload, expiresIn) {
-        const key = keyOf(id);
-        const json = JSON.stringify(payload);
-        const cost = key.length + textBytes(json) + RECORD_OVERHEAD;
-        const old = live(key);
-        if (!budget.fits(cost - (old?.cost ?? 0), !old && startsFlow(model, payload))) throw budget.refusal();
-        if (old) remove(key);
-        const expiresAt = expiryOf(expiresIn);
-        const grant = payload.grantId && GRANTABLE_MODELS.has(model) ? refOf(payload.grantId) : undefined;
-        const indexed = payload.uid || payload.userCode || grant ? { uid: payload.uid, userCode: payload.userCode, grant } : undefined;
-        records.set(key, { json, expiresAt, cost, indexed });
-        budget.hold(cost, expiresAt);
-        if (model === 'Session' && payload.uid) uids.set(payload.uid, { key, expiresAt });
-        if (payload.userCode) userCodes.set(payload.userCode, { key, expiresAt });
-        if (grant) grants.set(grant, (grants.get(grant) ?? new Map<string, number>()).set(key, expiresAt));
-      },
-      find: async (id) => read(live(keyOf(id))),
-      findByUid: async (uid) => lookup(uids, uid),
-      findByUserCode: async (userCode) => lookup(userCodes, userCode),
-      async consume(id) {
-        const entry = live(keyOf(id));
-        if (!entry) throw new errors.InvalidGrant(`${model} not found or expired`);
-        const payload = JSON.parse(entry.json) as AdapterPayload;
-        if (payload.consumed) throw new AlreadyConsumedError(model);
-        payload.consumed = Math.floor(now() / 1000);
-        rewrite(entry, payload);
-      },
-      async destroy(id) {
-        if (live(keyOf(id))) remove(keyOf(id));
-      },
-      async revokeByGrantId(grantId) {
-        revokeGrant(refOf(grantId));
-      },
-    };
-  };
+  const adapter = (model: string): Adapter => ({
+    async upsert(id, payload, expiresIn) {
+      const key = keyOf(model, id);
+      const json = JSON.stringify(payload);
+      const cost = key.length + textBytes(json) + RECORD_OVERHEAD;
+      const old = live(key);
+      if (!budget.fits(cost - (old?.cost ?? 0), !old && startsFlow(model, payload))) throw budget.refusal();
+      if (old) remove(key);
+      const expiresAt = expiryOf(expiresIn);
+      const grant = payload.grantId && GRANTABLE_MODELS.has(model) ? refOf(payload.grantId) : undefined;
+      const indexed = payload.uid || payload.userCode || grant ? { uid: payload.uid, userCode: payload.userCode, grant } : undefined;
+      records.set(key, { json, expiresAt, cost, indexed });
+      budget.hold(cost, expiresAt);
+      if (model === 'Session' && payload.uid) uids.set(payload.uid, { key, expiresAt });
+      if (payload.userCode) userCodes.set(payload.userCode, { key, expiresAt });
+      if (grant) grants.set(grant, (grants.get(grant) ?? new Map<string, number>()).set(key, expiresAt));
+    },
+    find: async (id) => read(live(keyOf(model, id))),
+    findByUid: async (uid) => lookup(uids, uid),
+    findByUserCode: async (userCode) => lookup(userCodes, userCode),
+    async consume(id) {
+      const entry = live(keyOf(model, id));
+      if (!entry) throw new errors.InvalidGrant(`${model} not found or expired`);
+      const payload = JSON.parse(entry.json) as AdapterPayload;
+      if (payload.consumed) throw new AlreadyConsumedError(model);
+      payload.consumed = Math.floor(now() / 1000);
+      rewrite(entry, payload);
+    },
+    async destroy(id) {
+      if (live(keyOf(model, id))) remove(keyOf(model, id));
+    },
+    async revokeByGrantId(grantId) {
+      revokeGrant(refOf(grantId));
+    },
+  });
 
   return {
     adapter,
     async unconsume(model, id) {
-      const entry = live(`${model}:${refOf(id)}`);
+      const entry = live(keyOf(model, id));
       if (!entry) return false;
       const payload = JSON.parse(entry.json) as AdapterPayload;
       delete payload.consumed;
@@ -176,7 +174,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       return true;
     },
     async insert(model, id, payload, expiresIn) {
-      if (live(`${model}:${refOf(id)}`)) return false;
+      if (live(keyOf(model, id))) return false;
       // Its body runs to the end before the first await yields: nothing comes between the check and the write.
       await adapter(model).upsert(id, payload, expiresIn);
       return true;
