@@ -17,6 +17,9 @@ interface RecordCacheOptions {
 /** A cached raw record: its stored string, or `null` for a record known not to exist. */
 type Cached = string | null;
 
+/** A cached record and when it was filled (epoch ms). */
+type Entry = { value: Cached; at: number };
+
 /**
  * An in-process cache of records read on nearly every request and written rarely (clients and
  * their disabling and deletion marks), kept consistent across processes by pub/sub: every write of a cached
@@ -45,10 +48,10 @@ export interface RecordCache {
 export function createRecordCache(options: RecordCacheOptions): RecordCache {
   const maxAge = 60_000;
   const maxEntries = 10_000;
-  const models = new Map<string, Map<string, { value: Cached; at: number }>>();
-  const shelf = (key: string): Map<string, { value: Cached; at: number }> => {
+  const models = new Map<string, Map<string, Entry>>();
+  const shelf = (key: string): Map<string, Entry> => {
     const model = key.slice(0, key.indexOf(':'));
-    const found = models.get(model) ?? new Map<string, { value: Cached; at: number }>();
+    const found = models.get(model) ?? new Map<string, Entry>();
     models.set(model, found);
     return found;
   };
