@@ -70,10 +70,9 @@ export function isUnowned(uri: unknown): boolean {
  */
 export function sectorOf(metadata: SubjectMetadata): string | undefined {
   const uris: unknown[] = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];
-  const first = uris[0];
   const ownSector = metadata.sector_identifier_uri === undefined && metadata.application_type === 'native' && uris.some(isUnowned) && typeof metadata.client_id === 'string';
   if (ownSector) return `native client ${String(metadata.client_id)}`;
-  return documentOf(metadata.sector_identifier_uri) ?? hostOf(first);
+  return documentOf(metadata.sector_identifier_uri) ?? hostOf(uris[0]);
 }
 
 /**
