@@ -33,7 +33,7 @@ interface Pool {
 const newPool = (name: Pool['name']): Pool => ({ name, byStanding: new Map(), floor: 0, held: 0, evicting: false });
 
 /** Where {@link createMemoryAttempts} counts. */
-export interface MemoryAttemptsOptions {
+interface MemoryAttemptsOptions {
   /** The store's budget, which counters share with records. */
   budget: MemoryBudget;
   /** The bytes counters may hold together (`COUNTER_SHARE` of the budget), half each pool ({@link counterPool}). */
