@@ -7,7 +7,7 @@ import { judgeClientKeySet, type KeySetJudgement } from './client-key-set.js';
 import { fetchJson, reject, type PolicyDependencies } from './types.js';
 
 /** The client's keys from the metadata `field`, as the provider will hold them, and their whole judgement. */
-export interface ClientKeys {
+interface ClientKeys {
   field: 'jwks' | 'jwks_uri';
   keys: JWK[];
   judgement: KeySetJudgement;
