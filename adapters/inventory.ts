@@ -48,6 +48,9 @@ export const isRef = (value: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(valu
 /** The largest page a store hands out, whatever `limit` asks for. */
 export const MAX_PAGE = 500;
 
+/** The size of the page a store hands out when asked for `limit` records: 1 to {@link MAX_PAGE}. */
+export const pageSize = (limit: number): number => Math.max(1, Math.min(limit, MAX_PAGE));
+
 /** A payload as the inventory shows it: without `jti`. */
 export function listedPayload(payload: AdapterPayload): AdapterPayload {
   const { jti: _jti, ...rest } = payload;

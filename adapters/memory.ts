@@ -3,7 +3,7 @@ import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { AlreadyConsumedError, InvalidCursorError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import { MEMORY_STORE_DEFAULT_MAX_MB } from '../lib/settings/types.js';
-import { isRef, listedPayload, MAX_PAGE, refOf, type StoreInventory } from './inventory.js';
+import { isRef, listedPayload, pageSize, refOf, type StoreInventory } from './inventory.js';
 import { createMemoryAttempts } from './memory-attempts.js';
 import { createMemoryBudget } from './memory-budget.js';
 import { COUNTER_SHARE, GRANTABLE_MODELS, startsFlow, type SvcStore } from './store.js';
@@ -185,7 +185,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
     inventory: {
       async list(model, page) {
         if (page.cursor !== undefined && !isRef(page.cursor)) throw new InvalidCursorError();
-        const limit = Math.max(1, Math.min(page.limit, MAX_PAGE));
+        const limit = pageSize(page.limit);
         const start = `${model}:`;
         const keys = [...records.keys()].filter((key) => key.startsWith(start) && (page.cursor === undefined || key.slice(start.length) > page.cursor) && live(key));
         const taken = keys.sort().slice(0, limit);

@@ -1,13 +1,13 @@
 import type { Cluster, Redis } from 'ioredis';
 
-import { isRef, listedPayload, MAX_PAGE, type ListedRecord, type StoreInventory } from './inventory.js';
+import { isRef, listedPayload, MAX_PAGE, pageSize, type ListedRecord, type StoreInventory } from './inventory.js';
 import { decodeRecord } from './redis-records.js';
 import { InvalidCursorError } from '../lib/errors.js';
 
 /** What the Redis store lends its inventory. */
 interface RedisInventoryDeps {
   client: Redis | Cluster;
-  /** The masters: the server, or every master of a Cluster. */
+  /** The masters: the server, or every master of a Cluster (a new array each call). */
   masters: () => Redis[];
   /** The key prefix of every key of this store. */
   prefix: string;
@@ -68,7 +68,7 @@ export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
 
   return {
     async list(model, page) {
-      const limit = Math.max(1, Math.min(page.limit, MAX_PAGE));
+      const limit = pageSize(page.limit);
       const nodes = masters();
       const names = nodes.map(nodeName);
       const state: ScanState = page.cursor === undefined ? { node: names[0] ?? '', scan: '0', pending: [] } : decode(page.cursor, names);
