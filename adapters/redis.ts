@@ -250,7 +250,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return new StoreUnavailableError({ cause: connectionError ?? err, where: at });
   };
 
-  const run = async <T>(operation: () => Promise<T>, timed = true, healthy: (result: T) => boolean = () => true): Promise<T> => {
+  const run = async <T>(operation: () => Promise<T>, timed = true, allAnswered: (result: T) => boolean = () => true): Promise<T> => {
     const open = Date.now() < openUntil;
     if (open && probing) throw new StoreUnavailableError({ cause: connectionError ?? NOT_SENT, where: at });
     if (open) probing = true;
@@ -258,7 +258,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const result = await (timed ? attempt(operation) : operation());
       // Only the probe closes the breaker, and only when everything it sent was answered (on a Cluster
       // an operation that succeeded on another node says nothing about the node that failed).
-      if (open && healthy(result)) openUntil = 0;
+      if (open && allAnswered(result)) openUntil = 0;
       return result;
     } catch (err) {
       if (err instanceof errors.OIDCProviderError) {
