@@ -346,6 +346,9 @@ function isCandidateFor(key: JWK, alg: string): boolean {
 /** The keys `alg` encrypts to: "RSA", or "EC P-256/384/521 or X25519". */
 export const encryptionKeyFamily = (alg: string): string => (alg.startsWith('RSA-OAEP') ? 'RSA' : 'EC P-256/384/521 or X25519');
 
+/** "EC P-256 key", "RSA key": a key's type and curve, as descriptions name them. */
+const keyKind = (key: JWK): string => `${String(key.kty)}${key.crv ? ` ${String(key.crv)}` : ''} key`;
+
 /**
  * Why the provider could not encrypt to `key` with `alg`, whatever its labels say, or `undefined`.
  * jose imports the JWK with its `key_ops` as WebCrypto usages, so RSA-OAEP needs exactly `encrypt`
@@ -365,7 +368,7 @@ function fitReason(key: JWK, alg: string): string | undefined {
   }
   if (alg.startsWith('ECDH-ES')) {
     const curveFits = (key.kty === 'EC' && (EC_CURVES as readonly unknown[]).includes(key.crv)) || (key.kty === 'OKP' && key.crv === 'X25519');
-    if (!curveFits) return `${String(key.kty)}${key.crv ? ` ${String(key.crv)}` : ''} key, but ${alg} needs ${encryptionKeyFamily(alg)}`;
+    if (!curveFits) return `${keyKind(key)}, but ${alg} needs ${encryptionKeyFamily(alg)}`;
     if (ops) return `key_ops ${JSON.stringify(ops)}, but an ${alg} public key must carry no key_ops (use "enc" instead)`;
     return undefined;
   }
@@ -394,9 +397,8 @@ function signatureFitReason(key: JWK, alg: string): string | undefined {
   const needed = own(SIGNATURE_KEYS, alg);
   if (!needed) return `${alg} is not supported`;
   if (key.alg !== undefined && key.alg !== alg) return `its alg is ${String(key.alg)}`;
-  const described = `${String(key.kty)}${key.crv ? ` ${String(key.crv)}` : ''} key`;
   if (key.kty !== needed.kty || (needed.crv !== undefined && key.crv !== needed.crv)) {
-    return `${described}, but ${alg} needs ${needed.kty}${needed.crv ? ` ${needed.crv}` : ''}`;
+    return `${keyKind(key)}, but ${alg} needs ${needed.kty}${needed.crv ? ` ${needed.crv}` : ''}`;
   }
   if (key.kty === 'RSA' && rsaBits(key) < MIN_RSA_BITS) return `RSA modulus of ${rsaBits(key)} bits, at least ${MIN_RSA_BITS} needed`;
   if (Array.isArray(key.key_ops) && !key.key_ops.includes('verify')) return `key_ops ${JSON.stringify(key.key_ops)} lack "verify"`;
