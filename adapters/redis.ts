@@ -364,7 +364,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   };
 
   const recordKey = (model: string, id: string): string => `${prefix}${model}:${refOf(id)}`;
-  const grantKey = (grantId: string): string => `${prefix}grant:${refOf(grantId)}`;
+  const grantKey = (ref: string): string => `${prefix}grant:${ref}`;
   const uidKey = (uid: string): string => `${prefix}sessionUid:${refOf(uid)}`;
   const userCodeKey = (code: string): string => `${prefix}userCode:${refOf(code)}`;
   const uidMemo = new Map<string, string>();
@@ -533,7 +533,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       }
       if (payload.userCode) extra.push(setRecord(userCodeKey(payload.userCode), id, ttl));
       if (payload.grantId && GRANTABLE_MODELS.has(model)) {
-        const index = grantKey(payload.grantId);
+        const index = grantKey(refOf(payload.grantId));
         extra.push((p) => void p.svcIndexAdd(index, key, ttl));
       }
       await write(model, key, { value, ttl }, extra);
@@ -561,7 +561,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       }),
     destroy: (id) => write(model, recordKey(model, id), null, []),
     revokeByGrantId: async (grantId) => {
-      await inOrder(() => revokeIndex(grantKey(grantId)));
+      await inOrder(() => revokeIndex(grantKey(refOf(grantId))));
     },
   });
 
@@ -716,7 +716,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       masters,
       prefix,
       run,
-      revokeGrant: (ref) => revokeIndex(`${prefix}grant:${ref}`),
+      revokeGrant: (ref) => revokeIndex(grantKey(ref)),
       remove: async (model, key) => {
         const del: AddCommand = (p) => void p.del(key);
         const removed = invalidated.has(model) ? await writeCached(key, del) : await resultOf((await dispatch([del]))[0] as Answer);
