@@ -5,6 +5,7 @@ import { ENCRYPTION_FIELDS } from './algorithms.js';
 import { budgetedFetch } from './fetch-budget.js';
 import { judgeClientKeySet, type KeySetJudgement } from './client-key-set.js';
 import { fetchJson, reject, type PolicyDependencies } from './types.js';
+import type { RequestedEncryption } from './jwk-rules.js';
 
 /** The client's keys from the metadata `field`, as the provider will hold them, and their whole judgement. */
 interface ClientKeys {
@@ -14,7 +15,7 @@ interface ClientKeys {
 }
 
 /** The key-management algorithms the client asks for, by metadata field. */
-export function requestedEncryption(properties: ClientMetadata): (readonly [field: string, alg: string])[] {
+export function requestedEncryption(properties: ClientMetadata): RequestedEncryption {
   return ENCRYPTION_FIELDS.flatMap(([field]) => {
     const alg: unknown = properties[field];
     return typeof alg === 'string' ? [[field, alg] as const] : [];

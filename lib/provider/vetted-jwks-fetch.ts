@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
 import { judgeClientKeySet } from '../../policies/client-key-set.js';
-import { keyLabel } from '../../policies/jwk-rules.js';
+import { keyLabel, type RequestedEncryption } from '../../policies/jwk-rules.js';
 import { requestedEncryption } from '../../policies/client-keys.js';
 import type { Logger } from '../logger.js';
 import type { ProviderFetch } from '../net/provider-fetch.js';
@@ -36,14 +36,11 @@ export function forgetRefusedSetsOf(clientId: string): void {
   for (const key of refusedSets.keys()) if (key.startsWith(`${clientId}\n`)) refusedSets.delete(key);
 }
 
-/** Encryption keys the provider may pick, as `[field, alg]` (what registration's rule 7 is applied with). */
-type Requested = (readonly [field: string, alg: string])[];
-
 /** Every algorithm the provider offers, for a set fetched outside a client's request. */
-const EVERY_ALGORITHM: Requested = ENCRYPTION_ALG_VALUES.map((alg) => ['encryption', alg] as const);
+const EVERY_ALGORITHM: RequestedEncryption = ENCRYPTION_ALG_VALUES.map((alg) => ['encryption', alg] as const);
 
 /** Whose keys `url` holds: the client being served when it is its `jwks_uri`, with its encryption algs; else every alg. */
-function ownerOf(url: string, ctx: KoaContextWithOIDC | undefined): { scope: string; requested: Requested } {
+function ownerOf(url: string, ctx: KoaContextWithOIDC | undefined): { scope: string; requested: RequestedEncryption } {
   const client = ctx?.oidc?.client;
   // A jwks_uri that is not a URL is never fetched.
   if (client?.jwksUri && URL.canParse(client.jwksUri) && new URL(client.jwksUri).href === url) {
