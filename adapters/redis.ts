@@ -173,6 +173,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     connectTimeout: Math.max(1000, timeoutMs),
     maxRetriesPerRequest: 0,
     retryStrategy: (times) => Math.min(times * 100, 1000),
+    // A dropped connection (close while Redis is away or silent, a Cluster's slot-refresh connection) is destroyed
+    // at once. ioredis's default waits up to 2 s for the peer on a timer that holds the process open (a CLI check
+    // exits that much later), and when dropped between reconnects waits on a socket already closed (redis/ioredis#2169).
+    disconnectTimeout: 0,
   };
   let client: Client;
   const clustered = !!options.clusterNodes?.length;

@@ -1,0 +1,80 @@
+import { AsyncLocalStorage, createHook } from 'node:async_hooks';
+import { once } from 'node:events';
+import { createServer, type Server, type Socket } from 'node:net';
+import { setImmediate as checkTurn, setTimeout as timerTurn } from 'node:timers/promises';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { createRedisStore } from '../../adapters/redis.js';
+import { freePort } from '../helpers/processes.js';
+
+/**
+ * The timers and sockets made by `run` (in its asynchronous context) that still hold the process open after it: Jest's
+ * own come and go beside it, so a count of `process.getActiveResourcesInfo()` would not tell. ioredis drops a connection on a timer of
+ * `disconnectTimeout` ms made during `close()`: one zero-delay timer after `run` has let it run (Node runs timers of one
+ * delay in the order they were made), and one check turn has delivered the destroy hooks of what ended.
+ */
+async function outliving(run: () => Promise<void>): Promise<string[]> {
+  const alive = new Map<number, { type: string; resource: { hasRef?: () => boolean } }>();
+  const scope = new AsyncLocalStorage<true>();
+  const hook = createHook({
+    init: (id, type, _trigger, resource: { hasRef?: () => boolean }) => void ((type === 'Timeout' || type === 'TCPWRAP') && scope.getStore() && alive.set(id, { type, resource })),
+    destroy: (id) => void alive.delete(id),
+  }).enable();
+  try {
+    await scope.run(true, run);
+    await timerTurn(0);
+    await checkTurn();
+  } finally {
+    hook.disable();
+  }
+  return [...alive.values()].filter(({ resource }) => resource.hasRef?.() !== false).map(({ type }) => type);
+}
+
+describe('redis store close: leaves nothing holding the process while Redis is away or silent (a CLI check exits when done)', () => {
+  let silent: Server;
+  const accepted = new Set<Socket>();
+  beforeAll(async () => {
+    // Takes connections and never answers nor closes them: a hung Redis.
+    silent = createServer({ allowHalfOpen: true }, (socket) => {
+      accepted.add(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    for (const socket of accepted) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  });
+
+  it('Redis away (closed between reconnects): no timer and no socket outlive close()', async () => {
+    const url = `redis://127.0.0.1:${await freePort()}`;
+    const left = await outliving(async () => {
+      const store = createRedisStore({ url, keyPrefix: 'svc-test:close-away:' });
+      await new Promise((resolve) => store.client.once('reconnecting', resolve));
+      await store.close();
+    });
+    expect(left).toEqual([]);
+  });
+
+  it('Redis silent (connected, never ready): the connection ends and no timer outlives close()', async () => {
+    const port = (silent.address() as { port: number }).port;
+    const store = createRedisStore({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'svc-test:close-silent:' });
+    const left = await outliving(async () => {
+      await once(store.client, 'connect');
+      await store.close();
+    });
+    expect(left).toEqual([]);
+    if (store.client.status !== 'end') await once(store.client, 'end');
+  });
+
+  it('Cluster seeds away: no timer and no socket outlive close()', async () => {
+    const port = await freePort();
+    const left = await outliving(async () => {
+      const store = createRedisStore({ clusterNodes: [{ host: '127.0.0.1', port }], keyPrefix: 'svc-test:close-cluster:' });
+      await new Promise((resolve) => store.client.once('error', resolve));
+      await store.close();
+    });
+    expect(left).toEqual([]);
+  });
+});
