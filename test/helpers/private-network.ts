@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,8 @@ export interface PrivateHost {
   ca: string;
   /** Request lines the servers saw, `<address> <method> <path>`, in order, up to this call. */
   requests(): Promise<string[]>;
-  close(): void;
+  /** Kills the server, waits until it has exited, then deletes the namespace and the folder. */
+  close(): Promise<void>;
 }
 
 const SERVER = `
@@ -57,8 +59,12 @@ export async function startPrivateHost(jwks: unknown): Promise<PrivateHost> {
   const otherAddress = `${prefix}::3`;
   const dir = mkdtempSync(join(tmpdir(), 'svc-private-'));
   let child: ChildProcess | undefined;
-  const close = (): void => {
-    child?.kill('SIGKILL');
+  const close = async (): Promise<void> => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'close');
+      child.kill('SIGKILL');
+      await exited;
+    }
     // Deleting the namespace deletes the veth pair with it.
     try {
       ip('netns', 'del', ns);
@@ -108,7 +114,7 @@ export async function startPrivateHost(jwks: unknown): Promise<PrivateHost> {
       close,
     };
   } catch (e) {
-    close();
+    await close();
     throw e;
   }
 }
