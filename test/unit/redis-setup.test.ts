@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 
@@ -36,7 +37,9 @@ describe("a test run's own Redis", () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(() => startRedis(port)).toThrow(`redis-server did not start on 127.0.0.1:${port}`);
+    const exited = once(foreign, 'close');
     foreign.kill();
+    await exited;
   });
 
   it('starts one of its own on a free port', async () => {
