@@ -3,6 +3,8 @@ import { dirname, resolve } from 'node:path';
 
 import { errors } from 'oidc-provider';
 
+import { clip } from './terminal-text.js';
+
 /** A configuration property is unknown, malformed or unsafe. The message names it, never a secret value. */
 export class SettingsError extends TypeError {
   static readonly code = 'SVC_SETTINGS_INVALID';
@@ -195,7 +197,7 @@ export class ClaimSyntaxError extends Error {
     readonly offset: number,
     readonly reason: string,
   ) {
-    super(`claim ${claim.length > 80 ? `${claim.slice(0, 80)}…` : claim}: ${reason} at offset ${offset}`);
+    super(`claim ${clip(claim, 80)}: ${reason} at offset ${offset}`);
     this.name = 'ClaimSyntaxError';
   }
 }

@@ -1,3 +1,5 @@
+import { clip } from './terminal-text.js';
+
 /** Fields of a log line. Never put a token, secret or user claim value here. */
 export type LogFields = Record<string, string | number | boolean | undefined>;
 
@@ -78,7 +80,7 @@ export function safeCauseMessage(message: string): string {
     from = match.index + match[0].length;
   }
   text += reduceEmailAddresses(line.slice(from));
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+  return clip(text, 300);
 }
 
 type CauseLike = Partial<Record<'message' | 'code' | 'responseCode' | 'address' | 'port' | 'errors' | 'cause' | 'lastNodeError', unknown>>;

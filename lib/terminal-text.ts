@@ -12,3 +12,9 @@ const escapeForTerminal = (c: string): string => `\\u${c.charCodeAt(0).toString(
 export function terminalText(text: string, keep = ''): string {
   return text.replace(UNSAFE_FOR_TERMINALS, (c) => (keep.includes(c) ? c : escapeForTerminal(c)));
 }
+
+/** `text` cut to its first `max` characters and `…` when longer; by code points, so no surrogate pair is split. */
+export function clip(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length > max ? `${chars.slice(0, max).join('')}…` : text;
+}

@@ -3,6 +3,7 @@ import { createPublicKey, diffieHellman, generateKeyPairSync, type JsonWebKey, t
 import type { JWK } from 'jose';
 
 import { modulusDefect, valueOf } from './rsa-modulus.js';
+import { clip } from '../lib/terminal-text.js';
 
 // Every rule a JWK is judged by (C6): client keys, the provider's own keys and certificate issuer keys.
 
@@ -432,7 +433,7 @@ export function candidateDefect(key: JWK, requested: RequestedEncryption): strin
 /** "key #2 ("enc-1")": how descriptions name a key (a `kid` is cut at 40 characters). */
 export function keyLabel(key: unknown, index: number): string {
   const kid = (key as { kid?: unknown } | null)?.kid;
-  return `key #${index + 1}${typeof kid === 'string' ? ` (${JSON.stringify(kid.length > 40 ? `${kid.slice(0, 40)}…` : kid)})` : ''}`;
+  return `key #${index + 1}${typeof kid === 'string' ? ` (${JSON.stringify(clip(kid, 40))})` : ''}`;
 }
 
 /** A key with neither `use` nor `key_ops`: left out when the client asks for encryption (C6 item 2). */

@@ -1,4 +1,5 @@
 import { isLoopbackHost } from '../net/addresses.js';
+import { clip } from '../terminal-text.js';
 import { escapeHtml, renderPage, type RenderedPage } from './html.js';
 
 /** What the login page needs to know. */
@@ -18,7 +19,7 @@ export interface LoginPageModel {
 /** The longest client name shown whole: a longer one is cut, so it cannot push the page's own words out of sight. */
 const NAME_SHOWN = 80;
 
-const shownName = (name: string): string => ([...name].length > NAME_SHOWN ? `${[...name].slice(0, NAME_SHOWN).join('')}…` : name);
+const shownName = (name: string): string => clip(name, NAME_SHOWN);
 
 /** The error line of the login page: wrong credentials, or too many attempts and when to retry. */
 function loginMessage(model: LoginPageModel): string {

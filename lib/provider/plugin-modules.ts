@@ -8,6 +8,7 @@ import { SettingsError } from '../errors.js';
 import type { Authenticator } from '../claims/authenticator.js';
 import type { Logger } from '../logger.js';
 import { isRelativeSpecifier } from '../settings/relative-paths.js';
+import { clip } from '../terminal-text.js';
 
 /**
  * What a module named by `svc.authenticator.module` or `svc.claims.modules` is given when its default
@@ -35,7 +36,7 @@ export type ClaimModulesExport =
 function causeOf(err: unknown): string {
   const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   const line = text.split('\n')[0] ?? '';
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+  return clip(line, 300);
 }
 
 /**

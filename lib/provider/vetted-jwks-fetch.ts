@@ -11,6 +11,7 @@ import { CLIENT_JWKS_MIN_FRESH_SECONDS, currentRequest } from '../seams.js';
 import { ClientKeysRefusedError } from '../errors.js';
 import { requestIdOf } from '../web/error-response.js';
 import { parseJsonObject } from '../web/form-body.js';
+import { clip } from '../terminal-text.js';
 
 /** What was refused while a request was being served, for the error description (by request). */
 const refusals = new WeakMap<object, { url: string; rule: string; kept: number }>();
@@ -48,8 +49,6 @@ function ownerOf(url: string, ctx: KoaContextWithOIDC | undefined): { scope: str
   }
   return { scope: '', requested: EVERY_ALGORITHM };
 }
-
-const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
 
 /** The JWK Set in a body exactly as oidc-provider would read it (`JSON.parse` of the UTF-8 text), or undefined. */
 function asJwkSet(body: Buffer): { keys: unknown[] } | undefined {
