@@ -11,11 +11,12 @@ import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
 import { firstUnlikeNode, REDIS_DEFAULTS, type ClusterNode } from '../lib/settings/types.js';
 import { refOf, type StoreInventory } from './inventory.js';
 import { RequestBatch, type AddCommand, type Answer, type PendingRecord, type Pipe, type ScriptCommands } from './redis-batch.js';
+import { attemptBucket, attemptCounterKey, BUCKET_TAGS, counterCapOf, keySlot } from './redis-attempt-keys.js';
 import { createRedisInventory, nodeName } from './redis-inventory.js';
 import { createRecordCache, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
-import { COUNTER_POOLS, COUNTER_SHARE, counterPool, CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
+import { CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -96,9 +97,6 @@ const UNDO_PENDING_MAX = 10_000;
 /** The cause of an operation the circuit breaker refused: it never reached Redis. */
 const NOT_SENT = new Error('store circuit breaker open: not sent');
 
-/** What a counter takes in Redis with its entries in its bucket's indexes, in approximate bytes (`used_memory` per counter, Redis 7). */
-export const REDIS_COUNTER_BYTES = 600;
-
 /** What the masters' `INFO memory` says: the largest share of its `maxmemory` one holds, and each bucket's counter cap (0: none). */
 interface MemoryState {
   fill: number;
@@ -106,55 +104,6 @@ interface MemoryState {
 }
 
 const UNKNOWN_MEMORY: MemoryState = { fill: 0, counterCap: 0 };
-
-/**
- * A counter's bucket: a hash tag it shares with the bucket's indexes (one Cluster slot), so its fail script may replace
- * the bucket's counters, and only counters of its own pool.
- */
-const attemptBucket = (key: string, ref: string): string => `{${counterPool(key).charAt(0)}${ref.charAt(0)}}`;
-
-/** The hash tags of the buckets: a pool's letter and a first character of a reference (base64url). */
-const BUCKET_TAGS = COUNTER_POOLS.flatMap((pool) => [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].map((c) => `${pool.charAt(0)}${c}`));
-
-/** Buckets of attempt counters, each one hash tag ({@link BUCKET_TAGS}). */
-export const ATTEMPT_BUCKETS = BUCKET_TAGS.length;
-
-/** The Cluster slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole key without one, modulo 16384. */
-function keySlot(key: string): number {
-  const open = key.indexOf('{');
-  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
-  const hashed = close > open + 1 ? key.slice(open + 1, close) : key;
-  let crc = 0;
-  for (const byte of Buffer.from(hashed)) {
-    crc ^= byte << 8;
-    for (let bit = 0; bit < 8; bit += 1) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16384;
-}
-
-/**
- * Each bucket's counter cap: a 128th of the quarter (64 buckets a pool, each pool half the quarter) on a standalone server; on a Cluster, of each master the quarter of
- * its own `maxmemory` shared by the buckets whose slot it serves (a bucket whose master is unknown counted on each), the
- * least of them, as the 128 buckets fall unevenly on the masters (a hash tag prefix puts all of them on one). 0 (none)
- * unless every master has a `maxmemory`.
- */
-function counterCapOf(masters: { node: string; maxmemory: number }[], bucketOwners: (string | undefined)[] | undefined): number {
-  if (!masters.length || !masters.every((m) => m.maxmemory > 0)) return 0;
-  const perBucket = (bytes: number, buckets: number): number => Math.floor((bytes * COUNTER_SHARE) / REDIS_COUNTER_BYTES / buckets);
-  if (!bucketOwners) return Math.max(1, perBucket(masters.reduce((sum, m) => sum + m.maxmemory, 0), ATTEMPT_BUCKETS));
-  const unknown = bucketOwners.filter((owner) => !masters.some((m) => m.node === owner)).length;
-  const caps = masters.map((m) => {
-    const buckets = unknown + bucketOwners.filter((owner) => owner === m.node).length;
-    return buckets > 0 ? perBucket(m.maxmemory, buckets) : Infinity;
-  });
-  return Math.max(1, Math.min(...caps));
-}
-
-/** The Redis key of attempt counter `key` under `prefix`. */
-export function attemptCounterKey(prefix: string, key: string): string {
-  const ref = refOf(key);
-  return `${prefix}attempts:${attemptBucket(key, ref)}:${ref}`;
-}
 
 /**
  * The Redis store: all provider state in a standalone Redis or a Redis Cluster, shared by any number
@@ -645,7 +594,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
           return (maxima[i] ?? 0) > 0 ? counted / (maxima[i] ?? 1) : 0;
         }));
         const owners = clustered ? bucketSlots.map((slot) => (client as Cluster).slots[slot]?.[0]) : undefined;
-        const counterCap = counterCapOf(reports.map(({ node }, i) => ({ node, maxmemory: maxima[i] ?? 0 })), owners);
+        const counterCap = counterCapOf(reports.map(({ node }, i) => ({ node, maxmemory: maxima[i] ?? 0 })), owners, prefix);
         return { fill, counterCap };
       }, () => UNKNOWN_MEMORY);
       headroom = { at: Date.now(), memory: state };

@@ -3,7 +3,8 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 
-import { ATTEMPT_BUCKETS, attemptCounterKey, createRedisStore, REDIS_COUNTER_BYTES } from '../../adapters/redis.js';
+import { createRedisStore } from '../../adapters/redis.js';
+import { ATTEMPT_BUCKETS, attemptCounterKey, redisCounterBytes } from '../../adapters/redis-attempt-keys.js';
 import { COUNTER_SHARE, type SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster, type OwnRedis } from '../helpers/redis.js';
@@ -40,6 +41,9 @@ async function overLimit(redis: OwnRedis): Promise<void> {
   const admin = new Redis(redis.url);
   await admin.call('CONFIG', 'SET', 'maxmemory', '1mb').finally(() => admin.disconnect());
 }
+
+/** Each bucket's counter cap on a 4 MiB standalone server, counters under `prefix`. */
+const capIn4MiB = (prefix: string): number => Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / redisCounterBytes(prefix) / ATTEMPT_BUCKETS);
 
 describe('a Redis that may evict keys: single use, replay detection, throttling and revocation rest on records staying', () => {
   let evicting: OwnRedis;
@@ -418,7 +422,7 @@ describe('a Redis store\'s throttle counters keep to a quarter of maxmemory, as 
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
       const locked = await store.attempts.check('victim-name', RULE);
       const lockedAt = Date.now();
-      const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
+      const cap = capIn4MiB(prefix);
       // Four caps' worth in each of her pool's 64 buckets.
       await flood('random-name', 4 * (ATTEMPT_BUCKETS / 2) * cap);
       expect(await counters()).toBeLessThanOrEqual(ATTEMPT_BUCKETS * cap);
@@ -462,6 +466,33 @@ describe('a Redis store\'s counters of sign-ins and of the rest replace only the
   });
 });
 
+describe('a Redis store\'s counters are sized with its key prefix, so they keep to their share under any prefix', () => {
+  it.each([['the default prefix', 'svc:'], ['a 200-character prefix', `svc-${'p'.repeat(196)}:`]])(
+    'each counter takes at most redisCounterBytes of its prefix, with %s (a 300-character one took 2.5 times the 600 bytes once assumed)',
+    async (_label, prefix) => {
+      const own = await startOwnRedis({ extra: ['--maxmemory', '1gb', '--maxmemory-policy', 'noeviction'] });
+      const admin = new Redis(own.url);
+      const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+      const usedMemory = async (): Promise<number> => Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
+      const fail = async (tag: string, names: number): Promise<void> => {
+        for (let i = 0; i < names; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`${tag}-${i + j}`, RULE)));
+      };
+      try {
+        // Every bucket and its indexes made first: what is measured is the counters alone.
+        for (const pool of ['login-name:warm', 'other-warm']) await fail(pool, 1000);
+        const before = await usedMemory();
+        for (const pool of ['login-name:flood', 'other-flood']) await fail(pool, 2000);
+        expect(((await usedMemory()) - before) / 4000).toBeLessThanOrEqual(redisCounterBytes(prefix));
+        expect(await admin.dbsize()).toBe(6000 + 2 * ATTEMPT_BUCKETS);
+      } finally {
+        await store.close();
+        admin.disconnect();
+        own.dispose();
+      }
+    },
+  );
+});
+
 describe('a Redis store\'s counters that failed often once stand above the rest only until others replace them (GreedyDual, as memory.test.ts)', () => {
   /** Names whose counters fall in `name`'s bucket (an attacker, not knowing the MAC key, tries some 64 times as many). */
   const inBucketOf = (prefix: string, name: string, tag: string, count: number): string[] => {
@@ -474,8 +505,8 @@ describe('a Redis store\'s counters that failed often once stand above the rest 
   it('attack: with her bucket held by counters of two failures, each guess at her name followed by one new name in her bucket still locks her at the limit; honest: names tried once in her bucket leave her guesses counted too', async () => {
     const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
     const admin = new Redis(own.url);
-    const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
     const guessed = async (prefix: string, failuresEach: number): Promise<number[]> => {
+      const cap = capIn4MiB(prefix);
       const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
       try {
         for (const name of inBucketOf(prefix, 'victim-name', 'filler', cap)) for (let n = 0; n < failuresEach; n += 1) await store.attempts.fail(name, RULE);
@@ -505,7 +536,7 @@ describe('a Redis store\'s counters that failed often once stand above the rest 
     const own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
     const prefix = testPrefix('greedy-dual-expendable');
     const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
-    const cap = Math.floor((4 * 2 ** 20 * COUNTER_SHARE) / REDIS_COUNTER_BYTES / ATTEMPT_BUCKETS);
+    const cap = capIn4MiB(prefix);
     const share = { ...RULE, consecutiveLimit: undefined, expendable: true };
     try {
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('victim-name', RULE);
@@ -554,7 +585,7 @@ describe('a Redis Cluster\'s counters keep to a quarter of each master\'s maxmem
       for (let i = 0; i < 8000; i += 200) await Promise.all(Array.from({ length: 200 }, (_v, j) => store.attempts.fail(`random-name-${i + j}`, RULE)));
       const held = (await Promise.all(nodes.map((node) => node.keys(`${prefix}attempts:*`)))).map((keys) => keys.length);
       expect(held.every((n) => n > 0)).toBe(true);
-      expect(held.map((n, i) => n <= ((maxima[i] ?? 0) * COUNTER_SHARE) / REDIS_COUNTER_BYTES)).toEqual(held.map(() => true));
+      expect(held.map((n, i) => n <= ((maxima[i] ?? 0) * COUNTER_SHARE) / redisCounterBytes(prefix))).toEqual(held.map(() => true));
       await expectLockKept(store, 'victim-name', locked, lockedAt);
     } finally {
       await store.close();

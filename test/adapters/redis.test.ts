@@ -3,7 +3,8 @@ import type { RedisOptions } from 'ioredis';
 
 import { refOf } from '../../adapters/inventory.js';
 import { InvalidCursorError } from '../../lib/errors.js';
-import { attemptCounterKey, createRedisStore } from '../../adapters/redis.js';
+import { createRedisStore } from '../../adapters/redis.js';
+import { attemptCounterKey } from '../../adapters/redis-attempt-keys.js';
 import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
 import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster } from '../helpers/redis.js';
 import { describeBatchContract } from './batch-contract.js';

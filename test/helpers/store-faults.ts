@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 
 import { createMemoryStore } from '../../adapters/memory.js';
 import { refOf } from '../../adapters/inventory.js';
-import { attemptCounterKey, createRedisStore } from '../../adapters/redis.js';
+import { createRedisStore } from '../../adapters/redis.js';
+import { attemptCounterKey } from '../../adapters/redis-attempt-keys.js';
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnRedis } from './redis.js';
