@@ -103,7 +103,6 @@ interface MemoryState {
   counterCap: number;
 }
 
-const UNKNOWN_MEMORY: MemoryState = { fill: 0, counterCap: 0 };
 
 /**
  * The Redis store: all provider state in a standalone Redis or a Redis Cluster, shared by any number
@@ -577,13 +576,16 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const headroomCheckMs = options.headroomCheckMs ?? 1000;
   let headroom: { at: number; memory: Promise<MemoryState> } | undefined;
   let nearlyFullLogged = false;
+  let lastCounterCap = 0;
   /**
    * The masters' memory, asked at most once per `headroomCheckMs` (concurrent writers share the answer). An INFO that
-   * fails or is denied, or no `maxmemory`, says nothing is held and counters have no cap: the write itself then meets
-   * what Redis says.
+   * is denied, or no `maxmemory`, says nothing is held and counters have no cap: the write itself then meets what Redis
+   * says. An INFO that fails (a Cluster master away, until its replica takes over) says nothing is held, and the
+   * counters keep the last cap known: a flood during a failover does not outgrow the share on the masters still there.
    */
+  const unknownMemory = (): MemoryState => ({ fill: 0, counterCap: lastCounterCap });
   const memory = (): Promise<MemoryState> => {
-    if (Date.now() < openUntil) return Promise.resolve(UNKNOWN_MEMORY);
+    if (Date.now() < openUntil) return Promise.resolve(unknownMemory());
     if (!headroom || Date.now() - headroom.at >= headroomCheckMs) {
       const state = attempt(masterMemory).then((reports) => {
         const infos = reports.map(({ info }) => info);
@@ -594,9 +596,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
           return (maxima[i] ?? 0) > 0 ? counted / (maxima[i] ?? 1) : 0;
         }));
         const owners = clustered ? bucketSlots.map((slot) => (client as Cluster).slots[slot]?.[0]) : undefined;
-        const counterCap = counterCapOf(reports.map(({ node }, i) => ({ node, maxmemory: maxima[i] ?? 0 })), owners, prefix);
-        return { fill, counterCap };
-      }, () => UNKNOWN_MEMORY);
+        lastCounterCap = counterCapOf(reports.map(({ node }, i) => ({ node, maxmemory: maxima[i] ?? 0 })), owners, prefix);
+        return { fill, counterCap: lastCounterCap };
+      }, unknownMemory);
       headroom = { at: Date.now(), memory: state };
       void state.then(({ fill }) => {
         const full = fill >= 1 - FLOW_HEADROOM;
