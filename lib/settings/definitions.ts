@@ -1,4 +1,5 @@
 import { LOG_LEVELS, type LogLevel } from '../logger.js';
+import { isLoopbackHost } from '../net/addresses.js';
 import { parsePrivateHosts } from '../net/private-hosts.js';
 import type { PathKind } from './relative-paths.js';
 import { MEMORY_STORE_DEFAULT_MAX_MB, REDIS_DEFAULTS, type Settings } from './types.js';
@@ -130,12 +131,10 @@ const moduleList = (raw: string) => {
   return modules;
 };
 
-/** True for an `http:` URL whose host is not loopback (`localhost`, 127.0.0.0/8, `[::1]`). */
+/** True for an `http:` URL whose host is not on the loopback interface ({@link isLoopbackHost}). */
 function httpOffLoopback(baseUrl: string): boolean {
   const url = new URL(baseUrl);
-  if (url.protocol !== 'http:') return false;
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
-  return !(host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
+  return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
 }
 
 /**

@@ -346,13 +346,13 @@ describe('an http base URL', () => {
   const refusedIn = (baseUrl: string): boolean =>
     findUnsafeDefaults(loadSettings({ env: { NODE_ENV: 'production', SVC_BASE_URL: baseUrl } })).some((f) => f.property === 'svc.base-url');
 
-  it.each(['http://idp.example.com', 'http://10.0.0.5:3000', 'http://[fd00::1]:3000', 'http://LOCALHOST.example.com'])('is refused in production for %s', (baseUrl) => {
+  it.each(['http://idp.example.com', 'http://10.0.0.5:3000', 'http://[fd00::1]:3000', 'http://LOCALHOST.example.com', 'http://[::ffff:10.0.0.5]:3000', 'http://127.0.0.1.example.com'])('is refused in production for %s', (baseUrl) => {
     expect(refusedIn(baseUrl)).toBe(true);
     const settings = loadSettings({ env: { NODE_ENV: 'production', SVC_BASE_URL: baseUrl } });
     expect(captureError(() => enforceSafeDefaults(settings, findUnsafeDefaults(settings), silentLogger)).properties).toContain('svc.base-url');
   });
 
-  it.each(['https://idp.example.com', 'http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000', 'http://app.localhost:3000'])('passes for %s (https, or loopback)', (baseUrl) => {
+  it.each(['https://idp.example.com', 'http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000', 'http://app.localhost:3000', 'http://[::ffff:127.0.0.1]:3000', 'http://127.1:3000', 'http://0.0.0.0:3000'])('passes for %s (https, or loopback however spelled)', (baseUrl) => {
     expect(refusedIn(baseUrl)).toBe(false);
   });
 });
