@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { createRedisStore } from '../../adapters/redis.js';
 import { freePort } from '../helpers/processes.js';
+import { deletePrefix, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 
 /**
  * The timers and sockets made by `run` (in its asynchronous context) that still hold the process open after it: Jest's
@@ -76,5 +77,41 @@ describe('redis store close: leaves nothing holding the process while Redis is a
       await store.close();
     });
     expect(left).toEqual([]);
+  });
+});
+
+describe('redis store close: what was sent before it still lands and is answered', () => {
+  const prefix = testPrefix('close-in-flight');
+  const open = () => createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+  afterAll(async () => deletePrefix(SHARED_REDIS_URL, prefix));
+
+  it('a consume sent just before close() resolves, and Redis holds it (QUIT follows it on the connection)', async () => {
+    const before = open();
+    await before.adapter('AuthorizationCode').upsert('code-1', { jti: 'code-1', kind: 'AuthorizationCode' }, 60);
+    const consumed = before.adapter('AuthorizationCode').consume('code-1');
+    await expect(Promise.all([consumed, before.close()])).resolves.toEqual([undefined, undefined]);
+    const after = open();
+    try {
+      await expect(after.adapter('AuthorizationCode').consume('code-1')).rejects.toMatchObject({ name: 'AlreadyConsumedError' });
+    } finally {
+      await after.close();
+    }
+  });
+
+  // Found in review, not fixed: a write or a counter failure first asks the masters' INFO memory, and close() does not
+  // wait for it, so QUIT goes out before the write itself (EPIPE). The same with disconnectTimeout 2000: close()
+  // holds no count of operations under way. The bundled server closes the store only once its requests are done.
+  it.failing('a write and a counter failure issued just before close() resolve, and Redis holds them', async () => {
+    const rule = { limit: 5, windowSeconds: 60, coolDownSeconds: 60, maxCoolDownSeconds: 60 };
+    const before = open();
+    const written = before.adapter('Session').upsert('session-1', { jti: 'session-1', kind: 'Session' }, 60);
+    const failed = before.attempts.fail('login:someone', rule);
+    await expect(Promise.all([written, failed, before.close()])).resolves.toEqual([undefined, 0, undefined]);
+    const after = open();
+    try {
+      expect(await after.adapter('Session').find('session-1')).toMatchObject({ jti: 'session-1' });
+    } finally {
+      await after.close();
+    }
   });
 });
