@@ -34,6 +34,9 @@ describe('throttleAddressKey', () => {
     ['::1', '0:0:0:0::/64'],
     ['1::2:3:4:5:6.7.8.9', '1:0:2:3::/64'],
     ['fe80::1%eth0.5', 'fe80:0:0:0::/64'],
+    // A zone id node accepts with colons in it: dropped whole, never read as groups, never a throw.
+    ['fe80::1%eth0:1', 'fe80:0:0:0::/64'],
+    ['fe80::1%a::b', 'fe80:0:0:0::/64'],
   ])('%s → %s (an IPv6 subscriber holds a /64: one budget for all of it)', (address, key) => {
     expect(throttleAddressKey(address)).toBe(key);
   });
