@@ -42,6 +42,14 @@ describe('throttleAddressKey', () => {
   });
 });
 
+describe('throttleAddressKey and siteAddressKey: an IPv4-mapped address however spelled is its IPv4 address', () => {
+  // Read as an IPv6 /64, every IPv4 client a proxy spells so would share one budget: one guesser locks all of them out.
+  it.each(['::ffff:203.0.113.5', '::FFFF:203.0.113.5', '0:0:0:0:0:ffff:203.0.113.5', '::ffff:cb00:7105', '0000::FFFF:CB00:7105', '::ffff:203.0.113.5%eth0'])('%s', (address) => {
+    expect(throttleAddressKey(address)).toBe('203.0.113.5');
+    expect(siteAddressKey(address)).toBeUndefined();
+  });
+});
+
 describe('siteAddressKey', () => {
   it.each([
     ['2001:db8:aa:1::1', '2001:db8:aa::/48'],
