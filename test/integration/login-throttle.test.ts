@@ -120,6 +120,19 @@ describe('login throttling by completed failures (C8)', () => {
     expect((await form.attempt('demo', 'demo', '2001:db8:e:ff::1')).status).toBe(303);
   });
 
+  it('honest: behind a proxy that spells IPv4 clients as mapped IPv6 (::FFFF:a.b.c.d), a guesser\'s failures lock his address, not his neighbour\'s', async () => {
+    const [his, hers] = [freshAddress(), freshAddress()];
+    const [a, b, c, d] = his.split('.').map(Number) as [number, number, number, number];
+    const hex = `::ffff:${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    const form = await loginAttempts(running, client);
+    for (let i = 0; i < 5; i += 1) expect((await form.attempt(`stranger-${i}`, 'wrong', `::FFFF:${his}`)).status).toBe(401);
+    // His address is locked however it is spelled ...
+    expect((await form.attempt('stranger-5', 'wrong', his)).status).toBe(429);
+    expect((await form.attempt('stranger-6', 'wrong', hex)).status).toBe(429);
+    // ... and hers, spelled the same way, is not.
+    expect((await (await loginAttempts(running, client)).attempt('demo', 'demo', `::FFFF:${hers}`)).status).toBe(303);
+  });
+
   it('of 20 concurrent wrong passwords for one name exactly 5 get through (answered as wrong), the rest get 429; with the right one among them it gets in only if it settles before the fifth failure', async () => {
     const form = await loginAttempts(running, client);
     const responses = await Promise.all(Array.from({ length: 20 }, (_v, i) => form.attempt('race-victim', `guess-${i}`, freshAddress())));
