@@ -56,15 +56,18 @@ export function siteAddressKey(address: string): string | undefined {
   return ipv6Prefix(address, 3);
 }
 
-const plainAddress = (address: string): string => (address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address);
+/** The address without its zone id (`%eth0`), parsed, when it is IPv6: node accepts zone ids that ipaddr.js refuses. */
+const parsedIPv6 = (address: string): ipaddr.IPv6 | undefined => (isIPv6(address) ? ipaddr.IPv6.parse(address.replace(/%.*$/, '')) : undefined);
 
-/**
- * The first `groups` groups of an IPv6 address as a prefix (`/16·groups`); `undefined` for IPv4, IPv4-mapped included.
- * The zone id (`%eth0`) is dropped first: node accepts zone ids that ipaddr.js refuses.
- */
+/** An IPv4-mapped address (`::ffff:a.b.c.d`, however spelled: `::FFFF:…`, `::ffff:cb00:7105`) as its IPv4 address. */
+function plainAddress(address: string): string {
+  const parsed = parsedIPv6(address);
+  return parsed?.isIPv4MappedAddress() ? parsed.toIPv4Address().toString() : address;
+}
+
+/** The first `groups` groups of an IPv6 address as a prefix (`/16·groups`); `undefined` for IPv4, IPv4-mapped included. */
 function ipv6Prefix(address: string, groups: number): string | undefined {
-  const plain = plainAddress(address);
-  if (!isIPv6(plain)) return undefined;
-  const { parts } = ipaddr.IPv6.parse(plain.replace(/%.*$/, ''));
-  return `${parts.slice(0, groups).map((g) => g.toString(16)).join(':')}::/${16 * groups}`;
+  const parsed = parsedIPv6(address);
+  if (!parsed || parsed.isIPv4MappedAddress()) return undefined;
+  return `${parsed.parts.slice(0, groups).map((g) => g.toString(16)).join(':')}::/${16 * groups}`;
 }
