@@ -142,6 +142,29 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
     }
     expect(texts).toEqual(['The login or password is not correct.', 'The login or password is not correct.']);
   });
+
+  it('a failed login page is the same for an unknown account and a wrong password but for the login typed, and never holds the password', async () => {
+    const pages: string[] = [];
+    for (const [login, password] of [
+      ['demo', 'wrong-pw-4d1f'],
+      ['no-such-user', 'wrong-pw-4d1f'],
+    ] as const) {
+      const browser = new FormBrowser();
+      await browser.follow(url(), running.baseUrl);
+      const shown = browser.lastPage;
+      expect(shown).toContain('id="login-form"');
+      expect(shown).not.toContain('id="login-error"');
+      expect(shown).toContain('value=""');
+      const step = await browser.submit('login-form', { login, password }, running.baseUrl);
+      expect(step.response?.status).toBe(401);
+      const page = browser.lastPage;
+      expect(page).not.toContain(password);
+      expect(page).toContain(`value="${login}" aria-describedby="login-error"`);
+      // What differs by the interaction (its uid, the page's nonce) and the login typed is set aside.
+      pages.push(page.replaceAll(/interaction\/[^/"]+/g, 'interaction/UID').replaceAll(/nonce-[^'"\s]+|nonce="[^"]+"/g, 'NONCE').replace(`value="${login}"`, 'value="LOGIN"'));
+    }
+    expect(pages[1]).toBe(pages[0]);
+  });
 });
 
 describe('a flood of anonymous authorization requests on the embedded store (svc.memory-store.max-mb)', () => {
