@@ -12,4 +12,16 @@ describe('clip: a long value shortened for a message or a page', () => {
     const clipped = clip(`${'a'.repeat(39)}😀😀`, 40);
     expect(clipped).toBe(`${'a'.repeat(39)}😀…`);
   });
+
+  it('counts code points, not UTF-16 units: max characters outside the BMP are kept whole, one more is cut', () => {
+    expect(clip('😀'.repeat(40), 40)).toBe('😀'.repeat(40));
+    expect(clip('😀'.repeat(41), 40)).toBe(`${'😀'.repeat(40)}…`);
+    expect(clip('', 0)).toBe('');
+    expect(clip('a', 0)).toBe('…');
+  });
+
+  it('attack: a kid or claim of half a megabyte is cut to its first max characters (read no further than them)', () => {
+    const long = `${'é'.repeat(40)}${'x'.repeat(512 * 1024)}`;
+    expect(clip(long, 40)).toBe(`${'é'.repeat(40)}…`);
+  });
 });
