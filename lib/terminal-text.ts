@@ -13,8 +13,19 @@ export function terminalText(text: string, keep = ''): string {
   return text.replace(UNSAFE_FOR_TERMINALS, (c) => (keep.includes(c) ? c : escapeForTerminal(c)));
 }
 
-/** `text` cut to its first `max` characters and `…` when longer; by code points, so no surrogate pair is split. */
+/**
+ * `text` cut to its first `max` characters and `…` when longer; by code points, so no surrogate pair is split. Reads no
+ * further than the cut: a kid or claim of half a megabyte (a client's JWK Set) costs no more than a short one.
+ */
 export function clip(text: string, max: number): string {
-  const chars = [...text];
-  return chars.length > max ? `${chars.slice(0, max).join('')}…` : text;
+  // No more code points than UTF-16 units: a text no longer than max in units is kept without counting.
+  if (text.length <= max) return text;
+  let kept = '';
+  let count = 0;
+  for (const c of text) {
+    if (count === max) return `${kept}…`;
+    kept += c;
+    count += 1;
+  }
+  return text;
 }
