@@ -462,6 +462,19 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     for (const { key, marker, until } of due) undoLateConsume(key, marker, until);
   });
 
+  /** Operations under way: close() waits for them, so what was issued before it (a write after its INFO) still lands. */
+  const underway = new Set<Promise<unknown>>();
+  const track = <R>(pending: Promise<R>): Promise<R> => {
+    underway.add(pending);
+    const settled = (): void => void underway.delete(pending);
+    pending.then(settled, settled);
+    return pending;
+  };
+  const tracked = <A extends unknown[], R>(operation: (...args: A) => Promise<R>) => (...args: A): Promise<R> => track(operation(...args));
+  /** `target` with each method {@link tracked}. */
+  const trackedMethods = <T extends object>(target: T): T =>
+    Object.fromEntries(Object.entries(target).map(([name, value]) => [name, typeof value === 'function' ? tracked(value as (...args: unknown[]) => Promise<unknown>) : value])) as T;
+
   const adapter = (model: string): Adapter => ({
     upsert: async (id, payload, expiresIn) => {
       const ttl = ttlOf(expiresIn);
@@ -633,8 +646,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   return {
     client,
-    adapter,
-    async batch<T>(fn: () => Promise<T>): Promise<T> {
+    adapter: (model) => trackedMethods(adapter(model)),
+    batch: <T>(fn: () => Promise<T>): Promise<T> => track((async (): Promise<T> => {
       if (scope.getStore()) return fn();
       const batch = new RequestBatch(dispatch);
       let result: T;
@@ -652,20 +665,20 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       batch.closed = true;
       await flush(batch);
       return result;
-    },
+    })()),
     flush: () => inOrder(async () => undefined),
     crowded: async () => (await fill()) >= CROWDED_SHARE,
-    unconsume: (model, id) =>
+    unconsume: tracked((model: string, id: string) =>
       inOrder(async () => {
         const key = recordKey(model, id);
         currentBatch()?.reads.delete(key);
         return (await send<number>((p) => void p.svcUnconsume(key))) === 1;
-      }),
-    insert: async (model, id, payload, expiresIn) => {
+      })),
+    insert: tracked(async (model: string, id: string, payload: AdapterPayload, expiresIn?: number) => {
       const [key, value, ttl] = [recordKey(model, id), encodeRecord(id, payload), ttlOf(expiresIn)];
       return (await send<string | null>((p) => void (ttl ? p.set(key, value, 'EX', ttl, 'NX') : p.set(key, value, 'NX')))) === 'OK';
-    },
-    attempts,
+    }),
+    attempts: trackedMethods(attempts),
     inventory: createRedisInventory({
       client,
       masters,
@@ -690,6 +703,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       throw new StoreUnavailableError({ cause, where: at });
     },
     async close() {
+      await Promise.allSettled(underway);
       cache?.close();
       await client.quit().catch(() => client.disconnect());
     },

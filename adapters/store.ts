@@ -53,7 +53,7 @@ export interface SvcStore {
    * `maxmemory`), when new flows are shared out by client address; false without a limit or when it cannot tell.
    */
   crowded?(): Promise<boolean>;
-  /** Releases connections and timers. */
+  /** Releases connections and timers once the operations under way have settled: what was issued before it lands. */
   close(): Promise<void>;
 }
 
