@@ -112,4 +112,35 @@ describe('redis store close: what was sent before it still lands and is answered
       await after.close();
     }
   });
+
+  // A batch is a whole request (storeBatch wraps `next`): close() waits for the store's own commands, not for a request
+  // still reading a slow client's body, and not for the batch it is itself called in (which would wait for it forever).
+  it('close() called inside a batch settles, and so does the batch', async () => {
+    const store = open();
+    const batch = store.batch?.bind(store);
+    if (!batch) throw new Error('a Redis store batches');
+    const inside = batch(async () => {
+      await store.adapter('Session').find('session-none');
+      await store.close();
+      return 'closed';
+    });
+    await expect(inside).resolves.toBe('closed');
+  });
+
+  it('close() settles while a batch still waits on something outside the store (a client sending its body)', async () => {
+    const store = open();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const batch = store.batch?.bind(store);
+    if (!batch) throw new Error('a Redis store batches');
+    const request = batch(async () => {
+      await store.adapter('Session').upsert('session-held', { jti: 'session-held', kind: 'Session' }, 60);
+      await held;
+    });
+    await store.close();
+    release();
+    await expect(request).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+  });
 });
