@@ -647,7 +647,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   return {
     client,
     adapter: (model) => trackedMethods(adapter(model)),
-    batch: <T>(fn: () => Promise<T>): Promise<T> => track((async (): Promise<T> => {
+    // Only a batch's flush is tracked, not `fn`: that is the request itself (a slow client's body, a close() inside it),
+    // and close() waiting for it could wait forever.
+    async batch<T>(fn: () => Promise<T>): Promise<T> {
       if (scope.getStore()) return fn();
       const batch = new RequestBatch(dispatch);
       let result: T;
@@ -657,15 +659,15 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         batch.closed = true;
         // The request failed: what it wrote until then is written as without the batch. Its own error
         // is the answer; a flush error is only logged (name and code, no payload).
-        await flush(batch).catch((flushErr: unknown) => {
+        await track(flush(batch)).catch((flushErr: unknown) => {
           logger.warn('store_flush_failed', { store: 'redis', name: flushErr instanceof Error ? flushErr.name : 'error', ...causeOf(flushErr) });
         });
         throw err;
       }
       batch.closed = true;
-      await flush(batch);
+      await track(flush(batch));
       return result;
-    })()),
+    },
     flush: () => inOrder(async () => undefined),
     crowded: async () => (await fill()) >= CROWDED_SHARE,
     unconsume: tracked((model: string, id: string) =>
