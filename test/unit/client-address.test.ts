@@ -50,6 +50,17 @@ describe('throttleAddressKey and siteAddressKey: an IPv4-mapped address however 
   });
 });
 
+describe('throttleAddressKey: an IPv4 client seen through a translator in front of the provider (SIIT-DC, RFC 7755) is its IPv4 address', () => {
+  // A translator spells every IPv4 client inside one /96: keyed by its /64, one guesser's failures lock them all out.
+  it.each([
+    ['NAT64 well-known prefix (RFC 6052)', '64:ff9b::203.0.113.7', '64:ff9b::198.51.100.9'],
+    ['IPv4-translated (RFC 6145)', '::ffff:0:203.0.113.7', '::ffff:0:198.51.100.9'],
+  ])('%s: two clients, two keys, each its IPv4 address', (_form, one, other) => {
+    expect(throttleAddressKey(one)).toBe('203.0.113.7');
+    expect(throttleAddressKey(other)).toBe('198.51.100.9');
+  });
+});
+
 describe('siteAddressKey', () => {
   it.each([
     ['2001:db8:aa:1::1', '2001:db8:aa::/48'],
