@@ -44,7 +44,7 @@ export function addressCounterKey(scope: string, address: string, macKey: string
 }
 
 /**
- * The key an address is throttled under: an IPv4 address as it is (IPv4-mapped IPv6 included), an
+ * The key an address is throttled under: an IPv4 address as it is (IPv6 embedding one included: mapped, NAT64, SIIT), an
  * IPv6 address by its /64 (one subscriber usually holds a whole /64: 2^64 budgets otherwise).
  */
 export function throttleAddressKey(address: string): string {
@@ -59,15 +59,24 @@ export function siteAddressKey(address: string): string | undefined {
 /** The address without its zone id (`%eth0`), parsed, when it is IPv6: node accepts zone ids that ipaddr.js refuses. */
 const parsedIPv6 = (address: string): ipaddr.IPv6 | undefined => (isIPv6(address) ? ipaddr.IPv6.parse(address.replace(/%.*$/, '')) : undefined);
 
-/** An IPv4-mapped address (`::ffff:a.b.c.d`, however spelled: `::FFFF:…`, `::ffff:cb00:7105`) as its IPv4 address. */
+/**
+ * True for an IPv6 address holding one IPv4 client in its last 32 bits: mapped (`::ffff:a.b.c.d`, however spelled), or
+ * translated by NAT64 / SIIT in front of the provider (RFC 6052 `64:ff9b::/96`, RFC 6145 `::ffff:0:0:0/96`), which
+ * spells every IPv4 client inside one /64.
+ */
+const embedsIPv4 = (parsed: ipaddr.IPv6): boolean => parsed.isIPv4MappedAddress() || parsed.range() === 'rfc6052' || parsed.range() === 'rfc6145';
+
+/** An address embedding an IPv4 client ({@link embedsIPv4}) as that IPv4 address. */
 function plainAddress(address: string): string {
   const parsed = parsedIPv6(address);
-  return parsed?.isIPv4MappedAddress() ? parsed.toIPv4Address().toString() : address;
+  if (!parsed || !embedsIPv4(parsed)) return address;
+  const [a = 0, b = 0] = parsed.parts.slice(6);
+  return [a >> 8, a & 0xff, b >> 8, b & 0xff].join('.');
 }
 
-/** The first `groups` groups of an IPv6 address as a prefix (`/16·groups`); `undefined` for IPv4, IPv4-mapped included. */
+/** The first `groups` groups of an IPv6 address as a prefix (`/16·groups`); `undefined` for IPv4, embedded IPv4 included. */
 function ipv6Prefix(address: string, groups: number): string | undefined {
   const parsed = parsedIPv6(address);
-  if (!parsed || parsed.isIPv4MappedAddress()) return undefined;
+  if (!parsed || embedsIPv4(parsed)) return undefined;
   return `${parsed.parts.slice(0, groups).map((g) => g.toString(16)).join(':')}::/${16 * groups}`;
 }
