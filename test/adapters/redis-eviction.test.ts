@@ -468,7 +468,7 @@ describe('a Redis store\'s counters of sign-ins and of the rest replace only the
 });
 
 describe('a Redis store\'s counters are sized with its key prefix, so they keep to their share under any prefix', () => {
-  it.each([['the default prefix', 'svc:'], ['a 200-character prefix', `svc-${'p'.repeat(196)}:`]])(
+  it.each([['the default prefix', 'svc:'], ['a 200-character prefix', `svc-${'p'.repeat(196)}:`], ['a prefix of 2-byte characters', `svc-${'é'.repeat(150)}:`], ['a prefix of 4-byte characters', `svc-${'😀'.repeat(75)}:`], ['a 1000-character prefix', `svc-${'p'.repeat(996)}:`], ['a 4000-character prefix', `svc-${'p'.repeat(3996)}:`]])(
     'each counter takes at most redisCounterBytes of its prefix, with %s (a 300-character one took 2.5 times the 600 bytes once assumed)',
     async (_label, prefix) => {
       const own = await startOwnRedis({ extra: ['--maxmemory', '1gb', '--maxmemory-policy', 'noeviction'] });
