@@ -4,8 +4,8 @@ import { COUNTER_POOLS, COUNTER_SHARE, counterPool } from './store.js';
 /**
  * What a counter takes in Redis with its entries in its bucket's indexes, keys under `prefix` (`used_memory` per
  * counter, Redis 7, at most): 603 bytes measured under `svc:`, and some 3.2 more for each further byte of the prefix,
- * as the key is written three times (measured up to 300 bytes). A long prefix would otherwise let counters outgrow
- * their share.
+ * as the key is written three times (held for prefixes up to 4000 bytes, and of 2- and 4-byte characters:
+ * test/adapters/redis-eviction.test.ts). A long prefix would otherwise let counters outgrow their share.
  */
 export const redisCounterBytes = (prefix: string): number => 640 + 4 * Buffer.byteLength(prefix);
 
