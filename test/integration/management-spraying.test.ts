@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+
+import { createMemoryStore } from '../../adapters/memory.js';
+import { startApp, type RunningApp } from '../helpers/app.js';
+
+const USER = 'ops';
+const PASSWORD = 'correct horse battery staple';
+const basic = (password: string): string => `Basic ${Buffer.from(`${USER}:${password}`).toString('base64')}`;
+const ROUTE = '/oidc/v1/management/initial-access-tokens';
+/** The failures the management account takes from addresses it never signed in from, per window (guard.ts). */
+const ACCOUNT_BUDGET = 100;
+
+/** The i-th address of a guesser holding an IPv6 /48 and some IPv4 addresses: each one new, so no address count locks. */
+const guesserAddress = (i: number): string => (i % 2 === 0 ? `2001:db8:beef:${i.toString(16)}::1` : `198.18.${Math.floor(i / 250)}.${i % 250}`);
+
+describe('management password guessing spread over many addresses (C7)', () => {
+  let running: RunningApp;
+  // The store's clock: a cool-down ends when a test moves it on, never while a slow machine still sends its requests.
+  let ahead = 0;
+  const call = async (from: string, password: string): Promise<number> => {
+    const response = await fetch(`${running.baseUrl}${ROUTE}`, { method: 'POST', headers: { authorization: basic(password), 'x-forwarded-for': from } });
+    await response.arrayBuffer();
+    return response.status;
+  };
+
+  beforeAll(async () => {
+    running = await startApp({
+      store: createMemoryStore({ now: () => Date.now() + ahead }),
+      properties: {
+        'svc.management.user': USER,
+        'svc.management.password': PASSWORD,
+        'svc.management.lockout-threshold': 3,
+        'svc.management.lockout-seconds': 600,
+        'svc.proxy': true,
+      },
+    });
+  });
+  afterAll(async () => {
+    await running.close();
+  });
+
+  it('honest: an operator signing in from a new address now and then, with a typo, is served', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      statuses.push(await call(`203.0.113.${100 + i}`, 'typo'), await call(`203.0.113.${100 + i}`, PASSWORD));
+    }
+    expect(statuses).toEqual(Array.from({ length: 10 }, () => [401, 201]).flat());
+  });
+
+  it('attack: one guess from each of 300 addresses (IPv6 /64s of one /48, IPv4) gets the account budget judged, no more; the operator keeps working from her address', async () => {
+    const office = '2001:db8:1:2::10';
+    expect(await call(office, PASSWORD)).toBe(201);
+    const statuses: number[] = [];
+    for (let i = 0; i < 300; i += 1) statuses.push(await call(guesserAddress(i), `guess-${i}`));
+    const judged = statuses.filter((s) => s === 401).length;
+    expect(judged).toBeLessThanOrEqual(ACCOUNT_BUDGET);
+    expect(statuses.slice(ACCOUNT_BUDGET)).toEqual(statuses.slice(ACCOUNT_BUDGET).map(() => 429));
+    // The right guess from yet another address is refused as a wrong one would be: nothing tells them apart.
+    expect(await call(guesserAddress(300), PASSWORD)).toBe(429);
+    expect(await call(guesserAddress(301), 'wrong')).toBe(429);
+    // Where she signed in before, her own address budget alone applies.
+    expect(await call(office, PASSWORD)).toBe(201);
+    expect(await call(office, 'typo')).toBe(401);
+    expect(await call(office, PASSWORD)).toBe(201);
+    // After the cool-down a new address is served again.
+    ahead += 3_600_000;
+    expect(await call('2001:db8:77::1', PASSWORD)).toBe(201);
+  });
+});
