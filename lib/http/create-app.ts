@@ -12,6 +12,7 @@ import { createDemoRouter } from '../demo/router.js';
 import { createMailer } from '../management/mailer.js';
 import { createLoginThrottle } from '../interactions/login-throttle.js';
 import { createManagementRouter, registrationEndpointOf } from '../management/router.js';
+import { KNOWN_ADDRESS_MODEL } from '../management/guard.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import { createMetrics, createMetricsRouter } from '../observability/metrics.js';
 import { resolveRuntime, type RuntimeOptions } from '../provider/runtime.js';
@@ -148,6 +149,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     attempts: runtime.store.attempts,
     registrationEndpoint: registrationEndpointOf(runtime.paths.issuer),
     counterKey: runtime.cookieKeys[0] ?? '',
+    knownAddresses: runtime.store.adapter(KNOWN_ADDRESS_MODEL),
     toolbox: {
       store: runtime.store,
       staticClients: runtime.clients,

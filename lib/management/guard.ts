@@ -1,7 +1,8 @@
 import type { Middleware } from 'koa';
+import type { Adapter } from 'oidc-provider';
 
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
-import { addressCounterKey, clientAddress, type ProxyTrust } from '../web/client-address.js';
+import { addressCounterKey, clientAddress, counterKey, type ProxyTrust } from '../web/client-address.js';
 import { requestIdOf, sendError } from '../web/error-response.js';
 import { isCrossSite } from '../web/same-origin.js';
 import type { Logger } from '../logger.js';
@@ -36,7 +37,22 @@ export interface GuardOptions {
   attempts: AttemptCounter;
   /** Key of the MAC that turns client addresses into lockout counter keys; never kept in the store. */
   counterKey: string;
+  /** The store's {@link KNOWN_ADDRESS_MODEL} records: the addresses the operator signed in from. */
+  knownAddresses: Pick<Adapter, 'find' | 'upsert'>;
 }
+
+/** The store model marking a client address (by its keyed MAC) where the management credentials were right. */
+export const KNOWN_ADDRESS_MODEL = 'ManagementAddress';
+
+/** How long an address stays known after the operator's last sign-in from it, in seconds (30 days). */
+const KNOWN_ADDRESS_SECONDS = 2_592_000;
+
+/**
+ * Failures of the management account, from addresses it never signed in from, per window (NIST SP 800-63B 5.2.2 allows
+ * an account 100): every address (each IPv6 /64 of a /48, each of a botnet's) has its own budget, so without it their
+ * number would bound nothing.
+ */
+const ACCOUNT_FAILURES = 100;
 
 /** How the management lockout counts: `threshold` failures per window, then the cool-down (C7). */
 function lockoutRule(credentials: ManagementCredentials): AttemptRule {
@@ -48,7 +64,8 @@ function lockoutRule(credentials: ManagementCredentials): AttemptRule {
  * The one gate in front of every management action (C7): a cross-site request gets 403 before anything else; then
  * the shared store's failure counter for the client address (the `X-Forwarded-For` entry `svc.proxy.hops` from the
  * right behind a proxy; every process sees one count; only completed failures count) answers repeated failures 429
- * with `Retry-After`; then HTTP Basic (constant time) grants role MANAGEMENT
+ * with `Retry-After`, and so does the account's counter of failures from addresses where the credentials were never
+ * right ({@link ACCOUNT_FAILURES}, each success marking its address known for 30 days); then HTTP Basic (constant time) grants role MANAGEMENT
  * (`ctx.state.role`, and `ctx.state.managementUser` for the audit log), or 401 with the Basic challenge.
  */
 export function managementGuard(options: GuardOptions): Middleware {
@@ -64,11 +81,15 @@ export function managementGuard(options: GuardOptions): Middleware {
     const address = clientAddress(ctx, options.proxy);
     const tooMany = (retryAfterSeconds: number): void => {
       ctx.set('Retry-After', String(retryAfterSeconds));
-      sendError(ctx, 429, 'too_many_requests', `too many failed logins from this client; try again in ${retryAfterSeconds} seconds`);
+      sendError(ctx, 429, 'too_many_requests', `too many failed logins from this client, or for this account from addresses it has not signed in from; try again in ${retryAfterSeconds} seconds`);
     };
     // A right password leaves the count as it is: forgetting it would give whoever shares her address (an office
     // NAT, an egress proxy) a fresh budget at each of her sign-ins. Failures age out with the window.
-    const pass = await gate.enter([{ key: addressCounterKey('management', address, options.counterKey), rule, label: 'address', forgetOnSuccess: false }]);
+    const addressKey = addressCounterKey('management', address, options.counterKey);
+    const known = !!(await options.knownAddresses.find(addressKey));
+    const account = { key: counterKey('management-account', credentials.user, options.counterKey), rule: { ...rule, limit: Math.max(ACCOUNT_FAILURES, rule.limit) }, label: 'account', forgetOnSuccess: false };
+    // Where she signed in before, her address's own budget alone applies: a stranger's spraying never locks her out there.
+    const pass = await gate.enter([{ key: addressKey, rule, label: 'address', forgetOnSuccess: false }, ...(known ? [] : [account])]);
     if (!isPass(pass)) return tooMany(pass.retryAfterSeconds);
     const auth = checkBasicAuth(ctx.get('authorization') || undefined, credentials.user, credentials.password);
     if (auth !== 'ok') {
@@ -83,6 +104,8 @@ export function managementGuard(options: GuardOptions): Middleware {
     }
     const wait = await pass.succeeded();
     if (wait) return tooMany(wait);
+    // A mark that could not be written costs her only the account's budget next time: the right password still goes in.
+    await options.knownAddresses.upsert(addressKey, {}, KNOWN_ADDRESS_SECONDS).catch(() => logger.warn('attempt_settle_failed', { count: 1 }));
     ctx.state.role = MANAGEMENT_ROLE;
     ctx.state.managementUser = credentials.user;
     await next();

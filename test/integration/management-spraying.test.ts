@@ -66,4 +66,12 @@ describe('management password guessing spread over many addresses (C7)', () => {
     ahead += 3_600_000;
     expect(await call('2001:db8:77::1', PASSWORD)).toBe(201);
   });
+
+  it('attack: 200 concurrent guesses, each from its own address, get no more than the account budget judged', async () => {
+    ahead += 86_400_000;
+    const statuses = await Promise.all(Array.from({ length: 200 }, (_, i) => call(guesserAddress(1000 + i), `burst-${i}`)));
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(ACCOUNT_BUDGET);
+    expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+    expect(await call(guesserAddress(2000), PASSWORD)).toBe(429);
+  });
 });
