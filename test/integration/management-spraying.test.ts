@@ -48,13 +48,13 @@ describe('management password guessing spread over many addresses (C7)', () => {
   });
 
   it('attack: one guess from each of 300 addresses (IPv6 /64s of one /48, IPv4) gets the account budget judged, no more; the operator keeps working from her address', async () => {
+    // A day on: the honest case's typos, from addresses new then, have left the account's window.
+    ahead += 86_400_000;
     const office = '2001:db8:1:2::10';
     expect(await call(office, PASSWORD)).toBe(201);
     const statuses: number[] = [];
     for (let i = 0; i < 300; i += 1) statuses.push(await call(guesserAddress(i), `guess-${i}`));
-    const judged = statuses.filter((s) => s === 401).length;
-    expect(judged).toBeLessThanOrEqual(ACCOUNT_BUDGET);
-    expect(statuses.slice(ACCOUNT_BUDGET)).toEqual(statuses.slice(ACCOUNT_BUDGET).map(() => 429));
+    expect(statuses).toEqual(statuses.map((_, i) => (i < ACCOUNT_BUDGET ? 401 : 429)));
     // The right guess from yet another address is refused as a wrong one would be: nothing tells them apart.
     expect(await call(guesserAddress(300), PASSWORD)).toBe(429);
     expect(await call(guesserAddress(301), 'wrong')).toBe(429);
