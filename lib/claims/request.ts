@@ -65,6 +65,10 @@ export function validateChannel(
       // Core 5.5.1 would make it a condition on who signs in; answering it could tell whose session this is.
       if (name === 'sub' && 'value' in spec) throw bad(': a value is not supported (the ID token is about whoever signs in)');
     }
+    // Core 5.5.1.1: an essential acr the provider cannot meet fails the authentication, and no acr is ever issued (C3).
+    if (channel === 'id_token' && name === 'acr' && isObject(spec) && spec.essential === true && ('values' in spec || 'value' in spec)) {
+      throw new errors.AccessDenied('claims.id_token.acr: an essential acr with a value or values cannot be met, this provider issues no acr');
+    }
     // Protocol claims are never looked up, so their value and values are ignored, as acr_values is (C3).
     if (NOT_RESOLVED.has(name)) continue;
     if (isObject(spec) && 'values' in spec) throw bad(': the values member is not supported (request one value with value)');

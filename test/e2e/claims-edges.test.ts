@@ -90,6 +90,18 @@ describe('claims requests: grants, subject requests and error texts (demo module
     expect(served.headers.get('location')).toMatch(/\/interaction\//);
     const flow = await runCodeFlow(running.issuer, rsa.metadata, { configure: rsa.configure, params: { claims: JSON.stringify(claims) }, skipUserinfo: true });
     expect(flow.claims.auth_time).toEqual(expect.any(Number));
+    // Essential without values asks for no particular class, so there is nothing to fail.
+    const essential = await fetch(urlFor(rsa, { claims: JSON.stringify({ id_token: { acr: { essential: true } } }) }), { redirect: 'manual' });
+    expect(essential.headers.get('location')).toMatch(/\/interaction\//);
+  });
+
+  it.each([
+    ['values', { essential: true, values: ['urn:mace:incommon:iap:silver'] }],
+    ['a value', { essential: true, value: 'urn:mace:incommon:iap:silver' }],
+  ])('refuses an essential acr with %s as a failed authentication, before any page (OIDC Core 5.5.1.1: no acr is ever issued)', async (_case, acr) => {
+    const params = await refusal({ id_token: { acr } });
+    expect([params.get('error'), params.get('state')]).toEqual(['access_denied', 'st']);
+    expect(params.get('error_description')).toMatch(OAUTH_DESCRIPTION);
   });
 });
 
