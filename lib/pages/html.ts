@@ -12,7 +12,7 @@ export const escapeHtml = (value: unknown): string => String(value).replace(/[&<
 const STYLE = `
 *{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;padding:1rem;background:#f4f5f7;color:#1b1d21;line-height:1.5}
-main{max-width:28rem;margin:2rem auto;background:#fff;border-radius:8px;padding:1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.15)}
+main{max-width:28rem;margin:2rem auto;background:#fff;border-radius:8px;padding:1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.15);overflow-wrap:anywhere}
 h1{font-size:1.4rem;margin:0 0 1rem}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=text],input[type=password]{width:100%;padding:.6rem;font-size:1rem;border:1px solid #8a8f98;border-radius:4px}
