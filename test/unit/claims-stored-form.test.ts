@@ -32,12 +32,12 @@ describe('the stored form of a claims request (C5, issue 14)', () => {
         name: { essential: false },
         'svc.ver.email.l2': { svc_of: [[0, 0, 'forged']] },
       },
-      id_token: { sub: { junk: [1, 2, 3] }, acr: { essential: true, values: ['urn:mace:incommon:iap:silver'] }, auth_time: { value: 1 } },
+      id_token: { sub: { junk: [1, 2, 3] }, acr: { values: ['urn:mace:incommon:iap:silver'] }, auth_time: { essential: true, value: 1 } },
       junk: 'y'.repeat(1000),
     });
     expect(form).toEqual({
       userinfo: { email: { essential: true, svc_mac: matcher.mac('x@example.com') }, name: null, 'svc.ver.email.l2': null },
-      id_token: { sub: null, acr: { essential: true }, auth_time: null },
+      id_token: { sub: null, acr: null, auth_time: { essential: true } },
     });
   });
 
