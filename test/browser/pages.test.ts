@@ -80,6 +80,23 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await page.close();
   });
 
+  it("posts the login and consent forms with the provider's own Origin, by which a browser without Fetch Metadata (Safari before 16.4) is judged", async () => {
+    const page = await freshPage();
+    const origins: (string | null)[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().startsWith(running.baseUrl)) origins.push(request.headers().origin ?? null);
+    });
+    await demo(page);
+    await page.waitForSelector('#login-form');
+    await signIn(page, 'demo', 'demo');
+    await page.waitForSelector('#consent-allow');
+    await page.click('#consent-allow');
+    await page.waitForURL((url) => url.pathname.endsWith('/callback'));
+    // The demo form, the login form and the consent form; `Origin: null` would be refused without Sec-Fetch-Site.
+    expect(origins).toEqual([running.baseUrl, running.baseUrl, running.baseUrl]);
+    await page.close();
+  });
+
   it('shows the same error for a wrong password and an unknown account, on the login page', async () => {
     const page = await freshPage();
     await demo(page);
