@@ -57,7 +57,7 @@ export function renderPage(options: { title: string; body: string; formTargets?:
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${escapeHtml(options.title)}</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>

@@ -5,8 +5,8 @@ import type { Context } from 'koa';
  * other than `same-origin` or `none`; an `Origin` other than `origin`, whatever `Sec-Fetch-Site`
  * says (a forged pair is refused); without both, a `Referer` from another origin (older browsers
  * on a GET navigation). Requests with none of these headers (curl, scripts) are not cross-site.
- * `allowNullOriginFromSameOrigin` accepts `Origin: null` with `Sec-Fetch-Site: same-origin`: our pages'
- * form posts under `Referrer-Policy: no-referrer`.
+ * `allowNullOriginFromSameOrigin` accepts `Origin: null` with `Sec-Fetch-Site: same-origin`: form posts of our pages
+ * under a stricter `Referrer-Policy` a host app may set (`no-referrer` makes browsers send `Origin: null`).
  */
 export function isCrossSite(ctx: Context, origin: string, options: { allowNullOriginFromSameOrigin?: boolean } = {}): boolean {
   const site = ctx.get('sec-fetch-site').trim().toLowerCase();

@@ -45,7 +45,7 @@ describe('health, readiness, headers and error rendering (C2)', () => {
       const response = await fetch(`${running.baseUrl}${path}`);
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
       expect(response.headers.get('x-frame-options')).toBe('DENY');
-      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(response.headers.get('referrer-policy')).toBe('same-origin');
       expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     }
   });

@@ -128,6 +128,15 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
     expect(ok.status).toBe(303);
   });
 
+  it('honest: a browser without Fetch Metadata (Safari before 16.4) posts the login form with its Origin and signs in', async () => {
+    const browser = new FormBrowser();
+    await browser.follow(url(), running.baseUrl);
+    const action = browser.formAction('login-form', running.baseUrl);
+    const body = new URLSearchParams({ login: 'demo', password: 'demo' }).toString();
+    const signedIn = await browser.request(action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl }, body });
+    expect(signedIn.status).toBe(303);
+  });
+
   it('answers a failed login with 401 and one message for unknown accounts and wrong passwords', async () => {
     const texts: string[] = [];
     for (const [login, password] of [
