@@ -97,6 +97,17 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await page.close();
   });
 
+  it("tells a relying party's callback neither the page it came from nor the provider's origin (no Referer)", async () => {
+    const page = await freshPage();
+    await page.context().route(/^http:\/\/a\.localhost\//, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'received' }));
+    const callback = page.waitForRequest((request) => request.url().startsWith('http://a.localhost/cb'));
+    await page.goto(codeFlowUrl(running.issuer, appA, { state: 'referer', scope: 'openid email' }));
+    await signIn(page, 'demo', 'demo');
+    await page.click('#consent-allow');
+    expect((await callback).headers().referer).toBeUndefined();
+    await page.close();
+  });
+
   it('shows the same error for a wrong password and an unknown account, on the login page', async () => {
     const page = await freshPage();
     await demo(page);
