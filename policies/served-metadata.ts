@@ -12,7 +12,8 @@ const UNSERVED_SCOPES: ReadonlySet<string> = new Set(['address', 'phone', 'offli
  * - its `scope` without `address`, `phone` and `offline_access`, as an authorization request naming them is served
  *   without them (C5); a `scope` without `openid` is refused, since every authorization request must name it.
  * Anything else in those two members is refused (`invalid_client_metadata`), as is a `grant_types` naming another grant
- * than `authorization_code` (oidc-provider would refuse some with a message about another member).
+ * than `authorization_code` (oidc-provider would refuse some with a message about another member), and an empty
+ * `grant_types` or a `response_types` without `code` (oidc-provider would store a client it answers `invalid_request`).
  */
 export function withServedMetadata<T extends ClientMetadata>(metadata: T): T {
   const { default_acr_values: acr, ...rest } = metadata;
@@ -20,6 +21,10 @@ export function withServedMetadata<T extends ClientMetadata>(metadata: T): T {
   const grants: unknown = metadata.grant_types;
   const other: unknown = Array.isArray(grants) ? (grants as unknown[]).find((grant) => grant !== 'authorization_code') : undefined;
   if (other !== undefined) reject('grant_types', `${JSON.stringify(other)} is not offered: authorization_code is the only grant (no refresh tokens: C3)`);
+  // RFC 7591 2.1: the code grant and response type go together; a list without them registers a client nobody can use.
+  if (Array.isArray(grants) && grants.length === 0) reject('grant_types', 'must include authorization_code, the only grant');
+  const responses: unknown = metadata.response_types;
+  if (Array.isArray(responses) && !responses.includes('code')) reject('response_types', 'must include code, the only response type');
   const scope: unknown = metadata.scope;
   if (scope === undefined) return rest as T;
   if (typeof scope !== 'string') reject('scope', 'must be a string of space-separated scope values');

@@ -91,6 +91,8 @@ const CASES: RejectionCase[] = [
   { name: 'a semicolon in a post-logout redirect URI host', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://rp.example;sandbox/bye'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0]' },
   { name: 'user information in a post-logout redirect URI', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://rp.example:pw@evil.example/bye'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0]' },
   { name: 'response_types code id_token', body: () => ({ redirect_uris: R, response_types: ['code id_token'] }), error: 'invalid_client_metadata', names: 'response_types' },
+  { name: 'response_types empty', body: () => ({ redirect_uris: R, response_types: [] }), error: 'invalid_client_metadata', names: 'response_types: must include code' },
+  { name: 'grant_types empty', body: () => ({ redirect_uris: R, grant_types: [] }), error: 'invalid_client_metadata', names: 'grant_types: must include authorization_code' },
   { name: 'grant_types implicit', body: () => ({ redirect_uris: R, grant_types: ['implicit'] }), error: 'invalid_client_metadata', names: 'grant_types' },
   { name: 'grant_types refresh_token', body: () => ({ redirect_uris: R, grant_types: ['authorization_code', 'refresh_token'] }), error: 'invalid_client_metadata', names: 'grant_types' },
   // oidc-provider's own check of a device_code grant would name jwks_uri.
@@ -237,6 +239,8 @@ const DOCUMENTED: Record<string, string> = {
   // The fetch's own 5 s and the request's shared 5 s budget end together: either words it.
   'jwks_uri too slow (over 5 s)': 'jwks_uri: …: timed out…',
   'jwks_uri redirecting to another host': 'jwks_uri: …: redirects to another host (…)',
+  'grant_types empty': 'grant_types: must include authorization_code, the only grant',
+  'response_types empty': 'response_types: must include code, the only response type',
   'grant_types device_code': 'grant_types: "urn:ietf:params:oauth:grant-type:device_code" is not offered: authorization_code is the only grant (no refresh tokens: C3)',
   'a fragment in a redirect URI': 'redirect_uris must not contain fragments',
   'a backslash before user information in a redirect URI': 'redirect_uris[0] holds a backslash; write the URI as a browser shows it',
