@@ -14,6 +14,7 @@ import type { ClientMetadata } from 'oidc-provider';
 
 import { hashPassword } from '../../examples/users-file.js';
 import { loadSettings } from '../../lib/index.js';
+import { findUnsafeDefaults } from '../../lib/settings/unsafe.js';
 import { PROPERTY_DEFINITIONS, ruleDerivedEnv } from '../../lib/settings/definitions.js';
 import { pairwiseSubOf, TEST_PAIRWISE_KEY } from '../helpers/app.js';
 import { runCodeFlow } from '../helpers/flow.js';
@@ -125,6 +126,15 @@ describe('the docs examples', () => {
     }
     expect(() => loadSettings({ env: rest, onIgnoredVariable: (name) => ignored.push(name) })).not.toThrow();
     for (const name of ignored) expect(OTHER_PROGRAMS).toContain(name);
+  });
+
+  // What `$(cat …)` reads in a production command: a random secret of 32+ characters.
+  const production = shellEnvironments.filter(([, env]) => env.NODE_ENV === 'production');
+  it.each(production)('```sh %s: a production command leaves no unsafe default (it starts)', (_source, env) => {
+    const given = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value.includes('$') ? 'a-secret-read-from-a-file-of-43-characters' : value]));
+    const settings = loadSettings({ env: given, onIgnoredVariable: () => undefined });
+    expect(settings.production).toBe(true);
+    expect(findUnsafeDefaults(settings, { management: true })).toEqual([]);
   });
 
   it('getting-started "Configure it": the svc.properties, the keys command and clients.json start a server that signs in its static client', async () => {
