@@ -206,12 +206,13 @@ export const PROPERTY_DEFINITIONS = [
   row('svc.management.password', 'management.password', parseNonEmpty, {
     env: 'SVC_MANAGEMENT_PASSWORD',
     default: 'admin',
-    defaultText: '`admin` (warned, refused in production)',
+    defaultText: '`admin` (warned, refused in production, whatever the user)',
     doc: 'HTTP Basic password of the management endpoint.',
     secret: true,
+    // The shipped password whatever the user: a user of one's own is no secret (it is the first word guessed).
     unsafe: (s, supplied): string | undefined =>
-      supplied.management && s.management.user === 'admin' && s.management.password === 'admin'
-        ? 'the management endpoint still uses the shipped credentials admin/admin'
+      supplied.management && s.management.password === 'admin'
+        ? `the management endpoint still uses the shipped password admin (user ${s.management.user})`
         : undefined,
   }),
   row('svc.management.lockout-threshold', 'management.lockoutThreshold', integer(1, 1000), {

@@ -307,6 +307,22 @@ describe('unsafe defaults', () => {
     expect(findUnsafeDefaults(settings, { management: true }).map((f) => f.property)).toEqual([property]);
   });
 
+  it('refuses the shipped password admin in production when only the user was changed', () => {
+    const { SVC_MANAGEMENT_PASSWORD: _password, ...withoutPassword } = production;
+    for (const env of [{ ...withoutPassword, SVC_MANAGEMENT_USER: 'ops' }, { ...production, SVC_MANAGEMENT_USER: 'ops', SVC_MANAGEMENT_PASSWORD: 'admin' }]) {
+      const settings = loadSettings({ env });
+      const err = captureError(() => enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), silentLogger));
+      expect(err.properties).toEqual(['svc.management.password']);
+    }
+  });
+
+  it('honest: a user of its own with a password of its own starts in production; the shipped user with a password of its own too', () => {
+    for (const user of ['ops', 'admin']) {
+      const settings = loadSettings({ env: { ...production, SVC_MANAGEMENT_USER: user } });
+      expect(findUnsafeDefaults(settings, { management: true })).toEqual([]);
+    }
+  });
+
   it('does not say the demo accounts sign in when an authenticator is configured (code or svc.authenticator.module)', () => {
     const reasonFor = (settings: Settings, supplied = {}): string | undefined => findUnsafeDefaults(settings, supplied).find((f) => f.property === 'svc.demo.enabled')?.reason;
     expect(reasonFor(loadSettings({ env: {} }))).toContain('the demo accounts demo/demo and demo-basic/demo-basic sign in');
