@@ -88,13 +88,16 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
   const known = PROPERTY_DEFINITIONS.map((d) => d.name);
   const unknown = [...raw.keys()].filter((name) => !known.includes(name));
   if (unknown.length > 0) {
+    // Every property has a dot: a name without one is a value on a line of its own (a wrapped key list), never repeated.
+    const shown = (name: string): string => (name.includes('.') ? name : 'a name without a dot');
     const hint = (name: string): string => {
+      if (!name.includes('.')) return '; not repeated: it may be a value, and a value wrapped onto the next line needs a \\ at the end of the line before';
       const like = closestResembled(name, known, PROPERTY_RULE);
       return like ? `; did you mean ${like}?` : '';
     };
     throw new SettingsError(
-      `unknown propert${unknown.length === 1 ? 'y' : 'ies'}: ${unknown.map((n) => `${n} (from ${originOf((raw.get(n) as GivenValue).source)}${hint(n)})`).join(', ')}`,
-      unknown,
+      `unknown propert${unknown.length === 1 ? 'y' : 'ies'}: ${unknown.map((n) => `${shown(n)} (from ${originOf((raw.get(n) as GivenValue).source)}${hint(n)})`).join(', ')}`,
+      unknown.map(shown),
     );
   }
 

@@ -101,6 +101,16 @@ describe('unknown properties in a file or in code (C9: they stop the start)', ()
     expect(err.message).toContain(`; did you mean ${like}?)`);
   });
 
+  it('stops on a wrapped secret list without repeating the line that lost its name (a key of the list, not a name)', () => {
+    const second = 'second-cookie-key-Zq8vWm2LxR7tNc4Hb9YpKd3';
+    const text = `svc.cookies.keys = first-cookie-key-aaaaaaaaaaaaaaaaaaaaaaaa,\n                   ${second}\n`;
+    const err = captureError(() => loadSettings({ env: {}, file: file('wrapped.properties', text) }));
+    expect(err.message).not.toContain(second);
+    expect(err.properties.join(' ')).not.toContain(second);
+    expect(err.message).toContain('wrapped.properties');
+    expect(err.message).toMatch(/unknown property: a name without a dot \(from .*wrapped\.properties; not repeated: it may be a value, and a value wrapped onto the next line needs a \\ at the end of the line before\)/);
+  });
+
   it('stops on a property like nothing of ours, without a suggestion', () => {
     const err = captureError(() => loadSettings({ env: {}, properties: { 'svc.frobnicate': 'x', 'issuer.url': 'y' } }));
     expect(err.properties).toEqual(['svc.frobnicate', 'issuer.url']);
