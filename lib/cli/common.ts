@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { CliError, fileErrorMessage } from '../errors.js';
-import { isLoopbackHost } from '../net/addresses.js';
+import { isLoopbackHost, LOCALHOST_NAME } from '../net/addresses.js';
 
 /** One sub-command. */
 export interface Command {
@@ -87,12 +87,23 @@ export interface CallResult {
   retryAfter?: string;
 }
 
+/**
+ * Where `url` is connected to: over http, a name under `localhost` as `localhost` itself (RFC 6761 6.3), which the
+ * hosts file answers. DNS, which the system asks for the others, could answer with a host off the machine, and
+ * {@link baseUrlFrom} lets the credentials go there in clear text.
+ */
+function connectedUrl(url: string): string {
+  const target = new URL(url);
+  if (target.protocol === 'http:' && LOCALHOST_NAME.test(target.hostname)) target.hostname = 'localhost';
+  return target.href;
+}
+
 /** `fetch` with a clear error when the server cannot be reached. */
 export async function call(url: string, init: RequestInit): Promise<CallResult> {
   let response: Response;
   try {
     // Not followed: a redirect would carry the body (an address, a registration) wherever it points, http included.
-    response = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+    response = await fetch(connectedUrl(url), { ...init, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     throw new CliError(`cannot reach ${new URL(url).origin} (${cause})`);
