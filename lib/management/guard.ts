@@ -86,7 +86,8 @@ export function managementGuard(options: GuardOptions): Middleware {
     // A right password leaves the count as it is: forgetting it would give whoever shares her address (an office
     // NAT, an egress proxy) a fresh budget at each of her sign-ins. Failures age out with the window.
     const addressKey = addressCounterKey('management', address, options.counterKey);
-    const known = !!(await options.knownAddresses.find(addressKey));
+    // A mark that cannot be read is an easing lost, not an outage: her failures count on the account too, as anyone's.
+    const known = !!(await options.knownAddresses.find(addressKey).catch(() => undefined));
     const account = { key: counterKey('management-account', credentials.user, options.counterKey), rule: { ...rule, limit: Math.max(ACCOUNT_FAILURES, rule.limit) }, label: 'account', forgetOnSuccess: false };
     // Where she signed in before, her address's own budget alone applies: a stranger's spraying never locks her out there.
     const pass = await gate.enter([{ key: addressKey, rule, label: 'address', forgetOnSuccess: false }, ...(known ? [] : [account])]);

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import { Redis } from 'ioredis';
+
 import { createMemoryStore } from '../../adapters/memory.js';
+import { createRedisStore } from '../../adapters/redis.js';
+import { attemptCounterKey } from '../../adapters/redis-attempt-keys.js';
+import { KNOWN_ADDRESS_MODEL } from '../../lib/management/guard.js';
+import { counterKey } from '../../lib/web/client-address.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
+import { startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnRedis } from '../helpers/redis.js';
 
 const USER = 'ops';
 const PASSWORD = 'correct horse battery staple';
@@ -73,5 +80,56 @@ describe('management password guessing spread over many addresses (C7)', () => {
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(ACCOUNT_BUDGET);
     expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
     expect(await call(guesserAddress(2000), PASSWORD)).toBe(429);
+  });
+});
+
+/**
+ * The known-address marks on Redis, when only they cannot be read (an ACL refusing reads of their keys here; on a
+ * Cluster, the master of a mark's slot refusing): a mark is an easing, so the operator is judged as from an address
+ * never known, and a guess still meets the account's budget.
+ */
+describe('management known-address marks on Redis whose reads fail (C7)', () => {
+  const user = 'svc-app';
+  const secret = 'spraying-redis-password';
+  const prefix = testPrefix('spraying');
+  const COOKIE_KEY = 'spraying-cookie-key-0123456789abcdef';
+  let server: OwnRedis;
+  let admin: Redis;
+  let running: RunningApp;
+  const acl = (...rules: string[]): Promise<unknown> => admin.call('ACL', 'SETUSER', user, ...rules);
+  const healthy = (): Promise<unknown> => acl('on', `>${secret}`, 'clearselectors', '+@all', 'resetkeys', '~*', '&*');
+  const call = async (from: string, password: string): Promise<number> => {
+    const response = await fetch(`${running.baseUrl}${ROUTE}`, { method: 'POST', headers: { authorization: basic(password), 'x-forwarded-for': from } });
+    await response.arrayBuffer();
+    return response.status;
+  };
+
+  beforeAll(async () => {
+    server = await startOwnRedis();
+    admin = new Redis(server.url);
+    await healthy();
+    running = await startApp({
+      store: createRedisStore({ url: `redis://${user}:${secret}@127.0.0.1:${server.port}`, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS }),
+      properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.cookies.keys': COOKIE_KEY, 'svc.proxy': true },
+    });
+  });
+  afterAll(async () => {
+    await running?.close();
+    admin?.disconnect();
+    server?.dispose();
+  });
+
+  it('honest: the operator is served from her known address and from a new one while the marks cannot be read; a guess is judged as from a new address', async () => {
+    expect(await call('192.0.2.7', PASSWORD)).toBe(201);
+    expect((await admin.keys(`${prefix}${KNOWN_ADDRESS_MODEL}:*`)).length).toBe(1);
+    // Every key but the marks (the only model named with an M) stays readable and writable; the marks only writable.
+    await acl('resetkeys', `~${prefix}[^M]*`, `%W~${prefix}M*`);
+    try {
+      expect([await call('192.0.2.7', PASSWORD), await call('192.0.2.8', PASSWORD), await call('192.0.2.7', 'wrong')]).toEqual([201, 201, 401]);
+    } finally {
+      await healthy();
+    }
+    // The wrong guess from her address was counted on the account, as from an address never known.
+    expect(await admin.exists(attemptCounterKey(prefix, counterKey('management-account', USER, COOKIE_KEY)))).toBe(1);
   });
 });
