@@ -401,6 +401,14 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       }
     });
 
+    it('an essential acr with values in the pushed form or a pushed request object, signed or encrypted → access_denied (OIDC Core 5.5.1.1: no acr is issued)', async () => {
+      const claims = { id_token: { acr: { essential: true, values: ['urn:mace:incommon:iap:silver'] } } };
+      const answers = [await refused(viaBasic, goodFields({ claims: JSON.stringify(claims) }))];
+      const jws = await signRequestObject(viaBasic, running.issuer, { ...goodFields(), claims });
+      for (const request of [jws, await encryptRequestObject(running.issuer, jws, 'RSA-OAEP-256')]) answers.push(await refused(viaBasic, { request }));
+      expect(answers.map(({ status, error }) => [status, error])).toEqual([[400, 'access_denied'], [400, 'access_denied'], [400, 'access_denied']]);
+    });
+
     it('a request object that fails its own checks → invalid_request_object', async () => {
       const now = Math.floor(Date.now() / 1000);
       const expired = await signRequestObject(viaBasic, running.issuer, { ...goodFields(), exp: now - 120 });
