@@ -324,6 +324,18 @@ describe('client registration (C6)', () => {
       expect((await manage(c.uri, 'GET', c.token)).status).toBe(200);
     });
 
+    it('refuses an update (PUT, POST) to an empty grant_types or a response_types without code, and keeps the client usable', async () => {
+      const c = await fresh();
+      const answers = [];
+      for (const [method, change] of [['PUT', { grant_types: [] }], ['PUT', { response_types: [] }], ['POST', { response_types: ['none'] }]] as const) {
+        const bad = await manage(c.uri, method, c.token, { client_id: c.clientId, redirect_uris: [REDIRECT], ...change });
+        answers.push([bad.status, bad.body.error]);
+      }
+      expect(answers).toEqual(Array.from({ length: 3 }, () => [400, 'invalid_client_metadata']));
+      const read = await manage(c.uri, 'GET', c.token);
+      expect([read.body.grant_types, read.body.response_types]).toEqual([['authorization_code'], ['code']]);
+    });
+
     it('refuses an update that adds a redirect URI with user information, and keeps the registered ones', async () => {
       const c = await fresh();
       const bad = await manage(c.uri, 'PUT', c.token, { client_id: c.clientId, redirect_uris: [REDIRECT, 'https://rp.example\\@evil.example/cb'] });
