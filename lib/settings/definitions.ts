@@ -217,7 +217,7 @@ export const PROPERTY_DEFINITIONS = [
   }),
   row('svc.management.lockout-threshold', 'management.lockoutThreshold', integer(1, 1000), {
     default: 5,
-    doc: 'Failed management logins from one client within 15 minutes (or the cool-down, if longer) before it gets 429 for the cool-down; a right password does not reset the count. Failures from addresses where the credentials were never right also count on the account: 100 (or this threshold, if higher) per window lock such addresses out for the cool-down.',
+    doc: 'Failed management logins from one client within 15 minutes (or the cool-down, if longer) before it gets 429 for the cool-down; a right password does not reset the count. Failures from addresses where the credentials were not right within 30 days also count on the account: 100 (or this threshold, if higher) per window lock such addresses out for the cool-down.',
   }),
   row('svc.management.lockout-seconds', 'management.lockoutSeconds', integer(1, 86400), { default: 300, doc: 'Cool-down of a management lockout, in seconds.' }),
   row('svc.stage.include-scopes-in-user-info', 'stage.includeScopesInUserInfo', parseBoolean, {
