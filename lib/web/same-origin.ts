@@ -6,7 +6,8 @@ import type { Context } from 'koa';
  * says (a forged pair is refused); without both, a `Referer` from another origin (older browsers
  * on a GET navigation). Requests with none of these headers (curl, scripts) are not cross-site.
  * `allowNullOriginFromSameOrigin` accepts `Origin: null` with `Sec-Fetch-Site: same-origin`: form posts of our pages
- * under a stricter `Referrer-Policy` a host app may set (`no-referrer` makes browsers send `Origin: null`).
+ * by a browser that sends `Origin: null` all the same (a host app's `Referrer-Policy` header does not make it: the pages'
+ * meta element wins, `test/browser/host-referrer-policy.test.ts`).
  */
 export function isCrossSite(ctx: Context, origin: string, options: { allowNullOriginFromSameOrigin?: boolean } = {}): boolean {
   const site = ctx.get('sec-fetch-site').trim().toLowerCase();
