@@ -47,7 +47,7 @@ describe('statically provisioned clients (svc.clients.file)', () => {
   });
 
   it('attack: a static client oidc-provider would refuse (a response type it does not offer) stops the start naming it, instead of an error page at every authorization', async () => {
-    const hybrid = { client_id: 'hybrid-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'], response_types: ['code id_token' as const] };
+    const hybrid = { client_id: 'hybrid-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'], response_types: ['code' as const, 'code id_token' as const] };
     await expect(startApp({ clients: [hybrid] })).rejects.toThrow(/^static client "hybrid-rp": response_types /);
   });
 
