@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 
 import { fileErrorMessage, SettingsError } from '../errors.js';
+import { clip } from '../terminal-text.js';
 import { PROPERTY_DEFINITIONS, writeValue, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
 import { resolveAgainst } from './relative-paths.js';
@@ -192,8 +193,12 @@ function parseJsonText(text: string): unknown {
   }
 }
 
+/** The most parts a property name has: a JSON file nested deeper names none (and is not walked to the stack's end). */
+const DEEPEST_NAME = Math.max(...PROPERTY_DEFINITIONS.map((d) => d.name.split('.').length));
+
 /** Flattens `{"svc": {"redis": {"url": "…"}}}` and `{"svc.redis.url": "…"}` alike into dotted names. */
-function flattenJson(value: unknown, prefix = '', out = new Map<string, string>()): Map<string, string> {
+function flattenJson(value: unknown, prefix = '', out = new Map<string, string>(), depth = 0): Map<string, string> {
+  if (depth > DEEPEST_NAME) throw new Error(`${clip(prefix, 80)}: nested deeper than any property`);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     if (!prefix) throw new Error('expected a JSON object at the top level');
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
@@ -204,7 +209,7 @@ function flattenJson(value: unknown, prefix = '', out = new Map<string, string>(
     throw new Error(`${prefix}: expected a string, number or boolean`);
   }
   for (const [key, child] of Object.entries(value)) {
-    flattenJson(child, prefix ? `${prefix}.${key}` : key, out);
+    flattenJson(child, prefix ? `${prefix}.${key}` : key, out, depth + 1);
   }
   return out;
 }

@@ -251,6 +251,13 @@ describe('loadSettings (C9)', () => {
     const path = file('broken.json', '{ not json');
     expect(captureError(() => loadSettings({ env: {}, file: path })).properties).toEqual(['SVC_CONFIG']);
   });
+
+  it('stops on a JSON file nested deeper than any property, saying so (not the engine\'s stack overflow)', () => {
+    const path = file('deep.json', `${'{"svc":'.repeat(20_000)}1${'}'.repeat(20_000)}`);
+    const err = captureError(() => loadSettings({ env: {}, file: path }));
+    expect(err.message).toMatch(/^malformed configuration file .*deep\.json: svc\.svc\.svc.*: nested deeper than any property$/);
+    expect(err.message.length).toBeLessThan(400);
+  });
 });
 
 describe('unsafe defaults', () => {
