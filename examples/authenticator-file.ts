@@ -16,12 +16,14 @@ import { hashPassword, readUsersFile, usersFilePath, verifyPassword, type FileUs
 
 /**
  * An {@link Authenticator} over `users`: an unknown login costs the same scrypt work as a wrong
- * password (a hash of the first user's strength), so timing does not tell which logins exist.
+ * password (a hash of the strength all users share), so timing does not tell which logins exist.
  */
 export async function fileAuthenticator(users: readonly FileUser[]): Promise<Authenticator> {
   const byLogin = new Map(users.map((u) => [u.login, u]));
   const subs = new Set(users.map((u) => u.sub));
   const [, n, r, p] = users[0]?.password.split(':') ?? [];
+  const other = users.findIndex((u) => u.password.split(':').slice(1, 4).join(':') !== `${n}:${r}:${p}`);
+  if (other > 0) throw new Error(`users 0 and ${other} of the users file have scrypt hashes of different N, r or p; rehash them alike`);
   const decoy = await hashPassword(`decoy ${Math.random()}`, users[0] ? { N: Number(n), r: Number(r), p: Number(p) } : undefined);
   return {
     // Logins are looked up as they are: `Erika` is not `erika`.

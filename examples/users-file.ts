@@ -47,13 +47,14 @@ function parseHash(encoded: string): { N: number; r: number; p: number; salt: Bu
   if (parts.length !== 6 || scheme !== 'scrypt') throw new Error('password must be scrypt:N:r:p:salt:hash (make one with `npx tsx examples/authenticator-file.ts hash`)');
   const N = Number(n);
   const params = { N, r: Number(r), p: Number(p) };
-  // Bounded so a users file cannot make each sign-in cost more than ~128 MiB and a few hundred ms.
+  // Bounded so a users file cannot make a sign-in cost more than 256 MiB and 8 times the default work
+  // (a long salt is hashed once per 32 bytes of p·128·r).
   if (!Number.isInteger(N) || N < 2 ** 14 || N > 2 ** 17 || (N & (N - 1)) !== 0) throw new Error('scrypt N must be a power of two from 16384 to 131072');
   if (!Number.isInteger(params.r) || params.r < 1 || params.r > 16) throw new Error('scrypt r must be from 1 to 16');
   if (!Number.isInteger(params.p) || params.p < 1 || params.p > 4) throw new Error('scrypt p must be from 1 to 4');
   const saltBytes = Buffer.from(salt ?? '', 'base64url');
   const hashBytes = Buffer.from(hash ?? '', 'base64url');
-  if (saltBytes.length < 16) throw new Error('scrypt salt must be at least 16 bytes');
+  if (saltBytes.length < 16 || saltBytes.length > 64) throw new Error('scrypt salt must be 16 to 64 bytes');
   if (hashBytes.length < 32 || hashBytes.length > 64) throw new Error('scrypt hash must be 32 to 64 bytes');
   return { ...params, salt: saltBytes, hash: hashBytes };
 }

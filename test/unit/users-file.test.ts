@@ -42,6 +42,14 @@ describe('the users file of examples/authenticator-file.ts and examples/claims-f
     expect(await auth.exists('bob')).toBe(false);
   });
 
+  it('refuses hashes of different strengths, so an unknown login cannot cost less than a wrong password', async () => {
+    const weak = await hashPassword('a', FAST);
+    const strong = await hashPassword('b', { ...FAST, p: 2 });
+    const users = readUsersFile(usersFile([{ login: 'a', sub: 'a1', password: weak }, { login: 'b', sub: 'b1', password: strong }]));
+    await expect(fileAuthenticator(users)).rejects.toThrow('users 0 and 1 of the users file have scrypt hashes of different N, r or p; rehash them alike');
+    await expect(fileAuthenticator(users)).rejects.not.toThrow(strong);
+  });
+
   it('provides exactly the claims the file names, per person', async () => {
     const password = await hashPassword('x', FAST);
     const module = fileClaimModule(readUsersFile(usersFile([
@@ -62,7 +70,8 @@ describe('the users file of examples/authenticator-file.ts and examples/claims-f
     ['a plain password', [{ login: 'l', sub: 's', password: 'hunter2' }], 'entry 0: password must be scrypt:N:r:p:salt:hash'],
     ['a weak N', [{ login: 'l', sub: 's', password: 'scrypt:1024:8:1:AAAAAAAAAAAAAAAAAAAAAA:' + 'A'.repeat(43) }], 'entry 0: scrypt N must be a power of two from 16384 to 131072'],
     ['a costly N', [{ login: 'l', sub: 's', password: 'scrypt:1048576:8:1:AAAAAAAAAAAAAAAAAAAAAA:' + 'A'.repeat(43) }], 'scrypt N must be a power of two'],
-    ['a short salt', [{ login: 'l', sub: 's', password: 'scrypt:16384:8:1:AAAA:' + 'A'.repeat(43) }], 'scrypt salt must be at least 16 bytes'],
+    ['a short salt', [{ login: 'l', sub: 's', password: 'scrypt:16384:8:1:AAAA:' + 'A'.repeat(43) }], 'scrypt salt must be 16 to 64 bytes'],
+    ['a long salt', [{ login: 'l', sub: 's', password: 'scrypt:16384:8:1:' + 'A'.repeat(88) + ':' + 'A'.repeat(43) }], 'scrypt salt must be 16 to 64 bytes'],
     ['a protocol claim', [{ login: 'l', sub: 's', password: 'P', claims: { sub: 'other' } }], 'claims must not set protocol claims (sub)'],
     ['claims as a list', [{ login: 'l', sub: 's', password: 'P', claims: ['name'] }], 'entry 0: claims must be an object of claim names'],
     ['a login twice', [{ login: 'l', sub: 's', password: 'P' }, { login: 'l', sub: 't', password: 'P' }], 'entry 1: the login is used twice'],
