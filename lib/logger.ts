@@ -25,6 +25,26 @@ export const silentLogger: Logger = {
   error: () => undefined,
 };
 
+/**
+ * `logger` whose lines never throw: a line it fails to write is lost (its event name, no field, goes to stderr),
+ * never the request it describes, nor the process (Koa's `error` listener logs too).
+ */
+export function unfailingLogger(logger: Logger): Logger {
+  const attempt = (event: string, write: () => void): void => {
+    try {
+      write();
+    } catch {
+      process.stderr.write(`log line lost: ${event}\n`);
+    }
+  };
+  return {
+    info: (event, fields) => attempt(event, () => logger.info(event, fields)),
+    warn: (event, fields) => attempt(event, () => logger.warn(event, fields)),
+    error: (event, fields) => attempt(event, () => logger.error(event, fields)),
+    ...(logger.flush ? { flush: () => attempt('flush', () => logger.flush?.()) } : {}),
+  };
+}
+
 /** Log levels accepted by `svc.log.level`. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 

@@ -10,7 +10,7 @@ import type { SvcStore } from '../../adapters/store.js';
 import { createStaticAuthenticator } from '../demo/accounts.js';
 import { readJsonFile, SettingsError } from '../errors.js';
 import type { Authenticator } from '../claims/authenticator.js';
-import type { Logger } from '../logger.js';
+import { unfailingLogger, type Logger } from '../logger.js';
 import { createSettingsLogger } from '../observability/pino-logger.js';
 import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
 import { publicPathsOf, type PublicPaths } from '../settings/paths.js';
@@ -65,7 +65,7 @@ export interface Runtime {
  * the keys when neither code nor `svc.keys.file` gives them (`config check`, which starts nothing, makes none).
  */
 export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}, served: SuppliedParts = {}, generateKeys = generateProviderKeys): Promise<Runtime> {
-  const logger = options.logger ?? createSettingsLogger(settings.log, settings.production);
+  const logger = unfailingLogger(options.logger ?? createSettingsLogger(settings.log, settings.production));
   const supplied = { store: !!options.store, keys: !!options.jwks, authenticator: !!options.authenticator, ...served };
   const unsafe = findUnsafeDefaults(settings, supplied);
   enforceSafeDefaults(settings, unsafe, logger);
