@@ -37,9 +37,12 @@ function vocabularyNames(): string[] {
   return stems.flatMap((stem) => [stem, ...procedures.map((p) => `${stem}.${p}`)]);
 }
 
-/** A call into `module`, whatever it throws answered as {@link opaqueFailure}. */
+/**
+ * A call into `module`, its answer taken as the JSON it travels as; whatever the call or that reading throws (a getter,
+ * a `toJSON`) answered as {@link opaqueFailure}.
+ */
 const askModule = <T>(module: ClaimModule, call: () => Promise<T> | T): Promise<T> =>
-  opaqueFailure((thrown) => new ClaimModuleError(module.name, thrown), call);
+  opaqueFailure((thrown) => new ClaimModuleError(module.name, thrown), async () => JSON.parse(JSON.stringify(await call()) ?? 'null') as T);
 
 /** The registered claim modules: which module provides a claim, and what is supported overall. */
 export class ClaimRegistry {

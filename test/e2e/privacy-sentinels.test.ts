@@ -6,7 +6,7 @@ import type { ClaimModule } from '../../lib/claims/modules.js';
 import { createDemoClaimModules, type DemoPerson } from '../../lib/demo/claim-modules.js';
 import type { Logger } from '../../lib/index.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { registerClient } from '../helpers/clients.js';
+import { registerClient, registeredClientUrl } from '../helpers/clients.js';
 import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, runCodeFlow, signIn } from '../helpers/flow.js';
 import { encryptRequestObject, registerSigningClient } from '../helpers/request-objects.js';
 import { deletePrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix } from '../helpers/redis.js';
@@ -137,15 +137,27 @@ describe('what a claim module throws never reaches the client or the logs (C4) [
     lines.push(JSON.stringify({ level, event, ...fields }));
   };
   let failure: (() => Error) | undefined;
+  /** Makes what a module returns throw once read (the first HTTP error above): a lazy record of an ORM, say. */
+  let lazily: (<T>(answer: T) => T) | undefined;
   let running: RunningApp;
 
   beforeAll(async () => {
     const failing: ClaimModule[] = createDemoClaimModules().map((m) => ({
       ...m,
-      resolve: (accountId: string, claims: readonly string[]) => {
+      resolve: async (accountId: string, claims: readonly string[]) => {
         if (failure) throw failure();
-        return m.resolve(accountId, claims);
+        const answer = await m.resolve(accountId, claims);
+        return lazily ? lazily(answer) : answer;
       },
+      ...(m.verified && {
+        verified: {
+          ...m.verified,
+          resolve: async (accountId: string) => {
+            const records = await (m.verified as NonNullable<ClaimModule['verified']>).resolve(accountId);
+            return records.map((record) => (lazily ? { ...record, claims: lazily(record.claims) } : record));
+          },
+        },
+      }),
     }));
     running = await startApp({ clients: [client], claimModules: failing, logger: { info: capture('info'), warn: capture('warn'), error: capture('error') } });
   });
@@ -189,6 +201,55 @@ describe('what a claim module throws never reaches the client or the logs (C4) [
     const logged = lines.filter((line) => line.includes('"event":"server_error"') && line.includes('SVC_CLAIM_MODULE_FAILED'));
     expect(logged).not.toEqual([]);
     for (const line of logged) expect(JSON.parse(line)).toMatchObject({ plugin: expect.stringMatching(/\S/), cause_name: expect.stringMatching(/^[A-Za-z]/) });
+  });
+
+  const raise = (): never => {
+    throw (thrown['an HTTP error with expose (http-errors, ctx.throw)'] as () => Error)();
+  };
+  /** Each member of a record made to throw when read. */
+  const eachMember = (make: (value: unknown) => PropertyDescriptor) => <T>(answer: T): T =>
+    Object.defineProperties({}, Object.fromEntries(Object.keys(answer as object).map((key) => [key, { enumerable: true, ...make(key) }]))) as T;
+  const throwsOnRead: Record<string, <T>(answer: T) => T> = {
+    'a getter': eachMember(() => ({ get: raise })),
+    'toJSON of a value': eachMember(() => ({ value: { toJSON: raise } })),
+  };
+
+  it.each(Object.keys(throwsOnRead))('%s of what the module returns throwing when read, at the token endpoint or at UserInfo: 500 server_error, the message in no answer', async (kind) => {
+    const { code, verifier } = await signedIn();
+    lazily = throwsOnRead[kind];
+    let token: { status: number; body: Record<string, unknown> };
+    try {
+      token = await redeemCode(running.issuer, client, code, verifier);
+    } finally {
+      lazily = undefined;
+    }
+    expect([token.status, token.body.error]).toEqual([500, 'server_error']);
+    const redeemed = await redeemCode(running.issuer, client, code, verifier);
+    expect(redeemed.status).toBe(200);
+    lazily = throwsOnRead[kind];
+    let answer: Awaited<ReturnType<typeof userinfo>>;
+    try {
+      answer = await userinfo(redeemed.body.access_token as string);
+    } finally {
+      lazily = undefined;
+    }
+    expect([answer.status, answer.body.error]).toEqual([500, 'server_error']);
+    expect([JSON.stringify(token.body), answer.text, lines.join('\n')].filter((text) => text.includes(SAID))).toEqual([]);
+  });
+
+  it.each(Object.keys(throwsOnRead))('%s of the verified data a module returns throwing when read: 500 server_error, the message in no answer', async (kind) => {
+    const rsa = await registerClient(running, 'rsa');
+    const { verifier, challenge } = pkcePair();
+    const claims = JSON.stringify({ id_token: { verified_claims: { verification: { trust_framework: null }, claims: { given_name: null } } } });
+    const { callbackUrl } = await signIn(registeredClientUrl(running.issuer, rsa, { code_challenge: challenge, claims }));
+    lazily = throwsOnRead[kind];
+    let token: { status: number; body: Record<string, unknown> };
+    try {
+      token = await redeemCode(running.issuer, rsa.metadata, callbackUrl.searchParams.get('code') as string, verifier);
+    } finally {
+      lazily = undefined;
+    }
+    expect([token.status, token.body.error, JSON.stringify(token.body).includes(SAID)]).toEqual([500, 'server_error', false]);
   });
 
   it('honest: the same module answering delivers her data at the token endpoint and at UserInfo', async () => {

