@@ -41,15 +41,26 @@ function vocabularyNames(): string[] {
  * A call into `module`, its answer taken as the JSON it travels as; whatever the call or that reading throws (a getter,
  * a `toJSON`) answered as {@link opaqueFailure}.
  */
-const askModule = <T>(module: ClaimModule, call: () => Promise<T> | T): Promise<T> =>
-  opaqueFailure((thrown) => new ClaimModuleError(module.name, thrown), async () => JSON.parse(JSON.stringify(await call()) ?? 'null') as T);
+function askModule<T>(module: ClaimModule, timeoutMs: number, call: () => Promise<T> | T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error('no answer in time'), { name: 'ClaimModuleTimeout' })), timeoutMs);
+  });
+  const answer = async (): Promise<T> => JSON.parse(JSON.stringify(await Promise.race([call(), timeout])) ?? 'null') as T;
+  return opaqueFailure((thrown) => new ClaimModuleError(module.name, thrown), answer).finally(() => clearTimeout(timer));
+}
 
 /** The registered claim modules: which module provides a claim, and what is supported overall. */
 export class ClaimRegistry {
   private readonly entries: { module: ClaimModule; exact: Set<string>; patterns: RegExp[] }[];
+  private readonly timeoutMs: number;
 
-  /** @throws TypeError naming the module and the bad entry, at construction. */
-  constructor(modules: readonly ClaimModule[]) {
+  /**
+   * @param timeoutMs The longest wait for one call into a module (`svc.claims.module-timeout-ms`).
+   * @throws TypeError naming the module and the bad entry, at construction.
+   */
+  constructor(modules: readonly ClaimModule[], timeoutMs = 10_000) {
+    this.timeoutMs = timeoutMs;
     this.entries = modules.map((module, i) => {
       if (!module || typeof module.name !== 'string' || !Array.isArray(module.provides) || typeof module.resolve !== 'function') {
         throw new TypeError(`claimModules[${i}] must have a name, a provides array and a resolve function`);
@@ -85,7 +96,7 @@ export class ClaimRegistry {
   /** Every verification `accountId` holds, from every module that provides verified data. */
   async resolveVerified(accountId: string): Promise<VerifiedRecord[]> {
     const providers = this.entries.flatMap((e) => (e.module.verified ? [{ module: e.module, verified: e.module.verified }] : []));
-    return (await Promise.all(providers.map(async (p) => askModule(p.module, () => p.verified.resolve(accountId))))).flat();
+    return (await Promise.all(providers.map(async (p) => askModule(p.module, this.timeoutMs, () => p.verified.resolve(accountId))))).flat();
   }
 
   /** The module providing a concrete claim name, or `undefined`. */
@@ -114,7 +125,7 @@ export class ClaimRegistry {
     const values = new Map<string, unknown>();
     await Promise.all(
       [...byModule].map(async ([module, names]) => {
-        const result = await askModule(module, () => module.resolve(accountId, names));
+        const result = await askModule(module, this.timeoutMs, () => module.resolve(accountId, names));
         for (const name of names) {
           const value = result[name];
           if (value !== undefined && value !== null) values.set(name, value);

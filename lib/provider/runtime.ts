@@ -94,7 +94,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
     ...(options.clients ?? []).map((c) => judgedStaticClient(c, settings.baseUrl, 'options.clients')),
   ];
   const store = options.store ?? createStore(settings.redis, logger, { maxBytes: settings.memoryStore.maxMb * 2 ** 20 });
-  return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };
+  return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules, settings.claims.moduleTimeoutMs), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };
 }
 
 function readClients(file: string): ClientMetadata[] {
