@@ -127,7 +127,8 @@ export class ClaimRegistry {
       [...byModule].map(async ([module, names]) => {
         const result = await askModule(module, this.timeoutMs, () => module.resolve(accountId, names));
         for (const name of names) {
-          const value = result[name];
+          // Its own members only: a name such as `constructor` is no claim of an object's prototype.
+          const value = Object.hasOwn(result, name) ? result[name] : undefined;
           if (value !== undefined && value !== null) values.set(name, value);
         }
       }),

@@ -24,6 +24,12 @@ const stored = (userinfo: Record<string, unknown>): ChannelClaims => {
 const roundTrip = (claims: Record<string, unknown>) => channelRequests(stored(claims));
 
 describe('claim requests and resolution', () => {
+  it("takes only a module's own answer members: a name it provides by pattern, such as constructor, is not read off the object's prototype", async () => {
+    const everything = new ClaimRegistry([{ name: 'everything', provides: ['*'], resolve: () => ({ nickname: 'Eri' }) }]);
+    const values = await everything.resolve('demo-0001', ['constructor', 'nickname']);
+    expect(Object.fromEntries(values)).toEqual({ nickname: 'Eri' });
+  });
+
   it('stores a requested value only as its keyed MAC and still matches it', async () => {
     const form = stored({ email: { value: 'erika.mustermann@example.com', essential: true } });
     expect(JSON.stringify(form)).not.toContain('erika');
