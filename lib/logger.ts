@@ -26,15 +26,18 @@ export const silentLogger: Logger = {
 };
 
 /**
- * `logger` whose lines never throw: a line it fails to write is lost (its event name, no field, goes to stderr),
+ * `logger` whose lines never throw (nor reject, if its methods are async): a line it fails to write is lost (its event name, no field, goes to stderr),
  * never the request it describes, nor the process (Koa's `error` listener logs too).
  */
 export function unfailingLogger(logger: Logger): Logger {
-  const attempt = (event: string, write: () => void): void => {
+  const lost = (event: string): void => void process.stderr.write(`log line lost: ${event}\n`);
+  // An async method fits Logger's `void` too: its rejection, left alone, would end the process.
+  const attempt = (event: string, write: () => unknown): void => {
     try {
-      write();
+      const written = write();
+      if (typeof (written as PromiseLike<unknown> | undefined)?.then === 'function') Promise.resolve(written).catch(() => lost(event));
     } catch {
-      process.stderr.write(`log line lost: ${event}\n`);
+      lost(event);
     }
   };
   return {
