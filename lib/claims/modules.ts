@@ -38,16 +38,22 @@ function vocabularyNames(): string[] {
 }
 
 /**
- * A call into `module`, its answer taken as the JSON it travels as; whatever the call or that reading throws (a getter,
- * a `toJSON`) answered as {@link opaqueFailure}.
+ * A call into `module`, what `read` takes of its answer taken as the JSON it travels as; whatever the call or that reading
+ * throws (a getter, a `toJSON`) answered as {@link opaqueFailure}.
  */
-function askModule<T>(module: ClaimModule, timeoutMs: number, call: () => Promise<T> | T): Promise<T> {
+function askModule<T>(module: ClaimModule, timeoutMs: number, call: () => Promise<T> | T, read: (answer: T) => unknown = (a) => a): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(Object.assign(new Error('no answer in time'), { name: 'ClaimModuleTimeout' })), timeoutMs);
   });
-  const answer = async (): Promise<T> => JSON.parse(JSON.stringify(await Promise.race([call(), timeout])) ?? 'null') as T;
+  const answer = async (): Promise<T> => JSON.parse(JSON.stringify(read(await Promise.race([call(), timeout]))) ?? 'null') as T;
   return opaqueFailure((thrown) => new ClaimModuleError(module.name, thrown), answer).finally(() => clearTimeout(timer));
+}
+
+/** The members `names` that `answer` has of its own. */
+function ownMembers(answer: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+  if (typeof answer !== 'object' || answer === null) throw new TypeError('a claim module answers an object');
+  return Object.fromEntries(names.flatMap((name) => (Object.hasOwn(answer, name) ? [[name, answer[name]]] : [])));
 }
 
 /** The registered claim modules: which module provides a claim, and what is supported overall. */
@@ -125,7 +131,8 @@ export class ClaimRegistry {
     const values = new Map<string, unknown>();
     await Promise.all(
       [...byModule].map(async ([module, names]) => {
-        const result = await askModule(module, this.timeoutMs, () => module.resolve(accountId, names));
+        // Only the names asked for are read: a member beside them without JSON (a BigInt id, a cycle) fails nothing.
+        const result = await askModule(module, this.timeoutMs, () => module.resolve(accountId, names), (answer) => ownMembers(answer, names));
         for (const name of names) {
           // Its own members only: a name such as `constructor` is no claim of an object's prototype.
           const value = Object.hasOwn(result, name) ? result[name] : undefined;

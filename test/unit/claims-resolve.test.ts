@@ -30,6 +30,15 @@ describe('claim requests and resolution', () => {
     expect(Object.fromEntries(values)).toEqual({ nickname: 'Eri' });
   });
 
+  it('honest: a module answering its whole record (a database row) gives the requested claims, though a member not asked for has no JSON (a BigInt id, a link back to its connection)', async () => {
+    const row: Record<string, unknown> = { id: 9007199254740993n, nickname: 'Eri', updated_at: new Date(Date.UTC(2026, 0, 2)) };
+    row.connection = { rows: [row] };
+    const rows = new ClaimRegistry([{ name: 'rows', provides: ['nickname', 'updated_at', 'id'], resolve: () => row }]);
+    const values = await rows.resolve('demo-0001', ['nickname', 'updated_at']);
+    expect(Object.fromEntries(values)).toEqual({ nickname: 'Eri', updated_at: '2026-01-02T00:00:00.000Z' });
+    await expect(rows.resolve('demo-0001', ['id'])).rejects.toMatchObject({ name: 'ClaimModuleError' });
+  });
+
   it('stores a requested value only as its keyed MAC and still matches it', async () => {
     const form = stored({ email: { value: 'erika.mustermann@example.com', essential: true } });
     expect(JSON.stringify(form)).not.toContain('erika');
