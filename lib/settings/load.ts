@@ -89,10 +89,12 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
   const known = PROPERTY_DEFINITIONS.map((d) => d.name);
   const unknown = [...raw.keys()].filter((name) => !known.includes(name));
   if (unknown.length > 0) {
-    // Every property has a dot: a name without one is a value on a line of its own (a wrapped key list), never repeated.
-    const shown = (name: string): string => (name.includes('.') ? name : 'a name without a dot');
+    // Every property has a dot, and parts of letters and hyphens in one case: anything else may be a value on a line of its
+    // own (a wrapped key list, a key with dots or digits), never repeated.
+    const nameLike = (name: string): boolean => /^(?:[a-z-]+|[A-Z-]+)(?:\.(?:[a-z-]+|[A-Z-]+))+$/.test(name);
+    const shown = (name: string): string => (nameLike(name) ? name : name.includes('.') ? "a name that is no property's" : 'a name without a dot');
     const hint = (name: string): string => {
-      if (!name.includes('.')) return '; not repeated: it may be a value, and a value wrapped onto the next line needs a \\ at the end of the line before';
+      if (!nameLike(name)) return '; not repeated: it may be a value, and a value wrapped onto the next line needs a \\ at the end of the line before';
       const like = closestResembled(name, known, PROPERTY_RULE);
       return like ? `; did you mean ${like}?` : '';
     };

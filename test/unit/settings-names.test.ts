@@ -111,6 +111,19 @@ describe('unknown properties in a file or in code (C9: they stop the start)', ()
     expect(err.message).toMatch(/unknown property: a name without a dot \(from .*wrapped\.properties; not repeated: it may be a value, and a value wrapped onto the next line needs a \\ at the end of the line before\)/);
   });
 
+  it.each([
+    ['a dot', 'second.cookie-key-Zq8vWm2LxR7tNc4Hb9YpKd3'],
+    ['a dot and an =', 'second.cookie-key-Zq8vWm2LxR7tNc4Hb9YpKd3=='],
+    ['dots only in lower case and digits', 'k3y.0f.the.s3cond.cookie.9c1e5b7a02d4f8e6'],
+  ])('attack: stops on a wrapped secret list holding %s without repeating the key (a name of ours has no digit, nor mixed case in a part)', (_, second) => {
+    const text = `svc.cookies.keys = first-cookie-key-aaaaaaaaaaaaaaaaaaaaaaaa,\n                   ${second}\n`;
+    const err = captureError(() => loadSettings({ env: {}, file: file('wrapped-dots.properties', text) }));
+    const key = second.replace(/=+$/, '');
+    expect(err.message).not.toContain(key);
+    expect(err.properties.join(' ')).not.toContain(key);
+    expect(err.message).toMatch(/unknown property: a name that is no property's \(from .*wrapped-dots\.properties; not repeated: it may be a value/);
+  });
+
   it('stops on a property like nothing of ours, without a suggestion', () => {
     const err = captureError(() => loadSettings({ env: {}, properties: { 'svc.frobnicate': 'x', 'issuer.url': 'y' } }));
     expect(err.properties).toEqual(['svc.frobnicate', 'issuer.url']);
