@@ -64,6 +64,7 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
   'svc.clients.file': { raw: '/etc/svc/clients.json', read: (s) => s.clients.file, expected: '/etc/svc/clients.json' },
   'svc.authenticator.module': { raw: '/opt/idp/authenticator.js', read: (s) => s.authenticator.module, expected: '/opt/idp/authenticator.js' },
   // Read alike from every source: a package name and an absolute path (relative paths: test/e2e/config-paths.test.ts).
+  'svc.claims.module-timeout-ms': { raw: '2500', read: (s) => s.claims.moduleTimeoutMs, expected: 2500 },
   'svc.claims.modules': { raw: '@acme/claims/person, /opt/idp/mail.js', read: (s) => s.claims.modules, expected: ['@acme/claims/person', '/opt/idp/mail.js'] },
 };
 
@@ -204,6 +205,8 @@ describe('loadSettings (C9)', () => {
     ['svc.log.format', 'yaml'],
     ['svc.authenticator.module', ' '],
     ['svc.claims.modules', 'a.js,'],
+    ['svc.claims.module-timeout-ms', '0'],
+    ['svc.claims.module-timeout-ms', '600001'],
   ])('stops on an invalid %s (%j), naming the property', (name, raw) => {
     const err = captureError(() => loadSettings({ env: {}, properties: { [name]: raw } }));
     expect(err.properties).toEqual([name]);
