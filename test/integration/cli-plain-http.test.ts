@@ -56,6 +56,14 @@ describe('the command line sends credentials in clear text only to the loopback 
     }
   });
 
+  it('honest: a name under localhost keeps its Host header, by which a local reverse proxy picks the app', async () => {
+    const before = heard.length;
+    const { port } = listener.address() as { port: number };
+    const run = await cli(['clients', 'list', '--json', '--url', `http://app.localhost:${port}`], { SVC_MANAGEMENT_PASSWORD: PASSWORD });
+    expect(run.code).toBe(0);
+    expect(heard.slice(before).map((headers) => headers.host)).toEqual([`app.localhost:${port}`]);
+  });
+
   it('honest: http to localhost or a loopback address still reaches the provider; https anywhere passes the check', async () => {
     const port = new URL(running.baseUrl).port;
     // app.localhost resolves nowhere here: it reaches the provider only because it is never asked of DNS (RFC 6761 6.3),
