@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
@@ -87,36 +91,56 @@ export interface CallResult {
   retryAfter?: string;
 }
 
-/**
- * Where `url` is connected to: over http, a name under `localhost` as `localhost` itself (RFC 6761 6.3), which the
- * hosts file answers. DNS, which the system asks for the others, could answer with a host off the machine, and
- * {@link baseUrlFrom} lets the credentials go there in clear text.
- */
-function connectedUrl(url: string): string {
-  const target = new URL(url);
-  if (target.protocol === 'http:' && LOCALHOST_NAME.test(target.hostname)) target.hostname = 'localhost';
-  return target.href;
+/** What a command sends. */
+export interface CallInit {
+  method: string;
+  headers: Record<string, string>;
+  body?: string | undefined;
 }
 
-/** `fetch` with a clear error when the server cannot be reached. */
-export async function call(url: string, init: RequestInit): Promise<CallResult> {
-  let response: Response;
+/**
+ * Looks a name under `localhost` up as `localhost` itself (RFC 6761 6.3), which the hosts file answers: DNS, which the
+ * system asks for the others, could answer with a host off the machine, and {@link baseUrlFrom} lets the credentials go
+ * there in clear text. The URL, and so the `Host` header a local reverse proxy routes by, stays as given.
+ */
+const loopbackLookup: LookupFunction = (_hostname, options, callback) => lookup('localhost', options, callback);
+
+/** One request by node's own client (fetch cannot choose how a name is looked up); a redirect is never followed. */
+function send(url: URL, init: CallInit): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
+  const local = url.protocol === 'http:' && LOCALHOST_NAME.test(url.hostname);
+  return new Promise((resolve, reject) => {
+    const options = { method: init.method, headers: init.headers, signal: AbortSignal.timeout(10_000), ...(local ? { lookup: loopbackLookup } : {}) };
+    const sent = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const retryAfter = response.headers['retry-after'];
+        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter });
+      });
+    });
+    sent.on('error', reject);
+    sent.end(init.body);
+  });
+}
+
+/** A request with a clear error when the server cannot be reached. */
+export async function call(url: string, init: CallInit): Promise<CallResult> {
+  let answer: Awaited<ReturnType<typeof send>>;
   try {
     // Not followed: a redirect would carry the body (an address, a registration) wherever it points, http included.
-    response = await fetch(connectedUrl(url), { ...init, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+    answer = await send(new URL(url), init);
   } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    const cause = (err as NodeJS.ErrnoException).code ?? (err as Error).name;
     throw new CliError(`cannot reach ${new URL(url).origin} (${cause})`);
   }
-  const text = await response.text();
   let body: Record<string, unknown>;
   try {
-    body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    body = answer.text ? (JSON.parse(answer.text) as Record<string, unknown>) : {};
   } catch {
-    body = { error: 'unexpected_response', error_description: `HTTP ${response.status} with a non-JSON body` };
+    body = { error: 'unexpected_response', error_description: `HTTP ${answer.status} with a non-JSON body` };
   }
-  const retryAfter = response.headers.get('retry-after');
-  return { status: response.status, body, ...(retryAfter !== null ? { retryAfter } : {}) };
+  return { status: answer.status, body, ...(answer.retryAfter !== undefined ? { retryAfter: answer.retryAfter } : {}) };
 }
 
 /** Seconds from a `Retry-After` value (delay-seconds or an IMF-fixdate, RFC 9110 10.2.3), rounded up; undefined when unreadable. */
