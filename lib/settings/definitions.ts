@@ -212,7 +212,7 @@ export const PROPERTY_DEFINITIONS = [
     // The shipped password whatever the user: a user of one's own is no secret (it is the first word guessed).
     unsafe: (s, supplied): string | undefined =>
       supplied.management && s.management.password === 'admin'
-        ? `the management endpoint still uses the shipped password admin (user ${s.management.user})`
+        ? 'the management endpoint still uses the shipped password admin'
         : undefined,
   }),
   row('svc.management.lockout-threshold', 'management.lockoutThreshold', integer(1, 1000), {
