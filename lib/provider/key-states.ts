@@ -48,8 +48,9 @@ export function signingKeyFor(alg: string, keys: readonly JWK[]): JWK | undefine
   const kty = alg.startsWith('ES') ? 'EC' : 'RSA';
   const crv = CURVE_OF[alg];
   // oidc-provider gives a key its only fitting alg (an EC signing key: its curve's), and `use: sig`
-  // to a key that can only sign.
+  // to a key that can only sign (one labelled with a signing alg).
   const effectiveAlg = (k: JWK): string | undefined => k.alg ?? (k.kty === 'EC' && k.use === 'sig' ? EC_SIGNING_ALG[String(k.crv)] : undefined);
+  const effectiveUse = (k: JWK): string | undefined => k.use ?? (k.alg !== undefined && /^(RS|PS|ES)\d+$/.test(k.alg) ? 'sig' : undefined);
   const candidates = keys.filter(
     (k) =>
       k.kty === kty &&
@@ -58,7 +59,7 @@ export function signingKeyFor(alg: string, keys: readonly JWK[]): JWK | undefine
       (k.use === undefined || k.use === 'sig') &&
       (!Array.isArray(k.key_ops) || k.key_ops.includes('sign')),
   );
-  const score = (k: JWK): number => (effectiveAlg(k) ? 1 : 0) + (k.use ? 1 : 0);
+  const score = (k: JWK): number => (effectiveAlg(k) ? 1 : 0) + (effectiveUse(k) ? 1 : 0);
   return candidates.reduce<JWK | undefined>((best, k) => (best === undefined || score(k) > score(best) ? k : best), undefined);
 }
 
