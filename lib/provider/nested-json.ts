@@ -30,7 +30,7 @@ export async function decryptedWithKeys(jwe: string, keys: readonly JWK[]): Prom
   const { alg, enc, kid } = header;
   if (!(ENCRYPTION_ALG_VALUES as readonly unknown[]).includes(alg) || !(ENCRYPTION_ENC_VALUES as readonly unknown[]).includes(enc)) return undefined;
   const kty = String(alg).startsWith('ECDH') ? 'EC' : 'RSA';
-  const fitting = keys.filter((k) => k.kty === kty && k.use !== 'sig');
+  const fitting = keys.filter((k) => k.kty === kty && k.use !== 'sig' && (k.alg === undefined || k.alg === alg));
   // Its own kid first, then every other key: whichever oidc-provider decrypts with, this was judged.
   for (const key of [...fitting.filter((k) => k.kid === kid), ...fitting.filter((k) => k.kid !== kid)]) {
     try {
