@@ -176,26 +176,29 @@ describe('what a claim module throws never reaches the client or the logs (C4) [
     return { status: response.status, body: JSON.parse(raw) as Record<string, unknown>, text: `${response.headers.get('www-authenticate') ?? ''} ${raw}` };
   };
 
-  it.each(Object.keys(thrown))('%s thrown at the token endpoint or at UserInfo: 500 server_error, the message in no answer and no log line', async (kind) => {
+  /** The token endpoint, then UserInfo, each asked while `hold` has set a fault (and `release` cleared it after). */
+  const underFault = async (hold: () => void, release: () => void) => {
     const { code, verifier } = await signedIn();
-    failure = thrown[kind];
-    let token: { status: number; body: Record<string, unknown> };
-    try {
-      token = await redeemCode(running.issuer, client, code, verifier);
-    } finally {
-      failure = undefined;
-    }
+    const during = async <T>(ask: () => Promise<T>): Promise<T> => {
+      hold();
+      try {
+        return await ask();
+      } finally {
+        release();
+      }
+    };
+    const token = await during(() => redeemCode(running.issuer, client, code, verifier));
     expect([token.status, token.body.error]).toEqual([500, 'server_error']);
+    // The code was not spent by the failure: redeemed once the module answers again.
     const redeemed = await redeemCode(running.issuer, client, code, verifier);
     expect(redeemed.status).toBe(200);
-    failure = thrown[kind];
-    let answer: Awaited<ReturnType<typeof userinfo>>;
-    try {
-      answer = await userinfo(redeemed.body.access_token as string);
-    } finally {
-      failure = undefined;
-    }
+    const answer = await during(() => userinfo(redeemed.body.access_token as string));
     expect([answer.status, answer.body.error]).toEqual([500, 'server_error']);
+    return { token, answer };
+  };
+
+  it.each(Object.keys(thrown))('%s thrown at the token endpoint or at UserInfo: 500 server_error, the message in no answer and no log line', async (kind) => {
+    const { token, answer } = await underFault(() => (failure = thrown[kind]), () => (failure = undefined));
     expect([JSON.stringify(token.body), answer.text, lines.join('\n')].filter((text) => text.includes(SAID))).toEqual([]);
     // What the operator needs instead: which module failed, and the name of what it threw.
     const logged = lines.filter((line) => line.includes('"event":"server_error"') && line.includes('SVC_CLAIM_MODULE_FAILED'));
@@ -215,25 +218,7 @@ describe('what a claim module throws never reaches the client or the logs (C4) [
   };
 
   it.each(Object.keys(throwsOnRead))('%s of what the module returns throwing when read, at the token endpoint or at UserInfo: 500 server_error, the message in no answer', async (kind) => {
-    const { code, verifier } = await signedIn();
-    lazily = throwsOnRead[kind];
-    let token: { status: number; body: Record<string, unknown> };
-    try {
-      token = await redeemCode(running.issuer, client, code, verifier);
-    } finally {
-      lazily = undefined;
-    }
-    expect([token.status, token.body.error]).toEqual([500, 'server_error']);
-    const redeemed = await redeemCode(running.issuer, client, code, verifier);
-    expect(redeemed.status).toBe(200);
-    lazily = throwsOnRead[kind];
-    let answer: Awaited<ReturnType<typeof userinfo>>;
-    try {
-      answer = await userinfo(redeemed.body.access_token as string);
-    } finally {
-      lazily = undefined;
-    }
-    expect([answer.status, answer.body.error]).toEqual([500, 'server_error']);
+    const { token, answer } = await underFault(() => (lazily = throwsOnRead[kind]), () => (lazily = undefined));
     expect([JSON.stringify(token.body), answer.text, lines.join('\n')].filter((text) => text.includes(SAID))).toEqual([]);
   });
 
