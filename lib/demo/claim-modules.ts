@@ -42,7 +42,6 @@ export const DEMO_PEOPLE: Readonly<Record<string, DemoPerson>> = {
   'demo-0002': {
     name: 'Max Mustermann',
     email: 'max.mustermann@example.com',
-    driverslicense: { given_name: 'Max', family_name: 'Mustermann', birthdate: '1962-05-03', verified_at: '2025-04-10T11:30:00Z' },
     verifiedEmail: { email: 'max.mustermann@example.com', verified_at: '2025-04-10T12:00:00Z' },
   },
 };

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
-import { createDemoClaimModules, DEMO_TRUST_FRAMEWORK } from '../../lib/demo/claim-modules.js';
+import { createDemoClaimModules, DEMO_PEOPLE, DEMO_TRUST_FRAMEWORK } from '../../lib/demo/claim-modules.js';
 import { createStore, loadSettings } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
-import { countingModules } from '../helpers/claims-requests.js';
+import { countingModules, LICENSED_DEMO_BASIC } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { manage } from '../helpers/registration.js';
 import { FormBrowser, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
@@ -30,7 +30,7 @@ describe('verified_claims (OpenID Connect for Identity Assurance 1.0)', () => {
 
   beforeAll(async () => {
     store = countingStore(createStore(loadSettings({ env: {}, properties: {} }).redis));
-    const counted = countingModules(createDemoClaimModules());
+    const counted = countingModules(createDemoClaimModules({ ...DEMO_PEOPLE, 'demo-0002': LICENSED_DEMO_BASIC }));
     calls = counted.calls;
     running = await startApp({ store, claimModules: counted.modules });
     [rsa, optout] = await Promise.all([registerClient(running, 'rsa'), registerClient(running, 'optout')]);

@@ -1,3 +1,4 @@
+import { DEMO_PEOPLE, type DemoPerson } from '../../lib/demo/claim-modules.js';
 import type { ClaimModule } from '../../lib/index.js';
 
 /** A `claims` parameter as an object (`id_token`, `userinfo`). */
@@ -162,3 +163,12 @@ export function countingModules(modules: ClaimModule[]): { modules: ClaimModule[
     }),
   };
 }
+
+/**
+ * demo-basic's data with a driving licence checked by video, the demo offer's second document type, which no demo
+ * account holds (C8: demo-basic has name, e-mail and `svc.ver.email.l2` only).
+ */
+export const LICENSED_DEMO_BASIC: DemoPerson = {
+  ...(DEMO_PEOPLE['demo-0002'] as DemoPerson),
+  driverslicense: { given_name: 'Max', family_name: 'Mustermann', birthdate: '1962-05-03', verified_at: '2025-04-10T11:30:00Z' },
+};

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 
 import { DEMO_PEOPLE, DEMO_TRUST_FRAMEWORK, DEMO_VERIFIED_OFFER, verifiedRecords } from '../../lib/demo/claim-modules.js';
 import { answerVerified } from '../../lib/claims/verified-answer.js';
+import { LICENSED_DEMO_BASIC } from '../helpers/claims-requests.js';
 import { ClaimRegistry } from '../../lib/claims/modules.js';
 import { parseVerifiedClaims, storedVerified, verifiedClaimGrant, verifiedDetailGrant, verifiedGrantNames, verifiedRequestsOf, type VerifiedRequest } from '../../lib/claims/verified-request.js';
 
@@ -66,7 +67,7 @@ describe('verified_claims requests and answers', () => {
   });
 
   it('matches a check method among several checks, and an assurance level', () => {
-    const max = verifiedRecords(DEMO_PEOPLE['demo-0002']);
+    const max = verifiedRecords(LICENSED_DEMO_BASIC);
     const requests = roundTrip({ verification: { assurance_level: { value: 'l2' }, evidence: [{ type: null, check_details: [{ check_method: { value: 'pvr' } }] }] }, claims: { family_name: null } });
     expect(answerVerified(requests, max, everything(requests))).toEqual({
       verification: {
