@@ -35,9 +35,17 @@ export async function generateProviderKeys(): Promise<PrivateJwks> {
   return { keys: [...signing.keys, ...keys] };
 }
 
+/** The WebCrypto usages a private key may be imported with, by the op oidc-provider picks it by. */
+const PRIVATE_USAGES: Readonly<Record<string, readonly string[]>> = { sign: ['sign'], decrypt: ['decrypt', 'unwrapKey'], deriveBits: ['deriveBits', 'deriveKey'] };
+
 /** Why `key`'s labels or member sizes keep oidc-provider from using it (or the check below from being cheap), or undefined. */
 function labelFault(key: JWK): string | undefined {
   if (key.key_ops !== undefined && !(Array.isArray(key.key_ops) && key.key_ops.every((op) => typeof op === 'string'))) return 'has key_ops that is not an array of strings';
+  // oidc-provider picks a key by one op of its key_ops; jose then imports it with all of them as WebCrypto usages.
+  const ops = key.key_ops ?? [];
+  const picked = ['sign', key.kty === 'RSA' ? 'decrypt' : 'deriveBits'].find((op) => ops.includes(op));
+  const usages = picked === undefined ? undefined : PRIVATE_USAGES[picked];
+  if (usages && ops.some((op) => !usages.includes(op))) return `has key_ops ${JSON.stringify(ops)}; a private key is imported with exactly its key_ops, which may then hold only ${usages.map((op) => `"${op}"`).join(' and ')}`;
   if (key.alg !== undefined) {
     const signing = key.kty === 'RSA' ? /^(RS|PS)(256|384|512)$/ : new RegExp(`^${EC_SIGNING_ALG[String(key.crv)] ?? 'none'}$`);
     const encryption = key.kty === 'RSA' ? /^RSA-OAEP(-256)?$/ : /^ECDH-ES(\+A(128|192|256)KW)?$/;

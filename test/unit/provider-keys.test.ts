@@ -70,6 +70,22 @@ describe('the provider keys (svc.keys.file): signing and request-object decrypti
     expect(reason({ keys: [{ ...rsaSig, key_ops: ['sign'] }, { ...unmarked, kid: 'plain', alg: 'PS256' }, ecSig, { ...rsaEnc, key_ops: ['decrypt'] }, ecEnc] })).toBe('accepted');
   });
 
+  it('attack: refuses a signing or decryption key whose key_ops WebCrypto will not import it with (every ID token would fail to sign)', async () => {
+    const [rsaSig, ecSig, rsaEnc, ecEnc] = (await generateProviderKeys()).keys as [JWK, JWK, JWK, JWK];
+    const prefix = 'invalid signing keys in keys.json (svc.keys.file): ';
+    const refusal = (i: number, ops: string[]): string => `${prefix}key #${i} has key_ops ${JSON.stringify(ops)}; a private key is imported with exactly its key_ops, which may then hold only ${ops.includes('sign') ? '"sign"' : ops.includes('decrypt') ? '"decrypt" and "unwrapKey"' : '"deriveBits" and "deriveKey"'}`;
+    expect(reason({ keys: [{ ...rsaSig, key_ops: ['sign', 'verify'] }, ecSig] })).toBe(refusal(1, ['sign', 'verify']));
+    expect(reason({ keys: [rsaSig, { ...ecSig, key_ops: ['verify', 'sign'] }] })).toBe(refusal(2, ['verify', 'sign']));
+    const { use: _use, ...unmarked } = rsaSig;
+    expect(reason({ keys: [{ ...unmarked, key_ops: ['sign', 'decrypt'] }, ecSig] })).toBe(refusal(1, ['sign', 'decrypt']));
+    expect(reason({ keys: [rsaSig, ecSig, { ...rsaEnc, key_ops: ['decrypt', 'encrypt'] }] })).toBe(refusal(3, ['decrypt', 'encrypt']));
+    expect(reason({ keys: [rsaSig, ecSig, { ...ecEnc, key_ops: ['deriveBits', 'encrypt'] }] })).toBe(refusal(3, ['deriveBits', 'encrypt']));
+    // Honest: what WebCrypto imports a private key with, and key_ops that never select the key at all.
+    const honest = [{ ...rsaSig, key_ops: ['sign'] }, { ...ecSig, key_ops: ['sign'] }, { ...rsaEnc, key_ops: ['decrypt', 'unwrapKey'] }, { ...ecEnc, key_ops: ['deriveBits', 'deriveKey'] }];
+    expect(reason({ keys: honest })).toBe('accepted');
+    expect(reason({ keys: [rsaSig, ecSig, { ...rsaEnc, key_ops: ['encrypt', 'wrapKey'] }] })).toBe('accepted');
+  });
+
   it('refuses an RSA key whose public exponent is 1 (every signature forgeable, request objects readable) or 3, as it refuses such client keys', async () => {
     const { keys } = await generateProviderKeys();
     const [rsaSig, ecSig, rsaEnc] = keys as [JWK, JWK, JWK];
