@@ -106,10 +106,10 @@ export interface CallInit {
 const loopbackLookup: LookupFunction = (_hostname, options, callback) => lookup('localhost', options, callback);
 
 /** One request by node's own client (fetch cannot choose how a name is looked up); a redirect is never followed. */
-function send(url: URL, init: CallInit): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
+function send(url: URL, init: CallInit, signal: AbortSignal): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
   const local = url.protocol === 'http:' && LOCALHOST_NAME.test(url.hostname);
   return new Promise((resolve, reject) => {
-    const options = { method: init.method, headers: init.headers, signal: AbortSignal.timeout(10_000), ...(local ? { lookup: loopbackLookup } : {}) };
+    const options = { method: init.method, headers: init.headers, signal, ...(local ? { lookup: loopbackLookup } : {}) };
     const sent = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -127,11 +127,12 @@ function send(url: URL, init: CallInit): Promise<{ status: number; text: string;
 /** A request with a clear error when the server cannot be reached. */
 export async function call(url: string, init: CallInit): Promise<CallResult> {
   let answer: Awaited<ReturnType<typeof send>>;
+  const signal = AbortSignal.timeout(10_000);
   try {
     // Not followed: a redirect would carry the body (an address, a registration) wherever it points, http included.
-    answer = await send(new URL(url), init);
+    answer = await send(new URL(url), init, signal);
   } catch (err) {
-    const cause = (err as NodeJS.ErrnoException).code ?? (err as Error).name;
+    const cause = signal.aborted ? 'no answer within 10 s' : ((err as NodeJS.ErrnoException).code ?? (err as Error).name);
     throw new CliError(`cannot reach ${new URL(url).origin} (${cause})`);
   }
   let body: Record<string, unknown>;
