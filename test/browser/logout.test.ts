@@ -19,7 +19,6 @@ describe('a logout form posted from another site on an http base URL (SameSite=L
   let site: Server;
   let client: ClientMetadata;
   let origin = '';
-  const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
     // One server for the relying party and the hostile page: `rp.localhost` is another site than the provider's 127.0.0.1.
@@ -37,7 +36,6 @@ describe('a logout form posted from another site on an http base URL (SameSite=L
     browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
-    for (const context of contexts) await context.close();
     await browser?.close();
     await running?.close();
     await new Promise<void>((resolve) => site.close(() => resolve()));
@@ -48,7 +46,6 @@ describe('a logout form posted from another site on an http base URL (SameSite=L
   /** A fresh browser signed in through `client`, with the tokens the client received. */
   const signedIn = async (): Promise<{ page: Page; context: BrowserContext; accessToken: string; idToken: string }> => {
     const context = await browser.newContext();
-    contexts.push(context);
     const page = await context.newPage();
     const { verifier, challenge } = pkcePair();
     await page.goto(codeFlowUrl(running.issuer, client, { state: 'st', code_challenge: challenge }));

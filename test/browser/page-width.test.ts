@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
@@ -31,10 +31,8 @@ const CLIENTS = [
 describe('the login and consent pages on a phone keep their width whatever a client registered (docs/security-model.md "Pages")', () => {
   let running: RunningApp;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
   const phonePage = async (): Promise<Page> => {
     const context = await browser.newContext({ viewport: PHONE, isMobile: true });
-    contexts.push(context);
     return context.newPage();
   };
   /** The page's width and the layout viewport's: a browser widens the viewport (zooms out) to fit what overflows. */
@@ -45,7 +43,6 @@ describe('the login and consent pages on a phone keep their width whatever a cli
     browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
-    for (const context of contexts) await context.close();
     await browser?.close();
     await running?.close();
   });

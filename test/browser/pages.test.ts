@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { pairwiseSub } from '../../policies/subjects.js';
@@ -38,11 +38,9 @@ async function axe(page: Page): Promise<AxeViolation[]> {
 describe('login and consent pages in Chromium (C3, C8)', () => {
   let running: RunningApp;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
   /** A fresh browser profile (no cookies) for each test. bypassCSP only lets the test inject axe-core. */
   const freshPage = async (): Promise<Page> => {
     const context = await browser.newContext({ bypassCSP: true });
-    contexts.push(context);
     return context.newPage();
   };
 
@@ -51,7 +49,6 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
-    for (const context of contexts) await context.close();
     await browser?.close();
     await running?.close();
   });
