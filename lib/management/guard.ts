@@ -48,7 +48,7 @@ export const KNOWN_ADDRESS_MODEL = 'ManagementAddress';
 const KNOWN_ADDRESS_SECONDS = 2_592_000;
 
 /**
- * Failures of the management account, from addresses it never signed in from, per window (NIST SP 800-63B 5.2.2 allows
+ * Failures of the management account, from addresses it did not sign in from within 30 days, per window (NIST SP 800-63B 5.2.2 allows
  * an account 100): every address (each IPv6 /64 of a /48, each of a botnet's) has its own budget, so without it their
  * number would bound nothing.
  */
@@ -64,8 +64,8 @@ function lockoutRule(credentials: ManagementCredentials): AttemptRule {
  * The one gate in front of every management action (C7): a cross-site request gets 403 before anything else; then
  * the shared store's failure counter for the client address (the `X-Forwarded-For` entry `svc.proxy.hops` from the
  * right behind a proxy; every process sees one count; only completed failures count) answers repeated failures 429
- * with `Retry-After`, and so does the account's counter of failures from addresses where the credentials were never
- * right ({@link ACCOUNT_FAILURES}, each success marking its address known for 30 days); then HTTP Basic (constant time) grants role MANAGEMENT
+ * with `Retry-After`, and so does the account's counter of failures from addresses where the credentials were not
+ * right within 30 days ({@link ACCOUNT_FAILURES}, each success marking its address known for 30 days); then HTTP Basic (constant time) grants role MANAGEMENT
  * (`ctx.state.role`, and `ctx.state.managementUser` for the audit log), or 401 with the Basic challenge.
  */
 export function managementGuard(options: GuardOptions): Middleware {
