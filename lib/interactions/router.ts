@@ -23,6 +23,7 @@ import type { LoginThrottle } from './login-throttle.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { consentPage, loginPage, type LoginPageModel } from '../pages/interaction-pages.js';
+import { bindSignIn } from './sign-in-binding.js';
 import { consentUndo, type ConsentUndoRecords, type GrantNames } from './consent-undo.js';
 
 /** What the interactions router needs. */
@@ -153,7 +154,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const wait = accountId ? await attempt.succeeded() : await attempt.failed();
     if (wait) return throttled('name', wait);
     if (!accountId) return page(401, { failed: true });
-    await finish(ctx, { login: { accountId } });
+    await finish(ctx, { login: { accountId }, ...bindSignIn(ctx, details.returnTo, details.exp) });
   });
 
   router.post('/:uid/confirm', sameOrigin, async (ctx) => {

@@ -22,6 +22,7 @@ import { hostParsedBody } from '../web/host-parsed-body.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
 import { noCachePragma, securityHeaders } from '../web/security-headers.js';
 import { resumedRedirectGuard } from '../interactions/redirect-check.js';
+import { boundSignIns } from '../interactions/sign-in-binding.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
 import { PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
 import { onceOnly, REPLAY_DETECTION_MODEL } from './replay-detection.js';
@@ -123,6 +124,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     why: 'a registration access token or grant of a client deleted meanwhile is not written back',
     models: new Set([MODEL_NAMES.registrationAccessToken, MODEL_NAMES.grant]),
     wrap: (inner, model, below, { store }) => tokensOfDeletedClients(inner, below(DELETION_MODEL), model, flushOf(store)),
+  },
+  {
+    why: 'a sign-in is resumed only in the browser that signed in, not in one that planted its interaction cookie in hers',
+    models: new Set(['Interaction']),
+    wrap: (inner) => boundSignIns(inner),
   },
   {
     why: 'while the store holds half its limit, each client address may start only so many flows an hour, so one host cannot fill it',
