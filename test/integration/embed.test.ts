@@ -121,17 +121,20 @@ describe('embedding in an existing Koa app (examples/embed-koa.ts)', () => {
       await hostedSvc.close();
     });
 
-    it(`${scheme === 'https' ? 'attack' : 'honest'}: a correct sign-in goes on to consent, its device cookie ${scheme === 'https' ? 'Secure' : 'without Secure (browsers keep it over http)'}`, async () => {
+    it(`${scheme === 'https' ? 'attack' : 'honest'}: a correct sign-in goes on to consent, its device and sign-in cookies ${scheme === 'https' ? 'Secure' : 'without Secure (browsers keep them over http)'}`, async () => {
       const onTheWire = (location: string): string => `${wire}${new URL(location, wire).pathname}${new URL(location, wire).search}`;
       const browser = new FormBrowser();
       const login = onTheWire((await browser.request(codeFlowUrl(`${wire}/oidc/v1`, client))).headers.get('location') as string);
       expect((await browser.request(login)).status).toBe(200);
       const signedIn = await browser.post(`${login}/login`, { login: 'demo', password: 'demo' }, wire.replace(/^http:/, `${scheme}:`));
       expect(signedIn.status).toBe(303);
-      const device = browser.seenSetCookies.filter((line) => line.startsWith('svc.device='));
-      expect(device).toHaveLength(1);
-      if (scheme === 'https') expect(device[0]).toMatch(/;\s*secure/i);
-      else expect(device[0]).not.toMatch(/;\s*secure/i);
+      // The device cookie and the cookie that ties the sign-in to this browser.
+      for (const name of ['svc.device=', 'svc.signin=']) {
+        const set = browser.seenSetCookies.filter((line) => line.startsWith(name));
+        expect(set).toHaveLength(1);
+        if (scheme === 'https') expect(set[0]).toMatch(/;\s*secure/i);
+        else expect(set[0]).not.toMatch(/;\s*secure/i);
+      }
     });
   });
 });
