@@ -1,5 +1,7 @@
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 
+import { currentRequest } from '../seams.js';
+
 /** How long a sign-in lasts: 14 days from the sign-in, however often the session is used. */
 export const SIGN_IN_SECONDS = 14 * 24 * 3600;
 
@@ -12,7 +14,9 @@ export const REVOCATION_MODEL = 'SessionRevocation';
 /**
  * The `Session` adapter finds no session (and removes it) that `subjects revoke` ended: a request in flight while she
  * was revoked, having read her session before, writes it back when it ends (a resumed authorization under a new id),
- * so removing her sessions alone left the one in use signed in.
+ * so removing her sessions alone left the one in use signed in. Her logout (oidc-provider destroying the session of
+ * the request itself, not an id it replaced) leaves the same mark: a silent renew or a consent in another tab, in
+ * flight as she signed out, wrote her session back signed in.
  */
 export function revokedSessions(inner: Adapter, marks: Adapter): Partial<Adapter> {
   const live = async (payload: AdapterPayload | undefined | void): Promise<AdapterPayload | undefined> => {
@@ -20,5 +24,10 @@ export function revokedSessions(inner: Adapter, marks: Adapter): Partial<Adapter
     if (typeof payload.jti === 'string') await inner.destroy(payload.jti);
     return undefined;
   };
-  return { find: async (id) => live(await inner.find(id)), findByUid: async (uid) => live(await inner.findByUid(uid)) };
+  const destroy = async (id: string): Promise<void> => {
+    const session = currentRequest()?.oidc?.session;
+    if (session?.jti === id && typeof session.uid === 'string' && typeof session.accountId === 'string') await marks.upsert(session.uid, { revoked_at: Math.floor(Date.now() / 1000) }, SIGN_IN_SECONDS);
+    await inner.destroy(id);
+  };
+  return { find: async (id) => live(await inner.find(id)), findByUid: async (uid) => live(await inner.findByUid(uid)), destroy };
 }
