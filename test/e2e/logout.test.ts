@@ -13,11 +13,11 @@ import { Redis } from 'ioredis';
 import type { ClientMetadata } from 'oidc-provider';
 import { allowInsecureRequests, buildEndSessionUrl, ClientSecretBasic, discovery } from 'openid-client';
 
-import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 import { generateProviderKeys } from '../../lib/index.js';
 import { rotateKeysFile } from '../../lib/provider/key-rotation.js';
 import { signingKeyFor } from '../../lib/provider/key-states.js';
-import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { accountsHeldAt, heldCall } from '../helpers/held-call.js';
+import { confidentialClient, sessionsOf, startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient } from '../helpers/clients.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { codeFlowUrl, FormBrowser, redirectParams, runCodeFlow } from '../helpers/flow.js';
@@ -524,38 +524,23 @@ describe('logout with an ID token signed by a key that was rotated out while the
 });
 
 describe('her logout while another request of her session is in flight (a silent renew in another tab)', () => {
-  const accounts = createStaticAuthenticator();
-  /** When set, the next account lookup (oidc-provider's, after it read the session) waits until the test lets it go. */
-  let held: { arrived: () => void; go: Promise<void> } | undefined;
+  /** The next account lookup (oidc-provider's, after it read the session), held when the test asks. */
+  const lookup = heldCall();
   let app: RunningApp;
 
   beforeAll(async () => {
     app = await startApp({
       clients: [rp],
-      authenticator: {
-        ...accounts,
-        exists: async (accountId) => {
-          const hold = held;
-          held = undefined;
-          if (hold) {
-            hold.arrived();
-            await hold.go;
-          }
-          return accounts.exists(accountId);
-        },
-      },
+      authenticator: accountsHeldAt(lookup),
     });
   });
   afterAll(async () => app.close());
 
   /** Sends `request` and signs her out in `browser` (Yes) while the request waits after reading her session. */
   const loggedOutDuring = async <T>(browser: FormBrowser, request: () => Promise<T>): Promise<T> => {
-    let arrived!: () => void;
-    let release!: () => void;
-    const arrival = new Promise<void>((resolve) => (arrived = resolve));
-    held = { arrived, go: new Promise<void>((resolve) => (release = resolve)) };
+    const { arrived, release } = lookup.hold();
     const answer = request();
-    await arrival;
+    await arrived;
     await browser.follow(logoutUrl(app, { client_id: String(rp.client_id) }), app.baseUrl);
     expect(isConfirmation(browser.lastPage)).toBe(true);
     const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
@@ -563,8 +548,6 @@ describe('her logout while another request of her session is in flight (a silent
     release();
     return answer;
   };
-  const sessionsOf = async (accountId: string): Promise<number> =>
-    (await app.app.svc.store.inventory?.list('Session', { limit: 500 }))?.records.filter((r) => r.payload.accountId === accountId).length ?? -1;
 
   it('attack: a silent authorization in flight as she signs out writes her session back when it ends: it signs nobody in, neither in her browser nor by her old cookie, and leaves the store', async () => {
     const { browser } = await signedIn(app, rp);
@@ -574,7 +557,7 @@ describe('her logout while another request of her session is in flight (a silent
     const replay = new FormBrowser();
     replay.setCookie('_session', oldCookie);
     if (oldSig) replay.setCookie('_session.sig', oldSig);
-    expect({ hers: await silentOutcome(app, rp, browser), replayed: await silentOutcome(app, rp, replay), sessions: await sessionsOf('demo-0001') }).toEqual({ hers: 'login_required', replayed: 'login_required', sessions: 0 });
+    expect({ hers: await silentOutcome(app, rp, browser), replayed: await silentOutcome(app, rp, replay), sessions: await sessionsOf(app, 'demo-0001') }).toEqual({ hers: 'login_required', replayed: 'login_required', sessions: 0 });
     await browser.follow(codeFlowUrl(app.issuer, rp, { state: 'next' }), app.baseUrl);
     expect(browser.lastPage).toContain('id="login-form"');
   });
@@ -586,7 +569,7 @@ describe('her logout while another request of her session is in flight (a silent
     expect(browser.lastPage).toContain('id="consent-allow"');
     // The same browser: the Allow, sent first, reads her session before the sign-out in the other tab.
     await loggedOutDuring(browser, () => browser.submit('consent-allow', {}, app.baseUrl));
-    expect({ hers: await silentOutcome(app, rp, browser), sessions: await sessionsOf('demo-0001') }).toEqual({ hers: 'login_required', sessions: 0 });
+    expect({ hers: await silentOutcome(app, rp, browser), sessions: await sessionsOf(app, 'demo-0001') }).toEqual({ hers: 'login_required', sessions: 0 });
   });
 
   it('honest: she signs in again at once after her logout and stays signed in', async () => {
@@ -594,8 +577,8 @@ describe('her logout while another request of her session is in flight (a silent
     await browser.follow(logoutUrl(app, { client_id: String(rp.client_id) }), app.baseUrl);
     await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
     expect(await silentOutcome(app, rp, browser)).toBe('login_required');
-    const before = await sessionsOf('demo-0001');
+    const before = await sessionsOf(app, 'demo-0001');
     await signedIn(app, rp, browser);
-    expect({ silent: await silentOutcome(app, rp, browser), sessions: await sessionsOf('demo-0001') }).toEqual({ silent: 'code', sessions: before + 1 });
+    expect({ silent: await silentOutcome(app, rp, browser), sessions: await sessionsOf(app, 'demo-0001') }).toEqual({ silent: 'code', sessions: before + 1 });
   });
 });

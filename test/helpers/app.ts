@@ -33,6 +33,11 @@ export interface RunningApp {
 }
 
 /** Options of {@link startApp}. */
+/** How many sessions of `accountId` the app's store holds (its inventory's first 500 sessions; -1 without one). */
+export async function sessionsOf(running: RunningApp, accountId: string): Promise<number> {
+  return (await running.app.svc.store.inventory?.list('Session', { limit: 500 }))?.records.filter((r) => r.payload.accountId === accountId).length ?? -1;
+}
+
 export interface StartOptions extends RuntimeOptions {
   /** Extra properties by name (as in a properties file). */
   properties?: Record<string, string | number | boolean>;

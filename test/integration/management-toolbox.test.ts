@@ -6,11 +6,11 @@ import { createMemoryStore } from '../../adapters/memory.js';
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { subjectHash } from '../../lib/management/audit.js';
+import { accountsHeldAt, heldCall } from '../helpers/held-call.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { registerClient } from '../helpers/clients.js';
 import { codeFlowUrl, FormBrowser, redirectParams, runCodeFlow, signIn } from '../helpers/flow.js';
-import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
-import { confidentialClient } from '../helpers/app.js';
+import { confidentialClient, sessionsOf } from '../helpers/app.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { managementCalls } from '../helpers/management-calls.js';
 import { manage, register, type HttpResult } from '../helpers/registration.js';
@@ -413,8 +413,8 @@ describe('operator toolbox over HTTP', () => {
 });
 
 describe('deleting a client while an RFC 7592 read of it rotates its registration access token', () => {
-  /** When set, the next write of a registration access token waits: the test learns it arrived and lets it go later. */
-  let held: { arrived: () => void; go: Promise<void> } | undefined;
+  /** The next write of a registration access token, held when the test asks. */
+  const write = heldCall();
   const running = appPerSuite(() => {
     const inner = createMemoryStore();
     const store: SvcStore = {
@@ -424,12 +424,7 @@ describe('deleting a client while an RFC 7592 read of it rotates its registratio
         if (model !== 'RegistrationAccessToken') return adapter;
         return decorateAdapter(adapter, {
           upsert: async (id, payload, expiresIn) => {
-            const hold = held;
-            held = undefined;
-            if (hold) {
-              hold.arrived();
-              await hold.go;
-            }
+            await write.pass();
             return adapter.upsert(id, payload, expiresIn);
           },
         });
@@ -438,14 +433,7 @@ describe('deleting a client while an RFC 7592 read of it rotates its registratio
     return { store, properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true } };
   });
   const call = managementCalls(running, AUTH);
-  /** Holds the next registration access token write; `release()` lets it go. */
-  const hold = (): { arrived: Promise<void>; release: () => void } => {
-    let arrived!: () => void;
-    let release!: () => void;
-    const arrival = new Promise<void>((resolve) => (arrived = resolve));
-    held = { arrived, go: new Promise<void>((resolve) => (release = resolve)) };
-    return { arrived: arrival, release };
-  };
+  const hold = write.hold;
   const registrationTokensOf = async (clientId: unknown): Promise<number> =>
     (await running.app.svc.store.inventory?.list('RegistrationAccessToken', { limit: 500 }))?.records.filter((r) => r.payload.clientId === clientId).length ?? -1;
 
@@ -478,23 +466,11 @@ describe('deleting a client while an RFC 7592 read of it rotates its registratio
 
 describe('revoking a person while a request of her session is in flight', () => {
   const rp = confidentialClient();
-  const accounts = createStaticAuthenticator();
-  /** When set, the next account lookup (oidc-provider's, after it read the session) waits until the test lets it go. */
-  let held: { arrived: () => void; go: Promise<void> } | undefined;
+  /** The next account lookup (oidc-provider's, after it read the session), held when the test asks. */
+  const lookup = heldCall();
   const running = appPerSuite({
     clients: [rp],
-    authenticator: {
-      ...accounts,
-      exists: async (accountId) => {
-        const hold = held;
-        held = undefined;
-        if (hold) {
-          hold.arrived();
-          await hold.go;
-        }
-        return accounts.exists(accountId);
-      },
-    },
+    authenticator: accountsHeldAt(lookup),
     properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true },
   });
   const call = managementCalls(running, AUTH);
@@ -502,12 +478,9 @@ describe('revoking a person while a request of her session is in flight', () => 
   const revoke = async (sub: string): Promise<HttpResult> => call('POST', '/oidc/v1/management/subjects/revoke', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ sub }).toString() });
   /** Sends `request` and revokes `sub` while the request waits after reading the session; what the request answered. */
   const revokedDuring = async <T>(request: () => Promise<T>, sub = 'demo-0001'): Promise<[T, HttpResult]> => {
-    let arrived!: () => void;
-    let release!: () => void;
-    const arrival = new Promise<void>((resolve) => (arrived = resolve));
-    held = { arrived, go: new Promise<void>((resolve) => (release = resolve)) };
+    const { arrived, release } = lookup.hold();
     const answer = request();
-    await arrival;
+    await arrived;
     const revoked = await revoke(sub);
     release();
     return [await answer, revoked];
@@ -516,15 +489,13 @@ describe('revoking a person while a request of her session is in flight', () => 
     const step = await browser.follow(url({ prompt: 'none' }), running.baseUrl);
     return step.leftTo ? (redirectParams(step.leftTo).get('error') ?? 'code') : `status ${step.response?.status}`;
   };
-  const sessionsOf = async (accountId: string): Promise<number> =>
-    (await running.app.svc.store.inventory?.list('Session', { limit: 500 }))?.records.filter((r) => r.payload.accountId === accountId).length ?? -1;
 
   it('attack: a silent authorization in flight writes her session back when it ends: the session signs nobody in and leaves the store when next read', async () => {
     const { browser } = await signIn(url());
     const [, revoked] = await revokedDuring(() => browser.follow(url({ prompt: 'none' }), running.baseUrl));
     expect(revoked.body.revoked_sessions).toBe(1);
     expect(await silent(browser)).toBe('login_required');
-    expect(await sessionsOf('demo-0001')).toBe(0);
+    expect(await sessionsOf(running, 'demo-0001')).toBe(0);
   });
 
   it('attack: an authorization resumed after her consent, in flight, writes her session back under a new id: it signs nobody in', async () => {
@@ -536,7 +507,7 @@ describe('revoking a person while a request of her session is in flight', () => 
     expect(await silent(browser)).toBe('login_required');
     await browser.follow(url(), running.baseUrl);
     expect(browser.lastPage).toContain('id="login-form"');
-    expect(await sessionsOf('demo-0001')).toBe(0);
+    expect(await sessionsOf(running, 'demo-0001')).toBe(0);
   });
 
   it('honest: she signs in again at once after her revocation and stays signed in; another person revoked while her request is in flight leaves her signed in', async () => {
@@ -547,6 +518,6 @@ describe('revoking a person while a request of her session is in flight', () => 
     const other = await signIn(url(), { login: 'demo-basic', password: 'demo-basic' });
     const [inFlight, revoked] = await revokedDuring(() => browser.follow(url({ prompt: 'none' }), running.baseUrl), 'demo-0002');
     expect([revoked.body.revoked_sessions, redirectParams(String(inFlight.leftTo)).get('code')]).toEqual([1, expect.any(String)]);
-    expect({ hers: await silent(browser), his: await silent(other.browser), sessions: await sessionsOf('demo-0001') }).toEqual({ hers: 'code', his: 'login_required', sessions: 1 });
+    expect({ hers: await silent(browser), his: await silent(other.browser), sessions: await sessionsOf(running, 'demo-0001') }).toEqual({ hers: 'code', his: 'login_required', sessions: 1 });
   });
 });
