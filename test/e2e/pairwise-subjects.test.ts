@@ -6,7 +6,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { pairwiseSub } from '../../policies/subjects.js';
-import { confidentialClient, pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
+import { confidentialClient, pairwiseSubOf, startApp, TEST_PAIRWISE_KEY, type RunningApp } from '../helpers/app.js';
 import { registerClient, updateRegistration } from '../helpers/clients.js';
 import { runCodeFlow } from '../helpers/flow.js';
 import { isUnspent, manage, register, startDocServer, trustForOutboundFetch, type HttpsDocServer } from '../helpers/registration.js';
@@ -298,10 +298,12 @@ describe('pairwise subject identifiers (OpenID Connect Core 8) [memory]', () => 
   });
 });
 
-describe('pairwise subjects of native apps that redirect to the loopback interface or a private-use scheme (C12.12, RFC 8252 7.1, 7.3)', () => {
+describe('pairwise subjects of apps that redirect to the loopback interface or a private-use scheme (C12.12, RFC 8252 7.1, 7.3)', () => {
   const running = appPerSuite({ claimModules: createDemoClaimModules() });
   const nativeApp = (redirect: string) => registerClient(running, 'plain', { redirect_uris: [redirect], application_type: 'native' });
   const subOf = async (client: ClientMetadata): Promise<string> => (await runCodeFlow(running.issuer, client, { skipUserinfo: true })).claims.sub;
+  /** The `sub` of the sector a loopback redirect URI's host would be. */
+  const hostSub = (uri: string): string => pairwiseSub(TEST_PAIRWISE_KEY, new URL(uri).host, 'demo-0001');
 
   it('two unrelated native apps that both redirect to 127.0.0.1, localhost or [::1] get unrelated subs for one person', async () => {
     for (const host of ['127.0.0.1', 'localhost', '[::1]', '127.0.0.1:8400']) {
@@ -311,7 +313,7 @@ describe('pairwise subjects of native apps that redirect to the loopback interfa
       const subs = [await subOf(one.metadata), await subOf(other.metadata)];
       expect(subs[0]).not.toBe(subs[1]);
       expect(subs).not.toContain('demo-0001');
-      expect(subs).not.toContain(pairwiseSubOf(`http://${host}/`));
+      expect(subs).not.toContain(hostSub(`http://${host}/`));
     }
   });
 
@@ -338,6 +340,28 @@ describe('pairwise subjects of native apps that redirect to the loopback interfa
       expect(updated.metadata.subject_type).toBe('pairwise');
       expect(await subOf(updated.metadata)).toBe(first);
     }
+  });
+
+  it('two unrelated web clients that both redirect to one loopback host and port get unrelated subs for one person', async () => {
+    // Registered without application_type (web, RFC 7591's default), as many desktop apps and local development setups do.
+    for (const [mine, theirs] of [['http://localhost:8080/callback', 'http://localhost:8080/callback'], ['http://127.0.0.1:8400/callback', 'http://127.0.0.1:8400/oauth2'], ['https://localhost/cb', 'https://localhost/other']] as const) {
+      const one = await registerClient(running, 'plain', { redirect_uris: [mine] });
+      const other = await registerClient(running, 'plain', { redirect_uris: [theirs] });
+      expect([one.metadata.application_type, one.metadata.subject_type, other.metadata.subject_type]).toEqual(['web', 'pairwise', 'pairwise']);
+      const subs = [await subOf(one.metadata), await subOf(other.metadata)];
+      expect(subs[0]).not.toBe(subs[1]);
+      expect(subs).not.toContain(hostSub(mine));
+    }
+  });
+
+  it('honest: a web client on the loopback interface keeps its sub across sign-ins and an update of its registration', async () => {
+    const web = await registerClient(running, 'plain', { redirect_uris: ['http://localhost:8080/callback'] });
+    const first = await subOf(web.metadata);
+    expect(first).not.toBe('demo-0001');
+    expect(await subOf(web.metadata)).toBe(first);
+    const updated = await updateRegistration(web, { client_name: 'renamed', redirect_uris: ['http://localhost:8080/callback', 'http://localhost:8080/other'] });
+    expect(updated.metadata.subject_type).toBe('pairwise');
+    expect(await subOf(updated.metadata)).toBe(first);
   });
 
   it('honest: a web client keeps the host of its redirect URI as its sector, and a native app on https too', async () => {
