@@ -11,7 +11,7 @@ export const SUBJECT_TYPES = ['public', 'pairwise'] as const;
 export type SubjectType = (typeof SUBJECT_TYPES)[number];
 
 /** The metadata that decides a client's subject type and sector. */
-type SubjectMetadata = Pick<ClientMetadata, 'subject_type' | 'sector_identifier_uri' | 'redirect_uris' | 'application_type'> & { client_id?: unknown };
+type SubjectMetadata = Pick<ClientMetadata, 'subject_type' | 'sector_identifier_uri' | 'redirect_uris'> & { client_id?: unknown };
 
 /** The host of a URL (with port), or its scheme when it has none (`com.example.app:/cb`), so such apps do not share a sector. */
 function hostOf(uri: unknown): string | undefined {
@@ -63,14 +63,15 @@ export function isUnowned(uri: unknown): boolean {
 
 /**
  * The sector identifier of a pairwise client: its `sector_identifier_uri` ({@link documentOf}), else the host of
- * the first redirect URI (as oidc-provider's helpers/sector_identifier.js), except for a native app with a redirect
- * URI that names no relying party ({@link isUnowned}: the loopback interface, a private-use scheme): the app is a
- * sector of its own (a value with a space, which no host has). Any of its redirect URIs, not only the first: a code
- * goes to each, and `com.any.app://rp.example/cb` shares the host of `https://rp.example/cb`.
+ * the first redirect URI (as oidc-provider's helpers/sector_identifier.js), except for a client, native app or web
+ * client alike, with a redirect URI that names no relying party ({@link isUnowned}: the loopback interface, a
+ * private-use scheme): the client is a sector of its own (a value with a space, which no host has; worded as when only
+ * native apps had one, so theirs keep their `sub`s). Any of its redirect URIs, not only the first: a code goes to each,
+ * and `com.any.app://rp.example/cb` shares the host of `https://rp.example/cb`.
  */
 export function sectorOf(metadata: SubjectMetadata): string | undefined {
   const uris: unknown[] = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];
-  const ownSector = metadata.sector_identifier_uri === undefined && metadata.application_type === 'native' && uris.some(isUnowned) && typeof metadata.client_id === 'string';
+  const ownSector = metadata.sector_identifier_uri === undefined && uris.some(isUnowned) && typeof metadata.client_id === 'string';
   if (ownSector) return `native client ${String(metadata.client_id)}`;
   return documentOf(metadata.sector_identifier_uri) ?? hostOf(uris[0]);
 }

@@ -206,7 +206,6 @@ function pairwiseConfiguration(parts: ConfigurationParts): Pick<Configuration, '
       const sector = sectorOf({
         sector_identifier_uri: client.sectorIdentifierUri,
         redirect_uris: client.redirectUris ? [...client.redirectUris] : [],
-        application_type: client.applicationType,
         client_id: client.clientId,
       });
       if (sector === undefined) throw new Error(`client ${client.clientId} has no sector`);

@@ -124,7 +124,7 @@ describe('LemonLDAP::NG brokering svc-connect (its OpenID Connect authentication
     const response = await page.goto(`${portal.url}session/my/global`);
     const session = (await response?.json()) as Record<string, unknown>;
     expect(session).toMatchObject({
-      _user: pairwiseSubOf(portal.callbackUri),
+      _user: pairwiseSubOf(portal.callbackUri, 'demo-0001', clientId),
       _oidc_OP: 'svc',
       cn: 'Erika Mustermann',
       mail: 'erika.mustermann@example.com',
@@ -133,7 +133,7 @@ describe('LemonLDAP::NG brokering svc-connect (its OpenID Connect authentication
     expect(session.idcard_family_name).toBe('Mustermann');
     // Each claim travels once: with include-scopes-in-user-info the ID token carries no user data.
     const idToken = decodeJwt(String(session._oidc_id_token));
-    expect(idToken).toMatchObject({ sub: pairwiseSubOf(portal.callbackUri), aud: clientId });
+    expect(idToken).toMatchObject({ sub: pairwiseSubOf(portal.callbackUri, 'demo-0001', clientId), aud: clientId });
     for (const claim of ['name', 'email', 'svc.ver.idcard.l3.nfc', 'given_name']) expect(idToken[claim]).toBeUndefined();
     await page.close();
   });

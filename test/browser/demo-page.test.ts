@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
-import { pairwiseSub } from '../../policies/subjects.js';
+import { pairwiseSub, sectorOf } from '../../policies/subjects.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';
 
@@ -57,8 +57,8 @@ describe('the demo page in Chromium (C8)', () => {
     // Each claim travels once (C5): the scope claims in the ID token, the claims request's in UserInfo.
     expect(userinfo.email).toBeUndefined();
     const idToken = JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as Record<string, unknown>;
-    // The demo client is pairwise (the default); its sector is the host of its callback.
-    expect(idToken).toMatchObject({ sub: pairwiseSub(PAIRWISE_KEY, new URL(running.baseUrl).host, 'demo-0001'), name: 'Erika Mustermann', email: 'erika.mustermann@example.com', scope: 'openid profile email svc.insurance.verified' });
+    // The demo client is pairwise (the default) and redirects to the loopback interface here: a sector of its own.
+    expect(idToken).toMatchObject({ sub: pairwiseSub(PAIRWISE_KEY, sectorOf({ redirect_uris: [`${running.baseUrl}/oidcdemo/callback`], client_id: idToken.aud }) as string, 'demo-0001'), name: 'Erika Mustermann', email: 'erika.mustermann@example.com', scope: 'openid profile email svc.insurance.verified' });
     expect(JSON.parse((await page.textContent('#id-token-jwe-header')) ?? '{}')).toMatchObject({ alg: 'RSA-OAEP-256', enc: 'A256GCM' });
     await page.close();
   });

@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';
-import { pairwiseSub } from '../../policies/subjects.js';
+import { pairwiseSub, sectorOf } from '../../policies/subjects.js';
 import { startMounted, type Mounting, type MountedApp } from '../helpers/mounted.js';
 
 const PAIRWISE_KEY = 'browser-pairwise-key-0123456789abcdefgh';
@@ -40,8 +40,8 @@ describe('the demo page under a base path, in Chromium (docs/embedding.md "Mount
       await page.waitForSelector('#userinfo-claims');
       await screenshot(page, `demo-result-${mounting.replace(/[^a-z]+/gi, '-')}`);
       const idToken = JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as Record<string, unknown>;
-      // The demo client is pairwise (the default); its sector is the host of its callback.
-      expect(idToken).toMatchObject({ iss: running.issuer, sub: pairwiseSub(PAIRWISE_KEY, new URL(running.baseUrl).host, 'demo-0001'), name: 'Erika Mustermann', email: 'erika.mustermann@example.com', scope: 'openid profile email' });
+      // The demo client is pairwise (the default) and redirects to the loopback interface here: a sector of its own.
+      expect(idToken).toMatchObject({ iss: running.issuer, sub: pairwiseSub(PAIRWISE_KEY, sectorOf({ redirect_uris: [`${running.baseUrl}/oidcdemo/callback`], client_id: idToken.aud }) as string, 'demo-0001'), name: 'Erika Mustermann', email: 'erika.mustermann@example.com', scope: 'openid profile email' });
       const userinfo = JSON.parse((await page.textContent('#userinfo-claims')) ?? '{}') as Record<string, unknown>;
       expect(userinfo.sub).toBe(idToken.sub);
       for (const url of visited) expect(new URL(url).pathname).toMatch(/^\/auth\//);

@@ -6,7 +6,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import type { Browser, Page } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
-import { pairwiseSub } from '../../policies/subjects.js';
+import { pairwiseSub, sectorOf } from '../../policies/subjects.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { launchChromium, screenshot } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
@@ -135,21 +135,24 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
       return kinds;
     };
     const subject = async (): Promise<unknown> => (JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as { sub?: unknown }).sub;
-    // The demo client is pairwise (the default); its sector is the host of its callback.
-    const sub = pairwiseSub(PAIRWISE_KEY, new URL(running.baseUrl).host, 'demo-0001');
+    // The demo client is pairwise (the default) and redirects to the loopback interface here: a sector of its own.
+    const herSub = async (): Promise<string> => {
+      const { aud } = JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as { aud?: unknown };
+      return pairwiseSub(PAIRWISE_KEY, sectorOf({ redirect_uris: [`${running.baseUrl}/oidcdemo/callback`], client_id: aud }) as string, 'demo-0001');
+    };
 
     await demo(page);
     await page.waitForSelector('#login-form');
     await signIn(page, 'demo', 'demo');
     await page.click('#consent-allow button');
     await page.waitForSelector('#userinfo-claims');
-    expect(await subject()).toBe(sub);
+    expect(await subject()).toBe(await herSub());
     expect(pagesShown().length).toBeGreaterThanOrEqual(2); // login, then consent
 
     await demo(page);
     await page.waitForSelector('#userinfo-claims');
     expect(pagesShown()).toEqual([]); // signed in and consented: straight back, no page
-    expect(await subject()).toBe(sub);
+    expect(await subject()).toBe(await herSub());
 
     await demo(page, 'login');
     await page.waitForSelector('#login-form');
@@ -157,7 +160,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await screenshot(page, 'prompt-login');
     await signIn(page, 'demo', 'demo');
     await page.waitForSelector('#userinfo-claims');
-    expect(await subject()).toBe(sub);
+    expect(await subject()).toBe(await herSub());
     expect(pagesShown().length).toBeGreaterThanOrEqual(1); // the login page, no consent needed
     expect(await page.isVisible('#consent-allow')).toBe(false);
 
@@ -167,7 +170,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await screenshot(page, 'prompt-consent');
     await page.click('#consent-allow button');
     await page.waitForSelector('#userinfo-claims');
-    expect(await subject()).toBe(sub);
+    expect(await subject()).toBe(await herSub());
     await page.close();
   });
 

@@ -193,7 +193,7 @@ describe('the docs examples', () => {
       await waitFor(`${issuer}/.well-known/openid-configuration`);
       const { claims } = await runCodeFlow(issuer, client, { login: 'alice', password });
       // The static client is pairwise (the default): alice's sub for its sector.
-      expect(claims).toMatchObject({ iss: issuer, sub: pairwiseSubOf('http://rp.localhost/cb', 'alice-0001') });
+      expect(claims).toMatchObject({ iss: issuer, sub: pairwiseSubOf('http://rp.localhost/cb', 'alice-0001', client.client_id) });
     } catch (err) {
       throw new Error(`${(err as Error).message}\n--- ${source} output:\n${server.output()}`);
     } finally {

@@ -9,7 +9,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import { runRelyingParty } from '../../examples/relying-party.js';
 import { hashPassword } from '../../examples/users-file.js';
 import { generateSigningKeys } from '../../lib/provider/keys.js';
-import { pairwiseSub } from '../../policies/subjects.js';
+import { pairwiseSub, sectorOf } from '../../policies/subjects.js';
 import { confidentialClient } from '../helpers/app.js';
 import { FormBrowser, runCodeFlow, signIn } from '../helpers/flow.js';
 import { freePort, PROCESS_MS, startServerProcess, waitFor } from '../helpers/processes.js';
@@ -123,14 +123,14 @@ describe('the example server (npm start)', () => {
         redirectUri: 'http://localhost:8080/callback',
         authorize: async (url) => (await signIn(url.href, { login: 'alice', password })).callbackUrl,
       });
-      // Both clients are pairwise (the default): each sees alice's sub for its own sector.
-      const subFor = (redirect: string): string => pairwiseSub(pairwiseKey, new URL(redirect).host, 'alice-0001');
-      expect(result.idTokenClaims).toMatchObject({ iss: issuer, sub: subFor('http://localhost:8080/callback'), name: 'Alice Example', given_name: 'Alice', email: 'alice@example.com', email_verified: true });
-      expect(result.userinfo.sub).toBe(subFor('http://localhost:8080/callback'));
+      // Both clients are pairwise (the default) and redirect to the loopback interface: each is a sector of its own.
+      const subFor = (redirect: string, clientId: unknown): string => pairwiseSub(pairwiseKey, sectorOf({ redirect_uris: [redirect], client_id: clientId }) as string, 'alice-0001');
+      expect(result.idTokenClaims).toMatchObject({ iss: issuer, sub: subFor('http://localhost:8080/callback', result.clientId), name: 'Alice Example', given_name: 'Alice', email: 'alice@example.com', email_verified: true });
+      expect(result.userinfo.sub).toBe(subFor('http://localhost:8080/callback', result.clientId));
       // The demo accounts do not sign in; a wrong password does not either.
       expect(await loginStatus(issuer, client, 'demo', 'demo')).toBe(401);
       expect(await loginStatus(issuer, client, 'alice', `${password}!`)).toBe(401);
-      expect((await runCodeFlow(issuer, client, { login: 'alice', password, scope: 'openid email' })).claims.sub).toBe(subFor((client.redirect_uris as string[])[0] as string));
+      expect((await runCodeFlow(issuer, client, { login: 'alice', password, scope: 'openid email' })).claims.sub).toBe(subFor((client.redirect_uris as string[])[0] as string, client.client_id));
       for (const secret of [password, hash, managementPassword]) expect(server.output()).not.toContain(secret);
     } finally {
       await server.stop();

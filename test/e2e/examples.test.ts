@@ -42,10 +42,10 @@ describe('examples/relying-party.ts against a live app (docs/relying-party.md)',
       authorize: async (url) => (await signIn(url.href, { login: 'demo', password: 'demo' })).callbackUrl,
     });
     expect(result.clientId).toEqual(expect.any(String));
-    // The example registers without subject_type: pairwise, the provider's default.
-    expect(result.idTokenClaims).toMatchObject({ sub: pairwiseSubOf('http://localhost:8080/callback'), name: 'Erika Mustermann', email: 'erika.mustermann@example.com', given_name: 'Erika', email_verified: true });
+    // The example registers without subject_type: pairwise, the provider's default; on the loopback interface, a sector of its own.
+    expect(result.idTokenClaims).toMatchObject({ sub: pairwiseSubOf('http://localhost:8080/callback', 'demo-0001', result.clientId), name: 'Erika Mustermann', email: 'erika.mustermann@example.com', given_name: 'Erika', email_verified: true });
     // Each claim travels once (C5): the scope claims came in the ID token, UserInfo holds sub.
-    expect(result.userinfo.sub).toBe(pairwiseSubOf('http://localhost:8080/callback'));
+    expect(result.userinfo.sub).toBe(pairwiseSubOf('http://localhost:8080/callback', 'demo-0001', result.clientId));
     expect(userData(result.userinfo)).toEqual({});
   });
 
@@ -59,8 +59,8 @@ describe('examples/relying-party.ts against a live app (docs/relying-party.md)',
     expect(landing.status).toBe(200);
     expect(await example.exited).toBe(0);
     const printed = JSON.parse(example.output().slice(example.output().indexOf('{'))) as { idTokenClaims: Record<string, unknown>; userinfo: Record<string, unknown> };
-    expect(printed.idTokenClaims).toMatchObject({ sub: pairwiseSubOf(redirectUri), name: 'Erika Mustermann', email: 'erika.mustermann@example.com' });
-    expect(printed.userinfo.sub).toBe(pairwiseSubOf(redirectUri));
+    expect(printed.idTokenClaims).toMatchObject({ sub: pairwiseSubOf(redirectUri, 'demo-0001', String(printed.idTokenClaims.aud)), name: 'Erika Mustermann', email: 'erika.mustermann@example.com' });
+    expect(printed.userinfo.sub).toBe(printed.idTokenClaims.sub);
     expect(userData(printed.userinfo)).toEqual({});
   });
 

@@ -74,7 +74,7 @@ describe.each(MOUNTINGS)('served at %s (every URL carries the base path)', (moun
   it('runs the openid-client code flow: discovery, login and consent pages, token, UserInfo', async () => {
     const result = await runCodeFlow(running.issuer, client, { scope: 'openid profile' });
     expect(result.claims.iss).toBe(running.issuer);
-    expect(result.claims.sub).toBe(pairwiseSubOf((client.redirect_uris as string[])[0] as string));
+    expect(result.claims.sub).toBe(pairwiseSubOf((client.redirect_uris as string[])[0] as string, 'demo-0001', client.client_id));
     expect(result.userinfo.sub).toBe(result.claims.sub);
   });
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 import type { ClientMetadata } from 'oidc-provider';
 
-import { pairwiseSub } from '../../policies/subjects.js';
+import { isUnowned, pairwiseSub, sectorOf } from '../../policies/subjects.js';
 
 import { createApp, createHttpServer, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
 import type { RuntimeOptions } from '../../lib/provider/runtime.js';
@@ -16,10 +16,12 @@ export const TEST_PAIRWISE_KEY = 'test-pairwise-key-0123456789abcdefghijkl';
 
 /**
  * The `sub` a pairwise client whose first redirect URI is `redirectUri` receives for `accountId` from
- * an app on {@link TEST_PAIRWISE_KEY} (clients are pairwise unless registered `public`).
+ * an app on {@link TEST_PAIRWISE_KEY} (clients are pairwise unless registered `public`). A client redirecting to the
+ * loopback interface is a sector of its own: its `clientId` is then needed.
  */
-export function pairwiseSubOf(redirectUri: string, accountId = 'demo-0001'): string {
-  return pairwiseSub(TEST_PAIRWISE_KEY, new URL(redirectUri).host, accountId);
+export function pairwiseSubOf(redirectUri: string, accountId = 'demo-0001', clientId?: string): string {
+  if (isUnowned(redirectUri) && clientId === undefined) throw new TypeError(`${redirectUri} is on the loopback interface: its client is a sector of its own, give its client id`);
+  return pairwiseSub(TEST_PAIRWISE_KEY, sectorOf({ redirect_uris: [redirectUri], client_id: clientId }) as string, accountId);
 }
 
 /** A listening svc-connect app on a free loopback port. */

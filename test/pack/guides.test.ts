@@ -129,7 +129,7 @@ describe('the guides, run as written in fresh folders with the packed package', 
       expect(discovery.claims_supported).toEqual(expect.arrayContaining(['sub', 'email', 'email_verified']));
       expect(discovery.scopes_supported).toEqual(['openid', 'email']);
       const { claims } = await runCodeFlow(issuer, client, { login: 'alice', password, skipUserinfo: true });
-      expect(claims).toMatchObject({ iss: issuer, sub: pairwiseSubOf('http://rp.localhost/cb', 'alice-0001') });
+      expect(claims).toMatchObject({ iss: issuer, sub: pairwiseSubOf('http://rp.localhost/cb', 'alice-0001', client.client_id) });
     } catch (err) {
       throw new Error(`${(err as Error).message}\n--- server.ts output:\n${server.output()}`);
     } finally {

@@ -31,13 +31,12 @@ describe('pairwise subjects (policies/subjects.ts)', () => {
     expect(subjectTypeFor({ redirect_uris: ['com.example.app:/cb', 'org.other.app:/cb'] }, 'pairwise')).toBe('public');
   });
 
-  it('gives a native app on the loopback interface a sector of its own; a web client there, or any client with a sector_identifier_uri, keeps the host', () => {
-    for (const uri of ['http://127.0.0.1/cb', 'http://127.3.2.1:8080/cb', 'http://localhost/cb', 'http://[::1]:9000/cb', 'http://[::ffff:127.0.0.1]/cb', 'http://LOCALHOST./cb', 'http://app.localhost/cb', 'http://0.0.0.0/cb', 'http://[::]/cb', 'http://127.1/cb']) {
-      expect(sectorOf({ redirect_uris: [uri], application_type: 'native', client_id: 'app-1' })).toBe('native client app-1');
-      expect(sectorOf({ redirect_uris: [uri], client_id: 'app-1' })).toBe(new URL(uri).host);
+  it('gives a client, native or web, with a redirect URI on the loopback interface a sector of its own; one with a sector_identifier_uri keeps the document', () => {
+    for (const uri of ['http://127.0.0.1/cb', 'http://127.3.2.1:8080/cb', 'http://localhost/cb', 'http://[::1]:9000/cb', 'http://[::ffff:127.0.0.1]/cb', 'http://LOCALHOST./cb', 'http://app.localhost/cb', 'http://0.0.0.0/cb', 'http://[::]/cb', 'http://127.1/cb', 'https://localhost:8443/cb']) {
+      expect(sectorOf({ redirect_uris: [uri], client_id: 'app-1' })).toBe('native client app-1');
     }
-    expect(sectorOf({ redirect_uris: ['http://127.0.0.1/cb'], application_type: 'native', client_id: 'app-1', sector_identifier_uri: 'https://s.example/s' })).toBe('https://s.example/s');
-    expect(sectorOf({ redirect_uris: ['http://127.0.0.1.example/cb', 'https://localhost.example/cb'], application_type: 'native', client_id: 'app-1' })).toBe('127.0.0.1.example');
+    expect(sectorOf({ redirect_uris: ['http://127.0.0.1/cb'], client_id: 'app-1', sector_identifier_uri: 'https://s.example/s' })).toBe('https://s.example/s');
+    expect(sectorOf({ redirect_uris: ['http://127.0.0.1.example/cb', 'https://localhost.example/cb'], client_id: 'app-1' })).toBe('127.0.0.1.example');
     for (const uri of ['http://[::ffff:808:808]/cb', 'http://10.0.0.1/cb', 'http://mylocalhost/cb']) expect(isUnowned(uri)).toBe(false);
   });
 

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as oidc from 'openid-client';
 
-import { pairwiseSub } from '../../../policies/subjects.js';
+import { pairwiseSub, sectorOf } from '../../../policies/subjects.js';
 import { confidentialClient, startApp, type RunningApp } from '../../helpers/app.js';
 import { redeemCode, signIn } from '../../helpers/flow.js';
 import type { StoreKind } from '../../helpers/stores.js';
 
 const client = confidentialClient();
 const PAIRWISE_KEY = 'code-flow-pairwise-key-0123456789abcdef';
-// The client is pairwise (the default): its sub is derived from the account id for its sector.
-const SUB = pairwiseSub(PAIRWISE_KEY, 'rp.localhost', 'demo-0001');
+// The client is pairwise (the default): its sub is derived from the account id for its sector (itself: it redirects to the loopback interface).
+const SUB = pairwiseSub(PAIRWISE_KEY, sectorOf(client) as string, 'demo-0001');
 const redirectUri = client.redirect_uris?.[0] as string;
 /** A relying party whose redirect URI carries a query (RFC 6749 3.1.2 allows one), values that form-encoding changes included. */
 const QUERY_REDIRECT = 'http://rp.localhost/cb?tenant=a%2Fb&x=1+2';

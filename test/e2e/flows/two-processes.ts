@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 
 import { generateSigningKeys } from '../../../lib/provider/keys.js';
-import { pairwiseSub } from '../../../policies/subjects.js';
+import { pairwiseSub, sectorOf } from '../../../policies/subjects.js';
 import { confidentialClient } from '../../helpers/app.js';
 import { codeFlowUrl, FormBrowser, runCodeFlow } from '../../helpers/flow.js';
 import { freePort, PROCESS_MS, type ServerProcess, startServerProcess, waitFor } from '../../helpers/processes.js';
@@ -62,7 +62,7 @@ export function twoProcessFlows(_kind: StoreKind, properties: () => Record<strin
       const flow = await runCodeFlow(`${urlA}/oidc/v1`, client, { tokenOrigin: urlB });
       expect(flow.tokenRequestUrl).toBe(`${urlB}/oidc/v1/token`);
       // The static client is pairwise (the default): both processes derive its sub with the shared key.
-      const sub = pairwiseSub(pairwiseKey, 'rp.localhost', 'demo-0001');
+      const sub = pairwiseSub(pairwiseKey, sectorOf(client) as string, 'demo-0001');
       expect(flow.claims.sub).toBe(sub);
       expect(flow.claims.iss).toBe(`${urlA}/oidc/v1`);
       expect(flow.userinfo.sub).toBe(sub);
