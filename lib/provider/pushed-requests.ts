@@ -2,9 +2,12 @@ import { decodeProtectedHeader, UnsecuredJWT } from 'jose';
 import type { Middleware } from 'koa';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
+import type { Logger } from '../logger.js';
 import { pusherOf } from '../management/client-deletion.js';
 import { claim } from '../registration/single-use-tokens.js';
 import { currentRequest, MODEL_NAMES, PUSHED_REQUEST_TTL_SECONDS, ROUTE_NAMES } from '../seams.js';
+import { ROUTES } from '../settings/paths.js';
+import { logErrorAnswer, sendError } from '../web/error-response.js';
 import { pushedRequestExpiry } from './request-objects.js';
 
 /** The single-use mark of a pushed request, stored beside it with the same lifetime. */
@@ -45,6 +48,23 @@ function keptFor(ctx: KoaContextWithOIDC | undefined, expiresIn: number): number
   if (!(ttl > 0)) throw new errors.InvalidRequestObject('the request object has expired (its exp is not in the future)');
   if (ctx) lifetimes.set(ctx, ttl);
   return ttl;
+}
+
+/**
+ * `provider.use` middleware: a request to `/par` by any method but POST is answered 405 with `Allow: POST`
+ * (RFC 9126 2.3) before anything reads it, and logged as a refusal. `OPTIONS` passes on: oidc-provider answers the
+ * CORS preflight there. Other spellings of the path reach no route (404), as before.
+ */
+export function pushByPostOnly(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path === ROUTES.pushed_authorization_request && ctx.method !== 'POST' && ctx.method !== 'OPTIONS') {
+      ctx.set('Allow', 'POST');
+      sendError(ctx, 405, 'method_not_allowed', 'the pushed authorization request endpoint accepts POST only (RFC 9126 2.3)');
+      logErrorAnswer(logger, ctx);
+      return;
+    }
+    await next();
+  };
 }
 
 /** `provider.use` middleware: a `/par` answer's `expires_in` says how long the pushed request is kept ({@link keptFor}). */

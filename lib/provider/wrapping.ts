@@ -24,7 +24,7 @@ import { noCachePragma, securityHeaders } from '../web/security-headers.js';
 import { resumedRedirectGuard } from '../interactions/redirect-check.js';
 import { boundSignIns } from '../interactions/sign-in-binding.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
-import { PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
+import { pushByPostOnly, PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
 import { onceOnly, REPLAY_DETECTION_MODEL } from './replay-detection.js';
 import { normalizeProviderRequests } from './request-normalizer.js';
 import { storeBatch } from './store-batch.js';
@@ -146,6 +146,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   // Outside every layer that may replace an answer, so it judges the answer that goes out.
   { why: 'an answer not to be stored says so to HTTP/1.0 caches too (Pragma: no-cache, RFC 6749 5.1)', wrap: () => noCachePragma() },
   { why: 'on http, SameSite=None cookies go out as Lax (browsers refuse None without Secure); a /logout POST without them is sent again as a GET', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
+  { why: 'a request to /par by another method than POST is answered 405 (RFC 9126 2.3), its body unread', wrap: ({ logger }) => pushByPostOnly(logger) },
   { why: 'secrets hashed, ignored hints dropped, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys }) => normalizeProviderRequests(logger, keys) },
   { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },

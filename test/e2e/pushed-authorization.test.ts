@@ -145,6 +145,30 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       expect(pushed.headers.get('cache-control')).toBe('no-store');
     });
 
+    it('answers a request by any method but POST with 405 and Allow: POST (RFC 9126 2.3), as OAuth JSON, storing nothing', async () => {
+      const before = pushedWrites();
+      const fields = new URLSearchParams(goodFields() as Record<string, string>).toString();
+      const authorization = basic(viaBasic.metadata.client_id, viaBasic.metadata.client_secret as string);
+      for (const method of ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH']) {
+        const withBody = method !== 'GET' && method !== 'HEAD';
+        const response = await fetch(`${running.issuer}/par${withBody ? '' : `?${fields}`}`, {
+          method,
+          headers: { authorization, ...(withBody ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+          ...(withBody ? { body: fields } : {}),
+        });
+        const body = method === 'HEAD' ? {} : ((await response.json()) as Record<string, unknown>);
+        expect([method, response.status, response.headers.get('allow'), response.headers.get('cache-control')]).toEqual([method, 405, 'POST', 'no-store']);
+        if (method !== 'HEAD') expect(body.error).toBe('method_not_allowed');
+      }
+      expect(pushedWrites()).toEqual(before);
+    });
+
+    it('honest: the same push by POST is served, and a CORS preflight from the client\'s origin is answered', async () => {
+      expect((await push(viaBasic, goodFields())).status).toBe(201);
+      const preflight = await fetch(`${running.issuer}/par`, { method: 'OPTIONS', headers: { origin: 'https://rp.example', 'access-control-request-method': 'POST' } });
+      expect([preflight.status, preflight.headers.get('access-control-allow-methods')]).toEqual([204, 'POST']);
+    });
+
     it('ignores id_token_hint in the pushed form and inside a pushed request object (C3)', async () => {
       const pushed = await push(viaBasic, goodFields({ id_token_hint: 'a.b.c.d.e' }));
       expect(pushed.status).toBe(201);
