@@ -33,9 +33,19 @@ export function withServedMetadata<T extends ClientMetadata>(metadata: T): T {
   return { ...rest, scope: values.join(' ') } as T;
 }
 
-/** Policy `svc/served-metadata`: {@link withServedMetadata} at every registration and update. */
+/** The token endpoint methods served that present no client secret. */
+const SECRETLESS_METHODS: ReadonlySet<unknown> = new Set(['none', 'private_key_jwt']);
+
+/**
+ * Policy `svc/served-metadata`: {@link withServedMetadata} at every registration and update. An update to a method
+ * without the secret drops it, so a return to one issues a new secret rather than reviving the old one.
+ */
 export const servedMetadataPolicy: RegistrationPolicy = async (_ctx, properties) => {
   const served = withServedMetadata(properties);
   delete properties.default_acr_values;
   if (served.scope !== undefined) properties.scope = served.scope;
+  if (SECRETLESS_METHODS.has(properties.token_endpoint_auth_method)) {
+    delete properties.client_secret;
+    delete properties.client_secret_expires_at;
+  }
 };

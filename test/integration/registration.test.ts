@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
+import { hashClientSecret } from '../../lib/registration/client-secrets.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { authorizationUrl, pkcePair } from '../helpers/flow.js';
 import {
@@ -314,6 +315,25 @@ describe('client registration (C6)', () => {
       expect(put.status).toBe(200);
       expect(put.body.client_name).toBe('third');
       expect((await manage(c.uri, 'PUT', c.token, { client_id: c.clientId, redirect_uris: [REDIRECT] })).status).toBe(401);
+    });
+
+    it('drops the secret of a client that updates to a method without one, and issues a new one when it returns (RFC 7592 2.2)', async () => {
+      const registered = await register(running, { redirect_uris: [REDIRECT] }, await iat());
+      const clientId = registered.body.client_id as string;
+      const uri = registered.body.registration_client_uri as string;
+      const stored = async (): Promise<unknown> => (await running.app.svc.store.adapter('Client').find(clientId))?.client_secret;
+      const kept = await manage(uri, 'PUT', registered.body.registration_access_token as string, { client_id: clientId, redirect_uris: [REDIRECT], client_name: 'renamed' });
+      expect([kept.body.client_secret, kept.body.client_secret_expires_at]).toEqual([undefined, 0]);
+      expect(await stored()).toBe(hashClientSecret(registered.body.client_secret as string));
+      const publicClient = await manage(uri, 'PUT', kept.body.registration_access_token as string, { client_id: clientId, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
+      expect(publicClient.status).toBe(200);
+      expect(Object.keys(publicClient.body).filter((name) => name.startsWith('client_secret'))).toEqual([]);
+      expect(await stored()).toBeUndefined();
+      const back = await manage(uri, 'PUT', publicClient.body.registration_access_token as string, { client_id: clientId, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' });
+      expect(back.status).toBe(200);
+      expect(back.body.client_secret).toEqual(expect.any(String));
+      expect(back.body.client_secret).not.toBe(registered.body.client_secret);
+      expect(await stored()).toBe(hashClientSecret(back.body.client_secret as string));
     });
 
     it('keeps the token valid when an update is rejected', async () => {
