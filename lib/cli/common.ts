@@ -87,9 +87,15 @@ export function baseUrlFrom(url: string | undefined, env: NodeJS.ProcessEnv): st
 /** An HTTP answer as the commands read it: status, JSON body, and `Retry-After` when given. */
 export interface CallResult {
   status: number;
+  /** The answer's JSON object; for any other body, an `unexpected_response` error saying what came instead. */
   body: Record<string, unknown>;
   retryAfter?: string;
+  /** The body was not a JSON object (a proxy's page, another site): never a success, whatever the status. */
+  foreign?: true;
 }
+
+/** The most of an answer read: a page of 500 clients of the largest registration fits many times over. */
+const MAX_ANSWER_BYTES = 64 * 2 ** 20;
 
 /** What a command sends. */
 export interface CallInit {
@@ -105,14 +111,23 @@ export interface CallInit {
  */
 const loopbackLookup: LookupFunction = (_hostname, options, callback) => lookup('localhost', options, callback);
 
-/** One request by node's own client (fetch cannot choose how a name is looked up); a redirect is never followed. */
+/**
+ * One request by node's own client (fetch cannot choose how a name is looked up); a redirect is never followed. An
+ * answer beyond {@link MAX_ANSWER_BYTES} is cut off and refused.
+ */
 function send(url: URL, init: CallInit, signal: AbortSignal): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
   const local = url.protocol === 'http:' && LOCALHOST_NAME.test(url.hostname);
   return new Promise((resolve, reject) => {
     const options = { method: init.method, headers: init.headers, signal, ...(local ? { lookup: loopbackLookup } : {}) };
     const sent = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options, (response) => {
       const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let bytes = 0;
+      response.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes <= MAX_ANSWER_BYTES) return void chunks.push(chunk);
+        sent.destroy();
+        reject(new CliError(`the answer of ${url.origin} is larger than ${MAX_ANSWER_BYTES / 2 ** 20} MiB; is --url the base URL of the provider?`));
+      });
       response.on('error', reject);
       response.on('end', () => {
         const retryAfter = response.headers['retry-after'];
@@ -132,16 +147,25 @@ export async function call(url: string, init: CallInit): Promise<CallResult> {
     // Not followed: a redirect would carry the body (an address, a registration) wherever it points, http included.
     answer = await send(new URL(url), init, signal);
   } catch (err) {
+    if (err instanceof CliError) throw err;
     const cause = signal.aborted ? 'no answer within 10 s' : ((err as NodeJS.ErrnoException).code ?? (err as Error).name);
     throw new CliError(`cannot reach ${new URL(url).origin} (${cause})`);
   }
-  let body: Record<string, unknown>;
+  const retryAfter = answer.retryAfter !== undefined ? { retryAfter: answer.retryAfter } : {};
+  const body = jsonObject(answer.text);
+  if (body) return { status: answer.status, body, ...retryAfter };
+  const came = answer.text ? 'a body that is not a JSON object' : 'no body';
+  return { status: answer.status, body: { error: 'unexpected_response', error_description: `HTTP ${answer.status} with ${came}` }, foreign: true, ...retryAfter };
+}
+
+/** The JSON object `text` holds; undefined for anything else (not JSON, `null`, a list, a string). */
+function jsonObject(text: string): Record<string, unknown> | undefined {
   try {
-    body = answer.text ? (JSON.parse(answer.text) as Record<string, unknown>) : {};
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
-    body = { error: 'unexpected_response', error_description: `HTTP ${answer.status} with a non-JSON body` };
+    return undefined;
   }
-  return { status: answer.status, body, ...(answer.retryAfter !== undefined ? { retryAfter: answer.retryAfter } : {}) };
 }
 
 /** Seconds from a `Retry-After` value (delay-seconds or an IMF-fixdate, RFC 9110 10.2.3), rounded up; undefined when unreadable. */
@@ -152,13 +176,15 @@ export function retryAfterSeconds(value: string | undefined, now = Date.now()): 
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
-/** Throws a CliError for an OAuth error answer, naming the user a management 401 tried, or how long a 429 waits. */
+/** Throws a CliError for an OAuth error answer or a success that is not svc-connect's JSON, naming the user a management 401 tried, or how long a 429 waits. */
 export function failOnError(result: CallResult, what: string, management?: { user: string }): void {
-  if (result.status < 300) return;
+  if (result.status < 300 && !result.foreign) return;
   const error = typeof result.body.error === 'string' ? result.body.error : '';
   const description = typeof result.body.error_description === 'string' ? result.body.error_description : '';
   let hint = '';
-  if (result.status < 400) {
+  if (result.status < 300) {
+    hint = ' (not an answer of svc-connect: is --url the base URL of the provider?)';
+  } else if (result.status < 400) {
     hint = ' (a redirect, not followed: give the URL it points to as --url)';
   } else if (result.status === 401 && management) {
     hint = ` (tried the management user "${management.user}", from --user, SVC_MANAGEMENT_USER or the default admin; the password comes from SVC_MANAGEMENT_PASSWORD or --password-file)`;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 
 import { CliError, fileErrorMessage } from '../errors.js';
-import { terminalText } from '../terminal-text.js';
+import { clip, terminalText } from '../terminal-text.js';
 import { basicAuthorization } from '../web/basic-auth.js';
 import { baseUrlFrom, call, failOnError, parseFlags, usageError, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
 
@@ -85,13 +85,19 @@ export async function pages(
   const items: Record<string, unknown>[] = [];
   let cursor = values.cursor;
   let first: Record<string, unknown> | undefined;
+  const followed = new Set<string>();
   for (;;) {
     const query = new URLSearchParams({ ...(values.limit ? { limit: values.limit } : {}), ...(cursor ? { cursor } : {}) }).toString();
     const body = await request(connection, 'GET', `${path}${query ? `?${query}` : ''}`, `${key} listing`);
     first ??= body;
-    items.push(...((body[key] as Record<string, unknown>[] | undefined) ?? []));
+    const listed = body[key];
+    if (listed !== undefined && !Array.isArray(listed)) throw new CliError(`${key} listing failed: the answer's ${key} is not a list`);
+    items.push(...((listed as Record<string, unknown>[] | undefined) ?? []));
     cursor = typeof body.next_cursor === 'string' ? body.next_cursor : undefined;
     if (values.all !== true || !cursor) return { items, first, ...(cursor ? { next: cursor } : {}) };
+    // A listing that comes back to a page it gave would be asked for ever.
+    if (followed.has(cursor)) throw new CliError(`${key} listing failed: the answer gave the cursor ${clip(cursor, 80)} a second time`);
+    followed.add(cursor);
   }
 }
 
