@@ -8,6 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { CliError, fileErrorMessage } from '../errors.js';
+import { redactUrlCredentials } from '../logger.js';
 import { isLoopbackHost, LOCALHOST_NAME } from '../net/addresses.js';
 
 /** One sub-command. */
@@ -72,12 +73,14 @@ export function writeSecretFile(path: string, content: string): string {
 
 /**
  * The provider's base URL from `--url` or `SVC_BASE_URL`, without a trailing slash. Every command that uses it sends a
- * credential (the management password, an initial access token), so `http` is refused off the loopback interface (2).
+ * credential (the management password, an initial access token), so `http` is refused off the loopback interface, and
+ * any other scheme (2).
  */
 export function baseUrlFrom(url: string | undefined, env: NodeJS.ProcessEnv): string {
   const value = url ?? env.SVC_BASE_URL ?? 'http://localhost:3000';
   if (!URL.canParse(value)) throw new CliError(`--url: ${value} is not an absolute URL`, 2);
   const parsed = new URL(value);
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new CliError(`--url: ${redactUrlCredentials(value)} is not an https URL`, 2);
   if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
     throw new CliError(`--url: ${parsed.origin} would carry the credentials in clear text; use https (http only to localhost or a loopback address)`, 2);
   }

@@ -188,6 +188,11 @@ describe('the svc-connect command line', () => {
     for (const args of [['clients'], ['clients', 'frobnicate'], ['clients', 'show'], ['clients', 'list', 'extra'], ['invitations', 'revoke'], ['subjects', 'revoke'], ['subjects', 'revoke', 'a', 'b'], ['subjects', 'revoke', 'a', '--client'], ['subjects', 'revoke', 'a', '--client', ''], ['clients', 'list', '--bogus'], ['logins'], ['logins', 'reset'], ['logins', 'reset', 'a', 'b'], ['logins', 'unlock', 'a']]) {
       expect([args.join(' '), (await cli(args, { SVC_MANAGEMENT_PASSWORD: 'x', SVC_BASE_URL: running.baseUrl })).code]).toEqual([args.join(' '), 2]);
     }
+    // A URL of another scheme names no provider: a wrong command line, said before anything is sent.
+    for (const url of ['ftp://id.example.com', 'file:///etc/passwd', 'redis://127.0.0.1:6379']) {
+      const other = await cli(['clients', 'list', '--url', url], { SVC_MANAGEMENT_PASSWORD: 'x' });
+      expect([url, other.code, other.stderr]).toEqual([url, 2, expect.stringContaining(`--url: ${url} is not an https URL`)]);
+    }
     const noPassword = await cli(['clients', 'list'], { SVC_BASE_URL: running.baseUrl });
     expect([noPassword.code, noPassword.stderr]).toEqual([2, expect.stringContaining('set SVC_MANAGEMENT_PASSWORD')]);
     const wrong = await cli(['clients', 'list'], { SVC_MANAGEMENT_PASSWORD: 'wrong', SVC_BASE_URL: running.baseUrl });
