@@ -14,7 +14,8 @@ import { SettingsError, startFailureReason } from './errors.js';
 import { createApp } from './http/create-app.js';
 import { createHttpServer } from './http/http-server.js';
 import { createSettingsLogger, defaultLogFormat } from './observability/pino-logger.js';
-import { loadSettings } from './settings/load.js';
+import { loadSettingsWithSources } from './settings/load.js';
+import { warnIfConfigFileExposed } from './settings/secret-files.js';
 
 /** Where the server reads its environment and writes what is not a log line (the CLI passes its own). */
 export interface ServerIo {
@@ -37,9 +38,10 @@ const PARENT_CHECK_MS = 1000;
  */
 export async function runServer(io: ServerIo = processIo): Promise<void> {
   const ignored: string[] = [];
-  const settings = loadSettings({ env: io.env, onIgnoredVariable: (variable) => ignored.push(variable) });
+  const { settings, sources } = loadSettingsWithSources({ env: io.env, onIgnoredVariable: (variable) => ignored.push(variable) });
   const logger = createSettingsLogger(settings.log, settings.production);
   for (const variable of ignored) logger.warn('environment_variable_ignored', { variable, reason: 'not an svc-connect property' });
+  warnIfConfigFileExposed(logger, sources);
   const demoModules = settings.demo.enabled && !settings.claims.modules;
   const app = await createApp(settings, { logger, claimModules: demoModules ? createDemoClaimModules() : [] });
   const { info } = app.svc;

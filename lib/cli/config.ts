@@ -4,6 +4,7 @@ import type { ClusterNode } from '../settings/types.js';
 import { defaultLogFormat } from '../observability/pino-logger.js';
 import { PROPERTY_DEFINITIONS, readValue } from '../settings/definitions.js';
 import { loadSettingsWithSources, type SettingSource } from '../settings/load.js';
+import { warnIfConfigFileExposed } from '../settings/secret-files.js';
 import type { Settings } from '../settings/types.js';
 import { parseFlags, usageError, type CliIo, type Command } from './common.js';
 import { checkConnections } from './connection-checks.js';
@@ -47,12 +48,20 @@ function sourceText(name: string, source: SettingSource | undefined): string {
   return name === 'svc.base-url' ? 'default (from svc.port)' : 'default';
 }
 
+/** A warning of the start checks as `config check` prints it. */
+function warningText(event: string, fields: LogFields): string {
+  if (event === 'unsafe_default') return `${String(fields.property)}: ${String(fields.reason)}`;
+  if (event === 'secret_file_exposed') return `${event}: ${String(fields.file)} (mode ${String(fields.mode)}) holds ${String(fields.holds)}: ${String(fields.fix)}`;
+  return `${event} ${JSON.stringify(fields)}`;
+}
+
 const startFailure = (err: unknown): CliError => new CliError(`cannot start: ${startFailureReason(err)}`);
 
 /** The start checks of the bundled server, without listening or connecting: resolves to the warnings. */
-async function startChecks(settings: Settings): Promise<{ event: string; fields?: LogFields }[]> {
+async function startChecks(settings: Settings, sources: ReadonlyMap<string, SettingSource>): Promise<{ event: string; fields?: LogFields }[]> {
   const warnings: { event: string; fields?: LogFields }[] = [];
   const logger = { info: () => undefined, warn: (event: string, fields?: LogFields) => warnings.push({ event, fields }), error: (event: string, fields?: LogFields) => warnings.push({ event, fields }) };
+  warnIfConfigFileExposed(logger, sources);
   // createApp's checks (the bundled server serves management) against a throwaway memory store: Redis is not contacted.
   // Loaded here, not at the top: they bring oidc-provider, which the other commands do not need.
   const [{ createMemoryStore }, { resolveRuntime }] = await Promise.all([import('../../adapters/memory.js'), import('../provider/runtime.js')]);
@@ -93,12 +102,10 @@ export const configCommand: Command = {
     );
     io.out(`\nNODE_ENV=${io.env.NODE_ENV ?? '(unset)'}; log lines: ${settings.log.format ?? `${defaultLogFormat(settings.production)} (svc.log.format unset)`}\n`);
     for (const variable of ignored) io.out(`ignored: environment variable ${variable} (not an svc-connect property)\n`);
-    const warnings = await startChecks(settings).catch((err: unknown) => {
+    const warnings = await startChecks(settings, sources).catch((err: unknown) => {
       throw startFailure(err);
     });
-    for (const { event, fields } of warnings) {
-      io.out(event === 'unsafe_default' ? `warning: ${String(fields?.property)}: ${String(fields?.reason)}\n` : `warning: ${event} ${JSON.stringify(fields ?? {})}\n`);
-    }
+    for (const { event, fields } of warnings) io.out(`warning: ${warningText(event, fields ?? {})}\n`);
     const count = warnings.length;
     io.out(`configuration OK: the server would start${count ? ` with ${count} warning${count === 1 ? '' : 's'}` : ''}\n`);
     if (!given.connect) return;

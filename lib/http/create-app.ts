@@ -15,10 +15,9 @@ import { createManagementRouter, registrationEndpointOf } from '../management/ro
 import { KNOWN_ADDRESS_MODEL } from '../management/guard.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import { createMetrics, createMetricsRouter } from '../observability/metrics.js';
-import { resolveRuntime, type RuntimeOptions } from '../provider/runtime.js';
+import { readKeysFile, resolveRuntime, type RuntimeOptions } from '../provider/runtime.js';
 import { signingKids } from '../provider/key-states.js';
 import { frontDoor } from '../provider/wrapping.js';
-import { readSigningKeys } from '../provider/keys.js';
 import { SettingsError } from '../errors.js';
 import type { Settings } from '../settings/types.js';
 import type { Logger } from '../logger.js';
@@ -196,7 +195,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
       return { reloaded: false, reason };
     }
     try {
-      const jwks = readSigningKeys(file);
+      const jwks = readKeysFile(file, logger);
       current = providerFromRuntime(settings, { ...runtime, jwks }, metrics);
       providerMount = mountProvider(current, publicPath);
       const signing = signingKids(jwks.keys);

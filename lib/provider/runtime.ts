@@ -16,6 +16,7 @@ import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
 import { publicPathsOf, type PublicPaths } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
 import type { SuppliedParts } from '../settings/definitions.js';
+import { warnIfExposed } from '../settings/secret-files.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import { judgedStaticClient } from './static-client-keys.js';
 import { generateProviderKeys, readSigningKeys, validateProviderKeys, type PrivateJwks } from './keys.js';
@@ -72,7 +73,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   const jwks = options.jwks
     ? validateProviderKeys(options.jwks, 'options.jwks')
     : settings.keys.file
-      ? readSigningKeys(settings.keys.file)
+      ? readKeysFile(settings.keys.file, logger)
       : await generateKeys();
   const cookieKeys = settings.cookies.keys ?? [randomBytes(32).toString('base64url')];
   // Unset: every pairwise sub changes at the next start (an unsafe default, refused in production).
@@ -95,6 +96,13 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   ];
   const store = options.store ?? createStore(settings.redis, logger, { maxBytes: settings.memoryStore.maxMb * 2 ** 20 });
   return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules, settings.claims.moduleTimeoutMs), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };
+}
+
+/** `svc.keys.file` read, and warned about when others than its owner may read it. */
+export function readKeysFile(file: string, logger: Logger): PrivateJwks {
+  const jwks = readSigningKeys(file);
+  warnIfExposed(logger, 'svc.keys.file', file, "the provider's private keys");
+  return jwks;
 }
 
 function readClients(file: string): ClientMetadata[] {

@@ -1,0 +1,108 @@
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
+
+import { generateProviderKeys } from '../../lib/index.js';
+import { runCli as cli } from '../helpers/cli.js';
+import { capturingLogger } from '../helpers/logs.js';
+import { freePort, PROCESS_MS, startServerProcess, waitFor } from '../helpers/processes.js';
+import { startApp } from '../helpers/app.js';
+
+jest.setTimeout(PROCESS_MS);
+
+const PASSWORD = 'secret-file-modes-password-1';
+
+/** The `secret_file_exposed` lines among captured ones (`{"e": event, …}`). */
+const exposures = (lines: string[]): Record<string, unknown>[] =>
+  lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'secret_file_exposed');
+
+/**
+ * Files holding the provider's private keys or a secret property, left readable by every user of the machine (a copy
+ * made under umask 022, a Kubernetes secret's default mode 0644): the provider still starts, and says so.
+ */
+describe('a secret file others may read is warned about, never refused', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-secret-modes-'));
+  const keysFile = join(dir, 'keys.json');
+  let keysText = '';
+  const servers: { stop(): Promise<void> }[] = [];
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+  });
+
+  const startWithKeys = async (mode: number): Promise<{ lines: string[]; reload: () => Promise<unknown>; close: () => Promise<void> }> => {
+    keysText ||= JSON.stringify(await generateProviderKeys());
+    writeFileSync(keysFile, keysText);
+    chmodSync(keysFile, mode);
+    const { logger, lines } = capturingLogger();
+    const running = await startApp({ logger, properties: { 'svc.keys.file': keysFile } });
+    return { lines, reload: () => running.app.svc.reloadKeys(), close: () => running.close() };
+  };
+
+  it('attack: a keys file readable by everyone (0644) is named at start and at each reload, with its mode and the fix, never a key', async () => {
+    const app = await startWithKeys(0o644);
+    try {
+      const expected = { e: 'secret_file_exposed', property: 'svc.keys.file', file: keysFile, mode: '0644', holds: "the provider's private keys", fix: `chmod 600 ${keysFile}; only the service user may read it` };
+      expect(exposures(app.lines)).toEqual([expected]);
+      chmodSync(keysFile, 0o640);
+      await app.reload();
+      expect(exposures(app.lines)).toEqual([expected, { ...expected, mode: '0640' }]);
+      const text = app.lines.join('\n');
+      for (const key of (JSON.parse(keysText) as { keys: { d: string }[] }).keys) expect(text).not.toContain(key.d);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('honest: a keys file of the service user alone (0600, as keys generate writes it; 0400) gives no such line', async () => {
+    for (const mode of [0o600, 0o400]) {
+      const app = await startWithKeys(mode);
+      try {
+        await app.reload();
+        expect({ mode, lines: exposures(app.lines) }).toEqual({ mode, lines: [] });
+      } finally {
+        await app.close();
+      }
+    }
+  });
+
+  it('attack: config check names a configuration file everyone may read that holds a secret property, and still passes (exit 0)', async () => {
+    const file = join(dir, 'open.properties');
+    writeFileSync(file, `svc.management.password = ${PASSWORD}\nsvc.cookies.keys = ${'k'.repeat(40)}\n`);
+    chmodSync(file, 0o644);
+    const checked = await cli(['config', 'check', '--file', file]);
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toContain(`warning: secret_file_exposed: ${file} (mode 0644) holds svc.management.password, svc.cookies.keys: chmod 600 ${file}; only the service user may read it`);
+    expect(checked.stdout).not.toContain(PASSWORD);
+  });
+
+  it('honest: config check is silent about a configuration file of the service user alone, and about one everyone may read that holds no secret', async () => {
+    const own = join(dir, 'own.properties');
+    writeFileSync(own, `svc.management.password = ${PASSWORD}\n`);
+    chmodSync(own, 0o600);
+    const plain = join(dir, 'plain.properties');
+    writeFileSync(plain, 'svc.port = 4000\nsvc.mail.from = idp@example.com\n');
+    chmodSync(plain, 0o644);
+    for (const file of [own, plain]) {
+      const checked = await cli(['config', 'check', '--file', file]);
+      expect({ file, code: checked.code, exposed: checked.stdout.includes('secret_file_exposed') }).toEqual({ file, code: 0, exposed: false });
+    }
+  });
+
+  it('attack: the bundled server started on such a configuration file logs it once, and serves', async () => {
+    const port = await freePort();
+    const file = join(dir, 'server.properties');
+    writeFileSync(file, `svc.management.password = ${PASSWORD}\n`);
+    chmodSync(file, 0o604);
+    const server = startServerProcess({ PORT: String(port), SVC_CONFIG: file, SVC_LOG_FORMAT: 'json' });
+    servers.push(server);
+    await waitFor(`http://localhost:${port}/healthz`);
+    const lines = server.output().split('\n').filter((l) => l.includes('"event":"secret_file_exposed"'));
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
+      expect.objectContaining({ level: 'warn', property: 'SVC_CONFIG', file, mode: '0604', holds: 'svc.management.password' }),
+    ]);
+    expect(server.output()).not.toContain(PASSWORD);
+    expect(readFileSync(file, 'utf8')).toContain(PASSWORD);
+  });
+});
