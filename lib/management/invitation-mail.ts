@@ -16,6 +16,12 @@ export interface InvitationMail {
  */
 export const MAIL_LINE_LIMIT = 76;
 
+/** Escapes text content for HTML (`'` and `"` need no escape outside attributes, and stay copyable). */
+const escapeText = (value: string): string => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** The length of a line in the HTML part, the longer of its two spellings (`&` is `&amp;` there). */
+const width = (line: string): number => escapeText(line).length;
+
 /** Quotes a word for a POSIX shell: `'…'`, with `'` written as `'\''`. */
 const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
@@ -25,14 +31,14 @@ const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
  */
 function splitShellWord(word: string, indent: string): string[] {
   const whole = `${indent}${shellQuote(word)}`;
-  if (whole.length <= MAIL_LINE_LIMIT) return [whole];
+  if (width(whole) <= MAIL_LINE_LIMIT) return [whole];
   const lines: string[] = [];
   let rest = word;
   let prefix = indent;
   while (rest.length > 0) {
     // Room on this line: the prefix, two quotes and ` \`; a quote inside costs three more characters.
     let piece = rest.slice(0, Math.max(1, MAIL_LINE_LIMIT - prefix.length - 3));
-    while (piece.length > 1 && `${prefix}${shellQuote(piece)}\\`.length > MAIL_LINE_LIMIT) piece = piece.slice(0, -1);
+    while (piece.length > 1 && width(`${prefix}${shellQuote(piece)}\\`) > MAIL_LINE_LIMIT) piece = piece.slice(0, -1);
     rest = rest.slice(piece.length);
     lines.push(`${prefix}${shellQuote(piece)}${rest.length > 0 ? '\\' : ''}`);
     // A continuation line starts at column 0: leading blanks would end the word.
@@ -43,14 +49,19 @@ function splitShellWord(word: string, indent: string): string[] {
 
 /** The endpoint on one line when it fits {@link MAIL_LINE_LIMIT}, else in pieces under a note saying to join them. */
 function endpointLines(endpoint: string): { note: string; lines: string[] } {
-  if (endpoint.length <= MAIL_LINE_LIMIT) return { note: 'Registration endpoint:', lines: [endpoint] };
+  if (width(endpoint) <= MAIL_LINE_LIMIT) return { note: 'Registration endpoint:', lines: [endpoint] };
   const lines: string[] = [];
-  for (let i = 0; i < endpoint.length; i += MAIL_LINE_LIMIT) lines.push(endpoint.slice(i, i + MAIL_LINE_LIMIT));
+  let line = '';
+  for (const char of endpoint) {
+    if (width(`${line}${char}`) > MAIL_LINE_LIMIT) {
+      lines.push(line);
+      line = '';
+    }
+    line += char;
+  }
+  lines.push(line);
   return { note: `Registration endpoint (one URL: join these ${lines.length} lines without spaces):`, lines };
 }
-
-/** Escapes text content for HTML (`'` and `"` need no escape outside attributes, and stay copyable). */
-const escapeText = (value: string): string => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
  * The invitation mail (plain text and HTML): the initial access token in plaintext (spec 2.3) on a

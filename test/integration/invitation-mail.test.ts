@@ -122,3 +122,33 @@ describe('an invitation mail for a long registration endpoint', () => {
     expect(JSON.parse(words[words.indexOf('-d') + 1] as string)).toEqual({ redirect_uris: ['https://your-app.example/callback'], client_name: 'Your app' });
   });
 });
+
+describe('an invitation mail for a registration endpoint with & in its path', () => {
+  // Its HTML part writes each & as &amp;: four characters more on a line than in the text part.
+  const endpoint = 'https://login.example.com/terms&conditions/tenants/research&development/oidc/v1/register';
+  const token = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcde';
+
+  it('keeps the HTML part 7bit too, every line of both parts within 76 characters, and the URL one word in both', async () => {
+    const outbox = mkdtempSync(join(tmpdir(), 'svc-mail-amp-'));
+    const mailer = createMailer({ outboxDir: outbox });
+    const receipt = await mailer.send(invitationMail({ from: 'idp@example.com', to: 'rp@example.com', token, expiresAt: 1_900_000_000, registrationEndpoint: endpoint }));
+    mailer.close();
+    if (!receipt || receipt.transport !== 'outbox') throw new Error('expected an outbox receipt');
+    const raw = readFileSync(receipt.file, 'utf8');
+    expect(partEncodings(raw)).toEqual({ 'text/plain': '7bit', 'text/html': '7bit' });
+    expect(raw).not.toMatch(/=\r?\n/);
+    for (const line of linesOf(raw.slice(raw.search(/\r?\n\r?\n/)))) expect(line.length).toBeLessThanOrEqual(MAIL_LINE_LIMIT);
+    const html = linesOf(raw.slice(raw.indexOf('<!DOCTYPE html>')));
+    const start = html.findIndex((l) => l.startsWith('curl '));
+    const htmlCommand = html.slice(start, html.indexOf('</pre>', start)).join('\n').replace(/&amp;/g, '&');
+    const text = linesOf(raw);
+    const note = text.findIndex((l) => l.startsWith('Registration endpoint (one URL'));
+    expect(text.slice(note + 2, text.indexOf('', note + 2)).join('')).toBe(endpoint);
+    const inHtml = html.findIndex((l) => l.startsWith('Registration endpoint (one URL'));
+    expect(html.slice(inHtml + 3, html.indexOf('</pre>', inHtml)).join('').replace(/&amp;/g, '&')).toBe(endpoint);
+    for (const part of [rawCurl(raw), htmlCommand]) {
+      const { stdout } = await run('bash', ['-c', `curl() { printf '%s\\0' "$@"; }\n${part}`]);
+      expect(stdout.split('\0')).toContain(endpoint);
+    }
+  });
+});
