@@ -387,6 +387,57 @@ describe('SMTP credentials travel only over TLS', () => {
   });
 });
 
+describe('a relay on the development machine whose STARTTLS certificate is self-signed (as Postfix on Debian ships)', () => {
+  const user = { name: 'idp-mailer', password: 'smtp-pw-Lm42' };
+  let smtp: TestSmtp;
+
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-smtp-self-signed-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-subj', '/CN=127.0.0.1', '-days', '1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'ignore' });
+    smtp = await startSmtp({ tls: { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') } });
+  });
+  afterAll(async () => smtp.close());
+
+  /** Invites through `smtpUrl`: the answer, the invitations still pending and the log lines. */
+  async function inviteThrough(smtpUrl: string): Promise<{ status: number; body: Record<string, unknown>; pending: unknown[]; lines: string[] }> {
+    const { logger, lines } = capturingLogger();
+    const running = await startApp({ logger, properties: { 'svc.mail.smtp-url': smtpUrl, 'svc.management.password': PASSWORD } });
+    try {
+      const res = await invite(running, 'partner@example.com', basic('admin', PASSWORD));
+      const listing = await fetch(`${running.issuer}/management/invitations`, { headers: { authorization: basic('admin', PASSWORD) } });
+      return { status: res.status, body: res.body, pending: ((await listing.json()) as { invitations: unknown[] }).invitations, lines };
+    } finally {
+      await running.close();
+    }
+  }
+
+  it('refuses to hand it the mail: 502, no invitation left, and the log line says why (self-signed certificate)', async () => {
+    const sent = smtp.raw.length;
+    const res = await inviteThrough(smtp.url);
+    expect([res.status, res.body.error, res.pending]).toEqual([502, 'mail_delivery_failed', []]);
+    const failed = res.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.e === 'invitation_mail_failed');
+    expect(failed).toMatchObject({ cause_code: 'ESOCKET', cause: expect.stringContaining('self-signed certificate') });
+    expect(smtp.raw.length).toBe(sent);
+  });
+
+  it('honest: without credentials, ?ignoreTLS=true (as the guide says for such a relay) sends the mail', async () => {
+    const res = await inviteThrough(`${smtp.url}?ignoreTLS=true`);
+    expect([res.status, res.pending]).toEqual([202, [expect.objectContaining({ id: expect.stringMatching(/^inv_/) })]]);
+    expect(tokenIn((await smtp.next()).text ?? '')).toMatch(/^\S+$/);
+  });
+
+  it('attack: ?ignoreTLS=true copied beside credentials does not send them in plain text, even to a server that would take them: 502, no sign-in', async () => {
+    const plain = await startSmtp({ user });
+    try {
+      const res = await inviteThrough(`${plain.url.replace('smtp://', `smtp://${user.name}:${user.password}@`)}?ignoreTLS=true`);
+      expect([res.status, res.body.error, res.pending]).toEqual([502, 'mail_delivery_failed', []]);
+      expect([plain.signIns, plain.raw]).toEqual([[], []]);
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
 describe('management invitations into the outbox', () => {
   it('writes a parseable .eml holding the token, and logs no token', async () => {
     const outbox = mkdtempSync(join(tmpdir(), 'svc-outbox-'));
