@@ -196,7 +196,16 @@ export const PROPERTY_DEFINITIONS = [
     doc: 'Folder for `.eml` files when no SMTP server is configured.',
     path: 'file',
   }),
-  row('svc.mail.from', 'mail.from', parseEmailAddress, { env: 'SVC_MAIL_FROM', default: 'no-reply@localhost', doc: 'Sender address of invitation mails.' }),
+  row('svc.mail.from', 'mail.from', parseEmailAddress, {
+    env: 'SVC_MAIL_FROM',
+    default: 'no-reply@localhost',
+    defaultText: '`no-reply@localhost` (with `svc.mail.smtp-url` set: warned, refused in production)',
+    doc: 'Sender address of invitation mails. Once they go over SMTP, a sender at `localhost` is unsafe: no mail server can verify it or answer to it.',
+    unsafe: (s, supplied): string | undefined =>
+      supplied.management && s.mail.smtpUrl && /@(?:.+\.)?localhost$/.test(s.mail.from)
+        ? `invitation mails go out over SMTP from ${s.mail.from}, an address at localhost: relays and the invitees' servers refuse such mail or file it as spam`
+        : undefined,
+  }),
   row('svc.management.user', 'management.user', check(parseNonEmpty, /:/, 'must not contain ":"'), {
     env: 'SVC_MANAGEMENT_USER',
     default: 'admin',

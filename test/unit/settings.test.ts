@@ -300,6 +300,7 @@ describe('unsafe defaults', () => {
     SVC_SUBJECT_PAIRWISE_KEY: 'p'.repeat(32),
     SVC_MANAGEMENT_PASSWORD: 'a-strong-password',
     SMTP_URL: 'smtp://mail:25',
+    SVC_MAIL_FROM: 'idp@example.com',
   };
 
   it.each([
@@ -333,6 +334,26 @@ describe('unsafe defaults', () => {
     }
   });
 
+  it('refuses, once mail goes over SMTP, the sender no-reply@localhost in production, and any sender at localhost', () => {
+    const { SVC_MAIL_FROM: _from, ...withoutSender } = production;
+    for (const env of [withoutSender, { ...production, SVC_MAIL_FROM: 'idp@LocalHost' }, { ...production, SVC_MAIL_FROM: 'idp@mail.localhost' }]) {
+      const settings = loadSettings({ env });
+      const err = captureError(() => enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), silentLogger));
+      expect(err.properties).toEqual(['svc.mail.from']);
+      expect(err.message).toContain('localhost');
+    }
+  });
+
+  it('honest: a sender at a domain of its own starts in production; without SMTP (the outbox) no-reply@localhost is no reason of its own', () => {
+    for (const from of ['idp@example.com', 'no-reply@localhost.example.com']) {
+      expect(findUnsafeDefaults(loadSettings({ env: { ...production, SVC_MAIL_FROM: from } }), { management: true })).toEqual([]);
+    }
+    const { SMTP_URL: _smtp, ...withoutSmtp } = production;
+    expect(findUnsafeDefaults(loadSettings({ env: withoutSmtp }), { management: true }).map((f) => f.property)).toEqual(['svc.mail.smtp-url']);
+    const { SVC_MAIL_FROM: _from, ...withoutSender } = production;
+    expect(findUnsafeDefaults(loadSettings({ env: withoutSender }), {})).toEqual([]);
+  });
+
   it('does not say the demo accounts sign in when an authenticator is configured (code or svc.authenticator.module)', () => {
     const reasonFor = (settings: Settings, supplied = {}): string | undefined => findUnsafeDefaults(settings, supplied).find((f) => f.property === 'svc.demo.enabled')?.reason;
     expect(reasonFor(loadSettings({ env: {} }))).toContain('the demo accounts demo/demo and demo-basic/demo-basic sign in');
@@ -362,6 +383,7 @@ describe('unsafe defaults', () => {
         SVC_SUBJECT_PAIRWISE_KEY: 'p'.repeat(32),
         SVC_MANAGEMENT_PASSWORD: 'a-strong-password',
         SMTP_URL: 'smtp://mail:25',
+        SVC_MAIL_FROM: 'idp@example.com',
       },
     });
     expect(findUnsafeDefaults(settings, { management: true })).toEqual([]);
