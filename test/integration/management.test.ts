@@ -165,6 +165,7 @@ describe('management invitations over SMTP (C7)', () => {
 
   it.each<[string, string, string]>([
     ['a +tag', 'partner+tag@example.com', 'partner+tag@example.com'],
+    ['an apostrophe', "o'hara@example.com", "o'hara@example.com"],
     ['capitals, the domain answered as it is mailed', 'PARTNER@EXAMPLE.COM', 'PARTNER@example.com'],
     ['an IDN domain, answered and mailed in ASCII', 'partner+tag@bücher.example', 'partner+tag@xn--bcher-kva.example'],
     ['a look-alike letter in the domain, answered for what it is', 'partner@еxample.com', 'partner@xn--xample-2of.com'],
@@ -173,6 +174,21 @@ describe('management invitations over SMTP (C7)', () => {
     expect([res.status, res.body.invited]).toEqual([202, invited]);
     await smtp.next();
     expect(smtp.raw[smtp.raw.length - 1]).toMatch(new RegExp(`^To: ${invited.replace(/[+.]/g, '\\$&')}$`, 'm'));
+  });
+
+  it('honest: an operator who sends an invitation again (the first mail was lost) gets a second token; revoking the first leaves the second working', async () => {
+    const auth = basic(USER, PASSWORD);
+    const first = await invite(running, 'resend@example.com', auth, 'POST', '192.0.2.21');
+    const firstToken = tokenIn((await smtp.next()).text ?? '');
+    const again = await invite(running, 'resend@example.com', auth, 'POST', '192.0.2.21');
+    const secondToken = tokenIn((await smtp.next()).text ?? '');
+    expect([first.status, again.status]).toEqual([202, 202]);
+    expect(again.body.invitation).not.toBe(first.body.invitation);
+    const revoked = await fetch(`${running.issuer}/management/invitations/${String(first.body.invitation)}`, { method: 'DELETE', headers: { authorization: auth, 'x-forwarded-for': '192.0.2.21' } });
+    expect(revoked.status).toBe(200);
+    const refused = await register(running, { redirect_uris: ['https://partner.example/cb'] }, firstToken);
+    expect([refused.status, refused.body.error]).toEqual([401, 'invalid_token']);
+    expect((await register(running, { redirect_uris: ['https://partner.example/cb'] }, secondToken)).status).toBe(201);
   });
 
   it('serves an operator who sends 20 invitations in a row: 20 mails, 20 tokens, each registering once', async () => {
