@@ -91,6 +91,7 @@ export function claimsParameterAssertion(registry: ClaimRegistry, mac: ClaimValu
  * Other scopes need no check: oidc-provider knows only the offered ones (every claim provided, C5) and ignores the rest.
  */
 export function assertScope(ctx: KoaContextWithOIDC, value: string | undefined): void {
-  if (typeof value !== 'string' || !value.split(' ').includes('openid')) throw new errors.InvalidScope('the scope must contain openid', 'openid');
+  // No `scope` beside the error (oidc-provider adds a defined one): it would read as granted.
+  if (typeof value !== 'string' || !value.split(' ').includes('openid')) throw Object.assign(new errors.InvalidScope('the scope must contain openid', ''), { scope: undefined });
   assertStoredRequestSize(ctx);
 }

@@ -76,6 +76,8 @@ describe('authorization endpoint rules (C3)', () => {
     const params = redirectParams(location as string);
     expect(params.get('error')).toBe('invalid_scope');
     expect(params.get('state')).toBe('st-123');
+    // A scope beside the error would read as one granted (RFC 6749 4.1.2.1 defines none there).
+    expect(params.has('scope')).toBe(false);
   });
 
   it('accepts and ignores display, ui_locales, claims_locales, login_hint and acr_values', async () => {
