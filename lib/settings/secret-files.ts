@@ -7,13 +7,16 @@ import type { SettingSource } from './load.js';
 
 /**
  * The mode of `file` (the file a link leads to) as octal, `0644`, when its group or anyone else may read or change
- * it; undefined when only its owner may, on Windows (no such bits), or when it cannot be looked at.
+ * it, and whether this process's user owns it; undefined when only its owner may, on Windows (no such bits), or when
+ * it cannot be looked at. A file of root's may give its group read, as PostgreSQL allows for its key: a Kubernetes
+ * secret under `fsGroup` is at least 0440 whatever its `defaultMode`, and a systemd credential shows its ACL mask there.
  */
-function exposedMode(file: string): string | undefined {
+function exposure(file: string): { mode: string; own: boolean } | undefined {
   if (process.platform === 'win32') return undefined;
   try {
-    const { mode } = statSync(file);
-    return mode & 0o077 ? (mode & 0o777).toString(8).padStart(4, '0') : undefined;
+    const { mode, uid } = statSync(file);
+    if (!(mode & (uid === 0 ? 0o037 : 0o077))) return undefined;
+    return { mode: (mode & 0o777).toString(8).padStart(4, '0'), own: uid === process.getuid?.() };
   } catch {
     return undefined;
   }
@@ -21,13 +24,15 @@ function exposedMode(file: string): string | undefined {
 
 /**
  * Logs `secret_file_exposed` (a warning: the start goes on) when `file`, named by `property` and holding `holds`, may be
- * read or changed by others than its owner: its path, mode and the fix, never its content.
+ * read or changed by others than its owner: its path, mode and the fix, never its content. The fix of a file another
+ * user owns keeps it readable by the service, which may read it through its group or other bits only.
  */
 export function warnIfExposed(logger: Logger, property: string, file: string, holds: string): void {
-  const mode = exposedMode(file);
-  if (mode === undefined) return;
+  const found = exposure(file);
+  if (found === undefined) return;
   const absolute = resolve(file);
-  logger.warn('secret_file_exposed', { property, file: absolute, mode, holds, fix: `chmod 600 ${absolute}; only the service user may read it` });
+  const fix = found.own ? `chmod 600 ${absolute}` : `chown ${process.getuid?.() ?? 'SERVICE_USER'} ${absolute} && chmod 600 ${absolute}, or leave it root's with chmod 640 and a group of the service user alone`;
+  logger.warn('secret_file_exposed', { property, file: absolute, mode: found.mode, holds, fix: `${fix}; only the service user may read it` });
 }
 
 /** {@link warnIfExposed} for the configuration file (`SVC_CONFIG`, `--file`) when it gave a secret property, naming those. */

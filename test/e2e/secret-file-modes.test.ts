@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -13,6 +13,9 @@ import { startApp } from '../helpers/app.js';
 jest.setTimeout(PROCESS_MS);
 
 const PASSWORD = 'secret-file-modes-password-1';
+
+/** Files root provides the service with can only be made by root (as CI runs the tests). */
+const asRoot = process.getuid?.() === 0 ? it : it.skip;
 
 /** The `secret_file_exposed` lines among captured ones (`{"e": event, …}`). */
 const exposures = (lines: string[]): Record<string, unknown>[] =>
@@ -45,9 +48,12 @@ describe('a secret file others may read is warned about, never refused', () => {
     try {
       const expected = { e: 'secret_file_exposed', property: 'svc.keys.file', file: keysFile, mode: '0644', holds: "the provider's private keys", fix: `chmod 600 ${keysFile}; only the service user may read it` };
       expect(exposures(app.lines)).toEqual([expected]);
+      // The group may read a file of the service user's own (root may give its group read: see below).
+      if (process.getuid?.() === 0) chownSync(keysFile, 65534, 65534);
       chmodSync(keysFile, 0o640);
       await app.reload();
-      expect(exposures(app.lines)).toEqual([expected, { ...expected, mode: '0640' }]);
+      const fix = process.getuid?.() === 0 ? `chown 0 ${keysFile} && chmod 600 ${keysFile}, or leave it root's with chmod 640 and a group of the service user alone; only the service user may read it` : expected.fix;
+      expect(exposures(app.lines)).toEqual([expected, { ...expected, mode: '0640', fix }]);
       const text = app.lines.join('\n');
       for (const key of (JSON.parse(keysText) as { keys: { d: string }[] }).keys) expect(text).not.toContain(key.d);
     } finally {
@@ -65,6 +71,19 @@ describe('a secret file others may read is warned about, never refused', () => {
         await app.close();
       }
     }
+  });
+
+  asRoot('honest: a keys file root gives the service group read of (a Kubernetes secret under fsGroup, 0440; a systemd credential by its ACL) gives no such line; group write does', async () => {
+    const lines: Record<string, unknown>[] = [];
+    for (const mode of [0o440, 0o640, 0o460, 0o604]) {
+      writeFileSync(keysFile, '');
+      chownSync(keysFile, 0, 0);
+      const app = await startWithKeys(mode);
+      await app.reload();
+      lines.push(...exposures(app.lines).map(({ mode: shown }) => ({ mode: shown })));
+      await app.close();
+    }
+    expect(lines).toEqual([{ mode: '0460' }, { mode: '0460' }, { mode: '0604' }, { mode: '0604' }]);
   });
 
   it('attack: config check names a configuration file everyone may read that holds a secret property, and still passes (exit 0)', async () => {
