@@ -41,7 +41,7 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
   const { settings, sources } = loadSettingsWithSources({ env: io.env, onIgnoredVariable: (variable) => ignored.push(variable) });
   const logger = createSettingsLogger(settings.log, settings.production);
   for (const variable of ignored) logger.warn('environment_variable_ignored', { variable, reason: 'not an svc-connect property' });
-  warnIfConfigFileExposed(logger, sources);
+  warnIfConfigFileExposed(logger, settings, sources);
   const demoModules = settings.demo.enabled && !settings.claims.modules;
   const app = await createApp(settings, { logger, claimModules: demoModules ? createDemoClaimModules() : [] });
   const { info } = app.svc;

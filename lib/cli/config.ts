@@ -61,7 +61,7 @@ const startFailure = (err: unknown): CliError => new CliError(`cannot start: ${s
 async function startChecks(settings: Settings, sources: ReadonlyMap<string, SettingSource>): Promise<{ event: string; fields?: LogFields }[]> {
   const warnings: { event: string; fields?: LogFields }[] = [];
   const logger = { info: () => undefined, warn: (event: string, fields?: LogFields) => warnings.push({ event, fields }), error: (event: string, fields?: LogFields) => warnings.push({ event, fields }) };
-  warnIfConfigFileExposed(logger, sources);
+  warnIfConfigFileExposed(logger, settings, sources);
   // createApp's checks (the bundled server serves management) against a throwaway memory store: Redis is not contacted.
   // Loaded here, not at the top: they bring oidc-provider, which the other commands do not need.
   const [{ createMemoryStore }, { resolveRuntime }] = await Promise.all([import('../../adapters/memory.js'), import('../provider/runtime.js')]);

@@ -96,12 +96,24 @@ describe('a secret file others may read is warned about, never refused', () => {
     expect(checked.stdout).not.toContain(PASSWORD);
   });
 
+  it('attack: config check names a configuration file everyone may read whose only secret is the store\'s password, in svc.redis.url or svc.redis.cluster-nodes', async () => {
+    for (const [name, value] of [['svc.redis.url', `redis://:${PASSWORD}@127.0.0.1:6379/0`], ['svc.redis.cluster-nodes', `redis://svc:${PASSWORD}@10.0.0.1:6379,redis://svc:${PASSWORD}@10.0.0.2:6379`]] as const) {
+      const file = join(dir, 'store.properties');
+      writeFileSync(file, `${name} = ${value}\n`);
+      chmodSync(file, 0o644);
+      const checked = await cli(['config', 'check', '--file', file]);
+      expect({ name, code: checked.code }).toEqual({ name, code: 0 });
+      expect(checked.stdout).toContain(`warning: secret_file_exposed: ${file} (mode 0644) holds ${name}: chmod 600 ${file}`);
+      expect(checked.stdout).not.toContain(PASSWORD);
+    }
+  });
+
   it('honest: config check is silent about a configuration file of the service user alone, and about one everyone may read that holds no secret', async () => {
     const own = join(dir, 'own.properties');
     writeFileSync(own, `svc.management.password = ${PASSWORD}\n`);
     chmodSync(own, 0o600);
     const plain = join(dir, 'plain.properties');
-    writeFileSync(plain, 'svc.port = 4000\nsvc.mail.from = idp@example.com\n');
+    writeFileSync(plain, 'svc.port = 4000\nsvc.mail.from = idp@example.com\nsvc.redis.url = redis://127.0.0.1:6379/0\n');
     chmodSync(plain, 0o644);
     for (const file of [own, plain]) {
       const checked = await cli(['config', 'check', '--file', file]);
