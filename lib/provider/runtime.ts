@@ -17,6 +17,7 @@ import { publicPathsOf, type PublicPaths } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
 import type { SuppliedParts } from '../settings/definitions.js';
 import { warnIfExposed } from '../settings/secret-files.js';
+import { isHashedClientSecret } from '../registration/client-secrets.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import { judgedStaticClient } from './static-client-keys.js';
 import { generateProviderKeys, readSigningKeys, validateProviderKeys, type PrivateJwks } from './keys.js';
@@ -91,7 +92,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
   }
   const claimModules = [...(options.claimModules ?? []), ...(settings.claims.modules ? await loadClaimModules(settings.claims.modules, context) : [])];
   const clients = [
-    ...(settings.clients.file ? readClients(settings.clients.file).map((c) => judgedStaticClient(c, settings.baseUrl, 'svc.clients.file', ['svc.clients.file'])) : []),
+    ...(settings.clients.file ? readClients(settings.clients.file, logger).map((c) => judgedStaticClient(c, settings.baseUrl, 'svc.clients.file', ['svc.clients.file'])) : []),
     ...(options.clients ?? []).map((c) => judgedStaticClient(c, settings.baseUrl, 'options.clients')),
   ];
   const store = options.store ?? createStore(settings.redis, logger, { maxBytes: settings.memoryStore.maxMb * 2 ** 20 });
@@ -105,10 +106,13 @@ export function readKeysFile(file: string, logger: Logger): PrivateJwks {
   return jwks;
 }
 
-function readClients(file: string): ClientMetadata[] {
+/** `svc.clients.file` read, and warned about when others than its owner may read the client secrets it gives. */
+function readClients(file: string, logger: Logger): ClientMetadata[] {
   const parsed = readJsonFile(file, (reason) => new SettingsError(`svc.clients.file: ${reason}`, ['svc.clients.file']));
   if (!Array.isArray(parsed) || !parsed.every((c) => c && typeof c === 'object' && typeof (c as ClientMetadata).client_id === 'string')) {
     throw new SettingsError(`svc.clients.file ${resolve(file)} must hold an array of client metadata objects with client_id`, ['svc.clients.file']);
   }
-  return parsed as ClientMetadata[];
+  const clients = parsed as ClientMetadata[];
+  if (clients.some((c) => typeof c.client_secret === 'string' && !isHashedClientSecret(c.client_secret))) warnIfExposed(logger, 'svc.clients.file', file, 'client secrets');
+  return clients;
 }

@@ -8,7 +8,7 @@ import { generateProviderKeys } from '../../lib/index.js';
 import { runCli as cli } from '../helpers/cli.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { freePort, PROCESS_MS, startServerProcess, waitFor } from '../helpers/processes.js';
-import { startApp } from '../helpers/app.js';
+import { confidentialClient, startApp } from '../helpers/app.js';
 
 jest.setTimeout(PROCESS_MS);
 
@@ -84,6 +84,21 @@ describe('a secret file others may read is warned about, never refused', () => {
       await app.close();
     }
     expect(lines).toEqual([{ mode: '0460' }, { mode: '0460' }, { mode: '0604' }, { mode: '0604' }]);
+  });
+
+  it('attack: a clients file everyone may read that gives a static client its secret is named at start; honest: one of public clients alone is not', async () => {
+    const clientsFile = join(dir, 'clients.json');
+    const seen: Record<string, unknown>[][] = [];
+    for (const client of [confidentialClient(), confidentialClient({ client_secret: undefined, token_endpoint_auth_method: 'none' })]) {
+      writeFileSync(clientsFile, JSON.stringify([client]));
+      chmodSync(clientsFile, 0o644);
+      const { logger, lines } = capturingLogger();
+      const running = await startApp({ logger, properties: { 'svc.clients.file': clientsFile } });
+      await running.close();
+      seen.push(exposures(lines));
+      expect(lines.join('\n')).not.toContain(confidentialClient().client_secret);
+    }
+    expect(seen).toEqual([[expect.objectContaining({ property: 'svc.clients.file', file: clientsFile, mode: '0644', holds: 'client secrets' })], []]);
   });
 
   it('attack: config check names a configuration file everyone may read that holds a secret property, and still passes (exit 0)', async () => {
