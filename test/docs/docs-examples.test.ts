@@ -6,7 +6,7 @@
  * with the users file it reads. `npm run typecheck` compiles every ```ts block besides.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 import { describe, expect, it, jest } from '@jest/globals';
@@ -146,6 +146,9 @@ describe('the docs examples', () => {
     writeFileSync(join(dir, 'svc.properties'), properties.code);
     writeFileSync(join(dir, 'clients.json'), clients.code);
     // The guide's commands, run from this directory: `npx tsx lib/cli.ts …` and `npm start`.
+    // The guide's own chmod: the files it has her write hold secrets (a copy under umask 022 is 0644).
+    const chmod = /^chmod (600) (.+)$/m.exec(commands.code);
+    for (const file of chmod?.[2]?.split(' ') ?? []) chmodSync(join(dir, file), Number.parseInt(chmod?.[1] ?? '', 8));
     const keys = /npx tsx lib\/cli\.ts (keys generate .*)$/m.exec(commands.code)?.[1]?.split(' ') as string[];
     const generated = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'lib/cli.ts'), ...keys], { cwd: dir, encoding: 'utf8' });
     expect(generated.status).toBe(0);
@@ -164,6 +167,7 @@ describe('the docs examples', () => {
         body: new URLSearchParams({ grant_type: 'authorization_code', code: 'made-up', redirect_uri: (client?.redirect_uris as string[])[0] as string, code_verifier: 'x'.repeat(43) }),
       });
       expect(((await token.json()) as { error: string }).error).toBe('invalid_grant');
+      expect(server.output()).not.toContain('secret_file_exposed');
     } finally {
       await server.stop();
     }
