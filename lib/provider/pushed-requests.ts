@@ -50,14 +50,18 @@ function keptFor(ctx: KoaContextWithOIDC | undefined, expiresIn: number): number
   return ttl;
 }
 
+/** The paths oidc-provider's router serves the push at: `/par` in any ASCII letter case, with one trailing slash or none. */
+const PUSH_PATH = new RegExp(`^${ROUTES.pushed_authorization_request}/?$`, 'i');
+
 /**
  * `provider.use` middleware: a request to `/par` by any method but POST is answered 405 with `Allow: POST`
- * (RFC 9126 2.3) before anything reads it, and logged as a refusal. `OPTIONS` passes on: oidc-provider answers the
- * CORS preflight there. Other spellings of the path reach no route (404), as before.
+ * (RFC 9126 2.3) before anything reads it, and logged as a refusal, on every spelling a POST is served at
+ * ({@link PUSH_PATH}). `OPTIONS` passes on: oidc-provider answers the CORS preflight there. Other spellings of the
+ * path reach no route (404), as before.
  */
 export function pushByPostOnly(logger: Logger): Middleware {
   return async (ctx, next) => {
-    if (ctx.path === ROUTES.pushed_authorization_request && ctx.method !== 'POST' && ctx.method !== 'OPTIONS') {
+    if (PUSH_PATH.test(ctx.path) && ctx.method !== 'POST' && ctx.method !== 'OPTIONS') {
       ctx.set('Allow', 'POST');
       sendError(ctx, 405, 'method_not_allowed', 'the pushed authorization request endpoint accepts POST only (RFC 9126 2.3)');
       logErrorAnswer(logger, ctx);

@@ -163,6 +163,18 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
       expect(pushedWrites()).toEqual(before);
     });
 
+    it('answers 405 on every spelling of the path oidc-provider serves the push at (any letter case, one trailing slash), and 404 on others', async () => {
+      const outcomes: string[] = [];
+      for (const path of ['/PAR', '/Par/', '/par/', '/par//', '/%70ar']) {
+        const served = await fetch(`${running.issuer}${path}`, { method: 'POST', headers: { authorization: basic(viaBasic.metadata.client_id, viaBasic.metadata.client_secret as string), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(goodFields() as Record<string, string>).toString() });
+        const before = pushedWrites();
+        const got = await fetch(`${running.issuer}${path}`);
+        expect(pushedWrites()).toEqual(before);
+        outcomes.push(`${path} POST ${served.status} GET ${got.status} ${String(got.headers.get('allow'))}`);
+      }
+      expect(outcomes).toEqual(['/PAR POST 201 GET 405 POST', '/Par/ POST 201 GET 405 POST', '/par/ POST 201 GET 405 POST', '/par// POST 404 GET 404 null', '/%70ar POST 404 GET 404 null']);
+    });
+
     it('honest: the same push by POST is served, and a CORS preflight from the client\'s origin is answered', async () => {
       expect((await push(viaBasic, goodFields())).status).toBe(201);
       const preflight = await fetch(`${running.issuer}/par`, { method: 'OPTIONS', headers: { origin: 'https://rp.example', 'access-control-request-method': 'POST' } });
