@@ -28,6 +28,8 @@ export const ROUTE_NAMES = {
   clientUpdate: 'client_update',
   /** `DELETE /register/{id}` */
   clientDelete: 'client_delete',
+  /** `GET /jwks`: the provider's public keys */
+  jwks: 'jwks',
 } as const;
 
 /**

@@ -49,9 +49,9 @@ export async function checkStaticClients(provider: Provider, settings: Settings,
 export function providerFromRuntime(settings: Settings, runtime: Runtime, metrics?: Metrics): Provider {
   const { authenticator, logger, registry } = runtime;
   const flowShare = { proxy: { proxy: settings.proxy, hops: settings.proxyHops }, macKey: runtime.cookieKeys[0] ?? '', threshold: settings.login.startThreshold, logger };
-  const wrapping: WrappingParts = { store: runtime.store, flowShare, logger, metrics, baseUrl: settings.baseUrl, proxy: settings.proxy, keys: runtime.jwks.keys };
+  const wrapping: WrappingParts = { store: runtime.store, flowShare, logger, metrics, baseUrl: settings.baseUrl, proxy: settings.proxy, keys: runtime.jwks.keys, unpublished: runtime.jwks.unpublished };
   const configuration = createConfiguration(settings, {
-    jwks: runtime.jwks,
+    jwks: { keys: runtime.jwks.keys },
     cookieKeys: runtime.cookieKeys,
     pairwiseKey: runtime.pairwiseKey,
     adapter: wrappedAdapter(wrapping),

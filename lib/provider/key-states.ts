@@ -9,6 +9,9 @@ import { SIGNING_ALG_VALUES } from '../../policies/supported-algorithms.js';
  * - `current`: signs (and is published);
  * - `retiring`: published so tokens it signed keep verifying, never signs; dropped by the next
  *   rotation once it has been retiring for {@link RETIRE_AFTER_SECONDS}.
+ *
+ * A decryption key (`use: "enc"`) is published only while `current`; `next` and `retiring` it only decrypts
+ * ({@link unpublishedKids}).
  */
 export type KeyState = 'next' | 'current' | 'retiring';
 
@@ -67,6 +70,16 @@ export function signingKeyFor(alg: string, keys: readonly JWK[]): JWK | undefine
 export function signingKids(keys: readonly JWK[]): Record<string, string> {
   const kids = SIGNING_ALG_VALUES.map((alg): [string, string | undefined] => [alg, signingKeyFor(alg, keys)?.kid]);
   return Object.fromEntries(kids.filter((entry): entry is [string, string] => Boolean(entry[1])));
+}
+
+/**
+ * The kids of the decryption keys (`use: "enc"`) that are `next` or `retiring`: held to decrypt request objects, never
+ * published. While the processes of one provider are reloaded one after another, each publishes only decryption keys
+ * that every other one already holds (or still holds), so a relying party encrypts to no key the process it reaches
+ * lacks. Signing keys are published in every state: a relying party verifies with them, whichever process signed.
+ */
+export function unpublishedKids(keys: readonly StatefulJwk[]): string[] {
+  return keys.filter((k) => k.use === 'enc' && stateOf(k) !== 'current').map((k) => String(k.kid));
 }
 
 /**

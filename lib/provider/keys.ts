@@ -4,11 +4,16 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jo
 
 import { EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits, rsaExponentDefect } from '../../policies/jwk-rules.js';
 import { readJsonFile, SettingsError } from '../errors.js';
-import { providerOrder, signingKeyFor, stateFault, stateOf } from './key-states.js';
+import { providerOrder, signingKeyFor, stateFault, stateOf, unpublishedKids } from './key-states.js';
 
 /** A JSON Web Key Set with the provider's private keys: signing keys and, optionally, decryption keys. */
 export interface PrivateJwks {
   keys: JWK[];
+}
+
+/** The provider's keys in its order, and the kids of those it holds without publishing them ({@link unpublishedKids}). */
+export interface ProviderKeys extends PrivateJwks {
+  unpublished: string[];
 }
 
 /** A fresh private key for `alg` (RSA of `modulusLength` bits, or EC on `crv`) with a thumbprint `kid` and, when given, `use`. */
@@ -98,10 +103,10 @@ function keyPairFault(key: JWK): string | undefined {
 
 /**
  * Checks a private JWKS (the rules below, each with its message) and returns its keys in the provider's
- * order (current, next, retiring) without their rotation members.
+ * order (current, next, retiring) without their rotation members, and the kids of those not to publish.
  * @throws {@link SettingsError} naming `svc.keys.file` and the faulty key's position.
  */
-export function validateProviderKeys(jwks: unknown, source: string): PrivateJwks {
+export function validateProviderKeys(jwks: unknown, source: string): ProviderKeys {
   const fail = (reason: string): never => {
     throw new SettingsError(`invalid signing keys in ${source} (svc.keys.file): ${reason}`, ['svc.keys.file']);
   };
@@ -128,10 +133,10 @@ export function validateProviderKeys(jwks: unknown, source: string): PrivateJwks
   if (!signingKeyFor('RS256', keys.filter((k) => stateOf(k) === 'current'))) fail('no current RSA signing key (every RSA signing key is next or retiring)');
   const ordered = providerOrder(keys);
   if ('fault' in ordered) return fail(ordered.fault);
-  return { keys: ordered.keys };
+  return { keys: ordered.keys, unpublished: unpublishedKids(keys) };
 }
 
 /** Reads and validates the JWKS file named by `svc.keys.file`. */
-export function readSigningKeys(file: string): PrivateJwks {
+export function readSigningKeys(file: string): ProviderKeys {
   return validateProviderKeys(readJsonFile(file, (reason) => new SettingsError(`svc.keys.file: ${reason}`, ['svc.keys.file'])), file);
 }

@@ -20,7 +20,7 @@ import { warnIfExposed } from '../settings/secret-files.js';
 import { isHashedClientSecret } from '../registration/client-secrets.js';
 import { enforceSafeDefaults, findUnsafeDefaults } from '../settings/unsafe.js';
 import { judgedStaticClient } from './static-client-keys.js';
-import { generateProviderKeys, readSigningKeys, validateProviderKeys, type PrivateJwks } from './keys.js';
+import { generateProviderKeys, readSigningKeys, validateProviderKeys, type PrivateJwks, type ProviderKeys } from './keys.js';
 
 /** Parts an embedder may supply in code instead of through properties. */
 export interface RuntimeOptions {
@@ -46,7 +46,7 @@ export interface RuntimeOptions {
 /** Everything resolved: what the provider and the app are built from. */
 export interface Runtime {
   store: SvcStore;
-  jwks: PrivateJwks;
+  jwks: ProviderKeys;
   cookieKeys: string[];
   /** The key pairwise `sub`s are derived with: `svc.subject.pairwise-key`, else generated at start. */
   pairwiseKey: string;
@@ -75,7 +75,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
     ? validateProviderKeys(options.jwks, 'options.jwks')
     : settings.keys.file
       ? readKeysFile(settings.keys.file, logger)
-      : await generateKeys();
+      : { ...(await generateKeys()), unpublished: [] };
   const cookieKeys = settings.cookies.keys ?? [randomBytes(32).toString('base64url')];
   // Unset: every pairwise sub changes at the next start (an unsafe default, refused in production).
   const pairwiseKey = settings.subject.pairwiseKey ?? randomBytes(32).toString('base64url');
@@ -100,7 +100,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
 }
 
 /** `svc.keys.file` read, and warned about when others than its owner may read it. */
-export function readKeysFile(file: string, logger: Logger): PrivateJwks {
+export function readKeysFile(file: string, logger: Logger): ProviderKeys {
   const jwks = readSigningKeys(file);
   warnIfExposed(logger, 'svc.keys.file', file, "the provider's private keys");
   return jwks;

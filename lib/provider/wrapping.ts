@@ -24,6 +24,7 @@ import { noCachePragma, securityHeaders } from '../web/security-headers.js';
 import { resumedRedirectGuard } from '../interactions/redirect-check.js';
 import { boundSignIns } from '../interactions/sign-in-binding.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
+import { publishedKeysOnly } from './published-keys.js';
 import { pushByPostOnly, PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
 import { onceOnly, REPLAY_DETECTION_MODEL } from './replay-detection.js';
 import { normalizeProviderRequests } from './request-normalizer.js';
@@ -53,6 +54,8 @@ export interface AdapterParts {
 export interface WrappingParts extends AdapterParts {
   /** The provider's private keys: those not for signing decrypt request objects. */
   keys: readonly JWK[];
+  /** The kids of the keys the JWKS leaves out: decryption keys not yet or no longer current. */
+  unpublished?: readonly string[];
   logger: Logger;
   metrics?: Metrics;
   baseUrl: string;
@@ -148,6 +151,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: 'on http, SameSite=None cookies go out as Lax (browsers refuse None without Secure); a /logout POST without them is sent again as a GET', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
   { why: 'a request to /par by another method than POST is answered 405 (RFC 9126 2.3), its body unread', wrap: ({ logger }) => pushByPostOnly(logger) },
   { why: 'secrets hashed, ignored hints dropped, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys }) => normalizeProviderRequests(logger, keys) },
+  { why: 'a decryption key is published only while current: a process reloaded first never lists one another process lacks', wrap: ({ unpublished }) => (unpublished?.length ? publishedKeysOnly(unpublished) : undefined) },
   { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
   { why: 'nothing of a resumed authorization reaches a redirect URI the client retracted meanwhile', wrap: () => resumedRedirectGuard() },

@@ -1,12 +1,18 @@
 import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
+import { CompactEncrypt, createLocalJWKSet, importJWK, jwtVerify, type JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { STORED_PARAMETERS_MAX_BYTES } from '../../lib/claims/request-size.js';
-import { issueInitialAccessToken } from '../../lib/index.js';
+import { generateProviderKeys, issueInitialAccessToken } from '../../lib/index.js';
+import { rotateKeysFile, type RotationStep } from '../../lib/provider/key-rotation.js';
+import type { StatefulJwk } from '../../lib/provider/key-states.js';
 import { throttleAddressKey } from '../../lib/web/client-address.js';
 import { bracketFlood, bytesOf, countingModules, everySvcName, namesAcrossChannels, paddedTo, valuedFlood, type ClaimsObject } from '../helpers/claims-requests.js';
 import { confidentialClient, pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
@@ -15,7 +21,7 @@ import { authorizationUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, red
 import { deletePrefix, dumpPrefix, recordBytes, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 import { managementCalls } from '../helpers/management-calls.js';
 import { encryptionKey, manage, register, startKeySetServer, type KeySetServer } from '../helpers/registration.js';
-import { outcomeOf, type Outcome } from '../helpers/request-objects.js';
+import { outcomeOf, registerSigningClient, signRequestObject, type Outcome, type SigningClient } from '../helpers/request-objects.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { describeEachStore } from '../helpers/stores.js';
 import { clientCacheFlows } from './flows/client-cache.js';
@@ -633,5 +639,98 @@ describe('two provider instances on one Redis act as one provider', () => {
     // The sign-in page from B posted to A, the consent page from A posted to B, each resume at the other.
     expect(served).toEqual(['A GET 303', 'B GET 200', 'A POST 303', 'B GET 303', 'A GET 200', 'B POST 303', 'A GET 303']);
     expect(await redeemAt(b, client, { code: code as string, verifier })).toEqual([200, undefined]);
+  });
+});
+
+describe('two provider instances on one Redis, reloaded one after the other at each step of a key rotation', () => {
+  const prefix = testPrefix('two-rotating');
+  const dir = mkdtempSync(join(tmpdir(), 'svc-two-rotating-'));
+  const keysFile = join(dir, 'keys.json');
+  const rp = confidentialClient({ client_id: 'rotating-rp' });
+  const REDIRECT = 'https://rp.example/cb';
+  const shared = { ...onRedis(prefix), 'svc.keys.file': keysFile, 'svc.cookies.keys': 'two-rotating-cookie-key-0123456789ab' };
+  const a = appPerSuite(async () => {
+    writeFileSync(keysFile, JSON.stringify(await generateProviderKeys()), { mode: 0o600 });
+    return { clients: [rp], properties: shared };
+  });
+  const b = appPerSuite(() => ({ clients: [rp], properties: { ...shared, 'svc.base-url': a.baseUrl } }));
+  afterAll(async () => {
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const jwksOf = async (app: RunningApp): Promise<JWK[]> => ((await (await fetch(`${app.issuer}/jwks`)).json()) as { keys: JWK[] }).keys;
+  /** Moves the rotation timestamps back by `seconds`: the wait of a real rotation, without waiting. */
+  const age = (seconds: number): void => {
+    const jwks = JSON.parse(readFileSync(keysFile, 'utf8')) as { keys: StatefulJwk[] };
+    for (const k of jwks.keys) if (typeof k.svc_since === 'number') k.svc_since -= seconds;
+    writeFileSync(keysFile, JSON.stringify(jwks), { mode: 0o600 });
+  };
+  const name = (app: RunningApp): string => (app === a ? 'A' : 'B');
+
+  /** What fails at this moment: an ID token of A or B that a JWKS served by A or B does not verify. */
+  const unverifiable = async (): Promise<string[]> => {
+    const failed: string[] = [];
+    for (const signer of [a, b]) {
+      const { tokens } = await runCodeFlow(a.issuer, rp, { skipUserinfo: true, tokenOrigin: signer.baseUrl });
+      for (const server of [a, b]) {
+        const verified = await jwtVerify(String(tokens.id_token), createLocalJWKSet({ keys: await jwksOf(server) }), { issuer: a.issuer, audience: rp.client_id }).then(() => true, () => false);
+        if (!verified) failed.push(`ID token of ${name(signer)} against the JWKS of ${name(server)}`);
+      }
+    }
+    return failed;
+  };
+
+  /** Where an authorization request at `app` ends whose signed request object is encrypted to `key`: `interaction`, or its error. */
+  const sealedTo = async (client: SigningClient, key: JWK, app: RunningApp): Promise<string> => {
+    const jws = await signRequestObject(client, a.issuer, { response_type: 'code', redirect_uri: REDIRECT, scope: 'openid', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'st' });
+    const jwe = await new CompactEncrypt(new TextEncoder().encode(jws)).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', cty: 'JWT', kid: String(key.kid) }).encrypt(await importJWK(key, 'RSA-OAEP-256'));
+    const outcome = await outcomeOf(authorizationUrl(app.issuer, { client_id: client.metadata.client_id, request: jwe }));
+    return outcome.interaction ? 'interaction' : String(outcome.error);
+  };
+  /** What fails at this moment: a request object encrypted to a key the JWKS of A or B lists, sent to A or B. */
+  const undecryptable = async (client: SigningClient): Promise<string[]> => {
+    const failed: string[] = [];
+    for (const server of [a, b]) {
+      for (const key of (await jwksOf(server)).filter((k) => k.use === 'enc' && k.kty === 'RSA')) {
+        for (const app of [a, b]) if ((await sealedTo(client, key, app)) !== 'interaction') failed.push(`${String(key.kid)} of the JWKS of ${name(server)} sent to ${name(app)}`);
+      }
+    }
+    return failed;
+  };
+
+  it('honest: whichever instance a relying party fetches the JWKS from, it verifies every ID token and every instance decrypts the request objects it encrypts to a listed key; the key it cached before the rotation decrypts until the retiring keys are dropped', async () => {
+    const client = await registerSigningClient(a, { request_object_signing_alg: 'PS256', request_object_encryption_alg: 'RSA-OAEP-256', request_object_encryption_enc: 'A256GCM' });
+    const [cached] = (await jwksOf(a)).filter((k) => k.use === 'enc' && k.kty === 'RSA');
+    const failed: Record<string, string[]> = {};
+    const step = async (label: string, expected: RotationStep['step']): Promise<void> => {
+      expect((await rotateKeysFile(keysFile)).step).toBe(expected);
+      for (const app of [a, b]) {
+        expect((await app.app.svc.reloadKeys()).reloaded).toBe(true);
+        const moment = `${label}, ${app === a ? 'A reloaded' : 'both reloaded'}`;
+        failed[moment] = [...(await unverifiable()), ...(await undecryptable(client))];
+        failed[`${moment}: the key cached before`] = await Promise.all([a, b].map((at) => sealedTo(client, cached as JWK, at)));
+      }
+    };
+    await step('1 add', 'added');
+    age(3600);
+    await step('2 promote', 'promoted');
+    age(86_400);
+    await step('3 retire', 'retired');
+    const decrypted = ['interaction', 'interaction'];
+    expect(failed).toEqual({
+      '1 add, A reloaded': [],
+      '1 add, A reloaded: the key cached before': decrypted,
+      '1 add, both reloaded': [],
+      '1 add, both reloaded: the key cached before': decrypted,
+      '2 promote, A reloaded': [],
+      '2 promote, A reloaded: the key cached before': decrypted,
+      '2 promote, both reloaded': [],
+      '2 promote, both reloaded: the key cached before': decrypted,
+      '3 retire, A reloaded': [],
+      '3 retire, A reloaded: the key cached before': ['invalid_request_object', 'interaction'],
+      '3 retire, both reloaded': [],
+      '3 retire, both reloaded: the key cached before': ['invalid_request_object', 'invalid_request_object'],
+    });
   });
 });

@@ -90,6 +90,9 @@ describe('signing key rotation with a running server and a relying party holding
     const published = await jwks();
     expect(published.keys.map((k) => k.kid)).toEqual(expect.arrayContaining([k1?.kid, k2?.kid]));
     for (const key of published.keys) expect(Object.keys(key).filter((m) => m.startsWith('svc_') || ['d', 'p', 'q', 'dp', 'dq', 'qi'].includes(m))).toEqual([]);
+    // The next decryption keys only decrypt: no relying party encrypts to one a server not yet reloaded lacks.
+    const kidsIn = (set: JSONWebKeySet, state: string): boolean[] => keys().filter((k) => k.use === 'enc' && (k.svc_state ?? 'current') === state).map((k) => set.keys.some((p) => p.kid === k.kid));
+    expect([kidsIn(published, 'current'), kidsIn(published, 'next')]).toEqual([[true, true], [false, false]]);
     const token1 = await idToken();
     expect(kidOf(token1)).toBe(k1?.kid);
     expect(await verifies(token1, remote)).toBe(true);
@@ -109,8 +112,10 @@ describe('signing key rotation with a running server and a relying party holding
     expect(await verifies(token2, heldSinceStep1)).toBe(true);
     expect(await verifies(token2, remote)).toBe(true);
     // Tokens the old key signed keep verifying against the provider's JWKS as it is now.
-    const now = createLocalJWKSet(await jwks());
+    const promotedSet = await jwks();
+    const now = createLocalJWKSet(promotedSet);
     for (const token of [token0, token1, token2]) expect(await verifies(token, now)).toBe(true);
+    expect([kidsIn(promotedSet, 'current'), kidsIn(promotedSet, 'retiring')]).toEqual([[true, true], [false, false]]);
     expect(server.output()).toContain(`RS256=${String(k2?.kid)}`);
 
     // Step 3, a day later: the retiring key is dropped; the new one goes on signing.

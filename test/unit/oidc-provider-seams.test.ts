@@ -96,10 +96,13 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
     };
   };
 
+  /** The JWKS answers' bodies as a provider.use middleware sees them after next(). */
+  const jwksBodies: unknown[] = [];
   const routeRecorder = async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
     await next();
     const route = (ctx as unknown as KoaContextWithOIDC).oidc?.route;
     if (route) routes.push(route);
+    if (route === ROUTE_NAMES.jwks) jwksBodies.push(ctx.body);
   };
 
   let jwksResponse = (): Response => new Response(JSON.stringify({ keys: [rpJwk] }), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
@@ -204,8 +207,12 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
     expect(at).toBeGreaterThanOrEqual(0);
     expect(at).toBeLessThan(provider.middleware.length - 1);
     const from = routes.length;
-    expect((await fetch(`${issuer}/jwks`)).status).toBe(200);
-    expect(since(routes, from)).toEqual(['jwks']);
+    const served = await Promise.all([1, 2].map(async (): Promise<unknown> => (await fetch(`${issuer}/jwks`)).json()));
+    expect(since(routes, from)).toEqual([ROUTE_NAMES.jwks, ROUTE_NAMES.jwks]);
+    // What provider/published-keys filters: a `{ keys }` object of its own per answer, holding what is served.
+    const [first, second] = jwksBodies.slice(-2) as [{ keys: unknown[] }, { keys: unknown[] }];
+    expect([first, second]).toEqual(served);
+    expect([first !== second, first.keys.length > 0]).toEqual([true, true]);
   });
 
   it('registration: route names, the policy hook, events, and the adapter order of single-use tokens (find before destroy)', async () => {

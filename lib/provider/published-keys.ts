@@ -1,0 +1,17 @@
+import type { JWK } from 'jose';
+import type { Middleware } from 'koa';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+
+import { ROUTE_NAMES } from '../seams.js';
+
+/** `provider.use` middleware: the JWKS answer leaves out the keys whose kids are `unpublished` (see `unpublishedKids`). */
+export function publishedKeysOnly(unpublished: readonly string[]): Middleware {
+  const hidden = new Set(unpublished);
+  return async (ctx, next) => {
+    await next();
+    const body = ctx.body as { keys?: unknown } | undefined;
+    if ((ctx as KoaContextWithOIDC).oidc?.route !== ROUTE_NAMES.jwks || !Array.isArray(body?.keys)) return;
+    // A new array on oidc-provider's answer object: the provider's own list, served again next time, stays whole.
+    body.keys = (body.keys as JWK[]).filter((k) => !hidden.has(String(k.kid)));
+  };
+}
