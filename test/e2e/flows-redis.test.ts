@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ import { throttleAddressKey } from '../../lib/web/client-address.js';
 import { bracketFlood, bytesOf, countingModules, everySvcName, namesAcrossChannels, paddedTo, valuedFlood, type ClaimsObject } from '../helpers/claims-requests.js';
 import { confidentialClient, pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { registerClient, type RegisteredClient, registeredClientParams, registeredClientUrl } from '../helpers/clients.js';
-import { authorizationUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
+import { authorizationUrl, codeFlowUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { deletePrefix, dumpPrefix, recordBytes, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 import { managementCalls } from '../helpers/management-calls.js';
 import { encryptionKey, manage, register, startKeySetServer, type KeySetServer } from '../helpers/registration.js';
@@ -731,6 +731,88 @@ describe('two provider instances on one Redis, reloaded one after the other at e
       '3 retire, A reloaded: the key cached before': ['invalid_request_object', 'interaction'],
       '3 retire, both reloaded': [],
       '3 retire, both reloaded: the key cached before': ['invalid_request_object', 'invalid_request_object'],
+    });
+  });
+});
+
+describe('two provider instances on one Redis while a new cookie key is rolled out to one after the other', () => {
+  const prefix = testPrefix('two-cookie-keys');
+  const rp = confidentialClient({ client_id: 'cookie-keys-rp' });
+  const [OLD, NEW] = [randomBytes(32).toString('base64url'), randomBytes(32).toString('base64url')];
+  const instances: RunningApp[] = [];
+  /** The public origin every instance serves (the first one's address). */
+  let origin = '';
+  afterAll(async () => {
+    await Promise.all(instances.map((app) => app.close()));
+    await deletePrefix(SHARED_REDIS_URL, prefix);
+  });
+  /** An instance on the store with the cookie keys `keys` (newest first): a process started, or restarted, with them. */
+  const instance = async (keys: string[]): Promise<RunningApp> => {
+    const app = await startApp({ clients: [rp], properties: { ...onRedis(prefix), 'svc.cookies.keys': keys.join(','), ...(origin ? { 'svc.base-url': origin } : {}) } });
+    origin ||= app.baseUrl;
+    instances.push(app);
+    return app;
+  };
+  /** `url` of the public origin as served by `app`. */
+  const at = (app: RunningApp, url: string): string => {
+    const target = new URL(url, origin);
+    return `${app.baseUrl}${target.pathname}${target.search}`;
+  };
+  /** A browser signed in, and consented, with every step served by `app`. */
+  const signedInAt = async (app: RunningApp): Promise<FormBrowser> => {
+    const browser = new FormBrowser();
+    let url = codeFlowUrl(`${origin}/oidc/v1`, rp);
+    let init: RequestInit | undefined;
+    for (let hop = 0; hop < 10; hop += 1) {
+      const response = await browser.request(at(app, url), init);
+      init = undefined;
+      const location = response.headers.get('location');
+      if (location?.startsWith(String(rp.redirect_uris?.[0]))) return browser;
+      if (location) {
+        url = location;
+        continue;
+      }
+      browser.lastPage = await response.text();
+      const form = browser.lastPage.includes('id="login-form"') ? 'login-form' : 'consent-allow';
+      url = browser.formAction(form, origin);
+      const fields: Record<string, string> = form === 'login-form' ? { login: 'demo', password: 'demo' } : {};
+      init = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin }, body: new URLSearchParams({ ...browser.hiddenFields(form), ...fields }).toString() };
+    }
+    throw new Error('the sign-in never reached the client');
+  };
+  /** Where a silent authorization at `app` ends with the session cookies of `browser` (a copy: what it answers stays out of hers). */
+  const silentAt = async (app: RunningApp, browser: FormBrowser): Promise<string> => {
+    const copy = new FormBrowser();
+    for (const name of ['_session', '_session.sig']) if (browser.cookie(name)) copy.setCookie(name, browser.cookie(name) as string);
+    const location = (await copy.request(at(app, codeFlowUrl(`${origin}/oidc/v1`, rp, { prompt: 'none' })))).headers.get('location') ?? '';
+    return redirectParams(location).get('error') ?? 'code';
+  };
+
+  it('honest: added last on every instance, then moved first on every instance, the new key keeps her signed in wherever she lands; moved first at once, an instance not yet restarted cannot read the sessions a restarted one signs', async () => {
+    const [a, b] = [await instance([OLD]), await instance([OLD])];
+    const seen: Record<string, string[]> = {};
+    const signedIn = async (label: string, signer: RunningApp, servers: RunningApp[]): Promise<void> => {
+      const browser = await signedInAt(signer);
+      seen[label] = await Promise.all(servers.map((server) => silentAt(server, browser)));
+    };
+    await signedIn('before: both old', a, [a, b]);
+    const a1 = await instance([OLD, NEW]);
+    await signedIn('first rollout: A with the new key last, B not yet', a1, [a1, b]);
+    const b1 = await instance([OLD, NEW]);
+    await signedIn('first rollout done', b1, [a1, b1]);
+    const a2 = await instance([NEW, OLD]);
+    await signedIn('second rollout: A with the new key first, B with it last', a2, [a2, b1]);
+    const b2 = await instance([NEW, OLD]);
+    await signedIn('second rollout done', b2, [a2, b2]);
+    await signedIn('in one rollout: A with the new key first, B without it', a2, [a2, b]);
+    const everywhere = ['code', 'code'];
+    expect(seen).toEqual({
+      'before: both old': everywhere,
+      'first rollout: A with the new key last, B not yet': everywhere,
+      'first rollout done': everywhere,
+      'second rollout: A with the new key first, B with it last': everywhere,
+      'second rollout done': everywhere,
+      'in one rollout: A with the new key first, B without it': ['code', 'login_required'],
     });
   });
 });
