@@ -137,6 +137,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       redisOptions: connection,
       clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
       slotsRefreshTimeout: 1000,
+      // A command whose node connection closed may have run there: ioredis would send it again (a consume then finds
+      // its own mark, a failed sign-in counts twice), so it fails as on a standalone server, where nothing is re-sent.
+      retryDelayOnFailover: 0,
       scaleReads: 'master',
       // Over TLS a seed is reached by its name, so its certificate is verified for that name, not for an address
       // whoever answers DNS chose; the nodes then are reached, and verified, by the endpoints the Cluster announces.

@@ -1,11 +1,13 @@
-import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis, type Cluster } from 'ioredis';
 
 import { refOf } from '../../adapters/inventory.js';
+import { attemptCounterKey, keySlot } from '../../adapters/redis-attempt-keys.js';
 import { createRedisStore } from '../../adapters/redis.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { capturingLogger } from '../helpers/logs.js';
-import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
+import { startRelay } from '../helpers/redis-relay.js';
+import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster } from '../helpers/redis.js';
 
 type Store = ReturnType<typeof createRedisStore>;
 
@@ -394,84 +396,9 @@ describe('redis store: a Cluster whose nodes require a password', () => {
 });
 
 describe('redis store: a consume whose answer was lost with its connection', () => {
-  /** The complete commands (RESP arrays of bulk strings, as clients send them) at the start of `data`: where each ends and its arguments. */
-  function commandsIn(data: Buffer): { end: number; args: string[] }[] {
-    const found: { end: number; args: string[] }[] = [];
-    let at = 0;
-    const header = (): number | undefined => {
-      const eol = data.indexOf('\r\n', at);
-      if (eol < 0) return undefined;
-      const n = Number(data.toString('latin1', at + 1, eol));
-      at = eol + 2;
-      return n;
-    };
-    for (;;) {
-      const count = header();
-      if (count === undefined) return found;
-      const args: string[] = [];
-      for (let i = 0; i < count; i += 1) {
-        const length = header();
-        if (length === undefined || at + length + 2 > data.length) return found;
-        args.push(data.toString('latin1', at, at + length));
-        at += length + 2;
-      }
-      found.push({ end: at, args });
-    }
-  }
-
-  /**
-   * A TCP relay to `port`: `cutAfter(key)` lets the client's commands reach Redis up to and including the first that
-   * names `key`, then drops everything both ways on that connection (the answer is lost, as in a network partition)
-   * until `drop()` closes every connection; later ones relay. Matched by key, not by "the next bytes": the store's
-   * cache subscriber is a second connection, whose handshake may come late. Its promise resolves once that command
-   * was relayed: the relay shares the store's event loop, so a stalled loop can fire the store's timeout first.
-   */
-  async function relay(port: number): Promise<{ port: number; cutAfter(key: string): Promise<void>; drop(): void; close(): void }> {
-    const { createServer, connect } = await import('node:net');
-    let watched: { key: string; relayed: () => void } | undefined;
-    const live = new Set<import('node:net').Socket>();
-    const server = createServer((inbound) => {
-      const outbound = connect(port, '127.0.0.1');
-      let cut = false;
-      let partial = Buffer.alloc(0);
-      live.add(inbound).add(outbound);
-      inbound.on('data', (chunk: Buffer) => {
-        if (cut) return;
-        const data = Buffer.concat([partial, chunk]);
-        const commands = commandsIn(data);
-        const key = watched?.key;
-        const hit = key === undefined ? undefined : commands.find(({ args }) => args.includes(key));
-        if (!hit) {
-          outbound.write(chunk);
-          partial = data.subarray(commands.at(-1)?.end ?? 0);
-          return;
-        }
-        outbound.write(chunk.subarray(0, hit.end - partial.length));
-        cut = true;
-        watched?.relayed();
-        watched = undefined;
-      });
-      outbound.on('data', (chunk) => void (cut || inbound.write(chunk)));
-      for (const [a, b] of [[inbound, outbound], [outbound, inbound]] as const) {
-        a.on('error', () => b.destroy());
-        a.on('close', () => b.destroy());
-      }
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return {
-      port: (server.address() as import('node:net').AddressInfo).port,
-      cutAfter: (key) => new Promise<void>((relayed) => void (watched = { key, relayed })),
-      drop: () => {
-        for (const socket of live) socket.destroy();
-        live.clear();
-      },
-      close: () => server.close(),
-    };
-  }
-
   it('attack: is undone once the connection is back, so the retry its 503 invites redeems the code once', async () => {
     const own = await startOwnRedis();
-    const link = await relay(own.port);
+    const link = await startRelay(own.port);
     const { logger, lines } = capturingLogger();
     const undo = new Promise<string>((resolve) => {
       const push = lines.push.bind(lines);
@@ -503,7 +430,7 @@ describe('redis store: a consume whose answer was lost with its connection', () 
 
   it('honest: a replay whose answer was lost on a code already redeemed is not undone once the connection is back', async () => {
     const own = await startOwnRedis();
-    const link = await relay(own.port);
+    const link = await startRelay(own.port);
     const { logger, lines } = capturingLogger();
     const prefix = testPrefix('lost-replay');
     const store = createRedisStore({ url: `redis://127.0.0.1:${link.port}`, keyPrefix: prefix, operationTimeoutMs: LOST_ANSWER_TIMEOUT_MS, logger });
@@ -527,5 +454,96 @@ describe('redis store: a consume whose answer was lost with its connection', () 
       link.close();
       own.dispose();
     }
+  });
+});
+
+describe('redis store: a command whose answer was lost with its Cluster node\'s connection is sent once, as on a standalone server', () => {
+  let cluster: OwnCluster;
+  beforeAll(async () => {
+    cluster = await startOwnCluster({ relayed: true });
+  }, 60_000);
+  afterAll(() => cluster?.dispose());
+
+  /** A store on the Cluster (through its relays), its slots known, and the lines it logs. */
+  async function clusterStore(label: string): Promise<{ store: Store; prefix: string; lines: string[] }> {
+    const { logger, lines } = capturingLogger();
+    const prefix = testPrefix(label);
+    const store = createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: prefix, operationTimeoutMs: LOST_ANSWER_TIMEOUT_MS, logger });
+    stores.push(store);
+    await store.ping();
+    return { store, prefix, lines };
+  }
+
+  /**
+   * Runs `operation`, letting the first command that names `key` reach the master of its slot, then closing that
+   * connection with the answer unsent (a network fault); settles with what `operation` settled with.
+   */
+  async function answerLost<T>(store: Store, key: string, operation: () => Promise<T>): Promise<PromiseSettledResult<Awaited<T>>> {
+    const [, port] = String((store.client as Cluster).slots[keySlot(key)]?.[0]).split(':');
+    const relay = cluster.relays?.find((r) => r.port === Number(port));
+    if (!relay) throw new Error(`no relay in front of the master of ${key}`);
+    const cut = relay.cutAfter(key);
+    const settled = Promise.allSettled([operation()]);
+    await cut;
+    relay.drop();
+    return (await settled)[0];
+  }
+
+  /** Resolves with the first event logged (now or later) that matches `pattern`. */
+  const logged = (lines: string[], pattern: RegExp): Promise<string> =>
+    new Promise((resolve) => {
+      const check = (line: string): void => {
+        if (pattern.test(line)) resolve((JSON.parse(line) as { e: string }).e);
+      };
+      lines.forEach(check);
+      const push = lines.push.bind(lines);
+      lines.push = (...items: string[]): number => {
+        items.forEach(check);
+        return push(...items);
+      };
+    });
+
+  it('attack: a consume that reached the master is answered 503 and undone, not re-sent to find its own mark (invalid_grant, her code spent); the retry the 503 invites redeems the code once', async () => {
+    const { store, prefix, lines } = await clusterStore('cluster-lost-consume');
+    const codes = store.adapter('AuthorizationCode');
+    await codes.upsert('code-1', { kind: 'AuthorizationCode', grantId: 'g' }, 60);
+    const outcome = await answerLost(store, `${prefix}AuthorizationCode:${refOf('code-1')}`, () => codes.consume('code-1'));
+    expect(outcome).toMatchObject({ status: 'rejected', reason: expect.any(StoreUnavailableError) });
+    expect(await logged(lines, /"e":"store_consume_undo/)).toBe('store_consume_undone');
+    expect(await codes.find('code-1')).not.toHaveProperty('consumed');
+    await codes.consume('code-1');
+    await expect(codes.consume('code-1')).rejects.toMatchObject({ name: 'AlreadyConsumedError' });
+  });
+
+  it('honest: a replay whose connection dropped on a code already redeemed stays redeemed', async () => {
+    const { store, prefix, lines } = await clusterStore('cluster-lost-replay');
+    const codes = store.adapter('AuthorizationCode');
+    await codes.upsert('code-1', { kind: 'AuthorizationCode', grantId: 'g' }, 60);
+    await codes.consume('code-1');
+    const outcome = await answerLost(store, `${prefix}AuthorizationCode:${refOf('code-1')}`, () => codes.consume('code-1'));
+    expect(outcome.status).toBe('rejected');
+    await expect(codes.consume('code-1')).rejects.toMatchObject({ name: 'AlreadyConsumedError' });
+    expect(await codes.find('code-1')).toHaveProperty('consumed');
+    expect(lines.filter((line) => line.includes('store_consume_undone'))).toEqual([]);
+  });
+
+  it('attack: a client assertion\'s replay mark written as its connection dropped is answered 503, not taken for a replay of the assertion (401 invalid_client)', async () => {
+    const { store, prefix } = await clusterStore('cluster-lost-insert');
+    const outcome = await answerLost(store, `${prefix}ReplayDetection:${refOf('jti-1')}`, () => store.insert('ReplayDetection', 'jti-1', { iss: 'rp' }, 60));
+    expect(outcome).toMatchObject({ status: 'rejected', reason: expect.any(StoreUnavailableError) });
+    // honest: the next assertion (a new jti) is taken, once.
+    await expect(store.insert('ReplayDetection', 'jti-2', { iss: 'rp' }, 60)).resolves.toBe(true);
+    await expect(store.insert('ReplayDetection', 'jti-2', { iss: 'rp' }, 60)).resolves.toBe(false);
+  });
+
+  it('attack: a failed sign-in counted as its connection dropped is counted once, not twice: the name is not locked before `limit` wrong guesses; honest: the next one locks it', async () => {
+    const { store, prefix } = await clusterStore('cluster-lost-fail');
+    const rule = { limit: 3, windowSeconds: 60, coolDownSeconds: 30, maxCoolDownSeconds: 100 };
+    expect(await store.attempts.fail('name-1', rule)).toBe(0);
+    const outcome = await answerLost(store, attemptCounterKey(prefix, 'name-1'), () => store.attempts.fail('name-1', rule));
+    expect(outcome).toMatchObject({ status: 'rejected', reason: expect.any(StoreUnavailableError) });
+    expect(await store.attempts.check('name-1', rule)).toBe(0);
+    expect(await store.attempts.fail('name-1', rule)).toBe(0);
+    expect(await store.attempts.check('name-1', rule)).toBeGreaterThan(29_000);
   });
 });

@@ -1,4 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 import { freePort } from './processes.js';
+import { startRelay, type RedisRelay } from './redis-relay.js';
 
 /**
  * The test run's own Redis, started by Jest's global setup (test/redis-setup.js); the benchmarks,
@@ -117,6 +119,8 @@ export interface OwnCluster {
   nodes: { host: string; port: number }[];
   /** With `tls`: the PEM of the test authority that issued the nodes' certificate. */
   ca?: string;
+  /** With `relayed`: the relay in front of each node, which `nodes` and the Cluster's own answers name. */
+  relays?: RedisRelay[];
   /** Shuts one master down. */
   stopNode(index: number): void;
   startNode(index: number): void;
@@ -129,28 +133,33 @@ export interface OwnCluster {
  * Starts a 3-master cluster with `redis-cli --cluster create` (~3 s); with `password`, every node requires it; with
  * `tls`, nodes and their bus speak only TLS.
  */
-export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password' | 'tls'> = {}): Promise<OwnCluster> {
+export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password' | 'tls'> & { relayed?: boolean } = {}): Promise<OwnCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
   const tls = options.tls ? issueServerCertificate(dir) : undefined;
   const auth = [...(options.password ? ['-a', options.password, '--no-auth-warning'] : []), ...(tls?.cli ?? [])];
   const ports = [await freePort(), await freePort(), await freePort()];
   // Each node's bus port is free too: the default (its port + 10 000) may be another process's.
   const busPorts = [await freePort(), await freePort(), await freePort()];
+  // Relayed: each node announces its relay's port, so clients reach it through the relay only.
+  const relays = options.relayed ? await Promise.all(ports.map((port) => startRelay(port))) : undefined;
   const nodeArgs = (i: number): string[] => [
+    ...(relays ? ['--cluster-announce-port', String(relays[i]?.port), '--cluster-announce-bus-port', String(busPorts[i])] : []),
     '--cluster-enabled', 'yes', '--cluster-port', String(busPorts[i]), '--cluster-config-file', join(dir, `nodes-${ports[i]}.conf`), '--cluster-node-timeout', '2000',
     ...(options.password ? ['--requirepass', options.password, '--masterauth', options.password] : []),
     ...(tls ? ['--port', '0', '--tls-port', String(ports[i]), '--tls-cluster', 'yes', ...tls.args] : []),
   ];
   ports.forEach((port, i) => launch(port, dir, nodeArgs(i), auth));
-  execFileSync('redis-cli', [...auth, '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
+  // Not blocking the event loop: redis-cli reaches the nodes by what they announce, the relays of this process.
+  await promisify(execFile)('redis-cli', [...auth, '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
   for (let i = 0; i < 100; i += 1) {
     const info = ports.map((p) => spawnSync('redis-cli', ['-p', String(p), ...auth, 'cluster', 'info'], { encoding: 'utf8' }).stdout);
     if (info.every((text) => text.includes('cluster_state:ok'))) break;
     spawnSync('sleep', ['0.1']);
   }
   return {
-    nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
+    nodes: (relays?.map((r) => r.port) ?? ports).map((port) => ({ host: '127.0.0.1', port })),
     ...(tls ? { ca: readFileSync(join(dir, 'ca.pem'), 'utf8') } : {}),
+    ...(relays ? { relays } : {}),
     stopNode: (i) => {
       spawnSync('redis-cli', ['-p', String(ports[i]), ...auth, 'shutdown', 'nosave']);
     },
@@ -165,6 +174,10 @@ export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password' 
       }),
     dispose: () => {
       for (const p of ports) spawnSync('redis-cli', ['-p', String(p), ...auth, 'shutdown', 'nosave']);
+      for (const relay of relays ?? []) {
+        relay.drop();
+        relay.close();
+      }
       rmSync(dir, { recursive: true, force: true });
     },
   };
