@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
+import type { AdapterPayload } from 'oidc-provider';
 
 import { isRef, listedPayload, MAX_PAGE, pageSize, type ListedRecord, type StoreInventory } from './inventory.js';
-import { decodeRecord } from './redis-records.js';
 import { InvalidCursorError } from '../lib/errors.js';
 
 /** What the Redis store lends its inventory. */
@@ -13,6 +13,8 @@ interface RedisInventoryDeps {
   prefix: string;
   /** Runs one store operation with the store's fail-fast timeout and circuit breaker. */
   run: <T>(operation: () => Promise<T>) => Promise<T>;
+  /** The payload of `value`, read under `key`, a record of `model` whose id is not known (`decodeRecord`, logged when unreadable). */
+  decode: (model: string, key: string, value: string | null) => AdapterPayload | undefined;
   revokeGrant: StoreInventory['revokeGrant'];
   /** Deletes the record of `model` at `key` as the store deletes records (cached ones everywhere); `true` when it existed. */
   remove: (model: string, key: string) => Promise<boolean>;
@@ -62,7 +64,7 @@ export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
   const read = async (model: string, ref: string): Promise<ListedRecord | undefined> => {
     const key = `${prefix}${model}:${ref}`;
     // The id is not known here (only its hash): a jti left out of the payload is not restored.
-    const payload = await run(async () => decodeRecord('', await client.get(key)));
+    const payload = deps.decode(model, key, await run(() => client.get(key)));
     return payload ? { ref, payload: listedPayload(payload) } : undefined;
   };
 

@@ -2,6 +2,8 @@ import { isDeepStrictEqual } from 'node:util';
 
 import type { AdapterPayload } from 'oidc-provider';
 
+import { StoreRecordUnreadableError } from '../lib/errors.js';
+
 /*
  * A record is one string, written with one `SET … EX`: a header, `|`, then the payload JSON. The
  * header starts with `j` when the `jti` equals the id and was left out (restored from the id on
@@ -21,15 +23,28 @@ export function encodeRecord(id: string, payload: AdapterPayload): string {
   return `${jtiIsId ? 'j' : '-'}${consumed ? `c${consumed}` : ''}|${JSON.stringify(stored)}`;
 }
 
-/** The payload of the stored string `value` of the record `id` (a fresh object); `undefined` if missing or malformed. */
+/** A header as {@link encodeRecord} and the consume scripts write it. */
+const HEADER = /^[j-](c\d+(\.[\w-]+)?)?$/;
+
+/**
+ * The payload of the stored string `value` of the record `id` (a fresh object); `undefined` if missing.
+ * @throws {@link StoreRecordUnreadableError} for a value that is not a header, `|` and a JSON object.
+ */
 export function decodeRecord(id: string, value: string | null): AdapterPayload | undefined {
   if (value === null) return undefined;
   const bar = value.indexOf('|');
-  if (bar < 1) return undefined;
-  const payload = JSON.parse(value.slice(bar + 1)) as AdapterPayload;
-  if (value.charCodeAt(0) === 106 /* j */) payload.jti = id;
-  if (bar > 1 && value.charCodeAt(1) === 99 /* c */) payload.consumed = Number.parseInt(value.slice(2, bar), 10);
-  return payload;
+  const header = bar < 0 ? '' : value.slice(0, bar);
+  let payload: unknown;
+  try {
+    payload = HEADER.test(header) ? JSON.parse(value.slice(bar + 1)) : undefined;
+  } catch {
+    // not JSON: refused below
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new StoreRecordUnreadableError();
+  const record = payload as AdapterPayload;
+  if (header.startsWith('j')) record.jti = id;
+  if (header.charAt(1) === 'c') record.consumed = Number.parseInt(header.slice(2), 10);
+  return record;
 }
 
 /** Two payloads stored alike but for their expiry (`exp`), whatever the order of their members. */

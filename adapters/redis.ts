@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
-import { AlreadyConsumedError, StoreUnavailableError } from '../lib/errors.js';
+import { AlreadyConsumedError, StoreRecordUnreadableError, StoreUnavailableError } from '../lib/errors.js';
 import { describeFailure, silentLogger, type Logger } from '../lib/logger.js';
 import { firstUnlikeNode, REDIS_DEFAULTS, type ClusterNode } from '../lib/settings/types.js';
 import { refOf, type StoreInventory } from './inventory.js';
@@ -328,6 +328,16 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     uidMemo.set(uid, id);
   };
 
+  /** {@link decodeRecord} of `value`, read under `key` (a record of `model`); a value the store did not write is logged. */
+  const decode = (model: string, key: string, id: string, value: string | null): AdapterPayload | undefined => {
+    try {
+      return decodeRecord(id, value);
+    } catch (err) {
+      if (err instanceof StoreRecordUnreadableError) logger.error('store_record_unreadable', { store: 'redis', model, ref: key.slice(key.lastIndexOf(':') + 1) });
+      throw err;
+    }
+  };
+
   const readRaw = async (key: string): Promise<string | null> => (await send<string | null>((p) => void p.get(key))) ?? null;
 
   /** Reads a record, through the request's batch for flow models and the cache for cached ones. */
@@ -370,7 +380,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const readIndexed = async (model: string, index: string, member: 'uid' | 'userCode', value: string): Promise<AdapterPayload | undefined> => {
     const id = await readRaw(index);
     if (!id) return undefined;
-    const payload = decodeRecord(id, await readRecord(model, recordKey(model, id)));
+    const payload = decode(model, recordKey(model, id), id, await readRecord(model, recordKey(model, id)));
     return payload && payload[member] === value ? payload : undefined;
   };
 
@@ -378,7 +388,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const findByUid = async (model: string, uid: string): Promise<AdapterPayload | undefined> => {
     for (const known of [() => currentBatch()?.uids.get(uid), () => (model === 'Session' ? uidMemo.get(uid) : undefined)]) {
       const id = known();
-      const payload = id === undefined ? undefined : decodeRecord(id, await readRecord(model, recordKey(model, id)));
+      const payload = id === undefined ? undefined : decode(model, recordKey(model, id), id, await readRecord(model, recordKey(model, id)));
       if (payload?.uid === uid) return payload;
     }
     const found = await readIndexed(model, uidKey(uid), 'uid', uid);
@@ -492,7 +502,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         if (batch) {
           // A session rewritten unchanged but for its expiry within a minute is not written again.
           const known = batch.records.get(key)?.value ?? (batch.reads.has(key) ? await batch.reads.get(key) : undefined);
-          const before = known ? decodeRecord(id, known) : undefined;
+          const before = known ? decode(model, key, id, known) : undefined;
           if (before && sameButExpiry(before, payload) && Math.abs(Number(payload.exp) - Number(before.exp)) < 60) return;
           batch.uids.set(payload.uid, id);
         }
@@ -507,7 +517,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       await write(model, key, { value, ttl }, extra);
     },
     find: async (id) => {
-      const payload = decodeRecord(id, await readRecord(model, recordKey(model, id)));
+      const key = recordKey(model, id);
+      const payload = decode(model, key, id, await readRecord(model, key));
       const batch = currentBatch();
       if (payload && batch && (model === 'AccessToken' || model === 'AuthorizationCode')) prefetch(payload);
       return payload;
@@ -689,6 +700,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       masters,
       prefix,
       run,
+      decode: (model, key, value) => decode(model, key, '', value),
       revokeGrant: (ref) => revokeIndex(grantKey(ref)),
       remove: async (model, key) => {
         const del: AddCommand = (p) => void p.del(key);

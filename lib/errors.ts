@@ -175,6 +175,21 @@ export class InvalidCursorError extends Error {
   }
 }
 
+/**
+ * A value under one of the Redis store's record keys is not a record it wrote (an operator's edit, another program on
+ * the prefix, a damaged restore). Read as no record, a disabling or revocation mark would stop counting: the read fails
+ * instead (500 `server_error`), and the store logs `store_record_unreadable` with the model and the key's reference.
+ */
+export class StoreRecordUnreadableError extends Error {
+  static readonly code = 'SVC_STORE_RECORD_UNREADABLE';
+  readonly code = StoreRecordUnreadableError.code;
+
+  constructor() {
+    super('a stored value is not a record this store wrote');
+    this.name = 'StoreRecordUnreadableError';
+  }
+}
+
 /** A toolbox action that cannot be done, with the HTTP answer it gets (`status`, `error`, the message as description). */
 export class ToolboxError extends Error {
   static readonly code = 'SVC_TOOLBOX_REFUSED';
@@ -244,6 +259,7 @@ const SVC_ERRORS = [
   ClaimModuleError,
   AuthenticatorError,
   InvalidCursorError,
+  StoreRecordUnreadableError,
   ToolboxError,
   ClaimSyntaxError,
   CliError,
@@ -266,6 +282,7 @@ export type SvcErrorCode = (
   | typeof ClaimModuleError
   | typeof AuthenticatorError
   | typeof InvalidCursorError
+  | typeof StoreRecordUnreadableError
   | typeof ToolboxError
   | typeof ClaimSyntaxError
   | typeof CliError

@@ -64,6 +64,7 @@ export {
   MailDeliveryError,
   OutboundFetchError,
   SettingsError,
+  StoreRecordUnreadableError,
   StoreUnavailableError,
   ToolboxError,
   type SvcErrorCode,

@@ -6,6 +6,7 @@ import { InvalidCursorError } from '../../lib/errors.js';
 import { createRedisStore } from '../../adapters/redis.js';
 import { attemptCounterKey } from '../../adapters/redis-attempt-keys.js';
 import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
+import { capturingLogger } from '../helpers/logs.js';
 import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster } from '../helpers/redis.js';
 import { describeBatchContract } from './batch-contract.js';
 import { describeAdapterContract } from './contract.js';
@@ -114,6 +115,55 @@ describe('redis grant index: a grant in use for days keeps only its live tokens'
       expect(await store.client.ttl(indexKey as string)).toBeGreaterThan(3500);
       expect(await store.inventory.revokeGrant(refOf('grant-y'))).toBe(2);
       expect(await store.adapter('AccessToken').find('at-live')).toBeUndefined();
+    } finally {
+      await deletePrefix(SHARED_REDIS_URL, prefix);
+      await store.close();
+    }
+  });
+});
+
+describe('redis store: a value under one of its record keys that it did not write (an operator\'s edit, another program on the prefix, a damaged restore)', () => {
+  /** Values no store writes: no header, a header alone, an unknown header, JSON that is no object, no JSON. */
+  const UNREADABLE = ['1', '|{"disabled_at":1}', '-c|{}', 'x|{}', '-|null', '-|0', '-|"disabled"', '-|[]', '-|not json', 'j|null'];
+
+  it('attack: a client\'s disabling mark or a session\'s revocation mark it cannot read is never taken for no mark: the read fails, logged with the model and the key\'s reference, never the value', async () => {
+    const prefix = testPrefix('unreadable');
+    const { logger, lines } = capturingLogger();
+    const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, cachedModels: [], logger });
+    try {
+      await store.adapter('Session').upsert('s-1', { uid: 'uid-1', accountId: 'her' }, 60);
+      for (const [model, id] of [['ClientSuspension', 'rp-1'], ['SessionRevocation', 'uid-1'], ['Session', 's-1']] as const) {
+        for (const value of UNREADABLE) {
+          lines.length = 0;
+          await store.client.set(`${prefix}${model}:${refOf(id)}`, value);
+          await expect(store.adapter(model).find(id)).rejects.toMatchObject({ name: 'StoreRecordUnreadableError' });
+          expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([{ e: 'store_record_unreadable', store: 'redis', model, ref: refOf(id) }]);
+        }
+      }
+      await expect(store.adapter('Session').findByUid('uid-1')).rejects.toMatchObject({ name: 'StoreRecordUnreadableError' });
+      await expect(store.inventory.list('Session', { limit: 10 })).rejects.toMatchObject({ name: 'StoreRecordUnreadableError' });
+    } finally {
+      await deletePrefix(SHARED_REDIS_URL, prefix);
+      await store.close();
+    }
+  });
+
+  it('honest: a mark with fields missing (written by a tool of the operator\'s) still counts, and every record the store writes reads back', async () => {
+    const prefix = testPrefix('readable');
+    const { logger, lines } = capturingLogger();
+    const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, logger });
+    try {
+      await store.client.set(`${prefix}ClientSuspension:${refOf('rp-1')}`, '-|{}');
+      expect(await store.adapter('ClientSuspension').find('rp-1')).toEqual({});
+      const codes = store.adapter('AuthorizationCode');
+      await codes.upsert('code-1', { jti: 'code-1', grantId: 'g', kind: 'AuthorizationCode' }, 60);
+      await codes.upsert('code-2', { jti: 'other', kind: 'AuthorizationCode' }, 60);
+      await codes.consume('code-1');
+      expect(await codes.find('code-1')).toEqual({ jti: 'code-1', grantId: 'g', kind: 'AuthorizationCode', consumed: expect.any(Number) });
+      expect(await codes.find('code-2')).toEqual({ jti: 'other', kind: 'AuthorizationCode' });
+      await store.adapter('Client').upsert('rp-2', { client_id: 'rp-2', client_name: 'Zoë | ' });
+      expect(await store.adapter('Client').find('rp-2')).toEqual({ client_id: 'rp-2', client_name: 'Zoë | ' });
+      expect(lines).toEqual([]);
     } finally {
       await deletePrefix(SHARED_REDIS_URL, prefix);
       await store.close();

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { CompactEncrypt, createLocalJWKSet, importJWK, jwtVerify, type JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
+import { refOf } from '../../adapters/inventory.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { STORED_PARAMETERS_MAX_BYTES } from '../../lib/claims/request-size.js';
 import { generateProviderKeys, issueInitialAccessToken } from '../../lib/index.js';
@@ -16,6 +17,7 @@ import type { StatefulJwk } from '../../lib/provider/key-states.js';
 import { throttleAddressKey } from '../../lib/web/client-address.js';
 import { bracketFlood, bytesOf, countingModules, everySvcName, namesAcrossChannels, paddedTo, valuedFlood, type ClaimsObject } from '../helpers/claims-requests.js';
 import { confidentialClient, pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
+import { capturingLogger } from '../helpers/logs.js';
 import { registerClient, type RegisteredClient, registeredClientParams, registeredClientUrl } from '../helpers/clients.js';
 import { authorizationUrl, codeFlowUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { deletePrefix, dumpPrefix, recordBytes, SHARED_REDIS_URL, testPrefix, TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
@@ -236,6 +238,51 @@ describe('the operator toolbox with two processes on one Redis', () => {
       expect(await userinfoAtOther()).toBe(200);
     } finally {
       await other.close();
+    }
+  });
+
+  it('attack: a disabled client whose mark was overwritten with a value the store cannot read (an operator\'s edit) stays refused, at UserInfo and token (500 server_error, no token stored), logged with the mark\'s reference; honest: the key deleted, she is disabled and enabled as meant', async () => {
+    const { logger, lines } = capturingLogger();
+    const own = await startApp({ logger, properties: { ...onRedis(prefix), 'svc.management.user': 'operator', 'svc.management.password': PASSWORD, 'svc.proxy': true } });
+    const redis = new Redis(SHARED_REDIS_URL);
+    try {
+      const toolbox = managementCalls(own, AUTH);
+      const client = await registerClient(own, 'plain');
+      const id = String(client.metadata.client_id);
+      const flow = await runCodeFlow(own.issuer, client.metadata, { skipUserinfo: true });
+      const answer = async (response: Response): Promise<[number, unknown]> => [response.status, ((await response.json()) as { error?: unknown }).error];
+      const userinfo = async (): Promise<[number, unknown]> => answer(await fetch(`${own.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } }));
+      const token = async (): Promise<[number, unknown]> =>
+        answer(await fetch(`${own.issuer}/token`, {
+          method: 'POST',
+          headers: { authorization: `Basic ${Buffer.from(`${id}:${String(client.metadata.client_secret)}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=authorization_code&code=nope&redirect_uri=https%3A%2F%2Frp.example%2Fcb',
+        }));
+      const mark = `${prefix}ClientSuspension:${refOf(id)}`;
+      const overwrite = async (value: string | null): Promise<void> => {
+        await (value === null ? redis.del(mark) : redis.set(mark, value));
+        await redis.publish(`${prefix}invalidate`, `ClientSuspension:${refOf(id)}`);
+      };
+      expect((await toolbox('POST', `${M}/clients/${id}/disable`)).status).toBe(200);
+      const tokensBefore = await keysOf(prefix, 'AccessToken');
+      for (const value of ['1', '-|null', '-|not json']) {
+        await overwrite(value);
+        expect(await userinfo()).toEqual([500, 'server_error']);
+        expect(await token()).toEqual([500, 'server_error']);
+      }
+      expect(await keysOf(prefix, 'AccessToken')).toEqual(tokensBefore);
+      const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.e === 'store_record_unreadable');
+      expect(logged.length).toBeGreaterThanOrEqual(6);
+      expect(new Set(logged.map((line) => JSON.stringify(line)))).toEqual(new Set([JSON.stringify({ e: 'store_record_unreadable', store: 'redis', model: 'ClientSuspension', ref: refOf(id) })]));
+      await overwrite(null);
+      expect(await userinfo()).toEqual([200, undefined]);
+      expect((await toolbox('POST', `${M}/clients/${id}/disable`)).body).toMatchObject({ disabled: true, changed: true });
+      expect(await userinfo()).toEqual([401, 'invalid_token']);
+      expect((await toolbox('POST', `${M}/clients/${id}/enable`)).body).toMatchObject({ disabled: false, changed: true });
+      expect(await userinfo()).toEqual([200, undefined]);
+    } finally {
+      redis.disconnect();
+      await own.close();
     }
   });
 

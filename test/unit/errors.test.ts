@@ -24,6 +24,7 @@ const INSTANCES: Record<string, Error> = {
   ClaimModuleError: new ours.ClaimModuleError('email', new Error('no record')),
   AuthenticatorError: new ours.AuthenticatorError(new Error('locked')),
   InvalidCursorError: new ours.InvalidCursorError(),
+  StoreRecordUnreadableError: new ours.StoreRecordUnreadableError(),
   ToolboxError: new ours.ToolboxError(404, 'not_found', 'no client c1'),
   ClaimSyntaxError: new ours.ClaimSyntaxError('svc.ver.', 8, 'an empty segment'),
   CliError: new ours.CliError('--url: x is not an absolute URL', 2),
