@@ -1,5 +1,5 @@
 import type { Logger } from '../lib/logger.js';
-import type { MemoryBudget } from './memory-budget.js';
+import { SWEEP_GAP_MS, type MemoryBudget } from './memory-budget.js';
 import { counterPool, runMemoryMs, type CounterPool, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
 
 /** The fields of the Redis scripts' hash (`ATTEMPT_HEAD`); times in epoch ms, `windowEnd` 0 while no window is open. */
@@ -45,8 +45,9 @@ interface MemoryAttemptsOptions {
 /**
  * The memory store's {@link AttemptCounter}: the rules of the Redis attempt scripts, each operation one synchronous step.
  * A new counter beyond its pool's half of `shareBytes` (a sign-in's name and address counters and the rest each form a
- * pool, {@link counterPool}) replaces the pool's counter of lowest standing, the least recently failed of those, so
- * people can still sign in while a flood of made-up names is counted. A counter's standing, set at each failure, is its
+ * pool, {@link counterPool}) replaces, once the counters that expired are dropped (at most once a second), the pool's
+ * counter of lowest standing, the least recently failed of those, so people can still sign in while a flood of made-up
+ * names is counted. A counter's standing, set at each failure, is its
  * run of failures in a row (none for an expendable one, {@link AttemptRule.expendable}) above the standing of the last
  * counter replaced (GreedyDual aging): counters that failed often once do not stand above the rest for good, so a set
  * of them made once cannot make a name of fewer failures the one replaced by the next new counter, again and again. A
@@ -84,8 +85,16 @@ export function createMemoryAttempts(now: () => number, options?: MemoryAttempts
   };
   /** Whether a new counter of `bytes` goes beyond its pool's half of the share, which holds one to replace. */
   const beyondShare = (pool: Pool, bytes: number): boolean => options !== undefined && pool.held + bytes > poolShare && pool.byStanding.size > 0;
+  let sweptAt = -Infinity;
   const evictFor = (pool: Pool, bytes: number): void => {
     if (!options || !beyondShare(pool, bytes)) return;
+    // Counters that expired since the last sweep first: ranked above a live one, they would outlast it.
+    const t = now();
+    if (t - sweptAt >= SWEEP_GAP_MS) {
+      sweptAt = t;
+      for (const key of entries.keys()) live(key, t);
+      if (!beyondShare(pool, bytes)) return;
+    }
     if (!pool.evicting) options.logger.warn('attempt_counters_evicted', { pool: pool.name, pool_bytes: poolShare });
     pool.evicting = true;
     while (beyondShare(pool, bytes)) {

@@ -6,7 +6,7 @@ import { CROWDED_SHARE, FLOW_HEADROOM } from './store.js';
  * How often a write that does not fit may sweep the store: under a flood held at the limit, its records expiring one by
  * one, every refused request would otherwise walk every record.
  */
-const SWEEP_GAP_MS = 1000;
+export const SWEEP_GAP_MS = 1000;
 
 /**
  * What the memory store's records and attempt counters may hold together, in approximate bytes: the `maxmemory` and

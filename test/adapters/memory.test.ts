@@ -368,6 +368,25 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     }
   });
 
+  it('attack: counters that expired but were not swept yet (the sweep runs once a minute) take no room from the share: made to fail more than her once and expire together, they do not leave the next new names replacing her live count, and her fifth failure locks her; honest: the new names are counted, nobody is replaced', async () => {
+    const { store, clock, lines } = setup();
+    const brief = { limit: 100, windowSeconds: 60, coolDownSeconds: 60, maxCoolDownSeconds: 60 };
+    try {
+      for (let i = 0; i < 2; i += 1) await store.attempts.fail('login-name:her', RULE);
+      // With hers, some 28 counters: the sign-ins' half of the share, nearly full.
+      for (let i = 0; i < 27; i += 1) for (let n = 0; n < 3; n += 1) await store.attempts.fail(`login-name:brief-${i}`, brief);
+      clock.t += (brief.windowSeconds + 1) * 1000;
+      for (let i = 0; i < 5; i += 1) expect(await store.attempts.fail(`login-name:new-${i}`, RULE)).toBe(0);
+      for (let i = 2; i < RULE.limit; i += 1) await store.attempts.fail('login-name:her', RULE);
+      expect(await store.attempts.check('login-name:her', RULE)).toBe(RULE.coolDownSeconds * 1000);
+      for (let i = 1; i < RULE.limit; i += 1) await store.attempts.fail('login-name:new-0', RULE);
+      expect(await store.attempts.check('login-name:new-0', RULE)).toBe(RULE.coolDownSeconds * 1000);
+      expect(lines.filter((line) => line.includes('attempt_counters_evicted'))).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('attack: while records fill the budget and counters hold less than their share, a name without a counter is refused before its guess is judged (503), so a full store is no way around the throttle; existing counters keep counting', async () => {
     const { store } = setup();
     try {
