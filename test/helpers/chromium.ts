@@ -6,11 +6,11 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 /** Where screenshots go (ignored by git). */
 export const SCREENSHOT_DIR = new URL('../../test-output/screenshots/', import.meta.url).pathname;
 
-/** Launches Debian's Chromium headless with the flags this machine needs. */
-export async function launchChromium(): Promise<Browser> {
+/** Launches Debian's Chromium headless with the flags this machine needs, and `extraArgs`. */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', ...extraArgs],
   });
 }
 

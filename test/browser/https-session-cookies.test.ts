@@ -1,0 +1,174 @@
+import { request } from 'node:https';
+
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ClientMetadata } from 'oidc-provider';
+import type { Browser, BrowserContext, Cookie, Page } from 'playwright-core';
+
+import { createApp, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
+import { basicAuthorization } from '../../lib/web/basic-auth.js';
+import { pairwiseSubOf, TEST_PAIRWISE_KEY } from '../helpers/app.js';
+import { codeFlowUrl, pkcePair } from '../helpers/flow.js';
+import { launchChromiumFor, makeCertificate, startSite, type Site, type TestCertificate } from '../helpers/https-sites.js';
+import { testProviderKeys } from '../helpers/provider-keys.js';
+import { TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
+
+/**
+ * svc-connect served over https at `id.svc.test`, a relying party at `app.rp.test` (another site), in Chromium. Someone
+ * who answers for another name under `svc.test` (a sibling subdomain he runs, or, on her network, any http answer for
+ * such a name) can put cookies with `Domain=svc.test` in her browser: the session cookie of a browser of his must not
+ * sign her in as him.
+ */
+describe('over https, a session counts only in the browser that signed in, whatever cookies others plant (Chromium)', () => {
+  let certificate: TestCertificate;
+  let browser: Browser;
+  let idp: Site;
+  let rp: Site;
+  let sibling: Site;
+  let plainSibling: Site;
+  let app: SvcApp;
+  let issuer = '';
+  let client: ClientMetadata;
+
+  beforeAll(async () => {
+    certificate = makeCertificate();
+    [idp, rp, sibling, plainSibling] = await Promise.all([startSite('id.svc.test', certificate), startSite('app.rp.test', certificate), startSite('evil.svc.test', certificate), startSite('wifi.svc.test')]);
+    client = { client_id: 'rp', client_secret: 'rp-secret-that-is-long-enough-0123456789abc', redirect_uris: [`${rp.origin}/cb`], post_logout_redirect_uris: [`${rp.origin}/bye`] };
+    const settings = loadSettings({
+      env: {},
+      properties: { 'svc.base-url': idp.origin, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS, 'svc.subject.pairwise-key': TEST_PAIRWISE_KEY },
+    });
+    app = await createApp(settings, { logger: silentLogger, jwks: await testProviderKeys(), clients: [client] });
+    issuer = app.svc.paths.issuer;
+    const callback = app.callback();
+    idp.serve((req, res) => void callback(req, res));
+    rp.serve((req, res) => {
+      const url = new URL(req.url ?? '/', rp.origin);
+      res.setHeader('content-type', 'text/html');
+      if (url.pathname !== '/logout') return void res.end(`<p id="rp">${url.pathname}</p>`);
+      const fields = [...url.searchParams].map(([name, value]) => `<input type="hidden" name="${name}" value="${value}">`).join('');
+      res.end(`<form id="f" method="post" action="${issuer}/logout">${fields}</form><script>document.getElementById('f').submit()</script>`);
+    });
+    browser = await launchChromiumFor(certificate);
+  }, 30_000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.svc.close();
+    await Promise.all([idp, rp, sibling, plainSibling].map((site) => site?.close()));
+  });
+
+  const onRp = (url: URL): boolean => url.origin === rp.origin;
+  const fillLogin = async (page: Page, login: string): Promise<void> => {
+    await page.fill('input[name="login"]', login);
+    await page.fill('input[name="password"]', login);
+    await page.click('#login-form button[type="submit"]');
+  };
+
+  /** Opens the relying party's sign-in in `page`: where she lands first, the relying party (with a code or an error) or the login form. */
+  const openSignIn = async (page: Page, params: Record<string, string> = {}): Promise<'login form' | URL> => {
+    await page.goto(codeFlowUrl(issuer, client, { state: 'st', ...params }));
+    await page.waitForURL((url) => onRp(url) || url.pathname.includes('/interaction/'));
+    if (onRp(new URL(page.url()))) return new URL(page.url());
+    await page.waitForSelector('#login-form');
+    return 'login form';
+  };
+
+  /** A browser signed in as `login` that approved the relying party, its code at the relying party redeemed. */
+  const signedIn = async (login: string): Promise<{ context: BrowserContext; page: Page; sub: unknown }> => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const { verifier, challenge } = pkcePair();
+    expect(await openSignIn(page, { code_challenge: challenge })).toBe('login form');
+    await fillLogin(page, login);
+    await page.click('#consent-allow button');
+    await page.waitForURL(onRp);
+    return { context, page, sub: await subOf(new URL(page.url()), verifier) };
+  };
+
+  /** The `sub` of the ID token the code at the relying party's `url` is redeemed for (the token endpoint reached by its name, over TLS). */
+  const subOf = (url: URL, verifier: string): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const body = new URLSearchParams({ grant_type: 'authorization_code', code: url.searchParams.get('code') ?? '', code_verifier: verifier, redirect_uri: `${rp.origin}/cb` }).toString();
+      const headers = { authorization: basicAuthorization('rp', String(client.client_secret), { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' };
+      const sent = request({ host: '127.0.0.1', port: idp.port, servername: 'id.svc.test', ca: certificate.cert, method: 'POST', path: '/oidc/v1/token', headers }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        res.on('end', () => {
+          const idToken = String((JSON.parse(text) as { id_token?: string }).id_token);
+          resolve((JSON.parse(Buffer.from(idToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: unknown }).sub);
+        });
+      });
+      sent.on('error', reject);
+      sent.end(body);
+    });
+
+  /** The cookies a browser holds for the provider's host or its site, at any path. */
+  const siteCookies = async (context: BrowserContext): Promise<Cookie[]> => (await context.cookies()).filter((c) => c.domain.endsWith('svc.test'));
+  /** The cookies of a browser's session: those not of one interaction or one sign-in. */
+  const idpCookies = async (context: BrowserContext): Promise<Cookie[]> => (await siteCookies(context)).filter((c) => !c.name.startsWith('_interaction') && !c.name.startsWith('svc.'));
+
+  /** `site` answers her browser with each of `cookies` as a `Domain=svc.test` cookie at `path` (its own path without one). */
+  const plant = async (page: Page, site: Site, cookies: Cookie[], path?: string): Promise<void> => {
+    const secure = site.origin.startsWith('https:') ? '; Secure; SameSite=None' : '';
+    site.serve((_req, res) => {
+      res.setHeader('set-cookie', cookies.map((c) => `${c.name}=${c.value}; Domain=svc.test; Path=${path ?? c.path}; HttpOnly${secure}`));
+      res.end('planted');
+    });
+    await page.goto(`${site.origin}/`);
+  };
+
+  it('attack: a sibling subdomain plants the cookies of a browser signed in as him in a fresh browser: opening the relying party, she is asked to sign in, not sent back signed in as him', async () => {
+    const attacker = await signedIn('demo-basic');
+    const planted = await idpCookies(attacker.context);
+    expect(planted.map((c) => c.name)).toContain('_session');
+    const victim = await browser.newContext();
+    const page = await victim.newPage();
+    await plant(page, sibling, planted);
+    expect((await siteCookies(victim)).map((c) => c.name)).toContain('_session');
+    expect(await openSignIn(page)).toBe('login form');
+    await attacker.context.close();
+    await victim.close();
+  });
+
+  it('attack: an http answer for another name under the site (her network) plants them: she is asked to sign in', async () => {
+    const attacker = await signedIn('demo-basic');
+    const victim = await browser.newContext();
+    const page = await victim.newPage();
+    await plant(page, plainSibling, await idpCookies(attacker.context));
+    expect((await siteCookies(victim)).map((c) => c.name)).toContain('_session');
+    expect(await openSignIn(page)).toBe('login form');
+    await attacker.context.close();
+    await victim.close();
+  });
+
+  it('attack: planted at a longer path, his session cookie comes before hers: she is asked to sign in, and doing so is signed in as herself', async () => {
+    const attacker = await signedIn('demo-basic');
+    const victim = await signedIn('demo');
+    expect(victim.sub).toBe(pairwiseSubOf(`${rp.origin}/cb`, 'demo-0001'));
+    await plant(victim.page, sibling, await idpCookies(attacker.context), '/oidc/v1/authorize');
+    const { verifier, challenge } = pkcePair();
+    expect(await openSignIn(victim.page, { code_challenge: challenge })).toBe('login form');
+    await fillLogin(victim.page, 'demo');
+    await victim.page.waitForURL(onRp);
+    expect(await subOf(new URL(victim.page.url()), verifier)).toBe(victim.sub);
+    await attacker.context.close();
+    await victim.context.close();
+  });
+
+  it('honest: she signs in at the relying party, comes back silently signed in, and signs out from its site; every cookie of ours is Secure', async () => {
+    const { context, page, sub } = await signedIn('demo');
+    expect(sub).toBe(pairwiseSubOf(`${rp.origin}/cb`, 'demo-0001'));
+    const silent = await openSignIn(page, { prompt: 'none' });
+    expect(silent === 'login form' ? silent : silent.searchParams.get('code')).toEqual(expect.any(String));
+    for (const cookie of await siteCookies(context)) expect({ name: cookie.name, secure: cookie.secure }).toEqual({ name: cookie.name, secure: true });
+    expect((await siteCookies(context)).find((c) => c.name === '_session')).toMatchObject({ domain: 'id.svc.test', path: '/oidc/v1', sameSite: 'None' });
+
+    await page.goto(`${rp.origin}/logout?${new URLSearchParams({ client_id: 'rp', post_logout_redirect_uri: `${rp.origin}/bye`, state: 'rs' })}`);
+    await page.waitForSelector('button[name="logout"]');
+    await page.click('button[name="logout"]');
+    await page.waitForURL(onRp);
+    expect(page.url()).toBe(`${rp.origin}/bye?state=rs`);
+    const after = await openSignIn(page, { prompt: 'none' });
+    expect(after === 'login form' ? after : after.searchParams.get('error')).toBe('login_required');
+    await context.close();
+  });
+});
