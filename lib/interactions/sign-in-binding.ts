@@ -8,8 +8,15 @@ import { currentRequest, ROUTE_NAMES } from '../seams.js';
 /** The cookie that ties a sign-in to the browser that signed in, at the path of the interaction's resume URL. */
 export const SIGN_IN_COOKIE = 'svc.signin';
 
-/** Where the interaction result keeps the SHA-256 of that cookie's value. */
+/** Where the interaction result keeps the SHA-256 of that cookie's value, and a signed-in session that of {@link BROWSER_COOKIE}. */
 const BINDING = 'svc_browser';
+
+/**
+ * On https, the cookie naming the browser a session was signed in in. Its `__Host-` prefix makes browsers refuse it
+ * unless this host set it over https, `Secure`, at `/`, without `Domain`: no sibling subdomain and no http answer can.
+ */
+export const BROWSER_COOKIE = '__Host-svc.browser';
+
 
 const hashOf = (value: string): string => createHash('sha256').update(value, 'utf8').digest('base64url');
 
@@ -22,6 +29,46 @@ export function bindSignIn(ctx: Context, returnTo: string, expiresAt: number): R
   const secret = randomBytes(32).toString('base64url');
   ctx.cookies.set(SIGN_IN_COOKIE, secret, { path: new URL(returnTo).pathname, httpOnly: true, sameSite: 'lax', signed: false, overwrite: true, expires: new Date(expiresAt * 1000) });
   return { [BINDING]: hashOf(secret) };
+}
+
+/** The browser's {@link BROWSER_COOKIE} value, as this request set or received it. */
+function browserSecret(ctx: Context): string | undefined {
+  const state = ctx.state as { svcBrowser?: string };
+  const value = state.svcBrowser ?? ctx.cookies.get(BROWSER_COOKIE, { signed: false });
+  return value && /^[\w-]{43}$/.test(value) ? value : undefined;
+}
+
+/** Sets {@link BROWSER_COOKIE} (its value kept, or a fresh one) for as long as the session written now lasts, and returns its value. */
+function renewBrowserSecret(ctx: Context, seconds: number | undefined): string {
+  const secret = browserSecret(ctx) ?? randomBytes(32).toString('base64url');
+  (ctx.state as { svcBrowser?: string }).svcBrowser = secret;
+  // SameSite=None as the session cookie: a relying party's form posted to /authorize or /logout carries both.
+  ctx.cookies.set(BROWSER_COOKIE, secret, { path: '/', secure: true, httpOnly: true, sameSite: 'none', signed: false, overwrite: true, maxAge: seconds === undefined ? undefined : seconds * 1000 });
+  return secret;
+}
+
+/**
+ * The `Session` adapter, over https: a signed-in session is written with the SHA-256 of its browser's
+ * {@link BROWSER_COOKIE} (set at the sign-in), and found by its cookie only in a browser holding that cookie. A session
+ * cookie planted in her browser (a sibling subdomain's `Domain=` cookie, an http answer for a name of her site) finds
+ * nothing there, so she is not signed in as the person whose browser it came from.
+ */
+export function boundSessions(inner: Adapter): Partial<Adapter> {
+  return {
+    find: async (id) => {
+      const payload = await inner.find(id);
+      const ctx = currentRequest();
+      if (!payload?.accountId || !ctx?.secure) return payload;
+      const secret = browserSecret(ctx);
+      return secret && payload[BINDING] === hashOf(secret) ? payload : undefined;
+    },
+    upsert: (id, payload, expiresIn) => {
+      const ctx = currentRequest();
+      if (!payload.accountId || !ctx?.secure) return inner.upsert(id, payload, expiresIn);
+      const secret = ctx.oidc?.route === ROUTE_NAMES.resume ? renewBrowserSecret(ctx, expiresIn) : (browserSecret(ctx) ?? renewBrowserSecret(ctx, expiresIn));
+      return inner.upsert(id, { ...payload, [BINDING]: hashOf(secret) }, expiresIn);
+    },
+  };
 }
 
 /**

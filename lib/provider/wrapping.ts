@@ -22,7 +22,7 @@ import { hostParsedBody } from '../web/host-parsed-body.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
 import { noCachePragma, securityHeaders } from '../web/security-headers.js';
 import { resumedRedirectGuard } from '../interactions/redirect-check.js';
-import { boundSignIns } from '../interactions/sign-in-binding.js';
+import { boundSessions, boundSignIns } from '../interactions/sign-in-binding.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
 import { publishedKeysOnly } from './published-keys.js';
 import { pushByPostOnly, PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
@@ -127,6 +127,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     why: 'a registration access token or grant of a client deleted meanwhile is not written back',
     models: new Set([MODEL_NAMES.registrationAccessToken, MODEL_NAMES.grant]),
     wrap: (inner, model, below, { store }) => tokensOfDeletedClients(inner, below(DELETION_MODEL), model, flushOf(store)),
+  },
+  {
+    why: 'over https a signed-in session is found only in the browser it was signed in in, not in one its cookie was planted in',
+    models: new Set(['Session']),
+    wrap: (inner) => boundSessions(inner),
   },
   {
     why: 'a sign-in is resumed only in the browser that signed in, not in one that planted its interaction cookie in hers',
