@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 import type { Browser, BrowserContext, Cookie, Page } from 'playwright-core';
 
-import { createApp, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
+import Koa from 'koa';
+import mount from 'koa-mount';
+
+import { createApp, createSvcConnect, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
 import { basicAuthorization } from '../../lib/web/basic-auth.js';
 import { pairwiseSubOf, TEST_PAIRWISE_KEY } from '../helpers/app.js';
 import { codeFlowUrl, pkcePair } from '../helpers/flow.js';
@@ -175,5 +178,37 @@ describe('over https, a session counts only in the browser that signed in, whate
     const after = await openSignIn(page, { prompt: 'none' });
     expect(after === 'login form' ? after : after.searchParams.get('error')).toBe('login_required');
     await context.close();
+  });
+
+  it('honest: mounted at /auth in a host app (koa-mount) over https, she signs in and comes back silently; the sign-in cookie lives under /auth, every cookie Secure', async () => {
+    const host = await startSite('host.svc.test', certificate);
+    const mounted = { ...client, client_id: 'rp-mounted' };
+    const svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': `${host.origin}/auth`, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS, 'svc.subject.pairwise-key': TEST_PAIRWISE_KEY } }), {
+      logger: silentLogger,
+      jwks: await testProviderKeys(),
+      clients: [mounted],
+    });
+    const callback = new Koa({ keys: ['a-host-key-of-its-own-0123456789abcdef'] }).use(mount('/auth', svc.middleware)).callback();
+    host.serve((req, res) => void callback(req, res));
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(codeFlowUrl(svc.paths.issuer, mounted, { state: 'st' }));
+    await page.waitForSelector('#login-form');
+    await fillLogin(page, 'demo');
+    await page.waitForSelector('#consent-allow');
+    const signInCookies = (await context.cookies()).filter((c) => c.name === 'svc.signin');
+    await page.click('#consent-allow button');
+    await page.waitForURL(onRp);
+    expect(new URL(page.url()).searchParams.get('code')).toEqual(expect.any(String));
+    await page.goto(codeFlowUrl(svc.paths.issuer, mounted, { state: 'st', prompt: 'none' }));
+    await page.waitForURL(onRp);
+    expect(new URL(page.url()).searchParams.get('code')).toEqual(expect.any(String));
+    expect(signInCookies.map((c) => [c.path.replace(/[^/]+$/, '…'), c.secure])).toEqual([['/auth/oidc/v1/authorize/…', true]]);
+    const cookies = (await context.cookies()).filter((c) => c.domain === 'host.svc.test');
+    for (const cookie of cookies) expect({ name: cookie.name, secure: cookie.secure }).toEqual({ name: cookie.name, secure: true });
+    expect(cookies.filter((c) => ['_session', '__Host-svc.browser'].includes(c.name)).map((c) => [c.name, c.path]).sort()).toEqual([['__Host-svc.browser', '/'], ['_session', '/auth/oidc/v1']]);
+    await context.close();
+    await svc.close();
+    await host.close();
   });
 });
