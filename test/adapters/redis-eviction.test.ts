@@ -96,14 +96,15 @@ describe('a Redis that may evict keys: single use, replay detection, throttling 
   }, 60_000);
 
   it('honest: with noeviction the store is ready, and a full Redis refuses the flood (503) while the replay mark and her lock stay', async () => {
-    // Redis's own refusal: the headroom is looked at once, while the server is empty.
-    const store = createRedisStore({ url: full.url, keyPrefix: testPrefix('noeviction'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS, headroomCheckMs: Infinity });
+    // Redis's own refusal: a signed-in account's interactions, which the last tenth does not hold back.
+    const store = createRedisStore({ url: full.url, keyPrefix: testPrefix('noeviction'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
     try {
       await store.ping();
       expect(await store.insert('ReplayDetection', 'assertion', { iss: 'c' }, 3600)).toBe(true);
       for (let i = 0; i < RULE.limit; i += 1) await store.attempts.fail('her-name', RULE);
       let refused: unknown;
-      for (let i = 0; i < 1000 && !refused; i += 1) refused = await store.adapter('Interaction').upsert(`flood-${i}`, FLOOD_RECORD, 3600).then(() => undefined, (err: unknown) => err);
+      const signedIn = { ...FLOOD_RECORD, session: { accountId: 'flooder', uid: 'u' } };
+      for (let i = 0; i < 1000 && !refused; i += 1) refused = await store.adapter('Interaction').upsert(`flood-${i}`, signedIn, 3600).then(() => undefined, (err: unknown) => err);
       expect(refused).toBeInstanceOf(StoreUnavailableError);
       expect(String((refused as Error).cause)).toContain('OOM');
       await overLimit(full);
@@ -314,6 +315,31 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
       await admin.config('SET', 'maxmemory', '0');
       expect(await store.crowded?.()).toBe(false);
       for (let i = 0; i < kept; i += 1) await store.adapter('Interaction').upsert(`stranger-${i}`, anonymous, 3600);
+    } finally {
+      await store.close();
+      admin.disconnect();
+      own.dispose();
+    }
+  });
+
+  it('attack: a flood faster than the store looks at INFO (once a second) still stops at nine tenths, counting what it admitted since the look, so her login, session, grant and code fit; honest: strangers start until then', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory', '8mb', '--maxmemory-policy', 'noeviction'] });
+    const admin = new Redis(own.url);
+    // One look stands for the whole flood, as one look stands for a second of a flood that fast.
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('headroom-fast'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS, headroomCheckMs: 3_600_000 });
+    try {
+      let refused: unknown;
+      for (let i = 0; i < 1000 && !refused; i += 1) refused = await store.adapter('Interaction').upsert(`flood-${i}`, anonymous, 3600).then(() => undefined, (err: unknown) => err);
+      expect(String((refused as Error | undefined)?.cause)).toContain('90 % of its maxmemory');
+      const memory = await admin.info('memory');
+      const used = Number(/^used_memory:(\d+)/m.exec(memory)?.[1]);
+      expect(used).toBeGreaterThan(0.8 * 8 * 2 ** 20);
+      await store.adapter('Interaction').upsert('flood-0', { ...anonymous, result: { login: { accountId: 'her' } } }, 3600);
+      await store.adapter('Interaction').upsert('her-consent', { kind: 'Interaction', session: { accountId: 'her', uid: 'u' } }, 3600);
+      await store.adapter('Session').upsert('her-session', { kind: 'Session', uid: 'u', accountId: 'her' }, 3600);
+      await store.adapter('Grant').upsert('her-grant', { kind: 'Grant', accountId: 'her', clientId: 'c' }, 3600);
+      await store.adapter('AuthorizationCode').upsert('her-code', { kind: 'AuthorizationCode', grantId: 'her-grant', accountId: 'her' }, 60);
+      expect(await store.adapter('AuthorizationCode').find('her-code')).toMatchObject({ accountId: 'her' });
     } finally {
       await store.close();
       admin.disconnect();
