@@ -48,8 +48,9 @@ export interface RedisStoreOptions {
    */
   cachedModels?: string[];
   /**
-   * How long one look at the masters' `INFO memory` stands, in ms: while a master holds nine tenths of its `maxmemory`, a
-   * new interaction nobody signed in to and a new pushed request are refused (503), so people mid-flow finish.
+   * How long one look at the masters' `INFO memory` stands, in ms: while a master holds nine tenths of its `maxmemory`
+   * (what this process admitted since the look counted in), a new interaction nobody signed in to and a new pushed
+   * request are refused (503), so people mid-flow finish.
    * @default 1000
    */
   headroomCheckMs?: number;
@@ -101,7 +102,14 @@ const NOT_SENT = new Error('store circuit breaker open: not sent');
 interface MemoryState {
   fill: number;
   counterCap: number;
+  /** The bytes the master nearest nine tenths of its `maxmemory` may take until then (`Infinity`: no limit known). */
+  room: number;
+  /** The bytes of strangers' records this process had admitted when it asked (see `keepHeadroom`). */
+  admittedAt: number;
 }
+
+/** The bytes a record is counted to take in Redis: its key and value, a quarter more for the allocator's size classes, and its entries. */
+const recordCost = (key: string, value: string): number => Math.ceil((Buffer.byteLength(key) + Buffer.byteLength(value)) * 1.25) + 128;
 
 
 /**
@@ -493,7 +501,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const ttl = ttlOf(expiresIn);
       const key = recordKey(model, id);
       const value = encodeRecord(id, payload);
-      await keepHeadroom(model, key, payload);
+      await keepHeadroom(model, key, value, payload);
       const extra: AddCommand[] = [];
       // The uid index holds the session id, so `findByUid` can restore `jti`. A session id alone is no
       // credential (the cookie is signed with keys not in Redis); bearer tokens have no such index.
@@ -604,27 +612,30 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   let headroom: { at: number; memory: Promise<MemoryState> } | undefined;
   let nearlyFullLogged = false;
   let lastCounterCap = 0;
+  /** The bytes of strangers' records this process admitted ({@link recordCost}), ever. */
+  let admitted = 0;
   /**
    * The masters' memory, asked at most once per `headroomCheckMs` (concurrent writers share the answer). An INFO that
    * is denied, or no `maxmemory`, says nothing is held and counters have no cap: the write itself then meets what Redis
    * says. An INFO that fails (a Cluster master away, until its replica takes over) says nothing is held, and the
    * counters keep the last cap known: a flood during a failover does not outgrow the share on the masters still there.
    */
-  const unknownMemory = (): MemoryState => ({ fill: 0, counterCap: lastCounterCap });
+  const unknownMemory = (): MemoryState => ({ fill: 0, counterCap: lastCounterCap, room: Infinity, admittedAt: admitted });
   const memory = (): Promise<MemoryState> => {
     if (Date.now() < openUntil) return Promise.resolve(unknownMemory());
     if (!headroom || Date.now() - headroom.at >= headroomCheckMs) {
+      const admittedAt = admitted;
       const state = attempt(masterMemory).then((reports) => {
         const infos = reports.map(({ info }) => info);
         const maxima = infos.map((info) => Number(memoryField(info, 'maxmemory')));
-        const fill = Math.max(0, ...infos.map((info, i) => {
-          // What Redis weighs against maxmemory: replica output and AOF buffers (`mem_not_counted_for_evict`) are left out.
-          const counted = Number(memoryField(info, 'used_memory')) - Number(memoryField(info, 'mem_not_counted_for_evict') ?? 0);
-          return (maxima[i] ?? 0) > 0 ? counted / (maxima[i] ?? 1) : 0;
-        }));
+        // What Redis weighs against maxmemory: replica output and AOF buffers (`mem_not_counted_for_evict`) are left out.
+        const counted = infos.map((info) => Number(memoryField(info, 'used_memory')) - Number(memoryField(info, 'mem_not_counted_for_evict') ?? 0));
+        const limited = maxima.flatMap((max, i) => (max > 0 && Number.isFinite(counted[i]) ? [{ max, used: counted[i] ?? 0 }] : []));
+        const fill = Math.max(0, ...limited.map(({ max, used }) => used / max));
+        const room = Math.min(Infinity, ...limited.map(({ max, used }) => (1 - FLOW_HEADROOM) * max - used));
         const owners = clustered ? bucketSlots.map((slot) => (client as Cluster).slots[slot]?.[0]) : undefined;
         lastCounterCap = counterCapOf(reports.map(({ node }, i) => ({ node, maxmemory: maxima[i] ?? 0 })), owners, prefix);
-        return { fill, counterCap: lastCounterCap };
+        return { fill, counterCap: lastCounterCap, room, admittedAt };
       }, unknownMemory);
       headroom = { at: Date.now(), memory: state };
       void state.then(({ fill }) => {
@@ -637,10 +648,18 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return headroom.memory;
   };
   const fill = async (): Promise<number> => (await memory()).fill;
-  const nearlyFull = async (): Promise<boolean> => (await fill()) >= 1 - FLOW_HEADROOM;
-  /** Refuses a new record a stranger may create while Redis is nearly full; one rewritten (her login noted in it) passes. */
-  const keepHeadroom = async (model: string, key: string, payload: AdapterPayload): Promise<void> => {
-    if (!startsFlow(model, payload) || !(await nearlyFull())) return;
+  /**
+   * Refuses a new record a stranger may create that would take Redis to nine tenths, counting what this process admitted
+   * since its last look at `INFO` (a flood faster than the looks stops there too); one rewritten (her login noted in it) passes.
+   */
+  const keepHeadroom = async (model: string, key: string, value: string, payload: AdapterPayload): Promise<void> => {
+    if (!startsFlow(model, payload)) return;
+    const { room, admittedAt } = await memory();
+    const cost = recordCost(key, value);
+    if (admitted - admittedAt + cost <= room) {
+      admitted += cost;
+      return;
+    }
     if ((await readRecord(model, key)) !== null) return;
     throw new StoreUnavailableError({ cause: new Error(`a Redis master holds ${100 - FLOW_HEADROOM * 100} % of its maxmemory: the rest is kept for flows under way`), where: at });
   };
