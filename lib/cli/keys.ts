@@ -16,9 +16,10 @@ absolute path printed; point svc.keys.file at it. A file or symbolic link alread
 Without --out the JWKS is printed.
 
 rotate: advances the rotation of the keys file FILE by one safe step (see
-docs/operations/key-rotation.md): (1) adds a next key for every current key: published in the JWKS,
-signing nothing; (2) once the next keys have been published for N seconds (default
-${DEFAULT_PUBLISH_SECONDS}), promotes them: they sign, the old keys are retiring (still published);
+docs/operations/key-rotation.md): (1) adds a next key for every current key, signing nothing: a
+signing key published in the JWKS, a decryption key held, published once current; (2) once the
+next keys have been published for N seconds (default ${DEFAULT_PUBLISH_SECONDS}), promotes them:
+they sign, the old keys are retiring (signing keys still published, decryption keys still decrypt);
 (3) once retiring for 24 h (the longest ID token lifetime), drops the old keys. Run it again for
 each step; it waits (and says until when) while a step is not due. When FILE is a symbolic
 link, the file it leads to is rotated and the link kept. After each step, reload every
@@ -31,10 +32,10 @@ status: the keys of FILE, their states, which algs each signs, and what rotate w
 function report(file: string, step: RotationStep): string {
   const reload = `Reload every server now (systemctl reload svc-connect, or kill -HUP <pid> of each svc-connect serve process; or restart them): they publish and sign with ${file} as it is after their reload.`;
   if (step.step === 'added') {
-    return `added next keys ${step.kids.join(', ')} to ${file}: published in the JWKS, signing nothing yet.\n${reload}\nThen run "svc-connect keys rotate --file ${file}" again after ${when(step.promoteAfter)} to let them sign.\n`;
+    return `added next keys ${step.kids.join(', ')} to ${file}: signing nothing yet; the signing keys among them are published in the JWKS (decryption keys once current).\n${reload}\nThen run "svc-connect keys rotate --file ${file}" again after ${when(step.promoteAfter)} to let them sign.\n`;
   }
   if (step.step === 'promoted') {
-    return `promoted ${step.kids.join(', ')}: they sign now; ${step.retiring.join(', ')} are retiring (still published, so tokens they signed keep verifying).\n${reload}\nRun "svc-connect keys rotate --file ${file}" again after ${when(step.retireAfter)} to drop the retiring keys.\n`;
+    return `promoted ${step.kids.join(', ')}: they sign now; ${step.retiring.join(', ')} are retiring (signing keys still published, so tokens they signed keep verifying; decryption keys still decrypt, unpublished).\n${reload}\nRun "svc-connect keys rotate --file ${file}" again after ${when(step.retireAfter)} to drop the retiring keys.\n`;
   }
   if (step.step === 'retired') return `dropped the retired keys ${step.kids.join(', ')} from ${file}; the rotation is complete.\n${reload}\n`;
   return `nothing to do yet: ${step.reason}; run again after ${when(step.until)}. ${file} is unchanged.\n`;

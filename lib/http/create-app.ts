@@ -199,7 +199,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
       current = providerFromRuntime(settings, { ...runtime, jwks }, metrics);
       providerMount = mountProvider(current, publicPath);
       const signing = signingKids(jwks.keys);
-      logger.info('keys_reloaded', { file, published: jwks.keys.length, signing: Object.entries(signing).map(([alg, kid]) => `${alg}=${kid}`).join(' ') });
+      logger.info('keys_reloaded', { file, published: jwks.keys.length - jwks.unpublished.length, signing: Object.entries(signing).map(([alg, kid]) => `${alg}=${kid}`).join(' ') });
       // Rare and operator-facing: written at once, not left in the log buffer.
       logger.flush?.();
       return { reloaded: true, signing };

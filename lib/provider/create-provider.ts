@@ -49,7 +49,7 @@ export async function checkStaticClients(provider: Provider, settings: Settings,
 export function providerFromRuntime(settings: Settings, runtime: Runtime, metrics?: Metrics): Provider {
   const { authenticator, logger, registry } = runtime;
   const flowShare = { proxy: { proxy: settings.proxy, hops: settings.proxyHops }, macKey: runtime.cookieKeys[0] ?? '', threshold: settings.login.startThreshold, logger };
-  const wrapping: WrappingParts = { store: runtime.store, flowShare, logger, metrics, baseUrl: settings.baseUrl, proxy: settings.proxy, keys: runtime.jwks.keys, unpublished: runtime.jwks.unpublished };
+  const wrapping: WrappingParts = { store: runtime.store, flowShare, logger, metrics, baseUrl: settings.baseUrl, proxy: settings.proxy, keys: runtime.jwks.keys, unpublished: runtime.jwks.unpublished, signingOnly: runtime.jwks.signingOnly };
   const configuration = createConfiguration(settings, {
     jwks: { keys: runtime.jwks.keys },
     cookieKeys: runtime.cookieKeys,

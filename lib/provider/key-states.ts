@@ -72,14 +72,26 @@ export function signingKids(keys: readonly JWK[]): Record<string, string> {
   return Object.fromEntries(kids.filter((entry): entry is [string, string] => Boolean(entry[1])));
 }
 
+/** Whether `key` signs none of the algs the provider signs with, as oidc-provider picks keys: a decryption key (`use: "enc"`, an encryption `alg`, or `key_ops` without `sign`). */
+const signsNothing = (key: JWK): boolean => SIGNING_ALG_VALUES.every((alg) => signingKeyFor(alg, [key]) === undefined);
+
 /**
- * The kids of the decryption keys (`use: "enc"`) that are `next` or `retiring`: held to decrypt request objects, never
- * published. While the processes of one provider are reloaded one after another, each publishes only decryption keys
- * that every other one already holds (or still holds), so a relying party encrypts to no key the process it reaches
- * lacks. Signing keys are published in every state: a relying party verifies with them, whichever process signed.
+ * The kids of the decryption keys that are `next` or `retiring` (however the file marks them for encryption: by `use`,
+ * an encryption `alg`, or `key_ops` without `sign`): held to decrypt request objects, never published. While the
+ * processes of one provider are reloaded one after another, each publishes only decryption keys that every other one
+ * already holds (or still holds), so a relying party encrypts to no key the process it reaches lacks. Signing keys are
+ * published in every state: a relying party verifies with them, whichever process signed.
  */
 export function unpublishedKids(keys: readonly StatefulJwk[]): string[] {
-  return keys.filter((k) => k.use === 'enc' && stateOf(k) !== 'current').map((k) => String(k.kid));
+  return keys.filter((k) => stateOf(k) !== 'current' && signsNothing(k)).map((k) => String(k.kid));
+}
+
+/**
+ * The kids of the `next` and `retiring` keys that both sign and decrypt (no `use`, `alg` or `key_ops`): published,
+ * to verify with, as `use: "sig"`, so no relying party encrypts to one of them ({@link unpublishedKids}).
+ */
+export function signingOnlyKids(keys: readonly StatefulJwk[]): string[] {
+  return keys.filter((k) => stateOf(k) !== 'current' && k.use === undefined && k.alg === undefined && k.key_ops === undefined && !signsNothing(k)).map((k) => String(k.kid));
 }
 
 /**

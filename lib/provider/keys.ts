@@ -4,16 +4,17 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jo
 
 import { EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits, rsaExponentDefect } from '../../policies/jwk-rules.js';
 import { readJsonFile, SettingsError } from '../errors.js';
-import { providerOrder, signingKeyFor, stateFault, stateOf, unpublishedKids } from './key-states.js';
+import { providerOrder, signingKeyFor, signingOnlyKids, stateFault, stateOf, unpublishedKids } from './key-states.js';
 
 /** A JSON Web Key Set with the provider's private keys: signing keys and, optionally, decryption keys. */
 export interface PrivateJwks {
   keys: JWK[];
 }
 
-/** The provider's keys in its order, and the kids of those it holds without publishing them ({@link unpublishedKids}). */
+/** The provider's keys in its order, the kids of those it holds without publishing them ({@link unpublishedKids}), and of those it publishes to verify with only ({@link signingOnlyKids}). */
 export interface ProviderKeys extends PrivateJwks {
   unpublished: string[];
+  signingOnly: string[];
 }
 
 /** A fresh private key for `alg` (RSA of `modulusLength` bits, or EC on `crv`) with a thumbprint `kid` and, when given, `use`. */
@@ -103,7 +104,8 @@ function keyPairFault(key: JWK): string | undefined {
 
 /**
  * Checks a private JWKS (the rules below, each with its message) and returns its keys in the provider's
- * order (current, next, retiring) without their rotation members, and the kids of those not to publish.
+ * order (current, next, retiring) without their rotation members, and the kids of those not to publish (or to publish
+ * for signing only).
  * @throws {@link SettingsError} naming `svc.keys.file` and the faulty key's position.
  */
 export function validateProviderKeys(jwks: unknown, source: string): ProviderKeys {
@@ -133,7 +135,7 @@ export function validateProviderKeys(jwks: unknown, source: string): ProviderKey
   if (!signingKeyFor('RS256', keys.filter((k) => stateOf(k) === 'current'))) fail('no current RSA signing key (every RSA signing key is next or retiring)');
   const ordered = providerOrder(keys);
   if ('fault' in ordered) return fail(ordered.fault);
-  return { keys: ordered.keys, unpublished: unpublishedKids(keys) };
+  return { keys: ordered.keys, unpublished: unpublishedKids(keys), signingOnly: signingOnlyKids(keys) };
 }
 
 /** Reads and validates the JWKS file named by `svc.keys.file`. */

@@ -75,7 +75,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
     ? validateProviderKeys(options.jwks, 'options.jwks')
     : settings.keys.file
       ? readKeysFile(settings.keys.file, logger)
-      : { ...(await generateKeys()), unpublished: [] };
+      : { ...(await generateKeys()), unpublished: [], signingOnly: [] };
   const cookieKeys = settings.cookies.keys ?? [randomBytes(32).toString('base64url')];
   // Unset: every pairwise sub changes at the next start (an unsafe default, refused in production).
   const pairwiseKey = settings.subject.pairwiseKey ?? randomBytes(32).toString('base64url');

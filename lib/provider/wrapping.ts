@@ -56,6 +56,8 @@ export interface WrappingParts extends AdapterParts {
   keys: readonly JWK[];
   /** The kids of the keys the JWKS leaves out: decryption keys not yet or no longer current. */
   unpublished?: readonly string[];
+  /** The kids of the keys the JWKS lists as `use: "sig"`: keys not current that would also decrypt. */
+  signingOnly?: readonly string[];
   logger: Logger;
   metrics?: Metrics;
   baseUrl: string;
@@ -156,7 +158,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: 'on http, SameSite=None cookies go out as Lax (browsers refuse None without Secure); a /logout POST without them is sent again as a GET', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
   { why: 'a request to /par by another method than POST is answered 405 (RFC 9126 2.3), its body unread', wrap: ({ logger }) => pushByPostOnly(logger) },
   { why: 'secrets hashed, ignored hints dropped, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys }) => normalizeProviderRequests(logger, keys) },
-  { why: 'a decryption key is published only while current: a process reloaded first never lists one another process lacks', wrap: ({ unpublished }) => (unpublished?.length ? publishedKeysOnly(unpublished) : undefined) },
+  { why: 'a decryption key is published only while current: a process reloaded first never lists one another process lacks', wrap: ({ unpublished = [], signingOnly = [] }) => (unpublished.length + signingOnly.length > 0 ? publishedKeysOnly(unpublished, signingOnly) : undefined) },
   { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
   { why: 'nothing of a resumed authorization reaches a redirect URI the client retracted meanwhile', wrap: () => resumedRedirectGuard() },

@@ -1,0 +1,106 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { CompactEncrypt, importJWK, type JWK } from 'jose';
+
+import { generateProviderKeys } from '../../lib/index.js';
+import { rotateKeysFile } from '../../lib/provider/key-rotation.js';
+import type { StatefulJwk } from '../../lib/provider/key-states.js';
+import { generatePrivateJwk } from '../../lib/provider/keys.js';
+import { authorizationUrl, pkcePair } from '../helpers/flow.js';
+import { outcomeOf, registerSigningClient, signRequestObject, type SigningClient } from '../helpers/request-objects.js';
+import { appPerSuite } from '../helpers/suite-app.js';
+import type { RunningApp } from '../helpers/app.js';
+import { capturingLogger } from '../helpers/logs.js';
+
+/*
+ * A decryption key that is not current is held to decrypt but not published (docs/operations/key-rotation.md), however
+ * the keys file marks it for encryption: by `use`, by an encryption `alg`, or by `key_ops` without `sign`. A key that
+ * both signs and decrypts (no `use`, `alg` or `key_ops`) is published while not current for verifying only.
+ */
+const jwksOf = async (running: RunningApp, path = '/jwks'): Promise<JWK[]> => ((await (await fetch(`${running.issuer}${path}`)).json()) as { keys: JWK[] }).keys;
+const PRIVATE_AND_LABELS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'key_ops', 'alg', 'use'];
+const publicOf = (key: JWK): JWK => Object.fromEntries(Object.entries(key).filter(([m]) => !PRIVATE_AND_LABELS.includes(m) && !m.startsWith('svc_')));
+
+/** Where an authorization request ends whose signed request object is encrypted to `key` (RSA-OAEP-256): `interaction`, or its error. */
+async function sealedTo(running: RunningApp, client: SigningClient, key: JWK): Promise<string> {
+  const alg = 'RSA-OAEP-256';
+  const jws = await signRequestObject(client, running.issuer, { response_type: 'code', redirect_uri: 'https://rp.example/cb', scope: 'openid', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'st' });
+  const jwe = await new CompactEncrypt(new TextEncoder().encode(jws)).setProtectedHeader({ alg, enc: 'A256GCM', cty: 'JWT', kid: String(key.kid) }).encrypt(await importJWK(publicOf(key), alg));
+  const outcome = await outcomeOf(authorizationUrl(running.issuer, { client_id: client.metadata.client_id, request: jwe }));
+  return outcome.interaction ? 'interaction' : String(outcome.error);
+}
+
+describe('the JWKS during a rotation, whatever labels the keys file gives its decryption keys', () => {
+  const labelled: Record<string, StatefulJwk> = {};
+  const running = appPerSuite(async () => {
+    const base = await generateProviderKeys();
+    const rsa = (): Promise<JWK> => generatePrivateJwk('RSA-OAEP-256', { modulusLength: 2048 });
+    Object.assign(labelled, {
+      nextByAlg: { ...(await rsa()), alg: 'RSA-OAEP-256', svc_state: 'next' },
+      retiringByOps: { ...(await rsa()), key_ops: ['decrypt', 'unwrapKey'], svc_state: 'retiring' },
+      nextByUse: { ...(await rsa()), use: 'enc', svc_state: 'next' },
+      nextUnlabelled: { ...(await rsa()), svc_state: 'next' },
+      retiringSigning: { ...(await generatePrivateJwk('RS256', { modulusLength: 2048 }, 'sig')), svc_state: 'retiring' },
+      nextSigningByAlg: { ...(await generatePrivateJwk('ES256', { crv: 'P-256' })), alg: 'ES256', svc_state: 'next' },
+      currentByAlg: { ...(await rsa()), alg: 'RSA-OAEP' },
+      currentUnlabelled: await generatePrivateJwk('ECDH-ES', { crv: 'P-256' }),
+    });
+    return { jwks: { keys: [...base.keys, ...Object.values(labelled)] as JWK[] } };
+  });
+  const listed = (keys: JWK[]): Record<string, string | null> =>
+    Object.fromEntries(Object.entries(labelled).map(([name, key]) => [name, keys.some((k) => k.kid === key.kid) ? String(keys.find((k) => k.kid === key.kid)?.use ?? 'no use') : null]));
+
+  it('attack: a next or retiring decryption key marked by alg or by key_ops (oidc-provider lists the first as use "enc") is not listed; one that also signs is listed for signing only', async () => {
+    const served = listed(await jwksOf(running));
+    expect([served.nextByAlg, served.retiringByOps, served.nextByUse, served.nextUnlabelled]).toEqual([null, null, null, 'sig']);
+  });
+
+  it('honest: signing keys in every state and current decryption keys however marked are listed as before', async () => {
+    const served = listed(await jwksOf(running));
+    expect([served.retiringSigning, served.nextSigningByAlg, served.currentByAlg, served.currentUnlabelled]).toEqual(['sig', 'sig', 'enc', 'no use']);
+  });
+
+  it('honest: every key held but not listed for encryption still decrypts a request object a relying party sends to it', async () => {
+    const client = await registerSigningClient(running, { request_object_signing_alg: 'PS256', request_object_encryption_alg: 'RSA-OAEP-256', request_object_encryption_enc: 'A256GCM' });
+    const outcomes = [];
+    for (const name of ['nextByAlg', 'retiringByOps', 'nextByUse', 'nextUnlabelled']) outcomes.push(await sealedTo(running, client, labelled[name] as JWK));
+    expect(outcomes).toEqual(['interaction', 'interaction', 'interaction', 'interaction']);
+  });
+
+  it('every spelling oidc-provider serves the JWKS at, and HEAD, answers the same list', async () => {
+    const kids = async (path: string): Promise<string[]> => (await jwksOf(running, path)).map((k) => String(k.kid));
+    const canonical = await kids('/jwks');
+    for (const path of ['/JWKS', '/jwks/', '/Jwks/', '/./jwks']) expect(await kids(path)).toEqual(canonical);
+    const [head, get] = await Promise.all([fetch(`${running.issuer}/jwks`, { method: 'HEAD' }), fetch(`${running.issuer}/jwks`)]);
+    expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
+  });
+});
+
+describe('a keys file whose decryption keys carry an alg and no use, rotated and reloaded', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-published-keys-'));
+  const keysFile = join(dir, 'keys.json');
+  const { logger, lines } = capturingLogger();
+  const running = appPerSuite(async () => {
+    const { keys } = await generateProviderKeys();
+    // As some key tools write them: the alg names the key's purpose, no use member.
+    const byAlg = keys.map(({ use, ...key }) => (use === 'enc' ? { ...key, alg: key.kty === 'RSA' ? 'RSA-OAEP-256' : 'ECDH-ES' } : { ...key, use }));
+    writeFileSync(keysFile, JSON.stringify({ keys: byAlg }), { mode: 0o600 });
+    return { logger, properties: { 'svc.keys.file': keysFile } };
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const fileKeys = (): StatefulJwk[] => (JSON.parse(readFileSync(keysFile, 'utf8')) as { keys: StatefulJwk[] }).keys;
+
+  it('attack: after step 1 and a reload the next decryption keys are not listed, and keys_reloaded counts only the keys listed; honest: the next signing keys are listed', async () => {
+    expect((await rotateKeysFile(keysFile)).step).toBe('added');
+    expect((await running.app.svc.reloadKeys()).reloaded).toBe(true);
+    const served = new Set((await jwksOf(running)).map((k) => k.kid));
+    const next = fileKeys().filter((k) => k.svc_state === 'next');
+    const listedNext = (encryption: boolean): boolean[] => next.filter((k) => (k.use === undefined) === encryption).map((k) => served.has(k.kid));
+    expect([listedNext(true), listedNext(false)]).toEqual([[false, false], [true, true]]);
+    const reloaded = lines.map((l) => JSON.parse(l) as { e: string; published?: number }).filter((l) => l.e === 'keys_reloaded');
+    expect(reloaded.map((l) => l.published)).toEqual([served.size]);
+  });
+});
