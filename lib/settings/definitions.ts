@@ -23,6 +23,8 @@ export interface SuppliedParts {
   authenticator?: boolean;
   /** The management router and mailer are served by this app. */
   management?: boolean;
+  /** A mailer was passed in code (so the outbox default does not apply). */
+  mailer?: boolean;
 }
 
 /**
@@ -188,7 +190,7 @@ export const PROPERTY_DEFINITIONS = [
     defaultText: 'unset → mails are written as `.eml` files to `svc.mail.outbox-dir` (warned, refused in production)',
     doc: 'SMTP server for invitation mails, e.g. `smtp://user:pass@mail.example.com:587` (with credentials STARTTLS is required: a server that does not offer it gets no password and no mail; `?requireTLS=false` allows plain text, for a relay on the same machine) or `smtps://…:465`.',
     secret: true,
-    unsafe: (s, supplied): string | undefined => (supplied.management && !s.mail.smtpUrl ? `invitation mails are written to ${s.mail.outboxDir} instead of being sent` : undefined),
+    unsafe: (s, supplied): string | undefined => (supplied.management && !supplied.mailer && !s.mail.smtpUrl ? `invitation mails are written to ${s.mail.outboxDir} instead of being sent` : undefined),
   }),
   row('svc.mail.outbox-dir', 'mail.outboxDir', parseNonEmpty, {
     env: 'SVC_MAIL_OUTBOX_DIR',

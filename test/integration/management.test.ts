@@ -9,6 +9,7 @@ import { simpleParser } from 'mailparser';
 import { createMemoryStore } from '../../adapters/memory.js';
 import { createApp, loadSettings, SettingsError, silentLogger, type Logger } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
+import { testProviderKeys } from '../helpers/provider-keys.js';
 import { freePort } from '../helpers/processes.js';
 import { register } from '../helpers/registration.js';
 import { startSmtp, tokenIn, type TestSmtp } from '../helpers/smtp.js';
@@ -490,5 +491,15 @@ describe('default management credentials', () => {
     });
     await expect(createApp(settings, { logger: silentLogger })).rejects.toThrow(SettingsError);
     await expect(createApp(settings, { logger: silentLogger })).rejects.toThrow(/svc\.management\.password/);
+  });
+
+  it('honest: an embedder passing a mailer of its own starts in production without an SMTP URL (no outbox is in use)', async () => {
+    const settings = loadSettings({
+      env: { NODE_ENV: 'production', SVC_COOKIES_KEYS: 'x'.repeat(32), SVC_SUBJECT_PAIRWISE_KEY: 'p'.repeat(32), SVC_MANAGEMENT_PASSWORD: 'a-strong-password', SVC_MAIL_FROM: 'idp@example.com' },
+    });
+    const mailer = { kind: 'smtp' as const, send: async (): Promise<void> => undefined, close: (): void => undefined };
+    const authenticator = { authenticate: async (): Promise<undefined> => undefined, exists: async (): Promise<boolean> => false };
+    const app = await createApp(settings, { logger: silentLogger, store: createMemoryStore(), jwks: await testProviderKeys(), mailer, authenticator });
+    await app.svc.close();
   });
 });
