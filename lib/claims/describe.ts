@@ -63,20 +63,23 @@ export interface RequestedItem {
  * asked).
  */
 export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel, deliverable: ReadonlySet<string>): RequestedItem[] {
-  const items = new Map<string, RequestedItem>();
   let parsed: Record<string, unknown> = {};
   try {
     parsed = claimsParameter ? (JSON.parse(claimsParameter) as Record<string, unknown>) : {};
   } catch {
     // An unreadable parameter asks for nothing beyond the scope.
   }
+  // One item per name and what it delivers: a group the two members treat apart (one names an alternative alone) is two.
   const explicit = new Map<string, { request: ClaimRequest; channels: Channel[] }>();
+  const named = new Set<string>();
   const verified: RequestedItem[] = [];
   for (const channel of ['id_token', 'userinfo'] as const) {
     for (const request of deliveredRequests(parsed[channel] as ChannelClaims | undefined, deliverable)) {
       if (request.alternatives.length === 0) continue;
-      const known = explicit.get(request.requested);
-      explicit.set(request.requested, { request: { ...request, essential: request.essential || (known?.request.essential ?? false) }, channels: [...(known?.channels ?? []), channel] });
+      named.add(request.requested);
+      const key = JSON.stringify([request.requested, request.alternatives]);
+      const known = explicit.get(key);
+      explicit.set(key, { request: { ...request, essential: request.essential || (known?.request.essential ?? false) }, channels: [...(known?.channels ?? []), channel] });
     }
     for (const request of verifiedRequestsOf(parsed[channel])) {
       const text = describeVerified(request);
@@ -85,7 +88,7 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
       else verified.push({ text, essential: false, channels: [channel] });
     }
   }
-  for (const claim of claimsForScope(scope)) if (!explicit.has(claim)) items.set(claim, { text: describeClaim(claim), essential: false, channels: [scopeChannel] });
-  for (const [name, { request, channels }] of explicit) items.set(name, { text: describeRequested(request), essential: request.essential, channels });
-  return [...items.values(), ...verified];
+  const items = claimsForScope(scope).filter((claim) => !named.has(claim)).map((claim): RequestedItem => ({ text: describeClaim(claim), essential: false, channels: [scopeChannel] }));
+  for (const { request, channels } of explicit.values()) items.push({ text: describeRequested(request), essential: request.essential, channels });
+  return [...items, ...verified];
 }

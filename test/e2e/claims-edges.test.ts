@@ -292,3 +292,51 @@ describe('an approved group delivers the first alternative she holds only, whate
     expect(saysOneOf && both ? `page says "one of: ID card; e-mail", client received ${delivered.join(', ')}` : 'consistent').toBe('consistent');
   });
 });
+
+describe('the consent page says where each alternative of a group travels when the two members treat the group differently', () => {
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+  });
+  afterAll(async () => running.close());
+
+  /** The consent page's items (their words) and the user data each channel delivered after she allowed. */
+  const consented = async (client: RegisteredClient, claims: unknown): Promise<{ items: string[]; idToken: string[]; userinfo: string[] }> => {
+    const browser = new FormBrowser();
+    const done = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params: { claims: JSON.stringify(claims) } });
+    const items = [...browser.lastPage.matchAll(/<li>([^<]*(?:<em>\(required\)<\/em>)?[^<]*— (?:in the|not sent)[^<]*)<\/li>/g)].map((m) => m[1] as string);
+    return { items, idToken: Object.keys(userData(done.claims)), userinfo: Object.keys(userData(done.userinfo)) };
+  };
+
+  it('attack: a group in the plaintext sign-in token, and in UserInfo beside one of its alternatives named alone: the page does not say that alternative travels in UserInfo only', async () => {
+    // The sign-in token travels in plain form (the opt-out), UserInfo encrypted.
+    const client = await registerClient(running, 'rsa', { id_token_encrypted_response_alg: undefined, allow_unencrypted_userinfo: true });
+    const { items, idToken } = await consented(client, { id_token: { [GROUP]: null }, userinfo: { [IDCARD]: null, [GROUP]: null } });
+    // The sign-in token carries the first alternative she holds, her ID card, in plain form.
+    expect(idToken).toEqual([IDCARD]);
+    expect(items).toEqual([
+      'one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) — in the sign-in token',
+      'your verified ID card (level 3, NFC) — in the profile request',
+      'your verified e-mail address (level 2) — in the profile request',
+    ]);
+  });
+
+  it('attack: a group in UserInfo, and in the sign-in token beside one of its alternatives named alone: the page does not call the sign-in token\'s two claims "one of"', async () => {
+    const client = await registerClient(running, 'rsa');
+    const { items, idToken, userinfo } = await consented(client, { id_token: { [IDCARD]: null, [GROUP]: null }, userinfo: { [GROUP]: null } });
+    expect([idToken, userinfo]).toEqual([[IDCARD, EMAIL], [IDCARD]]);
+    expect(items).toEqual([
+      'your verified ID card (level 3, NFC) — in the sign-in token',
+      'your verified e-mail address (level 2) — in the sign-in token',
+      'one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) — in the profile request',
+    ]);
+  });
+
+  it('honest: the same group in both members is one item, travelling in both, and each delivers the first alternative she holds', async () => {
+    const client = await registerClient(running, 'rsa');
+    const { items, idToken, userinfo } = await consented(client, { id_token: { [GROUP]: null }, userinfo: { [GROUP]: { essential: true } } });
+    expect([idToken, userinfo]).toEqual([[IDCARD], [IDCARD]]);
+    expect(items).toEqual(['one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) <em>(required)</em> — in the sign-in token and the profile request']);
+  });
+});
