@@ -1,7 +1,7 @@
 import type { Account, Client, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 
 import type { Authenticator } from './authenticator.js';
-import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, travelName, weakerThanConsented, type Delivery } from './delivery.js';
+import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, travelCovered, travelName, weakerThanConsented, type Delivery } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
 import { AuthenticatorError } from '../errors.js';
 import { opaqueFailure } from './plugin-failure.js';
@@ -96,7 +96,7 @@ export function createFindAccount(options: AccountOptions): FindAccount {
         // Only where her grant says each claim travels: the operator may have moved the scope channel since.
         const approved = new Set(ctx.oidc.entities.Grant?.getOIDCClaims());
         const requests = requestsFor(scopeHere ? scope : undefined, claims, rejected, other.map((r) => r.requested))
-          .map((r) => ({ ...r, alternatives: r.alternatives.filter((name) => approved.has(travelName(channel, name))) }))
+          .map((r) => ({ ...r, alternatives: r.alternatives.filter((name) => travelCovered(approved, travelName(channel, name))) }))
           .filter((r) => r.alternatives.length > 0);
         const { values } = await resolveRequests(registry, sub, requests, valueMac.forClient(client.clientId));
         const verified = await verifiedClaimsFor(ctx, registry, sub, channel, claims);

@@ -23,6 +23,17 @@ const GROUP = `${GRANT_NAMESPACE}group:`;
 /** The grant name that records she approved `name` travelling on `channel` ({@link travelGrantNames}). */
 export const travelName = (channel: Channel, name: string): string => `${TRAVEL}${channel}:${name}`;
 
+/** The grant name of a claim she approved by its own name in `channel` ({@link namingGrantNames}): it travels there too. */
+const namedName = (channel: Channel, name: string): string => `${NAMED}${channel}:${name}`;
+
+/** The naming record that covers travel record `travel` (`svc:travel:userinfo:email` → `svc:named:userinfo:email`). */
+const namedOf = (travel: string): string => `${NAMED}${travel.slice(TRAVEL.length)}`;
+
+/** True when a grant's names (`approved`) cover travel record `travel`: she approved the claim there, by its own name or not. */
+export function travelCovered(approved: ReadonlySet<string>, travel: string): boolean {
+  return approved.has(travel) || approved.has(namedOf(travel));
+}
+
 /** The delivery `client`'s registration has now. */
 export function deliveryOf(client: Client): Delivery {
   return { id_token: channelMode(client, 'id_token'), userinfo: channelMode(client, 'userinfo') };
@@ -74,7 +85,7 @@ function weakenedChannels(now: Delivery, consented: Delivery | undefined): Chann
  * or to be sent encrypted, is asked again before it travels there encrypted, or in plain form.
  */
 export function carriedOver(earlier: Grant, now: Delivery): string[] {
-  const weakened = weakenedChannels(now, recordedDelivery(earlier)).map((channel) => `${TRAVEL}${channel}:`);
+  const weakened = weakenedChannels(now, recordedDelivery(earlier)).flatMap((channel) => [`${TRAVEL}${channel}:`, `${NAMED}${channel}:`]);
   return earlier.getOIDCClaims().filter((name) => !weakened.some((prefix) => name.startsWith(prefix)));
 }
 
@@ -109,37 +120,67 @@ export function travelGrantNames(claims: unknown, scope: string | undefined, sco
     }
     for (const name of verifiedGrantNames(verifiedRequestsOf(parsed[channel]))) add(channel, name);
   }
-  const grantedScope = (scope ?? '').split(' ').filter((s) => granted.scopes.has(s)).join(' ');
-  for (const name of claimsForScope(grantedScope)) if (!named.has(name)) names.push(travelName(scopeChannel, name));
+  for (const name of scopeClaimsAlone(parsed, scope, granted, named)) names.push(travelName(scopeChannel, name));
   return names;
 }
 
-/** Each request of a stored `claims` parameter as delivery sees it ({@link deliveredRequests}), in both channels. */
-function deliverableAlternatives(claims: unknown, deliverable: ReadonlySet<string>): { alternatives: string[]; valued: boolean }[] {
+/** The claims of the granted part of `scope` that the `claims` parameter does not name (`named`): they travel, and the page shows them, in the scope channel. */
+function scopeClaimsAlone(parsed: Record<string, unknown>, scope: string | undefined, granted: Granted, named: ReadonlySet<string>): string[] {
+  const grantedScope = (scope ?? '').split(' ').filter((s) => granted.scopes.has(s)).join(' ');
+  return claimsForScope(grantedScope).filter((name) => !named.has(name));
+}
+
+/** One request of a stored `claims` parameter as delivery sees it ({@link deliveredRequests}), with its channel. */
+interface ChannelRequest {
+  channel: Channel;
+  alternatives: string[];
+  valued: boolean;
+}
+
+/** Each request of a stored `claims` parameter as delivery sees it, in both channels. */
+function deliverableAlternatives(claims: unknown, deliverable: ReadonlySet<string>): ChannelRequest[] {
   const parsed = isObject(claims) ? claims : {};
-  return CHANNELS.flatMap((channel) => deliveredRequests(parsed[channel] as ChannelClaims | undefined, deliverable).map((r) => ({ alternatives: r.alternatives, valued: r.valueMac !== undefined })));
+  return CHANNELS.flatMap((channel) => deliveredRequests(parsed[channel] as ChannelClaims | undefined, deliverable).map((r) => ({ channel, alternatives: r.alternatives, valued: r.valueMac !== undefined })));
 }
 
-/** The grant name of a group she approved, its alternatives in order: a fixed-length digest, so a grant stays small. */
-const groupName = ({ alternatives, valued }: { alternatives: readonly string[]; valued: boolean }): string =>
-  `${GROUP}${createHash('sha256').update(`${valued ? 'value:' : ''}${alternatives.join(',')}`).digest('base64url').slice(0, 22)}`;
+/** The grant name of a group she approved in its channel, its alternatives in order: a fixed-length digest, so a grant stays small. */
+const groupName = ({ channel, alternatives, valued }: ChannelRequest): string =>
+  `${GROUP}${createHash('sha256').update(`${channel}:${valued ? 'value:' : ''}${alternatives.join(',')}`).digest('base64url').slice(0, 22)}`;
 
 /**
- * The grant names of how she approved each claim of a request, as the consent page showed it: by its own name
- * (`svc:named:svc.ver.email.l2`), or within a group ("one of: …", {@link groupName}: the first she holds is delivered,
- * or with a value the first whose value matches, so a valued group is a group of its own).
+ * The grant names of how she approved each claim of a request in each channel, as the consent page showed it: by its
+ * own name (`svc:named:userinfo:svc.ver.email.l2`), each claim of `scope` the `claims` parameter does not name too (in
+ * `scopeChannel`, as {@link travelGrantNames}), or within a group ("one of: …", {@link groupName}: the first she holds
+ * is delivered, or with a value the first whose value matches, so a valued group is a group of its own).
  */
-export function namingGrantNames(claims: unknown, deliverable: ReadonlySet<string>): string[] {
-  return deliverableAlternatives(claims, deliverable).map((request) => (request.alternatives.length === 1 ? `${NAMED}${request.alternatives[0]}` : groupName(request)));
+function namingGrantNames(claims: unknown, deliverable: ReadonlySet<string>, scope: string | undefined, scopeChannel: Channel, granted: Granted): string[] {
+  const parsed = isObject(claims) ? claims : {};
+  const named = new Set(CHANNELS.flatMap((channel) => channelRequests(parsed[channel] as ChannelClaims | undefined).map((r) => r.requested)));
+  return [
+    ...deliverableAlternatives(claims, deliverable).map((request) => (request.alternatives.length === 1 ? namedName(request.channel, request.alternatives[0] as string) : groupName(request))),
+    ...scopeClaimsAlone(parsed, scope, granted, named).map((name) => namedName(scopeChannel, name)),
+  ];
 }
 
 /**
- * True when a request asks for a claim she approved neither by name (or through the granted scope) nor within this
- * very group (in this order): approved within a group, a claim named alone, repeated, re-ordered or in another group
- * would let the client receive each of them, or learn which she holds.
+ * True when a request asks, in a channel, for a claim she approved there neither by name (or through the scope) nor
+ * within this very group (in this order): approved within a group, a claim named alone, repeated, re-ordered or in
+ * another group would let the client receive each of them, or learn which she holds; approved by name in the other
+ * channel only, it would travel alone where she saw it only as one of a group.
  */
 export function beyondApprovedGroups(claims: unknown, grant: Granted, deliverable: ReadonlySet<string>): boolean {
-  const scopeClaims = new Set(claimsForScope([...grant.scopes].join(' ')));
-  const byName = (name: string): boolean => grant.claims.has(`${NAMED}${name}`) || scopeClaims.has(name);
-  return deliverableAlternatives(claims, deliverable).some((request) => !grant.claims.has(groupName(request)) && !request.alternatives.every(byName));
+  return deliverableAlternatives(claims, deliverable).some(
+    (request) => !grant.claims.has(groupName(request)) && !request.alternatives.every((name) => grant.claims.has(namedName(request.channel, name))),
+  );
+}
+
+/**
+ * The grant names a consent to a request records: how she approved each claim in each channel
+ * ({@link namingGrantNames}) and where each travels ({@link travelGrantNames}), but for the claims she approved by
+ * name, whose naming record says both.
+ */
+export function consentGrantNames(claims: unknown, deliverable: ReadonlySet<string>, scope: string | undefined, scopeChannel: Channel, granted: Granted): string[] {
+  const naming = namingGrantNames(claims, deliverable, scope, scopeChannel, granted);
+  const byName = new Set(naming);
+  return [...naming, ...travelGrantNames(claims, scope, scopeChannel, granted).filter((travel) => !byName.has(namedOf(travel)))];
 }

@@ -6,7 +6,7 @@ import type { Client, Interaction, InteractionResults } from 'oidc-provider';
 import { AuthenticatorError } from '../errors.js';
 import { opaqueFailure } from '../claims/plugin-failure.js';
 import { describeRequest } from '../claims/describe.js';
-import { carriedOver, deliveryOf, deliveryText, grantedOf, namingGrantNames, recordDelivery, recordedDelivery, travelGrantNames } from '../claims/delivery.js';
+import { carriedOver, consentGrantNames, deliveryOf, deliveryText, grantedOf, recordDelivery, recordedDelivery } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { claimsForScope } from '../claims/scopes.js';
@@ -196,8 +196,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     grant.addOIDCClaims(verified);
     const requestNames = [
       ...verified,
-      ...travelGrantNames(claims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)),
-      ...namingGrantNames(claims, options.deliverableClaims),
+      ...consentGrantNames(claims, options.deliverableClaims, stringParam(details.params.scope), scopeChannel(client, options.includeScopesInUserInfo), grantedOf(grant)),
     ];
     grant.addOIDCClaims(requestNames);
     recordDelivery(grant, delivery);

@@ -340,3 +340,71 @@ describe('the consent page says where each alternative of a group travels when t
     expect(items).toEqual(['one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) <em>(required)</em> — in the sign-in token and the profile request']);
   });
 });
+
+describe('"one of" is one of in each channel: a claim approved by name in one channel is not named alone in the other without asking', () => {
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+  });
+  afterAll(async () => running.close());
+
+  /** Where a silent (`prompt=none`) request of `client` ends in `browser`: its `error`, or `code`. */
+  const silently = async (client: RegisteredClient, browser: FormBrowser, params: Record<string, string>): Promise<string> => {
+    const landed = redirectParams((await browser.follow(registeredClientUrl(running.issuer, client, { ...params, prompt: 'none' }), running.baseUrl)).leftTo as string);
+    return landed.get('error') ?? (landed.get('code') ? 'code' : 'nothing');
+  };
+  /** Demo signs in (once per browser) and allows each request of `approved` in turn; the user data each delivered, channel by channel. */
+  const approve = async (client: RegisteredClient, browser: FormBrowser, approved: Record<string, string>[]): Promise<string[][][]> => {
+    const delivered: string[][][] = [];
+    for (const params of approved) {
+      const { scope, ...rest } = params;
+      const done = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, scope, params: rest });
+      delivered.push([Object.keys(userData(done.claims)), Object.keys(userData(done.userinfo))]);
+    }
+    return delivered;
+  };
+  const claims = (request: unknown): Record<string, string> => ({ claims: JSON.stringify(request) });
+  const EMAIL_FIRST = 'svc.ver.[email.l2,idcard.l3.nfc]';
+
+  it('attack: e-mail approved by name in encrypted UserInfo and only within "one of" in the plain sign-in token is not sent alone in the plain sign-in token', async () => {
+    const client = await registerClient(running, 'rsa', { id_token_encrypted_response_alg: undefined, allow_unencrypted_userinfo: true });
+    const browser = new FormBrowser();
+    // 1. "your verified e-mail address — in the profile request" (encrypted); 2. "one of: ID card; e-mail — in the
+    //    sign-in token" (plain), which for her is her ID card.
+    expect(await approve(client, browser, [claims({ userinfo: { [EMAIL]: null } }), claims({ id_token: { [GROUP]: null } })])).toEqual([[[], [EMAIL]], [[IDCARD], []]]);
+    expect(await silently(client, browser, claims({ id_token: { [EMAIL]: null } }))).toBe('consent_required');
+  });
+
+  it('attack: the ID card approved through its scope in the sign-in token and only as the second of "one of" in UserInfo is not sent alone in UserInfo', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const delivered = await approve(client, browser, [{ scope: 'openid svc.insurance.verified' }, claims({ userinfo: { [EMAIL_FIRST]: null } })]);
+    expect(delivered[1]).toEqual([[], [EMAIL]]);
+    expect(await silently(client, browser, claims({ userinfo: { [IDCARD]: null } }))).toBe('consent_required');
+  });
+
+  it('attack: a group approved in the sign-in token is not asked in UserInfo, where she approved its alternatives only in another order', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const delivered = await approve(client, browser, [claims({ id_token: { [GROUP]: null } }), claims({ userinfo: { [EMAIL_FIRST]: null } })]);
+    expect(delivered).toEqual([[[IDCARD], []], [[], [EMAIL]]]);
+    // In UserInfo the ID card-first group hands over her ID card, which she approved there only after her e-mail address.
+    expect(await silently(client, browser, claims({ userinfo: { [GROUP]: null } }))).toBe('consent_required');
+  });
+
+  it('honest: what she approved in each channel is asked again there without a page: by name, as the same group, through the scope', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    await approve(client, browser, [
+      claims({ id_token: { [EMAIL]: null }, userinfo: { [EMAIL]: null } }),
+      claims({ id_token: { [GROUP]: null } }),
+      { scope: 'openid svc.insurance.verified' },
+    ]);
+    expect(await silently(client, browser, claims({ id_token: { [EMAIL]: null } }))).toBe('code');
+    expect(await silently(client, browser, claims({ userinfo: { [EMAIL]: null } }))).toBe('code');
+    expect(await silently(client, browser, claims({ id_token: { [GROUP]: null } }))).toBe('code');
+    expect(await silently(client, browser, claims({ id_token: { [IDCARD]: null } }))).toBe('code');
+    expect(await silently(client, browser, { scope: 'openid svc.insurance.verified', ...claims({ id_token: { [IDCARD]: null, [GROUP]: null } }) })).toBe('code');
+  });
+});
