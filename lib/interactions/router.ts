@@ -102,8 +102,15 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     sendPage(ctx, loginPage({ action, clientName, redirectTargets: formTargetsOf(details.params.redirect_uri), ...model }), status);
   };
 
-  router.get('/:uid', async (ctx) => {
+  /** The interaction of the request's cookie, which must be the one its URL names (a page or form of another is refused). */
+  const interactionOf = async (ctx: Context & { params: { uid?: string } }): Promise<Interaction> => {
     const details = await provider.interactionDetails(ctx.req, ctx.res);
+    if (details.uid !== ctx.params.uid) ctx.throw(400, 'this page belongs to another sign-in: start again from the application');
+    return details;
+  };
+
+  router.get('/:uid', async (ctx) => {
+    const details = await interactionOf(ctx);
     if (details.prompt.name === 'login') return showLogin(ctx, details);
     const path = paths.interaction(details.uid);
     const { name: clientName, client } = await clientFor(details.params.client_id);
@@ -133,7 +140,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
   });
 
   router.post('/:uid/login', sameOrigin, async (ctx) => {
-    const details = await provider.interactionDetails(ctx.req, ctx.res);
+    const details = await interactionOf(ctx);
     if (details.prompt.name !== 'login') ctx.throw(400, 'this interaction does not expect a login');
     const form = await readFormBody(ctx);
     const login = form.get('login') ?? '';
@@ -158,7 +165,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
   });
 
   router.post('/:uid/confirm', sameOrigin, async (ctx) => {
-    const details = await provider.interactionDetails(ctx.req, ctx.res);
+    const details = await interactionOf(ctx);
     const accountId = details.session?.accountId;
     if (details.prompt.name !== 'consent' || !accountId) {
       return ctx.throw(400, 'this interaction does not expect a consent');
@@ -207,7 +214,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
   });
 
   router.post('/:uid/abort', sameOrigin, async (ctx) => {
-    await undo.withdraw(await provider.interactionDetails(ctx.req, ctx.res), true);
+    await undo.withdraw(await interactionOf(ctx), true);
     await finish(ctx, { error: 'access_denied', error_description: 'the end-user denied the request' });
   });
 

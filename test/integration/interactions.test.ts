@@ -128,6 +128,22 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
     expect(ok.status).toBe(303);
   });
 
+  it('refuses a form posted to one interaction with the cookie of another: the URL and the cookie name one sign-in', async () => {
+    const browser = new FormBrowser();
+    await browser.follow(url(), running.baseUrl);
+    const first = browser.formAction('login-form', running.baseUrl);
+    await browser.follow(url(), running.baseUrl);
+    const second = browser.formAction('login-form', running.baseUrl);
+    expect(second).not.toBe(first);
+    const body = new URLSearchParams({ login: 'demo', password: 'demo' }).toString();
+    const headers = { 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl };
+    const crossed = await browser.request(first, { method: 'POST', headers, body });
+    expect(crossed.status).toBe(400);
+    expect(await crossed.text()).not.toContain('login-form');
+    // Honest: the form of the interaction the cookie names signs in.
+    expect((await browser.request(second, { method: 'POST', headers, body })).status).toBe(303);
+  });
+
   it('honest: a browser without Fetch Metadata (Safari before 16.4) posts the login form with its Origin and signs in', async () => {
     const browser = new FormBrowser();
     await browser.follow(url(), running.baseUrl);
