@@ -9,6 +9,8 @@ import { COUNTER_SHARE, type SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster, type OwnRedis } from '../helpers/redis.js';
 import { clockAhead } from '../helpers/clock.js';
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, redirectParams } from '../helpers/flow.js';
 
 /** A throttle rule as the login name's: 5 failures lock it. */
 const RULE = { limit: 5, windowSeconds: 900, coolDownSeconds: 900, maxCoolDownSeconds: 3600, consecutiveLimit: 100 };
@@ -363,6 +365,98 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
       await store.close();
       own.dispose();
     }
+  });
+});
+
+describe('a stranger a noeviction Redis refuses for want of headroom leaves no count behind, as on the memory store (test/integration/memory-headroom.test.ts)', () => {
+  const client = confidentialClient();
+  const publicClient = { client_id: 'public-rp', token_endpoint_auth_method: 'none' as const, redirect_uris: ['http://rp.localhost/public-cb'] };
+  const THRESHOLD = 3;
+  /** One look at INFO stands until the test takes the next ({@link look}): what the store admits is then exact. */
+  const LOOK_MS = 3_600_000;
+  const prefix = testPrefix('headroom-share');
+  let own: OwnRedis;
+  let admin: Redis;
+  let store: ReturnType<typeof createRedisStore>;
+  let running: RunningApp;
+  beforeAll(async () => {
+    own = await startOwnRedis({ extra: ['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction'] });
+    admin = new Redis(own.url);
+    store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, headroomCheckMs: LOOK_MS });
+    running = await startApp({ store, clients: [client, publicClient], properties: { 'svc.proxy': true, 'svc.login.start-threshold': THRESHOLD } });
+  });
+  afterAll(async () => {
+    await running?.close();
+    admin?.disconnect();
+    own?.dispose();
+  });
+  let looks = 0;
+  /** Makes the store look at INFO once more now (the clock moved past its last look, and back): whether it is crowded. */
+  const look = async (): Promise<boolean> => {
+    looks += 1;
+    const clock = clockAhead(looks * LOOK_MS);
+    try {
+      return (await store.crowded?.()) ?? false;
+    } finally {
+      clock.restore();
+    }
+  };
+  /** The answer to a stranger: the status and the error the client is sent back with, if any. */
+  const answer = async (address: string): Promise<string> => {
+    const response = await fetch(codeFlowUrl(running.issuer, publicClient, { state: 's' }), { redirect: 'manual', headers: { 'x-forwarded-for': address } });
+    const location = response.headers.get('location') ?? '';
+    return location.includes('/interaction/') ? 'started' : `${response.status} ${location ? redirectParams(location).get('error') : ''}`;
+  };
+  /** The keys under the prefix, the counters among them and the entries of the counters' indexes. */
+  const held = async (): Promise<{ keys: number; counters: number; indexed: number }> => {
+    const ranks = await admin.keys(`${prefix}attempt-rank:*`);
+    const indexed = (await Promise.all(ranks.map((key) => admin.zcard(key)))).reduce((a, b) => a + b, 0);
+    return { keys: (await admin.keys(`${prefix}*`)).length, counters: (await admin.keys(`${prefix}attempts:*`)).length, indexed };
+  };
+
+  it('attack: once the store refuses strangers (nine tenths of maxmemory), 1500 more from as many new addresses are refused and leave no key, counter or index entry behind, so the last tenth stays theirs: three people mid-flow sign in and redeem their codes', async () => {
+    const people = Array.from({ length: 3 }, () => ({ browser: new FormBrowser(), ...pkcePair() }));
+    for (const [i, person] of people.entries()) {
+      await person.browser.follow(codeFlowUrl(running.issuer, client, { state: `mid-flow-${i}`, code_challenge: person.challenge }), running.baseUrl);
+      expect(person.browser.lastPage).toContain('id="login-form"');
+    }
+    // One of them mistypes her password first (counted, as every wrong one is).
+    await people[0]?.browser.submit('login-form', { login: 'demo', password: 'not-demo' }, running.baseUrl);
+    expect(people[0]?.browser.lastPage).toContain('id="login-form"');
+    // Records nobody's share counts, up to the line; then strangers from new addresses, each admitted one counted.
+    expect(await look()).toBe(false);
+    for (let i = 0; !(await store.adapter('Interaction').upsert(`filler-${i}`, { kind: 'Interaction', params: { state: 'x'.repeat(16 * 1024) } }, 3600).then(() => false, () => true)); i += 1);
+    expect(await look()).toBe(true);
+    let admitted = 0;
+    while (admitted < 1000 && (await answer(`198.51.${100 + (admitted >> 8)}.${admitted & 255}`)) === 'started') admitted += 1;
+    expect(admitted).toBeLessThan(1000);
+    const before = await held();
+    const answers = new Map<string, number>();
+    for (let i = 0; i < 1500; i += 20) {
+      const batch = await Promise.all(Array.from({ length: 20 }, (_v, j) => answer(`10.${(i + j) >> 16}.${((i + j) >> 8) & 255}.${(i + j) & 255}`)));
+      for (const said of batch) answers.set(said, (answers.get(said) ?? 0) + 1);
+    }
+    const after = await held();
+
+    const finished = [];
+    for (const person of people) {
+      const signedIn = await person.browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+      const { leftTo } = signedIn.response?.status === 200 ? await person.browser.submit('consent-allow', {}, running.baseUrl) : {};
+      const code = leftTo ? redirectParams(leftTo).get('code') : null;
+      finished.push([signedIn.response?.status, code ? typeof (await redeemCode(running.issuer, client, code, person.verifier)).body.id_token : null]);
+    }
+    expect({ answers: [...answers], held: after, finished }).toEqual({ answers: [['303 server_error', 1500]], held: before, finished: Array(3).fill([200, 'string']) });
+  }, 120_000);
+
+  it('honest: once room frees below the line, a stranger from a new address is admitted and counted, and one address is still held to its share', async () => {
+    for (let i = 0; i < 20; i += 1) await store.adapter('Interaction').destroy(`filler-${i}`);
+    expect(await look()).toBe(true);
+    const before = await held();
+    expect(await answer('192.0.2.77')).toBe('started');
+    expect((await held()).counters).toBe(before.counters + 1);
+    const answers = [];
+    for (let i = 1; i <= THRESHOLD; i += 1) answers.push(await answer('192.0.2.77'));
+    expect(answers).toEqual(['started', 'started', '303 temporarily_unavailable']);
   });
 });
 

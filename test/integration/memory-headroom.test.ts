@@ -97,3 +97,64 @@ describe('a crowded store is shared out by client address (svc.login.start-thres
     expect((await fetch(`${running.baseUrl}/readyz`)).status).toBe(200);
   });
 });
+
+describe('a stranger the store refuses for want of headroom leaves no count behind (svc.login.start-threshold)', () => {
+  const THRESHOLD = 3;
+  const store = createMemoryStore({ maxBytes: 2 ** 20 });
+  const running = appPerSuite({ store, clients: [client, publicClient], properties: { 'svc.proxy': true, 'svc.login.start-threshold': THRESHOLD } });
+  const start = (address: string): Promise<Response> =>
+    fetch(codeFlowUrl(running.issuer, publicClient, { state: 's' }), { redirect: 'manual', headers: { 'x-forwarded-for': address } });
+  /** The answer to a stranger: the status and the error the client is sent back with, if any. */
+  const answer = async (address: string): Promise<string> => {
+    const response = await start(address);
+    const location = response.headers.get('location') ?? '';
+    return location.includes('/interaction/') ? 'started' : `${response.status} ${location ? redirectParams(location).get('error') : ''}`;
+  };
+  /** Each count by the share (the store's attempt counters), by key. */
+  const counted: string[] = [];
+  const fail = store.attempts.fail.bind(store.attempts);
+  (store.attempts as { fail: typeof fail }).fail = async (key, rule) => {
+    counted.push(key);
+    return fail(key, rule);
+  };
+
+  it('attack: once the store refuses strangers (nine tenths), 600 more from as many new addresses are refused and counted nowhere, so the last tenth stays theirs: three people mid-flow sign in and redeem their codes', async () => {
+    const people = Array.from({ length: 3 }, () => ({ browser: new FormBrowser(), ...pkcePair() }));
+    for (const [i, person] of people.entries()) {
+      await person.browser.follow(codeFlowUrl(running.issuer, client, { state: `mid-flow-${i}`, code_challenge: person.challenge }), running.baseUrl);
+      expect(person.browser.lastPage).toContain('id="login-form"');
+    }
+    // Records nobody's share counts, up to the line; then strangers from new addresses, each admitted one counted.
+    for (let i = 0; !(await store.adapter('Interaction').upsert(`filler-${i}`, { kind: 'Interaction', params: { state: 'x'.repeat(16 * 1024) } }, 3600).then(() => false, () => true)); i += 1);
+    let admitted = 0;
+    while (admitted < 1000 && (await answer(`198.51.${100 + (admitted >> 8)}.${admitted & 255}`)) === 'started') admitted += 1;
+    expect(admitted).toBeLessThan(1000);
+    counted.length = 0;
+    const answers = new Map<string, number>();
+    for (let i = 0; i < 600; i += 1) {
+      const said = await answer(`203.0.${113 + (i >> 8)}.${i & 255}`);
+      answers.set(said, (answers.get(said) ?? 0) + 1);
+    }
+    const leftBehind = counted.length;
+
+    const finished = [];
+    for (const person of people) {
+      const signedIn = await person.browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+      const { leftTo } = signedIn.response?.status === 200 ? await person.browser.submit('consent-allow', {}, running.baseUrl) : {};
+      const code = leftTo ? redirectParams(leftTo).get('code') : null;
+      finished.push([signedIn.response?.status, code ? typeof (await redeemCode(running.issuer, client, code, person.verifier)).body.id_token : null]);
+    }
+    expect({ answers: [...answers], leftBehind, finished }).toEqual({ answers: [['303 server_error', 600]], leftBehind: 0, finished: Array(3).fill([200, 'string']) });
+  });
+
+  it('honest: once room frees below the line, a stranger from a new address is admitted and counted, and one address is still held to its share', async () => {
+    for (const id of ['filler-0', 'filler-1']) await store.adapter('Interaction').destroy(id);
+    expect(await store.crowded?.()).toBe(true);
+    counted.length = 0;
+    expect(await answer('192.0.2.77')).toBe('started');
+    expect(counted).toHaveLength(1);
+    const answers = [];
+    for (let i = 1; i <= THRESHOLD; i += 1) answers.push(await answer('192.0.2.77'));
+    expect(answers).toEqual(['started', 'started', '303 temporarily_unavailable']);
+  });
+});
