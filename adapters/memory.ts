@@ -43,6 +43,9 @@ const RECORD_OVERHEAD = 512;
 /** The heap a string's characters take: V8 keeps one holding any character beyond Latin-1 at two bytes a character. */
 const textBytes = (text: string): number => (/[\u0100-\uffff]/.test(text) ? 2 : 1) * text.length;
 
+/** What a record of `json` under `key` counts against the budget. */
+const recordCost = (key: string, json: string): number => key.length + textBytes(json) + RECORD_OVERHEAD;
+
 /**
  * The embedded default store: all provider state in this process's memory, with the semantics of
  * the Redis store (TTLs, atomic consume, grant and uid indexes). Nothing is evicted before it
@@ -131,7 +134,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
     async upsert(id, payload, expiresIn) {
       const key = keyOf(model, id);
       const json = JSON.stringify(payload);
-      const cost = key.length + textBytes(json) + RECORD_OVERHEAD;
+      const cost = recordCost(key, json);
       const old = live(key);
       if (!budget.fits(cost - (old?.cost ?? 0), !old && startsFlow(model, payload))) throw budget.refusal();
       if (old) remove(key);
@@ -205,6 +208,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       if (!budget.ready()) throw budget.refusal();
     },
     crowded: async () => budget.crowded(),
+    refusesStart: async (model, id, payload) => startsFlow(model, payload) && !budget.fits(recordCost(keyOf(model, id), JSON.stringify(payload)), true),
     async close() {
       clearInterval(timer);
     },

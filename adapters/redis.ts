@@ -648,15 +648,17 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return headroom.memory;
   };
   const fill = async (): Promise<number> => (await memory()).fill;
+  /** Whether `cost` more bytes of strangers' records stay below nine tenths, with what this process admitted since the look. */
+  const roomFor = ({ room, admittedAt }: MemoryState, cost: number): boolean => admitted - admittedAt + cost <= room;
   /**
    * Refuses a new record a stranger may create that would take Redis to nine tenths, counting what this process admitted
    * since its last look at `INFO` (a flood faster than the looks stops there too); one rewritten (her login noted in it) passes.
    */
   const keepHeadroom = async (model: string, key: string, value: string, payload: AdapterPayload): Promise<void> => {
     if (!startsFlow(model, payload)) return;
-    const { room, admittedAt } = await memory();
+    const state = await memory();
     const cost = recordCost(key, value);
-    if (admitted - admittedAt + cost <= room) {
+    if (roomFor(state, cost)) {
       admitted += cost;
       return;
     }
@@ -703,6 +705,11 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     },
     flush: () => inOrder(async () => undefined),
     crowded: async () => (await fill()) >= CROWDED_SHARE,
+    refusesStart: async (model, id, payload) => {
+      if (!startsFlow(model, payload)) return false;
+      const key = recordKey(model, id);
+      return !roomFor(await memory(), recordCost(key, encodeRecord(id, payload)));
+    },
     unconsume: tracked((model: string, id: string) =>
       inOrder(async () => {
         const key = recordKey(model, id);

@@ -53,6 +53,13 @@ export interface SvcStore {
    * `maxmemory`), when new flows are shared out by client address; false without a limit or when it cannot tell.
    */
   crowded?(): Promise<boolean>;
+  /**
+   * Whether `upsert` would refuse `payload` as a new record of `model` under `id` for want of headroom now: one
+   * {@link startsFlow} once the store holds nine tenths of its limit with it ({@link FLOW_HEADROOM}). Writes and
+   * reserves nothing; whether a record lives under `id` already (rewritten whatever the headroom) is not asked. The
+   * share by address of a crowded store asks it before counting, so a stranger refused anyway leaves no count behind.
+   */
+  refusesStart?(model: string, id: string, payload: AdapterPayload): Promise<boolean>;
   /** Releases connections and timers once the operations under way have settled: what was issued before it lands. */
   close(): Promise<void>;
 }

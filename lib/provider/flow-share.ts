@@ -7,7 +7,7 @@ import { addressCounterKey, clientAddress, counterKey, siteAddressKey, type Prox
 
 /** What {@link flowShare} counts with: the store, whose client address a request is, and the MAC key of counter names. */
 export interface FlowShareParts {
-  store: Pick<SvcStore, 'attempts' | 'crowded'>;
+  store: Pick<SvcStore, 'attempts' | 'crowded' | 'refusesStart'>;
   proxy: ProxyTrust;
   /** The first cookie key: counters name addresses by a keyed MAC. */
   macKey: string;
@@ -44,7 +44,8 @@ const authenticatedPush = (ctx: KoaContextWithOIDC, model: string): boolean =>
  * counted against the address of the request that creates it (and an IPv6 address's /48), a signed-in account's new
  * session or interaction against the account, and refused beyond `threshold` an hour with 429
  * `temporarily_unavailable` (at `/authorize` redirected to the client). One host looping on `/authorize` so stops short
- * of the nine tenths at which nobody may start; below half, nothing is counted. A refused record written again by the
+ * of the nine tenths at which nobody may start; below half, nothing is counted, nor from nine tenths on a record the
+ * store refuses for want of headroom ({@link SvcStore.refusesStart}). A refused record written again by the
  * same request (oidc-provider saves a session once more after its route answered) is neither counted again nor
  * stored: the answer already says 429.
  */
@@ -76,6 +77,8 @@ export function flowShare(inner: Adapter, model: string, parts: FlowShareParts):
   const refused = async (ctx: KoaContextWithOIDC | undefined, id: string, payload: AdapterPayload): Promise<{ wait: number; account: boolean }> => {
     const counters = ctx ? countersOf(ctx, payload) : { address: [] };
     if ((!counters.account && !counters.address.length) || !(await parts.store.crowded?.()) || (await inner.find(id))) return { wait: 0, account: false };
+    // A record the store refuses anyway for want of headroom is not counted: its 503 answers, leaving nothing behind.
+    if (await parts.store.refusesStart?.(model, id, payload)) return { wait: 0, account: false };
     if (counters.account) {
       const wait = await parts.store.attempts.fail(...counters.account);
       if (wait === 0 || !counters.address.length) return { wait, account: true };

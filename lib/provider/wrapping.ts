@@ -45,7 +45,7 @@ export type AdapterFactory = (model: string) => Adapter;
 
 /** What {@link wrappedAdapter} is built from: the store, and how a crowded store is shared out by client address. */
 export interface AdapterParts {
-  store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory' | 'flush' | 'attempts' | 'crowded'>;
+  store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory' | 'flush' | 'attempts' | 'crowded' | 'refusesStart'>;
   /** Whose address a request is and the counters' MAC key; without it, a crowded store is not shared out by address. */
   flowShare?: Omit<FlowShareParts, 'store'>;
 }

@@ -319,7 +319,7 @@ export const PROPERTY_DEFINITIONS = [
   }),
   row('svc.login.start-threshold', 'login.startThreshold', integer(1, 1_000_000), {
     default: 200,
-    doc: 'Sign-ins one client address (an IPv6 /64) may start an hour while the store holds half its limit (an authorization request that needs a sign-in, a pushed request, a sign-out page without a session), before further ones get 429 `temporarily_unavailable` (an IPv6 /48, and a signed-in account for its own new sessions and interactions, eight times as many): so one host cannot fill the store until nobody may start ([limits](operations/redis.md#the-embedded-stores-limit)).',
+    doc: 'Sign-ins one client address (an IPv6 /64) may start an hour while the store holds half its limit (an authorization request that needs a sign-in, a pushed request, a sign-out page without a session), before further ones get 429 `temporarily_unavailable` (one the store refuses at nine tenths is not counted; an IPv6 /48, and a signed-in account for its own new sessions and interactions, eight times as many): so one host cannot fill the store until nobody may start ([limits](operations/redis.md#the-embedded-stores-limit)).',
   }),
   row('svc.login.consecutive-limit', 'login.consecutiveLimit', integer(1, 100000), {
     default: 100,

@@ -105,10 +105,14 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
   it('attack: a flood of anonymous interactions beyond the budget is refused with 503 server_error, keeps nothing beyond nine tenths of it, makes the store not ready and logs store_full once', async () => {
     const { store, lines } = setup();
     try {
+      expect(await store.refusesStart?.('Interaction', 'first', anonymous)).toBe(false);
       const { stored: kept, refusal } = await flood(store, 'flood');
       expectRefusal(refusal);
       expect(await stored(store, 'Interaction')).toBe(kept);
       expect(kept * JSON.stringify(anonymous).length).toBeLessThanOrEqual(MAX * 0.9);
+      // What the share by address asks before counting: refused as the write is, writing nothing; not a signed-in one.
+      expect([await store.refusesStart?.('Interaction', 'more', anonymous), await store.refusesStart?.('Interaction', 'hers', { ...anonymous, session: { accountId: 'her' } })]).toEqual([true, false]);
+      expect(await stored(store, 'Interaction')).toBe(kept);
       for (let i = 0; i < 20; i += 1) expectRefusal(await refusalOf(store.adapter('Interaction').upsert(`more-${i}`, anonymous, HOUR)));
       expect(await stored(store, 'Interaction')).toBe(kept);
       expectRefusal(await refusalOf(store.ping()));

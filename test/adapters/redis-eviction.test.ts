@@ -292,7 +292,7 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
     const prefix = testPrefix('headroom');
     const store = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, headroomCheckMs: 0, logger });
     try {
-      expect(await store.crowded?.()).toBe(false);
+      expect([await store.crowded?.(), await store.refusesStart?.('Interaction', 'first', anonymous)]).toEqual([false, false]);
       let refused: unknown;
       let kept = 0;
       for (; kept < 1000 && !refused; kept += 1) refused = await store.adapter('Interaction').upsert(`flood-${kept}`, anonymous, 3600).then(() => undefined, (err: unknown) => err);
@@ -301,6 +301,9 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
       expect(await store.crowded?.()).toBe(true);
       expect(String((refused as Error).cause)).toContain('90 % of its maxmemory');
       await expect(store.adapter('PushedAuthorizationRequest').upsert('pushed', { kind: 'PushedAuthorizationRequest', request: 'x' }, 60)).rejects.toBeInstanceOf(StoreUnavailableError);
+      // What the share by address asks before counting: refused as the write is, writing nothing; not a signed-in one.
+      const keys = await admin.dbsize();
+      expect([await store.refusesStart?.('Interaction', 'more', anonymous), await store.refusesStart?.('Interaction', 'hers', { ...anonymous, session: { accountId: 'her' } }), await admin.dbsize()]).toEqual([true, false, keys]);
       // People mid-flow: her interaction noting her login (rewritten), one for a session that knows her, and what follows.
       await store.adapter('Interaction').upsert('flood-0', { ...anonymous, result: { login: { accountId: 'her' } } }, 3600);
       await store.adapter('Interaction').upsert('her-consent', { kind: 'Interaction', session: { accountId: 'her', uid: 'u' } }, 3600);
