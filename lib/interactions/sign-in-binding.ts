@@ -38,10 +38,15 @@ function browserSecret(ctx: Context): string | undefined {
   return value && /^[\w-]{43}$/.test(value) ? value : undefined;
 }
 
-/** Sets {@link BROWSER_COOKIE} (its value kept, or a fresh one) for as long as the session written now lasts, and returns its value. */
-function renewBrowserSecret(ctx: Context, seconds: number | undefined): string {
-  const secret = browserSecret(ctx) ?? randomBytes(32).toString('base64url');
-  (ctx.state as { svcBrowser?: string }).svcBrowser = secret;
+/**
+ * Sets {@link BROWSER_COOKIE} for as long as the session written now lasts, and returns its value: the one this request
+ * set or received, or, `fresh` (a sign-in), one this request minted, never the browser's: a value he read once in a
+ * browser he shared with her, set in his own, would otherwise bind the sessions he signs in to there to hers.
+ */
+function renewBrowserSecret(ctx: Context, seconds: number | undefined, fresh = false): string {
+  const state = ctx.state as { svcBrowser?: string };
+  const secret = (fresh ? state.svcBrowser : browserSecret(ctx)) ?? randomBytes(32).toString('base64url');
+  state.svcBrowser = secret;
   // SameSite=None as the session cookie: a relying party's form posted to /authorize or /logout carries both.
   ctx.cookies.set(BROWSER_COOKIE, secret, { path: '/', secure: true, httpOnly: true, sameSite: 'none', signed: false, overwrite: true, maxAge: seconds === undefined ? undefined : seconds * 1000 });
   return secret;
@@ -65,7 +70,7 @@ export function boundSessions(inner: Adapter): Partial<Adapter> {
     upsert: (id, payload, expiresIn) => {
       const ctx = currentRequest();
       if (!payload.accountId || !ctx?.secure) return inner.upsert(id, payload, expiresIn);
-      const secret = ctx.oidc?.route === ROUTE_NAMES.resume ? renewBrowserSecret(ctx, expiresIn) : (browserSecret(ctx) ?? renewBrowserSecret(ctx, expiresIn));
+      const secret = ctx.oidc?.route === ROUTE_NAMES.resume ? renewBrowserSecret(ctx, expiresIn, Boolean(ctx.oidc.result?.login)) : (browserSecret(ctx) ?? renewBrowserSecret(ctx, expiresIn));
       return inner.upsert(id, { ...payload, [BINDING]: hashOf(secret) }, expiresIn);
     },
   };

@@ -75,9 +75,9 @@ describe('over https, a session counts only in the browser that signed in, whate
     return 'login form';
   };
 
-  /** A browser signed in as `login` that approved the relying party, its code at the relying party redeemed. */
-  const signedIn = async (login: string): Promise<{ context: BrowserContext; page: Page; sub: unknown }> => {
-    const context = await browser.newContext();
+  /** A browser (`context`, or a fresh one) signed in as `login` that approved the relying party, its code at the relying party redeemed. */
+  const signedIn = async (login: string, context?: BrowserContext): Promise<{ context: BrowserContext; page: Page; sub: unknown }> => {
+    context ??= await browser.newContext();
     const page = await context.newPage();
     const { verifier, challenge } = pkcePair();
     expect(await openSignIn(page, { code_challenge: challenge })).toBe('login form');
@@ -158,6 +158,36 @@ describe('over https, a session counts only in the browser that signed in, whate
     expect([new URL(victim.page.url()).origin, await victim.page.textContent('h1')]).toEqual([idp.origin, 'Sign-in could not continue']);
     await attacker.context.close();
     await victim.context.close();
+  });
+
+  it('attack: he read the browser cookie of a computer he shared with her (it outlives every sign-out), set it in his own browser and signed in there, then plants his session cookie in hers: she is asked to sign in, never signed in as him', async () => {
+    const shared = await browser.newContext();
+    const hers = await signedIn('demo', shared);
+    await hers.page.goto(`${issuer}/logout?client_id=rp`);
+    await hers.page.click('button[name="logout"]');
+    await hers.page.waitForSelector('h1');
+    const secret = (await siteCookies(shared)).find((c) => c.name === '__Host-svc.browser');
+    expect(secret).toBeDefined();
+    const his = await browser.newContext();
+    await his.addCookies([secret as Cookie]);
+    expect((await signedIn('demo-basic', his)).sub).toBe(pairwiseSubOf(`${rp.origin}/cb`, 'demo-0002'));
+    await plant(hers.page, sibling, await idpCookies(his));
+    expect(await openSignIn(hers.page)).toBe('login form');
+    await his.close();
+    await shared.close();
+  });
+
+  it('honest: signing in again in a browser already signed in (prompt=login in another tab), she stays signed in in every tab', async () => {
+    const { context, page } = await signedIn('demo');
+    const before = (await siteCookies(context)).find((c) => c.name === '__Host-svc.browser')?.value;
+    const tab = await context.newPage();
+    await tab.goto(codeFlowUrl(issuer, client, { state: 'st', prompt: 'login' }));
+    await tab.waitForSelector('#login-form');
+    await fillLogin(tab, 'demo');
+    await tab.waitForURL(onRp);
+    const silent = await openSignIn(page, { prompt: 'none' });
+    expect({ code: silent === 'login form' ? silent : silent.searchParams.get('code'), renewed: (await siteCookies(context)).find((c) => c.name === '__Host-svc.browser')?.value !== before }).toEqual({ code: expect.any(String), renewed: true });
+    await context.close();
   });
 
   it('honest: she signs in at the relying party, comes back silently signed in, and signs out from its site; every cookie of ours is Secure', async () => {
