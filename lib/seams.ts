@@ -19,6 +19,8 @@ export const ROUTE_NAMES = {
   resume: 'resume',
   /** `GET` or `POST /logout` (RP-initiated logout) */
   endSession: 'end_session',
+  /** `POST /logout/confirm`: her answer on the sign-out page */
+  endSessionConfirm: 'end_session_confirm',
   pushedAuthorizationRequest: 'pushed_authorization_request',
   /** `POST /register` */
   registration: 'registration',

@@ -41,12 +41,22 @@ export async function postLogoutPage(ctx: KoaContextWithOIDC): Promise<void> {
  * For oidc-provider's `renderError`: a browser whose sign-out request was refused (a hint signed by a key rotated out
  * since, or naming a client disabled or deleted since, an unregistered `post_logout_redirect_uri`) while she is signed
  * in is sent to the bare logout page instead, which asks her and redirects nowhere: whatever the request named is not
- * used, and the bare page is what any link may open. True when it answered.
+ * used, and the bare page is what any link may open. An answer that cannot be honoured (a sign-out page she kept open
+ * while another replaced its form, or whose session ended since) is asked again when it was "Yes" and she is signed
+ * in, and otherwise sent to the page that says what holds, rather than an error that leaves her signed in unawares.
+ * True when it answered.
  */
 export function offerSignOutInstead(ctx: KoaContextWithOIDC, out: { error?: string }): boolean {
-  if (ctx.oidc?.route !== ROUTE_NAMES.endSession || out.error === 'server_error' || !ctx.oidc.session?.accountId) return false;
-  if (!Object.values(ctx.oidc.params ?? {}).some((value) => value !== undefined)) return false;
+  const route = ctx.oidc?.route;
+  if (out.error === 'server_error' || (route !== ROUTE_NAMES.endSession && route !== ROUTE_NAMES.endSessionConfirm)) return false;
+  const signedIn = Boolean(ctx.oidc.session?.accountId);
+  if (route === ROUTE_NAMES.endSessionConfirm) {
+    ctx.status = 303;
+    ctx.redirect(ctx.oidc.urlFor(signedIn && ctx.oidc.params?.logout !== undefined ? ROUTE_NAMES.endSession : 'end_session_success'));
+    return true;
+  }
+  if (!signedIn || !Object.values(ctx.oidc.params ?? {}).some((value) => value !== undefined)) return false;
   ctx.status = 303;
-  ctx.redirect(ctx.oidc.urlFor('end_session'));
+  ctx.redirect(ctx.oidc.urlFor(ROUTE_NAMES.endSession));
   return true;
 }

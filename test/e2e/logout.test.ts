@@ -59,6 +59,13 @@ async function silentOutcome(app: RunningApp, client: ClientMetadata, browser: F
   return params.get('error') ?? (params.get('code') ? 'code' : 'nothing');
 }
 
+/** Answers the sign-out `page` she kept open in another tab as a browser does (Accept: text/html), following redirects on the provider. */
+async function answerKeptPage(app: RunningApp, browser: FormBrowser, page: string, fields: Record<string, string>): Promise<{ response?: Response; leftTo?: string }> {
+  browser.lastPage = page;
+  const body = new URLSearchParams({ ...browser.hiddenFields('op.logoutForm'), ...fields }).toString();
+  return browser.follow(browser.formAction('op.logoutForm', app.baseUrl), app.baseUrl, { method: 'POST', headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded', origin: app.baseUrl }, body });
+}
+
 async function userinfoStatus(app: RunningApp, accessToken: string): Promise<number> {
   return (await fetch(`${app.issuer}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
 }
@@ -293,6 +300,55 @@ describe('RP-initiated logout', () => {
       expect(await userinfoStatus(app, accessToken)).toBe(401);
       expect(await userinfoStatus(app, otherTokens.accessToken)).toBe(200);
       expect(await silentOutcome(app, other, browser)).toBe('code');
+    });
+  });
+
+  describe('a sign-out page she kept open while another replaced its form (two relying parties\' links, two tabs)', () => {
+    /** Her browser signed in to both clients, with the sign-out page of `rp` and then that of `other` opened: the older page. */
+    const twoPages = async (): Promise<{ browser: FormBrowser; older: string; tokens: string[] }> => {
+      const { browser, accessToken } = await signedIn(app, rp);
+      const second = await signedIn(app, other, browser);
+      await browser.follow(logoutUrl(app, { client_id: String(rp.client_id), post_logout_redirect_uri: BYE, state: 'older' }), app.baseUrl);
+      const older = browser.lastPage;
+      await browser.follow(logoutUrl(app, { client_id: String(other.client_id), post_logout_redirect_uri: OTHER_BYE, state: 'newer' }), app.baseUrl);
+      expect([isConfirmation(older), isConfirmation(browser.lastPage)]).toEqual([true, true]);
+      return { browser, older, tokens: [accessToken, second.accessToken] };
+    };
+
+    it('honest: "Yes" on the older page asks her again instead of an error that leaves her signed in unawares, and "Yes" there signs her out', async () => {
+      const { browser, older, tokens } = await twoPages();
+      const asked = await answerKeptPage(app, browser, older, { logout: 'yes' });
+      expect({ status: asked.response?.status, confirmation: isConfirmation(browser.lastPage), userinfo: await Promise.all(tokens.map((t) => userinfoStatus(app, t))) }).toEqual({ status: 200, confirmation: true, userinfo: [200, 200] });
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect({ url: done.response?.url, signedOut: browser.lastPage.includes('You are signed out'), userinfo: await Promise.all(tokens.map((t) => userinfoStatus(app, t))) }).toEqual({ url: `${app.issuer}/logout/success`, signedOut: true, userinfo: [401, 401] });
+      expect(await silentOutcome(app, rp, browser)).toBe('login_required');
+    });
+
+    it('honest: "No" on the older page says she is still signed in, and ends nothing', async () => {
+      const { browser, older, tokens } = await twoPages();
+      const answered = await answerKeptPage(app, browser, older, {});
+      expect({ url: answered.response?.url, stillIn: browser.lastPage.includes('You are still signed in'), userinfo: await Promise.all(tokens.map((t) => userinfoStatus(app, t))) }).toEqual({ url: `${app.issuer}/logout/success`, stillIn: true, userinfo: [200, 200] });
+      expect(await silentOutcome(app, other, browser)).toBe('code');
+    });
+
+    it('honest: "Yes" on the older page after she signed out on the newer one says she is signed out', async () => {
+      const { browser, older, tokens } = await twoPages();
+      const newer = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(newer.leftTo).toBe(`${OTHER_BYE}?state=newer`);
+      const answered = await answerKeptPage(app, browser, older, { logout: 'yes' });
+      expect({ url: answered.response?.url, signedOut: browser.lastPage.includes('You are signed out'), userinfo: await Promise.all(tokens.map((t) => userinfoStatus(app, t))) }).toEqual({ url: `${app.issuer}/logout/success`, signedOut: true, userinfo: [401, 401] });
+    });
+
+    it('attack: another site posting her browser to the confirm endpoint (no xsrf, or another browser\'s) only opens the sign-out question: nothing ends', async () => {
+      const { browser, accessToken } = await signedIn(app, rp);
+      const attacker = new FormBrowser();
+      await attacker.follow(logoutUrl(app, {}), app.baseUrl);
+      const foreign = /name="xsrf" value="([^"]+)"/.exec(attacker.lastPage)?.[1] as string;
+      for (const fields of [{ logout: 'yes' }, { logout: 'yes', xsrf: foreign }] as Record<string, string>[]) {
+        const posted = await browser.post(`${app.issuer}/logout/confirm`, fields, 'https://evil.example', { accept: 'text/html' });
+        expect({ status: posted.status, location: posted.headers.get('location') }).toEqual({ status: 303, location: `${app.issuer}/logout` });
+      }
+      expect({ userinfo: await userinfoStatus(app, accessToken), silent: await silentOutcome(app, rp, browser) }).toEqual({ userinfo: 200, silent: 'code' });
     });
   });
 
