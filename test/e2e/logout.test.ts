@@ -301,6 +301,20 @@ describe('RP-initiated logout', () => {
       expect(await userinfoStatus(app, otherTokens.accessToken)).toBe(200);
       expect(await silentOutcome(app, other, browser)).toBe('code');
     });
+
+    it('honest: "Yes" in one browser ends her session there and the grants and tokens of every client she signed in to in it, and nothing of her session in another browser', async () => {
+      const here = await signedIn(app, rp);
+      const hereOther = await signedIn(app, other, here.browser);
+      const elsewhere = await signedIn(app, rp);
+      await here.browser.follow(logoutUrl(app, { id_token_hint: here.idToken }), app.baseUrl);
+      await here.browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect({
+        here: await Promise.all([here.accessToken, hereOther.accessToken].map((t) => userinfoStatus(app, t))),
+        hereSilent: await silentOutcome(app, other, here.browser),
+        elsewhere: await userinfoStatus(app, elsewhere.accessToken),
+        elsewhereSilent: await silentOutcome(app, rp, elsewhere.browser),
+      }).toEqual({ here: [401, 401], hereSilent: 'login_required', elsewhere: 200, elsewhereSilent: 'code' });
+    });
   });
 
   describe('a sign-out page she kept open while another replaced its form (two relying parties\' links, two tabs)', () => {
