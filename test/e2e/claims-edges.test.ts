@@ -8,7 +8,7 @@ import { createDemoClaimModules, DEMO_PEOPLE } from '../../lib/demo/claim-module
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { everySvcName } from '../helpers/claims-requests.js';
 import { FormBrowser, redirectParams, runCodeFlow, signIn, userData } from '../helpers/flow.js';
-import { registerClient, type RegisteredClient, registeredClientUrl } from '../helpers/clients.js';
+import { registerClient, type RegisteredClient, registeredClientUrl, updateRegistration } from '../helpers/clients.js';
 
 /** RFC 6749 4.1.2.1 / 5.2: error_description is %x20-21 / %x23-5B / %x5D-7E only. */
 const OAUTH_DESCRIPTION = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
@@ -221,6 +221,7 @@ describe('a consent to "one of" is one of, whatever the spelling of a later requ
 
 const IDCARD = 'svc.ver.idcard.l3.nfc';
 const EMAIL = 'svc.ver.email.l2';
+const HEALTH = 'demo.ver.healthinsurance.l0.api.demo';
 
 describe('an approved group delivers the first alternative she holds only, whatever is asked beside it', () => {
   let running: RunningApp;
@@ -391,6 +392,30 @@ describe('"one of" is one of in each channel: a claim approved by name in one ch
     expect(delivered).toEqual([[[IDCARD], []], [[], [EMAIL]]]);
     // In UserInfo the ID card-first group hands over her ID card, which she approved there only after her e-mail address.
     expect(await silently(client, browser, claims({ userinfo: { [GROUP]: null } }))).toBe('consent_required');
+  });
+
+  it('attack: the ID card named in UserInfo and in the sign-in token only as the second of "one of", asked there by its scope alone, is not sent alone in the sign-in token', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    // "your health insurance member number — in the sign-in token", "one of: e-mail; ID card — in the sign-in token",
+    // "your verified ID card — in the profile request": the scope's ID card travels in UserInfo, where the request names it.
+    const scoped = { scope: 'openid svc.insurance.verified', ...claims({ id_token: { [EMAIL_FIRST]: null }, userinfo: { [IDCARD]: null } }) };
+    expect(await approve(client, browser, [scoped])).toEqual([[[HEALTH, EMAIL], [IDCARD]]]);
+    // The scope alone puts the ID card back in the sign-in token, on its own.
+    expect(await silently(client, browser, { scope: 'openid svc.insurance.verified' })).toBe('consent_required');
+    expect(await silently(client, browser, scoped)).toBe('code');
+  });
+
+  it('attack: a group approved in encrypted UserInfo is not asked again without a page once UserInfo is plain, where she approved its alternatives only in another order', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    expect(await approve(client, browser, [claims({ userinfo: { [GROUP]: null } })])).toEqual([[[], [IDCARD]]]);
+    const plain = await updateRegistration(client, { userinfo_encrypted_response_alg: undefined, userinfo_encrypted_response_enc: undefined, allow_unencrypted_userinfo: true });
+    // In plain UserInfo she sees "one of: e-mail; ID card", which for her is her e-mail address.
+    expect(await approve(plain, browser, [claims({ userinfo: { [EMAIL_FIRST]: null } })])).toEqual([[[], [EMAIL]]]);
+    // The ID card-first group, approved only while UserInfo was encrypted, would hand over her ID card in plain form.
+    expect(await silently(plain, browser, claims({ userinfo: { [GROUP]: null } }))).toBe('consent_required');
+    expect(await silently(plain, browser, claims({ userinfo: { [EMAIL_FIRST]: null } }))).toBe('code');
   });
 
   it('honest: what she approved in each channel is asked again there without a page: by name, as the same group, through the scope', async () => {

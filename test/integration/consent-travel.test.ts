@@ -5,10 +5,12 @@ import { createMemoryStore } from '../../adapters/memory.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { startApp } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
-import { FormBrowser, pkcePair, redeemCode, redirectParams } from '../helpers/flow.js';
+import { FormBrowser, pkcePair, redeemCode, redirectParams, runCodeFlow } from '../helpers/flow.js';
 import { registerClient, type RegisteredClient, registeredClientUrl, updateRegistration } from '../helpers/clients.js';
 
 type Channel = 'id_token' | 'userinfo';
+
+const HEALTH = 'demo.ver.healthinsurance.l0.api.demo';
 
 /**
  * Consent covers where each claim travels (C8, docs/claims.md#consent): approved in one channel, a claim asked in
@@ -230,6 +232,40 @@ describe('a restart that moves the scope channel', () => {
     } finally {
       await close();
     }
+  });
+
+  /**
+   * Demo approves, in one browser, the scope `svc.insurance.verified` (its claims in the sign-in token), then in
+   * UserInfo "one of: e-mail; ID card" and her health insurance member number; the operator restarts with the setting
+   * `after`. Where a silent request of the scope alone ends: its `error`, or the user data each channel delivered.
+   */
+  const scopeAfterRestart = async (after: boolean): Promise<string | string[][]> => {
+    const store = createMemoryStore();
+    const properties = { 'svc.cookies.keys': 'restart-test-cookie-key-0123456789abcdefgh' };
+    const before = await startApp({ store, claimModules: createDemoClaimModules(), properties });
+    const client = await registerClient(before, 'rsa');
+    const browser = new FormBrowser();
+    const scope = 'openid svc.insurance.verified';
+    await runCodeFlow(before.issuer, client.metadata, { configure: client.configure, browser, scope, skipUserinfo: true });
+    const claims = JSON.stringify({ userinfo: { 'svc.ver.[email.l2,idcard.l3.nfc]': null, [HEALTH]: null } });
+    await runCodeFlow(before.issuer, client.metadata, { configure: client.configure, browser, params: { claims }, skipUserinfo: true });
+    expect(browser.lastPage).toContain('one of: your verified e-mail address (level 2); your verified ID card (level 3, NFC) — in the profile request');
+    await before.close();
+    const restarted = await startApp({ store, claimModules: createDemoClaimModules(), properties: { ...properties, 'svc.stage.include-scopes-in-user-info': after } });
+    try {
+      const done = await runCodeFlow(restarted.issuer, client.metadata, { configure: client.configure, browser, scope, params: { prompt: 'none' } }).catch((err: unknown) => String(err));
+      return typeof done === 'string' ? (/error=(\w+)/.exec(done)?.[1] ?? done) : [USER(done.claims), USER(done.userinfo)];
+    } finally {
+      await restarted.close();
+    }
+  };
+
+  it('attack: set to UserInfo since, the scope alone does not send there on its own the ID card she approved there only as the second of "one of"', async () => {
+    expect(await scopeAfterRestart(true)).toBe('consent_required');
+  });
+
+  it('honest: restarted as it was, the scope alone is asked again without a page and delivers its claims in the sign-in token', async () => {
+    expect(await scopeAfterRestart(false)).toEqual([[HEALTH, 'svc.ver.idcard.l3.nfc'], []]);
   });
 
   it('honest: restarted as it was, the code delivers the e-mail address where she approved it, and UserInfo stays without it', async () => {
