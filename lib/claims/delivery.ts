@@ -81,11 +81,12 @@ function weakenedChannels(now: Delivery, consented: Delivery | undefined): Chann
 
 /**
  * The claim names of her earlier grant that a grant under the delivery `now` takes over: all but where each claim
- * travels on a channel `now` sends more on than the earlier grant's delivery did. A claim she approved as "not sent",
- * or to be sent encrypted, is asked again before it travels there encrypted, or in plain form.
+ * travels, and how she approved it (by name, within a group), on a channel `now` sends more on than the earlier
+ * grant's delivery did. A claim she approved as "not sent", or to be sent encrypted, is asked again before it travels
+ * there encrypted, or in plain form.
  */
 export function carriedOver(earlier: Grant, now: Delivery): string[] {
-  const weakened = weakenedChannels(now, recordedDelivery(earlier)).flatMap((channel) => [`${TRAVEL}${channel}:`, `${NAMED}${channel}:`]);
+  const weakened = weakenedChannels(now, recordedDelivery(earlier)).flatMap((channel) => [`${TRAVEL}${channel}:`, `${NAMED}${channel}:`, `${GROUP}${channel}:`]);
   return earlier.getOIDCClaims().filter((name) => !weakened.some((prefix) => name.startsWith(prefix)));
 }
 
@@ -111,21 +112,31 @@ export function grantedOf(grant: Grant | undefined): Granted {
 export function travelGrantNames(claims: unknown, scope: string | undefined, scopeChannel: Channel, granted: Granted): string[] {
   const parsed = isObject(claims) ? claims : {};
   const names: string[] = [];
-  const named = new Set<string>();
   const add = (channel: Channel, name: string): void => void (granted.claims.has(name) && names.push(travelName(channel, name)));
   for (const channel of CHANNELS) {
-    for (const request of channelRequests(parsed[channel] as ChannelClaims | undefined)) {
-      named.add(request.requested);
-      for (const name of request.alternatives) add(channel, name);
-    }
+    for (const request of channelRequests(parsed[channel] as ChannelClaims | undefined)) for (const name of request.alternatives) add(channel, name);
     for (const name of verifiedGrantNames(verifiedRequestsOf(parsed[channel]))) add(channel, name);
   }
-  for (const name of scopeClaimsAlone(parsed, scope, granted, named)) names.push(travelName(scopeChannel, name));
+  for (const name of scopeClaimsAlone(parsed, scope, granted)) names.push(travelName(scopeChannel, name));
   return names;
 }
 
-/** The claims of the granted part of `scope` that the `claims` parameter does not name (`named`): they travel, and the page shows them, in the scope channel. */
-function scopeClaimsAlone(parsed: Record<string, unknown>, scope: string | undefined, granted: Granted, named: ReadonlySet<string>): string[] {
+/**
+ * True when `granted` covers where each claim of a request travels, with scope claims in `scopeChannel`
+ * ({@link travelGrantNames}), and each scope claim the `claims` parameter does not name by its own name there: it
+ * travels alone, so one she approved in that channel only within a group ("one of") is asked again.
+ */
+export function travelConsented(claims: unknown, scope: string | undefined, scopeChannel: Channel, granted: Granted): boolean {
+  const alone = scopeClaimsAlone(isObject(claims) ? claims : {}, scope, granted);
+  return (
+    travelGrantNames(claims, scope, scopeChannel, granted).every((travel) => travelCovered(granted.claims, travel)) &&
+    alone.every((name) => granted.claims.has(namedName(scopeChannel, name)))
+  );
+}
+
+/** The claims of the granted part of `scope` that the `claims` parameter does not name: they travel, and the page shows them, in the scope channel. */
+function scopeClaimsAlone(parsed: Record<string, unknown>, scope: string | undefined, granted: Granted): string[] {
+  const named = new Set(CHANNELS.flatMap((channel) => channelRequests(parsed[channel] as ChannelClaims | undefined).map((r) => r.requested)));
   const grantedScope = (scope ?? '').split(' ').filter((s) => granted.scopes.has(s)).join(' ');
   return claimsForScope(grantedScope).filter((name) => !named.has(name));
 }
@@ -143,9 +154,9 @@ function deliverableAlternatives(claims: unknown, deliverable: ReadonlySet<strin
   return CHANNELS.flatMap((channel) => deliveredRequests(parsed[channel] as ChannelClaims | undefined, deliverable).map((r) => ({ channel, alternatives: r.alternatives, valued: r.valueMac !== undefined })));
 }
 
-/** The grant name of a group she approved in its channel, its alternatives in order: a fixed-length digest, so a grant stays small. */
+/** The grant name of a group she approved in its channel (`svc:group:userinfo:…`), its alternatives in order: a fixed-length digest, so a grant stays small. */
 const groupName = ({ channel, alternatives, valued }: ChannelRequest): string =>
-  `${GROUP}${createHash('sha256').update(`${channel}:${valued ? 'value:' : ''}${alternatives.join(',')}`).digest('base64url').slice(0, 22)}`;
+  `${GROUP}${channel}:${createHash('sha256').update(`${valued ? 'value:' : ''}${alternatives.join(',')}`).digest('base64url').slice(0, 22)}`;
 
 /**
  * The grant names of how she approved each claim of a request in each channel, as the consent page showed it: by its
@@ -154,11 +165,9 @@ const groupName = ({ channel, alternatives, valued }: ChannelRequest): string =>
  * is delivered, or with a value the first whose value matches, so a valued group is a group of its own).
  */
 function namingGrantNames(claims: unknown, deliverable: ReadonlySet<string>, scope: string | undefined, scopeChannel: Channel, granted: Granted): string[] {
-  const parsed = isObject(claims) ? claims : {};
-  const named = new Set(CHANNELS.flatMap((channel) => channelRequests(parsed[channel] as ChannelClaims | undefined).map((r) => r.requested)));
   return [
     ...deliverableAlternatives(claims, deliverable).map((request) => (request.alternatives.length === 1 ? namedName(request.channel, request.alternatives[0] as string) : groupName(request))),
-    ...scopeClaimsAlone(parsed, scope, granted, named).map((name) => namedName(scopeChannel, name)),
+    ...scopeClaimsAlone(isObject(claims) ? claims : {}, scope, granted).map((name) => namedName(scopeChannel, name)),
   ];
 }
 

@@ -2,7 +2,7 @@ import { interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { scopeChannel, scopeChannelOf } from './account.js';
 import { CLAIMS_CHANNELS } from './budget.js';
-import { beyondApprovedGroups, weakerThanConsented, deliveryOf, grantedOf, recordedDelivery, travelCovered, travelGrantNames } from './delivery.js';
+import { beyondApprovedGroups, weakerThanConsented, deliveryOf, grantedOf, recordedDelivery, travelConsented } from './delivery.js';
 import { deliverableClaims } from './supported.js';
 import type { ClaimRegistry } from './modules.js';
 import { channelCarriesUserData, type Channel } from './privacy.js';
@@ -76,7 +76,7 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
       // (the delivery it records): a registration changed since may tell them apart.
       const recorded = grant && recordedDelivery(grant);
       const channels = new Set([scopeChannel(client, includeScopesInUserInfo), ...(recorded ? [scopeChannelOf(recorded, includeScopesInUserInfo)] : [])]);
-      return prompt(![...channels].every((channel) => travelGrantNames(ctx.oidc.claims, scope, channel, granted).every((n) => travelCovered(granted.claims, n))));
+      return prompt(![...channels].every((channel) => travelConsented(ctx.oidc.claims, scope, channel, granted)));
     }),
   );
   consent.checks.add(

@@ -88,7 +88,17 @@ describe('what one authorization request stores is bounded (C5: an interaction r
         ),
       ),
     );
+  /** `count` groups ("one of") of two vocabulary names each, every pair another: each is a group record of her grant. */
+  const pairs = (count: number, family: 'ver' | 'auth'): Record<string, null> => {
+    const names = Object.keys(vocabularyByName()).filter((n) => n.startsWith(`svc.${family}.`)).map((n) => n.slice(`svc.${family}.`.length));
+    const out: Record<string, null> = {};
+    for (let i = 0; i < names.length && Object.keys(out).length < count; i += 1) {
+      for (let j = i + 1; j < names.length && Object.keys(out).length < count; j += 1) out[`svc.${family}.[${names[i] as string},${names[j] as string}]`] = null;
+    }
+    return out;
+  };
   it.each([
+    ['128 groups of two alternatives, 64 in each channel', { id_token: pairs(64, 'ver'), userinfo: pairs(64, 'auth') }],
     ['every vocabulary name in both channels, all deliverable', { id_token: vocabulary(), userinfo: vocabulary() }],
     ['every vocabulary name by its own name in both channels', { id_token: vocabularyByName(), userinfo: vocabularyByName() }],
     ['256 names within 8 KiB, all but 4 provided by nobody', { userinfo: { [longBracket('u', 7)]: null }, id_token: { [longBracket('i', 6)]: null, [longBracket('j', 5)]: null, [longBracket('k', 4)]: null } }],
