@@ -302,12 +302,13 @@ describe('the consent page says where each alternative of a group travels when t
   });
   afterAll(async () => running.close());
 
+  /** The items (their words) of consent page `page`. */
+  const itemsOf = (page: string): string[] => [...page.matchAll(/<li>([^<]*(?:<em>\(required\)<\/em>)?[^<]*— (?:in the|not sent)[^<]*)<\/li>/g)].map((m) => m[1] as string);
   /** The consent page's items (their words) and the user data each channel delivered after she allowed. */
   const consented = async (client: RegisteredClient, claims: unknown): Promise<{ items: string[]; idToken: string[]; userinfo: string[] }> => {
     const browser = new FormBrowser();
     const done = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params: { claims: JSON.stringify(claims) } });
-    const items = [...browser.lastPage.matchAll(/<li>([^<]*(?:<em>\(required\)<\/em>)?[^<]*— (?:in the|not sent)[^<]*)<\/li>/g)].map((m) => m[1] as string);
-    return { items, idToken: Object.keys(userData(done.claims)), userinfo: Object.keys(userData(done.userinfo)) };
+    return { items: itemsOf(browser.lastPage), idToken: Object.keys(userData(done.claims)), userinfo: Object.keys(userData(done.userinfo)) };
   };
 
   it('attack: a group in the plaintext sign-in token, and in UserInfo beside one of its alternatives named alone: the page does not say that alternative travels in UserInfo only', async () => {
@@ -331,6 +332,26 @@ describe('the consent page says where each alternative of a group travels when t
       'your verified ID card (level 3, NFC) — in the sign-in token',
       'your verified e-mail address (level 2) — in the sign-in token',
       'one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) — in the profile request',
+    ]);
+  });
+
+  it('lists each thing once: a group that delivers one alternative, beside the same claim through the scope or another group to the same effect, or each member asking it by another name', async () => {
+    const client = await registerClient(running, 'rsa');
+    const scope = 'openid svc.insurance.verified';
+    const browser = new FormBrowser();
+    const sameChannel = { id_token: { 'svc.ver.[driverslicense,idcard].l3.nfc': null, [GROUP]: null, 'svc.ver.[idcard.l3.nfc,driverslicense.l3.nfc,email.l2]': null } };
+    const done = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, scope, params: { claims: JSON.stringify(sameChannel) } });
+    expect(Object.keys(userData(done.claims)).sort()).toEqual([HEALTH, IDCARD]);
+    expect(itemsOf(browser.lastPage)).toEqual([
+      'your verified ID card (level 3, NFC) — in the sign-in token',
+      'your health insurance member number — in the sign-in token',
+      'one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) — in the sign-in token',
+    ]);
+    const { items, idToken, userinfo } = await consented(client, { id_token: { [GROUP]: null, [EMAIL]: null }, userinfo: { [IDCARD]: null, [GROUP]: null } });
+    expect([idToken, userinfo]).toEqual([[IDCARD, EMAIL], [IDCARD, EMAIL]]);
+    expect(items).toEqual([
+      'your verified ID card (level 3, NFC) — in the sign-in token and the profile request',
+      'your verified e-mail address (level 2) — in the sign-in token and the profile request',
     ]);
   });
 
