@@ -5,6 +5,8 @@ import { deliveredRequests } from './stored-form.js';
 import { isSvcClaimName } from './syntax.js';
 import { asksNumbers, asksTime, verifiedRequestsOf, type VerifiedRequest } from './verified-request.js';
 
+const CHANNELS: readonly Channel[] = ['id_token', 'userinfo'];
+
 // Maps, not objects: a claim name or segment may be "constructor" or "__proto__".
 const STANDARD: ReadonlyMap<string, string> = new Map(Object.entries({
   name: 'your full name',
@@ -60,7 +62,7 @@ export interface RequestedItem {
 /**
  * What a request asks for, in plain words: scope claims in `scopeChannel` unless the `claims` parameter names them;
  * each as delivery sees it ({@link deliveredRequests}: a name outside `claims_supported` is never delivered, so not
- * asked).
+ * asked). Each line once, with every channel it travels in: asks that read alike deliver alike.
  */
 export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel, deliverable: ReadonlySet<string>): RequestedItem[] {
   let parsed: Record<string, unknown> = {};
@@ -69,26 +71,23 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
   } catch {
     // An unreadable parameter asks for nothing beyond the scope.
   }
-  // One item per name and what it delivers: a group the two members treat apart (one names an alternative alone) is two.
-  const explicit = new Map<string, { request: ClaimRequest; channels: Channel[] }>();
   const named = new Set<string>();
+  const explicit: RequestedItem[] = [];
   const verified: RequestedItem[] = [];
-  for (const channel of ['id_token', 'userinfo'] as const) {
+  for (const channel of CHANNELS) {
     for (const request of deliveredRequests(parsed[channel] as ChannelClaims | undefined, deliverable)) {
       if (request.alternatives.length === 0) continue;
       named.add(request.requested);
-      const key = JSON.stringify([request.requested, request.alternatives]);
-      const known = explicit.get(key);
-      explicit.set(key, { request: { ...request, essential: request.essential || (known?.request.essential ?? false) }, channels: [...(known?.channels ?? []), channel] });
+      explicit.push({ text: describeRequested(request), essential: request.essential, channels: [channel] });
     }
-    for (const request of verifiedRequestsOf(parsed[channel])) {
-      const text = describeVerified(request);
-      const known = verified.find((v) => v.text === text);
-      if (known) known.channels.push(channel);
-      else verified.push({ text, essential: false, channels: [channel] });
-    }
+    for (const request of verifiedRequestsOf(parsed[channel])) verified.push({ text: describeVerified(request), essential: false, channels: [channel] });
   }
-  const items = claimsForScope(scope).filter((claim) => !named.has(claim)).map((claim): RequestedItem => ({ text: describeClaim(claim), essential: false, channels: [scopeChannel] }));
-  for (const { request, channels } of explicit.values()) items.push({ text: describeRequested(request), essential: request.essential, channels });
-  return [...items, ...verified];
+  const fromScope = claimsForScope(scope).filter((claim) => !named.has(claim)).map((claim): RequestedItem => ({ text: describeClaim(claim), essential: false, channels: [scopeChannel] }));
+  const items = new Map<string, RequestedItem>();
+  for (const item of [...fromScope, ...explicit, ...verified]) {
+    const known = items.get(item.text);
+    if (!known) items.set(item.text, item);
+    else items.set(item.text, { ...known, essential: known.essential || item.essential, channels: CHANNELS.filter((c) => known.channels.includes(c) || item.channels.includes(c)) });
+  }
+  return [...items.values()];
 }

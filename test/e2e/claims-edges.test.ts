@@ -348,7 +348,7 @@ describe('the consent page says where each alternative of a group travels when t
       'one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) — in the sign-in token',
     ]);
     const { items, idToken, userinfo } = await consented(client, { id_token: { [GROUP]: null, [EMAIL]: null }, userinfo: { [IDCARD]: null, [GROUP]: null } });
-    expect([idToken, userinfo]).toEqual([[IDCARD, EMAIL], [IDCARD, EMAIL]]);
+    expect([idToken.sort(), userinfo.sort()]).toEqual([[EMAIL, IDCARD], [EMAIL, IDCARD]]);
     expect(items).toEqual([
       'your verified ID card (level 3, NFC) — in the sign-in token and the profile request',
       'your verified e-mail address (level 2) — in the sign-in token and the profile request',
