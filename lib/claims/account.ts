@@ -1,7 +1,7 @@
 import type { Account, Client, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
 
 import type { Authenticator } from './authenticator.js';
-import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, travelCovered, travelName, weakerThanConsented, type Delivery } from './delivery.js';
+import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, scopeClaimCovered, travelCovered, travelName, weakerThanConsented, type Delivery } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
 import { AuthenticatorError } from '../errors.js';
 import { opaqueFailure } from './plugin-failure.js';
@@ -23,15 +23,29 @@ export interface AccountOptions {
   valueMac: ClaimValueMac;
 }
 
-/** A channel's requests: scope claims not named in the `claims` parameter (here or `namedElsewhere`), then its granted names. */
-function requestsFor(scope: string | undefined, claims: ChannelClaims | undefined, rejected: readonly string[] = [], namedElsewhere: readonly string[] = []): ClaimRequest[] {
+/**
+ * A channel's requests, each with the alternatives her grant (`approved`) covers in `channel`: scope claims not named
+ * in the `claims` parameter (here or `namedElsewhere`), which travel alone, then its named ones.
+ */
+function requestsFor(
+  channel: Channel,
+  approved: ReadonlySet<string>,
+  scope: string | undefined,
+  claims: ChannelClaims | undefined,
+  rejected: readonly string[] = [],
+  namedElsewhere: readonly string[] = [],
+): ClaimRequest[] {
   const explicit = channelRequests(claims);
   const named = new Set([...explicit.map((r) => r.requested), ...namedElsewhere]);
   const fromScope = claimsForScope(scope)
     .filter((c) => !named.has(c))
+    .filter(scopeClaimCovered(approved, channel))
     .map((c) => ({ requested: c, alternatives: [c], essential: false }));
+  const granted = explicit
+    .map((r) => ({ ...r, alternatives: r.alternatives.filter((name) => travelCovered(approved, travelName(channel, name))) }))
+    .filter((r) => r.alternatives.length > 0);
   const skip = new Set(rejected);
-  return [...fromScope, ...explicit].filter((r) => !skip.has(r.requested));
+  return [...fromScope, ...granted].filter((r) => !skip.has(r.requested));
 }
 
 /**
@@ -95,9 +109,7 @@ export function createFindAccount(options: AccountOptions): FindAccount {
         const other = channelRequests((token?.claims as Record<string, ChannelClaims | undefined> | undefined)?.[channel === 'id_token' ? 'userinfo' : 'id_token']);
         // Only where her grant says each claim travels: the operator may have moved the scope channel since.
         const approved = new Set(ctx.oidc.entities.Grant?.getOIDCClaims());
-        const requests = requestsFor(scopeHere ? scope : undefined, claims, rejected, other.map((r) => r.requested))
-          .map((r) => ({ ...r, alternatives: r.alternatives.filter((name) => travelCovered(approved, travelName(channel, name))) }))
-          .filter((r) => r.alternatives.length > 0);
+        const requests = requestsFor(channel, approved, scopeHere ? scope : undefined, claims, rejected, other.map((r) => r.requested));
         const { values } = await resolveRequests(registry, sub, requests, valueMac.forClient(client.clientId));
         const verified = await verifiedClaimsFor(ctx, registry, sub, channel, claims);
         return { ...values, ...(verified === undefined ? {} : { verified_claims: verified }), ...protocol };

@@ -34,6 +34,18 @@ export function travelCovered(approved: ReadonlySet<string>, travel: string): bo
   return approved.has(travel) || approved.has(namedOf(travel));
 }
 
+/**
+ * Whether a grant's names (`approved`) cover each scope claim travelling alone in `channel`: she approved it there by
+ * its own name. Its travel record alone covers it only in a grant that records no group there (one made before
+ * naming records had a channel, when a scope claim had only its travel record): else that record may say only that
+ * it was one alternative of a group ("one of").
+ */
+export function scopeClaimCovered(approved: ReadonlySet<string>, channel: Channel): (name: string) => boolean {
+  const other = `${GROUP}${channel === 'id_token' ? 'userinfo' : 'id_token'}:`;
+  const groupsHere = [...approved].some((name) => name.startsWith(GROUP) && !name.startsWith(other));
+  return (name) => approved.has(namedName(channel, name)) || (!groupsHere && approved.has(travelName(channel, name)));
+}
+
 /** The delivery `client`'s registration has now. */
 export function deliveryOf(client: Client): Delivery {
   return { id_token: channelMode(client, 'id_token'), userinfo: channelMode(client, 'userinfo') };
@@ -128,10 +140,7 @@ export function travelGrantNames(claims: unknown, scope: string | undefined, sco
  */
 export function travelConsented(claims: unknown, scope: string | undefined, scopeChannel: Channel, granted: Granted): boolean {
   const alone = scopeClaimsAlone(isObject(claims) ? claims : {}, scope, granted);
-  return (
-    travelGrantNames(claims, scope, scopeChannel, granted).every((travel) => travelCovered(granted.claims, travel)) &&
-    alone.every((name) => granted.claims.has(namedName(scopeChannel, name)))
-  );
+  return travelGrantNames(claims, scope, scopeChannel, granted).every((travel) => travelCovered(granted.claims, travel)) && alone.every(scopeClaimCovered(granted.claims, scopeChannel));
 }
 
 /** The claims of the granted part of `scope` that the `claims` parameter does not name: they travel, and the page shows them, in the scope channel. */
