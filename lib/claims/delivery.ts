@@ -34,16 +34,9 @@ export function travelCovered(approved: ReadonlySet<string>, travel: string): bo
   return approved.has(travel) || approved.has(namedOf(travel));
 }
 
-/**
- * Whether a grant's names (`approved`) cover each scope claim travelling alone in `channel`: she approved it there by
- * its own name. Its travel record alone covers it only in a grant that records no group there (one made before
- * naming records had a channel, when a scope claim had only its travel record): else that record may say only that
- * it was one alternative of a group ("one of").
- */
+/** Whether a grant's names (`approved`) cover each scope claim travelling alone in `channel`: she approved it there by its own name. */
 export function scopeClaimCovered(approved: ReadonlySet<string>, channel: Channel): (name: string) => boolean {
-  const other = `${GROUP}${channel === 'id_token' ? 'userinfo' : 'id_token'}:`;
-  const groupsHere = [...approved].some((name) => name.startsWith(GROUP) && !name.startsWith(other));
-  return (name) => approved.has(namedName(channel, name)) || (!groupsHere && approved.has(travelName(channel, name)));
+  return (name) => approved.has(namedName(channel, name));
 }
 
 /** The delivery `client`'s registration has now. */

@@ -439,33 +439,6 @@ describe('"one of" is one of in each channel: a claim approved by name in one ch
     expect(await silently(plain, browser, claims({ userinfo: { [EMAIL_FIRST]: null } }))).toBe('code');
   });
 
-  /**
-   * Demo approves `scope` in a fresh browser; her grant is then rewritten as grants were before naming records had a
-   * channel (a scope claim's travel record only), with `legacyGroup` a group record of that time. Where a silent request
-   * of the scope ends: its error, or the user data of its sign-in token.
-   */
-  const legacyScopeGrant = async (scope: string, legacyGroup: boolean): Promise<string | string[]> => {
-    const client = await registerClient(running, 'rsa');
-    const browser = new FormBrowser();
-    const flow = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, scope, skipUserinfo: true });
-    const { provider } = running.app.svc;
-    const grant = await provider.Grant.find((await provider.AccessToken.find(flow.tokens.access_token))?.grantId as string);
-    if (!grant?.openid?.claims) throw new Error('the grant has no claims');
-    grant.openid.claims = grant.openid.claims.map((name) => name.replace(/^svc:named:/, 'svc:travel:'));
-    if (legacyGroup) grant.openid.claims.push('svc:group:AAAAAAAAAAAAAAAAAAAAAA');
-    await grant.save();
-    const silent = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, scope, params: { prompt: 'none' }, skipUserinfo: true }).catch((err: unknown) => String(err));
-    return typeof silent === 'string' ? (/error=(\w+)/.exec(silent)?.[1] ?? silent) : Object.keys(userData(silent.claims));
-  };
-
-  it('honest: a grant of the scope made before naming records had a channel still covers the scope alone', async () => {
-    expect(await legacyScopeGrant('openid svc.insurance.verified', false)).toEqual([IDCARD, HEALTH]);
-  });
-
-  it('attack: a grant made before naming records had a channel that also holds a group no longer covers the scope alone: the travel record may be an alternative\'s', async () => {
-    expect(await legacyScopeGrant('openid svc.insurance.verified', true)).toBe('consent_required');
-  });
-
   it('honest: what she approved in each channel is asked again there without a page: by name, as the same group, through the scope', async () => {
     const client = await registerClient(running, 'rsa');
     const browser = new FormBrowser();
