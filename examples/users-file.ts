@@ -7,6 +7,7 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 // The claims module itself, not the package index: `hash` then runs without loading the provider.
+import { fitsClaimType } from '../lib/claims/claim-types.js';
 import { PROTOCOL_CLAIMS } from '../lib/claims/scopes.js';
 import { readJsonFile } from '../lib/errors.js';
 
@@ -77,7 +78,8 @@ export async function verifyPassword(password: string, encoded: string): Promise
 
 /**
  * Reads and checks the users file: unique logins and subs, valid hashes, claims that are not
- * protocol claims. Errors name the file and the entry, never a hash or a claim value.
+ * protocol claims and have the type OpenID Connect gives them. Errors name the file and the entry, never a hash or a
+ * claim value.
  */
 export function readUsersFile(path: string): FileUser[] {
   const parsed = readJsonFile(path, (reason) => new Error(`the users file: ${reason}; set ${USERS_FILE_ENV} to its path`));
@@ -103,6 +105,8 @@ export function readUsersFile(path: string): FileUser[] {
     }
     const protocol = Object.keys(user.claims ?? {}).filter((name) => PROTOCOL_CLAIMS.has(name));
     if (protocol.length > 0) throw new Error(`${at}: claims must not set protocol claims (${protocol.join(', ')})`);
+    const mistyped = Object.entries(user.claims ?? {}).filter(([name, value]) => value !== null && !fitsClaimType(name, value));
+    if (mistyped.length > 0) throw new Error(`${at}: claims must have the type OpenID Connect gives them (${mistyped.map(([name]) => name).join(', ')})`);
     return { login: user.login, sub: user.sub, password: user.password as string, ...(user.claims ? { claims: user.claims } : {}) };
   });
 }

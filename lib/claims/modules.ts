@@ -1,8 +1,10 @@
+import { assertClaimType } from './claim-types.js';
 import { GRANT_NAMESPACE } from './grant-namespace.js';
 import { ClaimModuleError } from '../errors.js';
 import { opaqueFailure } from './plugin-failure.js';
 import { expandClaimName, isSvcClaimName } from './syntax.js';
 import { mergeOffers, type VerifiedClaimsProvider, type VerifiedOffer, type VerifiedRecord } from './verified.js';
+import { readVerifiedRecords } from './verified-records.js';
 
 /** A claim module: the source of some claims (C5). */
 export interface ClaimModule {
@@ -38,15 +40,16 @@ function vocabularyNames(): string[] {
 }
 
 /**
- * A call into `module`, what `read` takes of its answer taken as the JSON it travels as; whatever the call or that reading
- * throws (a getter, a `toJSON`) answered as {@link opaqueFailure}.
+ * A call into `module`, what `read` takes of its answer taken as the JSON it travels as, then as `take` types it;
+ * whatever the call, that reading or typing throws (a getter, a `toJSON`, a value of another type) answered as
+ * {@link opaqueFailure}.
  */
-function askModule<T>(module: ClaimModule, timeoutMs: number, call: () => Promise<T> | T, read: (answer: T) => unknown = (a) => a): Promise<T> {
+function askModule<A, T>(module: ClaimModule, timeoutMs: number, call: () => Promise<A> | A, read: (answer: A) => unknown, take: (json: unknown) => T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(Object.assign(new Error('no answer in time'), { name: 'ClaimModuleTimeout' })), timeoutMs);
   });
-  const answer = async (): Promise<T> => JSON.parse(JSON.stringify(read(await Promise.race([call(), timeout]))) ?? 'null') as T;
+  const answer = async (): Promise<T> => take(JSON.parse(JSON.stringify(read(await Promise.race([call(), timeout]))) ?? 'null'));
   return opaqueFailure((thrown) => new ClaimModuleError(module.name, thrown), answer).finally(() => clearTimeout(timer));
 }
 
@@ -54,6 +57,13 @@ function askModule<T>(module: ClaimModule, timeoutMs: number, call: () => Promis
 function ownMembers(answer: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
   if (typeof answer !== 'object' || answer === null) throw new TypeError('a claim module answers an object');
   return Object.fromEntries(names.flatMap((name) => (Object.hasOwn(answer, name) ? [[name, answer[name]]] : [])));
+}
+
+/** The JSON of {@link ownMembers}, each claim the specifications type in its type ({@link assertClaimType}). */
+function typedMembers(json: unknown): Record<string, unknown> {
+  const members = json as Record<string, unknown>;
+  for (const [name, value] of Object.entries(members)) if (value !== null) assertClaimType(name, value);
+  return members;
 }
 
 /** The registered claim modules: which module provides a claim, and what is supported overall. */
@@ -102,7 +112,8 @@ export class ClaimRegistry {
   /** Every verification `accountId` holds, from every module that provides verified data. */
   async resolveVerified(accountId: string): Promise<VerifiedRecord[]> {
     const providers = this.entries.flatMap((e) => (e.module.verified ? [{ module: e.module, verified: e.module.verified }] : []));
-    return (await Promise.all(providers.map(async (p) => askModule(p.module, this.timeoutMs, () => p.verified.resolve(accountId))))).flat();
+    const asked = providers.map(async (p) => askModule(p.module, this.timeoutMs, () => p.verified.resolve(accountId), (answer) => answer, readVerifiedRecords));
+    return (await Promise.all(asked)).flat();
   }
 
   /** The module providing a concrete claim name, or `undefined`. */
@@ -132,7 +143,7 @@ export class ClaimRegistry {
     await Promise.all(
       [...byModule].map(async ([module, names]) => {
         // Only the names asked for are read: a member beside them without JSON (a BigInt id, a cycle) fails nothing.
-        const result = await askModule(module, this.timeoutMs, () => module.resolve(accountId, names), (answer) => ownMembers(answer, names));
+        const result = await askModule(module, this.timeoutMs, () => module.resolve(accountId, names), (answer) => ownMembers(answer, names), typedMembers);
         for (const name of names) {
           // Its own members only: a name such as `constructor` is no claim of an object's prototype.
           const value = Object.hasOwn(result, name) ? result[name] : undefined;

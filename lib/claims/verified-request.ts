@@ -43,9 +43,12 @@ export interface VerifiedRequest {
 // The schema's members a request may name besides the evidence's `type`, a document's or record's
 // `type`, and a check's `check_method` (those always travel).
 const EVIDENCE_MEMBERS = ['check_details', 'document_details', 'record', 'time'] as const;
-const DOCUMENT_MEMBERS = ['document_number', 'personal_number', 'serial_number', 'date_of_issuance', 'date_of_expiry', 'issuer'] as const;
-const CHECK_MEMBERS = ['organization', 'txn', 'time'] as const;
-const RECORD_MEMBERS = ['personal_number', 'created_at', 'date_of_expiry', 'source'] as const;
+/** The members of a document's details a request may name besides its `type`: strings, and `issuer` an object of them. */
+export const DOCUMENT_MEMBERS = ['document_number', 'personal_number', 'serial_number', 'date_of_issuance', 'date_of_expiry', 'issuer'] as const;
+/** The members of a check a request may name besides its `check_method`: strings. */
+export const CHECK_MEMBERS = ['organization', 'txn', 'time'] as const;
+/** The members of a record a request may name besides its `type`: strings, and `source` an object of them. */
+export const RECORD_MEMBERS = ['personal_number', 'created_at', 'date_of_expiry', 'source'] as const;
 
 /**
  * Sub-members that identify the person's document, record or check: the `numbers` detail. A check's `txn` is one

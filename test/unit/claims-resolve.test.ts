@@ -31,12 +31,50 @@ describe('claim requests and resolution', () => {
   });
 
   it('honest: a module answering its whole record (a database row) gives the requested claims, though a member not asked for has no JSON (a BigInt id, a link back to its connection)', async () => {
-    const row: Record<string, unknown> = { id: 9007199254740993n, nickname: 'Eri', updated_at: new Date(Date.UTC(2026, 0, 2)) };
+    const row: Record<string, unknown> = { id: 9007199254740993n, nickname: 'Eri', member_since: new Date(Date.UTC(2026, 0, 2)) };
     row.connection = { rows: [row] };
-    const rows = new ClaimRegistry([{ name: 'rows', provides: ['nickname', 'updated_at', 'id'], resolve: () => row }]);
-    const values = await rows.resolve('demo-0001', ['nickname', 'updated_at']);
-    expect(Object.fromEntries(values)).toEqual({ nickname: 'Eri', updated_at: '2026-01-02T00:00:00.000Z' });
+    const rows = new ClaimRegistry([{ name: 'rows', provides: ['nickname', 'member_since', 'id'], resolve: () => row }]);
+    const values = await rows.resolve('demo-0001', ['nickname', 'member_since']);
+    expect(Object.fromEntries(values)).toEqual({ nickname: 'Eri', member_since: '2026-01-02T00:00:00.000Z' });
     await expect(rows.resolve('demo-0001', ['id'])).rejects.toMatchObject({ name: 'ClaimModuleError' });
+  });
+
+  describe('a claim that OpenID Connect Core 5.1 or the Identity Assurance schema types travels only as that type', () => {
+    const answering = (answer: Record<string, unknown>) => new ClaimRegistry([{ name: 'sloppy', provides: Object.keys(answer), resolve: () => answer }]);
+
+    it.each([
+      ['a number for a string', { name: 42 }],
+      ['an object carrying more than the claim (a whole row under its name)', { given_name: { first: 'Erika', tax_id: 'SENTINEL-TAX' } }],
+      ['a list for one address', { email: ['erika@example.com', 'SENTINEL@example.com'] }],
+      ['a string for a boolean', { email_verified: 'true' }],
+      ['a promise not awaited (it travels as {})', { family_name: Promise.resolve('SENTINEL-NAME') }],
+      ['an address with a nested object', { address: { street_address: { line1: 'SENTINEL-STREET' } } }],
+      ['an address with a member Core does not define', { address: { country: 'DE', tax_id: 'SENTINEL-TAX' } }],
+      ['a date of update as its text', { updated_at: new Date(Date.UTC(2026, 0, 2)) }],
+      ['nationalities as one string', { nationalities: 'DE' }],
+    ])('attack: %s fails as a throw would, naming the claim, never its value', async (_case, answer) => {
+      const failure = await answering(answer).resolve('demo-0001', Object.keys(answer)).then(() => undefined, (err: unknown) => err);
+      expect(failure).toMatchObject({ name: 'ClaimModuleError', plugin: 'sloppy', thrown: { name: 'ClaimModuleAnswerInvalid', code: Object.keys(answer)[0] } });
+      expect(JSON.stringify(failure) + String(failure)).not.toMatch(/SENTINEL|Erika/);
+    });
+
+    it('honest: each standard claim in its type, a Date as the text of a date, null as a claim she lacks, and any JSON for svc.* and other names', async () => {
+      const answer = {
+        name: 'Erika Mustermann',
+        birthdate: new Date(Date.UTC(1964, 7, 12)),
+        email_verified: true,
+        phone_number: null,
+        address: { street_address: 'Heidestraße 17', locality: 'Köln', postal_code: '51147', country: 'DE' },
+        updated_at: 1767312000,
+        nationalities: ['DE'],
+        place_of_birth: { country: 'DE', locality: 'Berlin' },
+        'svc.ver.idcard.l3.nfc': { given_name: 'Erika', verified_at: '2025-03-01T10:15:00Z' },
+        'https://claims.example/membership': ['gold', 3],
+      };
+      const values = await answering(answer).resolve('demo-0001', Object.keys(answer));
+      expect(Object.fromEntries(values)).toEqual({ ...JSON.parse(JSON.stringify(answer)), phone_number: undefined });
+      expect(values.has('phone_number')).toBe(false);
+    });
   });
 
   it('stores a requested value only as its keyed MAC and still matches it', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { DEMO_PEOPLE, DEMO_TRUST_FRAMEWORK, DEMO_VERIFIED_OFFER, verifiedRecords } from '../../lib/demo/claim-modules.js';
+import { DEMO_PEOPLE, DEMO_TRUST_FRAMEWORK, DEMO_VERIFIED_OFFER, tableLookup, verifiedIdentityModule, verifiedRecords } from '../../lib/demo/claim-modules.js';
+import type { VerifiedRecord } from '../../lib/claims/verified.js';
 import { answerVerified } from '../../lib/claims/verified-answer.js';
 import { LICENSED_DEMO_BASIC } from '../helpers/claims-requests.js';
 import { ClaimRegistry } from '../../lib/claims/modules.js';
@@ -244,5 +245,77 @@ describe('a claim module offering electronic_record evidence', () => {
     expect(() => module()).toThrow('an offer with electronic_record evidence must list its record types (electronicRecords)');
     expect(() => module([])).toThrow('electronicRecords');
     expect(module(['https://records.example/bank']).offer?.electronicRecords).toEqual(['https://records.example/bank']);
+  });
+});
+
+describe('the verified data a claim module answers is read as the schema types it (Identity Assurance Schema Definition 1.0)', () => {
+  const answering = (answer: () => unknown) =>
+    new ClaimRegistry([{ name: 'sloppy', provides: [], resolve: () => ({}), verified: { offer: DEMO_VERIFIED_OFFER, resolve: answer as () => VerifiedRecord[] } }]);
+  const held = (verification: Record<string, unknown>, claims: Record<string, unknown> = { given_name: 'Erika' }) => [{ verification: { trust_framework: DEMO_TRUST_FRAMEWORK, ...verification }, claims }];
+  const document = (details: Record<string, unknown>) => held({ evidence: [{ type: 'document', ...details }] });
+
+  it.each([
+    ['one record, not a list of them', 'verified_claims', () => held({})[0]],
+    ['no record', 'verified_claims', () => [null]],
+    ['no verification', 'verification', () => [{ verification: null, claims: { given_name: 'Erika' } }]],
+    ['no claims', 'claims', () => [{ verification: { trust_framework: DEMO_TRUST_FRAMEWORK } }]],
+    ['a trust framework that is a database row', 'trust_framework', () => held({ trust_framework: { id: 7, tax_id: 'SENTINEL-TAX' } })],
+    ['an assurance level as a number', 'assurance_level', () => held({ assurance_level: 3 })],
+    ['evidence that is not a list', 'evidence', () => held({ evidence: 'SENTINEL-PASSPORT' })],
+    ['evidence that is no object', 'evidence', () => held({ evidence: [null] })],
+    ['evidence without a type', 'type', () => held({ evidence: [{ document_details: { type: 'idcard' } }] })],
+    ['an evidence type carrying the whole document', 'type', () => held({ evidence: [{ type: { kind: 'document', number: 'SENTINEL-NUMBER' } }] })],
+    ['checks that are not a list', 'check_details', () => document({ check_details: 'vcrypt' })],
+    ['a check that is no object', 'check_details', () => document({ check_details: [null] })],
+    ['a check method as a list', 'check_method', () => document({ check_details: [{ check_method: ['vcrypt'] }] })],
+    ['a document type as a number', 'type', () => document({ document_details: { type: 7 } })],
+    ['a document number as a number', 'document_number', () => document({ document_details: { type: 'idcard', document_number: 22000129 } })],
+    ['an issuer carrying nested data', 'issuer', () => document({ document_details: { type: 'idcard', issuer: { name: 'Stadt Köln', officer: { name: 'SENTINEL-OFFICER' } } } })],
+    ['an issuer keyed by what it holds', 'issuer', () => document({ document_details: { type: 'idcard', issuer: { SENTINEL9: 1 } } })],
+    ['a verified first name carrying more than the name', 'given_name', () => held({}, { given_name: { first: 'Erika', tax_id: 'SENTINEL-TAX' } })],
+    ['nationalities as one string', 'nationalities', () => held({}, { nationalities: 'DE' })],
+  ])('attack: %s fails as a throw would, naming the member, never a value', async (_case, member, answer) => {
+    const failure = await answering(answer).resolveVerified('demo-0001').then(() => undefined, (err: unknown) => err);
+    expect(failure).toMatchObject({ name: 'ClaimModuleError', plugin: 'sloppy', thrown: { name: 'ClaimModuleAnswerInvalid', code: member } });
+    expect(JSON.stringify(failure) + String(failure)).not.toMatch(/SENTINEL|Erika|vcrypt/);
+  });
+
+  it('honest: the demo records are read unchanged', async () => {
+    const demo = new ClaimRegistry([verifiedIdentityModule(tableLookup())]);
+    expect(await demo.resolveVerified('demo-0001')).toEqual(erika);
+  });
+
+  it('honest: a null member is one she lacks (as a claim module answers null), and members the schema does not name are never read', async () => {
+    const sloppy = answering(() => [
+      {
+        id: 9,
+        verification: {
+          trust_framework: DEMO_TRUST_FRAMEWORK,
+          assurance_level: null,
+          time: null,
+          verification_process: { internal: 'x' },
+          evidence: [{ type: 'document', time: null, attachments: [{ blob: 'x' }], document_details: { type: 'idcard', document_number: null, issuer: { name: 'Stadt Köln', country: null } }, check_details: [{ check_method: 'vcrypt', organization: null }] }],
+        },
+        claims: { given_name: 'Erika', family_name: null },
+      },
+    ]);
+    const records = await sloppy.resolveVerified('demo-0001');
+    expect(records).toEqual([
+      {
+        verification: {
+          trust_framework: DEMO_TRUST_FRAMEWORK,
+          evidence: [{ type: 'document', document_details: { type: 'idcard', issuer: { name: 'Stadt Köln' } }, check_details: [{ check_method: 'vcrypt' }] }],
+        },
+        claims: { given_name: 'Erika' },
+      },
+    ]);
+    const requests = roundTrip({
+      verification: { assurance_level: null, time: null, evidence: [{ type: null, time: null, document_details: { type: null, document_number: null, issuer: null }, check_details: [{ check_method: null, organization: null }] }] },
+      claims: { given_name: null, family_name: null },
+    });
+    expect(JSON.stringify(answerVerified(requests, records, everything(requests)))).not.toContain('null');
+    // A verification whose claims she all lacks is no element: it would say she was verified with nothing to show.
+    const lacking = await answering(() => held({}, { given_name: null, family_name: null })).resolveVerified('demo-0001');
+    expect(answerVerified(requests, lacking, everything(requests))).toBeUndefined();
   });
 });
