@@ -32,7 +32,17 @@ export interface ClientAssertionOptions {
 }
 
 /**
- * oidc-provider's `assertJwtClientAuthClaimsAndHeader`, run on a verified client assertion before its `jti` is stored:
+ * 401 `invalid_client` saying why. Only for an assertion whose signature verified: its reader holds the client's key, and
+ * a library's default it breaks (Spring Security and Keycloak name the token endpoint as `aud`) would otherwise be told
+ * no more than a wrong key is ("client authentication failed").
+ */
+function refusedAssertion(reason: string): InstanceType<typeof errors.InvalidClientAuth> {
+  return Object.assign(new errors.InvalidClientAuth(reason), { error_description: reason });
+}
+
+/**
+ * oidc-provider's `assertJwtClientAuthClaimsAndHeader`, run on a verified client assertion before its `jti` is stored
+ * (each refusal says why, {@link refusedAssertion}):
  * - a request object (typed `oauth-authz-req+jwt`, or carrying `response_type`, as every accepted one does) never
  *   authenticates its client, though it may carry `iss`, `aud`, `exp`, `jti` and `sub` too: it travels through the
  *   browser (RFC 9101 10.8);
@@ -46,14 +56,14 @@ export interface ClientAssertionOptions {
 export function clientAssertionCheck(options: ClientAssertionOptions) {
   return (ctx: { oidc: { issuer: string } }, claims: { exp?: unknown; aud?: unknown }, header: { typ?: unknown }): void => {
     if ('response_type' in claims || /^(application\/)?oauth-authz-req\+jwt$/i.test(String(header.typ))) {
-      throw new errors.InvalidClientAuth('a request object is not a client assertion');
+      throw refusedAssertion('a request object is not a client assertion');
     }
     if (!options.endpointAudience && claims.aud !== ctx.oidc.issuer) {
-      throw new errors.InvalidClientAuth('the client assertion audience (aud) must be the issuer identifier, as a string');
+      throw refusedAssertion(`the client assertion audience (aud) must be the issuer identifier ${ctx.oidc.issuer}, as a string`);
     }
     const ahead = Number(claims.exp) - Math.floor(Date.now() / 1000);
     if (!(ahead <= CLIENT_ASSERTION_MAX_SECONDS + Math.max(CLIENT_CLOCK_AHEAD_SECONDS, PROVIDER_CLOCK_TOLERANCE_SECONDS))) {
-      throw new errors.InvalidClientAuth(`client assertion expires more than ${CLIENT_ASSERTION_MAX_SECONDS} seconds from now`);
+      throw refusedAssertion(`client assertion expires more than ${CLIENT_ASSERTION_MAX_SECONDS} seconds from now`);
     }
   };
 }
