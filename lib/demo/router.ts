@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import type { Adapter } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
 import { isObject } from '../claims/request.js';
@@ -29,17 +30,25 @@ const DEMO_FLOWS_PER_BROWSER = 5;
 
 /**
  * `/oidcdemo/login` (C8, with `svc.demo.enabled`): runs a real flow for the scopes and `claims`
- * request a person picks, as a demo client registered on first use, and shows what travelled.
+ * request a person picks, as a demo client registered on first use (and again once the operator deleted it: `clients`
+ * is the store's `Client` model as it is, so a client she disabled is still found and stays refused), and shows what travelled.
  */
-export function createDemoRouter(options: { provider: Provider; paths: PublicPaths; logger?: Logger }): Router {
-  const { provider, paths } = options;
+export function createDemoRouter(options: { provider: Provider; paths: PublicPaths; clients: Pick<Adapter, 'find'>; logger?: Logger }): Router {
+  const { provider, paths, clients } = options;
   const { issuer, basePath: base, baseUrl } = paths;
   const logger = options.logger ?? silentLogger;
   const redirectUri = `${baseUrl}${CALLBACK_PATH}`;
   const again = `${base}${DEMO_PATH}`;
-  const flows = new Map<string, { verifier: string; nonce: string; expires: number; sentTo: string; mode: DemoRequestMode }>();
+  const flows = new Map<string, { client: DemoClient; verifier: string; nonce: string; expires: number; sentTo: string; mode: DemoRequestMode }>();
   let client: Promise<DemoClient> | undefined;
-  const demoClient = (): Promise<DemoClient> => {
+  const demoClient = async (): Promise<DemoClient> => {
+    const known = client;
+    if (known) {
+      const registered = await known;
+      if (await clients.find(registered.clientId)) return registered;
+      // Deleted in the toolbox: the flows that find it gone register one client again.
+      if (client === known) client = undefined;
+    }
     client ??= registerDemoClient(provider, issuer, redirectUri).catch((err: unknown) => {
       client = undefined;
       throw err;
@@ -105,8 +114,9 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
     if (['login', 'consent', 'none'].includes(prompt)) params.prompt = prompt;
     let url: URL;
     let mode: DemoRequestMode;
+    let registered: DemoClient;
     try {
-      const registered = await demoClient();
+      registered = await demoClient();
       mode = form.get('par') === 'encrypted' ? 'par-encrypted' : registered.requiresPar ? 'par' : 'query';
       url = await authorizationRedirect(registered, issuer, { client_id: registered.clientId, ...params }, mode);
     } catch (err) {
@@ -115,7 +125,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
     }
     const now = Date.now();
     for (const [k, v] of flows) if (v.expires < now) flows.delete(k);
-    flows.set(secrets.state, { verifier: secrets.verifier, nonce: secrets.nonce, expires: now + FLOW_TTL_MS, sentTo: url.href, mode });
+    flows.set(secrets.state, { client: registered, verifier: secrets.verifier, nonce: secrets.nonce, expires: now + FLOW_TTL_MS, sentTo: url.href, mode });
     // Anyone may start flows without signing in: the oldest goes, so memory stays bounded.
     for (const oldest of flows.keys()) {
       if (flows.size <= DEMO_PENDING_FLOWS) break;
@@ -144,7 +154,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
       return;
     }
     try {
-      const result = await completeDemoFlow(await demoClient(), issuer, String(ctx.query.code ?? ''), flow.verifier, flow.nonce);
+      const result = await completeDemoFlow(flow.client, issuer, String(ctx.query.code ?? ''), flow.verifier, flow.nonce);
       sendPage(ctx, demoResultPage(result, again, { sentTo: flow.sentTo, mode: flow.mode }));
     } catch (err) {
       failed(ctx, err);

@@ -158,7 +158,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
       subjects: { pairwiseKey: runtime.pairwiseKey, defaultType: settings.subject.defaultType },
     },
   });
-  const demo = settings.demo.enabled ? createDemoRouter({ provider, paths: runtime.paths, logger }) : undefined;
+  const demo = settings.demo.enabled ? createDemoRouter({ provider, paths: runtime.paths, clients: runtime.store.adapter('Client'), logger }) : undefined;
   const operational = [createHealthRouter(runtime.store).routes(), ...(metrics ? [createMetricsRouter(metrics).routes()] : [])] as Middleware[];
   const handled = (routes: Middleware[]) => compose([errorHandler(logger), ...routes]);
   const pageRoutes = [interactions.routes(), interactions.allowedMethods()] as Middleware[];

@@ -46,7 +46,7 @@ describe('the demo client in the operator toolbox (docs/demo.md: "delete old one
     expect(fresh.size).toBe(1);
     expect(fresh.has(old)).toBe(false);
     expect(await demoClients()).toEqual([...fresh]);
-    const done = await complete(next[0]?.browser as FormBrowser, next[0]?.location as string);
+    const done = await complete(next[0].browser, next[0].location);
     expect([done.status, done.page]).toEqual([200, expect.stringContaining('id="id-token-claims"')]);
   });
 
