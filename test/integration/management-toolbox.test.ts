@@ -521,3 +521,53 @@ describe('revoking a person while a request of her session is in flight', () => 
     expect({ hers: await silent(browser), his: await silent(other.browser), sessions: await sessionsOf(running, 'demo-0001') }).toEqual({ hers: 'code', his: 'login_required', sessions: 1 });
   });
 });
+
+describe('disabling a client while the operator deletes it', () => {
+  /** The next read of a disabling mark (the disable's own, after it found the client), held when the test asks. */
+  const read = heldCall();
+  const running = appPerSuite(() => {
+    const inner = createMemoryStore();
+    const store: SvcStore = {
+      ...inner,
+      adapter(model) {
+        const adapter = inner.adapter(model);
+        if (model !== 'ClientSuspension') return adapter;
+        return decorateAdapter(adapter, {
+          find: async (id) => {
+            await read.pass();
+            return adapter.find(id);
+          },
+        });
+      },
+    };
+    return { store, properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true } };
+  });
+  const call = managementCalls(running, AUTH);
+  const M = '/oidc/v1/management';
+  const markOf = async (clientId: string): Promise<unknown> => running.app.svc.store.adapter('ClientSuspension').find(clientId);
+
+  it('attack: a disable that found the client before the delete removed it leaves no mark of a client that is gone, and answers 404', async () => {
+    const id = String((await registerClient(running, 'plain')).metadata.client_id);
+    const gate = read.hold();
+    const disabling = call('POST', `${M}/clients/${id}/disable`);
+    await gate.arrived;
+    const deleted = await call('DELETE', `${M}/clients/${id}`);
+    expect([deleted.status, deleted.body.deleted]).toEqual([200, true]);
+    gate.release();
+    const disabled = await disabling;
+    expect([disabled.status, disabled.body.error]).toEqual([404, 'not_found']);
+    expect(await markOf(id)).toBeUndefined();
+  });
+
+  it('honest: a disable held as long, of a client nobody deletes, disables it', async () => {
+    const client = await registerClient(running, 'plain');
+    const id = String(client.metadata.client_id);
+    const gate = read.hold();
+    const disabling = call('POST', `${M}/clients/${id}/disable`);
+    await gate.arrived;
+    gate.release();
+    expect((await disabling).body).toEqual({ client_id: id, disabled: true, changed: true });
+    expect(await markOf(id)).toMatchObject({ disabled_by: USER });
+    expect((await call('GET', `${M}/clients/${id}`)).body).toMatchObject({ disabled: true, disabled_by: USER });
+  });
+});
