@@ -4,7 +4,7 @@ import type { StoreInventory } from '../../adapters/inventory.js';
 import type { SvcStore } from '../../adapters/store.js';
 import { clientSummary, clientView } from './client-view.js';
 import { deleteClientRecords, eachRecord, revokeGrantsWhere, type Revoked } from './client-deletion.js';
-import { SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
+import { DELETION_MODEL, SUSPENSION_MODEL, suspensionOf } from './client-suspension.js';
 import { ToolboxError } from '../errors.js';
 import { REVOCATION_MODEL, SIGN_IN_SECONDS } from './subject-revocation.js';
 import { pairwiseSub, sectorOf, subjectTypeFor, type SubjectType } from '../../policies/subjects.js';
@@ -73,12 +73,22 @@ export async function showClient(toolbox: Toolbox, clientId: string): Promise<Re
   return { client: clientView(payload), disabled: !!mark, ...(mark ?? {}), static: false };
 }
 
-/** Disables or enables a stored client; `changed` is false when it already was so. */
+/**
+ * Disables or enables a stored client; `changed` is false when it already was so. A disabling mark is checked against
+ * a {@link DELETION_MODEL} mark after it is written (a delete writes its mark before it removes the disabling one): the
+ * mark of a client deleted meanwhile is removed again and the answer is 404, as after the delete.
+ */
 export async function setClientDisabled(toolbox: Toolbox, clientId: string, disabled: boolean, user: string): Promise<{ client_id: string; disabled: boolean; changed: boolean }> {
   await storedClient(toolbox, clientId);
   const marks = toolbox.store.adapter(SUSPENSION_MODEL);
   const before = !!(await marks.find(clientId));
-  if (disabled && !before) await marks.upsert(clientId, { disabled_at: Math.floor(Date.now() / 1000), disabled_by: user });
+  if (disabled && !before) {
+    await marks.upsert(clientId, { disabled_at: Math.floor(Date.now() / 1000), disabled_by: user });
+    if (await toolbox.store.adapter(DELETION_MODEL).find(clientId)) {
+      await marks.destroy(clientId);
+      throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
+    }
+  }
   if (!disabled && before) await marks.destroy(clientId);
   return { client_id: clientId, disabled, changed: before !== disabled };
 }
