@@ -149,6 +149,20 @@ describe('the demo page\'s unfinished flows: at most DEMO_PENDING_FLOWS, up to f
     expect([page.status, await page.text()]).toEqual([200, expect.stringContaining('id="id-token-claims"')]);
   });
 
+  it('honest: reloading the result page (or coming back to it) says her flow finished already, and where to start another, not that another browser started it', async () => {
+    const browser = new FormBrowser();
+    const url = await startDemo(browser, 'email');
+    const landed = await landing(browser, url);
+    const first = await browser.request(landed);
+    expect([first.status, await first.text()]).toEqual([200, expect.stringContaining('id="id-token-claims"')]);
+    const reloaded = await browser.request(landed);
+    const page = await reloaded.text();
+    expect([reloaded.status, page]).toEqual([400, expect.stringContaining('invalid_state')]);
+    expect(page).toContain('finished already');
+    expect(page).toContain('href="/oidcdemo/login"');
+    expect(page).not.toContain('id-token-claims');
+  });
+
   it('a callback is still refused in a browser that did not start its flow, and when its state comes back a second time', async () => {
     const browser = new FormBrowser();
     const url = await startDemo(browser, 'email');
