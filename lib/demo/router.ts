@@ -144,7 +144,7 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
       // A code for a flow this browser did not start (its authorization URL opened by someone else): the
       // flow is forgotten, so whoever started it cannot have that person's code redeemed with its verifier.
       if (flow && ctx.query.code !== undefined) flows.delete(state);
-      sendPage(ctx, demoErrorPage('invalid_state', 'This callback does not belong to a flow started in this browser.', again), 400);
+      sendPage(ctx, demoErrorPage('invalid_state', 'This callback belongs to no flow under way in this browser: its flow finished already (its result page reloaded, or the back button), ran out after 10 minutes, or was started in another browser. Start another.', again), 400);
       return;
     }
     flows.delete(state);
