@@ -37,6 +37,18 @@ describe('HTTP Basic (lib/web/basic-auth.ts)', () => {
     expect(parseBasicAuthorization(header, { formEncoded: true })).toBeUndefined();
   });
 
+  it('compares management credentials in Unicode Normalization Form C, as its challenge (charset="UTF-8", RFC 7617 2.1) says: a non-ASCII part composed otherwise than configured signs in', () => {
+    const [user, password] = ['jürgen', 'pässwörd:é'];
+    expect(checkBasicAuth(basicAuthorization(user.normalize('NFD'), password.normalize('NFD')), user, password)).toBe('ok');
+    expect(checkBasicAuth(basicAuthorization(user, password), user.normalize('NFD'), password.normalize('NFD'))).toBe('ok');
+  });
+
+  it('honest: normalization folds no other password into hers: another letter, or a compatibility form (NFKC), stays wrong', () => {
+    expect(checkBasicAuth(basicAuthorization('jürgen', 'pässwörd:e'), 'jürgen', 'pässwörd:é')).toBe('wrong');
+    expect(checkBasicAuth(basicAuthorization('admin', 'ﬁle'), 'admin', 'file')).toBe('wrong');
+    expect(checkBasicAuth(basicAuthorization('admin', 'file'), 'admin', 'ﬁle')).toBe('wrong');
+  });
+
   it('checks management credentials: ok, missing, malformed, wrong user or password', () => {
     expect(checkBasicAuth(basicAuthorization('admin', 'secret'), 'admin', 'secret')).toBe('ok');
     expect(checkBasicAuth(undefined, 'admin', 'secret')).toBe('missing');
