@@ -48,12 +48,15 @@ export function sameSecret(given: string, expected: string): boolean {
 /** The outcome of checking an `Authorization: Basic` header. */
 export type BasicAuthResult = 'ok' | 'missing' | 'malformed' | 'wrong';
 
-/** Checks HTTP Basic credentials with {@link sameSecret}, always both parts. */
+/**
+ * Checks HTTP Basic credentials with {@link sameSecret}, always both parts, each in Unicode Normalization Form C (what a
+ * challenge with `charset="UTF-8"` asks of them, RFC 7617 2.1), so a letter composed otherwise than configured still matches.
+ */
 export function checkBasicAuth(header: string | undefined, user: string, password: string): BasicAuthResult {
   if (!header) return 'missing';
   const given = parseBasicAuthorization(header);
   if (!given) return 'malformed';
-  const userOk = sameSecret(given.user, user);
-  const passwordOk = sameSecret(given.password, password);
+  const userOk = sameSecret(given.user.normalize('NFC'), user.normalize('NFC'));
+  const passwordOk = sameSecret(given.password.normalize('NFC'), password.normalize('NFC'));
   return userOk && passwordOk ? 'ok' : 'wrong';
 }
