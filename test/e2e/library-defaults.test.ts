@@ -240,6 +240,19 @@ describe('relying-party libraries: their default requests', () => {
         expect({ extra, back: done.leftTo }).toEqual({ extra, back: expected });
       }
     });
+    it('honest: with SaveTokens and ID token encryption, its sign-out sends the ID token it saved, the JWE as received, as id_token_hint without client_id: she returns with its state', async () => {
+      const key = await encryptionKey('RSA-OAEP-256');
+      const encrypting = await registered({ redirect_uris: [CALLBACK], post_logout_redirect_uris: [SIGNED_OUT], id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [key.jwk] } });
+      const browser = new FormBrowser();
+      const { verifier, challenge } = pkcePair();
+      const { page } = await signInToPage(authorizationUrl(running.issuer, { client_id: encrypting.client_id, redirect_uri: CALLBACK, response_type: 'code', scope: 'openid profile', code_challenge: challenge, code_challenge_method: 'S256', response_mode: 'form_post', nonce: 'n', state: 's', ...TELEMETRY }), browser);
+      const token = await tokenRequest({ client_id: encrypting.client_id, client_secret: encrypting.client_secret, code: postedFields(page).code as string, grant_type: 'authorization_code', redirect_uri: CALLBACK, code_verifier: verifier });
+      const saved = token.body.id_token as string;
+      expect({ status: token.status, parts: saved.split('.').length }).toEqual({ status: 200, parts: 5 });
+      await browser.follow(`${running.issuer}/logout?${new URLSearchParams({ post_logout_redirect_uri: SIGNED_OUT, id_token_hint: saved, state: 'so-saved', ...TELEMETRY }).toString()}`, running.baseUrl, { headers: { accept: 'text/html' } });
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, running.baseUrl);
+      expect(done.leftTo).toBe(`${SIGNED_OUT}?state=so-saved`);
+    });
   });
 
   describe('mod_auth_openidc', () => {

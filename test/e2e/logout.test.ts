@@ -187,7 +187,7 @@ describe('RP-initiated logout', () => {
       expect({ xsrf: xsrf.length > 0, leftTo: done.leftTo, userinfo: await userinfoStatus(app, accessToken) }).toEqual({ xsrf: true, leftTo: `${BYE}?state=none-left`, userinfo: 200 });
     });
 
-    it('logs out a client with ID token encryption by the signed ID token inside its JWE (as RP-Initiated Logout 1.0 section 2 says the RP MUST send it); the JWE itself is refused with invalid_request', async () => {
+    it('logs out a client with ID token encryption by the signed ID token inside its JWE (as RP-Initiated Logout 1.0 section 2 says the RP MUST send it)', async () => {
       const client = await registerClient(app, 'rsa', { post_logout_redirect_uris: ['https://rp.example/bye'] });
       const browser = new FormBrowser();
       const { tokens } = await runCodeFlow(app.issuer, client.metadata, { skipUserinfo: true, browser, configure: client.configure });
@@ -195,15 +195,13 @@ describe('RP-initiated logout', () => {
       expect(received.split('.')).toHaveLength(5);
       const jws = new TextDecoder().decode((await compactDecrypt(received, client.privateKey as CryptoKey)).plaintext);
       expect(jws.split('.')).toHaveLength(3);
-      const refused = await fetch(logoutUrl(app, { id_token_hint: received, post_logout_redirect_uri: 'https://rp.example/bye' }), { redirect: 'manual' });
-      expect({ status: refused.status, error: ((await refused.json()) as { error?: string }).error, location: refused.headers.get('location') }).toEqual({ status: 400, error: 'invalid_request', location: null });
       await browser.follow(logoutUrl(app, { id_token_hint: jws, post_logout_redirect_uri: 'https://rp.example/bye', state: 'a&b=c#d' }), app.baseUrl);
       expect(isConfirmation(browser.lastPage)).toBe(true);
       const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
       expect(done.leftTo).toBe('https://rp.example/bye?state=a%26b%3Dc%23d');
     });
 
-    it('honest: a relying party passing openid-client\'s tokens.id_token (the JWE as received) to buildEndSessionUrl: her browser is still asked "Sign out?" and Yes signs her out, though nothing the request named is used', async () => {
+    it('honest: a relying party passing openid-client\'s tokens.id_token (the JWE as received) to buildEndSessionUrl with a registered post_logout_redirect_uri and state: she is asked "Sign out?", and after Yes she is back at the relying party with its state, signed out', async () => {
       const client = await registerClient(app, 'rsa', { post_logout_redirect_uris: ['https://rp.example/bye'] });
       const browser = new FormBrowser();
       const { tokens } = await runCodeFlow(app.issuer, client.metadata, { skipUserinfo: true, browser, configure: client.configure });
@@ -212,7 +210,7 @@ describe('RP-initiated logout', () => {
       const start = await browser.follow(url.href, app.baseUrl, { headers: { accept: 'text/html' } });
       expect({ status: start.response?.status, confirmation: isConfirmation(browser.lastPage) }).toEqual({ status: 200, confirmation: true });
       const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
-      expect({ leftTo: done.leftTo, page: browser.lastPage.includes('You are signed out'), silent: await silentOutcome(app, client.metadata, browser) }).toEqual({ leftTo: undefined, page: true, silent: 'login_required' });
+      expect({ leftTo: done.leftTo, silent: await silentOutcome(app, client.metadata, browser) }).toEqual({ leftTo: 'https://rp.example/bye?state=jwe', silent: 'login_required' });
     });
 
     it('attack: a page linking her to /logout with her relying party\'s JWE hint cannot make her "No" withdraw her consent there (the hint was never validated)', async () => {
@@ -221,8 +219,8 @@ describe('RP-initiated logout', () => {
       const { tokens } = await runCodeFlow(app.issuer, client.metadata, { skipUserinfo: true, browser, configure: client.configure });
       await browser.follow(logoutUrl(app, { id_token_hint: String(tokens.id_token), post_logout_redirect_uri: 'https://rp.example/bye' }), app.baseUrl, { headers: { accept: 'text/html' } });
       expect(isConfirmation(browser.lastPage)).toBe(true);
-      await browser.submit('op.logoutForm', {}, app.baseUrl);
-      expect({ page: browser.lastPage.includes('You are still signed in'), userinfo: await userinfoStatus(app, tokens.access_token), silent: await silentOutcome(app, client.metadata, browser) }).toEqual({ page: true, userinfo: 200, silent: 'code' });
+      const done = await browser.submit('op.logoutForm', {}, app.baseUrl);
+      expect({ leftTo: done.leftTo, userinfo: await userinfoStatus(app, tokens.access_token), silent: await silentOutcome(app, client.metadata, browser) }).toEqual({ leftTo: 'https://rp.example/bye', userinfo: 200, silent: 'code' });
     });
 
     it('accepts an expired id_token_hint from a live session (RP-Initiated Logout 1.0 section 4: SHOULD accept after exp)', async () => {
@@ -241,6 +239,121 @@ describe('RP-initiated logout', () => {
       expect({ status: start.response?.status, confirmation: isConfirmation(browser.lastPage) }).toEqual({ status: 200, confirmation: true });
       const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
       expect(done.leftTo).toBe(`${BYE}?state=enc`);
+    });
+  });
+
+  describe('an id_token_hint encrypted to its client (the JWE as received), which the provider cannot read: its header names the client as a bare client_id does, and proves no more', () => {
+    const ENC_BYE = 'https://rp.example/bye';
+
+    /** A JWE protected header anyone can write, over parts no key decrypts. */
+    const forgedJwe = (header: Record<string, unknown>): string =>
+      [b64({ alg: 'RSA-OAEP-256', enc: 'A256GCM', cty: 'JWT', kid: 'rp-enc', iss: app.issuer, ...header }), b64('key'), b64('iv'), b64('ciphertext'), b64('tag')].join('.');
+
+    /** A browser signed in through a fresh client with ID token encryption, and the JWE its relying party received. */
+    async function encryptingSignIn(): Promise<{ client: ClientMetadata; browser: FormBrowser; jwe: string; accessToken: string }> {
+      const registered = await registerClient(app, 'rsa', { post_logout_redirect_uris: [ENC_BYE] });
+      const browser = new FormBrowser();
+      const { tokens } = await runCodeFlow(app.issuer, registered.metadata, { skipUserinfo: true, browser, configure: registered.configure });
+      return { client: registered.metadata, browser, jwe: String(tokens.id_token), accessToken: tokens.access_token };
+    }
+
+    /** What a caller without a browser session (no cookie, JSON errors) is answered at /logout. */
+    async function anonymousAnswer(params: Record<string, string>): Promise<{ status: number; error?: unknown; location: string | null; selfPosting: boolean }> {
+      const res = await fetch(logoutUrl(app, params), { redirect: 'manual' });
+      const text = await res.text();
+      const error = res.status >= 400 ? (JSON.parse(text) as { error?: unknown }).error : undefined;
+      return { status: res.status, error, location: res.headers.get('location'), selfPosting: text.includes('/logout/confirm') };
+    }
+
+    it('honest: the JWE alone, without client_id (as Spring Security, Keycloak, mod_auth_openidc and ASP.NET Core with SaveTokens send it), by a link or by a form posted from its site without her Lax session (sent on as a GET naming the client, the JWE in no URL): after Yes she is back with the state, signed out', async () => {
+      const linked = await encryptingSignIn();
+      expect(linked.jwe.split('.')).toHaveLength(5);
+      await linked.browser.follow(logoutUrl(app, { id_token_hint: linked.jwe, post_logout_redirect_uri: ENC_BYE, state: 'linked' }), app.baseUrl, { headers: { accept: 'text/html' } });
+      expect(isConfirmation(linked.browser.lastPage)).toBe(true);
+      const back = await linked.browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect({ leftTo: back.leftTo, userinfo: await userinfoStatus(app, linked.accessToken), silent: await silentOutcome(app, linked.client, linked.browser) }).toEqual({ leftTo: `${ENC_BYE}?state=linked`, userinfo: 401, silent: 'login_required' });
+
+      const posted = await encryptingSignIn();
+      const answer = await new FormBrowser().post(`${app.issuer}/logout`, { id_token_hint: posted.jwe, post_logout_redirect_uri: ENC_BYE, state: 'posted' }, 'https://rp.example');
+      expect({ status: answer.status, location: answer.headers.get('location') }).toEqual({ status: 303, location: logoutUrl(app, { post_logout_redirect_uri: ENC_BYE, state: 'posted', client_id: String(posted.client.client_id) }) });
+      await posted.browser.follow(String(answer.headers.get('location')), app.baseUrl);
+      const done = await posted.browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect(done.leftTo).toBe(`${ENC_BYE}?state=posted`);
+    });
+
+    it('honest: "No" after the JWE ends nothing, not even at its client, exactly as after a bare client_id: she is sent back with the state and stays signed in there', async () => {
+      const outcomes = [];
+      for (const named of ['id_token_hint', 'client_id'] as const) {
+        const { client, browser, jwe, accessToken } = await encryptingSignIn();
+        await browser.follow(logoutUrl(app, { [named]: named === 'id_token_hint' ? jwe : String(client.client_id), post_logout_redirect_uri: ENC_BYE, state: 'no' }), app.baseUrl, { headers: { accept: 'text/html' } });
+        const confirmation = isConfirmation(browser.lastPage);
+        const done = await browser.submit('op.logoutForm', {}, app.baseUrl);
+        outcomes.push({ confirmation, leftTo: done.leftTo, userinfo: await userinfoStatus(app, accessToken), silent: await silentOutcome(app, client, browser) });
+      }
+      expect(outcomes).toEqual([0, 1].map(() => ({ confirmation: true, leftTo: `${ENC_BYE}?state=no`, userinfo: 200, silent: 'code' })));
+    });
+
+    it('attack: a forged JWE header naming another client and its registered post_logout_redirect_uri gets exactly what a bare client_id gets: she is asked, her "No" ends nothing at either client, and a URI that client did not register is refused', async () => {
+      const outcomes = [];
+      for (const named of [{ id_token_hint: forgedJwe({ aud: other.client_id }) }, { client_id: String(other.client_id) }] as Array<Record<string, string>>) {
+        const { browser, accessToken } = await signedIn(app, rp);
+        const atOther = await signedIn(app, other, browser);
+        await browser.follow(logoutUrl(app, { ...named, post_logout_redirect_uri: OTHER_BYE, state: 'forged' }), app.baseUrl, { headers: { accept: 'text/html' } });
+        const confirmation = isConfirmation(browser.lastPage);
+        const done = await browser.submit('op.logoutForm', {}, app.baseUrl);
+        outcomes.push({
+          confirmation,
+          leftTo: done.leftTo,
+          userinfo: [await userinfoStatus(app, accessToken), await userinfoStatus(app, atOther.accessToken)],
+          silent: [await silentOutcome(app, rp, browser), await silentOutcome(app, other, browser)],
+          anonymous: await anonymousAnswer({ ...named, post_logout_redirect_uri: OTHER_BYE, state: 'forged' }),
+          unregistered: await anonymousAnswer({ ...named, post_logout_redirect_uri: BYE }),
+        });
+      }
+      expect(outcomes[0]).toEqual({
+        confirmation: true,
+        leftTo: `${OTHER_BYE}?state=forged`,
+        userinfo: [200, 200],
+        silent: ['code', 'code'],
+        anonymous: { status: 200, error: undefined, location: null, selfPosting: true },
+        unregistered: { status: 400, error: 'invalid_request', location: null, selfPosting: false },
+      });
+      expect(outcomes[1]).toEqual(outcomes[0]);
+    });
+
+    it('attack: a JWE header of a foreign iss, without iss, with aud an array, a number or an unknown client, or naming another client than the client_id sent beside it is refused with OAuth JSON and stores nothing; a signed-in browser gets the bare sign-out page, which sends her nowhere', async () => {
+      const { jwe } = await encryptingSignIn();
+      const before = new Set((await storeRecords()).keys());
+      const cases: Array<[string, Record<string, string>, string]> = [
+        ['foreign iss', { id_token_hint: forgedJwe({ iss: 'https://evil.example', aud: rp.client_id }), post_logout_redirect_uri: BYE }, 'invalid_request'],
+        ['no iss', { id_token_hint: forgedJwe({ iss: undefined, aud: rp.client_id }), post_logout_redirect_uri: BYE }, 'invalid_request'],
+        ['aud array', { id_token_hint: forgedJwe({ aud: [rp.client_id] }), post_logout_redirect_uri: BYE }, 'invalid_request'],
+        ['aud number', { id_token_hint: forgedJwe({ aud: 1 }) }, 'invalid_request'],
+        ['unknown client', { id_token_hint: forgedJwe({ aud: 'no-such-client' }) }, 'invalid_client'],
+        ['her JWE, another client_id', { id_token_hint: jwe, client_id: String(rp.client_id), post_logout_redirect_uri: BYE }, 'invalid_request'],
+        ['forged, another client_id', { id_token_hint: forgedJwe({ aud: other.client_id }), client_id: String(rp.client_id), post_logout_redirect_uri: BYE }, 'invalid_request'],
+      ];
+      for (const [name, params, error] of cases) {
+        expect({ name, ...(await anonymousAnswer(params)) }).toEqual({ name, status: 400, error, location: null, selfPosting: false });
+      }
+      expect([...(await storeRecords()).keys()].filter((k) => !before.has(k))).toEqual([]);
+      expect(await anonymousAnswer({ client_id: 'no-such-client' })).toEqual({ status: 400, error: 'invalid_client', location: null, selfPosting: false });
+
+      const { browser } = await signedIn(app, rp);
+      await browser.follow(logoutUrl(app, { id_token_hint: forgedJwe({ iss: 'https://evil.example', aud: rp.client_id }), post_logout_redirect_uri: BYE, state: 'foreign' }), app.baseUrl, { headers: { accept: 'text/html' } });
+      expect(isConfirmation(browser.lastPage)).toBe(true);
+      const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
+      expect({ leftTo: done.leftTo, signedOut: browser.lastPage.includes('You are signed out') }).toEqual({ leftTo: undefined, signedOut: true });
+    });
+
+    it('attack: a caller without her session (a server, a script) sending her JWE gets what a bare client_id gets, a page that posts its own confirmation, and ends nothing of hers', async () => {
+      const { client, browser, jwe, accessToken } = await encryptingSignIn();
+      const answers = [];
+      for (const named of [{ id_token_hint: jwe }, { client_id: String(client.client_id) }] as Array<Record<string, string>>) {
+        answers.push(await anonymousAnswer({ ...named, post_logout_redirect_uri: ENC_BYE, state: 'server' }));
+      }
+      expect(answers).toEqual([0, 1].map(() => ({ status: 200, error: undefined, location: null, selfPosting: true })));
+      expect({ userinfo: await userinfoStatus(app, accessToken), silent: await silentOutcome(app, client, browser) }).toEqual({ userinfo: 200, silent: 'code' });
     });
   });
 
