@@ -13,7 +13,7 @@ const JWT_PARAMETERS: Readonly<Record<string, (description: string) => Error>> =
 };
 
 /** The protected header of a compact JWE or JWS as JSON text, and parsed when it is a shallow JSON object. */
-function headerOf(jwt: string): { json: string; header?: Record<string, unknown> } {
+export function headerOf(jwt: string): { json: string; header?: Record<string, unknown> } {
   const json = text(jwt.split('.')[0]);
   try {
     const parsed: unknown = nestsDeeperThan(json) ? undefined : JSON.parse(json);

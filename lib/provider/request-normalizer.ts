@@ -58,7 +58,7 @@ function hashBasicSecret(ctx: Context): void {
 }
 
 /** Reads, normalizes and puts back a form or JSON body; `false` when the request was answered. */
-async function normalizeBody(ctx: Context, mappedClientId: string | undefined, keys: readonly JWK[]): Promise<boolean> {
+async function normalizeBody(ctx: Context, mappedClientId: string | undefined, keys: readonly JWK[], issuer: string): Promise<boolean> {
   const form = ctx.is(FORM) === FORM;
   const json = !form && ctx.is(JSON_TYPE) === JSON_TYPE;
   if (!form && !json) return true;
@@ -73,7 +73,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
     assertStoredStateSize(fields);
     await assertShallowJwts(fields, keys);
     recordRequestEnvelope(ctx, fields.request);
-    const changed = [hashSecrets(fields), await openEncryptedHint(fields, keys), dropIgnoredHints(fields)];
+    const changed = [hashSecrets(fields), await openEncryptedHint(fields, keys, issuer), dropIgnoredHints(fields)];
     if (changed.includes(true)) text = querystring.stringify(fields as querystring.ParsedUrlQueryInput);
   } else {
     if (nestsDeeperThan(raw)) throw new errors.InvalidRequest(`the JSON body nests more than ${MAX_JSON_DEPTH} levels deep`);
@@ -94,7 +94,8 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
  * - a presented client secret (Basic, form or JSON) is replaced by its hash before oidc-provider compares
  *   it with the stored hash, so a stolen hash never authenticates: it would be hashed again;
  * - a `state` over the stored-request bound is refused, in any request ({@link assertStoredStateSize});
- * - an `id_token_hint` encrypted to the provider is replaced by the signed ID token it holds ({@link openEncryptedHint});
+ * - an `id_token_hint` encrypted to the provider is replaced by the signed ID token it holds, and one encrypted to the
+ *   client read as the bare `client_id` its header names ({@link openEncryptedHint});
  * - the ignored parameters are dropped, and an encrypted `request`'s header recorded ({@link recordRequestEnvelope});
  * - JSON nested deeper than oidc-provider's recursive cloning survives is refused: a JSON body, a `request` (judged
  *   decrypted with the provider's `decryptionKeys` when encrypted) and a `client_assertion` ({@link assertShallowJwts});
@@ -103,7 +104,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
  * - a response never repeats a stored (hashed) client secret.
  * A body that cannot be read is answered here with an OAuth JSON error, and logged.
  */
-export function normalizeProviderRequests(logger: Logger, decryptionKeys: readonly JWK[]): (ctx: Context, next: Next) => Promise<void> {
+export function normalizeProviderRequests(logger: Logger, decryptionKeys: readonly JWK[], issuer: string): (ctx: Context, next: Next) => Promise<void> {
   return async (ctx, next) => {
     try {
       hashBasicSecret(ctx);
@@ -111,12 +112,12 @@ export function normalizeProviderRequests(logger: Logger, decryptionKeys: readon
       if (query) {
         assertStoredStateSize(query);
         await assertShallowJwts(query, decryptionKeys);
-        if ([await openEncryptedHint(query, decryptionKeys), dropIgnoredHints(query)].includes(true)) ctx.query = query;
+        if ([await openEncryptedHint(query, decryptionKeys, issuer), dropIgnoredHints(query)].includes(true)) ctx.query = query;
       }
       recordRequestEnvelope(ctx, query?.request);
       const mappedClientId = ctx.method === 'POST' ? CLIENT_CONFIGURATION.exec(ctx.path)?.[1] : undefined;
       if (mappedClientId !== undefined) ctx.method = 'PUT';
-      if ((ctx.method === 'POST' || ctx.method === 'PUT') && !(await normalizeBody(ctx, mappedClientId, decryptionKeys))) return;
+      if ((ctx.method === 'POST' || ctx.method === 'PUT') && !(await normalizeBody(ctx, mappedClientId, decryptionKeys, issuer))) return;
     } catch (err) {
       logCaughtError(logger, ctx, err, sendCaughtError(ctx, err));
       return;

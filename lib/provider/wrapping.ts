@@ -16,6 +16,7 @@ import { currentPolicies } from '../registration/current-policies.js';
 import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.js';
 import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registration/single-use-tokens.js';
 import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
+import { publicPathsOf } from '../settings/paths.js';
 import { bodyLimit } from '../web/body-limit.js';
 import { CookieKeyring, ownCookieKeys } from '../web/cookie-keyring.js';
 import { hostParsedBody } from '../web/host-parsed-body.js';
@@ -157,7 +158,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: 'an answer not to be stored says so to HTTP/1.0 caches too (Pragma: no-cache, RFC 6749 5.1)', wrap: () => noCachePragma() },
   { why: 'on http, SameSite=None cookies go out as Lax (browsers refuse None without Secure); a /logout POST without them is sent again as a GET', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
   { why: 'a request to /par by another method than POST is answered 405 (RFC 9126 2.3), its body unread', wrap: ({ logger }) => pushByPostOnly(logger) },
-  { why: 'secrets hashed, ignored hints dropped, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys }) => normalizeProviderRequests(logger, keys) },
+  { why: 'secrets hashed, ignored hints dropped, a hint encrypted to the client read as its client_id, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys, baseUrl }) => normalizeProviderRequests(logger, keys, publicPathsOf(baseUrl).issuer) },
   { why: 'a decryption key is published only while current: a process reloaded first never lists one another process lacks', wrap: ({ unpublished = [], signingOnly = [] }) => (unpublished.length + signingOnly.length > 0 ? publishedKeysOnly(unpublished, signingOnly) : undefined) },
   { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
