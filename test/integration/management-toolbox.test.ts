@@ -5,6 +5,7 @@ import { refOf } from '../../adapters/inventory.js';
 import { createMemoryStore } from '../../adapters/memory.js';
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
+import { StoreUnavailableError } from '../../lib/errors.js';
 import { subjectHash } from '../../lib/management/audit.js';
 import { accountsHeldAt, heldCall } from '../helpers/held-call.js';
 import { appPerSuite } from '../helpers/suite-app.js';
@@ -569,5 +570,59 @@ describe('disabling a client while the operator deletes it', () => {
     expect((await disabling).body).toEqual({ client_id: id, disabled: true, changed: true });
     expect(await markOf(id)).toMatchObject({ disabled_by: USER });
     expect((await call('GET', `${M}/clients/${id}`)).body).toMatchObject({ disabled: true, disabled_by: USER });
+  });
+});
+
+describe('disabling a client whose delete failed part-way', () => {
+  /** Whether the next removal of a client record fails as a store outage does. */
+  let failClientRemoval = false;
+  const running = appPerSuite(() => {
+    const inner = createMemoryStore();
+    const store: SvcStore = {
+      ...inner,
+      adapter(model) {
+        const adapter = inner.adapter(model);
+        if (model !== 'Client') return adapter;
+        return decorateAdapter(adapter, {
+          destroy: async (id) => {
+            if (failClientRemoval) {
+              failClientRemoval = false;
+              throw new StoreUnavailableError();
+            }
+            return adapter.destroy(id);
+          },
+        });
+      },
+    };
+    return { store, properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true } };
+  });
+  const call = managementCalls(running, AUTH);
+  const M = '/oidc/v1/management';
+
+  /** A client's token request with its secret (a made-up code): `invalid_grant` once it authenticates, `invalid_client` when refused. */
+  const tokenError = async (client: ClientMetadata): Promise<unknown> => {
+    const response = await fetch(`${running.issuer}/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${client.client_id}:${String(client.client_secret)}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=authorization_code&code=nope&redirect_uri=${encodeURIComponent(String(client.redirect_uris?.[0]))}&code_verifier=${'v'.repeat(43)}`,
+    });
+    return ((await response.json()) as { error?: unknown }).error;
+  };
+
+  it('honest: the operator disables a client her delete failed to remove (503): it is disabled and stays refused once the deletion mark expires, not answered 404 "no client" while it stays stored', async () => {
+    const { metadata } = await registerClient(running, 'plain');
+    const id = String(metadata.client_id);
+    failClientRemoval = true;
+    const deleted = await call('DELETE', `${M}/clients/${id}`);
+    expect([deleted.status, deleted.body.error]).toEqual([503, 'server_error']);
+    expect((await call('GET', `${M}/clients/${id}`)).status).toBe(200);
+    const disabled = await call('POST', `${M}/clients/${id}/disable`);
+    expect([disabled.status, disabled.body]).toEqual([200, { client_id: id, disabled: true, changed: true }]);
+    // The deletion mark expires after a day; the client, never removed, is still refused.
+    await running.app.svc.store.adapter('ClientDeletion').destroy(id);
+    expect({ shown: (await call('GET', `${M}/clients/${id}`)).body, token: await tokenError(metadata) }).toEqual({ shown: expect.objectContaining({ disabled: true, disabled_by: USER }), token: 'invalid_client' });
+    // Her delete, tried again, removes the client and its mark.
+    expect((await call('DELETE', `${M}/clients/${id}`)).status).toBe(200);
+    expect(await running.app.svc.store.adapter('ClientSuspension').find(id)).toBeUndefined();
   });
 });
