@@ -75,8 +75,10 @@ export async function showClient(toolbox: Toolbox, clientId: string): Promise<Re
 
 /**
  * Disables or enables a stored client; `changed` is false when it already was so. A disabling mark is checked against
- * a {@link DELETION_MODEL} mark after it is written (a delete writes its mark before it removes the disabling one): the
- * mark of a client deleted meanwhile is removed again and the answer is 404, as after the delete.
+ * a {@link DELETION_MODEL} mark after it is written (a delete writes its mark, removes the client, then the disabling
+ * mark): when the client is gone too, the mark is removed again and the answer is 404, as after the delete. A client
+ * still stored beside a deletion mark (a delete under way removes the mark after it; one that failed part-way leaves
+ * the client) stays disabled.
  */
 export async function setClientDisabled(toolbox: Toolbox, clientId: string, disabled: boolean, user: string): Promise<{ client_id: string; disabled: boolean; changed: boolean }> {
   await storedClient(toolbox, clientId);
@@ -84,7 +86,7 @@ export async function setClientDisabled(toolbox: Toolbox, clientId: string, disa
   const before = !!(await marks.find(clientId));
   if (disabled && !before) {
     await marks.upsert(clientId, { disabled_at: Math.floor(Date.now() / 1000), disabled_by: user });
-    if (await toolbox.store.adapter(DELETION_MODEL).find(clientId)) {
+    if ((await toolbox.store.adapter(DELETION_MODEL).find(clientId)) && !(await toolbox.store.adapter('Client').find(clientId))) {
       await marks.destroy(clientId);
       throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
     }
