@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 
 import { confidentialClient } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
-import { clockAhead } from '../helpers/clock.js';
+import { clockAhead, clockAt } from '../helpers/clock.js';
 import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, redirectParams, signIn } from '../helpers/flow.js';
 
 const client = confidentialClient();
@@ -91,6 +91,55 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
     // Signed in on day 13: on day 20 she still is (her grant, given on day 0, has ended: consent, not login).
     const later = await onDay(20, () => browser.follow(url({ prompt: 'none' }), running.baseUrl));
     expect(redirectParams(later.leftTo as string).get('error')).toBe('consent_required');
+  });
+
+  /** Where a silent authorization (prompt=none) of `browser` ends, with the clock at `ms`: `code`, or the error. */
+  const silentlyAt = async (clock: { set(ms: number): void }, ms: number, browser: FormBrowser): Promise<string> => {
+    clock.set(ms);
+    const params = redirectParams((await browser.follow(url({ prompt: 'none' }), running.baseUrl)).leftTo as string);
+    return params.get('error') ?? (params.get('code') ? 'code' : 'nothing');
+  };
+
+  it('ends a sign-in exactly 14 days after it, also for a cookie used without pause across that instant: nobody is signed in by it after', async () => {
+    const clock = clockAt(Math.floor(Date.now() / 1000) * 1000 + 900);
+    try {
+      const signedInAt = Math.floor(Date.now() / 1000) * 1000;
+      const browser = new FormBrowser();
+      await signIn(url(), { browser });
+      const end = signedInAt + 14 * DAY_MS;
+      expect(await silentlyAt(clock, end - 100, browser)).toBe('code');
+      // Requests a few hundred milliseconds apart, each of which saved the session again.
+      const after: string[] = [];
+      for (let ms = end; ms <= end + 10_000; ms += 500) after.push(await silentlyAt(clock, ms, browser));
+      expect(after).toEqual(after.map(() => 'login_required'));
+      // Nor does a full authorization request find her signed in: the login form, not the consent page.
+      clock.set(end + 10_500);
+      await browser.follow(url(), running.baseUrl);
+      expect(browser.lastPage).toContain('id="login-form"');
+      expect(browser.lastPage).not.toContain('id="consent-allow"');
+    } finally {
+      clock.restore();
+    }
+  });
+
+  it('honest: one second before the 14 days end she is still signed in, and a sign-in then starts 14 more', async () => {
+    const clock = clockAt(Math.floor(Date.now() / 1000) * 1000 + 900);
+    try {
+      const signedInAt = Math.floor(Date.now() / 1000) * 1000;
+      const browser = new FormBrowser();
+      await signIn(url(), { browser });
+      const end = signedInAt + 14 * DAY_MS;
+      expect(await silentlyAt(clock, end - 1000, browser)).toBe('code');
+      clock.set(end - 1000);
+      const again = await signIn(url({ prompt: 'login' }), { browser });
+      expect(again.callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
+      // Still signed in past the first 14 days (her consent, given with the first sign-in, has ended: consent, not login).
+      expect(await silentlyAt(clock, end + 1000, browser)).toBe('consent_required');
+      expect(await silentlyAt(clock, end - 1000 + 14 * DAY_MS - 1000, browser)).toBe('consent_required');
+      expect(await silentlyAt(clock, end - 1000 + 14 * DAY_MS, browser)).toBe('login_required');
+    } finally {
+      clock.restore();
+    }
   });
 
   it('serves login and consent with a strict CSP, frame protections and no caching', async () => {
