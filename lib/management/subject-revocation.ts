@@ -31,3 +31,14 @@ export function revokedSessions(inner: Adapter, marks: Adapter): Partial<Adapter
   };
   return { find: async (id) => live(await inner.find(id)), findByUid: async (uid) => live(await inner.findByUid(uid)), destroy };
 }
+
+/**
+ * The `Session` adapter finds no session whose sign-in is {@link SIGN_IN_SECONDS} old or older: its store lifetime, set
+ * at each save to what is left of them, is at least one second (and runs up to a second past their end), so a cookie
+ * used again and again across that instant was saved with one second more each time and stayed signed in for good.
+ */
+export function endedSignIns(inner: Adapter): Partial<Adapter> {
+  const live = (payload: AdapterPayload | undefined | void): AdapterPayload | undefined =>
+    payload && typeof payload.accountId === 'string' && !(Math.floor(Date.now() / 1000) < Number(payload.loginTs) + SIGN_IN_SECONDS) ? undefined : (payload ?? undefined);
+  return { find: async (id) => live(await inner.find(id)), findByUid: async (uid) => live(await inner.findByUid(uid)) };
+}

@@ -11,7 +11,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { requestLogging } from '../observability/request-log.js';
 import { hashedClientSecrets } from '../registration/client-secrets.js';
 import { GRANT_REVOCATION_MODEL, markedGrantRevocations } from '../management/grant-revocation.js';
-import { REVOCATION_MODEL, revokedSessions } from '../management/subject-revocation.js';
+import { endedSignIns, REVOCATION_MODEL, revokedSessions } from '../management/subject-revocation.js';
 import { currentPolicies } from '../registration/current-policies.js';
 import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.js';
 import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registration/single-use-tokens.js';
@@ -115,6 +115,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     why: 'a disabled client is not found, on every route; a deleted one is not written back',
     models: CLIENTS,
     wrap: (inner, _model, below) => suspendedClients(inner, below(SUSPENSION_MODEL), below(DELETION_MODEL)),
+  },
+  {
+    why: 'a sign-in ends 14 days after it: a session saved again across that instant is not found after it',
+    models: new Set(['Session']),
+    wrap: (inner) => endedSignIns(inner),
   },
   {
     why: 'a session signed in before its person was revoked is not found, also one a request in flight wrote back',
