@@ -6,6 +6,7 @@ import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createStore, generateProviderKeys, loadSettings } from '../../lib/index.js';
 import { validateProviderKeys } from '../../lib/provider/keys.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
+import { clockAt } from '../helpers/clock.js';
 import { pkcePair, userData } from '../helpers/flow.js';
 import { bracketFlood } from '../helpers/claims-requests.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
@@ -78,6 +79,13 @@ describe('request objects by value (RFC 9101, C3)', () => {
     for (const [k, v] of Object.entries(extra)) url.searchParams.set(k, v);
     return url;
   };
+  /** Pushes `request` to /par for `client` (client_secret_basic). */
+  const pushRequestObject = (client: SigningClient, request: string): Promise<Response> =>
+    fetch(`${running.issuer}/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${btoa(`${client.metadata.client_id}:${String(client.metadata.client_secret)}`)}` },
+      body: new URLSearchParams({ client_id: client.metadata.client_id, request }).toString(),
+    });
   /** A complete, valid set of authorization parameters for a hand-made request object. */
   const goodParams = (): Record<string, unknown> => ({
     response_type: 'code',
@@ -119,6 +127,20 @@ describe('request objects by value (RFC 9101, C3)', () => {
       expect(userData(flow.claims)).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
       const garbage = await jarFlow(ps, { id_token_hint: 'not a token at all' });
       expect(garbage.claims.sub).toBe(pairwiseSubOf((ps.metadata.redirect_uris as string[])[0] as string));
+    });
+
+    it('honest: a client whose clock runs up to 15 s ahead (the tolerance oidc-provider gives its nbf), dating the longest hour from it (iat = nbf = its now, exp an hour later, as FAPI allows): served, by value and pushed', async () => {
+      const clock = clockAt(Math.floor(Date.now() / 1000) * 1000 + 500);
+      try {
+        for (const skew of [1, 5, 15]) {
+          const itsNow = Math.floor(Date.now() / 1000) + skew;
+          const jws = await signRequestObject(ps, running.issuer, { ...goodParams(), iat: itsNow, nbf: itsNow, exp: itsNow + 3600 });
+          expect({ skew, interaction: Boolean((await outcomeOf(byValue(ps, jws))).interaction) }).toEqual({ skew, interaction: true });
+          expect({ skew, status: (await pushRequestObject(ps, jws)).status }).toEqual({ skew, status: 201 });
+        }
+      } finally {
+        clock.restore();
+      }
     });
 
     it('serves a client with require_signed_request_object when it sends one', async () => {
@@ -185,6 +207,22 @@ describe('request objects by value (RFC 9101, C3)', () => {
       const answer = await refused(byValue(ps, long));
       expect(answer.error).toBe('invalid_request_object');
       expect(answer.description).toMatch(/^the request object expires 7\d{3} seconds from now; at most 3600 are allowed$/);
+    });
+
+    it('expiring more than an hour and 15 s from now, by value or pushed: invalid_request_object, nothing stored', async () => {
+      const clock = clockAt(Math.floor(Date.now() / 1000) * 1000 + 500);
+      try {
+        const now = Math.floor(Date.now() / 1000);
+        const jws = await signRequestObject(ps, running.issuer, { ...goodParams(), iat: now + 16, nbf: now + 15, exp: now + 3616 });
+        const description = 'the request object expires 3616 seconds from now; at most 3600 are allowed';
+        expect(await refused(byValue(ps, jws))).toEqual({ error: 'invalid_request_object', description });
+        const writes = store.writes('PushedAuthorizationRequest');
+        const pushed = await pushRequestObject(ps, jws);
+        expect({ status: pushed.status, ...((await pushed.json()) as object) }).toEqual({ status: 400, error: 'invalid_request_object', error_description: description });
+        expect(store.writes('PushedAuthorizationRequest')).toBe(writes);
+      } finally {
+        clock.restore();
+      }
     });
 
     it('for another client (client_id differs from the request object): invalid_request_object', async () => {
