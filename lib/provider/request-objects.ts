@@ -2,7 +2,7 @@ import { decodeProtectedHeader } from 'jose';
 import type { Context } from 'koa';
 import { errors, type Client, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
+import { MODEL_NAMES, PROVIDER_CLOCK_TOLERANCE_SECONDS, ROUTE_NAMES } from '../seams.js';
 
 /**
  * The authorization parameters accepted and ignored (C3), dropped before oidc-provider reads or
@@ -56,7 +56,8 @@ function checkLifetime(claims: Record<string, unknown>, pushed: boolean): void {
     throw new errors.InvalidRequestObject(`the request object must carry exp (at most ${REQUEST_OBJECT_MAX_LIFETIME} seconds ahead)`);
   }
   const ahead = Math.floor(Number(claims.exp)) - Math.floor(Date.now() / 1000);
-  if (ahead > REQUEST_OBJECT_MAX_LIFETIME) {
+  // A client whose clock runs ahead by as much as oidc-provider lets its nbf be may still date the whole hour from it.
+  if (ahead > REQUEST_OBJECT_MAX_LIFETIME + PROVIDER_CLOCK_TOLERANCE_SECONDS) {
     throw new errors.InvalidRequestObject(`the request object expires ${ahead} seconds from now; at most ${REQUEST_OBJECT_MAX_LIFETIME} are allowed`);
   }
   // oidc-provider's clock tolerance lets an object a few seconds past its exp through; pushed, it would be stored
@@ -66,7 +67,8 @@ function checkLifetime(claims: Record<string, unknown>, pushed: boolean): void {
 
 /**
  * oidc-provider's `assertJwtClaimsAndHeader`, run after its own checks: a client's request object must
- * carry `exp` at most {@link REQUEST_OBJECT_MAX_LIFETIME} seconds ahead and use its registered encryption;
+ * carry `exp` at most {@link REQUEST_OBJECT_MAX_LIFETIME} seconds ahead (and {@link PROVIDER_CLOCK_TOLERANCE_SECONDS} for
+ * a client's clock running ahead) and use its registered encryption;
  * the ignored parameters inside are dropped (C3). A pushed request loaded at `/authorize` was checked at
  * `/par`: only the drop applies again.
  */
