@@ -1,8 +1,13 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 
 import { createMemoryStore } from '../../adapters/memory.js';
 import type { Authenticator } from '../../lib/claims/authenticator.js';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
+import { fileAuthenticator, hashPassword, readUsersFile } from '../../examples/index.js';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
@@ -39,6 +44,13 @@ async function afterCoolDown(attempt: () => Promise<Response>, pass: (ms: number
   }
   return response;
 }
+
+/** `users` written to a users file of their own (examples/users-file.ts); its path. */
+const usersFileOf = (users: unknown): string => {
+  const path = join(mkdtempSync(join(tmpdir(), 'svc-throttle-users-')), 'users.json');
+  writeFileSync(path, JSON.stringify(users));
+  return path;
+};
 
 let counter = 0;
 /** A fresh documentation address per call (one budget each). */
@@ -371,6 +383,26 @@ describe('login throttling in a directory that tells `ERIKA` from `erika` (canon
     expect((await stranger.attempt('maria', 'her-secret', freshAddress())).status).toBe(429);
     expect((await (await loginAttempts(running, client, hers.browser)).attempt('maria', 'her-secret', freshAddress())).status).toBe(303);
     expect((await (await loginAttempts(running, client, his.browser)).attempt('MARIA', 'mallory-knows-this', freshAddress())).status).toBe(303);
+  });
+});
+
+describe('login throttling with the users-file authenticator: one budget however a letter of the login is composed', () => {
+  const running = appPerSuite(async () => ({
+    clients: [client],
+    authenticator: await fileAuthenticator(readUsersFile(usersFileOf([{ login: 'Ren\u00e9e', sub: 'renee-0001', password: await hashPassword('her-secret', { N: 2 ** 14, r: 8, p: 1 }) }]))),
+    properties: { 'svc.proxy': true },
+  }));
+
+  it('5 wrong guesses as `Ren\u00e9e` (NFC) lock `Rene\u0301e` (NFD) too, and a stranger switching forms gets no fresh budget', async () => {
+    const stranger = await loginAttempts(running, client);
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await stranger.attempt(i % 2 ? 'Ren\u00e9e' : 'Rene\u0301e', `guess-${i}`, freshAddress())).status);
+    for (const login of ['Ren\u00e9e', 'Rene\u0301e']) statuses.push((await stranger.attempt(login, 'her-secret', freshAddress())).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+  });
+
+  it('honest: she signs in typing her login composed either way', async () => {
+    for (const login of ['Rene\u0301e', 'Ren\u00e9e']) expect((await (await loginAttempts(running, client)).attempt(login, 'her-secret', freshAddress())).status).toBe(303);
   });
 });
 

@@ -42,6 +42,27 @@ describe('the users file of examples/authenticator-file.ts and examples/claims-f
     expect(await auth.exists('bob')).toBe(false);
   });
 
+  it('honest: a login and password with a letter composed otherwise than in the file (NFD against NFC, or the other way) sign in, as one login to the throttle', async () => {
+    const [renee, zoe] = ['Ren\u00e9e', 'Zoe\u0308'];
+    const users = readUsersFile(usersFile([
+      { login: renee, sub: 'renee-0001', password: await hashPassword('Pa\u00dfwort \u00e4rger', FAST) },
+      { login: zoe, sub: 'zoe-0001', password: await hashPassword('gru\u0308n', FAST) },
+    ]));
+    const auth = await fileAuthenticator(users);
+    expect(await auth.authenticate(renee.normalize('NFD'), 'Pa\u00dfwort \u00e4rger'.normalize('NFD'))).toBe('renee-0001');
+    expect(await auth.authenticate(zoe.normalize('NFC'), 'gr\u00fcn')).toBe('zoe-0001');
+    expect(auth.canonicalLogin?.(renee.normalize('NFD'))).toBe(auth.canonicalLogin?.(renee));
+    expect(auth.canonicalLogin?.(zoe.normalize('NFC'))).toBe(auth.canonicalLogin?.(zoe));
+    // Still told apart as before: case, and a compatibility form is another login (NFC, not NFKC).
+    expect(await auth.authenticate('REN\u00c9E', 'Pa\u00dfwort \u00e4rger')).toBeUndefined();
+    expect(auth.canonicalLogin?.('REN\u00c9E')).not.toBe(auth.canonicalLogin?.(renee));
+  });
+
+  it('refuses a file naming one login twice, composed otherwise', async () => {
+    const hash = await hashPassword('pw', FAST);
+    expect(() => readUsersFile(usersFile([{ login: 'Ren\u00e9e', sub: 'a', password: hash }, { login: 'Rene\u0301e', sub: 'b', password: hash }]))).toThrow(/entry 1: the login is used twice/);
+  });
+
   it('refuses hashes of different strengths, so an unknown login cannot cost less than a wrong password', async () => {
     const weak = await hashPassword('a', FAST);
     const strong = await hashPassword('b', { ...FAST, p: 2 });
