@@ -12,24 +12,24 @@ import { createInterface } from 'node:readline/promises';
 
 import type { Authenticator, ModuleContext } from '../lib/index.js';
 import { isMainModule } from '../lib/is-main.js';
-import { hashPassword, readUsersFile, usersFilePath, verifyPassword, type FileUser } from './users-file.js';
+import { hashPassword, readUsersFile, sameLogin, usersFilePath, verifyPassword, type FileUser } from './users-file.js';
 
 /**
  * An {@link Authenticator} over `users`: an unknown login costs the same scrypt work as a wrong
  * password (a hash of the strength all users share), so timing does not tell which logins exist.
  */
 export async function fileAuthenticator(users: readonly FileUser[]): Promise<Authenticator> {
-  const byLogin = new Map(users.map((u) => [u.login, u]));
+  const byLogin = new Map(users.map((u) => [sameLogin(u.login), u]));
   const subs = new Set(users.map((u) => u.sub));
   const [, n, r, p] = users[0]?.password.split(':') ?? [];
   const other = users.findIndex((u) => u.password.split(':').slice(1, 4).join(':') !== `${n}:${r}:${p}`);
   if (other > 0) throw new Error(`users 0 and ${other} of the users file have scrypt hashes of different N, r or p; rehash them alike`);
   const decoy = await hashPassword(`decoy ${Math.random()}`, users[0] ? { N: Number(n), r: Number(r), p: Number(p) } : undefined);
   return {
-    // Logins are looked up as they are: `Erika` is not `erika`.
-    canonicalLogin: (login) => login,
+    // `Erika` is not `erika`; a letter composed otherwise (NFD) is the same letter.
+    canonicalLogin: sameLogin,
     async authenticate(login, password) {
-      const user = byLogin.get(login);
+      const user = byLogin.get(sameLogin(login));
       const ok = await verifyPassword(password, user?.password ?? decoy);
       return user && ok ? user.sub : undefined;
     },

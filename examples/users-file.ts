@@ -62,17 +62,30 @@ function parseHash(encoded: string): { N: number; r: number; p: number; salt: Bu
 
 const memoryFor = (h: { N: number; r: number }): number => 128 * h.N * h.r * 2;
 
-/** Hashes a password with scrypt and a random salt: `scrypt:N:r:p:salt:hash`. */
+/**
+ * A login as the users file tells logins apart: in Unicode Normalization Form C, so a letter typed composed otherwise
+ * (`e` and a combining accent, as macOS file names and some keyboards give it) is the same letter; case and
+ * compatibility forms (`ﬁ`, full-width letters) still make another login.
+ */
+export const sameLogin = (login: string): string => login.normalize('NFC');
+
+/**
+ * A password as it is hashed and verified: in Unicode Normalization Form C (RFC 8265's OpaqueString, as NIST SP 800-63B
+ * 5.1.1.2 asks), so a letter composed otherwise than when it was hashed still matches.
+ */
+const samePassword = (password: string): string => password.normalize('NFC');
+
+/** Hashes a password (in NFC) with scrypt and a random salt: `scrypt:N:r:p:salt:hash`. */
 export async function hashPassword(password: string, params: { N: number; r: number; p: number } = DEFAULT_PARAMS): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scrypt(password, salt, KEY_LENGTH, { ...params, maxmem: memoryFor(params) });
+  const hash = await scrypt(samePassword(password), salt, KEY_LENGTH, { ...params, maxmem: memoryFor(params) });
   return ['scrypt', params.N, params.r, params.p, salt.toString('base64url'), hash.toString('base64url')].join(':');
 }
 
-/** Whether `password` matches the scrypt hash `encoded` (compared in constant time). */
+/** Whether `password` (in NFC) matches the scrypt hash `encoded` (compared in constant time). */
 export async function verifyPassword(password: string, encoded: string): Promise<boolean> {
   const h = parseHash(encoded);
-  const key = await scrypt(password, h.salt, h.hash.length, { N: h.N, r: h.r, p: h.p, maxmem: memoryFor(h) });
+  const key = await scrypt(samePassword(password), h.salt, h.hash.length, { N: h.N, r: h.r, p: h.p, maxmem: memoryFor(h) });
   return timingSafeEqual(key, h.hash);
 }
 
@@ -91,9 +104,9 @@ export function readUsersFile(path: string): FileUser[] {
     const user = (entry ?? {}) as Partial<FileUser>;
     if (typeof user.login !== 'string' || !user.login) throw new Error(`${at}: login must be a non-empty string`);
     if (typeof user.sub !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(user.sub)) throw new Error(`${at}: sub must be 1 to 255 printable ASCII characters`);
-    if (logins.has(user.login)) throw new Error(`${at}: the login is used twice`);
+    if (logins.has(sameLogin(user.login))) throw new Error(`${at}: the login is used twice`);
     if (subs.has(user.sub)) throw new Error(`${at}: the sub is used twice`);
-    logins.add(user.login);
+    logins.add(sameLogin(user.login));
     subs.add(user.sub);
     try {
       parseHash(typeof user.password === 'string' ? user.password : '');
