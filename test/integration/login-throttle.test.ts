@@ -386,6 +386,36 @@ describe('login throttling in a directory that tells `ERIKA` from `erika` (canon
   });
 });
 
+describe('login throttling for a directory that matches logins by collation, case and invisible characters aside (the default canonical form)', () => {
+  // What a lookup by ICU collation does (Intl.Collator, MySQL's default utf8mb4_0900_ai_ci, LDAP's caseIgnoreMatch):
+  // `eri\u200bka` is `erika`. No canonicalLogin: the default form applies.
+  const accounts = [
+    { accountId: 'erika-0001', login: 'erika', password: 'her-secret' },
+    { accountId: 'nazanin-0001', login: 'Nazanin\u200cZahra', password: 'her-secret' },
+  ];
+  const same = new Intl.Collator('en', { sensitivity: 'accent' });
+  const running = appPerSuite({
+    clients: [client],
+    authenticator: {
+      authenticate: async (login, password) => accounts.find((a) => same.compare(a.login, login) === 0 && a.password === password)?.accountId,
+      exists: async (sub) => accounts.some((a) => a.accountId === sub),
+    },
+    properties: { 'svc.proxy': true },
+  });
+
+  it('5 wrong guesses at `erika` lock the spellings the directory takes for her with invisible characters inside: no fresh budget for each', async () => {
+    const stranger = await loginAttempts(running, client);
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await stranger.attempt('erika', `guess-${i}`, freshAddress())).status);
+    for (const login of ['eri\u200bka', 'e\u00adrika', 'erika\u2060', 'ERI\u200dKA', '\u200b\u200berika\ufe0f']) statuses.push((await stranger.attempt(login, 'her-secret', freshAddress())).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429, 429, 429]);
+  });
+
+  it('honest: she signs in with the joiner her name is written with, or without it, and in capitals', async () => {
+    for (const login of ['Nazanin\u200cZahra', 'NazaninZahra', 'NAZANIN\u200cZAHRA']) expect((await (await loginAttempts(running, client)).attempt(login, 'her-secret', freshAddress())).status).toBe(303);
+  });
+});
+
 describe('login throttling with the users-file authenticator: one budget however a letter of the login is composed', () => {
   const running = appPerSuite(async () => ({
     clients: [client],
