@@ -10,9 +10,11 @@ export interface Authenticator {
   /** Whether an account id still exists (sessions of deleted accounts end). */
   exists(accountId: string): Promise<boolean>;
   /**
-   * How logins are told apart: logins with one canonical form must be one account (the sign-in
-   * throttle counts per canonical form). Default: Unicode NFKC, trimmed, lower case; an
-   * authenticator that tells `Erika` from `erika` must supply its own.
+   * How logins are told apart: logins with one canonical form must be one account, and the logins
+   * of one account should have one canonical form (the sign-in throttle counts per canonical form,
+   * so each form gets its own budget). Default: Unicode NFKC, without default-ignorable characters,
+   * trimmed, lower case; an authenticator that tells `Erika` from `erika` must supply its own, and
+   * so should one that takes more logins for one (`érika` for `erika` by an accent-insensitive collation).
    */
   canonicalLogin?(login: string): string;
 }

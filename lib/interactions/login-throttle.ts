@@ -49,9 +49,13 @@ export interface LoginThrottleOptions {
   logger?: Logger;
 }
 
-/** A login name as it is counted: Unicode NFKC, trimmed, lower case (one person, one budget). */
+/**
+ * A login name as it is counted: Unicode NFKC, without default-ignorable characters (zero-width spaces and joiners,
+ * soft hyphens, variation selectors: invisible, and ignored by collations, which would take each of endless such
+ * spellings for one login), trimmed, lower case (one person, one budget).
+ */
 export function normalizeLoginName(login: string): string {
-  return login.normalize('NFKC').trim().toLowerCase();
+  return login.normalize('NFKC').replace(/\p{Default_Ignorable_Code_Point}/gu, '').trim().toLowerCase();
 }
 
 /** The counter name of a login name: a MAC of its canonical form, so a store dump lists no names. */
