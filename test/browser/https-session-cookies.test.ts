@@ -241,4 +241,44 @@ describe('over https, a session counts only in the browser that signed in, whate
     await svc.close();
     await host.close();
   });
+
+  it('honest: two svc-connect mounted at /a and /b on one https host: signing in at one, she stays signed in at the other', async () => {
+    const host = await startSite('two.svc.test', certificate);
+    const instances = await Promise.all(
+      ['/a', '/b'].map(async (path) => {
+        const rpOf = { ...client, client_id: `rp${path.slice(1)}` };
+        const properties = { 'svc.base-url': `${host.origin}${path}`, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS, 'svc.subject.pairwise-key': TEST_PAIRWISE_KEY };
+        const svc = await createSvcConnect(loadSettings({ env: {}, properties }), { logger: silentLogger, jwks: await testProviderKeys(), clients: [rpOf] });
+        return { path, svc, rp: rpOf };
+      }),
+    );
+    const hostApp = new Koa({ keys: ['a-host-key-of-its-own-0123456789abcdef'] });
+    for (const { path, svc } of instances) hostApp.use(mount(path, svc.middleware));
+    const callback = hostApp.callback();
+    host.serve((req, res) => void callback(req, res));
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    /** Where an authorization request at `instance` lands: a code at the relying party, an error there, or the login form. */
+    const authorize = async ({ svc, rp: rpOf }: (typeof instances)[number], params: Record<string, string> = {}): Promise<string> => {
+      await page.goto(codeFlowUrl(svc.paths.issuer, rpOf, { state: 'st', ...params }));
+      await page.waitForURL((url) => onRp(url) || url.pathname.includes('/interaction/'));
+      const url = new URL(page.url());
+      return onRp(url) ? (url.searchParams.has('code') ? 'code' : String(url.searchParams.get('error'))) : 'login form';
+    };
+    for (const instance of instances) {
+      expect(await authorize(instance)).toBe('login form');
+      await fillLogin(page, 'demo');
+      await page.click('#consent-allow button');
+      await page.waitForURL(onRp);
+    }
+    const silent: string[][] = [];
+    for (const instance of instances) silent.push([instance.path, await authorize(instance, { prompt: 'none' })]);
+    expect(silent).toEqual([
+      ['/a', 'code'],
+      ['/b', 'code'],
+    ]);
+    await context.close();
+    await Promise.all(instances.map(({ svc }) => svc.close()));
+    await host.close();
+  });
 });
