@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 import type { Context } from 'koa';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { Adapter, AdapterPayload, KoaContextWithOIDC } from 'oidc-provider';
 
 import { currentRequest, ROUTE_NAMES } from '../seams.js';
+import { PROVIDER_PATH } from '../settings/paths.js';
 
 /** The cookie that ties a sign-in to the browser that signed in, at the path of the interaction's resume URL. */
 export const SIGN_IN_COOKIE = 'svc.signin';
@@ -12,13 +13,23 @@ export const SIGN_IN_COOKIE = 'svc.signin';
 const BINDING = 'svc_browser';
 
 /**
- * On https, the cookie naming the browser a session was signed in in. Its `__Host-` prefix makes browsers refuse it
- * unless this host set it over https, `Secure`, at `/`, without `Domain`: no sibling subdomain and no http answer can.
+ * On https, the cookie naming the browser a session was signed in in, for a provider at the root of its host. Its
+ * `__Host-` prefix makes browsers refuse it unless this host set it over https, `Secure`, at `/`, without `Domain`: no
+ * sibling subdomain and no http answer can.
  */
 export const BROWSER_COOKIE = '__Host-svc.browser';
 
-
 const hashOf = (value: string): string => createHash('sha256').update(value, 'utf8').digest('base64url');
+
+/**
+ * The name of {@link BROWSER_COOKIE} for the provider of `issuer`: that name at the root of its host, and under a path
+ * one of its own (`.` and 16 characters of the SHA-256 of the issuer's path), since every provider on the host receives
+ * a cookie at `/`: a sign-in at one, which mints it afresh, would otherwise sign her out of the other.
+ */
+export function browserCookieName(issuer: string): string {
+  const path = new URL(issuer).pathname;
+  return path === PROVIDER_PATH ? BROWSER_COOKIE : `${BROWSER_COOKIE}.${hashOf(path).slice(0, 16)}`;
+}
 
 /**
  * Gives the browser that signed in a fresh secret cookie for `returnTo` (the resume URL) and returns what the login
@@ -32,9 +43,9 @@ export function bindSignIn(ctx: Context, returnTo: string, expiresAt: number): R
 }
 
 /** The browser's {@link BROWSER_COOKIE} value, as this request set or received it. */
-function browserSecret(ctx: Context): string | undefined {
+function browserSecret(ctx: KoaContextWithOIDC): string | undefined {
   const state = ctx.state as { svcBrowser?: string };
-  const value = state.svcBrowser ?? ctx.cookies.get(BROWSER_COOKIE, { signed: false });
+  const value = state.svcBrowser ?? ctx.cookies.get(browserCookieName(ctx.oidc.provider.issuer), { signed: false });
   return value && /^[\w-]{43}$/.test(value) ? value : undefined;
 }
 
@@ -43,12 +54,12 @@ function browserSecret(ctx: Context): string | undefined {
  * set or received, or, `fresh` (a sign-in), one this request minted, never the browser's: a value he read once in a
  * browser he shared with her, set in his own, would otherwise bind the sessions he signs in to there to hers.
  */
-function renewBrowserSecret(ctx: Context, seconds: number | undefined, fresh = false): string {
+function renewBrowserSecret(ctx: KoaContextWithOIDC, seconds: number | undefined, fresh = false): string {
   const state = ctx.state as { svcBrowser?: string };
   const secret = (fresh ? state.svcBrowser : browserSecret(ctx)) ?? randomBytes(32).toString('base64url');
   state.svcBrowser = secret;
   // SameSite=None as the session cookie: a relying party's form posted to /authorize or /logout carries both.
-  ctx.cookies.set(BROWSER_COOKIE, secret, { path: '/', secure: true, httpOnly: true, sameSite: 'none', signed: false, overwrite: true, maxAge: seconds === undefined ? undefined : seconds * 1000 });
+  ctx.cookies.set(browserCookieName(ctx.oidc.provider.issuer), secret, { path: '/', secure: true, httpOnly: true, sameSite: 'none', signed: false, overwrite: true, maxAge: seconds === undefined ? undefined : seconds * 1000 });
   return secret;
 }
 

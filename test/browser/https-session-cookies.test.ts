@@ -8,6 +8,7 @@ import Koa from 'koa';
 import mount from 'koa-mount';
 
 import { createApp, createSvcConnect, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
+import { browserCookieName } from '../../lib/interactions/sign-in-binding.js';
 import { basicAuthorization } from '../../lib/web/basic-auth.js';
 import { pairwiseSubOf, TEST_PAIRWISE_KEY } from '../helpers/app.js';
 import { codeFlowUrl, pkcePair } from '../helpers/flow.js';
@@ -236,7 +237,8 @@ describe('over https, a session counts only in the browser that signed in, whate
     expect(signInCookies.map((c) => [c.path.replace(/[^/]+$/, '…'), c.secure])).toEqual([['/auth/oidc/v1/authorize/…', true]]);
     const cookies = (await context.cookies()).filter((c) => c.domain === 'host.svc.test');
     for (const cookie of cookies) expect({ name: cookie.name, secure: cookie.secure }).toEqual({ name: cookie.name, secure: true });
-    expect(cookies.filter((c) => ['_session', '__Host-svc.browser'].includes(c.name)).map((c) => [c.name, c.path]).sort()).toEqual([['__Host-svc.browser', '/'], ['_session', '/auth/oidc/v1']]);
+    expect(cookies.filter((c) => c.name === '_session' || c.name.startsWith('__Host-')).map((c) => [c.name, c.path]).sort()).toEqual([[browserCookieName(svc.paths.issuer), '/'], ['_session', '/auth/oidc/v1']]);
+    expect(browserCookieName(svc.paths.issuer)).toMatch(/^__Host-svc\.browser\.[\w-]{16}$/);
     await context.close();
     await svc.close();
     await host.close();
