@@ -52,16 +52,22 @@ describe('claim requests and resolution', () => {
       ['an address with a member Core does not define', { address: { country: 'DE', tax_id: 'SENTINEL-TAX' } }],
       ['a date of update as its text', { updated_at: new Date(Date.UTC(2026, 0, 2)) }],
       ['nationalities as one string', { nationalities: 'DE' }],
+      ['a date of birth as a Date (a database row\'s date column, midnight where the database is: its text can name the day before)', { birthdate: new Date(1964, 7, 12) }],
+      ['a date of birth in another format than YYYY-MM-DD or YYYY', { birthdate: '12.08.1964' }],
     ])('attack: %s fails as a throw would, naming the claim, never its value', async (_case, answer) => {
       const failure = await answering(answer).resolve('demo-0001', Object.keys(answer)).then(() => undefined, (err: unknown) => err);
       expect(failure).toMatchObject({ name: 'ClaimModuleError', plugin: 'sloppy', thrown: { name: 'ClaimModuleAnswerInvalid', code: Object.keys(answer)[0] } });
       expect(JSON.stringify(failure) + String(failure)).not.toMatch(/SENTINEL|Erika/);
     });
 
-    it('honest: each standard claim in its type, a Date as the text of a date, null as a claim she lacks, and any JSON for svc.* and other names', async () => {
+    it.each(['1964-08-12', '1964', '0000-08-12'])('honest: a date of birth %s, as Core 5.1 writes one, travels', async (birthdate) => {
+      expect(Object.fromEntries(await answering({ birthdate }).resolve('demo-0001', ['birthdate']))).toEqual({ birthdate });
+    });
+
+    it('honest: each standard claim in its type, null as a claim she lacks, and any JSON (a Date as its text) for svc.* and other names', async () => {
       const answer = {
         name: 'Erika Mustermann',
-        birthdate: new Date(Date.UTC(1964, 7, 12)),
+        birthdate: '1964-08-12',
         email_verified: true,
         phone_number: null,
         address: { street_address: 'Heidestraße 17', locality: 'Köln', postal_code: '51147', country: 'DE' },
@@ -70,6 +76,7 @@ describe('claim requests and resolution', () => {
         place_of_birth: { country: 'DE', locality: 'Berlin' },
         'svc.ver.idcard.l3.nfc': { given_name: 'Erika', verified_at: '2025-03-01T10:15:00Z' },
         'https://claims.example/membership': ['gold', 3],
+        'https://claims.example/member_since': new Date(Date.UTC(2026, 0, 2)),
       };
       const values = await answering(answer).resolve('demo-0001', Object.keys(answer));
       expect(Object.fromEntries(values)).toEqual({ ...JSON.parse(JSON.stringify(answer)), phone_number: undefined });

@@ -95,7 +95,7 @@ describe('the users file of examples/authenticator-file.ts and examples/claims-f
     ['a long salt', [{ login: 'l', sub: 's', password: 'scrypt:16384:8:1:' + 'A'.repeat(88) + ':' + 'A'.repeat(43) }], 'scrypt salt must be 16 to 64 bytes'],
     ['a protocol claim', [{ login: 'l', sub: 's', password: 'P', claims: { sub: 'other' } }], 'claims must not set protocol claims (sub)'],
     ['claims as a list', [{ login: 'l', sub: 's', password: 'P', claims: ['name'] }], 'entry 0: claims must be an object of claim names'],
-    ['claims of another type than OpenID Connect gives them', [{ login: 'l', sub: 's', password: 'P', claims: { name: 'A', email_verified: 'yes', given_name: { first: 'hunter2' } } }], 'entry 0: claims must have the type OpenID Connect gives them (email_verified, given_name)'],
+    ['claims of another type than OpenID Connect gives them', [{ login: 'l', sub: 's', password: 'P', claims: { name: 'A', email_verified: 'yes', given_name: { first: 'hunter2' }, birthdate: '12.08.1964' } }], 'entry 0: claims must have the type OpenID Connect gives them (email_verified, given_name, birthdate)'],
     ['a login twice', [{ login: 'l', sub: 's', password: 'P' }, { login: 'l', sub: 't', password: 'P' }], 'entry 1: the login is used twice'],
     ['a sub twice', [{ login: 'l', sub: 's', password: 'P' }, { login: 'm', sub: 's', password: 'P' }], 'entry 1: the sub is used twice'],
   ])('refuses %s, naming the file and the entry and never the hash', async (_what, content, expected) => {
