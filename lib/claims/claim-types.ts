@@ -12,12 +12,14 @@ const parts = (names: readonly string[]) => (v: unknown): boolean =>
 
 const STRINGS = [
   ...['name', 'given_name', 'family_name', 'middle_name', 'nickname', 'preferred_username', 'profile', 'picture', 'website'],
-  ...['email', 'gender', 'birthdate', 'zoneinfo', 'locale', 'phone_number'],
+  ...['email', 'gender', 'zoneinfo', 'locale', 'phone_number'],
   ...['birth_family_name', 'birth_given_name', 'birth_middle_name', 'salutation', 'title', 'msisdn', 'also_known_as'],
 ];
 
 const TYPES: ReadonlyMap<string, (v: unknown) => boolean> = new Map([
   ...STRINGS.map((name): [string, (v: unknown) => boolean] => [name, string]),
+  // YYYY-MM-DD, the year maybe 0000, or YYYY alone: a Date's text is a moment, maybe of the day before where it was made.
+  ['birthdate', (v) => typeof v === 'string' && /^\d{4}(?:-\d{2}-\d{2})?$/.test(v)],
   ['email_verified', (v) => typeof v === 'boolean'],
   ['phone_number_verified', (v) => typeof v === 'boolean'],
   ['updated_at', (v) => typeof v === 'number'],

@@ -12,7 +12,7 @@ import { deletePrefix, dumpPrefix, SHARED_REDIS_URL, testPrefix } from '../helpe
 
 /** Values unique to this suite, so that finding one (or a hash of one) anywhere means a leak. */
 const V = {
-  birthdate: '1971-02-19-VALUE-b7e1',
+  birthdate: '1971-02-19',
   email: 'value-sentinel-4d2a@example.test',
   name: 'VALUE-name-90c3',
   verifiedEmail: { email: 'value-sentinel-4d2a@example.test', verified_at: '2024-11-05T09:30:00Z' },

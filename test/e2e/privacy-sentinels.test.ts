@@ -16,7 +16,7 @@ const S = {
   name: 'SENTINEL-name-4c1d9e',
   given: 'SENTINEL-given-8a2f',
   family: 'SENTINEL-family-1b7e',
-  birthdate: 'SENTINEL-birth-55aa',
+  birthdate: '1903-07-29',
   email: 'sentinel-mail-93bd@example.test',
   insurance: 'SENTINEL-insurance-77c2',
   phone: 'SENTINEL-phone-0e4f',

@@ -162,9 +162,9 @@ describe('claim requests and resolution', () => {
   });
 
   describe('a requested value is compared with the value as it travels (its JSON)', () => {
-    const born = new Date('1964-08-12T00:00:00.000Z');
+    const joined = new Date('2016-08-12T00:00:00.000Z');
     const dated = new ClaimRegistry([
-      { name: 'dated', provides: ['birthdate'], resolve: () => ({ birthdate: born }) },
+      { name: 'dated', provides: ['member_since'], resolve: () => ({ member_since: joined }) },
     ]);
     const resolveWith = async (spec: Record<string, unknown>) => {
       const claims = { userinfo: spec };
@@ -173,12 +173,12 @@ describe('claim requests and resolution', () => {
     };
 
     it('attack: a value other than the one delivered matches nothing (an empty object is not every Date)', async () => {
-      expect(await resolveWith({ birthdate: { value: {}, essential: true } })).toEqual({ values: {}, missingEssential: ['birthdate'] });
+      expect(await resolveWith({ member_since: { value: {}, essential: true } })).toEqual({ values: {}, missingEssential: ['member_since'] });
     });
 
     it('honest: the text a module value travels as matches it (a Date as its ISO text)', async () => {
-      expect(await resolveWith({ birthdate: { value: '1964-08-12T00:00:00.000Z', essential: true } })).toEqual({ values: { birthdate: '1964-08-12T00:00:00.000Z' }, missingEssential: [] });
-      expect(JSON.parse(JSON.stringify({ birthdate: born }))).toEqual({ birthdate: '1964-08-12T00:00:00.000Z' });
+      expect(await resolveWith({ member_since: { value: '2016-08-12T00:00:00.000Z', essential: true } })).toEqual({ values: { member_since: '2016-08-12T00:00:00.000Z' }, missingEssential: [] });
+      expect(JSON.parse(JSON.stringify({ member_since: joined }))).toEqual({ member_since: '2016-08-12T00:00:00.000Z' });
     });
   });
 });
