@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { simpleParser } from 'mailparser';
 
 import { createMemoryStore } from '../../adapters/memory.js';
-import { createApp, loadSettings, SettingsError, silentLogger, type Logger } from '../../lib/index.js';
+import { createApp, createMailer, loadSettings, SettingsError, silentLogger, type Logger, type Mailer } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
 import { freePort } from '../helpers/processes.js';
@@ -501,5 +501,39 @@ describe('default management credentials', () => {
     const authenticator = { authenticate: async (): Promise<undefined> => undefined, exists: async (): Promise<boolean> => false };
     const app = await createApp(settings, { logger: silentLogger, store: createMemoryStore(), jwks: await testProviderKeys(), mailer, authenticator });
     await app.svc.close();
+  });
+
+  describe('a mailer passed in code hides no unsafe mail default in production', () => {
+    const production = { NODE_ENV: 'production', SVC_COOKIES_KEYS: 'x'.repeat(32), SVC_SUBJECT_PAIRWISE_KEY: 'p'.repeat(32), SVC_MANAGEMENT_PASSWORD: 'a-strong-password' };
+    const authenticator = { authenticate: async (): Promise<undefined> => undefined, exists: async (): Promise<boolean> => false };
+    const ownMailer = { kind: 'smtp' as const, send: async (): Promise<void> => undefined, close: (): void => undefined };
+    const startWith = async (env: Record<string, string>, mailer: Mailer): Promise<unknown> => {
+      const settings = loadSettings({ env: { ...production, ...env } });
+      const made = await createApp(settings, { logger: silentLogger, store: createMemoryStore(), jwks: await testProviderKeys(), mailer, authenticator }).then(
+        (app) => app,
+        (err: unknown) => err,
+      );
+      if (made instanceof Error) return made;
+      await (made as Awaited<ReturnType<typeof createApp>>).svc.close();
+      return 'started';
+    };
+
+    it('attack: the outbox mailer passed in code (an embedder wrapping createMailer(settings.mail) without svc.mail.smtp-url) is refused, naming svc.mail.smtp-url', async () => {
+      const outbox = createMailer({ outboxDir: './outbox' });
+      const wrapped: Mailer = { ...outbox, send: (message) => outbox.send(message) };
+      const refused = await startWith({ SVC_MAIL_FROM: 'idp@example.com' }, wrapped);
+      expect(refused).toBeInstanceOf(SettingsError);
+      expect(String(refused)).toMatch(/svc\.mail\.smtp-url/);
+    });
+
+    it('attack: a mailer of its own with the default sender no-reply@localhost is refused, naming svc.mail.from', async () => {
+      const refused = await startWith({}, ownMailer);
+      expect(refused).toBeInstanceOf(SettingsError);
+      expect(String(refused)).toMatch(/svc\.mail\.from/);
+    });
+
+    it('honest: a mailer of its own with a sender of its domain starts', async () => {
+      expect(await startWith({ SVC_MAIL_FROM: 'idp@example.com' }, ownMailer)).toBe('started');
+    });
   });
 });
