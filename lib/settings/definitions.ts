@@ -23,7 +23,7 @@ export interface SuppliedParts {
   authenticator?: boolean;
   /** The management router and mailer are served by this app. */
   management?: boolean;
-  /** A mailer was passed in code (so the outbox default does not apply). */
+  /** A mailer that sends (not the outbox) was passed in code: no SMTP URL is needed, and its sender is judged as over SMTP. */
   mailer?: boolean;
 }
 
@@ -201,11 +201,11 @@ export const PROPERTY_DEFINITIONS = [
   row('svc.mail.from', 'mail.from', parseEmailAddress, {
     env: 'SVC_MAIL_FROM',
     default: 'no-reply@localhost',
-    defaultText: '`no-reply@localhost` (with `svc.mail.smtp-url` set: warned, refused in production)',
-    doc: 'Sender address of invitation mails. Once they go over SMTP, a sender at `localhost` is unsafe: no mail server can verify it or answer to it.',
+    defaultText: '`no-reply@localhost` (with `svc.mail.smtp-url` set or a mailer passed in code: warned, refused in production)',
+    doc: 'Sender address of invitation mails. Once they are sent (over SMTP, or by a mailer passed in code), a sender at `localhost` is unsafe: no mail server can verify it or answer to it.',
     unsafe: (s, supplied): string | undefined =>
-      supplied.management && s.mail.smtpUrl && /@(?:.+\.)?localhost$/.test(s.mail.from)
-        ? `invitation mails go out over SMTP from ${s.mail.from}, an address at localhost: relays and the invitees' servers refuse such mail or file it as spam`
+      supplied.management && (s.mail.smtpUrl || supplied.mailer) && /@(?:.+\.)?localhost$/.test(s.mail.from)
+        ? `invitation mails go out from ${s.mail.from}, an address at localhost: relays and the invitees' servers refuse such mail or file it as spam`
         : undefined,
   }),
   row('svc.management.user', 'management.user', check(parseNonEmpty, /:/, 'must not contain ":"'), {
