@@ -114,15 +114,17 @@ export async function startOwnRedis(options: OwnRedisOptions = {}): Promise<OwnR
   };
 }
 
-/** A 3-master Redis Cluster on free loopback ports. */
+/** A 3-master Redis Cluster on free loopback ports (with `replicas`, one replica of each master after them). */
 export interface OwnCluster {
   nodes: { host: string; port: number }[];
   /** With `tls`: the PEM of the test authority that issued the nodes' certificate. */
   ca?: string;
   /** With `relayed`: the relay in front of each node, which `nodes` and the Cluster's own answers name. */
   relays?: RedisRelay[];
-  /** Shuts one master down. */
+  /** Shuts one node down (0–2 the masters as created, 3–5 their replicas with `replicas`). */
   stopNode(index: number): void;
+  /** The node `index`'s role as the other nodes see it now: `master`, `slave`, or `fail` when they count it failed. */
+  roleOf(index: number): string;
   startNode(index: number): void;
   /** Each node's own view, for a failure message: `port state known-nodes flags`. */
   describe(): string[];
@@ -133,13 +135,18 @@ export interface OwnCluster {
  * Starts a 3-master cluster with `redis-cli --cluster create` (~3 s); with `password`, every node requires it; with
  * `tls`, nodes and their bus speak only TLS.
  */
-export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password' | 'tls'> & { relayed?: boolean } = {}): Promise<OwnCluster> {
+export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password' | 'tls'> & { relayed?: boolean; replicas?: boolean } = {}): Promise<OwnCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
   const tls = options.tls ? issueServerCertificate(dir) : undefined;
   const auth = [...(options.password ? ['-a', options.password, '--no-auth-warning'] : []), ...(tls?.cli ?? [])];
-  const ports = [await freePort(), await freePort(), await freePort()];
+  const count = options.replicas ? 6 : 3;
+  const ports: number[] = [];
   // Each node's bus port is free too: the default (its port + 10 000) may be another process's.
-  const busPorts = [await freePort(), await freePort(), await freePort()];
+  const busPorts: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    ports.push(await freePort());
+    busPorts.push(await freePort());
+  }
   // Relayed: each node announces its relay's port, so clients reach it through the relay only.
   const relays = options.relayed ? await Promise.all(ports.map((port) => startRelay(port))) : undefined;
   const nodeArgs = (i: number): string[] => [
@@ -150,12 +157,20 @@ export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password' 
   ];
   ports.forEach((port, i) => launch(port, dir, nodeArgs(i), auth));
   // Not blocking the event loop: redis-cli reaches the nodes by what they announce, the relays of this process.
-  await promisify(execFile)('redis-cli', [...auth, '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
-  for (let i = 0; i < 100; i += 1) {
+  await promisify(execFile)('redis-cli', [...auth, '--cluster', 'create', ...ports.slice(0, 3).map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
+  const clusterNodes = (port: number): string => spawnSync('redis-cli', ['-p', String(port), ...auth, 'cluster', 'nodes'], { encoding: 'utf8' }).stdout;
+  const idOf = (port: number): string => clusterNodes(port).split('\n').find((line) => line.includes('myself'))?.split(' ')[0] ?? '';
+  // Each replica joins and follows its master (redis-cli --cluster-replicas would pair them as it likes).
+  for (let i = 3; i < count; i += 1) {
+    await promisify(execFile)('redis-cli', [...auth, '--cluster', 'add-node', `127.0.0.1:${ports[i]}`, `127.0.0.1:${ports[0]}`, '--cluster-slave', '--cluster-master-id', idOf(ports[i - 3] as number)]);
+  }
+  for (let i = 0; i < 200; i += 1) {
     const info = ports.map((p) => spawnSync('redis-cli', ['-p', String(p), ...auth, 'cluster', 'info'], { encoding: 'utf8' }).stdout);
-    if (info.every((text) => text.includes('cluster_state:ok'))) break;
+    const synced = ports.slice(3).every((p) => /master_link_status:up/.test(spawnSync('redis-cli', ['-p', String(p), ...auth, 'info', 'replication'], { encoding: 'utf8' }).stdout));
+    if (info.every((text) => text.includes('cluster_state:ok')) && synced) break;
     spawnSync('sleep', ['0.1']);
   }
+  const ids = ports.map(idOf);
   return {
     nodes: (relays?.map((r) => r.port) ?? ports).map((port) => ({ host: '127.0.0.1', port })),
     ...(tls ? { ca: readFileSync(join(dir, 'ca.pem'), 'utf8') } : {}),
@@ -164,6 +179,12 @@ export async function startOwnCluster(options: Pick<OwnRedisOptions, 'password' 
       spawnSync('redis-cli', ['-p', String(ports[i]), ...auth, 'shutdown', 'nosave']);
     },
     startNode: (i) => launch(ports[i] as number, dir, nodeArgs(i), auth),
+    roleOf: (i) => {
+      const id = ids[i];
+      const seen = ports.filter((_, j) => j !== i).map(clusterNodes).find((text) => text.includes('myself'));
+      const flags = seen?.split('\n').find((line) => id && line.startsWith(id))?.split(' ')[2] ?? '';
+      return flags.includes('fail') && !flags.includes('fail?') ? 'fail' : flags.includes('master') ? 'master' : flags.includes('slave') ? 'slave' : 'unknown';
+    },
     describe: () =>
       ports.map((p) => {
         const info = spawnSync('redis-cli', ['-p', String(p), ...auth, 'cluster', 'info'], { encoding: 'utf8' }).stdout;

@@ -199,4 +199,40 @@ describe('store faults under a steady load of flows', () => {
       expect(unhandled).toEqual([]);
     }, 90_000);
   });
+
+  describe('a Redis Cluster master failing over to its replica', () => {
+    let cluster: OwnCluster;
+    let running: RunningApp;
+    beforeAll(async () => {
+      cluster = await startOwnCluster({ replicas: true });
+      running = await startApp({ clients: [client], properties: { 'svc.redis.cluster-nodes': cluster.nodes.map((n) => `${n.host}:${n.port}`).join(','), 'svc.redis.operation-timeout-ms': 800, ...LOAD_THROTTLE } });
+    }, 60_000);
+    afterAll(async () => {
+      await running.close();
+      cluster.dispose();
+    });
+
+    // Nothing whose connection closed is sent again (retryDelayOnFailover 0): the store still finds the promoted replica
+    // by itself, without a restart.
+    it('answers every request within 3 s while the replica takes over, flows succeed again within 5 s of its promotion, and keep succeeding without a restart', async () => {
+      const load = steadyLoad(running);
+      await sleep(1500);
+      expect(load.flowsOkAfter(0)).toBeGreaterThan(0);
+      cluster.stopNode(1);
+      const promotion = await waitUntil(() => cluster.roleOf(4) === 'master', 20_000);
+      const promoted = Date.now();
+      const recovery = await waitUntil(() => load.flowsOkAfter(promoted) > 0, 15_000);
+      // Settled: once flows succeed again, a while of load in which none fails for the store.
+      await sleep(1000);
+      const settled = Date.now();
+      await sleep(3000);
+      const cluster_ = cluster.describe();
+      await load.stop();
+      const failedSettled = load.samples.filter((s) => s.at >= settled && storeDown(s)).length;
+      expect({ promotion: promotion < 20_000, recovery: recovery < 5000 ? 'within 5 s' : recovery, failedSettled, ...(recovery < 5000 ? {} : { cluster: cluster_, answers: answersSince(load.samples, promoted) }) }).toEqual({ promotion: true, recovery: 'within 5 s', failedSettled: 0 });
+      expectOnlyFastCleanAnswers(load.samples);
+      expect((await fetch(`${running.baseUrl}/readyz`)).status).toBe(200);
+      expect(unhandled).toEqual([]);
+    }, 120_000);
+  });
 });
