@@ -13,6 +13,7 @@ import { basicAuthorization } from '../../lib/web/basic-auth.js';
 import { pairwiseSubOf, TEST_PAIRWISE_KEY } from '../helpers/app.js';
 import { codeFlowUrl, pkcePair } from '../helpers/flow.js';
 import { launchChromiumFor, makeCertificate, startSite, type Site, type TestCertificate } from '../helpers/https-sites.js';
+import { clockAhead } from '../helpers/clock.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
 import { TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
 
@@ -209,6 +210,61 @@ describe('over https, a session counts only in the browser that signed in, whate
     const after = await openSignIn(page, { prompt: 'none' });
     expect(after === 'login form' ? after : after.searchParams.get('error')).toBe('login_required');
     await context.close();
+  });
+
+  it('honest: two svc-connect apps on one host (/a and /b, one browser cookie at /): a consent at one days later does not cut short her sign-in at the other (the browser cookie lasts as long as both)', async () => {
+    const host = await startSite('two.svc.test', certificate);
+    const day = 86_400_000;
+    const jwks = await testProviderKeys();
+    const apps = await Promise.all(['a', 'b'].map((prefix) =>
+      createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': `${host.origin}/${prefix}`, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS, 'svc.subject.pairwise-key': TEST_PAIRWISE_KEY } }), {
+        logger: silentLogger,
+        jwks,
+        clients: [{ ...client, client_id: `rp-${prefix}` }, { ...client, client_id: `rp-${prefix}-2` }],
+      })));
+    const [a, b] = apps as [typeof apps[0], typeof apps[0]];
+    const callback = new Koa().use(mount('/a', a.middleware)).use(mount('/b', b.middleware)).callback();
+    host.serve((req, res) => void callback(req, res));
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const signInAt = async (issuerOf: string, clientId: string, login: boolean): Promise<void> => {
+      await page.goto(codeFlowUrl(issuerOf, { ...client, client_id: clientId }, { state: 'st' }));
+      if (login) {
+        await page.waitForSelector('#login-form');
+        await fillLogin(page, 'demo');
+      }
+      await page.waitForSelector('#consent-allow');
+      await page.click('#consent-allow button');
+      await page.waitForURL(onRp);
+      expect(new URL(page.url()).searchParams.get('code')).toEqual(expect.any(String));
+    };
+    /** Her browser `days` from now: the cookies that expired by then are gone, and the provider's clock is there. */
+    const daysLater = async (days: number): Promise<{ restore(): void }> => {
+      const then = Date.now() / 1000 + days * 86_400;
+      for (const c of await context.cookies()) if (c.expires > 0 && c.expires <= then) await context.clearCookies({ name: c.name, domain: c.domain, path: c.path });
+      return clockAhead(days * day);
+    };
+    await signInAt(a.paths.issuer, 'rp-a', true);
+    let clock = await daysLater(10);
+    try {
+      await signInAt(b.paths.issuer, 'rp-b', true);
+      clock.restore();
+      // Signed in at /a eleven days ago, she consents to another client there: no new sign-in.
+      clock = await daysLater(11);
+      await signInAt(a.paths.issuer, 'rp-a-2', false);
+      clock.restore();
+      // Her sign-in at /b (day 10) lasts until day 24: on day 15 she is still signed in there.
+      clock = await daysLater(15);
+      await page.goto(codeFlowUrl(b.paths.issuer, { ...client, client_id: 'rp-b' }, { state: 'st', prompt: 'none' }));
+      await page.waitForURL(onRp);
+      const back = new URL(page.url()).searchParams;
+      expect({ error: back.get('error'), code: typeof back.get('code') }).toEqual({ error: null, code: 'string' });
+    } finally {
+      clock.restore();
+    }
+    await context.close();
+    await Promise.all(apps.map((app) => app.close()));
+    await host.close();
   });
 
   it('honest: mounted at /auth in a host app (koa-mount) over https, she signs in and comes back silently; the sign-in cookie lives under /auth, every cookie Secure', async () => {
