@@ -286,6 +286,35 @@ describe('the operator toolbox with two processes on one Redis', () => {
     }
   });
 
+  it('honest: while other keys hold values the store did not write (a damaged restore), the toolbox still revokes her and deletes a client, those records skipped and logged: each signs nobody in, as every read of it fails', async () => {
+    const { logger, lines } = capturingLogger();
+    const own = await startApp({ logger, properties: { ...onRedis(prefix), 'svc.management.user': 'operator', 'svc.management.password': PASSWORD, 'svc.proxy': true } });
+    const redis = new Redis(SHARED_REDIS_URL);
+    const damaged = ['Session', 'Grant', 'RegistrationAccessToken'].map((model) => ({ model, ref: refOf(`damaged-${model}`) }));
+    try {
+      const toolbox = managementCalls(own, AUTH);
+      const [client, other] = await Promise.all([registerClient(own, 'plain'), registerClient(own, 'plain')]);
+      const flow = await runCodeFlow(own.issuer, client.metadata, { skipUserinfo: true });
+      const userinfo = async (): Promise<number> => (await fetch(`${own.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } })).status;
+      expect(await userinfo()).toBe(200);
+      for (const { model, ref } of damaged) await redis.set(`${prefix}${model}:${ref}`, '-|not json');
+
+      const revoked = await toolbox('POST', `${M}/subjects/revoke`, { body: 'sub=demo-0001', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect([revoked.status, revoked.body]).toEqual([200, expect.objectContaining({ revoked_sessions: expect.any(Number), revoked_grants: expect.any(Number) })]);
+      expect((revoked.body as { revoked_grants: number }).revoked_grants).toBeGreaterThan(0);
+      expect(await userinfo()).toBe(401);
+      expect((await toolbox('DELETE', `${M}/clients/${String(other.metadata.client_id)}`)).body).toMatchObject({ deleted: true });
+      const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.e === 'store_record_unreadable');
+      expect(new Set(logged.map((line) => `${String(line.model)}:${String(line.ref)}`))).toEqual(new Set(damaged.map(({ model, ref }) => `${model}:${ref}`)));
+      // Skipped, not removed: the operator deletes each key the log names.
+      for (const { model, ref } of damaged) expect(await redis.get(`${prefix}${model}:${ref}`)).toBe('-|not json');
+    } finally {
+      for (const { model, ref } of damaged) await redis.del(`${prefix}${model}:${ref}`);
+      redis.disconnect();
+      await own.close();
+    }
+  });
+
   it('refuses a cursor of ours whose SCAN position is pushed past what Redis accepts (2^64 - 1) as a bad cursor, not an outage (503)', async () => {
     for (let i = 0; i < 3; i += 1) await issueInitialAccessToken(running.app.svc.provider);
     const first = await call('GET', `${M}/invitations?limit=1`);
