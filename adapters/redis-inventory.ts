@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { AdapterPayload } from 'oidc-provider';
 
 import { isRef, listedPayload, MAX_PAGE, pageSize, type ListedRecord, type StoreInventory } from './inventory.js';
-import { InvalidCursorError } from '../lib/errors.js';
+import { InvalidCursorError, StoreRecordUnreadableError } from '../lib/errors.js';
 
 /** What the Redis store lends its inventory. */
 interface RedisInventoryDeps {
@@ -13,7 +13,7 @@ interface RedisInventoryDeps {
   prefix: string;
   /** Runs one store operation with the store's fail-fast timeout and circuit breaker. */
   run: <T>(operation: () => Promise<T>) => Promise<T>;
-  /** The payload of `value`, read under `key`, a record of `model` whose id is not known (`decodeRecord`, logged when unreadable). */
+  /** The payload of `value`, read under `key`, a record of `model` whose id is not known (`decodeRecord`, logged when unreadable); one unreadable is not listed. */
   decode: (model: string, key: string, value: string | null) => AdapterPayload | undefined;
   revokeGrant: StoreInventory['revokeGrant'];
   /** Deletes the record of `model` at `key` as the store deletes records (cached ones everywhere); `true` when it existed. */
@@ -63,9 +63,16 @@ export function createRedisInventory(deps: RedisInventoryDeps): StoreInventory {
 
   const read = async (model: string, ref: string): Promise<ListedRecord | undefined> => {
     const key = `${prefix}${model}:${ref}`;
-    // The id is not known here (only its hash): a jti left out of the payload is not restored.
-    const payload = deps.decode(model, key, await run(() => client.get(key)));
-    return payload ? { ref, payload: listedPayload(payload) } : undefined;
+    const value = await run(() => client.get(key));
+    try {
+      // The id is not known here (only its hash): a jti left out of the payload is not restored.
+      const payload = deps.decode(model, key, value);
+      return payload ? { ref, payload: listedPayload(payload) } : undefined;
+    } catch (err) {
+      // Logged by `decode`. Every other read of it fails, so it serves nobody: listed, it would stop every revocation.
+      if (err instanceof StoreRecordUnreadableError) return undefined;
+      throw err;
+    }
   };
 
   return {
