@@ -212,7 +212,7 @@ describe('over https, a session counts only in the browser that signed in, whate
     await context.close();
   });
 
-  it('honest: two svc-connect apps on one host (/a and /b, one browser cookie at /): a consent at one days later does not cut short her sign-in at the other (the browser cookie lasts as long as both)', async () => {
+  it('honest: two svc-connect apps on one host (/a and /b): a consent at one days later does not cut short her sign-in at the other', async () => {
     const host = await startSite('two.svc.test', certificate);
     const day = 86_400_000;
     const jwks = await testProviderKeys();
