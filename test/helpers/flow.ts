@@ -86,10 +86,17 @@ export class FormBrowser {
   /** Every `Set-Cookie` line received, in order. */
   readonly seenSetCookies: string[] = [];
 
+  /**
+   * Cookies another host set where this one reads them (a sibling subdomain's `Domain=` cookies at longer paths):
+   * sent before the jar's own, as browsers send longer paths first; no answer replaces them.
+   */
+  planted: [name: string, value: string][] = [];
+
   /** Sends a request with the jar's cookies; stores the response's cookies; never follows redirects. */
   async request(url: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
-    if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    const pairs = [...this.planted, ...this.cookies];
+    if (pairs.length > 0) headers.set('cookie', pairs.map(([k, v]) => `${k}=${v}`).join('; '));
     const response = await fetch(url, { ...init, headers, redirect: 'manual' });
     for (const line of response.headers.getSetCookie()) {
       this.seenSetCookies.push(line);
