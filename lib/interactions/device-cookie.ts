@@ -8,7 +8,23 @@ export const DEVICE_COOKIE = 'svc.device';
 /** Login names a browser holds device entries for; the oldest is dropped beyond it. */
 export const DEVICE_NAMES_PER_BROWSER = 5;
 
+/** How many `svc.device` values of one request's Cookie header are read, in the order the browser sent them. */
+export const DEVICE_COOKIE_VALUES = 8;
+
 const MAC_LENGTH = 22;
+
+/**
+ * The first {@link DEVICE_COOKIE_VALUES} values of the device cookie in a Cookie header, read as Koa reads the first.
+ * A browser sends one per domain and path: a sibling subdomain's `Domain=` cookie at a longer path comes before hers.
+ */
+export function deviceCookieValues(header: string | undefined): string[] {
+  const values: string[] = [];
+  for (const [, value = ''] of (header ?? '').matchAll(/(?:^|;) *svc\.device=([^;]*)/g)) {
+    values.push(value.startsWith('"') ? value.slice(1, -1) : value);
+    if (values.length === DEVICE_COOKIE_VALUES) break;
+  }
+  return values;
+}
 
 /**
  * OWASP's device cookies: after a sign-in a browser receives an entry `deviceId.expires.nameTag.mac`

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { AttemptCounter, AttemptRule } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
 import { createAttemptGate, isPass, type GateCounter, type GatePass } from './attempt-gate.js';
-import { DEVICE_COOKIE, DeviceCookies } from './device-cookie.js';
+import { DEVICE_COOKIE, DeviceCookies, deviceCookieValues } from './device-cookie.js';
 import { addressCounterKey, clientAddress, counterKey, type ProxyTrust } from '../web/client-address.js';
 
 /** What a sign-in attempt may do next (see {@link LoginThrottle.begin}). */
@@ -73,8 +73,11 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
   return {
     async begin(ctx, login) {
       const name = canonical(login);
-      const cookie = ctx.cookies.get(DEVICE_COOKIE);
-      const device = devices.deviceFor(cookie, name);
+      // One another host planted may come before hers: the first that verifies counts, and a success renews it.
+      const values = deviceCookieValues(ctx.get('cookie'));
+      const verified = values.map((value) => ({ value, device: devices.deviceFor(value, name) })).find(({ device }) => device);
+      const cookie = verified?.value ?? values[0];
+      const device = verified?.device;
       const nameKey = loginNameCounterKey(login, macKey, canonical);
       const counters: GateCounter<'name' | 'device' | 'address'>[] = device
         ? [{ key: counterKey('login-device', device, macKey), rule: nameRule, label: 'device', forgetOnSuccess: true }]

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { DEVICE_NAMES_PER_BROWSER, DeviceCookies } from '../../lib/interactions/device-cookie.js';
+import { DEVICE_COOKIE_VALUES, DEVICE_NAMES_PER_BROWSER, DeviceCookies, deviceCookieValues } from '../../lib/interactions/device-cookie.js';
 
 const DAY = 86_400;
 
@@ -44,5 +44,15 @@ describe('device cookies (OWASP "Slow Down Online Guessing Attacks with Device C
     for (const name of names) value = cookies.issue(value, name, undefined);
     expect(value?.split('~')).toHaveLength(DEVICE_NAMES_PER_BROWSER);
     expect(names.filter((name) => cookies.deviceFor(value, name) !== undefined)).toEqual(names.slice(2));
+  });
+
+  it(`reads every svc.device value of a Cookie header in order (a planted one first), at most ${DEVICE_COOKIE_VALUES}, as Koa reads the first`, () => {
+    expect(deviceCookieValues(undefined)).toEqual([]);
+    expect(deviceCookieValues('')).toEqual([]);
+    expect(deviceCookieValues('svc.device=hers')).toEqual(['hers']);
+    expect(deviceCookieValues('svc.device=planted; _interaction=x; svc.device="hers"')).toEqual(['planted', 'hers']);
+    expect(deviceCookieValues('xsvc.device=a;svc.devices=b; svc_device=c;svc.device=d')).toEqual(['d']);
+    const header = Array.from({ length: 100 }, (_v, i) => `svc.device=v${i}`).join('; ');
+    expect(deviceCookieValues(header)).toEqual(Array.from({ length: DEVICE_COOKIE_VALUES }, (_v, i) => `v${i}`));
   });
 });
