@@ -447,6 +447,8 @@ describe('login throttling for a directory that matches logins by collation, cas
   const accounts = [
     { accountId: 'erika-0001', login: 'erika', password: 'her-secret' },
     { accountId: 'nazanin-0001', login: 'Nazanin\u200cZahra', password: 'her-secret' },
+    { accountId: 'nguyen-0001', login: 'Nguy\u1ec5n', password: 'her-secret' },
+    { accountId: 'tran-0001', login: 'Tr\u1ea7n', password: 'her-secret' },
   ];
   const same = new Intl.Collator('en', { sensitivity: 'accent' });
   const running = appPerSuite({
@@ -466,8 +468,20 @@ describe('login throttling for a directory that matches logins by collation, cas
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429, 429, 429]);
   });
 
+  it('5 wrong guesses at `Nguy\u1ec5n` lock the spellings whose invisible characters sit between a letter and its accents (each left decomposed once they are dropped): no fresh budget for each', async () => {
+    const stranger = await loginAttempts(running, client);
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await stranger.attempt('Nguy\u1ec5n', `guess-${i}`, freshAddress())).status);
+    for (const login of ['Nguye\u200b\u0302\u0303n', 'Nguy\u00ea\u200b\u0303n', 'Nguye\u200b\u0302\u200b\u0303n']) statuses.push((await stranger.attempt(login, 'her-secret', freshAddress())).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+  });
+
   it('honest: she signs in with the joiner her name is written with, or without it, and in capitals', async () => {
     for (const login of ['Nazanin\u200cZahra', 'NazaninZahra', 'NAZANIN\u200cZAHRA']) expect((await (await loginAttempts(running, client)).attempt(login, 'her-secret', freshAddress())).status).toBe(303);
+  });
+
+  it('honest: she signs in typing the accents of her name composed or one by one', async () => {
+    for (const login of ['Tr\u1ea7n', 'Tra\u0302\u0300n', 'tr\u00e2\u0300n']) expect((await (await loginAttempts(running, client)).attempt(login, 'her-secret', freshAddress())).status).toBe(303);
   });
 });
 
