@@ -50,12 +50,13 @@ export interface LoginThrottleOptions {
 }
 
 /**
- * A login name as it is counted: Unicode NFKC, without default-ignorable characters (zero-width spaces and joiners,
- * soft hyphens, variation selectors: invisible, and ignored by collations, which would take each of endless such
- * spellings for one login), trimmed, lower case (one person, one budget).
+ * A login name as it is counted: without default-ignorable characters (zero-width spaces and joiners, soft hyphens,
+ * variation selectors: invisible, and ignored by collations, which would take each of endless such spellings for one
+ * login), then Unicode NFKC (dropped after it, one between a letter and its accent left the letter decomposed, one
+ * more budget for each place it sat), trimmed, lower case (one person, one budget).
  */
 export function normalizeLoginName(login: string): string {
-  return login.normalize('NFKC').replace(/\p{Default_Ignorable_Code_Point}/gu, '').trim().toLowerCase();
+  return login.replace(/\p{Default_Ignorable_Code_Point}/gu, '').normalize('NFKC').trim().toLowerCase();
 }
 
 /** The counter name of a login name: a MAC of its canonical form, so a store dump lists no names. */
