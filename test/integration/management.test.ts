@@ -535,5 +535,11 @@ describe('default management credentials', () => {
     it('honest: a mailer of its own with a sender of its domain starts', async () => {
       expect(await startWith({ SVC_MAIL_FROM: 'idp@example.com' }, ownMailer)).toBe('started');
     });
+
+    it('honest: a plain-JavaScript embedder passing `mailer: null` (none configured) starts with the mailer of the settings, as without one', async () => {
+      // Plain JavaScript may pass null where the type says optional.
+      const none = null as unknown as Mailer;
+      expect(await startWith({ SVC_MAIL_FROM: 'idp@example.com', SMTP_URL: 'smtp://mail.example.com:587' }, none)).toBe('started');
+    });
   });
 });
