@@ -68,7 +68,7 @@ export interface Runtime {
  */
 export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}, served: SuppliedParts = {}, generateKeys = generateProviderKeys): Promise<Runtime> {
   const logger = unfailingLogger(options.logger ?? createSettingsLogger(settings.log, settings.production));
-  const supplied = { store: !!options.store, keys: !!options.jwks, authenticator: !!options.authenticator, mailer: options.mailer !== undefined && options.mailer.kind !== 'outbox', ...served };
+  const supplied = { store: !!options.store, keys: !!options.jwks, authenticator: !!options.authenticator, mailer: !!options.mailer && options.mailer.kind !== 'outbox', ...served };
   const unsafe = findUnsafeDefaults(settings, supplied);
   enforceSafeDefaults(settings, unsafe, logger);
   const jwks = options.jwks
