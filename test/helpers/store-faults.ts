@@ -7,6 +7,7 @@ import { attemptCounterKey } from '../../adapters/redis-attempt-keys.js';
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnRedis } from './redis.js';
+import { withAdapter } from './store-with-adapter.js';
 
 /**
  * Partial store faults on demand, as in a Redis Cluster with one master away: the keys of one
@@ -174,19 +175,12 @@ export function memoryFaults(): StoreFaults {
 export function memoryFaultsWithClientDeletes(): StoreFaults & { failClientDeletes(): void } {
   let clientDeletesFail = false;
   const faults = memoryFaults();
-  const store: SvcStore = {
-    ...faults.store,
-    adapter(model) {
-      const adapter = faults.store.adapter(model);
-      if (model !== 'Client') return adapter;
-      return decorateAdapter(adapter, {
-        destroy: async (id) => {
-          if (clientDeletesFail) throw new StoreUnavailableError({ cause: Object.assign(new Error('injected: destroy refused'), { code: 'NOPERM' }) });
-          return adapter.destroy(id);
-        },
-      });
+  const store = withAdapter(faults.store, 'Client', (adapter) => ({
+    destroy: async (id) => {
+      if (clientDeletesFail) throw new StoreUnavailableError({ cause: Object.assign(new Error('injected: destroy refused'), { code: 'NOPERM' }) });
+      return adapter.destroy(id);
     },
-  };
+  }));
   return {
     ...faults,
     store,

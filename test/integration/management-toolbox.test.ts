@@ -3,7 +3,7 @@ import type { ClientMetadata } from 'oidc-provider';
 
 import { refOf } from '../../adapters/inventory.js';
 import { createMemoryStore } from '../../adapters/memory.js';
-import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
+import { withAdapter } from '../helpers/store-with-adapter.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { StoreUnavailableError } from '../../lib/errors.js';
 import { subjectHash } from '../../lib/management/audit.js';
@@ -417,20 +417,12 @@ describe('deleting a client while an RFC 7592 read of it rotates its registratio
   /** The next write of a registration access token, held when the test asks. */
   const write = heldCall();
   const running = appPerSuite(() => {
-    const inner = createMemoryStore();
-    const store: SvcStore = {
-      ...inner,
-      adapter(model) {
-        const adapter = inner.adapter(model);
-        if (model !== 'RegistrationAccessToken') return adapter;
-        return decorateAdapter(adapter, {
-          upsert: async (id, payload, expiresIn) => {
-            await write.pass();
-            return adapter.upsert(id, payload, expiresIn);
-          },
-        });
+    const store = withAdapter(createMemoryStore(), 'RegistrationAccessToken', (adapter) => ({
+      upsert: async (id, payload, expiresIn) => {
+        await write.pass();
+        return adapter.upsert(id, payload, expiresIn);
       },
-    };
+    }));
     return { store, properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true } };
   });
   const call = managementCalls(running, AUTH);
@@ -527,20 +519,12 @@ describe('disabling a client while the operator deletes it', () => {
   /** The next read of a disabling mark (the disable's own, after it found the client), held when the test asks. */
   const read = heldCall();
   const running = appPerSuite(() => {
-    const inner = createMemoryStore();
-    const store: SvcStore = {
-      ...inner,
-      adapter(model) {
-        const adapter = inner.adapter(model);
-        if (model !== 'ClientSuspension') return adapter;
-        return decorateAdapter(adapter, {
-          find: async (id) => {
-            await read.pass();
-            return adapter.find(id);
-          },
-        });
+    const store = withAdapter(createMemoryStore(), 'ClientSuspension', (adapter) => ({
+      find: async (id) => {
+        await read.pass();
+        return adapter.find(id);
       },
-    };
+    }));
     return { store, properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true } };
   });
   const call = managementCalls(running, AUTH);
@@ -577,23 +561,15 @@ describe('disabling a client whose delete failed part-way', () => {
   /** Whether the next removal of a client record fails as a store outage does. */
   let failClientRemoval = false;
   const running = appPerSuite(() => {
-    const inner = createMemoryStore();
-    const store: SvcStore = {
-      ...inner,
-      adapter(model) {
-        const adapter = inner.adapter(model);
-        if (model !== 'Client') return adapter;
-        return decorateAdapter(adapter, {
-          destroy: async (id) => {
-            if (failClientRemoval) {
-              failClientRemoval = false;
-              throw new StoreUnavailableError();
-            }
-            return adapter.destroy(id);
-          },
-        });
+    const store = withAdapter(createMemoryStore(), 'Client', (adapter) => ({
+      destroy: async (id) => {
+        if (failClientRemoval) {
+          failClientRemoval = false;
+          throw new StoreUnavailableError();
+        }
+        return adapter.destroy(id);
       },
-    };
+    }));
     return { store, properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.proxy': true } };
   });
   const call = managementCalls(running, AUTH);
