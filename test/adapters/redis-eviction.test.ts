@@ -10,7 +10,8 @@ import { StoreUnavailableError } from '../../lib/errors.js';
 import { startOwnCluster, startOwnRedis, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster, type OwnRedis } from '../helpers/redis.js';
 import { clockAhead } from '../helpers/clock.js';
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, redirectParams } from '../helpers/flow.js';
+import { codeFlowUrl, redirectParams } from '../helpers/flow.js';
+import { finishFlows, peopleAtLogin } from '../helpers/mid-flow.js';
 
 /** A throttle rule as the login name's: 5 failures lock it. */
 const RULE = { limit: 5, windowSeconds: 900, coolDownSeconds: 900, maxCoolDownSeconds: 3600, consecutiveLimit: 100 };
@@ -285,6 +286,16 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
   /** What an anonymous authorization request stores: an interaction nobody signed in to, with a 16 KiB `state`. */
   const anonymous = { kind: 'Interaction', ...FLOOD_RECORD };
 
+  /** Writes what follows a sign-in under way (her interaction noting her login, rewritten; her consent's; her session, grant and code) and reads her code back. */
+  async function herFlowFits(store: SvcStore): Promise<void> {
+    await store.adapter('Interaction').upsert('flood-0', { ...anonymous, result: { login: { accountId: 'her' } } }, 3600);
+    await store.adapter('Interaction').upsert('her-consent', { kind: 'Interaction', session: { accountId: 'her', uid: 'u' } }, 3600);
+    await store.adapter('Session').upsert('her-session', { kind: 'Session', uid: 'u', accountId: 'her' }, 3600);
+    await store.adapter('Grant').upsert('her-grant', { kind: 'Grant', accountId: 'her', clientId: 'c' }, 3600);
+    await store.adapter('AuthorizationCode').upsert('her-code', { kind: 'AuthorizationCode', grantId: 'her-grant', accountId: 'her' }, 60);
+    expect(await store.adapter('AuthorizationCode').find('her-code')).toMatchObject({ accountId: 'her' });
+  }
+
   it('attack: a flood of anonymous interactions stops at nine tenths of maxmemory (503, logged once), and her login, session, grant and code still fit; freed memory admits strangers again', async () => {
     const own = await startOwnRedis({ extra: ['--maxmemory', '8mb', '--maxmemory-policy', 'noeviction'] });
     const admin = new Redis(own.url);
@@ -305,12 +316,7 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
       const keys = await admin.dbsize();
       expect([await store.refusesStart?.('Interaction', 'more', anonymous), await store.refusesStart?.('Interaction', 'hers', { ...anonymous, session: { accountId: 'her' } }), await admin.dbsize()]).toEqual([true, false, keys]);
       // People mid-flow: her interaction noting her login (rewritten), one for a session that knows her, and what follows.
-      await store.adapter('Interaction').upsert('flood-0', { ...anonymous, result: { login: { accountId: 'her' } } }, 3600);
-      await store.adapter('Interaction').upsert('her-consent', { kind: 'Interaction', session: { accountId: 'her', uid: 'u' } }, 3600);
-      await store.adapter('Session').upsert('her-session', { kind: 'Session', uid: 'u', accountId: 'her' }, 3600);
-      await store.adapter('Grant').upsert('her-grant', { kind: 'Grant', accountId: 'her', clientId: 'c' }, 3600);
-      await store.adapter('AuthorizationCode').upsert('her-code', { kind: 'AuthorizationCode', grantId: 'her-grant', accountId: 'her' }, 60);
-      expect(await store.adapter('AuthorizationCode').find('her-code')).toMatchObject({ accountId: 'her' });
+      await herFlowFits(store);
       expect(lines.filter((l) => l.event === 'store_full')).toHaveLength(1);
 
       await admin.del(...(await admin.keys(`${prefix}Interaction:*`)).slice(0, Math.ceil(kept / 2)));
@@ -339,12 +345,7 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
       const memory = await admin.info('memory');
       const used = Number(/^used_memory:(\d+)/m.exec(memory)?.[1]);
       expect(used).toBeGreaterThan(0.8 * 8 * 2 ** 20);
-      await store.adapter('Interaction').upsert('flood-0', { ...anonymous, result: { login: { accountId: 'her' } } }, 3600);
-      await store.adapter('Interaction').upsert('her-consent', { kind: 'Interaction', session: { accountId: 'her', uid: 'u' } }, 3600);
-      await store.adapter('Session').upsert('her-session', { kind: 'Session', uid: 'u', accountId: 'her' }, 3600);
-      await store.adapter('Grant').upsert('her-grant', { kind: 'Grant', accountId: 'her', clientId: 'c' }, 3600);
-      await store.adapter('AuthorizationCode').upsert('her-code', { kind: 'AuthorizationCode', grantId: 'her-grant', accountId: 'her' }, 60);
-      expect(await store.adapter('AuthorizationCode').find('her-code')).toMatchObject({ accountId: 'her' });
+      await herFlowFits(store);
     } finally {
       await store.close();
       admin.disconnect();
@@ -418,11 +419,7 @@ describe('a stranger a noeviction Redis refuses for want of headroom leaves no c
   };
 
   it('attack: once the store refuses strangers (nine tenths of maxmemory), 1500 more from as many new addresses are refused and leave no key, counter or index entry behind, so the last tenth stays theirs: three people mid-flow sign in and redeem their codes', async () => {
-    const people = Array.from({ length: 3 }, () => ({ browser: new FormBrowser(), ...pkcePair() }));
-    for (const [i, person] of people.entries()) {
-      await person.browser.follow(codeFlowUrl(running.issuer, client, { state: `mid-flow-${i}`, code_challenge: person.challenge }), running.baseUrl);
-      expect(person.browser.lastPage).toContain('id="login-form"');
-    }
+    const people = await peopleAtLogin(running, client, 3);
     // One of them mistypes her password first (counted, as every wrong one is).
     await people[0]?.browser.submit('login-form', { login: 'demo', password: 'not-demo' }, running.baseUrl);
     expect(people[0]?.browser.lastPage).toContain('id="login-form"');
@@ -441,13 +438,7 @@ describe('a stranger a noeviction Redis refuses for want of headroom leaves no c
     }
     const after = await held();
 
-    const finished = [];
-    for (const person of people) {
-      const signedIn = await person.browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
-      const { leftTo } = signedIn.response?.status === 200 ? await person.browser.submit('consent-allow', {}, running.baseUrl) : {};
-      const code = leftTo ? redirectParams(leftTo).get('code') : null;
-      finished.push([signedIn.response?.status, code ? typeof (await redeemCode(running.issuer, client, code, person.verifier)).body.id_token : null]);
-    }
+    const finished = await finishFlows(running, client, people);
     expect({ answers: [...answers], held: after, finished }).toEqual({ answers: [['303 server_error', 1500]], held: before, finished: Array(3).fill([200, 'string']) });
   }, 120_000);
 

@@ -93,6 +93,18 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
     expect(redirectParams(later.leftTo as string).get('error')).toBe('consent_required');
   });
 
+  /** A browser signed in on a clock stopped 900 ms into a second, and the instant her sign-in turns 14 days old. */
+  const signedInOnStoppedClock = async (): Promise<{ clock: ReturnType<typeof clockAt>; browser: FormBrowser; end: number }> => {
+    const clock = clockAt(Math.floor(Date.now() / 1000) * 1000 + 900);
+    const end = Math.floor(Date.now() / 1000) * 1000 + 14 * DAY_MS;
+    const browser = new FormBrowser();
+    await signIn(url(), { browser }).catch((err: unknown) => {
+      clock.restore();
+      throw err;
+    });
+    return { clock, browser, end };
+  };
+
   /** Where a silent authorization (prompt=none) of `browser` ends, with the clock at `ms`: `code`, or the error. */
   const silentlyAt = async (clock: { set(ms: number): void }, ms: number, browser: FormBrowser): Promise<string> => {
     clock.set(ms);
@@ -101,12 +113,8 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
   };
 
   it('ends a sign-in exactly 14 days after it, also for a cookie used without pause across that instant: nobody is signed in by it after', async () => {
-    const clock = clockAt(Math.floor(Date.now() / 1000) * 1000 + 900);
+    const { clock, browser, end } = await signedInOnStoppedClock();
     try {
-      const signedInAt = Math.floor(Date.now() / 1000) * 1000;
-      const browser = new FormBrowser();
-      await signIn(url(), { browser });
-      const end = signedInAt + 14 * DAY_MS;
       expect(await silentlyAt(clock, end - 100, browser)).toBe('code');
       // Requests a few hundred milliseconds apart, each of which saved the session again.
       const after: string[] = [];
@@ -123,12 +131,8 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
   });
 
   it('honest: one second before the 14 days end she is still signed in, and a sign-in then starts 14 more', async () => {
-    const clock = clockAt(Math.floor(Date.now() / 1000) * 1000 + 900);
+    const { clock, browser, end } = await signedInOnStoppedClock();
     try {
-      const signedInAt = Math.floor(Date.now() / 1000) * 1000;
-      const browser = new FormBrowser();
-      await signIn(url(), { browser });
-      const end = signedInAt + 14 * DAY_MS;
       expect(await silentlyAt(clock, end - 1000, browser)).toBe('code');
       clock.set(end - 1000);
       const again = await signIn(url({ prompt: 'login' }), { browser });

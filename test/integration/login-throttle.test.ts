@@ -192,6 +192,15 @@ describe('login throttling by completed failures (C8)', () => {
     expect((await (await loginAttempts(running, client, forged)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(429);
   });
 
+  /** Her browser signed in as demo-basic and his as demo, each with the device cookie (`mine`, `hisValue`) its sign-in set. */
+  async function twoDevices(): Promise<{ hers: Awaited<ReturnType<typeof loginAttempts>>; mine: string; hisValue: string }> {
+    const hers = await loginAttempts(running, client);
+    expect((await hers.attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
+    const his = await loginAttempts(running, client);
+    expect((await his.attempt('demo', 'demo', freshAddress())).status).toBe(303);
+    return { hers, mine: hers.browser.cookie('svc.device') ?? '', hisValue: his.browser.cookie('svc.device') ?? '' };
+  }
+
   /** Locks `login` with a stranger's wrong guesses (its budget of 5, then 429). */
   async function lockedByStranger(login: string): Promise<void> {
     const stranger = await loginAttempts(running, client);
@@ -201,12 +210,7 @@ describe('login throttling by completed failures (C8)', () => {
   }
 
   it("her device cookie still exempts her when another host planted `svc.device` cookies that her browser sends first (junk, a forged copy of hers, another person's valid one); the one cookie written back is hers renewed", async () => {
-    const hers = await loginAttempts(running, client);
-    expect((await hers.attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
-    const mine = hers.browser.cookie('svc.device') ?? '';
-    const his = await loginAttempts(running, client);
-    expect((await his.attempt('demo', 'demo', freshAddress())).status).toBe(303);
-    const hisValue = his.browser.cookie('svc.device') ?? '';
+    const { hers, mine, hisValue } = await twoDevices();
     const [herDevice, hisDevice] = [mine, hisValue].map((value) => value.split('.')[0] ?? '');
     for (const planted of [[wellFormedJunk(0)], ['x'], [changedAt(mine, 5)], [hisValue], [wellFormedJunk(1), changedAt(mine, 30), hisValue]]) {
       await lockedByStranger('demo-basic');
@@ -222,12 +226,7 @@ describe('login throttling by completed failures (C8)', () => {
   });
 
   it("planted `svc.device` cookies exempt nothing: a browser sending 100 of them (well-formed junk, forged copies of hers, another person's valid one for his own name) is locked out of her name like any other", async () => {
-    const hers = await loginAttempts(running, client);
-    expect((await hers.attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
-    const mine = hers.browser.cookie('svc.device') ?? '';
-    const his = await loginAttempts(running, client);
-    expect((await his.attempt('demo', 'demo', freshAddress())).status).toBe(303);
-    const hisValue = his.browser.cookie('svc.device') ?? '';
+    const { hers, mine, hisValue } = await twoDevices();
     await lockedByStranger('demo-basic');
     const planter = new FormBrowser();
     planter.planted = Array.from({ length: 100 }, (_v, i) => ['svc.device', [hisValue, wellFormedJunk(i), changedAt(mine, i % 70)][i % 3] as string]);

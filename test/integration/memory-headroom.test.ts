@@ -4,6 +4,7 @@ import { createMemoryStore } from '../../adapters/memory.js';
 import { confidentialClient } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, redirectParams } from '../helpers/flow.js';
+import { finishFlows, peopleAtLogin } from '../helpers/mid-flow.js';
 
 const client = confidentialClient();
 const publicClient = { client_id: 'public-rp', token_endpoint_auth_method: 'none' as const, redirect_uris: ['http://rp.localhost/public-cb'] };
@@ -119,11 +120,7 @@ describe('a stranger the store refuses for want of headroom leaves no count behi
   };
 
   it('attack: once the store refuses strangers (nine tenths), 600 more from as many new addresses are refused and counted nowhere, so the last tenth stays theirs: three people mid-flow sign in and redeem their codes', async () => {
-    const people = Array.from({ length: 3 }, () => ({ browser: new FormBrowser(), ...pkcePair() }));
-    for (const [i, person] of people.entries()) {
-      await person.browser.follow(codeFlowUrl(running.issuer, client, { state: `mid-flow-${i}`, code_challenge: person.challenge }), running.baseUrl);
-      expect(person.browser.lastPage).toContain('id="login-form"');
-    }
+    const people = await peopleAtLogin(running, client, 3);
     // Records nobody's share counts, up to the line; then strangers from new addresses, each admitted one counted.
     for (let i = 0; !(await store.adapter('Interaction').upsert(`filler-${i}`, { kind: 'Interaction', params: { state: 'x'.repeat(16 * 1024) } }, 3600).then(() => false, () => true)); i += 1);
     let admitted = 0;
@@ -137,13 +134,7 @@ describe('a stranger the store refuses for want of headroom leaves no count behi
     }
     const leftBehind = counted.length;
 
-    const finished = [];
-    for (const person of people) {
-      const signedIn = await person.browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
-      const { leftTo } = signedIn.response?.status === 200 ? await person.browser.submit('consent-allow', {}, running.baseUrl) : {};
-      const code = leftTo ? redirectParams(leftTo).get('code') : null;
-      finished.push([signedIn.response?.status, code ? typeof (await redeemCode(running.issuer, client, code, person.verifier)).body.id_token : null]);
-    }
+    const finished = await finishFlows(running, client, people);
     expect({ answers: [...answers], leftBehind, finished }).toEqual({ answers: [['303 server_error', 600]], leftBehind: 0, finished: Array(3).fill([200, 'string']) });
   });
 
