@@ -8,13 +8,13 @@ import { CHECK_MEMBERS, DOCUMENT_MEMBERS, RECORD_MEMBERS } from './verified-requ
 
 type Json = Record<string, unknown>;
 
+/** `json`'s own member `name`, `undefined` for a `null` one (she lacks it). */
+const member = (json: Json, name: string): unknown => (Object.hasOwn(json, name) ? (json[name] ?? undefined) : undefined);
+
 /** `json`'s member `name` as a string; absent when `undefined` or `null`, unless `required`. */
 function text(json: Json, name: string, required = false): string | undefined {
-  const value = Object.hasOwn(json, name) ? json[name] : undefined;
-  if (value === undefined || value === null) {
-    if (required) throw invalidAnswer(name);
-    return undefined;
-  }
+  const value = member(json, name);
+  if (value === undefined && !required) return undefined;
   if (typeof value !== 'string') throw invalidAnswer(name);
   return value;
 }
@@ -37,16 +37,14 @@ function texts(json: Json, names: readonly string[], nested?: string): Json {
 }
 
 function object(json: Json, name: string): Json | undefined {
-  const value = Object.hasOwn(json, name) ? json[name] : undefined;
-  if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) throw invalidAnswer(name);
+  const value = member(json, name);
+  if (value !== undefined && !isObject(value)) throw invalidAnswer(name);
   return value;
 }
 
 function objects(json: Json, name: string): Json[] | undefined {
-  const value = Object.hasOwn(json, name) ? json[name] : undefined;
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || !value.every(isObject)) throw invalidAnswer(name);
+  const value = member(json, name);
+  if (value !== undefined && !(Array.isArray(value) && value.every(isObject))) throw invalidAnswer(name);
   return value;
 }
 
