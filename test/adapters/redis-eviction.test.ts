@@ -311,10 +311,11 @@ describe('a noeviction Redis keeps its last tenth for flows under way, as the me
       // From half its limit on, new flows are shared out by client address (test/integration/memory-headroom.test.ts).
       expect(await store.crowded?.()).toBe(true);
       expect(String((refused as Error).cause)).toContain('90 % of its maxmemory');
-      await expect(store.adapter('PushedAuthorizationRequest').upsert('pushed', { kind: 'PushedAuthorizationRequest', request: 'x' }, 60)).rejects.toBeInstanceOf(StoreUnavailableError);
+      // A stranger's pushed request as large as the refused interaction: a smaller one may still fit below the line.
+      await expect(store.adapter('PushedAuthorizationRequest').upsert(`pushed-${kept}`, { kind: 'PushedAuthorizationRequest', request: anonymous.params.state }, 60)).rejects.toBeInstanceOf(StoreUnavailableError);
       // What the share by address asks before counting: refused as the write is, writing nothing; not a signed-in one.
       const keys = await admin.dbsize();
-      expect([await store.refusesStart?.('Interaction', 'more', anonymous), await store.refusesStart?.('Interaction', 'hers', { ...anonymous, session: { accountId: 'her' } }), await admin.dbsize()]).toEqual([true, false, keys]);
+      expect([await store.refusesStart?.('Interaction', `flood-more-${kept}`, anonymous), await store.refusesStart?.('Interaction', 'hers', { ...anonymous, session: { accountId: 'her' } }), await admin.dbsize()]).toEqual([true, false, keys]);
       // People mid-flow: her interaction noting her login (rewritten), one for a session that knows her, and what follows.
       await herFlowFits(store);
       expect(lines.filter((l) => l.event === 'store_full')).toHaveLength(1);

@@ -124,6 +124,33 @@ describe('redis store: clients cached in every process, invalidated everywhere a
     expect(await b.adapter('SessionRevocation').find('uid-1')).toEqual({ revoked_at: 1 });
   });
 
+  it('attack: a client disabled or a session revoked through one store of this process is seen at once by another whose Redis answers late (its invalidation arrives after the write is answered), also when the writer caches nothing', async () => {
+    const prefix = fresh('cache-lagging');
+    const link = await startRelay(Number(new URL(SHARED_REDIS_URL).port));
+    link.lag(200);
+    try {
+      const lagging = open(prefix, `redis://127.0.0.1:${link.port}`);
+      const writer = open(prefix);
+      const silent = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, cachedModels: [] });
+      stores.push(silent);
+      await subscribers(prefix, 2);
+      // Read until both come from its cache: subscribed, with the answer to that back late.
+      const sent = countSent(lagging.client);
+      let cached = false;
+      for (let i = 0; i < 100 && !cached; i += 1) {
+        const before = sent.commands;
+        expect([await lagging.adapter('ClientSuspension').find('rp'), await lagging.adapter('SessionRevocation').find('uid-1')]).toEqual([undefined, undefined]);
+        cached = sent.commands === before;
+      }
+      expect(cached).toBe(true);
+      await writer.adapter('ClientSuspension').upsert('rp', { disabled_at: 1, disabled_by: 'ops' });
+      await silent.adapter('SessionRevocation').upsert('uid-1', { revoked_at: 1 }, 60);
+      expect([await lagging.adapter('ClientSuspension').find('rp'), await lagging.adapter('SessionRevocation').find('uid-1')]).toEqual([{ disabled_at: 1, disabled_by: 'ops' }, { revoked_at: 1 }]);
+    } finally {
+      link.close();
+    }
+  });
+
   it('attack: a client disabled, a session revoked or a client deleted through a process that caches nothing (an admin process with `cachedModels: []`) is seen at once by one that cached them', async () => {
     const prefix = fresh('cache-off-writer');
     const admin = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, cachedModels: [] });

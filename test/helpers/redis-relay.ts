@@ -36,6 +36,8 @@ export interface RedisRelay {
    * connection of the client (a cache subscriber) may send first.
    */
   cutAfter(key: string): Promise<void>;
+  /** Delays by `ms` what Redis sends on the connections made from now on (a client whose network or host is slow). */
+  lag(ms: number): void;
   /** Closes every connection relayed so far. */
   drop(): void;
   close(): void;
@@ -44,9 +46,11 @@ export interface RedisRelay {
 /** Starts a {@link RedisRelay} on a port of its own to the Redis at 127.0.0.1:`port`. */
 export async function startRelay(port: number): Promise<RedisRelay> {
   let watched: { key: string; relayed: () => void } | undefined;
+  let lagMs = 0;
   const live = new Set<Socket>();
   const server = createServer((inbound) => {
     const outbound = connect(port, '127.0.0.1');
+    const lagged = lagMs;
     let cut = false;
     let partial = Buffer.alloc(0);
     live.add(inbound).add(outbound);
@@ -66,7 +70,8 @@ export async function startRelay(port: number): Promise<RedisRelay> {
       watched?.relayed();
       watched = undefined;
     });
-    outbound.on('data', (chunk) => void (cut || inbound.write(chunk)));
+    const pass = (chunk: Buffer): void => void (cut || inbound.write(chunk));
+    outbound.on('data', (chunk: Buffer) => (lagged ? setTimeout(pass, lagged, chunk) : pass(chunk)));
     for (const [a, b] of [[inbound, outbound], [outbound, inbound]] as const) {
       a.on('error', () => b.destroy());
       a.on('close', () => b.destroy());
@@ -76,6 +81,7 @@ export async function startRelay(port: number): Promise<RedisRelay> {
   return {
     port: (server.address() as AddressInfo).port,
     cutAfter: (key) => new Promise<void>((relayed) => void (watched = { key, relayed })),
+    lag: (ms) => void (lagMs = ms),
     drop: () => {
       for (const socket of live) socket.destroy();
       live.clear();
