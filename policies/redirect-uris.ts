@@ -10,10 +10,12 @@ const TARGETS = ['redirect_uris', 'post_logout_redirect_uris'] as const;
  * Why a URI a browser would be sent to reads differently to different parsers, or `undefined`. A browser (WHATWG URL)
  * reads `\` as `/` and drops tabs and newlines, where an RFC 3986 parser sees another host
  * (`https://rp.example\@evil.example/cb`); user information names no relying party and only hides the host
- * behind it (`https://rp.example@evil.example/cb`).
+ * behind it (`https://rp.example@evil.example/cb`); half of a surrogate pair is no character, which parsers replace
+ * differently.
  */
 function ambiguity(uri: string): string | undefined {
   if (uri.includes('\\')) return 'holds a backslash';
+  if (/\p{Cs}/u.test(uri)) return 'holds half of a surrogate pair (no character)';
   // eslint-disable-next-line no-control-regex -- control characters are what is looked for
   if (/[\u0000-\u0020\u007f]/.test(uri)) return 'holds a space or a control character';
   if (!URL.canParse(uri)) return undefined;

@@ -76,6 +76,9 @@ const CASES: RejectionCase[] = [
   { name: 'user information in a redirect URI', body: () => ({ redirect_uris: [R[0], 'https://rp.example@evil.example/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[1]' },
   { name: 'empty user information in a redirect URI', body: () => ({ redirect_uris: ['https://@rp.example/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
   { name: 'a tab in a redirect URI host', body: () => ({ redirect_uris: ['https://rp.exa\tmple/cb'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
+  // Half of a surrogate pair is no character: no browser can send it back, and parsers replace it differently.
+  { name: 'a lone surrogate in a redirect URI', body: () => ({ redirect_uris: ['https://rp.example/cb\ud800'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0] holds half of a surrogate pair' },
+  { name: 'a lone surrogate in a post-logout redirect URI', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://rp.example/bye?x=\udfff'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0] holds half of a surrogate pair' },
   { name: 'a backslash in a native app redirect URI', body: () => ({ application_type: 'native', redirect_uris: ['com.example.app:/cb\\x'] }), error: 'invalid_redirect_uri', names: 'redirect_uris[0]' },
   // The host becomes a CSP source on the sign-in and sign-out pages: `*` would let their forms post anywhere.
   { name: 'a wildcard host in a post-logout redirect URI', body: () => ({ redirect_uris: R, post_logout_redirect_uris: ['https://*/bye'] }), error: 'invalid_client_metadata', names: 'post_logout_redirect_uris[0]' },

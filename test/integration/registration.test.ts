@@ -147,8 +147,8 @@ describe('client registration (C6)', () => {
       expect([other.status, other.location, other.html.includes('invalid_redirect_uri')]).toEqual([400, null, true]);
     });
 
-    it('keeps redirect URIs as written when every parser reads them alike: no path, an @ in path or query, IPv6, a private-use scheme, a non-ASCII host', async () => {
-      const web = ['https://rp.example', 'https://rp.example/@team/cb?next=a@b', 'https://[2001:db8::1]/cb', 'https://bücher.example/cb'];
+    it('keeps redirect URIs as written when every parser reads them alike: no path, an @ in path or query, IPv6, a private-use scheme, a non-ASCII host and path', async () => {
+      const web = ['https://rp.example', 'https://rp.example/@team/cb?next=a@b', 'https://[2001:db8::1]/cb', 'https://bücher.example/cb', 'https://rp.example/café/\u{1F600}'];
       const res = await register(running, { redirect_uris: web, post_logout_redirect_uris: ['https://rp.example/bye?who=a@b'], subject_type: 'public' }, await iat());
       expect(res.status).toBe(201);
       expect({ redirect: res.body.redirect_uris, logout: res.body.post_logout_redirect_uris }).toEqual({ redirect: web, logout: ['https://rp.example/bye?who=a@b'] });
