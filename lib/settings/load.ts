@@ -6,7 +6,7 @@ import { clip } from '../terminal-text.js';
 import { PROPERTY_DEFINITIONS, writeValue, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
 import { resolveAgainst } from './relative-paths.js';
-import { closestResembled } from './resemblance.js';
+import { closestResembled, editDistance } from './resemblance.js';
 import type { Settings } from './types.js';
 
 /** Where {@link loadSettings} reads from. */
@@ -46,6 +46,19 @@ export function isProductionEnvironment(value: string | undefined): boolean {
 }
 
 /**
+ * Refuses a `NODE_ENV` at most two edits from `production` that is not production (`prodution`): read as another
+ * environment it would quietly turn the production refusals into warnings.
+ */
+function refuseMisspeltProduction(value: string | undefined): void {
+  const normalized = (value ?? '').trim();
+  if (isProductionEnvironment(normalized) || editDistance(normalized.toLowerCase(), 'production') > 2) return;
+  throw new SettingsError(
+    `NODE_ENV=${normalized} looks like production misspelled: write production for the production checks, or a word of its own (development, test) for another environment`,
+    ['NODE_ENV'],
+  );
+}
+
+/**
  * Loads {@link Settings} from a properties/JSON file, explicit properties and the environment
  * (environment wins), applies defaults, and validates every value.
  *
@@ -76,6 +89,7 @@ const originOf = (source: GivenValue['source']): string => (source.kind === 'fil
 /** {@link loadSettings}, also saying where each property's value came from (for `svc-connect config check`). */
 export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { settings: Settings; sources: Map<string, SettingSource> } {
   const env = options.env ?? process.env;
+  refuseMisspeltProduction(env.NODE_ENV);
   const production = isProductionEnvironment(env.NODE_ENV);
   const raw = new Map<string, GivenValue>();
 
