@@ -114,8 +114,9 @@ const check = (parse: (raw: string) => string, bad: RegExp, message: string) => 
   return value;
 };
 const subjectType = (raw: string) => {
-  if (raw !== 'public' && raw !== 'pairwise') throw new Error('expected public or pairwise');
-  return raw;
+  const value = raw.trim();
+  if (value !== 'public' && value !== 'pairwise') throw new Error('expected public or pairwise');
+  return value;
 };
 const oneSecret = (raw: string) => {
   const [key, ...more] = parseSecretList(raw, 32);

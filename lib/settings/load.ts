@@ -104,13 +104,19 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
   const unknown = [...raw.keys()].filter((name) => !known.includes(name));
   if (unknown.length > 0) {
     // Every property has a dot, and parts of letters and hyphens in one case: anything else may be a value on a line of its
-    // own (a wrapped key list, a key with dots or digits), never repeated.
+    // own (a wrapped key list, a key with dots or digits), never repeated, unless it is a variable's name or a property's
+    // with another separator, case or letter (no secret is that close to a name printed in the reference).
+    const variableOf = (name: string): PropertyDefinition | undefined => PROPERTY_DEFINITIONS.find((d) => d.envs.some((e) => e.toLowerCase() === name.toLowerCase()));
     const nameLike = (name: string): boolean => /^(?:[a-z-]+|[A-Z-]+)(?:\.(?:[a-z-]+|[A-Z-]+))+$/.test(name);
-    const shown = (name: string): string => (nameLike(name) ? name : name.includes('.') ? "a name that is no property's" : 'a name without a dot');
+    const resembled = (name: string): string | undefined => closestResembled(name, known, PROPERTY_RULE);
+    const repeatable = (name: string): boolean => nameLike(name) || variableOf(name) !== undefined || resembled(name) !== undefined;
+    const shown = (name: string): string => (repeatable(name) ? name : name.includes('.') ? "a name that is no property's" : 'a name without a dot');
     const hint = (name: string): string => {
-      if (!nameLike(name)) return '; not repeated: it may be a value, and a value wrapped onto the next line needs a \\ at the end of the line before';
-      const like = closestResembled(name, known, PROPERTY_RULE);
-      return like ? `; did you mean ${like}?` : '';
+      const variable = variableOf(name);
+      if (variable) return `; an environment variable's name: in a file write ${variable.name}`;
+      const like = resembled(name);
+      if (like) return `; did you mean ${like}?`;
+      return nameLike(name) ? '' : '; not repeated: it may be a value, and a value wrapped onto the next line needs a \\ at the end of the line before';
     };
     throw new SettingsError(
       `unknown propert${unknown.length === 1 ? 'y' : 'ies'}: ${unknown.map((n) => `${shown(n)} (from ${originOf((raw.get(n) as GivenValue).source)}${hint(n)})`).join(', ')}`,
@@ -152,9 +158,12 @@ function fromEnvironment(env: NodeJS.ProcessEnv, onIgnored: (variable: string, m
     const definition = byEnv.get(variable);
     if (!definition) {
       if (variable.toUpperCase().startsWith(ENV_RULE.prefix) && !NON_PROPERTY_ENV.has(variable)) {
-        const like = closestResembled(variable, ours, ENV_RULE);
+        const named = fileVariableOf(variable, ours);
+        const like = named ?? closestResembled(variable, ours, ENV_RULE);
         const property = like ? byEnv.get(like)?.name : undefined;
-        if (like) mistyped.push(`${variable} (did you mean ${like}${property ? `, property ${property}` : ''}?)`);
+        const what = property ? `, property ${property}` : named ? ', which names the configuration file' : '';
+        const why = named ? `?${property ? ' It takes the value itself, not a file:' : ''} svc-connect reads no _FILE or _PATH variables)` : '?)';
+        if (like) mistyped.push(`${variable} (did you mean ${like}${what}${why}`);
         else onIgnored(variable, `ignoring environment variable ${variable}: it is not an svc-connect property and does not look like one`);
       }
       continue;
@@ -177,21 +186,56 @@ function fromEnvironment(env: NodeJS.ProcessEnv, onIgnored: (variable: string, m
   return found;
 }
 
+/**
+ * The variable of ours that `variable` is with `_FILE` or `_PATH` added (`SVC_COOKIES_KEYS_FILE`, `SVC_CONFIG_PATH`), letter case
+ * ignored: the Docker habit of giving a secret as a file, which svc-connect does not follow.
+ */
+function fileVariableOf(variable: string, ours: readonly string[]): string | undefined {
+  const base = /^(.+)_(?:FILE|PATH)$/i.exec(variable)?.[1]?.toUpperCase();
+  return ours.find((name) => name === base);
+}
+
 function readConfigFile(file: string): Map<string, string> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (err) {
     throw new SettingsError(`the configuration file named by SVC_CONFIG: ${fileErrorMessage('read', file, err)}`, ['SVC_CONFIG']);
   }
   const extension = extname(file).toLowerCase();
+  if (extension !== '.json' && extension !== '.properties') throw new SettingsError(`configuration file ${resolve(file)} must end in .properties or .json`, ['SVC_CONFIG']);
   try {
-    if (extension === '.json') return flattenJson(parseJsonText(text));
-    if (extension === '.properties') return parseProperties(text);
+    const text = utf8Text(bytes);
+    return extension === '.json' ? flattenJson(parseJsonText(text)) : parseProperties(text);
   } catch (err) {
     throw new SettingsError(`malformed configuration file ${resolve(file)}: ${(err as Error).message}`, ['SVC_CONFIG']);
   }
-  throw new SettingsError(`configuration file ${resolve(file)} must end in .properties or .json`, ['SVC_CONFIG']);
+}
+
+/**
+ * The UTF-8 text of a configuration file without a byte order mark at its start; fails naming the first line that is not
+ * UTF-8 (a Latin-1 file), never its bytes: decoded leniently, a password would change without a word.
+ */
+function utf8Text(bytes: Buffer): string {
+  // A fatal decoder throws on the first byte that is not UTF-8, and drops a byte order mark at the start.
+  const decode = (part: Uint8Array): string => new TextDecoder('utf-8', { fatal: true }).decode(part);
+  try {
+    return decode(bytes);
+  } catch {
+    // A line feed byte is never part of a longer UTF-8 sequence: each line decodes on its own.
+    let line = 1;
+    for (let start = 0; start <= bytes.length; line += 1) {
+      const end = bytes.indexOf(0x0a, start);
+      const stop = end < 0 ? bytes.length : end;
+      try {
+        decode(bytes.subarray(start, stop));
+      } catch {
+        break;
+      }
+      start = stop + 1;
+    }
+    throw new Error(`line ${line} is not UTF-8 text: save the file as UTF-8 (or write each character beyond ASCII as \\uXXXX)`);
+  }
 }
 
 /**

@@ -16,7 +16,7 @@ export function captureError(fn: () => unknown): SettingsError {
 }
 
 /** Writes scratch files into a fresh folder named after `prefix`; each call returns the file's path. */
-export function scratchFiles(prefix: string): (name: string, text: string) => string {
+export function scratchFiles(prefix: string): (name: string, text: string | Uint8Array) => string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return (name, text) => {
     const path = join(dir, name);

@@ -71,6 +71,28 @@ loadSettings({ env: { SVC_SOMETHING_ELSE_ENTIRELY: '${SECRET}' } });`;
     expect(err.message).toBe('unknown environment variable SVC_CONFG (did you mean SVC_CONFIG?): no svc-connect property has this name');
   });
 
+  it.each([
+    ['SVC_CONFIG_FILE', 'SVC_CONFIG', 'the configuration file'],
+    ['SVC_CONFIG_PATH', 'SVC_CONFIG', 'the configuration file'],
+    ['SVC_COOKIES_KEYS_FILE', 'SVC_COOKIES_KEYS', 'property svc.cookies.keys'],
+    ['SVC_MANAGEMENT_PASSWORD_FILE', 'SVC_MANAGEMENT_PASSWORD', 'property svc.management.password'],
+    ['svc_subject_pairwise_key_file', 'SVC_SUBJECT_PAIRWISE_KEY', 'property svc.subject.pairwise-key'],
+  ])('stops on %s, a variable of ours with _FILE or _PATH added (the Docker secrets habit), naming the one that is read', (variable, ours, what) => {
+    const err = captureError(() => loadSettings({ env: { [variable]: '/run/secrets/a-secret-value-that-must-never-be-echoed' } }));
+    expect(err.properties).toEqual([variable]);
+    expect(err.message).toContain(`unknown environment variable ${variable} (did you mean ${ours}`);
+    expect(err.message).toContain(what);
+    expect(err.message).toContain('svc-connect reads no _FILE or _PATH variables');
+    expect(err.message).not.toContain('a-secret-value');
+  });
+
+  it('honest: SVC_KEYS_FILE and SVC_CLIENTS_FILE name files by their own right, and someone else\'s _FILE variables are left alone', () => {
+    const reported: string[] = [];
+    const s = loadSettings({ env: { SVC_KEYS_FILE: '/etc/keys.json', SVC_CLIENTS_FILE: '/etc/clients.json', SVC_LOG_FILE: '/var/log/x', SVC_SECRETS_PATH: '/run' }, onIgnoredVariable: (name) => reported.push(name) });
+    expect([s.keys.file, s.clients.file]).toEqual(['/etc/keys.json', '/etc/clients.json']);
+    expect(reported).toEqual(['SVC_LOG_FILE', 'SVC_SECRETS_PATH']);
+  });
+
   it('names every mistyped variable at once, and reports nothing as ignored when it stops', () => {
     const reported: string[] = [];
     const err = captureError(() => loadSettings({ env: { SVC_PROT: '1', SVC_REDIS_ULR: 'x', SVC_ISSUER: 'y' }, onIgnoredVariable: (name) => reported.push(name) }));
@@ -122,6 +144,31 @@ describe('unknown properties in a file or in code (C9: they stop the start)', ()
     expect(err.message).not.toContain(key);
     expect(err.properties.join(' ')).not.toContain(key);
     expect(err.message).toMatch(/unknown property: a name that is no property's \(from .*wrapped-dots\.properties; not repeated: it may be a value/);
+  });
+
+  it.each([
+    ['SVC_BASE_URL', 'svc.base-url'],
+    ['PORT', 'svc.port'],
+    ['svc_redis_url', 'svc.redis.url'],
+  ])('stops on the environment variable %s written in a file, naming it and the property to write instead', (name, property) => {
+    for (const [ext, text] of [['properties', `${name}=1\n`], ['json', JSON.stringify({ [name]: '1' })]]) {
+      const err = captureError(() => loadSettings({ env: {}, file: file(`env-name.${ext}`, text as string) }));
+      expect(err.properties).toEqual([name]);
+      expect(err.message).toMatch(new RegExp(`^unknown property: ${name} \\(from .*env-name\\.${ext}; an environment variable's name: in a file write ${property.replace(/\./g, '\\.')}\\)$`));
+    }
+  });
+
+  it.each([
+    ['svc.base_url', 'svc.base-url'],
+    ['svc.baseUrl', 'svc.base-url'],
+    ['svc.redis.key_prefix', 'svc.redis.key-prefix'],
+    ['svc.cookies.keys2', 'svc.cookies.keys'],
+  ])('stops on %s, a name of ours with another separator, case or a digit, naming it and suggesting %s', (name, like) => {
+    const err = captureError(() => loadSettings({ env: {}, file: file('near.properties', `${name}=1\n`) }));
+    expect(err.properties).toEqual([name]);
+    expect(err.message).toMatch(/^unknown property: .* \(from .*near\.properties; did you mean .*\?\)$/);
+    expect(err.message).toContain(`unknown property: ${name} (from `);
+    expect(err.message).toContain(`; did you mean ${like}?)`);
   });
 
   it('stops on a property like nothing of ours, without a suggestion', () => {

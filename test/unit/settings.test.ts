@@ -404,3 +404,35 @@ describe('an http base URL', () => {
     expect(refusedIn(baseUrl)).toBe(false);
   });
 });
+
+describe('configuration files as editors save them', () => {
+  it('reads a file that starts with a byte order mark (Notepad saves UTF-8 so), .properties and .json alike', () => {
+    expect(loadSettings({ env: {}, file: file('bom.properties', '\uFEFFsvc.port=4000\r\nsvc.proxy=true\r\n') }).port).toBe(4000);
+    expect(loadSettings({ env: {}, file: file('bom.json', '\uFEFF{"svc.port": 4000}') }).port).toBe(4000);
+  });
+
+  it('honest: a byte order mark inside a value is the value\'s own', () => {
+    expect(loadSettings({ env: {}, file: file('bom-inside.properties', 'svc.management.password=a\uFEFFsecret-password\n') }).management.password).toBe('a\uFEFFsecret-password');
+  });
+
+  it.each([
+    ['latin1.properties', Buffer.concat([Buffer.from('svc.port=4000\nsvc.management.password=p'), Buffer.from([0xe4]), Buffer.from('ssw0rd-SECRET\n')])],
+    ['latin1.json', Buffer.concat([Buffer.from('{"svc.port": 4000,\n"svc.management.password": "p'), Buffer.from([0xe4]), Buffer.from('ssw0rd-SECRET"}\n')])],
+  ])('stops on %s that is not UTF-8, naming the line and never the text (a password would change without a word)', (name, bytes) => {
+    const path = file(name, bytes);
+    const err = captureError(() => loadSettings({ env: {}, file: path }));
+    expect(err.properties).toEqual(['SVC_CONFIG']);
+    expect(err.message).toContain(`malformed configuration file ${path}: line 2 is not UTF-8 text`);
+    expect(err.message).not.toContain('SECRET');
+  });
+
+  it('honest: UTF-8 text beyond ASCII, written as it is or as a \\u escape, is read as written', () => {
+    const path = file('utf8.properties', 'svc.management.password=pässwörd-ünd-€\nsvc.mail.from=idp@bücher.example\n');
+    expect(loadSettings({ env: {}, file: path }).management.password).toBe('pässwörd-ünd-€');
+    expect(loadSettings({ env: {}, file: file('escaped.properties', 'svc.management.password=p\\u00e4ssw\\u00f6rd\n') }).management.password).toBe('pässwörd');
+  });
+
+  it('honest: a trailing space a .properties line keeps does not change svc.subject.default-type', () => {
+    expect(loadSettings({ env: {}, file: file('subject.properties', 'svc.subject.default-type = public \n') }).subject.defaultType).toBe('public');
+  });
+});
