@@ -345,7 +345,7 @@ export const PROPERTY_DEFINITIONS = [
   }),
   row('svc.ops.port', 'ops.port', integer(0, 65535), {
     defaultText: 'unset → `/healthz`, `/readyz` and `/metrics` on the public listener',
-    doc: 'Port of a separate operations listener for `/healthz`, `/readyz` and `/metrics` (Keycloak uses 9000); the public listener then answers 404 for them. The operator API (`/oidc/v1/management/*`) stays public.',
+    doc: 'Port of a separate operations listener for `/healthz`, `/readyz` and `/metrics` (Keycloak uses 9000); the public listener then answers 404 for them. The operator API (`/oidc/v1/management/*`) stays public. `svc.port` itself is refused (the start names `svc.ops.port`); `0` lets the system choose, as for `svc.port`.',
   }),
   row('svc.ops.host', 'ops.host', parseNonEmpty, {
     default: '127.0.0.1',

@@ -135,7 +135,17 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
     const value = !entry ? definition.fallback(settings) : parseOne(definition, kind && fileFolder ? { ...entry, value: resolveAgainst(entry.value, kind, fileFolder) } : entry);
     writeValue(settings, definition, value);
   }
+  refuseSharedPort(settings, raw.get('svc.ops.port'));
   return { settings, sources };
+}
+
+/** Refuses an operations listener on the public port: its listen would fail as if another process held the port. */
+function refuseSharedPort(settings: Settings, given: GivenValue | undefined): void {
+  if (!given || settings.ops.port === undefined || settings.ops.port === 0 || settings.ops.port !== settings.port) return;
+  throw new SettingsError(
+    `invalid value for svc.ops.port (from ${originOf(given.source)}): ${settings.ops.port} is svc.port too; the operations listener needs a port of its own`,
+    ['svc.ops.port'],
+  );
 }
 
 function parseOne(definition: PropertyDefinition, entry: GivenValue): unknown {

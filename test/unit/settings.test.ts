@@ -436,3 +436,19 @@ describe('configuration files as editors save them', () => {
     expect(loadSettings({ env: {}, file: file('subject.properties', 'svc.subject.default-type = public \n') }).subject.defaultType).toBe('public');
   });
 });
+
+describe('settings that cannot hold together', () => {
+  it.each([
+    [{ PORT: '9000', SVC_OPS_PORT: '9000' }, 'SVC_OPS_PORT'],
+    [{ SVC_OPS_PORT: '3000' }, 'SVC_OPS_PORT'],
+  ])('stops when svc.ops.port is svc.port (%j): the operations listener would fail as if another process held the port', (env, from) => {
+    const err = captureError(() => loadSettings({ env }));
+    expect(err.properties).toEqual(['svc.ops.port']);
+    expect(err.message).toMatch(new RegExp(`^invalid value for svc\\.ops\\.port \\(from ${from}\\): \\d+ is svc\\.port too; the operations listener needs a port of its own$`));
+  });
+
+  it('honest: an operations port of its own, or both ports chosen by the system (0)', () => {
+    expect(loadSettings({ env: { PORT: '3000', SVC_OPS_PORT: '9000' } }).ops.port).toBe(9000);
+    expect(loadSettings({ env: { PORT: '0', SVC_OPS_PORT: '0' } }).ops.port).toBe(0);
+  });
+});
