@@ -32,7 +32,10 @@ export function hostPortOf(url: URL): string {
  */
 function parsePrivateHost(entry: string): string {
   const text = entry.trim();
-  if (!text || /[/?#@*\s\\]/.test(text) || !URL.canParse(`https://${text}/`)) throw new Error(`expected host or host:port, got "${entry}"`);
+  if (!text || /[/?#@*\s\\]/.test(text) || !URL.canParse(`https://${text}/`)) {
+    // An entry with an @ may carry a password (`user:secret@host`): said so, never repeated.
+    throw new Error(`expected host or host:port, got ${entry.includes('@') ? 'an entry with an @ (not repeated: it may carry a password)' : `"${entry}"`}`);
+  }
   const url = new URL(`https://${text}/`);
   const literal = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (isIP(literal) && !isPrivateNetworkAddress(literal)) {

@@ -4,6 +4,7 @@
  */
 
 import { canonicalEmailAddress } from '../email-address.js';
+import { clip } from '../terminal-text.js';
 import { firstUnlikeNode, type ClusterNode } from './types.js';
 
 /** Parses `true`/`false` (case-insensitive; also `1`/`0`, `yes`/`no`). */
@@ -19,7 +20,7 @@ export function parseInteger(raw: string, min: number, max: number): number {
   const value = raw.trim();
   if (!/^\d+$/.test(value)) throw new Error(`expected a whole number, got "${raw}"`);
   const n = Number(value);
-  if (n < min || n > max) throw new Error(`expected a number from ${min} to ${max}, got ${n}`);
+  if (n < min || n > max) throw new Error(`expected a number from ${min} to ${max}, got ${clip(value, 21)}`);
   return n;
 }
 
@@ -31,10 +32,15 @@ function absoluteUrl(raw: string, message: string): URL {
   }
 }
 
+/** `raw` quoted for a refusal, unless it may carry credentials (an `@`): then said so, never repeated. */
+function quoted(raw: string): string {
+  return raw.includes('@') ? 'a value with an @ (not repeated: it may carry a password)' : `"${raw}"`;
+}
+
 /** Parses an absolute http(s) URL without query or fragment; returns it without a trailing slash. */
 export function parseBaseUrl(raw: string): string {
-  const url = absoluteUrl(raw, `expected an absolute URL, got "${raw}"`);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`expected an http or https URL, got "${raw}"`);
+  const url = absoluteUrl(raw, `expected an absolute URL, got ${quoted(raw)}`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`expected an http or https URL, got ${quoted(raw)}`);
   // An empty `?` or `#` leaves `search` and `hash` empty but stays in `href`, and so in the issuer.
   if (/[?#]/.test(url.href) || url.username || url.password) throw new Error('must not carry credentials, a query or a fragment');
   return url.href.replace(/\/+$/, '');

@@ -452,3 +452,26 @@ describe('settings that cannot hold together', () => {
     expect(loadSettings({ env: { PORT: '0', SVC_OPS_PORT: '0' } }).ops.port).toBe(0);
   });
 });
+
+describe('values quoted in a refusal', () => {
+  it.each([
+    ['svc.base-url', 'ftp://ops:S3CRET-pw@id.example.com'],
+    ['svc.base-url', 'https://ops:S3CRET-pw@id.example .com'],
+    ['svc.fetch.private-hosts', 'keys.internal,ops:S3CRET-pw@keys.internal'],
+  ])('never repeat the credentials of a URL a refused %s carries', (name, raw) => {
+    const err = captureError(() => loadSettings({ env: {}, properties: { [name]: raw } }));
+    expect(err.properties).toEqual([name]);
+    expect(err.message).not.toContain('S3CRET');
+  });
+
+  it('honest: a refused value without credentials is still quoted, so the operator sees what was read', () => {
+    expect(captureError(() => loadSettings({ env: {}, properties: { 'svc.base-url': 'ftp://id.example.com' } })).message).toContain('"ftp://id.example.com"');
+    expect(captureError(() => loadSettings({ env: {}, properties: { 'svc.fetch.private-hosts': 'a b' } })).message).toContain('"a b"');
+  });
+
+  it('says the number that was written, not what it overflowed to', () => {
+    const err = captureError(() => loadSettings({ env: { SVC_ACCESS_TOKEN_TTL: `1${'0'.repeat(400)}` } }));
+    expect(err.message).toMatch(/^invalid value for svc\.access-token\.ttl \(from SVC_ACCESS_TOKEN_TTL\): expected a number from 60 to 86400, got 10{20}…$/);
+    expect(captureError(() => loadSettings({ env: { PORT: '70000' } })).message).toBe('invalid value for svc.port (from PORT): expected a number from 0 to 65535, got 70000');
+  });
+});
