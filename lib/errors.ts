@@ -328,8 +328,9 @@ export function fileErrorMessage(action: 'read' | 'write' | 'create' | 'replace'
 }
 
 /**
- * The JSON value of a file the user named. A failure is thrown as `fail(reason)`: what
- * {@link fileErrorMessage} says, or `/abs/path is not valid JSON` (never the parser's message, which quotes the content).
+ * The JSON value of a file the user named, a byte order mark at its start skipped (Windows editors write one). A failure
+ * is thrown as `fail(reason)`: what {@link fileErrorMessage} says, or `/abs/path is not valid JSON` (never the parser's
+ * message, which quotes the content).
  */
 export function readJsonFile(path: string, fail: (reason: string) => Error): unknown {
   let text: string;
@@ -339,7 +340,7 @@ export function readJsonFile(path: string, fail: (reason: string) => Error): unk
     throw fail(fileErrorMessage('read', path, err));
   }
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
   } catch {
     throw fail(`${resolve(path)} is not valid JSON`);
   }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 
 import { loadSettings, silentLogger } from '../../lib/index.js';
+import { readJsonFile } from '../../lib/errors.js';
+import { generateSigningKeys, readSigningKeys } from '../../lib/provider/keys.js';
 import { findUnsafeDefaults, enforceSafeDefaults } from '../../lib/settings/unsafe.js';
 import { PROPERTY_DEFINITIONS, readValue, ruleDerivedEnv } from '../../lib/settings/definitions.js';
 import type { Settings } from '../../lib/settings/types.js';
@@ -430,6 +432,19 @@ describe('configuration files as editors save them', () => {
     const path = file('utf8.properties', 'svc.management.password=pässwörd-ünd-€\nsvc.mail.from=idp@bücher.example\n');
     expect(loadSettings({ env: {}, file: path }).management.password).toBe('pässwörd-ünd-€');
     expect(loadSettings({ env: {}, file: file('escaped.properties', 'svc.management.password=p\\u00e4ssw\\u00f6rd\n') }).management.password).toBe('pässwörd');
+  });
+
+  it('reads the JSON files settings name (svc.keys.file, svc.clients.file: one reader) when they start with a byte order mark', async () => {
+    const keys = file('bom-keys.json', `\uFEFF${JSON.stringify(await generateSigningKeys())}`);
+    expect(readSigningKeys(keys).keys).toHaveLength(2);
+    expect(readJsonFile(file('bom-clients.json', '\uFEFF[{"client_id": "a"}]'), (reason) => new Error(reason))).toEqual([{ client_id: 'a' }]);
+  });
+
+  it('honest: a JSON file that is not JSON is still refused as such, a byte order mark or not', () => {
+    for (const text of ['\uFEFF{ not json', '{ not json']) {
+      const path = file('broken-keys.json', text);
+      expect(() => readSigningKeys(path)).toThrow(`svc.keys.file: ${path} is not valid JSON`);
+    }
   });
 
   it('honest: a trailing space a .properties line keeps does not change svc.subject.default-type', () => {
