@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
-import type { Client, Interaction, InteractionResults } from 'oidc-provider';
+import type { Client, Grant, Interaction, InteractionResults } from 'oidc-provider';
 
 import { AuthenticatorError } from '../errors.js';
 import { opaqueFailure } from '../claims/plugin-failure.js';
@@ -109,6 +109,23 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     return details;
   };
 
+  /**
+   * The grant her Allow in another tab gave the client after this page was opened (no grant then): this page joins
+   * it, as if opened after that Allow (its interaction now names it, so a Deny here takes out only what this Allow
+   * added). A grant of its own would replace that one in her session, and oidc-provider ends the codes and tokens of
+   * a grant her session no longer names: the other tab's sign-in at the application would stop working.
+   */
+  const joinedGrantOfAnotherTab = async (details: Interaction, accountId: string): Promise<Grant | undefined> => {
+    const clientId = stringParam(details.params.client_id);
+    const session = details.session?.uid ? await provider.Session.findByUid(details.session.uid) : undefined;
+    const grantId = clientId && session?.accountId === accountId ? session.grantIdFor(clientId) : undefined;
+    const grant = grantId ? await provider.Grant.find(grantId) : undefined;
+    if (!grant || grant.accountId !== accountId || grant.clientId !== clientId) return undefined;
+    details.grantId = grant.jti;
+    await details.save(Math.max(1, details.exp - Math.floor(Date.now() / 1000)));
+    return grant;
+  };
+
   router.get('/:uid', async (ctx) => {
     const details = await interactionOf(ctx);
     if (details.prompt.name === 'login') return showLogin(ctx, details);
@@ -171,7 +188,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       return ctx.throw(400, 'this interaction does not expect a consent');
     }
     const promptDetails = details.prompt.details as MissingNames;
-    const existing = details.grantId ? await provider.Grant.find(details.grantId) : undefined;
+    const existing = details.grantId ? await provider.Grant.find(details.grantId) : await joinedGrantOfAnotherTab(details, accountId);
     if (details.grantId && !existing) return ctx.throw(400, 'the grant of this interaction no longer exists');
     // Consent covers the client's delivery as the page showed it; when it changed since, the page is shown again.
     const { client } = await clientFor(details.params.client_id);

@@ -222,6 +222,50 @@ describe('consent in two tabs of one browser: a Deny takes out what its own Allo
       expect(await allowed(tabs.browser, 'openid email')).toBe(false);
     });
   });
+  describe('a first consent in two tabs: the later Allow joins the grant the earlier one gave, so the earlier tab\'s tokens go on working', () => {
+    /** The relying party `plain`, run by openid-client: a request of `scope` in UserInfo's `claims`, and its tokens. */
+    const relyingParty = async () => {
+      const config = await oidc.discovery(new URL(running.issuer), plain.client_id, undefined, oidc.ClientSecretBasic(plain.client_secret), { execute: [oidc.allowInsecureRequests] });
+      const request = async (scope: string, userinfo: Record<string, null>) => {
+        const verifier = oidc.randomPKCECodeVerifier();
+        const nonce = oidc.randomNonce();
+        const url = oidc.buildAuthorizationUrl(config, { redirect_uri: 'https://rp.example/cb', scope, claims: JSON.stringify({ userinfo }), nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+        return { url: url.href, redeem: (callback: URLSearchParams) => oidc.authorizationCodeGrant(config, new URL(`https://rp.example/cb?${callback.toString()}`), { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true }) };
+      };
+      const userinfo = async (tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>) => oidc.fetchUserInfo(config, tokens.access_token, tokens.claims()?.sub as string);
+      return { request, userinfo };
+    };
+    const silentlyFor = async (browser: FormBrowser, scope: string, userinfo: Record<string, null>): Promise<URLSearchParams> =>
+      redirectParams((await browser.follow(codeFlowUrl(running.issuer, plain, { state: 'st', scope, claims: JSON.stringify({ userinfo }), prompt: 'none' }), running.baseUrl)).leftTo as string);
+
+    it('honest: both tabs ask her first consent; Allow in tab A (its tokens in use), then Allow in tab B: the tokens of both tabs get her UserInfo', async () => {
+      const rp = await relyingParty();
+      // Signed in (for another application), no grant of this one yet.
+      const { browser, open } = await approvedOpenid();
+      const [requestA, requestB] = [await rp.request('openid email', { email: null }), await rp.request('openid email', { email: null })];
+      const [a, b] = [await open(requestA.url), await open(requestB.url)];
+      const tokensA = await requestA.redeem(await answer(browser, a, 'allow'));
+      expect((await rp.userinfo(tokensA)).email).toBe('erika.mustermann@example.com');
+
+      const tokensB = await requestB.redeem(await answer(browser, b, 'allow'));
+      expect((await rp.userinfo(tokensB)).email).toBe('erika.mustermann@example.com');
+      expect((await rp.userinfo(tokensA)).email).toBe('erika.mustermann@example.com');
+    });
+
+    it('attack: Allow in tab A, then in tab B (asking profile too) Allow and Deny: what only B showed goes, what A approved stays, and A\'s tokens go on working', async () => {
+      const rp = await relyingParty();
+      const { browser, open } = await approvedOpenid();
+      const [requestA, requestB] = [await rp.request('openid email', { email: null }), await rp.request('openid email profile', { email: null, name: null })];
+      const [a, b] = [await open(requestA.url), await open(requestB.url)];
+      const tokensA = await requestA.redeem(await answer(browser, a, 'allow'));
+      expect((await post(browser, b, 'allow')).status).toBe(303);
+      expect((await answer(browser, b, 'deny')).get('error')).toBe('access_denied');
+
+      expect((await rp.userinfo(tokensA)).email).toBe('erika.mustermann@example.com');
+      expect((await silentlyFor(browser, 'openid email', { email: null })).get('code')).toEqual(expect.any(String));
+      expect((await silentlyFor(browser, 'openid profile', { name: null })).get('error')).toBe('consent_required');
+    });
+  });
   describe('verified claims: oidc-provider passes `verified_claims` only while the grant holds that name', () => {
     /** A `claims` parameter asking for `name` verified, in UserInfo. */
     const verifiedInUserinfo = (name: string): string => JSON.stringify({ userinfo: { verified_claims: { verification: { trust_framework: null }, claims: { [name]: null } } } });
