@@ -41,7 +41,7 @@ async function missingEssentialClaims(
 }
 
 /**
- * oidc-provider's interaction policy with a check more on `login`, checks more on `consent` (C8) and, after it, a
+ * oidc-provider's interaction policy with checks more on `login`, checks more on `consent` (C8) and, after it, a
  * prompt of our own ending with `access_denied` (C5): it runs only once consent is given, so the modules are never
  * asked before; its details stay empty, so no missing name is stored.
  */
@@ -58,6 +58,14 @@ export function createInteractionPolicy(registry: ClaimRegistry, mac: ClaimValue
     new interactionPolicy.Check('client_not_approved', 'the client is not approved', 'consent_required', (ctx: KoaContextWithOIDC) =>
       // oidc-provider stands a fresh, unsaved grant (no `jti`) in for one the store does not hold.
       prompt(Boolean(ctx.oidc.session?.accountId) && ctx.oidc.promptPending('none') && !ctx.oidc.grant?.jti),
+    ),
+    afterNoSession,
+  );
+  // Her session's account deleted since (the authenticator no longer knows it): the session has ended, she signs in
+  // again. oidc-provider loads no account and no grant for it, and its consent prompt would read that grant (a 500).
+  login.checks.add(
+    new interactionPolicy.Check('account_not_found', 'the account of the session no longer exists', 'login_required', (ctx: KoaContextWithOIDC) =>
+      prompt(Boolean(ctx.oidc.session?.accountId) && !ctx.oidc.account),
     ),
     afterNoSession,
   );
