@@ -171,6 +171,10 @@ describe('authorization endpoint rules (C3)', () => {
     expect(await tokenRequest({ ...grant, client_secret: '' }, { authorization: basic(client.client_id, client.client_secret as string) })).toEqual([200, undefined]);
   });
 
+  it.each(['client_credentials', 'urn:ietf:params:oauth:grant-type:device_code', 'urn:openid:params:grant-type:ciba', 'urn:ietf:params:oauth:grant-type:token-exchange', 'implicit'])('refuses grant type %s from an authenticated client (unsupported_grant_type)', async (grantType) => {
+    expect(await tokenRequest({ grant_type: grantType, device_code: 'x', auth_req_id: 'x', subject_token: 'x' }, { authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret as string}`).toString('base64')}` })).toEqual([400, 'unsupported_grant_type']);
+  });
+
   it('refuses the refresh_token grant type (not supported)', async () => {
     const basic = Buffer.from(`${client.client_id}:${client.client_secret as string}`).toString('base64');
     const response = await fetch(`${running.issuer}/token`, {

@@ -42,6 +42,14 @@ describe('discovery (C2, C3, C6)', () => {
     expect(doc.grant_types_supported).toEqual(['authorization_code']);
   });
 
+  it('offers no token revocation or introspection (RFC 7009, RFC 7662), device or CIBA endpoint: none is advertised, and each path is 404', async () => {
+    for (const member of ['revocation_endpoint', 'introspection_endpoint', 'device_authorization_endpoint', 'backchannel_authentication_endpoint']) expect(doc[member]).toBeUndefined();
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    for (const path of ['/token/revocation', '/token/introspection', '/device/auth', '/backchannel']) {
+      expect([path, (await fetch(`${running.issuer}${path}`, { method: 'POST', headers: form, body: 'token=x&client_id=x' })).status]).toEqual([path, 404]);
+    }
+  });
+
   it('advertises exactly the C6 encryption lists for ID token and UserInfo', () => {
     expect(doc.id_token_encryption_alg_values_supported).toEqual(ENC_ALGS);
     expect(doc.id_token_encryption_enc_values_supported).toEqual(ENC_ENCS);
