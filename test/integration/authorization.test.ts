@@ -8,9 +8,10 @@ import { authorizationUrl, pkcePair, redeemCode, redirectParams, signIn } from '
 const client = confidentialClient();
 const redirectUri = (client.redirect_uris as string[])[0] as string;
 const publicClient: ClientMetadata = { client_id: 'public-rp', token_endpoint_auth_method: 'none', redirect_uris: [redirectUri] };
+const otherClient = confidentialClient({ client_id: 'other-rp', client_secret: 'other-rp-secret-that-is-long-enough-0123456789' });
 
 describe('authorization endpoint rules (C3)', () => {
-  const running = appPerSuite({ clients: [client, publicClient] });
+  const running = appPerSuite({ clients: [client, publicClient, otherClient] });
 
   const baseParams = (challenge?: string, clientId = client.client_id): Record<string, string | undefined> => ({
     client_id: clientId,
@@ -134,6 +135,16 @@ describe('authorization endpoint rules (C3)', () => {
       const results = await Promise.all([1, 2].map(() => redeemCode(running.issuer, client, code, verifier)));
       expect(results.map((r) => [r.status, r.body.error]).sort()).toEqual([[200, undefined], [400, 'invalid_grant']]);
     }
+  });
+
+  it('attack: a code presented by another authenticated client, or without its code_verifier, redeems nothing (invalid_grant) and stays good for its own client', async () => {
+    const { verifier, challenge } = pkcePair();
+    const code = await codeFor(challenge);
+    const stolen = await redeemCode(running.issuer, otherClient, code, verifier);
+    expect([stolen.status, stolen.body.error]).toEqual([400, 'invalid_grant']);
+    const withoutVerifier = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: redirectUri }, { authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret as string}`).toString('base64')}` });
+    expect(withoutVerifier).toEqual([400, 'invalid_grant']);
+    expect((await redeemCode(running.issuer, client, code, verifier)).status).toBe(200);
   });
 
   it('rejects a wrong code_verifier with invalid_grant', async () => {
