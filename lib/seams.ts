@@ -78,6 +78,14 @@ export const PROVIDER_CLOCK_TOLERANCE_SECONDS = 15;
 /** Largest request body oidc-provider's own parser reads, in bytes (it refuses larger ones). */
 export const PROVIDER_BODY_LIMIT_BYTES = 56 * 1024;
 
+/**
+ * How oidc-provider's `form_post` answer page opens its one form, the one that posts to an action it escaped for HTML
+ * into `escapedAction` (`&`, `<`, `>`, `"` and `'` as entities, as `escapeHtml` of lib/pages/html.ts does).
+ */
+export function formPostOpening(escapedAction: string): string {
+  return `<form method="post" action="${escapedAction}">`;
+}
+
 /** The provider request being served (`Provider.ctx`, `ctx.oidc` as far as the route got); `undefined` outside one. */
 export function currentRequest(): KoaContextWithOIDC | undefined {
   return Provider.ctx;

@@ -33,6 +33,7 @@ import { storeBatch } from './store-batch.js';
 import { explainUnfitClientKeys } from './unfit-client-keys.js';
 import { dropTokensOfFailedAnswers } from './failed-token-answers.js';
 import { flowShare, type FlowShareParts } from './flow-share.js';
+import { framedFormPostAnswers } from './form-post-frames.js';
 import { explainRefusedClientKeys } from './vetted-jwks-fetch.js';
 
 /** One row of a wrapping: a layer and, in one line, why it is there. */
@@ -168,6 +169,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
   { why: 'nothing of a resumed authorization reaches a redirect URI the client retracted meanwhile', wrap: () => resumedRedirectGuard() },
+  { why: "the form_post answer of /authorize may be framed by its redirect URI's origin (silent renew in an iframe), no other page", wrap: () => framedFormPostAnswers() },
   { why: 'a token answer other than a success leaves no token stored (oidc-provider stores the access token before the ID token can fail)', wrap: () => dropTokensOfFailedAnswers() },
   { why: 'a token or UserInfo answer for a client disabled or deleted, or of a grant revoked, while it was served is withdrawn (C2)', wrap: ({ store, logger }) => withdrawTokensOfDisabledClients(store, logger) },
   { why: 'a token or UserInfo answer refused for want of a key fitting the encryption asked names the key needed, and is logged', wrap: ({ logger }) => explainUnfitClientKeys(logger) },

@@ -7,10 +7,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 
 import { MAX_REQUEST_HEAD_BYTES } from '../../lib/index.js';
-import { launchChromium } from './chromium.js';
+import { launchChromium, launchChromiumAllowingThirdPartyCookies } from './chromium.js';
 
 /**
  * The made-up names a test serves over https on 127.0.0.1: the provider's site (`*.svc.test`, where a sibling
@@ -70,7 +70,15 @@ export async function startSite(name: string, certificate?: TestCertificate): Pr
   };
 }
 
+/** The flags that make Chromium resolve {@link NAMES} to 127.0.0.1 and trust `certificate` for them. */
+const siteFlags = (certificate: TestCertificate): string[] => [`--host-resolver-rules=${NAMES.map((name) => `MAP ${name} 127.0.0.1`).join(', ')}`, `--ignore-certificate-errors-spki-list=${certificate.spki}`];
+
 /** Chromium resolving {@link NAMES} to 127.0.0.1 and trusting `certificate` for them, without certificate errors. */
 export function launchChromiumFor(certificate: TestCertificate): Promise<Browser> {
-  return launchChromium([`--host-resolver-rules=${NAMES.map((name) => `MAP ${name} 127.0.0.1`).join(', ')}`, `--ignore-certificate-errors-spki-list=${certificate.spki}`]);
+  return launchChromium(siteFlags(certificate));
+}
+
+/** {@link launchChromiumFor} on a profile that lets third-party cookies through ({@link launchChromiumAllowingThirdPartyCookies}). */
+export function launchChromiumAllowingThirdPartyCookiesFor(certificate: TestCertificate): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  return launchChromiumAllowingThirdPartyCookies(siteFlags(certificate));
 }

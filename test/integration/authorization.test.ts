@@ -3,7 +3,7 @@ import type { ClientMetadata } from 'oidc-provider';
 
 import { confidentialClient } from '../helpers/app.js';
 import { appPerSuite } from '../helpers/suite-app.js';
-import { authorizationUrl, pkcePair, redeemCode, redirectParams, signIn } from '../helpers/flow.js';
+import { authorizationUrl, FormBrowser, pkcePair, redeemCode, redirectParams, signIn } from '../helpers/flow.js';
 
 const client = confidentialClient();
 const redirectUri = (client.redirect_uris as string[])[0] as string;
@@ -107,6 +107,29 @@ describe('authorization endpoint rules (C3)', () => {
     expect(html).toContain('invalid_redirect_uri');
     expect(html).not.toMatch(/at .*\.js:\d+/);
     expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+  });
+
+  it("lets the origin of its redirect URI, and no other, frame the form_post answer of /authorize (silent renew in an iframe); the error page of an unregistered redirect_uri and the answer after the login and consent pages refuse every frame", async () => {
+    const framing = (response?: Response): Record<string, unknown> => ({
+      status: response?.status,
+      frameAncestors: /frame-ancestors ([^;]*)/.exec(response?.headers.get('content-security-policy') ?? '')?.[1],
+      xfo: response?.headers.get('x-frame-options'),
+    });
+    const formPost = (params: Record<string, string> = {}): string => authorizationUrl(running.issuer, { ...baseParams(pkcePair().challenge), response_mode: 'form_post', ...params });
+    const client = { frameAncestors: new URL(redirectUri).origin, xfo: null };
+    const none = { frameAncestors: "'none'", xfo: 'DENY' };
+
+    expect(framing(await fetch(formPost({ prompt: 'none' }), { redirect: 'manual' }))).toEqual({ status: 400, ...client });
+    expect(framing(await fetch(formPost({ redirect_uri: 'https://evil.example/cb' }), { redirect: 'manual', headers: { accept: 'text/html' } }))).toEqual({ status: 400, ...none });
+
+    const browser = new FormBrowser();
+    await browser.follow(formPost(), running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    const resumed = await browser.submit('consent-allow', {}, running.baseUrl);
+    expect({ ...framing(resumed.response), code: browser.lastPage.includes('name="code"') }).toEqual({ status: 200, ...none, code: true });
+    // Signed in, with a grant: /authorize answers at once, with a code.
+    const direct = await browser.follow(formPost(), running.baseUrl);
+    expect({ ...framing(direct.response), code: browser.lastPage.includes('name="code"') }).toEqual({ status: 200, ...client, code: true });
   });
 
   it('redeems a code once: the second redemption → invalid_grant', async () => {

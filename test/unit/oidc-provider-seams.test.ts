@@ -11,11 +11,13 @@ import Provider, { errors, interactionPolicy, type Adapter, type AdapterPayload,
 
 import { createMemoryStore } from '../../adapters/memory.js';
 import { mountProvider } from '../../lib/http/mount-provider.js';
+import { escapeHtml } from '../../lib/pages/html.js';
 import { replaceRequestBody } from '../../lib/web/replace-request-body.js';
 import {
   CLIENT_JWKS_MIN_FRESH_SECONDS,
   currentRequest,
   encryptionKeysFor,
+  formPostOpening,
   MODEL_NAMES,
   OIDC_PROVIDER_VERSIONS,
   PROVIDER_BODY_LIMIT_BYTES,
@@ -35,6 +37,7 @@ import { pkcePair } from '../helpers/flow.js';
 
 const SECRET = 'seam-client-secret-0123456789-0123456789';
 const REDIRECT = 'https://rp.example/cb';
+const REDIRECT_WITH_QUERY = "https://rp.example/cb?a=1&b='2'";
 const JWKS_URI = 'https://rp.example/jwks';
 const rpKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const rpJwk = { ...(rpKeys.publicKey.export({ format: 'jwk' }) as JWK), kid: 'rp-sig', use: 'sig', alg: 'RS256' };
@@ -118,7 +121,7 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
       cookies: { keys: ['seam-cookie-key-0123456789-0123456789'] },
       findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
       clients: [
-        { client_id: 'seam-rp', client_secret: SECRET, redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'client_credentials'], response_types: ['code'] },
+        { client_id: 'seam-rp', client_secret: SECRET, redirect_uris: [REDIRECT, REDIRECT_WITH_QUERY], grant_types: ['authorization_code', 'client_credentials'], response_types: ['code'] },
         { client_id: 'seam-jwt', token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'RS256', jwks_uri: JWKS_URI, grant_types: ['client_credentials'], response_types: [], redirect_uris: [] },
       ],
       routes: { registration: '/register', authorization: '/authorize', token: '/token', userinfo: '/userinfo', pushed_authorization_request: '/par' },
@@ -380,6 +383,11 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
     for (const name of [PROVIDER_EVENTS.grantFailed, PROVIDER_EVENTS.userinfoFailed, PROVIDER_EVENTS.authorizationFailed, PROVIDER_EVENTS.serverError]) {
       expect(seen).toContainEqual(expect.objectContaining({ name, args: 2, ctx: true }));
     }
+  });
+
+  it('the form_post answer of /authorize opens its form as formPostOpening says, posting to the redirect URI escaped as escapeHtml does', async () => {
+    const answer = await fetch(`${issuer}/authorize?${new URLSearchParams({ client_id: 'seam-rp', response_type: 'code', scope: 'openid', redirect_uri: REDIRECT_WITH_QUERY, prompt: 'none', response_mode: 'form_post', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })}`);
+    expect({ status: answer.status, opening: (await answer.text()).includes(formPostOpening(escapeHtml(REDIRECT_WITH_QUERY))) }).toEqual({ status: 400, opening: true });
   });
 
   it('oidc-provider parses the body from ctx.req while it is readable: a replaced stream is what it reads; it reads at most 56 KiB', async () => {
