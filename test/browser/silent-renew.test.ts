@@ -14,7 +14,8 @@ import { TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
  * `prompt=none` in a hidden iframe, whose callback page hands what it received (by query, or posted by the
  * `form_post` answer page) to the page that framed it. Her session cookies (`SameSite=None; Secure`, the
  * `__Host-svc.browser` binding among them) reach the iframe only in a browser that lets third-party cookies through;
- * elsewhere the answer must still come, as `login_required`, never a silence.
+ * elsewhere the answer must still come, as `login_required`, never a silence. The `form_post` answer page must post
+ * itself whether or not the browser runs its script.
  */
 describe('silent renew in a hidden iframe of a relying party on another site, over https (Chromium)', () => {
   let browser: Browser;
@@ -108,6 +109,25 @@ describe('silent renew in a hidden iframe of a relying party on another site, ov
     await page.waitForURL((url) => url.origin === rp.origin);
     expect(new URL(page.url()).searchParams.has('code')).toBe(true);
     await context.close();
+  });
+
+  it('honest: the form_post answer page posts itself to the callback under its Content-Security-Policy, and with JavaScript off by its Continue button', async () => {
+    const posted: Record<string, string | boolean>[] = [];
+    for (const javaScriptEnabled of [true, false]) {
+      const context = await browser.newContext({ javaScriptEnabled });
+      const page = await context.newPage();
+      await page.goto(codeFlowUrl(issuer, spa, { state: 'posted', response_mode: 'form_post' }));
+      await page.fill('input[name="login"]', 'demo');
+      await page.fill('input[name="password"]', 'demo');
+      await page.click('#login-form button[type="submit"]');
+      const callback = page.waitForRequest((request) => request.url() === `${rp.origin}/cb` && request.method() === 'POST');
+      await page.click('#consent-allow button');
+      if (!javaScriptEnabled) await page.click('form[method="post"] button[type="submit"]');
+      const { code, ...rest } = Object.fromEntries(new URLSearchParams((await callback).postData() ?? ''));
+      posted.push({ ...rest, code: code !== undefined });
+      await context.close();
+    }
+    expect(posted).toEqual([{ state: 'posted', iss: issuer, code: true }, { state: 'posted', iss: issuer, code: true }]);
   });
 
   it("attack: a page of another origin than the client's redirect URI frames the form_post answer: it is refused there, and the frame hands nothing on", async () => {
