@@ -62,14 +62,20 @@ function asJwkSet(body: Buffer): { keys: unknown[] } | undefined {
  */
 const CLIENT_JWKS_MAX_FRESH_SECONDS = 3600;
 
-/** Caps the lifetime `headers` give a response (`max-age`, else `Expires`) at {@link CLIENT_JWKS_MAX_FRESH_SECONDS}. */
+/**
+ * The longest lifetime, in seconds from now, any reading of `headers` could give a response: every number after a
+ * `max-age=` anywhere in `Cache-Control` (oidc-provider takes the first, whatever precedes it, and ignores `no-cache`),
+ * and `Expires`; oidc-provider keeps a set for the longest of those and 60 s.
+ */
+function longestLifetime(headers: Headers): number {
+  const ages = [...(headers.get('cache-control') ?? '').matchAll(/max-age\s*=\s*"?(\d+)/gi)].map((m) => Number(m[1]));
+  const expires = Date.parse(headers.get('expires') ?? '');
+  return Math.max(0, ...ages, Number.isNaN(expires) ? 0 : (expires - Date.now()) / 1000);
+}
+
+/** Caps the lifetime `headers` give a response at {@link CLIENT_JWKS_MAX_FRESH_SECONDS}, as oidc-provider reads them. */
 function capFreshness(headers: Headers): void {
-  const control = headers.get('cache-control') ?? '';
-  if (/no-store|no-cache/i.test(control)) return;
-  const maxAge = /(?:^|,)\s*max-age\s*=\s*"?(\d+)"?/i.exec(control)?.[1];
-  const expires = headers.get('expires');
-  const seconds = maxAge !== undefined ? Number(maxAge) : expires !== null ? (Date.parse(expires) - Date.now()) / 1000 : undefined;
-  if (seconds === undefined || !(seconds > CLIENT_JWKS_MAX_FRESH_SECONDS)) return;
+  if (!(longestLifetime(headers) > CLIENT_JWKS_MAX_FRESH_SECONDS)) return;
   headers.set('cache-control', `max-age=${CLIENT_JWKS_MAX_FRESH_SECONDS}`);
   headers.delete('expires');
 }
@@ -107,7 +113,7 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     // A set that cannot encrypt to the client as it registered (empty, signing keys only) fails its requests: its
     // max-age or Expires (a year, say) would keep it in use after the client fixed it, so it is kept 60 s, as a failed answer.
     if (owner.scope !== '' && judgement.unserved.length > 0) for (const name of ['cache-control', 'expires']) headers.delete(name);
-    else if (owner.scope !== '') capFreshness(headers);
+    else capFreshness(headers);
     const refused = judgement.setDefect !== undefined ? [judgement.setDefect] : judgement.refused.map((r) => clip(r.message, 360));
     if (judgement.dropped.length > 0 && kept.length === 0) {
       refused.push(...judgement.dropped.map((i) => `${keyLabel(set.keys[i], i)}: has neither use nor key_ops, and the client asks for encryption`));

@@ -214,6 +214,38 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     }
   });
 
+  const aYear = (): string => new Date(Date.now() + 365 * 86400_000).toUTCString();
+  it.each([
+    ['no-cache beside a max-age of a year', 'no-cache, max-age=31536000', undefined],
+    ['a short max-age beside an Expires of a year', 'public, max-age=60', aYear],
+    ['a max-age of a year after a semicolon', 'public;max-age=31536000', undefined],
+    ['a max-age of a year inside another directive\'s name', 'x-max-age=31536000', undefined],
+  ])('attack: %s keeps a key the client removed in use at most an hour too', async (_name, control, expires) => {
+    const [old, next] = [await encryptionKey(ALG, { kid: 'old' }), await encryptionKey(ALG, { kid: 'next' })];
+    const { client, where } = await registerAt([old.jwk]);
+    caching.set(where, control);
+    if (expires) expiring.set(where, expires());
+    expect((await flow(client, [old], { skipUserinfo: true })).result).not.toBeInstanceOf(Error);
+    sets.set(where, [next.jwk]);
+    advanceClock(3601);
+    const { seen, result } = await flow(client, [next], { skipUserinfo: true });
+    expect(result).not.toBeInstanceOf(Error);
+    expect(decodeProtectedHeader(rawIdToken(seen))).toMatchObject({ alg: ALG, kid: 'next' });
+    expect(hits.get(where)).toBe(3);
+  });
+
+  it('honest: a short max-age beside a longer Expires within the hour is honoured as its longer lifetime', async () => {
+    const good = await encryptionKey(ALG, { kid: 'expires' });
+    const { client, where } = await registerAt([good.jwk]);
+    caching.set(where, 'public, max-age=60');
+    expiring.set(where, new Date(Date.now() + 1200_000).toUTCString());
+    expect((await flow(client, [good], { skipUserinfo: true })).result).not.toBeInstanceOf(Error);
+    expect(hits.get(where)).toBe(2);
+    advanceClock(600);
+    expect((await flow(client, [good], { skipUserinfo: true })).result).not.toBeInstanceOf(Error);
+    expect(hits.get(where)).toBe(2);
+  });
+
   it('keys remain but none can encrypt: invalid_client_metadata names the algorithm and the refused key', async () => {
     const good = await encryptionKey(ALG, { kid: 'enc' });
     const signing = (await rpKeyPair('RS256')).publicJwk;
