@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import type { ProviderFetch } from '../net/provider-fetch.js';
 import { ENCRYPTION_ALG_VALUES } from '../../policies/supported-algorithms.js';
 import { CLIENT_JWKS_MIN_FRESH_SECONDS, currentRequest } from '../seams.js';
-import { ClientKeysRefusedError } from '../errors.js';
+import { ClientKeysRefusedError, OutboundFetchError } from '../errors.js';
 import { requestIdOf } from '../web/error-response.js';
 import { parseJsonObject } from '../web/form-body.js';
 import { clip } from '../terminal-text.js';
@@ -37,6 +37,25 @@ export function forgetRefusedSetsOf(clientId: string): void {
   for (const key of refusedSets.keys()) if (key.startsWith(`${clientId}\n`)) refusedSets.delete(key);
 }
 
+/**
+ * Longest a client's key set is used before it is fetched again, whatever its `max-age` or `Expires` says: a client
+ * that removes a key (compromised, say) has nothing more encrypted to it after at most this long.
+ */
+const CLIENT_JWKS_MAX_FRESH_SECONDS = 3600;
+
+/** When a client's set (by the key of {@link refusedSets}) was last handed to oidc-provider, oldest first. */
+const servedAt = new Map<string, number>();
+/** Most clients whose last set is remembered; a forgotten one fails its next failed answer, as after an hour. */
+const MAX_SERVED = 10_000;
+/** How long after a set was fetched a failed answer may still leave it in use 60 s more: it ends within the hour. */
+const LAST_FALLBACK_MS = (CLIENT_JWKS_MAX_FRESH_SECONDS - CLIENT_JWKS_MIN_FRESH_SECONDS) * 1000;
+
+function markServed(key: string): void {
+  servedAt.delete(key);
+  if (servedAt.size >= MAX_SERVED) servedAt.delete(servedAt.keys().next().value as string);
+  servedAt.set(key, Date.now());
+}
+
 /** Every algorithm the provider offers, for a set fetched outside a client's request. */
 const EVERY_ALGORITHM: RequestedEncryption = ENCRYPTION_ALG_VALUES.map((alg) => ['encryption', alg] as const);
 
@@ -55,12 +74,6 @@ function asJwkSet(body: Buffer): { keys: unknown[] } | undefined {
   const parsed = parseJsonObject(body.toString());
   return Array.isArray(parsed?.keys) ? (parsed as { keys: unknown[] }) : undefined;
 }
-
-/**
- * Longest a client's key set is used before it is fetched again, whatever its `max-age` or `Expires` says: a client
- * that removes a key (compromised, say) has nothing more encrypted to it after at most this long.
- */
-const CLIENT_JWKS_MAX_FRESH_SECONDS = 3600;
 
 /**
  * The longest lifetime, in seconds from now, any reading of `headers` could give a response: every number after a
@@ -86,7 +99,8 @@ function capFreshness(headers: Headers): void {
  * content: `jwks_uri` and `sector_identifier_uri` are fetched alike) is judged by {@link judgeClientKeySet}
  * and only the kept keys reach oidc-provider. Refusals are logged as `client_keys_refused` (never key
  * material); when no key remains the fetch fails and the set is remembered for {@link REFUSED_SET_MS}, or until the
- * client's registration is updated ({@link forgetRefusedSetsOf}).
+ * client's registration is updated ({@link forgetRefusedSetsOf}). A client's set is kept an hour at most, also through
+ * failed answers ({@link LAST_FALLBACK_MS}).
  */
 export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderFetch {
   return async (input, init) => {
@@ -107,6 +121,12 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     // oidc-provider would keep the client's set fetched before as long as a failed answer's max-age or Expires
     // says (a day, say): dropped, so a set the client has replaced since is used at most 60 s more.
     if (response.status !== 200 || (!set && owner.scope !== '')) for (const name of ['cache-control', 'expires']) headers.delete(name);
+    // oidc-provider keeps the set it fetched before 60 s more after an answer it reads as JSON but not as a set (a 404 or
+    // 503 with a JSON body, a 200 that is no JWK Set), and again after the next: a jwks_uri that fails for good would keep
+    // a key it no longer publishes in use for ever. So only while that stays within an hour of the set's own fetch.
+    if (owner.scope !== '' && (response.status !== 200 || !set) && !(Date.now() <= (servedAt.get(memory) ?? -Infinity) + LAST_FALLBACK_MS)) {
+      throw new OutboundFetchError(url, `answered HTTP ${response.status}${set ? '' : ' without a JWK Set'}, and no set fetched within the hour may serve meanwhile`);
+    }
     if (!set) return new Response(body.length > 0 ? new Uint8Array(body) : null, { status: response.status, headers });
     const judgement = judgeClientKeySet(set, owner.requested);
     const kept = judgement.keys;
@@ -119,6 +139,7 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
       refused.push(...judgement.dropped.map((i) => `${keyLabel(set.keys[i], i)}: has neither use nor key_ops, and the client asks for encryption`));
     }
     const served = new Response(JSON.stringify({ ...set, keys: kept }), { status: response.status, headers });
+    if (owner.scope !== '' && response.status === 200 && kept.length > 0) markServed(memory);
     if (refused.length === 0) return served;
     const rule = refused.slice(0, 3).join('; ') + (refused.length > 3 ? `; and ${refused.length - 3} more` : '');
     if (ctx) refusals.set(ctx, { url, rule, kept: kept.length });

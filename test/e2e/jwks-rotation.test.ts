@@ -487,6 +487,41 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(decodeProtectedHeader(rawIdToken(after.seen)).kid).toBe('steady');
   });
 
+  it.each([
+    ['a 404', 404, '{"error":"not_found"}'],
+    ['a 200 that is no JWK Set', 200, '{"status":"maintenance"}'],
+  ])('attack: a jwks_uri answering %s for good no longer publishes the key: nothing is encrypted to it an hour after it was last fetched, and a restored set serves again', async (_name, status, body) => {
+    const gone = await encryptionKey(ALG, { kid: 'gone' });
+    const { client, where } = await registerAt([gone.jwk]);
+    expect(decodeProtectedHeader(rawIdToken((await flow(client, [gone], { skipUserinfo: true })).seen)).kid).toBe('gone');
+    failing.set(where, { status, body });
+    advanceClock(3601);
+    const tokensBefore = await accessTokens();
+    for (let i = 0; i < 3; i += 1) {
+      const { seen, result } = await flow(client, [gone], { skipUserinfo: true });
+      expect(result).toBeInstanceOf(Error);
+      expect([seen.token?.status, JSON.parse(seen.token?.body ?? '{}')]).toEqual([400, { error: 'invalid_client_metadata', error_description: REFRESH_FAILED }]);
+      expect(seen.token?.body).not.toContain('id_token');
+    }
+    expect(await accessTokens()).toBe(tokensBefore);
+    failing.delete(where);
+    advanceClock(61);
+    expect(decodeProtectedHeader(rawIdToken((await flow(client, [gone], { skipUserinfo: true })).seen)).kid).toBe('gone');
+  });
+
+  it('honest: a jwks_uri failing now and then within the hour after its last good answer keeps serving sign-ins with the set vetted then', async () => {
+    const key = await encryptionKey(ALG, { kid: 'flaky' });
+    const { client, where } = await registerAt([key.jwk]);
+    expect((await flow(client, [key], { skipUserinfo: true })).result).not.toBeInstanceOf(Error);
+    failing.set(where, { status: 503, body: '{"error":"temporarily_unavailable"}' });
+    for (const seconds of [61, 1200, 1200]) {
+      advanceClock(seconds);
+      expect((await flow(client, [key], { skipUserinfo: true })).seen.token?.status).toBe(400);
+      const during = await flow(client, [key], { skipUserinfo: true });
+      expect(decodeProtectedHeader(rawIdToken(during.seen)).kid).toBe('flaky');
+    }
+  });
+
   /** RFC 7592 PUT of `client`'s metadata as it is (plus `changes`); the new view (200 expected). */
   async function put(client: ClientMetadata, changes: Record<string, unknown> = {}): Promise<ClientMetadata> {
     const { registration_access_token: token, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client as Record<string, unknown>;
