@@ -143,30 +143,43 @@ function once({ url, targets, maxBytes, accept, method, ca, signal }: Exchange):
       ? httpsRequest(url, { agent: outboundAgents.https, method, lookup: pinned, headers, ...(ca ? { ca } : {}) })
       : httpRequest(url, { agent: outboundAgents.http, method, lookup: pinned, headers });
     const onAbort = (): void => void req.destroy(stopped(url, signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    req.on('error', (err) => {
+    // Settles once: later calls (the request's close after its response ended) change nothing.
+    const fail = (err: unknown): void => {
       signal.removeEventListener('abort', onAbort);
-      reject(err instanceof OutboundFetchError ? err : new OutboundFetchError(url.href, `could not be fetched (${(err as NodeJS.ErrnoException).code ?? err.name})`));
+      reject(err instanceof OutboundFetchError ? err : new OutboundFetchError(url.href, `could not be fetched (${(err as NodeJS.ErrnoException).code ?? (err as Error).name})`));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.on('error', fail);
+    // node emits no error on the request once its response has begun: a connection closed before the response ended
+    // (mid-body, before the last chunk) fails the response only, and a 101 answer only closes the socket.
+    req.on('close', () => fail(new OutboundFetchError(url.href, 'could not be fetched (the connection closed before the response ended)')));
+    req.on('upgrade', (_response, socket) => {
+      socket.destroy();
+      fail(new OutboundFetchError(url.href, 'answered 101 Switching Protocols, which is no document'));
     });
     req.on('response', (response) => {
+      const tooLarge = (): void => {
+        const err = new OutboundFetchError(url.href, `response larger than ${maxBytes} bytes`);
+        fail(err);
+        req.destroy(err);
+      };
       const declared = Number(response.headers['content-length'] ?? '0');
       if (declared > maxBytes) {
-        req.destroy(new OutboundFetchError(url.href, `response larger than ${maxBytes} bytes`));
+        tooLarge();
         return;
       }
       const chunks: Buffer[] = [];
       let size = 0;
       response.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > maxBytes) req.destroy(new OutboundFetchError(url.href, `response larger than ${maxBytes} bytes`));
+        if (size > maxBytes) tooLarge();
         else chunks.push(chunk);
       });
       response.on('end', () => {
         signal.removeEventListener('abort', onAbort);
         resolve({ response, body: Buffer.concat(chunks) });
       });
-      // A broken body also fails the request (rejected above); this only keeps the error from being unhandled.
-      response.on('error', () => undefined);
+      response.on('error', fail);
     });
     if (signal.aborted) onAbort();
     req.end();

@@ -47,6 +47,8 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
   const expiring = new Map<string, string>();
   /** A failed answer per path, where a test wants one instead of the set. */
   const failing = new Map<string, { status: number; body: string }>();
+  /** Paths whose answer is cut short: a declared length, part of the body, then the connection closed. */
+  const cutting = new Set<string>();
   let path = 0;
 
   beforeAll(async () => {
@@ -58,6 +60,11 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
       // The strictest caching a server can ask for; oidc-provider still keeps a set for 60 s.
       res.setHeader('cache-control', caching.get(url) ?? 'no-cache, no-store');
       if (expiring.has(url)) res.setHeader('expires', expiring.get(url) as string);
+      if (cutting.has(url)) {
+        res.setHeader('content-length', 1000);
+        res.write('{"keys":[', () => res.socket?.destroy());
+        return;
+      }
       res.statusCode = failing.get(url)?.status ?? 200;
       res.end(failing.get(url)?.body ?? JSON.stringify({ keys: sets.get(url) ?? [] }));
     };
@@ -507,6 +514,19 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     failing.delete(where);
     advanceClock(61);
     expect(decodeProtectedHeader(rawIdToken((await flow(client, [gone], { skipUserinfo: true })).seen)).kid).toBe('gone');
+  });
+
+  it('attack: a jwks_uri that cuts its answer short fails the request that needs the keys, and does not hold the client\'s later requests', async () => {
+    const key = await encryptionKey(ALG, { kid: 'cut' });
+    const { client, where } = await registerAt([key.jwk]);
+    expect((await flow(client, [key], { skipUserinfo: true })).result).not.toBeInstanceOf(Error);
+    cutting.add(where);
+    advanceClock(61);
+    const cut = await flow(client, [key], { skipUserinfo: true });
+    expect([cut.seen.token?.status, JSON.parse(cut.seen.token?.body ?? '{}')]).toEqual([400, { error: 'invalid_client_metadata', error_description: REFRESH_FAILED }]);
+    cutting.delete(where);
+    const next = await flow(client, [key], { skipUserinfo: true });
+    expect(decodeProtectedHeader(rawIdToken(next.seen)).kid).toBe('cut');
   });
 
   it('honest: a jwks_uri failing now and then within the hour after its last good answer keeps serving sign-ins with the set vetted then', async () => {

@@ -1,6 +1,6 @@
 import http, { createServer, type AgentOptions, type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import { isIP, type AddressInfo } from 'node:net';
+import { createServer as createTcpServer, isIP, type AddressInfo, type Socket } from 'node:net';
 
 import { describe, expect, it, jest } from '@jest/globals';
 import fc from 'fast-check';
@@ -189,6 +189,53 @@ describe('fetchDocument (C11)', () => {
       await expect(fetchDocument(`${base}/never`, { allowPrivateNetwork: true, timeoutMs: 300 })).rejects.toThrow('timed out');
     } finally {
       server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('fetchDocument: a response cut short settles the fetch', () => {
+  /** A server writing `text` raw to every connection, then closing it unless `keepOpen`. */
+  async function rawServer(text: string, keepOpen = false): Promise<{ base: string; close: () => void }> {
+    const sockets = new Set<Socket>();
+    const server = createTcpServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.once('data', () => {
+        socket.write(text);
+        if (!keepOpen) socket.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => {
+        for (const socket of sockets) socket.destroy();
+        server.close();
+      },
+    };
+  }
+
+  it.each([
+    ['closes the connection in the middle of a body of declared length', 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"keys":', false, 'could not be fetched (the connection closed before the response ended)'],
+    ['closes the connection before the last chunk', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"key\r\n', false, 'could not be fetched (the connection closed before the response ended)'],
+    ['switches protocols and closes', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n', false, 'answered 101 Switching Protocols, which is no document'],
+    ['switches protocols and keeps the connection open', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n', true, 'answered 101 Switching Protocols, which is no document'],
+  ])('a server that %s fails the fetch, which never outlives its timeout', async (_name, text, keepOpen, reason) => {
+    const server = await rawServer(text, keepOpen);
+    try {
+      await expect(fetchDocument(`${server.base}/jwks`, { allowPrivateNetwork: true, timeoutMs: 1000 })).rejects.toThrow(`${server.base}/jwks: ${reason}`);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('honest: a body without a declared length that ends when the connection closes (HTTP/1.0) is read whole', async () => {
+    const server = await rawServer('HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"keys":[]}');
+    try {
+      const doc = await fetchDocument(`${server.base}/jwks`, { allowPrivateNetwork: true, timeoutMs: 1000 });
+      expect([doc.status, doc.body.toString()]).toEqual([200, '{"keys":[]}']);
+    } finally {
       server.close();
     }
   });
