@@ -5,7 +5,7 @@ import { encryptionKeyFamily } from '../../policies/jwk-rules.js';
 import type { Logger } from '../logger.js';
 import { encryptionKeysFor, ROUTE_NAMES } from '../seams.js';
 import { requestIdOf } from '../web/error-response.js';
-import { refusedDuring } from './vetted-jwks-fetch.js';
+import { jwksFailedDuring } from './vetted-jwks-fetch.js';
 
 /** The metadata field whose algorithm each route encrypts to the client with. */
 const ENCRYPTED_AT: Readonly<Record<string, string>> = {
@@ -18,7 +18,7 @@ const ENCRYPTED_AT: Readonly<Record<string, string>> = {
  * `*_encrypted_response_alg` (a `jwks_uri` set changed after it was vetted, though no key broke a rule) names the
  * field, the algorithm and the kind of key it needs, and is logged once as `client_keys_unfit`. Told by
  * oidc-provider's own key selection, never by its message; a request whose keys were refused is explained by
- * `client_keys_refused` instead.
+ * `client_keys_refused` instead, and one whose `jwks_uri` could not be fetched by the failed refresh alone.
  */
 export function explainUnfitClientKeys(logger: Logger) {
   return async (ctx: Context, next: Next): Promise<void> => {
@@ -27,7 +27,7 @@ export function explainUnfitClientKeys(logger: Logger) {
     const field = ENCRYPTED_AT[oidc?.route ?? ''];
     const client = oidc?.client;
     const body = ctx.body as { error?: unknown; error_description?: unknown } | undefined;
-    if (!field || !client || body?.error !== 'invalid_client_metadata' || typeof body.error_description !== 'string' || refusedDuring(ctx)) return;
+    if (!field || !client || body?.error !== 'invalid_client_metadata' || typeof body.error_description !== 'string' || jwksFailedDuring(ctx)) return;
     const alg = client.metadata()[field];
     if (typeof alg !== 'string' || encryptionKeysFor(client, alg).length > 0) return;
     const where = client.jwksUri ? `jwks_uri ${client.jwksUri}` : 'jwks';

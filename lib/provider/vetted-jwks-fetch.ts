@@ -15,6 +15,8 @@ import { clip } from '../terminal-text.js';
 
 /** What was refused while a request was being served, for the error description (by request). */
 const refusals = new WeakMap<object, { url: string; rule: string; kept: number }>();
+/** Requests during which their client's JWK Set could not be fetched (the fetch failed, or answered no set with a 200). */
+const unfetched = new WeakSet<object>();
 
 /** How long (ms) a refused set is remembered, as oidc-provider keeps an accepted one: no refetch and rejudge per request. */
 export const REFUSED_SET_MS = CLIENT_JWKS_MIN_FRESH_SECONDS * 1000;
@@ -113,7 +115,13 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
       if (ctx) refusals.set(ctx, { url, rule: known.rule, kept: 0 });
       throw new ClientKeysRefusedError(url, known.rule);
     }
-    const response = await fetch(input, init);
+    let response: Response;
+    try {
+      response = await fetch(input, init);
+    } catch (err) {
+      if (ctx && owner.scope !== '') unfetched.add(ctx);
+      throw err;
+    }
     const body = Buffer.from(await response.arrayBuffer());
     const headers = new Headers(response.headers);
     headers.delete('content-length');
@@ -121,6 +129,7 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     // oidc-provider would keep the client's set fetched before as long as a failed answer's max-age or Expires
     // says (a day, say): dropped, so a set the client has replaced since is used at most 60 s more.
     if (response.status !== 200 || (!set && owner.scope !== '')) for (const name of ['cache-control', 'expires']) headers.delete(name);
+    if (ctx && owner.scope !== '' && (response.status !== 200 || !set)) unfetched.add(ctx);
     // oidc-provider keeps the set it fetched before 60 s more after an answer it reads as JSON but not as a set (a 404 or
     // 503 with a JSON body, a 200 that is no JWK Set), and again after the next: a jwks_uri that fails for good would keep
     // a key it no longer publishes in use for ever. So only while that stays within an hour of the set's own fetch.
@@ -160,8 +169,11 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
   };
 }
 
-/** Whether keys of a client's `jwks_uri` were refused while `ctx` was served (`client_keys_refused` explains its failure). */
-export const refusedDuring = (ctx: object): boolean => refusals.has(ctx);
+/**
+ * Whether keys of a client's `jwks_uri` were refused while `ctx` was served (`client_keys_refused` explains its failure),
+ * or could not be fetched (`client JSON Web Key Set failed to be refreshed` does).
+ */
+export const jwksFailedDuring = (ctx: object): boolean => refusals.has(ctx) || unfetched.has(ctx);
 
 /** `provider.use` middleware: `invalid_client_metadata` after refused `jwks_uri` keys also names the key rule broken. */
 export function explainRefusedClientKeys() {

@@ -529,6 +529,19 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(decodeProtectedHeader(rawIdToken(next.seen)).kid).toBe('cut');
   });
 
+  it.each([
+    ['answers 503', (where: string) => failing.set(where, { status: 503, body: '{"error":"temporarily_unavailable"}' })],
+    ['cuts its answer short', (where: string) => cutting.add(where)],
+  ])('a jwks_uri that %s at the client\'s first sign-in: the refresh failed, and nothing says the set holds no fitting key', async (_name, fail) => {
+    const key = await encryptionKey(ALG, { kid: 'first' });
+    const { client, where } = await registerAt([key.jwk]);
+    fail(where);
+    const before = unfits().length;
+    const { seen } = await flow(client, [key], { skipUserinfo: true });
+    expect([seen.token?.status, JSON.parse(seen.token?.body ?? '{}')]).toEqual([400, { error: 'invalid_client_metadata', error_description: REFRESH_FAILED }]);
+    expect(unfits().slice(before)).toEqual([]);
+  });
+
   it('honest: a jwks_uri failing now and then within the hour after its last good answer keeps serving sign-ins with the set vetted then', async () => {
     const key = await encryptionKey(ALG, { kid: 'flaky' });
     const { client, where } = await registerAt([key.jwk]);
