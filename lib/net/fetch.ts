@@ -219,6 +219,7 @@ export async function fetchDocument(href: string, options: OutboundFetchOptions,
       const location = response.headers.location;
       if (status >= 300 && status < 400 && location && request.redirect !== 'manual') {
         if (request.redirect === 'error') throw new OutboundFetchError(url.href, 'redirects, and the caller allows no redirects');
+        if (!URL.canParse(location, url)) throw new OutboundFetchError(url.href, 'redirects to a Location that is no URL');
         const next = new URL(location, url);
         if (next.host !== originalHost) throw new OutboundFetchError(url.href, `redirects to another host (${next.host})`);
         url = next;

@@ -209,6 +209,15 @@ const CASES: RejectionCase[] = [
       s.end();
     },
   ]),
+  jwksUri('jwks_uri redirecting to a Location that is no URL', (m) => `${m.docs}/bad-location`, 'open', [
+    '/bad-location',
+    (_q, s) => {
+      s.statusCode = 302;
+      s.setHeader('location', 'http://[::1');
+      s.end();
+    },
+  ]),
+  { ...keys('x5u redirecting to a Location that is no URL', 'RSA-OAEP-256', (m) => ({ keys: [{ ...m.chain.jwk, x5u: `${m.docs}/bad-location` }] }), 'x5u http://'), app: 'open' },
   jwksUri('jwks_uri too slow (over 5 s)', (m) => `${m.docs}/slow`, 'open', ['/slow', () => undefined]),
 ];
 
@@ -242,6 +251,7 @@ const DOCUMENTED: Record<string, string> = {
   // The fetch's own 5 s and the request's shared 5 s budget end together: either words it.
   'jwks_uri too slow (over 5 s)': 'jwks_uri: …: timed out…',
   'jwks_uri redirecting to another host': 'jwks_uri: …: redirects to another host (…)',
+  'jwks_uri redirecting to a Location that is no URL': 'jwks_uri: …: redirects to a Location that is no URL',
   'grant_types empty': 'grant_types: must include authorization_code, the only grant',
   'response_types empty': 'response_types: must include code, the only response type',
   'grant_types device_code': 'grant_types: "urn:ietf:params:oauth:grant-type:device_code" is not offered: authorization_code is the only grant (no refresh tokens: C3)',
