@@ -20,46 +20,17 @@ type Cached = string | null;
 /** A cached record and when it was filled (epoch ms). */
 type Entry = { value: Cached; at: number };
 
-/** This process's record caches on one invalidation channel, and the writers waiting until one of them hears a key. */
-interface Listeners {
-  caches: Set<{ drop(key: string): void; readonly active: boolean }>;
-  waiting: Map<string, Set<() => void>>;
-}
-
-const byChannel = new Map<string, Listeners>();
-const listenersOf = (channel: string): Listeners => {
-  const found = byChannel.get(channel) ?? { caches: new Set(), waiting: new Map() };
-  byChannel.set(channel, found);
-  return found;
-};
-const release = (channel: string, key?: string): void => {
-  const listeners = byChannel.get(channel);
-  for (const done of [...(key === undefined ? [...(listeners?.waiting.values() ?? [])].flatMap((w) => [...w]) : (listeners?.waiting.get(key) ?? []))]) done();
-};
+/** The record caches of this process by invalidation channel: how each drops a key. */
+const byChannel = new Map<string, Set<(key: string) => void>>();
 
 /**
- * Starts listening, before a write publishes the invalidation of `key` on `channel`, for the moment this process
- * hears it: a message one record cache hears drops the key in every cache of this process on the channel, so a write
- * answered after `heard` is seen by every store of this process, whichever wrote it (Redis may answer the writer
- * before it writes to the subscribers). `heard` resolves at once when no cache here serves, and after `timeoutMs` at
- * the latest; `cancel` stops listening.
+ * Drops `key` from every record cache of this process on `channel`, as their invalidation message will. Called once a
+ * write is answered, every store of this process reads the record from Redis from then on (a read begun earlier
+ * fills nothing), whatever the delay of its own subscription: Redis may answer the writer before it writes to the
+ * subscribers, and another write's message for the same key may arrive first.
  */
-export function hearInvalidation(channel: string, key: string, timeoutMs: number): { heard: Promise<void>; cancel(): void } {
-  const listeners = listenersOf(channel);
-  let done = (): void => undefined;
-  const heard = new Promise<void>((resolve) => {
-    const timer = setTimeout(() => done(), timeoutMs);
-    done = () => {
-      clearTimeout(timer);
-      const waiting = listeners.waiting.get(key);
-      waiting?.delete(done);
-      if (waiting?.size === 0) listeners.waiting.delete(key);
-      resolve();
-    };
-  });
-  if ([...listeners.caches].some((cache) => cache.active)) listeners.waiting.set(key, (listeners.waiting.get(key) ?? new Set()).add(done));
-  else done();
-  return { heard, cancel: () => done() };
+export function dropInProcess(channel: string, key: string): void {
+  for (const drop of byChannel.get(channel) ?? []) drop(key);
 }
 
 /**
@@ -107,25 +78,22 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
     else shelf(key).delete(key);
     epoch += 1;
   };
-  const listeners = listenersOf(options.channel);
-  const peer = { drop, get active() { return active; } };
-  listeners.caches.add(peer);
+  const dropKey = (key: string): void => drop(key);
+  const peers = byChannel.get(options.channel) ?? new Set();
+  byChannel.set(options.channel, peers.add(dropKey));
   /** The subscriber's last fault: the cause logged when the cache pauses. */
   let fault: unknown;
   const deactivate = (cause: unknown = fault): void => {
     if (active) options.logger.warn('store_cache_paused', { store: 'redis', reason: 'invalidation channel down', ...(cause ? describeFailure(cause, seed ?? options.address) : {}) });
     active = false;
     drop();
-    if (![...listeners.caches].some((cache) => cache.active)) release(options.channel);
   };
   const seed = options.clusterNodes?.[0];
   const subscriber = seed
     ? new Redis({ ...options.connection, host: seed.host, port: seed.port, autoResubscribe: false, enableOfflineQueue: false, lazyConnect: true })
     : (options.client as Redis).duplicate({ autoResubscribe: false, enableOfflineQueue: false, lazyConnect: true });
   subscriber.on('message', (channel: string, key: string) => {
-    if (channel !== options.channel) return;
-    for (const cache of listeners.caches) cache.drop(key);
-    release(channel, key);
+    if (channel === options.channel) drop(key);
   });
   // Connection faults are logged by the store's own client; the cache pauses, saying why.
   subscriber.on('error', (err: unknown) => {
@@ -167,9 +135,8 @@ export function createRecordCache(options: RecordCacheOptions): RecordCache {
       closed = true;
       active = false;
       models.clear();
-      listeners.caches.delete(peer);
-      if (![...listeners.caches].some((cache) => cache.active)) release(options.channel);
-      if (listeners.caches.size === 0) byChannel.delete(options.channel);
+      peers.delete(dropKey);
+      if (peers.size === 0 && byChannel.get(options.channel) === peers) byChannel.delete(options.channel);
       if (subscriber.status === 'ready') subscriber.quit().catch(() => subscriber.disconnect());
       else subscriber.disconnect();
     },

@@ -13,7 +13,7 @@ import { refOf, type StoreInventory } from './inventory.js';
 import { RequestBatch, type AddCommand, type Answer, type PendingRecord, type Pipe, type ScriptCommands } from './redis-batch.js';
 import { attemptBucket, attemptCounterKey, BUCKET_TAGS, counterCapOf, keySlot } from './redis-attempt-keys.js';
 import { createRedisInventory, nodeName } from './redis-inventory.js';
-import { createRecordCache, hearInvalidation, type RecordCache } from './redis-record-cache.js';
+import { createRecordCache, dropInProcess, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
 import { CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
@@ -308,11 +308,11 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     await Promise.race([Promise.all(published), sleep(timeoutMs, undefined, { ref: false })]);
   };
   /**
-   * Writes a cached model's record and publishes its invalidation in one MULTI, answered once this process heard it.
+   * Writes a cached model's record and publishes its invalidation in one MULTI; once answered, no store of this process
+   * serves the record it had ({@link dropInProcess}).
    */
   const writeCached = async (key: string, add: AddCommand): Promise<unknown> => {
     cache?.drop(cacheName(key));
-    const hearing = hearInvalidation(channel, cacheName(key), timeoutMs);
     try {
       const result = await run(async () => {
         const multi = client.multi() as Pipe;
@@ -323,11 +323,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         return answers[0]?.[1];
       });
       if (clustered) await publishNearSubscribers(cacheName(key));
-      await hearing.heard;
       return result;
     } finally {
-      hearing.cancel();
-      cache?.drop(cacheName(key));
+      dropInProcess(channel, cacheName(key));
     }
   };
 

@@ -151,6 +151,72 @@ describe('redis store: clients cached in every process, invalidated everywhere a
     }
   });
 
+  it('attack: two writes of one record at once: the later one answered is seen at once by another store of this process, even when the earlier one\'s invalidation reached it first', async () => {
+    const prefix = fresh('cache-two-writes');
+    const link = await startRelay(Number(new URL(SHARED_REDIS_URL).port));
+    link.lag(200);
+    const gate = `${prefix}gate`;
+    try {
+      const lagging = open(prefix, `redis://127.0.0.1:${link.port}`);
+      const [first, second] = [0, 1].map(() => createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, cachedModels: [] }));
+      stores.push(first as Store, second as Store);
+      await subscribers(prefix, 1);
+      const sent = countSent(lagging.client);
+      let cached = false;
+      for (let i = 0; i < 100 && !cached; i += 1) {
+        const before = sent.commands;
+        expect(await lagging.adapter('ClientSuspension').find('rp')).toBeUndefined();
+        cached = sent.commands === before;
+      }
+      expect(cached).toBe(true);
+      // The second write is sent first but held at Redis behind a blocking command of its connection.
+      const blocked = (second as Store).client as Redis;
+      const id = (await blocked.call('CLIENT', 'ID')) as number;
+      void blocked.blpop(gate, 0);
+      const later = (second as Store).adapter('ClientSuspension').upsert('rp', { disabled_at: 2, disabled_by: 'second' });
+      let held = false;
+      for (let i = 0; i < 500 && !held; i += 1) {
+        const list = (await admin.call('CLIENT', 'LIST')) as string;
+        held = list.split('\n').some((line) => line.startsWith(`id=${id} `) && line.includes('cmd=blpop') && !/ qbuf=0 /.test(line));
+        if (!held) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(held).toBe(true);
+      // The first write lands and its invalidation reaches this process; the lagging store reads it.
+      await (first as Store).adapter('ClientSuspension').upsert('rp', { disabled_at: 1, disabled_by: 'first' });
+      expect(await lagging.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 1, disabled_by: 'first' });
+      await admin.lpush(gate, 'go');
+      await later;
+      expect(await admin.get(`${prefix}ClientSuspension:${refOf('rp')}`)).toContain('second');
+      expect(await lagging.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 2, disabled_by: 'second' });
+    } finally {
+      link.close();
+    }
+  });
+
+  it('attack: a write through a store whose invalidations no cache of this process hears (another Redis server, one prefix) is answered at once, not after its operation timeout', async () => {
+    const prefix = fresh('cache-two-servers');
+    const own = await startOwnRedis();
+    try {
+      const here = open(prefix);
+      await subscribers(prefix, 1);
+      await here.adapter('ClientSuspension').upsert('rp', { disabled_at: 1, disabled_by: 'here' });
+      expect(await here.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 1, disabled_by: 'here' });
+      // An operation timeout longer than the test's: a write waiting it out never ends in time.
+      const there = createRedisStore({ url: own.url, keyPrefix: prefix, operationTimeoutMs: 120_000, cachedModels: [] });
+      stores.push(there);
+      await there.adapter('ClientSuspension').upsert('rp', { disabled_at: 2, disabled_by: 'there' });
+      await there.adapter('SessionRevocation').upsert('uid-1', { revoked_at: 2 }, 60);
+      expect(await there.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 2, disabled_by: 'there' });
+      // Honest: the store on the shared server still reads its own server's record, and sees its own next write at once.
+      expect(await here.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 1, disabled_by: 'here' });
+      await here.adapter('ClientSuspension').upsert('rp', { disabled_at: 3, disabled_by: 'here' });
+      expect(await here.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 3, disabled_by: 'here' });
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    } finally {
+      own.dispose();
+    }
+  });
+
   it('attack: a client disabled, a session revoked or a client deleted through a process that caches nothing (an admin process with `cachedModels: []`) is seen at once by one that cached them', async () => {
     const prefix = fresh('cache-off-writer');
     const admin = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, cachedModels: [] });
