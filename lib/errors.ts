@@ -328,19 +328,53 @@ export function fileErrorMessage(action: 'read' | 'write' | 'create' | 'replace'
 }
 
 /**
+ * The UTF-8 text of a file the user named (the configuration file, the JSON files settings name) without a byte order
+ * mark at its start; fails naming the first line that is not UTF-8 (a Latin-1 file), never its bytes: decoded
+ * leniently, a password or client secret would change without a word.
+ */
+export function utf8Text(bytes: Buffer): string {
+  // A fatal decoder throws on the first byte that is not UTF-8, and drops a byte order mark at the start.
+  const decode = (part: Uint8Array): string => new TextDecoder('utf-8', { fatal: true }).decode(part);
+  try {
+    return decode(bytes);
+  } catch {
+    // A line feed byte is never part of a longer UTF-8 sequence: each line decodes on its own.
+    let line = 1;
+    for (let start = 0; start <= bytes.length; line += 1) {
+      const end = bytes.indexOf(0x0a, start);
+      const stop = end < 0 ? bytes.length : end;
+      try {
+        decode(bytes.subarray(start, stop));
+      } catch {
+        break;
+      }
+      start = stop + 1;
+    }
+    throw new Error(`line ${line} is not UTF-8 text: save the file as UTF-8 (or write each character beyond ASCII as \\uXXXX)`);
+  }
+}
+
+/**
  * The JSON value of a file the user named, a byte order mark at its start skipped (Windows editors write one). A failure
- * is thrown as `fail(reason)`: what {@link fileErrorMessage} says, or `/abs/path is not valid JSON` (never the parser's
- * message, which quotes the content).
+ * is thrown as `fail(reason)`: what {@link fileErrorMessage} says, `/abs/path line N is not UTF-8 text` (a Latin-1
+ * file, whose client secret would otherwise change without a word), or `/abs/path is not valid JSON` (never the
+ * parser's message, which quotes the content).
  */
 export function readJsonFile(path: string, fail: (reason: string) => Error): unknown {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (err) {
     throw fail(fileErrorMessage('read', path, err));
   }
+  let text: string;
   try {
-    return JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
+    text = utf8Text(bytes);
+  } catch (err) {
+    throw fail(`${resolve(path)} ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
   } catch {
     throw fail(`${resolve(path)} is not valid JSON`);
   }

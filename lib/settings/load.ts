@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 
-import { fileErrorMessage, SettingsError } from '../errors.js';
+import { fileErrorMessage, SettingsError, utf8Text } from '../errors.js';
 import { clip } from '../terminal-text.js';
 import { PROPERTY_DEFINITIONS, writeValue, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
@@ -219,32 +219,6 @@ function readConfigFile(file: string): Map<string, string> {
     return extension === '.json' ? flattenJson(parseJsonText(text)) : parseProperties(text);
   } catch (err) {
     throw new SettingsError(`malformed configuration file ${resolve(file)}: ${(err as Error).message}`, ['SVC_CONFIG']);
-  }
-}
-
-/**
- * The UTF-8 text of a configuration file without a byte order mark at its start; fails naming the first line that is not
- * UTF-8 (a Latin-1 file), never its bytes: decoded leniently, a password would change without a word.
- */
-function utf8Text(bytes: Buffer): string {
-  // A fatal decoder throws on the first byte that is not UTF-8, and drops a byte order mark at the start.
-  const decode = (part: Uint8Array): string => new TextDecoder('utf-8', { fatal: true }).decode(part);
-  try {
-    return decode(bytes);
-  } catch {
-    // A line feed byte is never part of a longer UTF-8 sequence: each line decodes on its own.
-    let line = 1;
-    for (let start = 0; start <= bytes.length; line += 1) {
-      const end = bytes.indexOf(0x0a, start);
-      const stop = end < 0 ? bytes.length : end;
-      try {
-        decode(bytes.subarray(start, stop));
-      } catch {
-        break;
-      }
-      start = stop + 1;
-    }
-    throw new Error(`line ${line} is not UTF-8 text: save the file as UTF-8 (or write each character beyond ASCII as \\uXXXX)`);
   }
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 
 import { loadSettings, silentLogger } from '../../lib/index.js';
-import { readJsonFile } from '../../lib/errors.js';
+import { readJsonFile, SettingsError } from '../../lib/errors.js';
 import { generateSigningKeys, readSigningKeys } from '../../lib/provider/keys.js';
 import { findUnsafeDefaults, enforceSafeDefaults } from '../../lib/settings/unsafe.js';
 import { PROPERTY_DEFINITIONS, readValue, ruleDerivedEnv } from '../../lib/settings/definitions.js';
@@ -438,6 +438,19 @@ describe('configuration files as editors save them', () => {
     const keys = file('bom-keys.json', `\uFEFF${JSON.stringify(await generateSigningKeys())}`);
     expect(readSigningKeys(keys).keys).toHaveLength(2);
     expect(readJsonFile(file('bom-clients.json', '\uFEFF[{"client_id": "a"}]'), (reason) => new Error(reason))).toEqual([{ client_id: 'a' }]);
+  });
+
+  it('stops on a JSON file settings name (svc.clients.file: one reader) that is not UTF-8, naming the line and never the text: a client secret would change without a word', () => {
+    const path = file('latin1-clients.json', Buffer.concat([Buffer.from('[{"client_id": "a",\n"client_secret": "p'), Buffer.from([0xe4]), Buffer.from('ssw0rd-SECRET"}]\n')]));
+    const err = captureError(() => readJsonFile(path, (reason) => new SettingsError(`svc.clients.file: ${reason}`, ['svc.clients.file'])));
+    expect(err.message).toBe(`svc.clients.file: ${path} line 2 is not UTF-8 text: save the file as UTF-8 (or write each character beyond ASCII as \\uXXXX)`);
+    expect(err.message).not.toContain('SECRET');
+  });
+
+  it('honest: a JSON file settings name in UTF-8, a byte order mark or not, keeps every character beyond ASCII as written', () => {
+    for (const text of ['[{"client_id": "a", "client_name": "Bücher €", "client_secret": "pässwörd"}]', '\uFEFF[{"client_id": "a", "client_name": "Bücher €", "client_secret": "pässwörd"}]']) {
+      expect(readJsonFile(file('utf8-clients.json', text), (reason) => new Error(reason))).toEqual([{ client_id: 'a', client_name: 'Bücher €', client_secret: 'pässwörd' }]);
+    }
   });
 
   it('honest: a JSON file that is not JSON is still refused as such, a byte order mark or not', () => {
