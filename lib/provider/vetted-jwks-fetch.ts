@@ -45,28 +45,23 @@ export function forgetRefusedSetsOf(clientId: string): void {
  */
 const CLIENT_JWKS_MAX_FRESH_SECONDS = 3600;
 
-/** When a client's set (by the key of {@link refusedSets}) was last handed to oidc-provider, oldest first. */
-const servedAt = new Map<string, number>();
-/** Most clients whose last set is remembered; a forgotten one fails its next failed answer, as after an hour. */
-const MAX_SERVED = 10_000;
+/**
+ * When each client, as oidc-provider holds it (one object per version of its metadata, each with its own copy of the
+ * set), was last handed a set: a copy is judged by its own fetch, not by another version's, which may be newer.
+ */
+const servedAt = new WeakMap<object, number>();
 /** How long after a set was fetched a failed answer may still leave it in use 60 s more: it ends within the hour. */
 const LAST_FALLBACK_MS = (CLIENT_JWKS_MAX_FRESH_SECONDS - CLIENT_JWKS_MIN_FRESH_SECONDS) * 1000;
-
-function markServed(key: string): void {
-  servedAt.delete(key);
-  if (servedAt.size >= MAX_SERVED) servedAt.delete(servedAt.keys().next().value as string);
-  servedAt.set(key, Date.now());
-}
 
 /** Every algorithm the provider offers, for a set fetched outside a client's request. */
 const EVERY_ALGORITHM: RequestedEncryption = ENCRYPTION_ALG_VALUES.map((alg) => ['encryption', alg] as const);
 
 /** Whose keys `url` holds: the client being served when it is its `jwks_uri`, with its encryption algs; else every alg. */
-function ownerOf(url: string, ctx: KoaContextWithOIDC | undefined): { scope: string; requested: RequestedEncryption } {
+function ownerOf(url: string, ctx: KoaContextWithOIDC | undefined): { scope: string; requested: RequestedEncryption; client?: object } {
   const client = ctx?.oidc?.client;
   // A jwks_uri that is not a URL is never fetched.
   if (client?.jwksUri && URL.canParse(client.jwksUri) && new URL(client.jwksUri).href === url) {
-    return { scope: client.clientId, requested: requestedEncryption(client.metadata()) };
+    return { scope: client.clientId, requested: requestedEncryption(client.metadata()), client };
   }
   return { scope: '', requested: EVERY_ALGORITHM };
 }
@@ -132,8 +127,9 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     if (ctx && owner.scope !== '' && (response.status !== 200 || !set)) unfetched.add(ctx);
     // oidc-provider keeps the set it fetched before 60 s more after an answer it reads as JSON but not as a set (a 404 or
     // 503 with a JSON body, a 200 that is no JWK Set), and again after the next: a jwks_uri that fails for good would keep
-    // a key it no longer publishes in use for ever. So only while that stays within an hour of the set's own fetch.
-    if (owner.scope !== '' && (response.status !== 200 || !set) && !(Date.now() <= (servedAt.get(memory) ?? -Infinity) + LAST_FALLBACK_MS)) {
+    // a key it no longer publishes in use for ever. So only while that stays within an hour of the fetch of the set this
+    // client object holds (a client cached for metadata changed back holds its own, older copy).
+    if (owner.scope !== '' && (response.status !== 200 || !set) && !(owner.client && Date.now() <= (servedAt.get(owner.client) ?? -Infinity) + LAST_FALLBACK_MS)) {
       throw new OutboundFetchError(url, `answered HTTP ${response.status}${set ? '' : ' without a JWK Set'}, and no set fetched within the hour may serve meanwhile`);
     }
     if (!set) return new Response(body.length > 0 ? new Uint8Array(body) : null, { status: response.status, headers });
@@ -148,7 +144,7 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
       refused.push(...judgement.dropped.map((i) => `${keyLabel(set.keys[i], i)}: has neither use nor key_ops, and the client asks for encryption`));
     }
     const served = new Response(JSON.stringify({ ...set, keys: kept }), { status: response.status, headers });
-    if (owner.scope !== '' && response.status === 200 && kept.length > 0) markServed(memory);
+    if (owner.client && response.status === 200 && kept.length > 0) servedAt.set(owner.client, Date.now());
     if (refused.length === 0) return served;
     const rule = refused.slice(0, 3).join('; ') + (refused.length > 3 ? `; and ${refused.length - 3} more` : '');
     if (ctx) refusals.set(ctx, { url, rule, kept: kept.length });

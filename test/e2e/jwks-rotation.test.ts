@@ -583,6 +583,43 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     expect(decodeProtectedHeader(rawIdToken(next.seen)).kid).toBe('rp-enc-new');
   });
 
+  it('attack: metadata changed by a PUT and back brings back the client as oidc-provider cached it, holding a set fetched over an hour ago: a failing jwks_uri never puts that set back in use', async () => {
+    const [old, next] = [await encryptionKey(ALG, { kid: 'old' }), await encryptionKey(ALG, { kid: 'next' })];
+    const { client, where } = await registerAt([old.jwk]);
+    const named = await put(client, { client_name: 'first' });
+    expect(decodeProtectedHeader(rawIdToken((await flow(named, [old], { skipUserinfo: true })).seen)).kid).toBe('old');
+    // The RP replaces its key; an hour on, a sign-in under other metadata fetches the new set.
+    sets.set(where, [next.jwk]);
+    advanceClock(3601);
+    const renamed = await put(named, { client_name: 'second' });
+    expect(decodeProtectedHeader(rawIdToken((await flow(renamed, [next], { skipUserinfo: true })).seen)).kid).toBe('next');
+    // The metadata as it was: oidc-provider finds the client it cached for it, its copy of the set fetched over an hour ago.
+    const back = await put(renamed, { client_name: 'first' });
+    failing.set(where, { status: 503, body: '{"error":"temporarily_unavailable"}' });
+    for (let i = 0; i < 3; i += 1) {
+      const { seen } = await flow(back, [old, next], { skipUserinfo: true });
+      expect([seen.token?.status, JSON.parse(seen.token?.body ?? '{}')]).toEqual([400, { error: 'invalid_client_metadata', error_description: REFRESH_FAILED }]);
+    }
+    failing.delete(where);
+    expect(decodeProtectedHeader(rawIdToken((await flow(back, [next], { skipUserinfo: true })).seen)).kid).toBe('next');
+  });
+
+  it('a jwks_uri failing just after a PUT that changed other metadata: the refresh failed, and nothing says the set holds no fitting key', async () => {
+    const key = await encryptionKey(ALG, { kid: 'kept' });
+    const { client, where } = await registerAt([key.jwk]);
+    expect((await flow(client, [key], { skipUserinfo: true })).result).not.toBeInstanceOf(Error);
+    const renamed = await put(client, { client_name: 'renamed' });
+    failing.set(where, { status: 503, body: '{"error":"temporarily_unavailable"}' });
+    const before = unfits().length;
+    for (let i = 0; i < 2; i += 1) {
+      const { seen } = await flow(renamed, [key], { skipUserinfo: true });
+      expect([seen.token?.status, JSON.parse(seen.token?.body ?? '{}')]).toEqual([400, { error: 'invalid_client_metadata', error_description: REFRESH_FAILED }]);
+    }
+    expect(unfits().slice(before)).toEqual([]);
+    failing.delete(where);
+    expect(decodeProtectedHeader(rawIdToken((await flow(renamed, [key], { skipUserinfo: true })).seen)).kid).toBe('kept');
+  });
+
   it('honest: a refused set, fixed at jwks_uri and vetted by a successful PUT, serves the next sign-in at once (the refusal is not remembered past it)', async () => {
     const good = await encryptionKey(ALG, { kid: 'rp-enc' });
     const { client, where } = await registerAt([good.jwk]);
