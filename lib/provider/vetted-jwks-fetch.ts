@@ -44,6 +44,12 @@ export function forgetRefusedSetsOf(clientId: string): void {
  * that removes a key (compromised, say) has nothing more encrypted to it after at most this long.
  */
 const CLIENT_JWKS_MAX_FRESH_SECONDS = 3600;
+/**
+ * Longest a client's set is kept before it is fetched again: ten minutes short of the hour, so a failed answer to that
+ * fetch still finds the set in its last window of 60-s fallbacks ({@link LAST_FALLBACK_MS}) however long its
+ * `max-age`; a set kept the whole hour would meet a failed answer with none (every request failing until it answers).
+ */
+const CLIENT_JWKS_FRESH_CAP_SECONDS = CLIENT_JWKS_MAX_FRESH_SECONDS - 600;
 
 /**
  * When each client, as oidc-provider holds it (one object per version of its metadata, each with its own copy of the
@@ -83,10 +89,10 @@ function longestLifetime(headers: Headers): number {
   return Math.max(0, ...ages, Number.isNaN(expires) ? 0 : (expires - Date.now()) / 1000);
 }
 
-/** Caps the lifetime `headers` give a response at {@link CLIENT_JWKS_MAX_FRESH_SECONDS}, as oidc-provider reads them. */
+/** Caps the lifetime `headers` give a response at {@link CLIENT_JWKS_FRESH_CAP_SECONDS}, as oidc-provider reads them. */
 function capFreshness(headers: Headers): void {
-  if (!(longestLifetime(headers) > CLIENT_JWKS_MAX_FRESH_SECONDS)) return;
-  headers.set('cache-control', `max-age=${CLIENT_JWKS_MAX_FRESH_SECONDS}`);
+  if (!(longestLifetime(headers) > CLIENT_JWKS_FRESH_CAP_SECONDS)) return;
+  headers.set('cache-control', `max-age=${CLIENT_JWKS_FRESH_CAP_SECONDS}`);
   headers.delete('expires');
 }
 

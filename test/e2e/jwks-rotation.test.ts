@@ -555,6 +555,30 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     }
   });
 
+  it('honest: a set kept as long as allowed (a max-age of a day) whose jwks_uri answers a JSON 503 when it is fetched again still serves sign-ins, one a minute failing, until the hour since its fetch is out', async () => {
+    const key = await encryptionKey(ALG, { kid: 'day' });
+    const { client, where } = await registerAt([key.jwk]);
+    caching.set(where, 'public, max-age=86400');
+    expect((await flow(client, [key], { skipUserinfo: true })).result).not.toBeInstanceOf(Error);
+    const fetched = hits.get(where);
+    failing.set(where, { status: 503, body: '{"error":"temporarily_unavailable"}' });
+    // Minute by minute, a sign-in each, until one fetches the set again: it hears the failure.
+    let minutes = 0;
+    let refetching: Awaited<ReturnType<typeof flow>> | undefined;
+    while (refetching === undefined && minutes < 60) {
+      advanceClock(60);
+      minutes += 1;
+      const signIn = await flow(client, [key], { skipUserinfo: true });
+      if (hits.get(where) !== fetched) refetching = signIn;
+      else expect(decodeProtectedHeader(rawIdToken(signIn.seen)).kid).toBe('day');
+    }
+    expect([refetching?.seen.token?.status, JSON.parse(refetching?.seen.token?.body ?? '{}')]).toEqual([400, { error: 'invalid_client_metadata', error_description: REFRESH_FAILED }]);
+    expect(decodeProtectedHeader(rawIdToken((await flow(client, [key], { skipUserinfo: true })).seen)).kid).toBe('day');
+    // Past the hour since the set was fetched, nothing more is encrypted to it while the jwks_uri fails.
+    advanceClock((60 - minutes) * 60 + 1);
+    for (let i = 0; i < 2; i += 1) expect((await flow(client, [key], { skipUserinfo: true })).seen.token?.status).toBe(400);
+  });
+
   /** RFC 7592 PUT of `client`'s metadata as it is (plus `changes`); the new view (200 expected). */
   async function put(client: ClientMetadata, changes: Record<string, unknown> = {}): Promise<ClientMetadata> {
     const { registration_access_token: token, registration_client_uri: uri, client_secret_expires_at: _e, client_id_issued_at: _i, ...metadata } = client as Record<string, unknown>;
