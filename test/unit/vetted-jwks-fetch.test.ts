@@ -81,6 +81,35 @@ describe('vettedJwksFetch: every JWK Set oidc-provider fetches is judged (C6, is
     );
   });
 
+  it.each([
+    ['two Cache-Control lines, the longer second', [['cache-control', 'public'], ['cache-control', 'max-age=31536000']], 3000],
+    ['an upper-case directive', [['cache-control', 'MAX-AGE=31536000']], 3000],
+    ['a quoted value', [['cache-control', 'max-age="31536000"']], 3000],
+    ['a value past any number type', [['cache-control', `max-age=${'9'.repeat(400)}`]], 3000],
+    ['s-maxage and stale-while-revalidate of a year beside a short max-age', [['cache-control', 'max-age=60, s-maxage=31536000, stale-while-revalidate=31536000']], 60],
+    ['an Age header beside a long max-age', [['cache-control', 'max-age=31536000'], ['age', '31535990']], 3000],
+    ['a Date header a year ahead beside an Expires two years ahead', [['date', new Date(Date.now() + 365 * 86400_000).toUTCString()], ['expires', new Date(Date.now() + 730 * 86400_000).toUTCString()]], 3000],
+    ['honest: a max-age of ten minutes', [['cache-control', 'max-age=600']], 600],
+  ] as [string, [string, string][], number][])('a good set served with %s is kept, as oidc-provider reads its headers, 50 minutes at most', async (_name, headers, seconds) => {
+    const handler = docs.handler;
+    docs.handler = (_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      for (const name of new Set(headers.map(([n]) => n))) res.setHeader(name, headers.filter(([n]) => n === name).map(([, v]) => v));
+      res.end(JSON.stringify({ keys: [good] }));
+    };
+    try {
+      const response = await fetch(`${docs.url}/headers`);
+      // oidc-provider's own reading (lib/models/client.js): the longest of 60 s, Expires, and the first max-age=digits.
+      const control = response.headers.get('cache-control') ?? '';
+      const expires = Date.parse(response.headers.get('expires') ?? '');
+      const maxAge = /max-age=(\d+)/.exec(control)?.[1];
+      const kept = Math.max(60, Number.isNaN(expires) ? 0 : Math.floor((expires - Date.now()) / 1000), maxAge === undefined ? 0 : parseInt(maxAge, 10));
+      expect(kept).toBe(seconds);
+    } finally {
+      docs.handler = handler;
+    }
+  });
+
   it('refuses a set of more than 32 keys whole, unjudged, as registration does', async () => {
     const before = logs.lines.length;
     const url = serve('/many', { keys: Array.from({ length: 33 }, (_, i) => ({ ...good, kid: `k${i}` })) });
