@@ -230,6 +230,54 @@ describe('fetchDocument: a response cut short settles the fetch', () => {
     }
   });
 
+  it.each([
+    ['103 Early Hints before its 200', 'HTTP/1.1 103 Early Hints\r\nLink: </k>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n{"keys":[]}'],
+    ['100 Continue before its 200', 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n{"keys":[]}'],
+    ['a chunked body with trailers', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n5\r\n{"key\r\n6\r\ns":[]}\r\n0\r\nX-Sum: 1\r\n\r\n'],
+    ['a declared body of exactly the size limit', 'HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n{"keys":[]}'],
+    ['an undeclared body of exactly the size limit', 'HTTP/1.0 200 OK\r\n\r\n{"keys":[]}'],
+  ])('honest: %s is read whole', async (_name, text) => {
+    const server = await rawServer(text);
+    try {
+      const doc = await fetchDocument(`${server.base}/jwks`, { allowPrivateNetwork: true, timeoutMs: 1000, maxBytes: 11 });
+      expect([doc.status, doc.body.toString()]).toEqual([200, '{"keys":[]}']);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a body one byte over the size limit, declared or not, fails the fetch', async () => {
+    for (const text of ['HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{"keys":[]} ', 'HTTP/1.0 200 OK\r\n\r\n{"keys":[]} ']) {
+      const server = await rawServer(text);
+      try {
+        await expect(fetchDocument(`${server.base}/jwks`, { allowPrivateNetwork: true, timeoutMs: 1000, maxBytes: 11 })).rejects.toThrow('response larger than 11 bytes');
+      } finally {
+        server.close();
+      }
+    }
+  });
+
+  it('a body trickled a byte at a time (slowloris) fails the fetch at its whole-request timeout, and the connection is closed', async () => {
+    let closed: Promise<void> = Promise.resolve();
+    const server = createTcpServer((socket) => {
+      socket.on('error', () => undefined);
+      closed = new Promise((resolve) => socket.on('close', () => resolve()));
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n');
+        const trickle = setInterval(() => socket.write('x'), 20);
+        socket.on('close', () => clearInterval(trickle));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      await expect(fetchDocument(`${base}/jwks`, { allowPrivateNetwork: true, timeoutMs: 300 })).rejects.toThrow(`${base}/jwks: timed out`);
+      await closed;
+    } finally {
+      server.close();
+    }
+  });
+
   it('honest: a body without a declared length that ends when the connection closes (HTTP/1.0) is read whole', async () => {
     const server = await rawServer('HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"keys":[]}');
     try {
