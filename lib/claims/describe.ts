@@ -22,8 +22,17 @@ const STANDARD: ReadonlyMap<string, string> = new Map(Object.entries({
 const DATASETS: ReadonlyMap<string, string> = new Map(Object.entries({ mobile: 'mobile number', email: 'e-mail address', idcard: 'ID card', driverslicense: 'driving licence' }));
 const PROCEDURES: ReadonlyMap<string, string> = new Map(Object.entries({ video: 'video check', nfc: 'NFC', api: 'checked with the issuer', otp: 'one-time password' }));
 
-/** A concrete claim name in plain words (for consent). */
-function describeClaim(name: string): string {
+/** What a claim holds in the words of the module providing it (its `holds`), if it says. */
+type HoldsOf = (claim: string) => string | undefined;
+
+/** A concrete claim name in plain words (for consent), with what it holds when its module says. */
+function describeClaim(name: string, holdsOf: HoldsOf): string {
+  const holds = holdsOf(name);
+  return holds ? `${nameOf(name)}: ${holds}` : nameOf(name);
+}
+
+/** A concrete claim name in plain words. */
+function nameOf(name: string): string {
   const standard = STANDARD.get(name);
   if (standard) return standard;
   if (!isSvcClaimName(name)) return name;
@@ -47,9 +56,9 @@ function describeVerified(request: VerifiedRequest): string {
 }
 
 /** A requested name, alternatives included, in plain words: "one of: driving licence (…), ID card (…)". */
-function describeRequested(request: ClaimRequest): string {
-  if (request.alternatives.length === 1) return describeClaim(request.alternatives[0] as string);
-  return `one of: ${request.alternatives.map(describeClaim).join('; ')}`;
+function describeRequested(request: ClaimRequest, holdsOf: HoldsOf): string {
+  if (request.alternatives.length === 1) return describeClaim(request.alternatives[0] as string, holdsOf);
+  return `one of: ${request.alternatives.map((name) => describeClaim(name, holdsOf)).join('; ')}`;
 }
 
 /** One thing a request asks for, in plain words, and the channels it travels in. */
@@ -64,7 +73,7 @@ export interface RequestedItem {
  * each as delivery sees it ({@link deliveredRequests}: a name outside `claims_supported` is never delivered, so not
  * asked). Each line once, with every channel it travels in: asks that read alike deliver alike.
  */
-export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel, deliverable: ReadonlySet<string>): RequestedItem[] {
+export function describeRequest(scope: string | undefined, claimsParameter: string | undefined, scopeChannel: Channel, deliverable: ReadonlySet<string>, holdsOf: HoldsOf = () => undefined): RequestedItem[] {
   let parsed: Record<string, unknown> = {};
   try {
     parsed = claimsParameter ? (JSON.parse(claimsParameter) as Record<string, unknown>) : {};
@@ -78,11 +87,11 @@ export function describeRequest(scope: string | undefined, claimsParameter: stri
     for (const request of deliveredRequests(parsed[channel] as ChannelClaims | undefined, deliverable)) {
       if (request.alternatives.length === 0) continue;
       named.add(request.requested);
-      explicit.push({ text: describeRequested(request), essential: request.essential, channels: [channel] });
+      explicit.push({ text: describeRequested(request, holdsOf), essential: request.essential, channels: [channel] });
     }
     for (const request of verifiedRequestsOf(parsed[channel])) verified.push({ text: describeVerified(request), essential: false, channels: [channel] });
   }
-  const fromScope = claimsForScope(scope).filter((claim) => !named.has(claim)).map((claim): RequestedItem => ({ text: describeClaim(claim), essential: false, channels: [scopeChannel] }));
+  const fromScope = claimsForScope(scope).filter((claim) => !named.has(claim)).map((claim): RequestedItem => ({ text: describeClaim(claim, holdsOf), essential: false, channels: [scopeChannel] }));
   const items = new Map<string, RequestedItem>();
   for (const item of [...fromScope, ...explicit, ...verified]) {
     const known = items.get(item.text);

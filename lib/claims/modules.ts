@@ -16,6 +16,12 @@ export interface ClaimModule {
   resolve(accountId: string, claims: readonly string[]): Promise<Record<string, unknown>> | Record<string, unknown>;
   /** Verified data with its verification metadata, for `verified_claims` (Identity Assurance). */
   readonly verified?: VerifiedClaimsProvider;
+  /**
+   * What a claim it provides holds, in plain words the consent page adds to the claim's line (`svc.ver.idcard.*`:
+   * 'first and last name, date of birth and nationality'), by an entry of `provides`: a person consents to what
+   * travels, not to a name. At most 200 characters, one line.
+   */
+  readonly holds?: Readonly<Record<string, string>>;
 }
 
 /** Datasets, levels and procedures the service knows (to list concrete names in discovery). */
@@ -68,7 +74,7 @@ function typedMembers(json: unknown): Record<string, unknown> {
 
 /** The registered claim modules: which module provides a claim, and what is supported overall. */
 export class ClaimRegistry {
-  private readonly entries: { module: ClaimModule; exact: Set<string>; patterns: RegExp[] }[];
+  private readonly entries: { module: ClaimModule; exact: Set<string>; patterns: RegExp[]; holds: { match: (claim: string) => boolean; words: string }[] }[];
   private readonly timeoutMs: number;
 
   /**
@@ -101,7 +107,16 @@ export class ClaimRegistry {
       if (module.verified?.offer.evidence.includes('electronic_record') && !module.verified.offer.electronicRecords?.length) {
         throw new TypeError(`claimModules[${i}] (${module.name}): an offer with electronic_record evidence must list its record types (electronicRecords)`);
       }
-      return { module, exact, patterns };
+      const holds = Object.entries(module.holds ?? {}).map(([entry, words]) => {
+        if (!provides.includes(entry)) throw new TypeError(`claimModules[${i}] (${module.name}): holds names ${entry}, which is not an entry of provides`);
+        // eslint-disable-next-line no-control-regex -- control characters are what is looked for
+        if (typeof words !== 'string' || words.trim() === '' || words.length > 200 || /[\u0000-\u001f\u007f]/.test(words)) {
+          throw new TypeError(`claimModules[${i}] (${module.name}): holds of ${entry} must be one line of plain words, at most 200 characters`);
+        }
+        const pattern = entry.includes('*') ? patternToRegExp(entry) : undefined;
+        return { match: (claim: string) => (pattern ? pattern.test(claim) : claim === entry), words: words.trim() };
+      });
+      return { module, exact, patterns, holds };
     });
     this.offer = mergeOffers(this.entries.flatMap((e) => (e.module.verified ? [e.module.verified.offer] : [])));
   }
@@ -119,6 +134,12 @@ export class ClaimRegistry {
   /** The module providing a concrete claim name, or `undefined`. */
   providerOf(claim: string): ClaimModule | undefined {
     return this.entries.find((e) => e.exact.has(claim) || e.patterns.some((p) => p.test(claim)))?.module;
+  }
+
+  /** What the module providing a concrete claim name says it holds ({@link ClaimModule.holds}), or `undefined`. */
+  holdsOf(claim: string): string | undefined {
+    const entry = this.entries.find((e) => e.exact.has(claim) || e.patterns.some((p) => p.test(claim)));
+    return entry?.holds.find((h) => h.match(claim))?.words;
   }
 
   /** Concrete names listed in discovery: every exact name, and vocabulary names matching a pattern. */

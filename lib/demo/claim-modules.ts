@@ -151,6 +151,11 @@ export function verifiedIdentityModule(lookup: PersonLookup): ClaimModule {
   return {
     name: 'verified-identity',
     provides: ['svc.ver.idcard.l3.nfc', 'svc.ver.email.l2', 'svc.ver.mobile.l2.api'],
+    holds: {
+      'svc.ver.idcard.l3.nfc': 'name, date of birth, nationality and when it was read',
+      'svc.ver.email.l2': 'the address and when it was confirmed',
+      'svc.ver.mobile.l2.api': 'the number and when it was confirmed',
+    },
     async resolve(accountId, claims) {
       const person = await lookup(accountId);
       const available: Record<string, unknown> = {

@@ -129,6 +129,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     metrics,
     offeredScopes: new Set(offer.offered),
     deliverableClaims: deliverableClaims(runtime.registry),
+    holdsOf: (claim) => runtime.registry.holdsOf(claim),
     consentUndo: {
       adapter: runtime.store.adapter(CONSENT_UNDO_MODEL),
       insert: (id, payload, expiresIn) => runtime.store.insert(CONSENT_UNDO_MODEL, id, payload, expiresIn),

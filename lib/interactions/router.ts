@@ -43,6 +43,8 @@ export interface InteractionsOptions {
   offeredScopes?: ReadonlySet<string>;
   /** `claims_supported`: the consent page asks for no other name (none is ever delivered), and grants record no other. */
   deliverableClaims: ReadonlySet<string>;
+  /** What a claim holds, in the words of the module providing it (its `holds`), for the consent page. */
+  holdsOf?: (claim: string) => string | undefined;
   /** The store's `ConsentUndo` records (`CONSENT_UNDO_MODEL`): what the Allows of an interaction hold of the grant they extended, until her last answer. */
   consentUndo: ConsentUndoRecords;
 }
@@ -144,7 +146,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
         denyAction: `${path}/abort`,
         clientName,
         redirectUri: String(details.params.redirect_uri),
-        items: describeRequest(offeredOnly(stringParam(details.params.scope)), stringParam(details.params.claims), scopeChannel(client, options.includeScopesInUserInfo), options.deliverableClaims),
+        items: describeRequest(offeredOnly(stringParam(details.params.scope)), stringParam(details.params.claims), scopeChannel(client, options.includeScopesInUserInfo), options.deliverableClaims, options.holdsOf),
         channels: {
           idToken: client ? channelMode(client, 'id_token') : 'withheld',
           userinfo: client ? channelMode(client, 'userinfo') : 'withheld',

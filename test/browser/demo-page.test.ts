@@ -44,7 +44,7 @@ describe('the demo page in Chromium (C8)', () => {
     const page = await browser.newPage();
     await startFlow(page);
     const consent = await page.textContent('main');
-    expect(consent).toContain('one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2)');
+    expect(consent).toContain('one of: your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read; your verified e-mail address (level 2): the address and when it was confirmed');
     expect(consent).toContain('your health insurance member number');
     expect(consent).toContain('Sign-in token: encrypted');
     const consentShot = await screenshot(page, 'consent');

@@ -31,7 +31,7 @@ describe('claims requests: grants, subject requests and error texts (demo module
   it('a consent to "one of" two alternatives does not silently cover delivering both of them later (prompt=none asks again)', async () => {
     const client = await registerClient(running, 'rsa');
     const browser = new FormBrowser();
-    // She is shown "one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2)" and allows.
+    // She is shown "one of: your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read; your verified e-mail address (level 2): the address and when it was confirmed" and allows.
     const oneOf = await runCodeFlow(running.issuer, client.metadata, {
       configure: client.configure,
       browser,
@@ -134,7 +134,7 @@ describe('claims requests: the consent page with modules that provide svc.* by p
     const discovery = (await (await fetch(`${running.issuer}/.well-known/openid-configuration`)).json()) as { claims_supported: string[] };
     expect(discovery.claims_supported).not.toContain('svc.ver.foo.l2');
     const list = await askedFor({ userinfo: { 'svc.ver.foo.l2': { essential: true }, 'svc.ver.email.l2': null } });
-    expect(list).toContain('your verified e-mail address (level 2)');
+    expect(list).toContain('your verified e-mail address (level 2): the address and when it was confirmed');
     // Shown as "your verified foo (level 2) (required)": asked of her, though it can never travel and its essential changes nothing.
     expect(list).not.toContain('foo');
   });
@@ -210,7 +210,7 @@ describe('a consent to "one of" is one of, whatever the spelling of a later requ
   it('honest: a claim she approved by name through its scope needs no new consent when named after she also approved it within a group', async () => {
     const client = await registerClient(running, 'rsa');
     const browser = new FormBrowser();
-    // 1. The scope: the page names "your verified ID card (level 3, NFC)" on its own (travelling in the sign-in token).
+    // 1. The scope: the page names "your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read" on its own (travelling in the sign-in token).
     await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, scope: 'openid svc.insurance.verified', skipUserinfo: true });
     // 2. A group with it (the e-mail alternative is new, so she is asked and allows).
     await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, params: { claims: JSON.stringify({ id_token: { [GROUP]: null } }) }, skipUserinfo: true });
@@ -288,7 +288,7 @@ describe('an approved group delivers the first alternative she holds only, whate
     const done = await flow(client, browser, { claims });
     const page = browser.lastPage;
     const delivered = Object.keys(userData(done?.userinfo ?? {}));
-    const saysOneOf = page.includes('one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2)');
+    const saysOneOf = page.includes('one of: your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read; your verified e-mail address (level 2): the address and when it was confirmed');
     const both = delivered.includes(IDCARD) && delivered.includes(EMAIL);
     expect(saysOneOf && both ? `page says "one of: ID card; e-mail", client received ${delivered.join(', ')}` : 'consistent').toBe('consistent');
   });
@@ -318,9 +318,9 @@ describe('the consent page says where each alternative of a group travels when t
     // The sign-in token carries the first alternative she holds, her ID card, in plain form.
     expect(idToken).toEqual([IDCARD]);
     expect(items).toEqual([
-      'one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) — in the sign-in token',
-      'your verified ID card (level 3, NFC) — in the profile request',
-      'your verified e-mail address (level 2) — in the profile request',
+      'one of: your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read; your verified e-mail address (level 2): the address and when it was confirmed — in the sign-in token',
+      'your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read — in the profile request',
+      'your verified e-mail address (level 2): the address and when it was confirmed — in the profile request',
     ]);
   });
 
@@ -329,9 +329,9 @@ describe('the consent page says where each alternative of a group travels when t
     const { items, idToken, userinfo } = await consented(client, { id_token: { [IDCARD]: null, [GROUP]: null }, userinfo: { [GROUP]: null } });
     expect([idToken, userinfo]).toEqual([[IDCARD, EMAIL], [IDCARD]]);
     expect(items).toEqual([
-      'your verified ID card (level 3, NFC) — in the sign-in token',
-      'your verified e-mail address (level 2) — in the sign-in token',
-      'one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) — in the profile request',
+      'your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read — in the sign-in token',
+      'your verified e-mail address (level 2): the address and when it was confirmed — in the sign-in token',
+      'one of: your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read; your verified e-mail address (level 2): the address and when it was confirmed — in the profile request',
     ]);
   });
 
@@ -343,15 +343,15 @@ describe('the consent page says where each alternative of a group travels when t
     const done = await runCodeFlow(running.issuer, client.metadata, { configure: client.configure, browser, scope, params: { claims: JSON.stringify(sameChannel) } });
     expect(Object.keys(userData(done.claims)).sort()).toEqual([HEALTH, IDCARD]);
     expect(itemsOf(browser.lastPage)).toEqual([
-      'your verified ID card (level 3, NFC) — in the sign-in token',
+      'your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read — in the sign-in token',
       'your health insurance member number — in the sign-in token',
-      'one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) — in the sign-in token',
+      'one of: your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read; your verified e-mail address (level 2): the address and when it was confirmed — in the sign-in token',
     ]);
     const { items, idToken, userinfo } = await consented(client, { id_token: { [GROUP]: null, [EMAIL]: null }, userinfo: { [IDCARD]: null, [GROUP]: null } });
     expect([idToken.sort(), userinfo.sort()]).toEqual([[EMAIL, IDCARD], [EMAIL, IDCARD]]);
     expect(items).toEqual([
-      'your verified ID card (level 3, NFC) — in the sign-in token and the profile request',
-      'your verified e-mail address (level 2) — in the sign-in token and the profile request',
+      'your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read — in the sign-in token and the profile request',
+      'your verified e-mail address (level 2): the address and when it was confirmed — in the sign-in token and the profile request',
     ]);
   });
 
@@ -359,7 +359,7 @@ describe('the consent page says where each alternative of a group travels when t
     const client = await registerClient(running, 'rsa');
     const { items, idToken, userinfo } = await consented(client, { id_token: { [GROUP]: null }, userinfo: { [GROUP]: { essential: true } } });
     expect([idToken, userinfo]).toEqual([[IDCARD], [IDCARD]]);
-    expect(items).toEqual(['one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) <em>(required)</em> — in the sign-in token and the profile request']);
+    expect(items).toEqual(['one of: your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read; your verified e-mail address (level 2): the address and when it was confirmed <em>(required)</em> — in the sign-in token and the profile request']);
   });
 });
 

@@ -220,7 +220,7 @@ describe('claims and privacy end to end (C4, C5)', () => {
     const claims = JSON.stringify({ userinfo: { 'svc.ver.[email.l2,idcard.l3.nfc]': null } });
     const browser = new FormBrowser();
     const flow = await runCodeFlow(running.issuer, rsa.metadata, { scope: 'openid svc.insurance.verified', configure: rsa.configure, params: { claims }, browser });
-    expect(browser.lastPage).toContain('<li>your verified ID card (level 3, NFC) — in the sign-in token</li>');
+    expect(browser.lastPage).toContain('<li>your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read — in the sign-in token</li>');
     expect(Object.keys(userData(flow.claims)).sort()).toEqual(['demo.ver.healthinsurance.l0.api.demo', 'svc.ver.idcard.l3.nfc']);
     expect(Object.keys(userData(flow.userinfo))).toEqual(['svc.ver.email.l2']);
   });

@@ -33,9 +33,9 @@ describe('the consent page says what is asked for, in plain words (C5, issue 5 i
     expect(html).toContain('<strong><bdi>rsa test client</bdi></strong> asks for:');
     expect(html).toContain('<li>your e-mail address — in the sign-in token</li>');
     expect(html).toContain('<li>your health insurance member number — in the sign-in token</li>');
-    expect(html).toContain('<li>one of: your verified ID card (level 3, NFC); your verified e-mail address (level 2) <em>(required)</em> — in the profile request</li>');
+    expect(html).toContain('<li>one of: your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read; your verified e-mail address (level 2): the address and when it was confirmed <em>(required)</em> — in the profile request</li>');
     // No module provides a driving licence: it is never delivered, so never asked; the one alternative left is named.
-    expect(html).toContain('<li>your verified mobile number (level 2, checked with the issuer) — in the profile request</li>');
+    expect(html).toContain('<li>your verified mobile number (level 2, checked with the issuer): the number and when it was confirmed — in the profile request</li>');
     expect(html).not.toContain('driving licence');
     expect(html).toContain('Sign-in token: <strong>encrypted</strong>');
     expect(html).toContain('Profile request (UserInfo): <strong>encrypted</strong>');
@@ -94,5 +94,26 @@ describe('the consent page says what is asked for, in plain words (C5, issue 5 i
     expect(await consentHtml(loopback, { scope: 'openid' })).toContain('Your answer is sent to an application on this device.');
     const app = await registerClient(running, 'rsa', { application_type: 'native', redirect_uris: ['com.example.app:/cb'] });
     expect(await consentHtml(app, { scope: 'openid' })).toContain('Your answer is sent to the app that opens <strong>com.example.app:</strong> links on this device.');
+  });
+});
+
+describe('the consent page says what a claim holds in its module\'s words', () => {
+  it('attack: words holding markup are shown as text; honest: a claim whose module says nothing is named alone', async () => {
+    const running = await startApp({
+      claimModules: [
+        { name: 'card', provides: ['svc.ver.idcard.l2'], holds: { 'svc.ver.idcard.l2': 'name & <b>nationality</b>' }, resolve: () => ({ 'svc.ver.idcard.l2': { nationality: 'DE' } }) },
+        { name: 'mail', provides: ['email', 'email_verified'], resolve: () => ({ email: 'e@example.com', email_verified: true }) },
+      ],
+    });
+    try {
+      const client = await registerClient(running, 'rsa');
+      const browser = new FormBrowser();
+      await browser.follow(registeredClientUrl(running.issuer, client, { scope: 'openid email', claims: JSON.stringify({ userinfo: { 'svc.ver.idcard.l2': null } }) }), running.baseUrl);
+      await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+      expect(browser.lastPage).toContain('<li>your verified ID card (level 2): name &amp; &lt;b&gt;nationality&lt;/b&gt; — in the profile request</li>');
+      expect(browser.lastPage).toContain('<li>your e-mail address — in the sign-in token</li>');
+    } finally {
+      await running.close();
+    }
   });
 });

@@ -250,7 +250,7 @@ describe('a restart that moves the scope channel', () => {
     const { tokens } = await runCodeFlow(before.issuer, client.metadata, { configure: client.configure, browser, scope, skipUserinfo: true });
     const claims = JSON.stringify({ userinfo: { 'svc.ver.[email.l2,idcard.l3.nfc]': null, [HEALTH]: null } });
     await runCodeFlow(before.issuer, client.metadata, { configure: client.configure, browser, params: { claims }, skipUserinfo: true });
-    expect(browser.lastPage).toContain('one of: your verified e-mail address (level 2); your verified ID card (level 3, NFC) — in the profile request');
+    expect(browser.lastPage).toContain('one of: your verified e-mail address (level 2): the address and when it was confirmed; your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read — in the profile request');
     await before.close();
     const restarted = await startApp({ store, claimModules: createDemoClaimModules(), properties: { ...properties, 'svc.stage.include-scopes-in-user-info': after } });
     try {

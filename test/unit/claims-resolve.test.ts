@@ -141,6 +141,21 @@ describe('claim requests and resolution', () => {
     expect(patterned.supportedNames()).toContain('svc.ver.idcard.l2');
   });
 
+  it('says what a claim holds in its module\'s words, by an exact entry or a pattern of provides; a claim whose module says nothing has none', () => {
+    const registry = new ClaimRegistry([
+      { name: 'card', provides: ['svc.ver.idcard.*', 'given_name'], holds: { 'svc.ver.idcard.*': ' name and nationality ' }, resolve: () => ({}) },
+      { name: 'mail', provides: ['email'], resolve: () => ({}) },
+    ]);
+    expect([registry.holdsOf('svc.ver.idcard.l2'), registry.holdsOf('given_name'), registry.holdsOf('email'), registry.holdsOf('svc.ver.email.l2')]).toEqual(['name and nationality', undefined, undefined, undefined]);
+  });
+
+  it('refuses a module whose holds names no entry of its provides, or is not one line of plain words of at most 200 characters', () => {
+    const card = (holds: Record<string, unknown>): ClaimRegistry => new ClaimRegistry([{ name: 'card', provides: ['svc.ver.idcard.*'], holds: holds as Record<string, string>, resolve: () => ({}) }]);
+    expect(() => card({ 'svc.ver.idcard.l2': 'name' })).toThrow('claimModules[0] (card): holds names svc.ver.idcard.l2, which is not an entry of provides');
+    for (const words of ['', '  ', 'name\nand nationality', 'x'.repeat(201), 42]) expect(() => card({ 'svc.ver.idcard.*': words })).toThrow('holds of svc.ver.idcard.* must be one line of plain words, at most 200 characters');
+    expect(card({ 'svc.ver.idcard.*': 'x'.repeat(200) }).holdsOf('svc.ver.idcard.l3')).toHaveLength(200);
+  });
+
   it('refuses modules that list bracketed names', () => {
     expect(() => new ClaimRegistry([{ name: 'bad', provides: ['svc.ver.[a,b].l2'], resolve: () => ({}) }])).toThrow('has alternatives');
   });
