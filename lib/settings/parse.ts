@@ -18,6 +18,7 @@ export function parseBoolean(raw: string): boolean {
 /** Parses a whole number within [min, max]. */
 export function parseInteger(raw: string, min: number, max: number): number {
   const value = raw.trim();
+  if (/^tcp:\/\/[^/]+:\d+$/.test(value)) throw new Error(`expected a whole number, got "${raw}", a Kubernetes service link (set enableServiceLinks: false in the pod spec)`);
   if (!/^\d+$/.test(value)) throw new Error(`expected a whole number, got "${raw}"`);
   const n = Number(value);
   if (n < min || n > max) throw new Error(`expected a number from ${min} to ${max}, got ${clip(value, 21)}`);

@@ -242,6 +242,11 @@ describe('loadSettings (C9)', () => {
     expect(() => loadSettings({ env: {}, properties: { [name]: raw } })).not.toThrow();
   });
 
+  it('names a Kubernetes service link given as a port (a Service named svc or svc-ops puts SVC_PORT=tcp://… into the pod); honest: a port is read', () => {
+    expect(() => loadSettings({ env: { SVC_OPS_PORT: 'tcp://10.0.0.2:9000' } })).toThrow('invalid value for svc.ops.port (from SVC_OPS_PORT): expected a whole number, got "tcp://10.0.0.2:9000", a Kubernetes service link (set enableServiceLinks: false in the pod spec)');
+    expect(loadSettings({ env: { SVC_OPS_PORT: '9000' } }).ops.port).toBe(9000);
+  });
+
   it('never echoes a secret value in its error', () => {
     const err = captureError(() => loadSettings({ env: { SVC_COOKIES_KEYS: 'tiny-secret-value' } }));
     expect(err.message).not.toContain('tiny-secret-value');
