@@ -1,5 +1,4 @@
 import Koa, { type Middleware } from 'koa';
-import compose from 'koa-compose';
 import mount from 'koa-mount';
 import type Provider from 'oidc-provider';
 
@@ -21,7 +20,7 @@ import { frontDoor } from '../provider/wrapping.js';
 import { SettingsError } from '../errors.js';
 import type { Settings } from '../settings/types.js';
 import type { Logger } from '../logger.js';
-import { errorHandler, unmatchedAsJson, logUnhandledErrors } from './error-handler.js';
+import { handledRoutes, unmatchedAsJson, logUnhandledErrors } from './error-handler.js';
 import { CookieKeyring } from '../web/cookie-keyring.js';
 import { createHealthRouter } from './health.js';
 import { mountProvider } from './mount-provider.js';
@@ -161,7 +160,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   });
   const demo = settings.demo.enabled ? createDemoRouter({ provider, paths: runtime.paths, clients: runtime.store.adapter('Client'), logger }) : undefined;
   const operational = [createHealthRouter(runtime.store).routes(), ...(metrics ? [createMetricsRouter(metrics).routes()] : [])] as Middleware[];
-  const handled = (routes: Middleware[]) => compose([errorHandler(logger), ...routes]);
+  const handled = (routes: Middleware[]) => handledRoutes(logger, routes);
   const pageRoutes = [interactions.routes(), interactions.allowedMethods()] as Middleware[];
   const guarded = handled([
     ...(settings.ops.port === undefined ? operational : []),

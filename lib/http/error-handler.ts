@@ -1,4 +1,5 @@
 import type { Context, Middleware } from 'koa';
+import compose from 'koa-compose';
 
 import type { Logger } from '../logger.js';
 import { answerError } from '../pages/error-page.js';
@@ -36,6 +37,7 @@ export function errorHandler(logger: Logger): Middleware {
     try {
       await answerUnmatched(ctx, next);
     } catch (caught) {
+      if (caught instanceof HostError) throw caught.thrown;
       const out = oauthErrorBody(caught);
       logCaughtError(logger, ctx, caught, out);
       await answerError(ctx, out, caught);
@@ -43,6 +45,27 @@ export function errorHandler(logger: Logger): Middleware {
     }
     if (ctx.status >= 400) logErrorAnswer(logger, ctx);
   };
+}
+
+/** What the host app's middleware after ours threw, on its way up past {@link errorHandler} to the host's own error handling. */
+class HostError extends Error {
+  constructor(readonly thrown: unknown) {
+    super('thrown by a middleware of the host app');
+  }
+}
+
+/**
+ * `routes` behind {@link errorHandler}: what they throw is answered as ours; what the host app's middleware after them
+ * throws (a request none of them answered went on to it) reaches the host's error handler and its `error` event as it was thrown.
+ */
+export function handledRoutes(logger: Logger, routes: Middleware[]): (ctx: Context, next: () => Promise<unknown>) => Promise<void> {
+  const chain = compose([errorHandler(logger), ...routes]);
+  return (ctx, next) =>
+    chain(ctx, () =>
+      next().catch((thrown: unknown) => {
+        throw new HostError(thrown);
+      }),
+    );
 }
 
 /** The listener for Koa's `error` event (errors that escaped every handler): logged by name and code only, as any other. */

@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Koa, { type Context } from 'koa';
+
+import { createSvcConnect, loadSettings, type SvcConnect } from '../../lib/index.js';
+import { confidentialClient } from '../helpers/app.js';
+import { codeFlowUrl, FormBrowser } from '../helpers/flow.js';
+import { startHostServer, type HostServer } from '../helpers/host-server.js';
+import { capturingLogger } from '../helpers/logs.js';
+
+/** What a host's error handler (the first middleware of a typical Koa app) caught, and what its `error` event heard. */
+interface HostErrors {
+  caught: unknown[];
+  emitted: unknown[];
+}
+
+/**
+ * A typical host app: an error handler first (it renders what it catches as its own JSON and emits `error` for its
+ * monitoring), then `svc.middleware`, then host routes after it (one throws an exposed 422, one a plain error).
+ */
+function hostApp(svc: SvcConnect, errors: HostErrors): Koa {
+  const app = new Koa({ keys: ['the host app keeps its own cookie key, not ours'] });
+  app.on('error', (err: unknown) => errors.emitted.push(err));
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      errors.caught.push(err);
+      const { status, expose, message } = err as { status?: number; expose?: boolean; message?: string };
+      ctx.status = status ?? 500;
+      ctx.body = { host_error: expose ? message : 'internal' };
+      ctx.app.emit('error', err, ctx);
+    }
+  });
+  app.use(svc.middleware);
+  app.use(async (ctx: Context, next) => {
+    if (!ctx.path.startsWith('/app/')) {
+      await next();
+      return;
+    }
+    if (ctx.path === '/app/invalid') ctx.throw(422, 'the host refuses this order');
+    if (ctx.path === '/app/broken') throw new Error('host database down');
+    ctx.body = { host: ctx.path };
+  });
+  return app;
+}
+
+describe('a host app with its own error handler before svc.middleware and routes after it', () => {
+  let host: HostServer;
+  let base = '';
+  let svc: SvcConnect;
+  const errors: HostErrors = { caught: [], emitted: [] };
+  const { logger, lines } = capturingLogger();
+  const client = confidentialClient({ subject_type: 'public' });
+
+  beforeAll(async () => {
+    host = await startHostServer();
+    base = host.base;
+    svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': base } }), { logger, clients: [client] });
+    host.serve(hostApp(svc, errors));
+  });
+  afterAll(async () => {
+    await host.close();
+    await svc.close();
+  });
+
+  const logged = (from: number): { e: string }[] => lines.slice(from).map((line) => JSON.parse(line) as { e: string });
+
+  it.each([
+    { path: '/app/invalid', status: 422, body: { host_error: 'the host refuses this order' } },
+    { path: '/app/broken', status: 500, body: { host_error: 'internal' } },
+  ])("the error of a host route after svc.middleware ($path) reaches the host's error handler and its error event, not ours", async ({ path, status, body }) => {
+    const before = { caught: errors.caught.length, emitted: errors.emitted.length, lines: lines.length };
+    const answer = await fetch(`${base}${path}`, { headers: { accept: 'application/json' } });
+    expect([answer.status, await answer.json()]).toEqual([status, body]);
+    expect(errors.caught.length - before.caught).toBe(1);
+    expect(errors.emitted.length - before.emitted).toBe(1);
+    expect(logged(before.lines).filter((line) => line.e === 'request_failed' || line.e === 'request_refused')).toEqual([]);
+  });
+
+  it('honest: a host route after svc.middleware that answers is served as the host wrote it', async () => {
+    const answer = await fetch(`${base}/app/fine`);
+    expect([answer.status, await answer.json()]).toEqual([200, { host: '/app/fine' }]);
+  });
+
+  it.each<{ what: string; path: string; init: RequestInit; status: number; error: string }>([
+    { what: 'a login form posted without its interaction', path: '/oidc/v1/interaction/unknown/login', init: { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: 'login=a&password=b' }, status: 400, error: 'invalid_request' },
+    { what: 'a registration with a body that is not JSON', path: '/oidc/v1/register', init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }, status: 400, error: 'invalid_request' },
+    { what: 'an unknown management call', path: '/oidc/v1/management/invite_client', init: { method: 'POST', headers: { authorization: 'Basic bm9ib2R5Om5vdGhpbmc=' } }, status: 401, error: 'unauthorized' },
+    { what: 'a path below the provider no route answers', path: '/oidc/v1/nowhere', init: {}, status: 404, error: 'not_found' },
+  ])('honest: svc-connect still answers its own refusals as OAuth JSON, never through the host handler: $what', async ({ path, init, status, error }) => {
+    const before = errors.caught.length;
+    const answer = await fetch(`${base}${path}`, init);
+    expect([answer.status, ((await answer.json()) as { error: string }).error]).toEqual([status, error]);
+    expect(errors.caught.length).toBe(before);
+  });
+
+  it('honest: a code flow through the host app works', async () => {
+    const browser = new FormBrowser();
+    const first = await browser.follow(codeFlowUrl(`${base}/oidc/v1`, client), base);
+    expect(browser.lastPage).toContain('id="login-form"');
+    expect(first.response?.status).toBe(200);
+  });
+});
