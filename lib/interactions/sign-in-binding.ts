@@ -42,10 +42,15 @@ export function bindSignIn(ctx: Context, returnTo: string, expiresAt: number): R
   return { [BINDING]: hashOf(secret) };
 }
 
+/**
+ * The {@link BROWSER_COOKIE} value a request set, by request: kept off `ctx.state`, which the host app's middleware
+ * shares (its logger may write it, and what it puts there must not choose a browser's secret).
+ */
+const setSecrets = new WeakMap<object, string>();
+
 /** The browser's {@link BROWSER_COOKIE} value, as this request set or received it. */
 function browserSecret(ctx: KoaContextWithOIDC): string | undefined {
-  const state = ctx.state as { svcBrowser?: string };
-  const value = state.svcBrowser ?? ctx.cookies.get(browserCookieName(ctx.oidc.provider.issuer), { signed: false });
+  const value = setSecrets.get(ctx) ?? ctx.cookies.get(browserCookieName(ctx.oidc.provider.issuer), { signed: false });
   return value && /^[\w-]{43}$/.test(value) ? value : undefined;
 }
 
@@ -55,9 +60,8 @@ function browserSecret(ctx: KoaContextWithOIDC): string | undefined {
  * browser he shared with her, set in his own, would otherwise bind the sessions he signs in to there to hers.
  */
 function renewBrowserSecret(ctx: KoaContextWithOIDC, seconds: number | undefined, fresh = false): string {
-  const state = ctx.state as { svcBrowser?: string };
-  const secret = (fresh ? state.svcBrowser : browserSecret(ctx)) ?? randomBytes(32).toString('base64url');
-  state.svcBrowser = secret;
+  const secret = (fresh ? setSecrets.get(ctx) : browserSecret(ctx)) ?? randomBytes(32).toString('base64url');
+  setSecrets.set(ctx, secret);
   // SameSite=None as the session cookie: a relying party's form posted to /authorize or /logout carries both.
   ctx.cookies.set(browserCookieName(ctx.oidc.provider.issuer), secret, { path: '/', secure: true, httpOnly: true, sameSite: 'none', signed: false, overwrite: true, maxAge: seconds === undefined ? undefined : seconds * 1000 });
   return secret;

@@ -101,3 +101,76 @@ describe('a host app with its own error handler before svc.middleware and routes
     expect(first.response?.status).toBe(200);
   });
 });
+
+describe("a host logger that writes ctx.state and the parsed body of every request (https base URL, TLS ending in front)", () => {
+  let host: HostServer;
+  let wire = '';
+  let svc: SvcConnect;
+  const client = confidentialClient({ subject_type: 'public' });
+  const hostLog: string[] = [];
+  /** What a host middleware before svc.middleware puts in ctx.state, when set. */
+  let planted: string | undefined;
+
+  beforeAll(async () => {
+    host = await startHostServer();
+    wire = host.base;
+    svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': wire.replace(/^http:/, 'https:') } }), { logger: capturingLogger().logger, clients: [client] });
+    const app = new Koa({ keys: ['the host app keeps its own cookie key, not ours'] });
+    app.use(async (ctx, next) => {
+      if (planted !== undefined) Object.assign(ctx.state, { svcBrowser: planted });
+      await next();
+      hostLog.push(JSON.stringify({ url: ctx.url, status: ctx.status, state: ctx.state as unknown, body: (ctx.request as { body?: unknown }).body }));
+    });
+    app.use(svc.middleware);
+    host.serve(app);
+  });
+  afterAll(async () => {
+    await host.close();
+    await svc.close();
+  });
+
+  /** Signs in and consents over the wire, as the browser behind the TLS proxy does; returns the browser cookie it was given. */
+  async function signInOverTheWire(): Promise<string> {
+    const publicOrigin = wire.replace(/^http:/, 'https:');
+    const onTheWire = (location: string): string => {
+      const url = new URL(location, publicOrigin);
+      return `${wire}${url.pathname}${url.search}`;
+    };
+    const browser = new FormBrowser();
+    let answer = await browser.request(codeFlowUrl(`${wire}/oidc/v1`, client));
+    for (let hops = 0; hops < 12; hops += 1) {
+      const location = answer.headers.get('location');
+      if (location && !new URL(location, publicOrigin).href.startsWith(publicOrigin)) break;
+      if (location) {
+        answer = await browser.request(onTheWire(location));
+        continue;
+      }
+      browser.lastPage = await answer.text();
+      const form = browser.lastPage.includes('id="login-form"') ? 'login-form' : 'consent-allow';
+      answer = await browser.post(onTheWire(browser.formAction(form, publicOrigin)), { ...browser.hiddenFields(form), ...(form === 'login-form' ? { login: 'demo', password: 'demo' } : {}) }, publicOrigin);
+    }
+    expect(new URL(answer.headers.get('location') as string).searchParams.get('code')).toEqual(expect.any(String));
+    const set = browser.seenSetCookies.filter((line) => line.startsWith('__Host-svc.browser='));
+    expect(set.length).toBeGreaterThan(0);
+    for (const line of set) expect(line).toMatch(/;\s*secure/i);
+    return /^__Host-svc\.browser=([^;]+)/.exec(set[set.length - 1] as string)?.[1] as string;
+  }
+
+  it('never finds the secret of the browser cookie (which ties her session to her browser) in ctx.state, nor her password', async () => {
+    const from = hostLog.length;
+    const secret = await signInOverTheWire();
+    const written = hostLog.slice(from).join('\n');
+    expect(written).toContain('/interaction/');
+    expect(written).not.toContain(secret);
+    expect(written).not.toContain('password');
+  });
+
+  it('attack: a value a host middleware put in ctx.state (copied from a query, say) does not become her browser secret', async () => {
+    planted = 'A'.repeat(43);
+    try {
+      expect(await signInOverTheWire()).not.toBe(planted);
+    } finally {
+      planted = undefined;
+    }
+  });
+});
