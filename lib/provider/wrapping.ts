@@ -178,7 +178,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
 
 /** The front door: what every request passes, in order, before the provider, our pages, health or management serve it. */
 export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>[] = [
-  { why: 'Host and scheme (and X-Forwarded-Proto) pinned to svc.base-url before anything reads them', wrap: ({ baseUrl, proxy }) => pinPublicOrigin(baseUrl, proxy) },
+  { why: 'Host and scheme (and X-Forwarded-Proto) pinned to svc.base-url before anything reads them', wrap: ({ baseUrl, proxy, logger }) => pinPublicOrigin(baseUrl, proxy, logger) },
   // Paths are seen relative to where the front door is mounted (createApp mounts it at the base path).
   { why: 'each request gets its id and one log line', wrap: ({ logger, metrics }) => requestLogging(logger, metrics) },
   { why: 'security headers on every response', wrap: () => securityHeaders() },

@@ -1,5 +1,7 @@
 import type { Middleware } from 'koa';
 
+import type { Logger } from '../logger.js';
+
 /** The scheme and authority of an absolute-form request target (`GET http://evil.example/… HTTP/1.1`, RFC 9112 section 3.2.2). */
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
 
@@ -16,12 +18,19 @@ const originForm = (target: string): string => {
  * oidc-provider builds its URLs and decides `Secure` cookies from the request (Koa's `href` is an
  * absolute-form target itself): `Host: evil.example` or `GET http://evil.example/…` would otherwise reach
  * discovery and registration responses, and an https base URL whose TLS ends in front of a process not told
- * `svc.proxy` would advertise http endpoints and set cookies without `Secure`.
+ * `svc.proxy` would advertise http endpoints and set cookies without `Secure`. A host app whose `proxy` differs from
+ * `svc.proxy` is told once to `logger` (`proxy_settings_differ`).
  */
-export function pinPublicOrigin(baseUrl: string, proxy: boolean): Middleware {
+export function pinPublicOrigin(baseUrl: string, proxy: boolean, logger?: Logger): Middleware {
   const base = new URL(baseUrl);
   const scheme = base.protocol.slice(0, -1);
+  let told = false;
   return (ctx, next) => {
+    // A host app trusting X-Forwarded-* unlike svc.proxy: one of the two is wrong, and the throttles count by ours.
+    if (!told && logger && ctx.app.proxy !== proxy) {
+      told = true;
+      logger.warn('proxy_settings_differ', { host_proxy: ctx.app.proxy, svc_proxy: proxy, fix: 'behind a proxy set both (new Koa({ proxy: settings.proxy })) and svc.proxy.hops; else neither' });
+    }
     const headers = ctx.req.headers;
     headers.host = base.host;
     delete headers['x-forwarded-host'];

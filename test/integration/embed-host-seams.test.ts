@@ -174,3 +174,31 @@ describe("a host logger that writes ctx.state and the parsed body of every reque
     }
   });
 });
+
+describe.each([
+  { hostProxy: true, svcProxy: false },
+  { hostProxy: false, svcProxy: true },
+  { hostProxy: true, svcProxy: true },
+  { hostProxy: false, svcProxy: false },
+])('a host app with proxy=$hostProxy around svc-connect with svc.proxy=$svcProxy', ({ hostProxy, svcProxy }) => {
+  let host: HostServer;
+  let svc: SvcConnect;
+  const { logger, lines } = capturingLogger();
+
+  beforeAll(async () => {
+    host = await startHostServer();
+    svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': host.base, 'svc.proxy': svcProxy } }), { logger });
+    host.serve(new Koa({ keys: svc.cookieKeys, proxy: hostProxy }).use(svc.middleware));
+  });
+  afterAll(async () => {
+    await host.close();
+    await svc.close();
+  });
+
+  const differ = hostProxy !== svcProxy;
+  it(`${differ ? 'is told once that the two disagree (one of them is wrong: the throttles then count the proxy, or a client-written address)' : 'honest: the recipe (proxy: settings.proxy) is told nothing'}, and serves alike`, async () => {
+    for (let i = 0; i < 3; i += 1) expect((await fetch(`${host.base}/oidc/v1/.well-known/openid-configuration`, { headers: { 'x-forwarded-for': '198.51.100.7' } })).status).toBe(200);
+    const told = lines.map((line) => JSON.parse(line) as { e: string; host_proxy?: boolean; svc_proxy?: boolean }).filter((line) => line.e === 'proxy_settings_differ');
+    expect(told).toEqual(differ ? [expect.objectContaining({ host_proxy: hostProxy, svc_proxy: svcProxy })] : []);
+  });
+});
