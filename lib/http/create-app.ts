@@ -57,7 +57,10 @@ export interface SvcConnect {
   readonly info: SvcInfo;
   /** Where svc-connect writes its log lines: `options.logger`, else the one `svc.log.*` asks for. */
   readonly logger: Logger;
-  /** Closes the store and the mailer. */
+  /**
+   * Closes the store and the mailer, once (a second call waits for the first); a store or mailer another open instance
+   * was also given is left open, and closed by the last of them.
+   */
   close(): Promise<void>;
 }
 
@@ -82,6 +85,19 @@ export interface SvcInfo {
 
 /** A Koa app serving svc-connect, with its parts at hand. */
 export type SvcApp = Koa & { readonly svc: SvcConnect };
+
+/**
+ * How many open svc-connect instances use a store or mailer: one given to several (a host replacing its instance by a
+ * new one on the same store) is closed by the last of them to close.
+ */
+const usersOf = new WeakMap<object, number>();
+const takeUp = (part: object): void => void usersOf.set(part, (usersOf.get(part) ?? 0) + 1);
+/** Whether `part` has no user left once one let go of it. */
+const letGo = (part: object): boolean => {
+  const left = (usersOf.get(part) ?? 1) - 1;
+  usersOf.set(part, left);
+  return left <= 0;
+};
 
 /** Builds every piece of svc-connect for `settings` without creating a Koa app, for embedders who mount them into their own. */
 export async function createSvcConnect(settings: Settings, options: RuntimeOptions = {}): Promise<SvcConnect> {
@@ -136,6 +152,8 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     includeScopesInUserInfo: settings.stage.includeScopesInUserInfo,
   });
   const mailer = options.mailer ?? createMailer(settings.mail);
+  takeUp(runtime.store);
+  takeUp(mailer);
   const management = createManagementRouter({
     provider,
     mailer,
@@ -187,6 +205,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     if (path.startsWith(`${PROVIDER_PATH}/management/`)) return toolbox(ctx, next);
     return providerUnmatched(ctx, () => providerMount(ctx, next) as Promise<void>);
   });
+  let closing: Promise<void> | undefined;
   const reloadKeys = async (): Promise<KeysReload> => {
     const file = settings.keys.file;
     if (info.keys !== 'file' || !file) {
@@ -221,10 +240,13 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     reloadKeys,
     info,
     logger,
-    async close() {
-      mailer.close();
-      await runtime.store.close();
-      logger.flush?.();
+    close() {
+      closing ??= (async () => {
+        if (letGo(mailer)) mailer.close();
+        if (letGo(runtime.store)) await runtime.store.close();
+        logger.flush?.();
+      })();
+      return closing;
     },
   };
 }

@@ -1,11 +1,14 @@
+import { randomBytes } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Koa, { type Context } from 'koa';
 
-import { createSvcConnect, loadSettings, type SvcConnect } from '../../lib/index.js';
-import { confidentialClient } from '../helpers/app.js';
+import { createStore, createSvcConnect, loadSettings, type Mailer, type SvcConnect } from '../../lib/index.js';
+import { confidentialClient, TEST_PAIRWISE_KEY } from '../helpers/app.js';
 import { codeFlowUrl, FormBrowser } from '../helpers/flow.js';
 import { startHostServer, type HostServer } from '../helpers/host-server.js';
 import { capturingLogger } from '../helpers/logs.js';
+import { deletePrefix, SHARED_REDIS_URL, TEST_STORE_TIMEOUT_MS, testPrefix } from '../helpers/redis.js';
 
 /** What a host's error handler (the first middleware of a typical Koa app) caught, and what its `error` event heard. */
 interface HostErrors {
@@ -202,3 +205,75 @@ describe.each([
     expect(told).toEqual(differ ? [expect.objectContaining({ host_proxy: hostProxy, svc_proxy: svcProxy })] : []);
   });
 });
+
+describe('a host that replaces its svc-connect by a new one on the same store and mailer (a settings reload), then closes the old one', () => {
+  const prefix = testPrefix('swap');
+  afterAll(async () => deletePrefix(SHARED_REDIS_URL, prefix));
+
+  it('keeps serving with the new one: closing the old one leaves the store and mailer the new one uses open; closing the last one closes them', async () => {
+    const host = await startHostServer();
+    const settings = loadSettings({
+      env: {},
+      properties: {
+        'svc.base-url': host.base,
+        'svc.redis.url': SHARED_REDIS_URL,
+        'svc.redis.key-prefix': prefix,
+        'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS,
+        'svc.cookies.keys': randomBytes(32).toString('base64url'),
+        'svc.subject.pairwise-key': TEST_PAIRWISE_KEY,
+      },
+    });
+    const { logger } = capturingLogger();
+    const store = createStore(settings.redis, logger);
+    const mailer = outboxMailer();
+    const client = confidentialClient({ subject_type: 'public' });
+    const options = { logger, store, mailer, clients: [client] };
+    let current = await createSvcConnect(settings, options);
+    const app = new Koa({ keys: current.cookieKeys });
+    app.use(async (ctx, next) => {
+      await current.middleware(ctx, next);
+    });
+    host.serve(app);
+    try {
+      const browser = new FormBrowser();
+      await browser.follow(codeFlowUrl(`${host.base}/oidc/v1`, client), host.base);
+      expect(browser.lastPage).toContain('id="login-form"');
+      const old = current;
+      current = await createSvcConnect(settings, options);
+      await old.close();
+      await old.close();
+      expect((await fetch(`${host.base}/readyz`)).status).toBe(200);
+      // The sign-in begun before the swap finishes after it, on the records the old one stored.
+      const signedIn = await browser.submit('login-form', { login: 'demo', password: 'demo' }, host.base);
+      expect(browser.lastPage).toContain('id="consent-allow"');
+      expect(signedIn.response?.status).toBe(200);
+      expect(mailer.closed).toBe(false);
+    } finally {
+      await host.close();
+      await current.close();
+    }
+    await expect(store.ping()).rejects.toThrow();
+    expect(mailer.closed).toBe(true);
+  });
+
+  it('honest: one svc-connect given a store closes it when it closes, as before', async () => {
+    const settings = loadSettings({ env: {}, properties: { 'svc.base-url': 'http://127.0.0.1:1', 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS } });
+    const store = createStore(settings.redis, capturingLogger().logger);
+    const svc = await createSvcConnect(settings, { logger: capturingLogger().logger, store });
+    await svc.close();
+    await expect(store.ping()).rejects.toThrow();
+  });
+});
+
+/** A mailer that sends nothing and says whether it was closed. */
+function outboxMailer(): Mailer & { closed: boolean } {
+  const mailer = {
+    kind: 'smtp' as const,
+    closed: false,
+    send: () => Promise.resolve(),
+    close() {
+      mailer.closed = true;
+    },
+  };
+  return mailer;
+}
