@@ -12,7 +12,7 @@ const HEADERS = {
 };
 const SECURE_HEADERS = { ...HEADERS, 'Strict-Transport-Security': 'max-age=31536000' };
 
-/** Security headers on every response: a restrictive default CSP (our pages set their own) and HSTS over https. */
+/** Security headers on every response: a restrictive default CSP (our pages set their own) and HSTS over https; no COOP. */
 export function securityHeaders(): Middleware {
   // Not async, as every pass-through layer of ours: no promise of its own on every request.
   return (ctx, next) => {
@@ -21,10 +21,15 @@ export function securityHeaders(): Middleware {
   };
 }
 
-/** The step of {@link securityHeaders}: sets the headers on `ctx`'s response. */
+/**
+ * The step of {@link securityHeaders}: sets the headers on `ctx`'s response, and takes off a
+ * `Cross-Origin-Opener-Policy` the host app's middleware set before (helmet's `same-origin`): a relying party that signs
+ * her in within a popup hears of the result through `window.opener`, which any page of ours carrying it would sever.
+ */
 export function setSecurityHeaders(ctx: Context): void {
   const headers = ctx.secure ? SECURE_HEADERS : HEADERS;
   for (const name in headers) ctx.res.setHeader(name, headers[name as keyof typeof headers]);
+  ctx.res.removeHeader('Cross-Origin-Opener-Policy');
 }
 
 /**
