@@ -179,18 +179,23 @@ describe("a host logger that writes ctx.state and the parsed body of every reque
 });
 
 describe.each([
-  { hostProxy: true, svcProxy: false },
-  { hostProxy: false, svcProxy: true },
-  { hostProxy: true, svcProxy: true },
-  { hostProxy: false, svcProxy: false },
-])('a host app with proxy=$hostProxy around svc-connect with svc.proxy=$svcProxy', ({ hostProxy, svcProxy }) => {
+  { hostProxy: true, svcProxy: false, scheme: 'http' },
+  { hostProxy: false, svcProxy: true, scheme: 'http' },
+  { hostProxy: true, svcProxy: true, scheme: 'http' },
+  { hostProxy: false, svcProxy: false, scheme: 'http' },
+  { hostProxy: true, svcProxy: false, scheme: 'https' },
+  { hostProxy: false, svcProxy: true, scheme: 'https' },
+])('a host app with proxy=$hostProxy around svc-connect with svc.proxy=$svcProxy, $scheme base URL', ({ hostProxy, svcProxy, scheme }) => {
   let host: HostServer;
   let svc: SvcConnect;
+  let publicOrigin = '';
   const { logger, lines } = capturingLogger();
+  const client = confidentialClient({ subject_type: 'public' });
 
   beforeAll(async () => {
     host = await startHostServer();
-    svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': host.base, 'svc.proxy': svcProxy } }), { logger });
+    publicOrigin = host.base.replace(/^http:/, `${scheme}:`);
+    svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': publicOrigin, 'svc.proxy': svcProxy } }), { logger, clients: [client] });
     host.serve(new Koa({ keys: svc.cookieKeys, proxy: hostProxy }).use(svc.middleware));
   });
   afterAll(async () => {
@@ -203,6 +208,17 @@ describe.each([
     for (let i = 0; i < 3; i += 1) expect((await fetch(`${host.base}/oidc/v1/.well-known/openid-configuration`, { headers: { 'x-forwarded-for': '198.51.100.7' } })).status).toBe(200);
     const told = lines.map((line) => JSON.parse(line) as { e: string; host_proxy?: boolean; svc_proxy?: boolean }).filter((line) => line.e === 'proxy_settings_differ');
     expect(told).toEqual(differ ? [expect.objectContaining({ host_proxy: hostProxy, svc_proxy: svcProxy })] : []);
+  });
+
+  it('attack: forged X-Forwarded-Host and -Proto change neither the issuer nor the Secure flag of the cookies', async () => {
+    const forged = { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': scheme === 'https' ? 'http' : 'https' };
+    const discovery = (await (await fetch(`${host.base}/oidc/v1/.well-known/openid-configuration`, { headers: forged })).json()) as { issuer: string };
+    expect(discovery.issuer).toBe(`${publicOrigin}/oidc/v1`);
+    const authorization = await fetch(codeFlowUrl(`${host.base}/oidc/v1`, client), { headers: forged, redirect: 'manual' });
+    expect(authorization.status).toBe(303);
+    const cookies = authorization.headers.getSetCookie();
+    expect(cookies.length).toBeGreaterThan(0);
+    for (const cookie of cookies) expect({ cookie, secure: /;\s*secure/i.test(cookie) }).toEqual({ cookie, secure: scheme === 'https' });
   });
 });
 
