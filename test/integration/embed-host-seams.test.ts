@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Koa, { type Context } from 'koa';
+import Router from '@koa/router';
+import Koa, { type Context, type Middleware } from 'koa';
+import mount from 'koa-mount';
 
 import { createStore, createSvcConnect, loadSettings, type Mailer, type SvcConnect } from '../../lib/index.js';
 import { confidentialClient, TEST_PAIRWISE_KEY } from '../helpers/app.js';
-import { codeFlowUrl, FormBrowser } from '../helpers/flow.js';
+import { codeFlowUrl, FormBrowser, runCodeFlow } from '../helpers/flow.js';
 import { startHostServer, type HostServer } from '../helpers/host-server.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { deletePrefix, SHARED_REDIS_URL, TEST_STORE_TIMEOUT_MS, testPrefix } from '../helpers/redis.js';
@@ -293,3 +295,38 @@ function outboxMailer(): Mailer & { closed: boolean } {
   };
   return mailer;
 }
+
+describe.each([
+  { how: "router.all('/auth/{*rest}', mount('/auth', svc.middleware))", strip: true },
+  { how: "router.all('/auth/{*rest}', svc.middleware), which leaves /auth on the path", strip: false },
+])('svc-connect under /auth behind a host router: $how', ({ strip }) => {
+  let host: HostServer;
+  let svc: SvcConnect;
+  const client = confidentialClient({ subject_type: 'public' });
+
+  beforeAll(async () => {
+    host = await startHostServer();
+    svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': `${host.base}/auth` } }), { logger: capturingLogger().logger, clients: [client] });
+    const router = new Router();
+    router.all('/auth/{*rest}', strip ? mount('/auth', svc.middleware) : svc.middleware);
+    const app = new Koa({ keys: svc.cookieKeys });
+    app.use(router.routes() as Middleware);
+    host.serve(app);
+  });
+  afterAll(async () => {
+    await host.close();
+    await svc.close();
+  });
+
+  if (strip) {
+    it('honest: runs the openid-client code flow under /auth', async () => {
+      const { claims, userinfo } = await runCodeFlow(`${host.base}/auth/oidc/v1`, client);
+      expect([claims.sub, userinfo.sub]).toEqual(['demo-0001', 'demo-0001']);
+    });
+  } else {
+    it('answers every URL 404 not_found (docs/embedding.md: mount it with koa-mount)', async () => {
+      const answer = await fetch(`${host.base}/auth/oidc/v1/.well-known/openid-configuration`);
+      expect([answer.status, ((await answer.json()) as { error: string }).error]).toEqual([404, 'not_found']);
+    });
+  }
+});
