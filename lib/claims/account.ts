@@ -3,7 +3,7 @@ import type { Account, Client, FindAccount, KoaContextWithOIDC } from 'oidc-prov
 import type { Authenticator } from './authenticator.js';
 import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, scopeClaimCovered, travelCovered, travelName, weakerThanConsented, type Delivery } from './delivery.js';
 import type { ClaimRegistry } from './modules.js';
-import { AuthenticatorError } from '../errors.js';
+import { asAuthenticatorError } from './authenticator-guard.js';
 import { opaqueFailure } from './plugin-failure.js';
 import { channelCarriesUserData, channelMode, type Channel } from './privacy.js';
 import type { ChannelClaims, ClaimRequest } from './request.js';
@@ -89,7 +89,7 @@ export function createFindAccount(options: AccountOptions): FindAccount {
   const { authenticator, registry, includeScopesInUserInfo, valueMac } = options;
   return async (ctx: KoaContextWithOIDC, sub: string): Promise<Account | undefined> => {
     // Asked on every request of a signed-in browser, before any consent: what it throws never reaches a client.
-    const exists = await opaqueFailure((thrown) => new AuthenticatorError(thrown), () => authenticator.exists(sub));
+    const exists = await opaqueFailure(asAuthenticatorError, () => authenticator.exists(sub));
     if (!exists) return undefined;
     return {
       accountId: sub,

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import type { Client, Grant, Interaction, InteractionResults } from 'oidc-provider';
 
-import { AuthenticatorError } from '../errors.js';
+import { asAuthenticatorError } from '../claims/authenticator-guard.js';
 import { opaqueFailure } from '../claims/plugin-failure.js';
 import { describeRequest } from '../claims/describe.js';
 import { carriedOver, consentGrantNames, deliveryOf, deliveryText, grantedOf, recordDelivery, recordedDelivery } from '../claims/delivery.js';
@@ -175,7 +175,17 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       return page(429, { retryAfterSeconds });
     };
     if (!attempt.allowed) return throttled(attempt.locked, attempt.retryAfterSeconds);
-    const accountId = await opaqueFailure((thrown) => new AuthenticatorError(thrown), () => authenticator.authenticate(login, password));
+    let accountId: string | undefined;
+    try {
+      const answered = await opaqueFailure(asAuthenticatorError, () => authenticator.authenticate(login, password));
+      // An account its authenticator no longer knows (disabled) signs in nowhere: answered as a wrong password.
+      accountId = answered && (await opaqueFailure(asAuthenticatorError, () => authenticator.exists(answered))) ? answered : undefined;
+    } catch (err) {
+      // Not answered (thrown, as an LDAP bind does for a wrong password; too late; no account id): counted as a failure.
+      const wait = await attempt.failed();
+      if (wait) return throttled('name', wait);
+      throw err;
+    }
     // Answered as judged only while no failure that settled first locked a counter; else 429 for right and wrong alike.
     const wait = accountId ? await attempt.succeeded() : await attempt.failed();
     if (wait) return throttled('name', wait);

@@ -10,6 +10,7 @@ import type { SvcStore } from '../../adapters/store.js';
 import { createStaticAuthenticator } from '../demo/accounts.js';
 import { readJsonFile, SettingsError } from '../errors.js';
 import type { Authenticator } from '../claims/authenticator.js';
+import { guardAuthenticator } from '../claims/authenticator-guard.js';
 import { unfailingLogger, type Logger } from '../logger.js';
 import { createSettingsLogger } from '../observability/pino-logger.js';
 import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
@@ -96,7 +97,7 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
     ...(options.clients ?? []).map((c) => judgedStaticClient(c, settings.baseUrl, 'options.clients')),
   ];
   const store = options.store ?? createStore(settings.redis, logger, { maxBytes: settings.memoryStore.maxMb * 2 ** 20 });
-  return { store, jwks, cookieKeys, pairwiseKey, authenticator, clients, logger, registry: new ClaimRegistry(claimModules, settings.claims.moduleTimeoutMs), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };
+  return { store, jwks, cookieKeys, pairwiseKey, authenticator: guardAuthenticator(authenticator, settings.authenticator.timeoutMs), clients, logger, registry: new ClaimRegistry(claimModules, settings.claims.moduleTimeoutMs), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };
 }
 
 /** `svc.keys.file` read, and warned about when others than its owner may read it. */

@@ -368,6 +368,10 @@ export const PROPERTY_DEFINITIONS = [
     path: 'module',
     doc: 'The ES module that signs people in: a module specifier (see [paths](#paths)): a path, `file:` URL or package name, whose default export is an `Authenticator` (`authenticate`, `exists`) or a function returning one, given `{ baseUrl, production, logger }` (never a secret). Loaded at start; a module that cannot be loaded or does not fit stops the start naming this property. Replaces the demo accounts; `options.authenticator` in code wins over it. `examples/authenticator-file.ts` signs in users of a JSON file with scrypt hashes.',
   }),
+  row('svc.authenticator.timeout-ms', 'authenticator.timeoutMs', integer(1, 600000), {
+    default: 10000,
+    doc: 'Longest wait for one call into the authenticator (`authenticate`, `exists`) before the request fails with 500 `server_error`, logged as `AuthenticatorError` with `cause_name` `AuthenticatorTimeout`. A sign-in it did not answer in time counts as a failed attempt for the login throttle.',
+  }),
   row('svc.claims.module-timeout-ms', 'claims.moduleTimeoutMs', integer(1, 600000), {
     default: 10000,
     doc: 'Longest wait for one call into a claim module (its claims or its verified data) before the token or UserInfo request fails with 500 `server_error`, the module named in the log as failed with `ClaimModuleTimeout`.',

@@ -65,6 +65,7 @@ const SAMPLES: Record<string, { raw: string; read: (s: Settings) => unknown; exp
   'svc.log.format': { raw: 'JSON', read: (s) => s.log.format, expected: 'json' },
   'svc.clients.file': { raw: '/etc/svc/clients.json', read: (s) => s.clients.file, expected: '/etc/svc/clients.json' },
   'svc.authenticator.module': { raw: '/opt/idp/authenticator.js', read: (s) => s.authenticator.module, expected: '/opt/idp/authenticator.js' },
+  'svc.authenticator.timeout-ms': { raw: '2500', read: (s) => s.authenticator.timeoutMs, expected: 2500 },
   // Read alike from every source: a package name and an absolute path (relative paths: test/e2e/config-paths.test.ts).
   'svc.claims.module-timeout-ms': { raw: '2500', read: (s) => s.claims.moduleTimeoutMs, expected: 2500 },
   'svc.claims.modules': { raw: '@acme/claims/person, /opt/idp/mail.js', read: (s) => s.claims.modules, expected: ['@acme/claims/person', '/opt/idp/mail.js'] },
