@@ -26,7 +26,7 @@ export async function fileAuthenticator(users: readonly FileUser[]): Promise<Aut
   if (other > 0) throw new Error(`users 0 and ${other} of the users file have scrypt hashes of different N, r or p; rehash them alike`);
   const decoy = await hashPassword(`decoy ${Math.random()}`, users[0] ? { N: Number(n), r: Number(r), p: Number(p) } : undefined);
   return {
-    // `Erika` is not `erika`; a letter composed otherwise (NFD) is the same letter.
+    // `Erika` is not `erika`; a letter composed otherwise (NFD) is the same letter, and `erika ` is `erika`.
     canonicalLogin: sameLogin,
     async authenticate(login, password) {
       const user = byLogin.get(sameLogin(login));

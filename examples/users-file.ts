@@ -64,10 +64,11 @@ const memoryFor = (h: { N: number; r: number }): number => 128 * h.N * h.r * 2;
 
 /**
  * A login as the users file tells logins apart: in Unicode Normalization Form C, so a letter typed composed otherwise
- * (`e` and a combining accent, as macOS file names and some keyboards give it) is the same letter; case and
- * compatibility forms (`ﬁ`, full-width letters) still make another login.
+ * (`e` and a combining accent, as macOS file names and some keyboards give it) is the same letter, without white space
+ * around it (a phone keyboard completing the word adds a space); case and compatibility forms (`ﬁ`, full-width letters)
+ * still make another login.
  */
-export const sameLogin = (login: string): string => login.normalize('NFC');
+export const sameLogin = (login: string): string => login.normalize('NFC').trim();
 
 /**
  * A password as it is hashed and verified: in Unicode Normalization Form C (RFC 8265's OpaqueString, as NIST SP 800-63B
@@ -102,7 +103,7 @@ export function readUsersFile(path: string): FileUser[] {
   return parsed.map((entry: unknown, i) => {
     const at = `the users file ${path}, entry ${i}`;
     const user = (entry ?? {}) as Partial<FileUser>;
-    if (typeof user.login !== 'string' || !user.login) throw new Error(`${at}: login must be a non-empty string`);
+    if (typeof user.login !== 'string' || !sameLogin(user.login)) throw new Error(`${at}: login must be a non-empty string`);
     if (typeof user.sub !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(user.sub)) throw new Error(`${at}: sub must be 1 to 255 printable ASCII characters`);
     if (logins.has(sameLogin(user.login))) throw new Error(`${at}: the login is used twice`);
     if (subs.has(user.sub)) throw new Error(`${at}: the sub is used twice`);

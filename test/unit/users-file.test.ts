@@ -58,6 +58,24 @@ describe('the users file of examples/authenticator-file.ts and examples/claims-f
     expect(auth.canonicalLogin?.('REN\u00c9E')).not.toBe(auth.canonicalLogin?.(renee));
   });
 
+  it('honest: a login typed with a space before or after it (a phone keyboard completing the word, a paste) signs in, as one login to the throttle', async () => {
+    const users = readUsersFile(usersFile([{ login: 'erika', sub: 'erika-0001', password: await hashPassword('her-pw', FAST) }]));
+    const auth = await fileAuthenticator(users);
+    for (const typed of ['erika ', ' erika', 'erika\u00a0', '\terika\u3000']) {
+      expect(await auth.authenticate(typed, 'her-pw')).toBe('erika-0001');
+      expect(auth.canonicalLogin?.(typed)).toBe(auth.canonicalLogin?.('erika'));
+    }
+    // The password is taken as typed: a space is part of it.
+    expect(await auth.authenticate('erika', 'her-pw ')).toBeUndefined();
+    expect(await auth.authenticate('eri ka', 'her-pw')).toBeUndefined();
+  });
+
+  it('refuses a file naming one login twice, once with a space after it, and a login of spaces', async () => {
+    const hash = await hashPassword('pw', FAST);
+    expect(() => readUsersFile(usersFile([{ login: 'erika', sub: 'a', password: hash }, { login: 'erika ', sub: 'b', password: hash }]))).toThrow(/entry 1: the login is used twice/);
+    expect(() => readUsersFile(usersFile([{ login: ' \u00a0', sub: 'a', password: hash }]))).toThrow(/entry 0: login must be a non-empty string/);
+  });
+
   it('refuses a file naming one login twice, composed otherwise', async () => {
     const hash = await hashPassword('pw', FAST);
     expect(() => readUsersFile(usersFile([{ login: 'Ren\u00e9e', sub: 'a', password: hash }, { login: 'Rene\u0301e', sub: 'b', password: hash }]))).toThrow(/entry 1: the login is used twice/);
