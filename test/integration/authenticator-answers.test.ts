@@ -254,3 +254,39 @@ describe('an authenticator that signs in a disabled account (`exists` says no)',
     expect(callbackUrl.searchParams.get('code')).toEqual(expect.any(String));
   });
 });
+
+describe("an authenticator whose canonicalLogin throws or answers no string", () => {
+  const { logger, lines } = capturingLogger();
+  const demo = createStaticAuthenticator();
+  /** A login the directory refuses by an HTTP error a framework would show, its message naming what was typed. */
+  const refusing = (login: string): never => {
+    throw Object.assign(new Error(`login ${login} has characters we do not allow`), { status: 400, expose: true, code: 'LOGIN_REFUSED' });
+  };
+  const authenticator: Authenticator = {
+    ...demo,
+    canonicalLogin(login) {
+      if (login.includes('<')) return refusing(login);
+      // A block body that forgot its `return` for some logins, as a JavaScript module may have it.
+      return (login.startsWith('x') ? undefined : login) as string;
+    },
+  };
+  const running = appPerSuite({ authenticator, clients: [client], logger, properties: { 'svc.proxy': true } });
+
+  it.each([
+    ['throws', 'erika<script>', 'Error', 'LOGIN_REFUSED'],
+    ['answers undefined', 'xaver', 'AuthenticatorAnswerInvalid', 'CANONICAL_LOGIN_NOT_STRING'],
+  ])('%s: a server_error page, the log naming the authenticator, never the login typed', async (_label, login, name, code) => {
+    const from = lines.length;
+    const response = await (await loginAttempts(running, client)).attempt(login, 'a-password', freshAddress());
+    expect(response.status).toBe(500);
+    const page = await response.text();
+    expect(page).not.toContain('characters we do not allow');
+    const failed = lines.slice(from).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.code === 'SVC_AUTHENTICATOR_FAILED');
+    expect(failed.map((l) => [l.cause_name, l.cause_code])).toEqual([[name, code]]);
+    expect(lines.slice(from).join('\n')).not.toContain(login);
+  });
+
+  it('honest: a login it answers signs in', async () => {
+    expect((await (await loginAttempts(running, client)).attempt('demo', 'demo', freshAddress())).status).toBe(303);
+  });
+});
