@@ -7,6 +7,7 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 // The claims module itself, not the package index: `hash` then runs without loading the provider.
+import { isAccountId } from '../lib/claims/authenticator-guard.js';
 import { fitsClaimType } from '../lib/claims/claim-types.js';
 import { PROTOCOL_CLAIMS } from '../lib/claims/scopes.js';
 import { readJsonFile } from '../lib/errors.js';
@@ -104,7 +105,7 @@ export function readUsersFile(path: string): FileUser[] {
     const at = `the users file ${path}, entry ${i}`;
     const user = (entry ?? {}) as Partial<FileUser>;
     if (typeof user.login !== 'string' || !sameLogin(user.login)) throw new Error(`${at}: login must be a non-empty string`);
-    if (typeof user.sub !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(user.sub)) throw new Error(`${at}: sub must be 1 to 255 printable ASCII characters`);
+    if (!isAccountId(user.sub)) throw new Error(`${at}: sub must be 1 to 255 printable ASCII characters`);
     if (logins.has(sameLogin(user.login))) throw new Error(`${at}: the login is used twice`);
     if (subs.has(user.sub)) throw new Error(`${at}: the sub is used twice`);
     logins.add(sameLogin(user.login));
