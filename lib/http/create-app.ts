@@ -7,6 +7,7 @@ import { deliverableClaims, scopeOffer } from '../claims/supported.js';
 import { createInteractionsRouter } from '../interactions/router.js';
 import { CONSENT_UNDO_MODEL } from '../interactions/consent-undo.js';
 import { checkStaticClients, providerFromRuntime } from '../provider/create-provider.js';
+import { letGo, takeUp } from '../provider/part-users.js';
 import { createDemoRouter } from '../demo/router.js';
 import { createMailer } from '../management/mailer.js';
 import { createLoginThrottle } from '../interactions/login-throttle.js';
@@ -86,26 +87,21 @@ export interface SvcInfo {
 /** A Koa app serving svc-connect, with its parts at hand. */
 export type SvcApp = Koa & { readonly svc: SvcConnect };
 
-/**
- * How many open svc-connect instances use a store or mailer: one given to several (a host replacing its instance by a
- * new one on the same store) is closed by the last of them to close.
- */
-const usersOf = new WeakMap<object, number>();
-const takeUp = (part: object): void => void usersOf.set(part, (usersOf.get(part) ?? 0) + 1);
-/** Whether `part` has no user left once one let go of it. */
-const letGo = (part: object): boolean => {
-  const left = (usersOf.get(part) ?? 1) - 1;
-  usersOf.set(part, left);
-  return left <= 0;
-};
-
 /** Builds every piece of svc-connect for `settings` without creating a Koa app, for embedders who mount them into their own. */
 export async function createSvcConnect(settings: Settings, options: RuntimeOptions = {}): Promise<SvcConnect> {
   const runtime = await resolveRuntime(settings, options, { management: true });
   const { logger } = runtime;
   const metrics = settings.metrics.enabled ? createMetrics() : undefined;
-  const provider = providerFromRuntime(settings, runtime, metrics);
-  await checkStaticClients(provider, settings, runtime);
+  // Taken up before anything can fail: an old instance closing meanwhile leaves it open, and a failed start lets go of it.
+  takeUp(runtime.store);
+  let provider: Provider;
+  try {
+    provider = providerFromRuntime(settings, runtime, metrics);
+    await checkStaticClients(provider, settings, runtime, () => Promise.resolve());
+  } catch (err) {
+    if (letGo(runtime.store)) await runtime.store.close();
+    throw err;
+  }
   const info: SvcInfo = {
     store: options.store ? 'custom' : settings.redis.clusterNodes ? 'redis-cluster' : settings.redis.url ? 'redis' : 'memory',
     keys: options.jwks ? 'code' : settings.keys.file ? 'file' : 'ephemeral',
@@ -152,7 +148,6 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     includeScopesInUserInfo: settings.stage.includeScopesInUserInfo,
   });
   const mailer = options.mailer ?? createMailer(settings.mail);
-  takeUp(runtime.store);
   takeUp(mailer);
   const management = createManagementRouter({
     provider,

@@ -12,6 +12,7 @@ import { observeProvider } from '../observability/provider-events.js';
 import { resolveRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 import { useProviderMiddleware, wrappedAdapter, type WrappingParts } from './wrapping.js';
 import { forgetRefusedSetsOf } from './vetted-jwks-fetch.js';
+import { inUse } from './part-users.js';
 import { PROVIDER_EVENTS } from '../seams.js';
 
 /**
@@ -32,13 +33,14 @@ export async function createProvider(settings: Settings, options: RuntimeOptions
  * stops the start naming it instead of failing every authorization. One with a `sector_identifier_uri` is built at its
  * first use, when its document is fetched: a remote host down at start does not stop the provider.
  *
- * @throws {@link SettingsError} naming the client and oidc-provider's reason, after closing the runtime's store.
+ * @throws {@link SettingsError} naming the client and oidc-provider's reason, after `release` (by default closing the
+ * runtime's store, unless an open svc-connect instance uses it).
  */
-export async function checkStaticClients(provider: Provider, settings: Settings, runtime: Pick<Runtime, 'clients' | 'store'>): Promise<void> {
+export async function checkStaticClients(provider: Provider, settings: Settings, runtime: Pick<Runtime, 'clients' | 'store'>, release = async (): Promise<void> => (inUse(runtime.store) ? undefined : runtime.store.close())): Promise<void> {
   for (const { client_id: id, sector_identifier_uri: sector } of runtime.clients) {
     if (sector !== undefined) continue;
     await provider.Client.find(id).catch(async (err: unknown) => {
-      await runtime.store.close();
+      await release();
       if (!(err instanceof errors.InvalidClientMetadata)) throw err;
       throw new SettingsError(`static client ${JSON.stringify(id)}: ${String(err.error_description)}`, settings.clients.file ? ['svc.clients.file'] : []);
     });

@@ -274,6 +274,29 @@ describe('a host that replaces its svc-connect by a new one on the same store an
     expect(mailer.closed).toBe(true);
   });
 
+  it('attack: a replacement that fails to start (a static client oidc-provider refuses) leaves the store the running one uses open', async () => {
+    const settings = loadSettings({ env: {}, properties: { 'svc.base-url': 'http://127.0.0.1:1', 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS } });
+    const { logger } = capturingLogger();
+    const store = createStore(settings.redis, logger);
+    const running = await createSvcConnect(settings, { logger, store });
+    try {
+      const hybrid = { client_id: 'hybrid-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'], response_types: ['code' as const, 'code id_token' as const] };
+      await expect(createSvcConnect(settings, { logger, store, clients: [hybrid] })).rejects.toThrow(/^static client "hybrid-rp"/);
+      await expect(store.ping()).resolves.toBeUndefined();
+    } finally {
+      await running.close();
+    }
+    await expect(store.ping()).rejects.toThrow();
+  });
+
+  it('honest: a first start that fails on a static client closes the store it was given, as before (nothing else uses it)', async () => {
+    const settings = loadSettings({ env: {}, properties: { 'svc.base-url': 'http://127.0.0.1:1', 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS } });
+    const store = createStore(settings.redis, capturingLogger().logger);
+    const hybrid = { client_id: 'hybrid-rp', client_secret: 'x'.repeat(40), redirect_uris: ['https://rp.example/cb'], response_types: ['code' as const, 'code id_token' as const] };
+    await expect(createSvcConnect(settings, { logger: capturingLogger().logger, store, clients: [hybrid] })).rejects.toThrow(/^static client "hybrid-rp"/);
+    await expect(store.ping()).rejects.toThrow();
+  });
+
   it('honest: one svc-connect given a store closes it when it closes, as before', async () => {
     const settings = loadSettings({ env: {}, properties: { 'svc.base-url': 'http://127.0.0.1:1', 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS } });
     const store = createStore(settings.redis, capturingLogger().logger);
