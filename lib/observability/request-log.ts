@@ -13,6 +13,16 @@ const VALID_ID = /^[A-Za-z0-9._-]{8,128}$/;
 const LABELLED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
 
 /**
+ * The status an error escaping to the host app's error handling is answered with, as Koa's own handler chooses it (its
+ * `status` when an error status, else 500): the host's route threw it after ours left the request to it.
+ */
+function answeredStatusOf(error: unknown): number {
+  const { status, statusCode } = (error ?? {}) as { status?: unknown; statusCode?: unknown };
+  const chosen = status ?? statusCode;
+  return typeof chosen === 'number' && Number.isInteger(chosen) && chosen >= 400 && chosen <= 599 ? chosen : 500;
+}
+
+/**
  * Outermost middleware: gives every request an id (a well-formed incoming `X-Request-Id`, else a
  * UUID) in `ctx.state.requestId` and the answer, and logs one line per request, never a query string.
  */
@@ -23,15 +33,20 @@ export function requestLogging(logger: Logger, metrics?: Metrics): Middleware {
     const id = typeof incoming === 'string' && VALID_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = id;
     ctx.res.setHeader('X-Request-Id', id);
+    let thrown: { failed: boolean; error?: unknown } = { failed: false };
     try {
       await next();
+    } catch (error) {
+      thrown = { failed: true, error };
+      throw error;
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = routeOf(ctx);
-      logger.info('request', { request_id: id, method: ctx.method, route, status: ctx.status, duration_ms: Math.round(seconds * 1000 * 10) / 10 });
+      const status = thrown.failed ? answeredStatusOf(thrown.error) : ctx.status;
+      logger.info('request', { request_id: id, method: ctx.method, route, status, duration_ms: Math.round(seconds * 1000 * 10) / 10 });
       if (metrics) {
         const method = LABELLED_METHODS.has(ctx.method) ? ctx.method : 'other';
-        metrics.requests.inc({ route, method, status: String(ctx.status) });
+        metrics.requests.inc({ route, method, status: String(status) });
         metrics.duration.observe({ route, method }, seconds);
         if (storeFailed(ctx)) metrics.storeErrors.inc();
       }

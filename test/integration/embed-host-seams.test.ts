@@ -82,6 +82,23 @@ describe('a host app with its own error handler before svc.middleware and routes
     expect(logged(before.lines).filter((line) => line.e === 'request_failed' || line.e === 'request_refused')).toEqual([]);
   });
 
+  it.each([
+    { path: '/app/invalid', status: 422 },
+    { path: '/app/broken', status: 500 },
+  ])('our request line counts the error of a host route after svc.middleware ($path) with the status it is answered with, not 404', async ({ path, status }) => {
+    const before = lines.length;
+    const answer = await fetch(`${base}${path}`);
+    expect(answer.status).toBe(status);
+    const requestLines = logged(before).filter((line) => line.e === 'request') as { e: string; status?: number }[];
+    expect(requestLines.map((line) => line.status)).toEqual([status]);
+  });
+
+  it('honest: a host route after svc.middleware that answers is logged with its own status', async () => {
+    const before = lines.length;
+    expect((await fetch(`${base}/app/fine`)).status).toBe(200);
+    expect((logged(before).filter((line) => line.e === 'request') as { status?: number }[]).map((line) => line.status)).toEqual([200]);
+  });
+
   it('honest: a host route after svc.middleware that answers is served as the host wrote it', async () => {
     const answer = await fetch(`${base}/app/fine`);
     expect([answer.status, await answer.json()]).toEqual([200, { host: '/app/fine' }]);
