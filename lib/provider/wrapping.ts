@@ -21,7 +21,7 @@ import { bodyLimit } from '../web/body-limit.js';
 import { CookieKeyring, ownCookieKeys } from '../web/cookie-keyring.js';
 import { hostParsedBody } from '../web/host-parsed-body.js';
 import { pinPublicOrigin } from '../web/public-origin.js';
-import { noCachePragma, securityHeaders } from '../web/security-headers.js';
+import { hostOpenerPolicyKept, noCachePragma, securityHeaders } from '../web/security-headers.js';
 import { resumedRedirectGuard } from '../interactions/redirect-check.js';
 import { boundSessions, boundSignIns } from '../interactions/sign-in-binding.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
@@ -211,9 +211,10 @@ export function useProviderMiddleware(provider: Provider, parts: WrappingParts):
 
 /**
  * {@link FRONT_DOOR} in front of `dispatch`, without koa-compose (a pass-through layer that is not async adds no
- * promise), its cookies signed and read with `svc.cookieKeys` whatever the host app's keys ({@link ownCookieKeys}).
+ * promise), its cookies signed and read with `svc.cookieKeys` whatever the host app's keys ({@link ownCookieKeys}), the
+ * host's own routes after it answering with the host's `Cross-Origin-Opener-Policy` ({@link hostOpenerPolicyKept}).
  */
 export function frontDoor(parts: FrontDoorParts, dispatch: Middleware): Middleware {
   const rows = FRONT_DOOR.map((row) => row.wrap(parts)).reduceRight<Middleware>((inner, layer) => (ctx, next) => layer(ctx, () => inner(ctx, next) as Promise<void>) as Promise<void>, dispatch);
-  return ownCookieKeys(new CookieKeyring(parts.cookieKeys), rows);
+  return ownCookieKeys(new CookieKeyring(parts.cookieKeys), hostOpenerPolicyKept(rows));
 }

@@ -11,6 +11,7 @@ const HEADERS = {
   'Content-Security-Policy': DEFAULT_CSP,
 };
 const SECURE_HEADERS = { ...HEADERS, 'Strict-Transport-Security': 'max-age=31536000' };
+const OPENER_POLICY = 'Cross-Origin-Opener-Policy';
 
 /** Security headers on every response: a restrictive default CSP (our pages set their own) and HSTS over https; no COOP. */
 export function securityHeaders(): Middleware {
@@ -29,7 +30,22 @@ export function securityHeaders(): Middleware {
 export function setSecurityHeaders(ctx: Context): void {
   const headers = ctx.secure ? SECURE_HEADERS : HEADERS;
   for (const name in headers) ctx.res.setHeader(name, headers[name as keyof typeof headers]);
-  ctx.res.removeHeader('Cross-Origin-Opener-Policy');
+  ctx.res.removeHeader(OPENER_POLICY);
+}
+
+/**
+ * `inner` (the front door) with the `Cross-Origin-Opener-Policy` the host app's middleware set before it, which
+ * {@link setSecurityHeaders} takes off, put back for the host's own routes after it (a request none of ours answered).
+ */
+export function hostOpenerPolicyKept(inner: Middleware): Middleware {
+  return (ctx, next) => {
+    const hostPolicy = ctx.res.getHeader(OPENER_POLICY);
+    if (hostPolicy === undefined) return inner(ctx, next) as Promise<void>;
+    return inner(ctx, () => {
+      if (!ctx.res.headersSent) ctx.res.setHeader(OPENER_POLICY, hostPolicy);
+      return next() as Promise<void>;
+    }) as Promise<void>;
+  };
 }
 
 /**

@@ -370,3 +370,43 @@ describe.each([
     });
   }
 });
+
+describe("a host app that sets helmet's Cross-Origin-Opener-Policy before svc.middleware and serves pages of its own after it", () => {
+  let host: HostServer;
+  let svc: SvcConnect;
+
+  beforeAll(async () => {
+    host = await startHostServer();
+    svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': host.base } }), { logger: capturingLogger().logger });
+    const app = new Koa({ keys: svc.cookieKeys });
+    app.use(async (ctx, next) => {
+      ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
+      await next();
+    });
+    app.use(svc.middleware);
+    app.use(async (ctx, next) => {
+      if (ctx.path !== '/account') {
+        await next();
+        return;
+      }
+      ctx.type = 'html';
+      ctx.body = '<p>the host app’s own account page</p>';
+    });
+    host.serve(app);
+  });
+  afterAll(async () => {
+    await host.close();
+    await svc.close();
+  });
+
+  it("attack: the host's own page after svc.middleware keeps the host's COOP (an opener of it gets no handle to it)", async () => {
+    const answer = await fetch(`${host.base}/account`);
+    expect([answer.status, answer.headers.get('cross-origin-opener-policy')]).toEqual([200, 'same-origin']);
+  });
+
+  it('honest: our pages and answers still carry none (a relying party signing her in within a popup keeps its opener)', async () => {
+    for (const path of ['/oidc/v1/.well-known/openid-configuration', '/oidc/v1/interaction/unknown', '/healthz']) {
+      expect((await fetch(`${host.base}${path}`, { redirect: 'manual' })).headers.get('cross-origin-opener-policy')).toBeNull();
+    }
+  });
+});
