@@ -19,7 +19,8 @@ export interface ClaimModule {
   /**
    * What a claim it provides holds, in plain words the consent page adds to the claim's line (`svc.ver.idcard.*`:
    * 'first and last name, date of birth and nationality'), by an entry of `provides`: a person consents to what
-   * travels, not to a name. At most 200 characters, one line.
+   * travels, not to a name. At most 200 characters, one line, without a semicolon or a bidi embedding, override or
+   * isolate; an exact entry's words win over a pattern's.
    */
   readonly holds?: Readonly<Record<string, string>>;
 }
@@ -72,9 +73,17 @@ function typedMembers(json: unknown): Record<string, unknown> {
   return members;
 }
 
+/**
+ * What a module's `holds` words may not hold: controls (C0, DEL, C1), line and paragraph separators, bidi embeddings,
+ * overrides and isolates (which would reorder the rest of the consent line: "(required)" and where it travels), and the
+ * semicolon that separates the alternatives of a "one of:" line.
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what is looked for
+const NOT_IN_HOLDS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069;]/;
+
 /** The registered claim modules: which module provides a claim, and what is supported overall. */
 export class ClaimRegistry {
-  private readonly entries: { module: ClaimModule; exact: Set<string>; patterns: RegExp[]; holds: { match: (claim: string) => boolean; words: string }[] }[];
+  private readonly entries: { module: ClaimModule; exact: Set<string>; patterns: RegExp[]; holds: { match: (claim: string) => boolean; words: string; exact: boolean }[] }[];
   private readonly timeoutMs: number;
 
   /**
@@ -109,13 +118,14 @@ export class ClaimRegistry {
       }
       const holds = Object.entries(module.holds ?? {}).map(([entry, words]) => {
         if (!provides.includes(entry)) throw new TypeError(`claimModules[${i}] (${module.name}): holds names ${entry}, which is not an entry of provides`);
-        // eslint-disable-next-line no-control-regex -- control characters are what is looked for
-        if (typeof words !== 'string' || words.trim() === '' || words.length > 200 || /[\u0000-\u001f\u007f]/.test(words)) {
-          throw new TypeError(`claimModules[${i}] (${module.name}): holds of ${entry} must be one line of plain words, at most 200 characters`);
+        if (typeof words !== 'string' || words.trim() === '' || words.length > 200 || NOT_IN_HOLDS.test(words)) {
+          throw new TypeError(`claimModules[${i}] (${module.name}): holds of ${entry} must be one line of plain words, at most 200 characters, without a semicolon`);
         }
         const pattern = entry.includes('*') ? patternToRegExp(entry) : undefined;
-        return { match: (claim: string) => (pattern ? pattern.test(claim) : claim === entry), words: words.trim() };
+        return { match: (claim: string) => (pattern ? pattern.test(claim) : claim === entry), words: words.trim(), exact: !pattern };
       });
+      // An exact entry says more of its claim than a pattern covering it, whatever their order.
+      holds.sort((a, b) => Number(b.exact) - Number(a.exact));
       return { module, exact, patterns, holds };
     });
     this.offer = mergeOffers(this.entries.flatMap((e) => (e.module.verified ? [e.module.verified.offer] : [])));

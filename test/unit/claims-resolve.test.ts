@@ -156,6 +156,27 @@ describe('claim requests and resolution', () => {
     expect(card({ 'svc.ver.idcard.*': 'x'.repeat(200) }).holdsOf('svc.ver.idcard.l3')).toHaveLength(200);
   });
 
+  it('attack: refuses holds words with a line or paragraph separator, a C1 control or a bidi embedding, override or isolate (it would reorder the rest of the line, "(required)" and where it travels); honest: words in any script, with a bidi mark, are kept', () => {
+    const card = (words: string): ClaimRegistry => new ClaimRegistry([{ name: 'card', provides: ['svc.ver.idcard.*'], holds: { 'svc.ver.idcard.*': words }, resolve: () => ({}) }]);
+    for (const c of ['\u0085', '\u009b', '\u2028', '\u2029', '\u202a', '\u202b', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069']) {
+      expect(() => card(`name${c} and nationality`)).toThrow('holds of svc.ver.idcard.* must be one line of plain words, at most 200 characters');
+    }
+    for (const words of ['Name, Geburtsdatum und Staatsangehörigkeit', 'שם ותאריך לידה\u200f, nationality', 'الاسم\u061c والجنسية']) expect(card(words).holdsOf('svc.ver.idcard.l3')).toBe(words);
+  });
+
+  it('attack: refuses holds words with a semicolon, which separates the alternatives of a "one of:" line (she could not tell where one ends); honest: commas are kept', () => {
+    const card = (words: string): ClaimRegistry => new ClaimRegistry([{ name: 'card', provides: ['svc.ver.idcard.*'], holds: { 'svc.ver.idcard.*': words }, resolve: () => ({}) }]);
+    expect(() => card('name; your e-mail address')).toThrow('holds of svc.ver.idcard.* must be one line of plain words, at most 200 characters, without a semicolon');
+    expect(card('name, date of birth and nationality').holdsOf('svc.ver.idcard.l3')).toBe('name, date of birth and nationality');
+  });
+
+  it('says the words of the exact entry of provides for a claim a pattern of the same module also covers, whatever their order in holds', () => {
+    const registry = new ClaimRegistry([
+      { name: 'card', provides: ['svc.ver.idcard.**', 'svc.ver.idcard.l3.nfc'], holds: { 'svc.ver.idcard.**': 'name', 'svc.ver.idcard.l3.nfc': 'name, photo and when the chip was read' }, resolve: () => ({}) },
+    ]);
+    expect([registry.holdsOf('svc.ver.idcard.l3.nfc'), registry.holdsOf('svc.ver.idcard.l2')]).toEqual(['name, photo and when the chip was read', 'name']);
+  });
+
   it('refuses modules that list bracketed names', () => {
     expect(() => new ClaimRegistry([{ name: 'bad', provides: ['svc.ver.[a,b].l2'], resolve: () => ({}) }])).toThrow('has alternatives');
   });
