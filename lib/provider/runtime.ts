@@ -96,8 +96,11 @@ export async function resolveRuntime(settings: Settings, options: RuntimeOptions
     ...(settings.clients.file ? readClients(settings.clients.file, logger).map((c) => judgedStaticClient(c, settings.baseUrl, 'svc.clients.file', ['svc.clients.file'])) : []),
     ...(options.clients ?? []).map((c) => judgedStaticClient(c, settings.baseUrl, 'options.clients')),
   ];
+  const registry = new ClaimRegistry(claimModules, settings.claims.moduleTimeoutMs);
+  const paths = publicPathsOf(settings.baseUrl);
+  // Last, when nothing more can fail: a start refused for its settings leaves no connection open.
   const store = options.store ?? createStore(settings.redis, logger, { maxBytes: settings.memoryStore.maxMb * 2 ** 20 });
-  return { store, jwks, cookieKeys, pairwiseKey, authenticator: guardAuthenticator(authenticator, settings.authenticator.timeoutMs), clients, logger, registry: new ClaimRegistry(claimModules, settings.claims.moduleTimeoutMs), paths: publicPathsOf(settings.baseUrl), warnings: unsafe.length };
+  return { store, jwks, cookieKeys, pairwiseKey, authenticator: guardAuthenticator(authenticator, settings.authenticator.timeoutMs), clients, logger, registry, paths, warnings: unsafe.length };
 }
 
 /** `svc.keys.file` read, and warned about when others than its owner may read it. */

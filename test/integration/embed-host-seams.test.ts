@@ -314,6 +314,17 @@ describe('a host that replaces its svc-connect by a new one on the same store an
     await expect(store.ping()).rejects.toThrow();
   });
 
+  it('attack: a replacement that fails to start on its claim modules opens no store connection it would leave open for ever', async () => {
+    const settings = loadSettings({ env: {}, properties: { 'svc.base-url': 'http://127.0.0.1:1', 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS } });
+    const sockets = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'TCPSocketWrap').length;
+    const before = sockets();
+    const card = { name: 'card', provides: ['svc.ver.idcard.*'], holds: { 'svc.ver.email.*': 'the address' }, resolve: () => ({}) };
+    await expect(createSvcConnect(settings, { logger: capturingLogger().logger, claimModules: [card] })).rejects.toThrow('holds names svc.ver.email.*');
+    // One turn of the event loop: a store created meanwhile has opened its connection by then.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sockets()).toBe(before);
+  });
+
   it('honest: one svc-connect given a store closes it when it closes, as before', async () => {
     const settings = loadSettings({ env: {}, properties: { 'svc.base-url': 'http://127.0.0.1:1', 'svc.redis.url': SHARED_REDIS_URL, 'svc.redis.key-prefix': prefix, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS } });
     const store = createStore(settings.redis, capturingLogger().logger);
