@@ -1,6 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Koa, { type Middleware } from 'koa';
 import type { ClientMetadata } from 'oidc-provider';
@@ -11,6 +8,7 @@ import { createSvcConnect, loadSettings, silentLogger, type SvcConnect } from '.
 import { TEST_PAIRWISE_KEY } from '../helpers/app.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
+import { startPopupRelyingParty, type PopupRelyingParty } from '../helpers/popup-rp.js';
 import { startHostServer, type HostServer } from '../helpers/host-server.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
 
@@ -40,20 +38,12 @@ describe("a host app with helmet's default headers before svc.middleware (Chromi
   let host: HostServer;
   let svc: SvcConnect;
   let browser: Browser;
-  let rp: Server;
+  let rp: PopupRelyingParty;
   let client: ClientMetadata;
 
   beforeAll(async () => {
-    rp = createServer((req, res) => {
-      res.setHeader('content-type', 'text/html');
-      if (req.url?.startsWith('/cb')) {
-        return void res.end('<script>window.opener ? window.opener.postMessage(location.search, location.origin) : document.title = "no opener";</script>');
-      }
-      res.end(`<p id="result"></p><script>addEventListener("message", (e) => { document.getElementById("result").textContent = e.data; });</script>`);
-    });
-    await new Promise<void>((resolve) => rp.listen(0, '127.0.0.1', resolve));
-    const { port } = rp.address() as AddressInfo;
-    client = { client_id: 'popup-rp', client_secret: 'popup-rp-secret-that-is-long-enough-0123456789', redirect_uris: [`http://rp.localhost:${port}/cb`] };
+    rp = await startPopupRelyingParty();
+    client = rp.client;
     host = await startHostServer();
     svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': host.base, 'svc.subject.pairwise-key': TEST_PAIRWISE_KEY } }), {
       logger: silentLogger,
@@ -68,7 +58,7 @@ describe("a host app with helmet's default headers before svc.middleware (Chromi
     await browser?.close();
     await host?.close();
     await svc?.close();
-    await new Promise<void>((resolve) => rp.close(() => resolve()));
+    await rp?.close();
   });
 
   const signInAndAllow = async (page: Page): Promise<void> => {
@@ -82,7 +72,7 @@ describe("a host app with helmet's default headers before svc.middleware (Chromi
   it('a sign-in in a popup the relying party opened still hands it the code and state: no page of ours severs its opener', async () => {
     const opener = await (await browser.newContext()).newPage();
     try {
-      await opener.goto(`http://rp.localhost:${(rp.address() as AddressInfo).port}/`);
+      await opener.goto(rp.page);
       const [popup] = await Promise.all([
         opener.waitForEvent('popup'),
         opener.evaluate((url) => void window.open(url, 'signin', 'popup,width=500,height=600'), codeFlowUrl(`${host.base}/oidc/v1`, client, { state: 'st', scope: 'openid email' })),

@@ -1,6 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 import type { Browser, Page } from 'playwright-core';
@@ -9,6 +6,7 @@ import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
+import { startPopupRelyingParty, type PopupRelyingParty } from '../helpers/popup-rp.js';
 
 /**
  * A relying party that signs her in within a popup (oidc-client-ts `signinPopup`, MSAL `loginPopup`) hears of the
@@ -17,38 +15,25 @@ import { codeFlowUrl } from '../helpers/flow.js';
 describe('sign-in in a popup window opened by the relying party', () => {
   let running: RunningApp;
   let browser: Browser;
-  let rp: Server;
+  let rp: PopupRelyingParty;
   let client: ClientMetadata;
 
   beforeAll(async () => {
-    rp = createServer((req, res) => {
-      res.setHeader('content-type', 'text/html');
-      if (req.url?.startsWith('/cb')) {
-        // The callback page in the popup hands the answer to the window that opened it.
-        return void res.end('<script>window.opener ? window.opener.postMessage(location.search, location.origin) : document.title = "no opener";</script>');
-      }
-      res.end(`<p id="result"></p><script>addEventListener("message", (e) => { document.getElementById("result").textContent = e.data; });</script>`);
-    });
-    await new Promise<void>((resolve) => rp.listen(0, '127.0.0.1', resolve));
-    const { port } = rp.address() as AddressInfo;
-    client = {
-      client_id: 'popup-rp',
-      client_secret: 'popup-rp-secret-that-is-long-enough-0123456789',
-      redirect_uris: [`http://rp.localhost:${port}/cb`],
-    };
+    rp = await startPopupRelyingParty();
+    client = rp.client;
     running = await startApp({ claimModules: createDemoClaimModules(), clients: [client] });
     browser = await launchChromium();
   }, 30_000);
   afterAll(async () => {
     await browser?.close();
     await running?.close();
-    await new Promise<void>((resolve) => rp.close(() => resolve()));
+    await rp?.close();
   });
 
   /** The relying party's page, and the popup it opened on the authorization request. */
   const openPopup = async (): Promise<{ opener: Page; popup: Page }> => {
     const opener = await (await browser.newContext()).newPage();
-    await opener.goto(`http://rp.localhost:${(rp.address() as AddressInfo).port}/`);
+    await opener.goto(rp.page);
     const [popup] = await Promise.all([
       opener.waitForEvent('popup'),
       opener.evaluate((url) => void Object.assign(window, { signin: window.open(url, 'signin', 'popup,width=500,height=600') }), codeFlowUrl(running.issuer, client, { state: 'st', scope: 'openid email' })),
