@@ -164,6 +164,27 @@ export class AuthenticatorError extends Error {
   }
 }
 
+/**
+ * What an authenticator throws when its directory could not judge a sign-in (it refused the connection, its pool or
+ * its own timeout gave up): answered 503 `server_error` with a fixed text and, as a store outage is, never counted as a
+ * failed attempt. Never throw it for a wrong password or an unknown login (answer `undefined`): anything else an
+ * authenticator throws counts as a failure. Of its `cause` only the name and code are kept, for the log.
+ */
+export class AuthenticatorUnavailableError extends errors.OIDCProviderError {
+  static readonly code = 'SVC_AUTHENTICATOR_UNAVAILABLE';
+  readonly code = AuthenticatorUnavailableError.code;
+  readonly plugin = 'authenticator';
+  readonly thrown: ThrownShape;
+
+  constructor(options?: { cause?: unknown }) {
+    super(503, 'server_error');
+    this.name = 'AuthenticatorUnavailableError';
+    this.expose = true; // oidc-provider hides 5xx errors; this fixed text is safe to show
+    this.error_description = 'the sign-in service is temporarily unavailable, try again shortly';
+    this.thrown = shapeOf(options?.cause);
+  }
+}
+
 /** A listing cursor that was not handed out by this store (or no longer fits it). */
 export class InvalidCursorError extends Error {
   static readonly code = 'SVC_INVALID_CURSOR';
@@ -258,6 +279,7 @@ const SVC_ERRORS = [
   MailDeliveryError,
   ClaimModuleError,
   AuthenticatorError,
+  AuthenticatorUnavailableError,
   InvalidCursorError,
   StoreRecordUnreadableError,
   ToolboxError,
@@ -281,6 +303,7 @@ export type SvcErrorCode = (
   | typeof MailDeliveryError
   | typeof ClaimModuleError
   | typeof AuthenticatorError
+  | typeof AuthenticatorUnavailableError
   | typeof InvalidCursorError
   | typeof StoreRecordUnreadableError
   | typeof ToolboxError

@@ -52,6 +52,7 @@ export { createPinoLogger, createSettingsLogger, type LogFormat, type LogSetting
 export {
   AlreadyConsumedError,
   AuthenticatorError,
+  AuthenticatorUnavailableError,
   ClaimModuleError,
   ClaimSyntaxError,
   CliError,

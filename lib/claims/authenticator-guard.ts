@@ -1,4 +1,4 @@
-import { AuthenticatorError } from '../errors.js';
+import { AuthenticatorError, AuthenticatorUnavailableError } from '../errors.js';
 import type { Authenticator } from './authenticator.js';
 
 /**
@@ -12,8 +12,17 @@ export const isAccountId = (value: unknown): value is string => typeof value ===
 /** What an authenticator answered that is no account id: its `code` says what is wrong, never the value. */
 const invalidAnswer = (code: string): Error => Object.assign(new TypeError('the authenticator answered something that is not an account id'), { name: 'AuthenticatorAnswerInvalid', code });
 
-/** What an authenticator threw as an {@link AuthenticatorError} (kept when it already is one). */
-export const asAuthenticatorError = (thrown: unknown): AuthenticatorError => (thrown instanceof AuthenticatorError ? thrown : new AuthenticatorError(thrown));
+/**
+ * What an authenticator threw as an {@link AuthenticatorError} (kept when it already is one), or, for an outage it
+ * reported, a fresh {@link AuthenticatorUnavailableError} (its fixed text, whatever the thrown one was given).
+ */
+export const asAuthenticatorError = (thrown: unknown): AuthenticatorError | AuthenticatorUnavailableError => {
+  if (thrown instanceof AuthenticatorUnavailableError) return new AuthenticatorUnavailableError({ cause: thrown.thrown });
+  return thrown instanceof AuthenticatorError ? thrown : new AuthenticatorError(thrown);
+};
+
+/** Whether the authenticator reported an outage ({@link AuthenticatorUnavailableError}): it judged no password. */
+export const isAuthenticatorOutage = (err: unknown): err is AuthenticatorUnavailableError => err instanceof AuthenticatorUnavailableError;
 
 /** `call`'s answer, or an {@link AuthenticatorError} when it throws or gives none within `timeoutMs`. */
 async function bounded<T>(timeoutMs: number, call: () => Promise<T> | T): Promise<T> {
@@ -32,7 +41,8 @@ async function bounded<T>(timeoutMs: number, call: () => Promise<T> | T): Promis
 
 /**
  * The embedder's authenticator as svc-connect calls it: each call bounded by `timeoutMs` (`svc.authenticator.timeout-ms`),
- * what it throws an {@link AuthenticatorError} (never its message), and its answers checked before anything is stored:
+ * what it throws an {@link AuthenticatorError} (never its message; an {@link AuthenticatorUnavailableError} stays one),
+ * and its answers checked before anything is stored:
  * `authenticate` answers an account id ({@link isAccountId}) or no account (`undefined`, and `null` or `false` as a
  * JavaScript module may write it); anything else (a number, the directory's row, a name with a space) throws
  * `AuthenticatorAnswerInvalid` with the code `ACCOUNT_ID_NOT_STRING` or `ACCOUNT_ID_MALFORMED`. `canonicalLogin` must

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import type { Client, Grant, Interaction, InteractionResults } from 'oidc-provider';
 
-import { asAuthenticatorError } from '../claims/authenticator-guard.js';
+import { asAuthenticatorError, isAuthenticatorOutage } from '../claims/authenticator-guard.js';
 import { opaqueFailure } from '../claims/plugin-failure.js';
 import { describeRequest } from '../claims/describe.js';
 import { carriedOver, consentGrantNames, deliveryOf, deliveryText, grantedOf, recordDelivery, recordedDelivery } from '../claims/delivery.js';
@@ -175,17 +175,20 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       return page(429, { retryAfterSeconds });
     };
     if (!attempt.allowed) return throttled(attempt.locked, attempt.retryAfterSeconds);
-    let accountId: string | undefined;
+    let answered: string | undefined;
     try {
-      const answered = await opaqueFailure(asAuthenticatorError, () => authenticator.authenticate(login, password));
-      // An account its authenticator no longer knows (disabled) signs in nowhere: answered as a wrong password.
-      accountId = answered && (await opaqueFailure(asAuthenticatorError, () => authenticator.exists(answered))) ? answered : undefined;
+      answered = await opaqueFailure(asAuthenticatorError, () => authenticator.authenticate(login, password));
     } catch (err) {
+      // An outage its authenticator reported judged nothing: as a store outage, it counts nothing (503).
+      if (isAuthenticatorOutage(err)) throw err;
       // Not answered (thrown, as an LDAP bind does for a wrong password; too late; no account id): counted as a failure.
       const wait = await attempt.failed();
       if (wait) return throttled('name', wait);
       throw err;
     }
+    // An account its authenticator no longer knows (disabled) signs in nowhere: answered as a wrong password. Asked only
+    // after a right password, so what it throws or leaves unanswered is no wrong guess and counts nothing.
+    const accountId = answered && (await opaqueFailure(asAuthenticatorError, () => authenticator.exists(answered))) ? answered : undefined;
     // Answered as judged only while no failure that settled first locked a counter; else 429 for right and wrong alike.
     const wait = accountId ? await attempt.succeeded() : await attempt.failed();
     if (wait) return throttled('name', wait);

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 
-import { AuthenticatorError, ClaimModuleError, MailDeliveryError, StoreUnavailableError, isSvcError } from '../errors.js';
+import { AuthenticatorError, AuthenticatorUnavailableError, ClaimModuleError, MailDeliveryError, StoreUnavailableError, isSvcError } from '../errors.js';
 import { describeFailure, type LogFields, type Logger } from '../logger.js';
 
 /** The members of an OAuth JSON error answer, with its HTTP status. */
@@ -75,7 +75,7 @@ export function sendCaughtError(ctx: Context, caught: unknown): OAuthErrorAnswer
  * of what it threw; nothing for other errors, which may repeat what a caller sent.
  */
 export function failureCauseFields(err: unknown): LogFields {
-  if (err instanceof ClaimModuleError || err instanceof AuthenticatorError) return { plugin: err.plugin, cause_name: err.thrown.name, cause_code: err.thrown.code };
+  if (err instanceof ClaimModuleError || err instanceof AuthenticatorError || err instanceof AuthenticatorUnavailableError) return { plugin: err.plugin, cause_name: err.thrown.name, cause_code: err.thrown.code };
   return err instanceof StoreUnavailableError || err instanceof MailDeliveryError ? describeFailure(err, err.where) : {};
 }
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createMemoryStore } from '../../adapters/memory.js';
 import type { Authenticator } from '../../lib/claims/authenticator.js';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
+import { AuthenticatorError, AuthenticatorUnavailableError } from '../../lib/errors.js';
 import { confidentialClient, pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { codeFlowUrl, FormBrowser, loginAttempts, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
 import { heldCall } from '../helpers/held-call.js';
@@ -163,6 +164,158 @@ describe('an authenticator that throws for a wrong password (an LDAP bind) is th
     const statuses: number[] = [];
     for (let i = 0; i < 4; i += 1) statuses.push((await typos.attempt('maria', `typo-${i}`, freshAddress())).status);
     expect(statuses).toEqual([500, 500, 500, 500]);
+  });
+});
+
+describe('a directory outage the authenticator reports by throwing AuthenticatorUnavailableError', () => {
+  const { logger, lines } = capturingLogger();
+  let directoryDown = false;
+  let existsDown = false;
+  /** An LDAP authenticator as docs/embedding.md has it: a refused connection is an outage, a refused bind a wrong password. */
+  const authenticator: Authenticator = {
+    async authenticate(login, password) {
+      if (directoryDown) throw new AuthenticatorUnavailableError({ cause: Object.assign(new Error(`connect ECONNREFUSED for uid=${login}`), { code: 'ECONNREFUSED' }) });
+      if (password !== RIGHT) throw new InvalidCredentialsError(`uid=${login},ou=people,dc=example`);
+      return `id-${login}`;
+    },
+    async exists(accountId) {
+      if (existsDown) throw new AuthenticatorUnavailableError({ cause: Object.assign(new Error(`no row for ${accountId}`), { name: 'PoolTimeoutError' }) });
+      return accountId.startsWith('id-');
+    },
+  };
+  const running = appPerSuite({ authenticator, clients: [client], logger, properties: { 'svc.proxy': true, 'svc.login.address-threshold': 10, 'svc.login.lockout-seconds': 600 } });
+  /** One office behind one NAT address. */
+  const office = '203.0.113.7';
+
+  it('honest: twenty sign-ins behind one address during the outage get 503 and count nothing: afterwards she and a colleague sign in on new devices, and she on her own', async () => {
+    const own = await loginAttempts(running, client);
+    expect((await own.attempt('paula', RIGHT, office)).status).toBe(303);
+    const from = lines.length;
+    const during: number[] = [];
+    directoryDown = true;
+    try {
+      const mine = await loginAttempts(running, client, own.browser);
+      for (let i = 0; i < 6; i += 1) during.push((await mine.attempt('paula', RIGHT, office)).status);
+      const fresh = await loginAttempts(running, client);
+      for (let i = 0; i < 7; i += 1) during.push((await fresh.attempt('paula', RIGHT, office)).status);
+      for (let i = 0; i < 7; i += 1) during.push((await (await loginAttempts(running, client)).attempt(`colleague-${i}`, RIGHT, office)).status);
+    } finally {
+      directoryDown = false;
+    }
+    expect(during).toEqual(Array(20).fill(503));
+    const answer = await (await loginAttempts(running, client)).attempt('paula', RIGHT, office);
+    expect(answer.status).toBe(303);
+    expect((await (await loginAttempts(running, client)).attempt('colleague-0', RIGHT, office)).status).toBe(303);
+    expect((await (await loginAttempts(running, client, own.browser)).attempt('paula', RIGHT, office)).status).toBe(303);
+    const failed = lines.slice(from).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.code === 'SVC_AUTHENTICATOR_UNAVAILABLE');
+    expect(failed).toHaveLength(20);
+    expect(failed.map((l) => [l.status, l.plugin, l.cause_name, l.cause_code])).toEqual(Array(20).fill([503, 'authenticator', 'Error', 'ECONNREFUSED']));
+    expect(lines.slice(from).join('\n')).not.toMatch(/paula|colleague|correct horse|ECONNREFUSED for/);
+  });
+
+  it('the page says the sign-in is unavailable for now, not that the password is wrong, and sets no cookie', async () => {
+    directoryDown = true;
+    try {
+      const response = await (await loginAttempts(running, client)).attempt('paula', RIGHT, freshAddress());
+      expect(response.status).toBe(503);
+      expect(await response.json()).toEqual({ error: 'server_error', error_description: 'the sign-in service is temporarily unavailable, try again shortly' });
+      expect(response.headers.getSetCookie()).toEqual([]);
+    } finally {
+      directoryDown = false;
+    }
+  });
+
+  it('honest: `exists` unavailable after her right password: 503, not counted; she signs in once it answers', async () => {
+    const form = await loginAttempts(running, client);
+    const during: number[] = [];
+    existsDown = true;
+    try {
+      for (let i = 0; i < 7; i += 1) during.push((await form.attempt('ines', RIGHT, freshAddress())).status);
+    } finally {
+      existsDown = false;
+    }
+    expect(during).toEqual(Array(7).fill(503));
+    expect((await form.attempt('ines', RIGHT, freshAddress())).status).toBe(303);
+  });
+
+  it('a signed-in browser whose `exists` is unavailable is sent back with that fixed text, as in a store outage, and goes on once it answers', async () => {
+    const { browser } = await signIn(codeFlowUrl(running.issuer, client), { login: 'rosa', password: RIGHT });
+    existsDown = true;
+    try {
+      const step = await browser.follow(codeFlowUrl(running.issuer, client), running.baseUrl);
+      const back = new URL(step.leftTo as string).searchParams;
+      expect([back.get('error'), back.get('error_description')]).toEqual(['server_error', 'the sign-in service is temporarily unavailable, try again shortly']);
+    } finally {
+      existsDown = false;
+    }
+    const again = await browser.follow(codeFlowUrl(running.issuer, client), running.baseUrl);
+    expect(new URL(again.leftTo as string).searchParams.get('code')).toEqual(expect.any(String));
+  });
+
+  it('attack: wrong passwords the directory refuses still count, and an outage between them erases none: the fifth locks the name', async () => {
+    const form = await loginAttempts(running, client);
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i += 1) statuses.push((await form.attempt('oskar', `guess-${i}`, freshAddress())).status);
+    directoryDown = true;
+    try {
+      for (let i = 0; i < 3; i += 1) statuses.push((await form.attempt('oskar', `guess-${i}`, freshAddress())).status);
+    } finally {
+      directoryDown = false;
+    }
+    for (let i = 3; i < 6; i += 1) statuses.push((await form.attempt('oskar', `guess-${i}`, freshAddress())).status);
+    statuses.push((await form.attempt('oskar', RIGHT, freshAddress())).status);
+    expect(statuses).toEqual([500, 500, 500, 503, 503, 503, 500, 500, 429, 429]);
+  });
+});
+
+describe('what else an authenticator throws counts as a failed attempt', () => {
+  const demo = createStaticAuthenticator();
+  const authenticator: Authenticator = {
+    ...demo,
+    // An embedder throwing the class svc-connect logs its faults with: a fault, not an outage.
+    authenticate: async (login, password) => (login === 'svc-error' ? Promise.reject(new AuthenticatorError(new Error('boom'))) : demo.authenticate(login, password)),
+  };
+  const running = appPerSuite({ authenticator, clients: [client], properties: { 'svc.proxy': true } });
+
+  it('attack: an AuthenticatorError thrown by the authenticator is a fault: five lock the name', async () => {
+    const form = await loginAttempts(running, client);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1) statuses.push((await form.attempt('svc-error', `guess-${i}`, freshAddress())).status);
+    expect(statuses).toEqual([500, 500, 500, 500, 500, 429]);
+  });
+});
+
+describe('an `exists` that throws or hangs after a right password', () => {
+  const demo = createStaticAuthenticator();
+  let existsFails: 'throws' | 'hangs' | undefined;
+  const authenticator: Authenticator = {
+    ...demo,
+    exists: async (accountId) => {
+      if (existsFails === 'throws') throw Object.assign(new Error(`SELECT disabled FROM accounts WHERE id = '${accountId}'`), { code: 'ER_LOCK_WAIT_TIMEOUT' });
+      if (existsFails === 'hangs') return new Promise<boolean>(() => undefined);
+      return demo.exists(accountId);
+    },
+  };
+  const running = appPerSuite({ authenticator, clients: [client], properties: { 'svc.proxy': true, 'svc.authenticator.timeout-ms': 300 } });
+
+  it.each([['throws'], ['hangs']] as const)('honest: her right password is not counted as a wrong one when `exists` %s: she signs in once it answers', async (fault) => {
+    const form = await loginAttempts(running, client);
+    const during: number[] = [];
+    existsFails = fault;
+    try {
+      for (let i = 0; i < 6; i += 1) during.push((await form.attempt('demo', 'demo', freshAddress())).status);
+    } finally {
+      existsFails = undefined;
+    }
+    expect(during).toEqual(Array(6).fill(500));
+    expect((await form.attempt('demo', 'demo', freshAddress())).status).toBe(303);
+  });
+
+  it('attack: wrong passwords for the name still lock it after five', async () => {
+    const form = await loginAttempts(running, client);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1) statuses.push((await form.attempt('demo-basic', `guess-${i}`, freshAddress())).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
   });
 });
 

@@ -23,6 +23,7 @@ const INSTANCES: Record<string, Error> = {
   MailDeliveryError: new ours.MailDeliveryError({ cause: new Error('EHLO') }),
   ClaimModuleError: new ours.ClaimModuleError('email', new Error('no record')),
   AuthenticatorError: new ours.AuthenticatorError(new Error('locked')),
+  AuthenticatorUnavailableError: new ours.AuthenticatorUnavailableError({ cause: Object.assign(new Error('connect ECONNREFUSED for uid=erika'), { code: 'ECONNREFUSED' }) }),
   InvalidCursorError: new ours.InvalidCursorError(),
   StoreRecordUnreadableError: new ours.StoreRecordUnreadableError(),
   ToolboxError: new ours.ToolboxError(404, 'not_found', 'no client c1'),
@@ -59,6 +60,10 @@ describe('one error vocabulary (lib/errors.ts)', () => {
     const disabled = INSTANCES.ClientDisabledError as ours.ClientDisabledError;
     expect(disabled).toBeInstanceOf(errors.OIDCProviderError);
     expect([disabled.status, disabled.error, disabled.expose]).toEqual([403, 'client_disabled', true]);
+    const directory = INSTANCES.AuthenticatorUnavailableError as ours.AuthenticatorUnavailableError;
+    expect(directory).toBeInstanceOf(errors.OIDCProviderError);
+    expect([directory.status, directory.error, directory.expose, directory.error_description]).toEqual([503, 'server_error', true, 'the sign-in service is temporarily unavailable, try again shortly']);
+    expect([directory.thrown, JSON.stringify(directory), directory.message, directory.cause]).toEqual([{ name: 'Error', code: 'ECONNREFUSED' }, expect.not.stringContaining('erika'), 'server_error', undefined]);
     const consumed = INSTANCES.AlreadyConsumedError as ours.AlreadyConsumedError;
     expect(consumed).toBeInstanceOf(errors.InvalidGrant);
     expect([consumed.status, consumed.error, consumed.expose]).toEqual([400, 'invalid_grant', true]);
