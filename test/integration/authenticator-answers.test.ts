@@ -360,6 +360,34 @@ describe('an authenticator that never answers (svc.authenticator.timeout-ms)', (
   });
 });
 
+describe('an authenticator whose right answer comes after svc.authenticator.timeout-ms', () => {
+  const call = heldCall();
+  const demo = createStaticAuthenticator();
+  const store = createMemoryStore();
+  let late: Promise<string | undefined> | undefined;
+  const authenticator: Authenticator = {
+    ...demo,
+    authenticate: (login, password) => (late = (async () => (await call.pass(), demo.authenticate(login, password)))()),
+  };
+  const running = appPerSuite({ authenticator, clients: [client], store, properties: { 'svc.proxy': true, 'svc.authenticator.timeout-ms': 300 } });
+
+  it('her late success leaves nothing behind: no cookie, no signed-in interaction, no session', async () => {
+    const form = await loginAttempts(running, client);
+    const held = call.hold();
+    const answer = form.attempt('demo', 'demo', freshAddress());
+    await held.arrived;
+    const response = await answer;
+    expect(response.status).toBe(500);
+    held.release();
+    expect(await late).toBe('demo-0001');
+    expect(response.headers.getSetCookie()).toEqual([]);
+    const interactions = (await store.inventory.list('Interaction', { limit: 500 })).records.map((r) => r.payload.result);
+    expect(interactions.filter((result) => result !== undefined)).toEqual([]);
+    expect((await store.inventory.list('Session', { limit: 500 })).records.filter((r) => r.payload.accountId !== undefined)).toEqual([]);
+    expect((await form.attempt('demo', 'demo', freshAddress())).status).toBe(303);
+  });
+});
+
 describe('an authenticator that answers slowly within svc.authenticator.timeout-ms (default 10 s)', () => {
   let running: RunningApp;
   const call = heldCall();
