@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { createMemoryStore } from '../../adapters/memory.js';
+import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
 import type { Authenticator } from '../../lib/claims/authenticator.js';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 import { AuthenticatorError, AuthenticatorUnavailableError } from '../../lib/errors.js';
@@ -114,6 +115,40 @@ describe('the account id an authenticator returns (the sub)', () => {
       expect(await response.text()).toContain('The login or password is not correct');
     },
   );
+});
+
+describe('an account id an earlier version stored that the rule now refuses (a DN with a space)', () => {
+  const LEGACY = 'cn=Erika Mustermann';
+  const inner = createMemoryStore();
+  /** Records as an earlier version wrote them: every `legacy-0001` the sign-in below stores is written as LEGACY. */
+  const store: SvcStore = Object.assign(Object.create(inner) as SvcStore, {
+    adapter: (model: string) => {
+      const adapter = inner.adapter(model);
+      return decorateAdapter(adapter, { upsert: (id, payload, expiresIn) => adapter.upsert(id, JSON.parse(JSON.stringify(payload).replaceAll('"legacy-0001"', JSON.stringify(LEGACY))) as typeof payload, expiresIn) });
+    },
+  });
+  let upgraded = false;
+  const authenticator: Authenticator = {
+    authenticate: async (_login, password) => (password === RIGHT ? (upgraded ? LEGACY : 'legacy-0001') : undefined),
+    exists: async (accountId) => accountId === LEGACY || accountId === 'legacy-0001',
+  };
+  const running = appPerSuite({ authenticator, clients: [client, publicClient], store, properties: { 'svc.proxy': true } });
+
+  it('her session goes on with the sub she had, public and pairwise; a new sign-in with that id is refused and counted', async () => {
+    const pkce = pkcePair();
+    const before = await signIn(codeFlowUrl(running.issuer, publicClient, { code_challenge: pkce.challenge }), { login: 'erika', password: RIGHT });
+    const first = await redeemCode(running.issuer, publicClient, before.callbackUrl.searchParams.get('code') as string, pkce.verifier);
+    expect(subOf(first.body.id_token as string)).toBe(LEGACY);
+    upgraded = true;
+    const pairwise = pkcePair();
+    const again = await signIn(codeFlowUrl(running.issuer, client, { code_challenge: pairwise.challenge }), { browser: before.browser });
+    const tokens = await redeemCode(running.issuer, client, again.callbackUrl.searchParams.get('code') as string, pairwise.verifier);
+    expect(subOf(tokens.body.id_token as string)).toBe(pairwiseSubOf('https://rp.example/cb', LEGACY));
+    const form = await loginAttempts(running, client);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1) statuses.push((await form.attempt('erika', RIGHT, freshAddress())).status);
+    expect(statuses).toEqual([500, 500, 500, 500, 500, 429]);
+  });
 });
 
 /** An LDAP bind as ldapjs does it: a wrong password rejects (InvalidCredentialsError), it does not answer `undefined`. */
