@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { open, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { open, realpath, rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 import type { JWK } from 'jose';
 
@@ -80,8 +81,52 @@ function readKeysFile(file: string): { jwks: { keys: StatefulJwk[] }; ordered: J
 }
 
 /**
+ * Replaces `target` (named `file` by the operator) with `content` atomically, with the owner, group and mode of the file
+ * it replaces: a rotation run by root keeps the keys file readable by the service user the servers run as. The new file
+ * is created exclusively beside it (mode 0600 while written), flushed to disk, then renamed over it; removed again when
+ * any of that fails, leaving `target` as it was.
+ * @throws {@link SettingsError} when the write fails, or when this user may not give the new file that owner and group.
+ */
+async function replaceKeepingOwner(target: string, file: string, content: string): Promise<void> {
+  const { uid, gid, mode } = await stat(target);
+  const temporary = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+  // A new file of its own (never one planted at the name).
+  const handle = await open(temporary, 'wx', 0o600).catch((err: unknown) => {
+    throw new SettingsError(`the rotated keys: ${fileErrorMessage('write', temporary, err)}`, ['svc.keys.file']);
+  });
+  try {
+    await handle.writeFile(content);
+    const made = await handle.stat();
+    if (made.uid !== uid || made.gid !== gid) {
+      await handle.chown(uid, gid).catch(() => {
+        throw new SettingsError(
+          `cannot give the rotated keys the owner (uid ${uid}) and group (gid ${gid}) of ${file}, so the servers might not read them; run keys rotate as root or as that user. ${file} is unchanged.`,
+          ['svc.keys.file'],
+        );
+      });
+    }
+    await handle.chmod(mode & 0o777);
+    await handle.sync();
+  } catch (err) {
+    await handle.close();
+    await rm(temporary, { force: true });
+    throw err instanceof SettingsError ? err : new SettingsError(`the rotated keys: ${fileErrorMessage('write', temporary, err)}`, ['svc.keys.file']);
+  }
+  await handle.close();
+  await rename(temporary, target).catch(async (err: unknown) => {
+    await rm(temporary, { force: true });
+    throw new SettingsError(`the keys file: ${fileErrorMessage('replace', file, err)}`, ['svc.keys.file']);
+  });
+  // The rename itself, on disk: a crash after it finds the new file, never none.
+  const folder = await open(dirname(target), 'r').catch(() => undefined);
+  await folder?.sync().catch(() => undefined);
+  await folder?.close();
+}
+
+/**
  * Runs one rotation step ({@link rotateKeys}) on the keys file `file`, judging it before and after as a server would,
- * and replaces it atomically (a new 0600 file renamed over it, removed again when its write fails) holding `FILE.lock`.
+ * and replaces it atomically with a file of the same owner, group and mode (a new file, flushed to disk and renamed over
+ * it, removed again when that fails; refused when this user may not give it that owner and group) holding `FILE.lock`.
  * When `file` is a symbolic link, the file it leads to is rotated (lock and replacement beside it) and the link kept,
  * so every process and host reading that file, through this link or another, sees one rotation. Servers use the new
  * keys once they reload them (SIGHUP or restart).
@@ -108,16 +153,7 @@ export async function rotateKeysFile(file: string, options: RotationOptions = {}
     if (result.step === 'waiting') return result;
     const rotated = { ...jwks, keys };
     validateProviderKeys(rotated, `${file} (after rotation)`);
-    const temporary = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-    // A new file of its own (never one planted at the name), removed again when the write fails half-way.
-    await writeFile(temporary, `${JSON.stringify(rotated, null, 2)}\n`, { mode: 0o600, flag: 'wx' }).catch(async (err: unknown) => {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await rm(temporary, { force: true });
-      throw new SettingsError(`the rotated keys: ${fileErrorMessage('write', temporary, err)}`, ['svc.keys.file']);
-    });
-    await rename(temporary, target).catch(async (err: unknown) => {
-      await rm(temporary, { force: true });
-      throw new SettingsError(`the keys file: ${fileErrorMessage('replace', file, err)}`, ['svc.keys.file']);
-    });
+    await replaceKeepingOwner(target, file, `${JSON.stringify(rotated, null, 2)}\n`);
     return result;
   } finally {
     await handle.close();

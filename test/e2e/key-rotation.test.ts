@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -17,14 +17,17 @@ jest.setTimeout(PROCESS_MS);
 
 const root = new URL('../..', import.meta.url).pathname;
 
-/** Runs `svc-connect keys …` (lib/cli.ts under tsx); with `maxFileKiB`, under that file size limit (`ulimit -f`: a write beyond it fails with EFBIG). */
-function keysCli(args: string[], maxFileKiB?: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * Runs `svc-connect keys …` (lib/cli.ts under tsx); with `maxFileKiB`, under that file size limit (`ulimit -f`: a write
+ * beyond it fails with EFBIG); with `user` (root only), as that user.
+ */
+function keysCli(args: string[], maxFileKiB?: number, user?: { uid: number; gid: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
     const child =
       maxFileKiB === undefined
-        ? spawn(process.execPath, ['--import', 'tsx', 'lib/cli.ts', 'keys', ...args], { cwd: root, env })
-        : spawn('bash', ['-c', `ulimit -f ${maxFileKiB} && exec "$0" --import tsx lib/cli.ts keys "$@"`, process.execPath, ...args], { cwd: root, env });
+        ? spawn(process.execPath, ['--import', 'tsx', 'lib/cli.ts', 'keys', ...args], { cwd: root, env, ...user })
+        : spawn('bash', ['-c', `ulimit -f ${maxFileKiB} && exec "$0" --import tsx lib/cli.ts keys "$@"`, process.execPath, ...args], { cwd: root, env, ...user });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -210,5 +213,83 @@ describe('a keys file write that fails half-way (the file size limit reached, as
     const rotate = await keysCli(['rotate', '--file', keysFile], 1024);
     expect([rotate.code, rotate.stdout]).toEqual([0, expect.stringContaining('added next keys')]);
     expect(readdirSync(own)).toEqual(['keys.json']);
+  });
+});
+
+/** Files of another user (the service user of a unit's `User=`) can only be made by root (as CI runs the tests). */
+const asRoot = process.getuid?.() === 0 ? it : it.skip;
+
+/**
+ * The operator runs `keys rotate` as root (beside `systemctl reload`, which needs root) on the keys file of
+ * docs/operations/production.md: the service user's own (0600, in a 0700 folder of its own), or root's with the service
+ * group's read (0640). The server, running as the service user, must read the rotated file at its reload and at its next start.
+ */
+describe('keys rotate run by root on a keys file the server reads as the service user', () => {
+  const SERVICE = { uid: 65534, gid: 65534 };
+  const base = mkdtempSync(join(tmpdir(), 'svc-rotate-owner-'));
+  chmodSync(base, 0o755);
+  const servers: ServerProcess[] = [];
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+  });
+
+  /** A keys file owned `uid:gid` with `mode` in a 0700 folder of the service user's, as production.md makes it. */
+  const keysFileOf = async (owner: { uid: number; gid: number }, mode: number): Promise<string> => {
+    const folder = mkdtempSync(join(base, 'etc-'));
+    chownSync(folder, SERVICE.uid, SERVICE.gid);
+    chmodSync(folder, 0o700);
+    const file = join(folder, 'keys.json');
+    writeFileSync(file, JSON.stringify(await generateProviderKeys()));
+    chownSync(file, owner.uid, owner.gid);
+    chmodSync(file, mode);
+    return file;
+  };
+  const ownership = (file: string): { uid: number; gid: number; mode: string } => {
+    const { uid, gid, mode } = statSync(file);
+    return { uid, gid, mode: (mode & 0o777).toString(8) };
+  };
+  /** The server as the service user reads `file` after its SIGHUP: `keys_reloaded` with the rotated keys listed, or `keys_reload_failed`. */
+  const reloadedByService = async (file: string, rotate: () => Promise<unknown>): Promise<{ event: string; nextListed: boolean }> => {
+    const port = await freePort();
+    const issuer = `http://localhost:${port}/oidc/v1`;
+    const server = startServerProcess({ PORT: String(port), SVC_KEYS_FILE: file, SVC_LOG_FORMAT: 'json' }, SERVICE);
+    servers.push(server);
+    await waitFor(`${issuer}/.well-known/openid-configuration`);
+    await rotate();
+    const events = (): string[] => server.output().split('\n').flatMap((l) => /"event":"(keys_reload(?:ed|_failed))"/.exec(l)?.[1] ?? []);
+    server.child.kill('SIGHUP');
+    while (events().length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    const next = (JSON.parse(readFileSync(file, 'utf8')) as { keys: StatefulJwk[] }).keys.filter((k) => k.svc_state === 'next' && k.use === 'sig');
+    const listed = ((await (await fetch(`${issuer}/jwks`)).json()) as JSONWebKeySet).keys.map((k) => k.kid);
+    await server.stop();
+    return { event: String(events()[0]), nextListed: next.length > 0 && next.every((k) => listed.includes(k.kid)) };
+  };
+
+  asRoot("attack: the service user's own file (0600) keeps its owner and mode, and the server running as that user reloads it", async () => {
+    const file = await keysFileOf(SERVICE, 0o600);
+    const outcome = await reloadedByService(file, async () => {
+      const rotated = await keysCli(['rotate', '--file', file]);
+      expect([rotated.code, rotated.stdout]).toEqual([0, expect.stringContaining('added next keys')]);
+    });
+    expect({ ...ownership(file), ...outcome }).toEqual({ ...SERVICE, mode: '600', event: 'keys_reloaded', nextListed: true });
+  });
+
+  asRoot("honest: root's file the service group reads (0640) stays root's, of that group, 0640, and the server reloads it", async () => {
+    const file = await keysFileOf({ uid: 0, gid: SERVICE.gid }, 0o640);
+    const outcome = await reloadedByService(file, async () => expect((await keysCli(['rotate', '--file', file])).code).toBe(0));
+    expect({ ...ownership(file), ...outcome }).toEqual({ uid: 0, gid: SERVICE.gid, mode: '640', event: 'keys_reloaded', nextListed: true });
+  });
+
+  asRoot("attack: run by a user who may not give the new file the keys file's owner, rotate changes nothing and says why; honest: the service user rotates its own file", async () => {
+    const file = await keysFileOf({ uid: 0, gid: SERVICE.gid }, 0o640);
+    const before = readFileSync(file, 'utf8');
+    const refused = await keysCli(['rotate', '--file', file], undefined, SERVICE);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`cannot give the rotated keys the owner (uid 0) and group (gid ${SERVICE.gid}) of ${file}`);
+    expect([readFileSync(file, 'utf8'), ownership(file), readdirSync(join(file, '..'))]).toEqual([before, { uid: 0, gid: SERVICE.gid, mode: '640' }, ['keys.json']]);
+
+    const own = await keysFileOf(SERVICE, 0o600);
+    const rotated = await keysCli(['rotate', '--file', own], undefined, SERVICE);
+    expect([rotated.code, ownership(own), readdirSync(join(own, '..'))]).toEqual([0, { ...SERVICE, mode: '600' }, ['keys.json']]);
   });
 });

@@ -12,10 +12,11 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `examples/server.ts` under tsx with exactly `env` (plus PATH and HOME). */
-export function startServerProcess(env: Record<string, string>): ServerProcess {
+/** Starts `examples/server.ts` under tsx with exactly `env` (plus PATH and HOME); with `user` (root only), as that user, as a service unit's `User=` runs it. */
+export function startServerProcess(env: Record<string, string>, user?: { uid: number; gid: number }): ServerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'examples/server.ts'], {
     cwd: new URL('../..', import.meta.url).pathname,
+    ...user,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SVC_REDIS_OPERATION_TIMEOUT_MS: String(TEST_STORE_TIMEOUT_MS), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

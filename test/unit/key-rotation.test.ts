@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -103,6 +103,21 @@ describe('signing key rotation', () => {
     const before = readFileSync(file, 'utf8');
     await expect(rotateKeysFile(file, { now: T0 })).rejects.toThrow(message);
     expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it("keeps the mode of the file it replaces: a group the service reads through (0640) keeps reading at every step; honest: 0600 and 0400 stay the owner's alone", async () => {
+    const modes: Record<string, string[]> = {};
+    for (const mode of [0o640, 0o600, 0o400]) {
+      const file = await keysFile();
+      chmodSync(file, mode);
+      const steps = [await rotateKeysFile(file, { now: T0 }), await rotateKeysFile(file, { now: T0 + 3600 }), await rotateKeysFile(file, { now: T0 + 3600 + RETIRE_AFTER_SECONDS })];
+      modes[mode.toString(8)] = steps.map((step) => `${step.step} ${(statSync(file).mode & 0o777).toString(8)}`);
+    }
+    expect(modes).toEqual({
+      '640': ['added 640', 'promoted 640', 'retired 640'],
+      '600': ['added 600', 'promoted 600', 'retired 600'],
+      '400': ['added 400', 'promoted 400', 'retired 400'],
+    });
   });
 
   it('refuses a second rotation while one holds the lock, and leaves the file as it was', async () => {
