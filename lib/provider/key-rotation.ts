@@ -47,11 +47,23 @@ const at = (key: StatefulJwk, state: KeyState, since: number): StatefulJwk => ({
  * 2. else `retiring` keys retiring for {@link RETIRE_AFTER_SECONDS} are dropped;
  * 3. else, with neither, a `next` key of the same kind is added for every current key;
  * 4. anything else waits, and says until when.
+ * A `next` or `retiring` key without `svc_since` (added by hand) is refused: its time cannot be told.
+ * @throws {@link SettingsError} naming such a key.
  */
 async function rotateKeys(jwks: { keys: StatefulJwk[] }, options: RotationOptions = {}): Promise<{ keys: StatefulJwk[]; result: RotationStep }> {
   const now = options.now ?? Math.floor(Date.now() / 1000);
   const publishSeconds = options.publishSeconds ?? DEFAULT_PUBLISH_SECONDS;
   const keys = jwks.keys;
+  // Undated (added by hand), a next key would sign at once and a retiring one be dropped at once.
+  const undated = keys.findIndex((k) => stateOf(k) !== 'current' && k.svc_since === undefined);
+  if (undated >= 0) {
+    const key = keys[undated] as StatefulJwk;
+    const state = stateOf(key);
+    throw new SettingsError(
+      `key #${undated + 1} (${String(key.kid)}) is ${state} without svc_since, so keys rotate cannot tell when it may ${state === 'next' ? 'sign' : 'be dropped'}; add "svc_since": ${now} (now, epoch seconds) and reload every server`,
+      ['svc.keys.file'],
+    );
+  }
   const next = inState(keys, 'next');
   const current = inState(keys, 'current');
   const retiring = inState(keys, 'retiring');

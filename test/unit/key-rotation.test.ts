@@ -79,6 +79,23 @@ describe('signing key rotation', () => {
     expect(await rotateKeysFile(file, { now: T0 + 60, publishSeconds: 60 })).toMatchObject({ step: 'promoted' });
   });
 
+  it('attack: a next or retiring key added by hand without svc_since is neither promoted nor dropped at once (it may be published nowhere yet, or still verify tokens), the file unchanged; honest: dated, it waits its time', async () => {
+    const [rsa] = (await generateSigningKeys()).keys as [JWK, JWK];
+    const [rsa2] = (await generateSigningKeys()).keys as [JWK, JWK];
+    for (const state of ['next', 'retiring'] as const) {
+      const file = await keysFile([rsa, { ...rsa2, svc_state: state }]);
+      const before = readFileSync(file, 'utf8');
+      const fix = `key #2 (${String(rsa2.kid)}) is ${state} without svc_since, so keys rotate cannot tell when it may ${state === 'next' ? 'sign' : 'be dropped'}; add "svc_since": ${T0} (now, epoch seconds) and reload every server`;
+      await expect(rotateKeysFile(file, { now: T0 })).rejects.toThrow(fix);
+      await expect(keysStatus(file, { now: T0 })).rejects.toThrow(fix);
+      expect(readFileSync(file, 'utf8')).toBe(before);
+
+      const dated = await keysFile([rsa, { ...rsa2, svc_state: state, svc_since: T0 }]);
+      const due = state === 'next' ? T0 + 3600 : T0 + RETIRE_AFTER_SECONDS;
+      expect([(await rotateKeysFile(dated, { now: due - 1 })).step, (await rotateKeysFile(dated, { now: due })).step]).toEqual(['waiting', state === 'next' ? 'promoted' : 'retired']);
+    }
+  });
+
   it('refuses a keys file where a next or retiring key would sign before the current ones', async () => {
     const [rsa, ec] = (await generateSigningKeys()).keys as [JWK, JWK];
     const [rsa2] = (await generateSigningKeys()).keys as [JWK, JWK];
