@@ -119,6 +119,9 @@ export function validateProviderKeys(jwks: unknown, source: string): ProviderKey
     if (!key || typeof key !== 'object') fail(`key #${i + 1} is not an object`);
     if (key.kty !== 'RSA' && key.kty !== 'EC') fail(`key #${i + 1} has kty ${String(key.kty)}; only RSA and EC are accepted`);
     if (!key.d) fail(`key #${i + 1} has no private part`);
+    if (key.kty === 'RSA' && [key.p, key.q, key.dp, key.dq, key.qi].some((m) => !m)) {
+      fail(`key #${i + 1} has d without p, q, dp, dq and qi, which the provider signs and decrypts with; export the key with all its private members`);
+    }
     if (key.use !== undefined && key.use !== 'sig' && key.use !== 'enc') {
       fail(`key #${i + 1} has use ${String(key.use)}; keys need use "sig" (signing) or "enc" (request object decryption)`);
     }

@@ -53,6 +53,16 @@ describe('the provider keys (svc.keys.file): signing and request-object decrypti
     expect(reason({ keys: [rsaSig, publicOnly] })).toBe('invalid signing keys in keys.json (svc.keys.file): key #2 has no private part');
   });
 
+  it('names what an RSA private key given by its d alone lacks (RFC 7518 allows it; OpenSSL signs with the CRT members), not a foreign private part; honest: with them it is accepted', async () => {
+    const [rsaSig, ecSig] = (await generateProviderKeys()).keys as [JWK, JWK];
+    const { p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...dOnly } = rsaSig;
+    expect(reason({ keys: [dOnly, ecSig] })).toBe(
+      'invalid signing keys in keys.json (svc.keys.file): key #1 has d without p, q, dp, dq and qi, which the provider signs and decrypts with; export the key with all its private members',
+    );
+    expect(reason({ keys: [{ ...dOnly, qi: rsaSig.qi }, ecSig] })).toContain('key #1 has d without p, q, dp, dq and qi');
+    expect(reason({ keys: [rsaSig, ecSig] })).toBe('accepted');
+  });
+
   it('refuses a private part that is not its public key\'s, and a file whose only RSA key cannot sign (ID tokens would not verify, or the token endpoint fail)', async () => {
     const [[rsaSig, ecSig, rsaEnc, ecEnc], [theirRsa, theirEc]] = (await Promise.all([generateProviderKeys(), generateProviderKeys()])).map((j) => j.keys) as [JWK[], JWK[]];
     const prefix = 'invalid signing keys in keys.json (svc.keys.file): ';
