@@ -40,10 +40,20 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
   const ignored: string[] = [];
   const { settings, sources } = loadSettingsWithSources({ env: io.env, onIgnoredVariable: (variable) => ignored.push(variable) });
   const logger = createSettingsLogger(settings.log, settings.production);
+  // Listened for before anything is awaited: unheard, a SIGHUP during the start (a reload sent while the server restarts)
+  // would end the process, which systemd counts as a clean exit and does not restart. It reloads once the app is built.
+  const hangup: { reload?: () => void; pending?: true } = {};
+  process.on('SIGHUP', () => {
+    logger.info('keys_reload_requested', { signal: 'SIGHUP' });
+    if (hangup.reload) hangup.reload();
+    else hangup.pending = true;
+  });
   for (const variable of ignored) logger.warn('environment_variable_ignored', { variable, reason: 'not an svc-connect property' });
   warnIfConfigFileExposed(logger, settings, sources);
   const demoModules = settings.demo.enabled && !settings.claims.modules;
   const app = await createApp(settings, { logger, claimModules: demoModules ? createDemoClaimModules() : [] });
+  hangup.reload = () => void app.svc.reloadKeys();
+  if (hangup.pending) hangup.reload();
   const { info } = app.svc;
   const server = createHttpServer(app.callback());
   const port = await listen(server, 'svc.port', settings.port);
@@ -59,10 +69,6 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
     logger.info('operations_listening', { host: settings.ops.host, port: await listen(opsServer, 'svc.ops.port', opsPort, settings.ops.host) });
     logger.flush?.();
   }
-  process.on('SIGHUP', () => {
-    logger.info('keys_reload_requested', { signal: 'SIGHUP' });
-    void app.svc.reloadKeys();
-  });
   let stopping = false;
   const stop = (signal: NodeJS.Signals | 'parent_gone'): void => {
     if (stopping) return;

@@ -18,8 +18,15 @@ export const serveCommand: Command = {
   usage,
   async run(argv, io) {
     parseFlags(argv, {}, usage);
-    const { runServer, exitOnStartFailure } = await import('../server.js');
-    const err = (text: string): void => io.err?.(text);
-    await runServer({ out: (text) => io.out(text), err, env: io.env }).catch((failure: unknown) => exitOnStartFailure(failure, { err }));
+    // A SIGHUP while the server's code loads would end the process; the keys file is read after it, so it needs nothing.
+    const early = (): void => undefined;
+    process.on('SIGHUP', early);
+    try {
+      const { runServer, exitOnStartFailure } = await import('../server.js');
+      const err = (text: string): void => io.err?.(text);
+      await runServer({ out: (text) => io.out(text), err, env: io.env }).catch((failure: unknown) => exitOnStartFailure(failure, { err }));
+    } finally {
+      process.off('SIGHUP', early);
+    }
   },
 };

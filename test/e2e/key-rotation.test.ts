@@ -293,3 +293,54 @@ describe('keys rotate run by root on a keys file the server reads as the service
     expect([rotated.code, ownership(own), readdirSync(join(own, '..'))]).toEqual([0, { ...SERVICE, mode: '600' }, ['keys.json']]);
   });
 });
+
+/**
+ * `systemctl reload` (SIGHUP) can reach a server that is still starting: restarted by its supervisor, or a deployment
+ * under way while a rotation's reloads go out. systemd counts a death by SIGHUP as clean, so `Restart=on-failure` would
+ * not start it again.
+ */
+describe('a SIGHUP that reaches the server while it starts', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-rotate-early-hup-'));
+
+  it('attack: sent while the server loads its modules, it neither kills the server nor is lost: once listening, it reloads the keys file', async () => {
+    const keysFile = join(dir, 'keys.json');
+    writeFileSync(keysFile, JSON.stringify(await generateProviderKeys()), { mode: 0o600 });
+    // An authenticator module that holds the start until SIGUSR2, so the SIGHUP lands before the server listens.
+    const module = join(dir, 'held-authenticator.mjs');
+    writeFileSync(
+      module,
+      [
+        "process.stdout.write('held-authenticator loading\\n');",
+        // A signal listener alone does not keep the process alive.
+        'const alive = setInterval(() => undefined, 60_000);',
+        "await new Promise((resolve) => process.once('SIGUSR2', resolve));",
+        'clearInterval(alive);',
+        'export default { async authenticate() { return undefined; }, async exists() { return false; } };',
+        '',
+      ].join('\n'),
+    );
+    const port = await freePort();
+    const server = startServerProcess({ PORT: String(port), SVC_KEYS_FILE: keysFile, SVC_AUTHENTICATOR_MODULE: module, SVC_DEMO_ENABLED: 'false', SVC_LOG_FORMAT: 'json' });
+    try {
+      while (!server.output().includes('held-authenticator loading')) {
+        if (server.child.exitCode !== null || server.child.signalCode !== null) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // The file rotated after the server read it: the reload must not be skipped.
+      const rotated = await keysCli(['rotate', '--file', keysFile]);
+      expect(rotated.code).toBe(0);
+      server.child.kill('SIGHUP');
+      server.child.kill('SIGUSR2');
+      const lines = (): string[] => server.output().split('\n');
+      while (!lines().some((l) => l.includes('"event":"keys_reloaded"')) && server.child.signalCode === null && server.child.exitCode === null) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect({ signal: server.child.signalCode, exit: server.child.exitCode }).toEqual({ signal: null, exit: null });
+      const next = (JSON.parse(readFileSync(keysFile, 'utf8')) as { keys: StatefulJwk[] }).keys.filter((k) => k.svc_state === 'next' && k.use === 'sig').map((k) => k.kid);
+      const listed = ((await (await fetch(`http://localhost:${port}/oidc/v1/jwks`)).json()) as JSONWebKeySet).keys.map((k) => k.kid);
+      expect(listed).toEqual(expect.arrayContaining(next));
+    } finally {
+      await server.stop();
+    }
+  });
+});
