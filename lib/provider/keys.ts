@@ -44,9 +44,34 @@ export async function generateProviderKeys(): Promise<PrivateJwks> {
 /** The WebCrypto usages a private key may be imported with, by the op oidc-provider picks it by. */
 const PRIVATE_USAGES: Readonly<Record<string, readonly string[]>> = { sign: ['sign'], decrypt: ['decrypt', 'unwrapKey'], deriveBits: ['deriveBits', 'deriveKey'] };
 
+/** The key_ops oidc-provider picks a decryption key by, and jose then decrypts with (RSA-OAEP: "unwrapKey"), by key type. */
+const DECRYPTION_OPS: Readonly<Record<string, { pick: string; decrypt: string }>> = { RSA: { pick: 'decrypt', decrypt: 'unwrapKey' }, EC: { pick: 'deriveBits', decrypt: 'deriveBits' } };
+
+/** The ops a key's key_ops mark it for encryption by (a signing key kept to verify with names none). */
+const ENCRYPTION_OPS = ['encrypt', 'decrypt', 'wrapKey', 'unwrapKey', 'deriveBits', 'deriveKey'];
+
+/**
+ * Why a key marked for encryption (by `use`, an encryption `alg` or its key_ops) cannot decrypt as its key_ops stand, or
+ * undefined: oidc-provider lists it for encryption and offers its algs, but picks it to decrypt only by one op and jose
+ * decrypts with it only under another, so every request object encrypted to it would fail.
+ */
+function decryptionOpsFault(key: JWK): string | undefined {
+  const ops = key.key_ops;
+  const needed = DECRYPTION_OPS[String(key.kty)];
+  if (!Array.isArray(ops) || !needed) return undefined;
+  const encryptionAlg = typeof key.alg === 'string' && /^(RSA-OAEP|ECDH-ES)/.test(key.alg);
+  if (!(key.use === 'enc' || encryptionAlg || ops.some((op) => ENCRYPTION_OPS.includes(op)))) return undefined;
+  const required = [...new Set([needed.pick, needed.decrypt])];
+  const missing = required.filter((op) => !ops.includes(op));
+  if (missing.length === 0) return undefined;
+  const quoted = (list: string[]): string => list.map((op) => `"${op}"`).join(', ');
+  return `is a decryption key whose key_ops ${JSON.stringify(ops)} lack ${missing.map((op) => `"${op}"`).join(' and ')}: oidc-provider picks it by "${needed.pick}" and decrypts with "${needed.decrypt}", so request objects encrypted to it would fail; give it key_ops [${quoted(required)}], or none`;
+}
+
 /** Why `key`'s labels or member sizes keep oidc-provider from using it (or the check below from being cheap), or undefined. */
 function labelFault(key: JWK): string | undefined {
   if (key.key_ops !== undefined && !(Array.isArray(key.key_ops) && key.key_ops.every((op) => typeof op === 'string'))) return 'has key_ops that is not an array of strings';
+  if (Array.isArray(key.key_ops) && key.key_ops.length === 0) return 'has an empty key_ops; leave it out, or name the ops the key is for';
   // oidc-provider picks a key by one op of its key_ops; jose then imports it with all of them as WebCrypto usages.
   const ops = key.key_ops ?? [];
   const picked = ['sign', key.kty === 'RSA' ? 'decrypt' : 'deriveBits'].find((op) => ops.includes(op));
@@ -58,6 +83,8 @@ function labelFault(key: JWK): string | undefined {
     const fits = key.use === 'sig' ? signing.test(String(key.alg)) : key.use === 'enc' ? encryption.test(String(key.alg)) : signing.test(String(key.alg)) || encryption.test(String(key.alg));
     if (!fits) return `has alg ${String(key.alg)}, which does not fit a${key.use ? ` use "${key.use}"` : 'n'} ${String(key.kty)} key`;
   }
+  const opsFault = decryptionOpsFault(key);
+  if (opsFault) return opsFault;
   // OpenSSL signs with RSA keys of at most 16384 bits; a longer member only makes the check below slow.
   const longest = key.kty === 'RSA' ? Math.ceil(16384 / 6) + 2 : 100;
   if ([key.n, key.e, key.d, key.p, key.q, key.dp, key.dq, key.qi, key.x, key.y].some((m) => typeof m === 'string' && m.length > longest)) return 'has a member longer than any key OpenSSL signs with';

@@ -104,3 +104,50 @@ describe('a keys file whose decryption keys carry an alg and no use, rotated and
     expect(reloaded.map((l) => l.published)).toEqual([served.size]);
   });
 });
+
+/*
+ * oidc-provider picks a decryption key by its key_ops ("decrypt"; "deriveBits" on EC) and jose decrypts with the key
+ * only when they hold what it decrypts with ("unwrapKey" for RSA-OAEP). A current key short of either is listed for
+ * encryption, and discovery offers its algs, yet no request object encrypted to it decrypts.
+ */
+describe('a decryption key whose key_ops do not let it decrypt', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-decryption-ops-'));
+  const keysFile = join(dir, 'keys.json');
+  const { logger, lines } = capturingLogger();
+  let keys: JWK[] = [];
+  const withOps = (ops: string[]): JWK[] => keys.map((k) => (k.use === 'enc' && k.kty === 'RSA' ? { ...k, key_ops: ops } : k));
+  const running = appPerSuite(async () => {
+    keys = (await generateProviderKeys()).keys;
+    writeFileSync(keysFile, JSON.stringify({ keys: withOps(['decrypt', 'unwrapKey']) }), { mode: 0o600 });
+    return { logger, properties: { 'svc.keys.file': keysFile } };
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const rsaEnc = (): JWK => keys.find((k) => k.use === 'enc' && k.kty === 'RSA') as JWK;
+
+  it('honest: labelled ["decrypt", "unwrapKey"], it is listed and decrypts the request objects encrypted to it', async () => {
+    const client = await registerSigningClient(running, { request_object_signing_alg: 'PS256', request_object_encryption_alg: 'RSA-OAEP-256', request_object_encryption_enc: 'A256GCM' });
+    expect((await jwksOf(running)).find((k) => k.kid === rsaEnc().kid)?.key_ops).toEqual(['decrypt', 'unwrapKey']);
+    expect(await sealedTo(running, client, rsaEnc())).toBe('interaction');
+  });
+
+  it('attack: labelled ["decrypt"] (the spec\'s word alone) or with an empty key_ops, the file is refused at a reload naming the key and the fix; the keys in use stay, and still decrypt', async () => {
+    const client = await registerSigningClient(running, { request_object_signing_alg: 'PS256', request_object_encryption_alg: 'RSA-OAEP-256', request_object_encryption_enc: 'A256GCM' });
+    const before = await jwksOf(running);
+    const reasons: string[] = [];
+    for (const ops of [['decrypt'], []]) {
+      writeFileSync(keysFile, JSON.stringify({ keys: withOps(ops) }), { mode: 0o600 });
+      const reload = await running.app.svc.reloadKeys();
+      expect(reload.reloaded).toBe(false);
+      reasons.push(String(reload.reason).replace(/^.*\(svc\.keys\.file\): /, ''));
+    }
+    expect(reasons).toEqual([
+      'key #3 is a decryption key whose key_ops ["decrypt"] lack "unwrapKey": oidc-provider picks it by "decrypt" and decrypts with "unwrapKey", so request objects encrypted to it would fail; give it key_ops ["decrypt", "unwrapKey"], or none',
+      'key #3 has an empty key_ops; leave it out, or name the ops the key is for',
+    ]);
+    const failed = lines.map((l) => JSON.parse(l) as { e: string; reason?: string }).filter((l) => l.e === 'keys_reload_failed');
+    expect(failed.map((l) => l.reason?.replace(/^.*\(svc\.keys\.file\): /, ''))).toEqual(reasons);
+    expect(await jwksOf(running)).toEqual(before);
+    expect(await sealedTo(running, client, rsaEnc())).toBe('interaction');
+    for (const key of keys) expect(lines.join('\n')).not.toContain(String(key.d));
+  });
+});

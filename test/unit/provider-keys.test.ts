@@ -77,7 +77,7 @@ describe('the provider keys (svc.keys.file): signing and request-object decrypti
     expect(reason({ keys: [{ ...rsaSig, d: huge, p: huge }, ecSig] })).toBe(`${prefix}key #1 has a member longer than any key OpenSSL signs with`);
     expect(reason({ keys: [{ ...rsaSig, e: `${'A'.repeat(19)}B` }, ecSig] })).toBe(`${prefix}key #1 has a public exponent longer than 64 bits`);
     // Honest: keys labelled as oidc-provider reads them still sign.
-    expect(reason({ keys: [{ ...rsaSig, key_ops: ['sign'] }, { ...unmarked, kid: 'plain', alg: 'PS256' }, ecSig, { ...rsaEnc, key_ops: ['decrypt'] }, ecEnc] })).toBe('accepted');
+    expect(reason({ keys: [{ ...rsaSig, key_ops: ['sign'] }, { ...unmarked, kid: 'plain', alg: 'PS256' }, ecSig, { ...rsaEnc, key_ops: ['decrypt', 'unwrapKey'] }, ecEnc] })).toBe('accepted');
   });
 
   it('attack: refuses a signing or decryption key whose key_ops WebCrypto will not import it with (every ID token would fail to sign)', async () => {
@@ -93,7 +93,27 @@ describe('the provider keys (svc.keys.file): signing and request-object decrypti
     // Honest: what WebCrypto imports a private key with, and key_ops that never select the key at all.
     const honest = [{ ...rsaSig, key_ops: ['sign'] }, { ...ecSig, key_ops: ['sign'] }, { ...rsaEnc, key_ops: ['decrypt', 'unwrapKey'] }, { ...ecEnc, key_ops: ['deriveBits', 'deriveKey'] }];
     expect(reason({ keys: honest })).toBe('accepted');
-    expect(reason({ keys: [rsaSig, ecSig, { ...rsaEnc, key_ops: ['encrypt', 'wrapKey'] }] })).toBe('accepted');
+  });
+
+  it('attack: refuses a decryption key (or an empty key_ops) whose key_ops lack an op oidc-provider picks it by ("decrypt", "deriveBits") or jose decrypts with ("unwrapKey"): listed for encryption, it would decrypt nothing', async () => {
+    const [rsaSig, ecSig, rsaEnc, ecEnc] = (await generateProviderKeys()).keys as [JWK, JWK, JWK, JWK];
+    const prefix = 'invalid signing keys in keys.json (svc.keys.file): ';
+    const rsaFix = 'give it key_ops ["decrypt", "unwrapKey"], or none';
+    const refused = (key: JWK): string => reason({ keys: [rsaSig, ecSig, key] });
+    expect(refused({ ...rsaEnc, key_ops: ['decrypt'] })).toBe(`${prefix}key #3 is a decryption key whose key_ops ["decrypt"] lack "unwrapKey": oidc-provider picks it by "decrypt" and decrypts with "unwrapKey", so request objects encrypted to it would fail; ${rsaFix}`);
+    expect(refused({ ...rsaEnc, key_ops: ['unwrapKey'] })).toBe(`${prefix}key #3 is a decryption key whose key_ops ["unwrapKey"] lack "decrypt": oidc-provider picks it by "decrypt" and decrypts with "unwrapKey", so request objects encrypted to it would fail; ${rsaFix}`);
+    expect(refused({ ...rsaEnc, key_ops: ['encrypt', 'wrapKey'] })).toBe(`${prefix}key #3 is a decryption key whose key_ops ["encrypt","wrapKey"] lack "decrypt" and "unwrapKey": oidc-provider picks it by "decrypt" and decrypts with "unwrapKey", so request objects encrypted to it would fail; ${rsaFix}`);
+    // An encryption key labelled for signing.
+    expect(refused({ ...rsaEnc, key_ops: ['sign'] })).toContain('key #3 is a decryption key whose key_ops ["sign"] lack "decrypt" and "unwrapKey"');
+    expect(refused({ ...ecEnc, key_ops: ['deriveKey'] })).toBe(`${prefix}key #3 is a decryption key whose key_ops ["deriveKey"] lack "deriveBits": oidc-provider picks it by "deriveBits" and decrypts with "deriveBits", so request objects encrypted to it would fail; give it key_ops ["deriveBits"], or none`);
+    const { use: _use, ...unmarked } = rsaEnc;
+    expect(refused({ ...unmarked, alg: 'RSA-OAEP-256', key_ops: ['decrypt'] })).toContain('key #3 is a decryption key whose key_ops ["decrypt"] lack "unwrapKey"');
+    expect(refused({ ...rsaEnc, key_ops: [] })).toBe(`${prefix}key #3 has an empty key_ops; leave it out, or name the ops the key is for`);
+    // Honest: the ops that decrypt; signing keys listed to verify with only (a key kept for tokens it signed).
+    const { use: _u, ...plainSig } = rsaSig;
+    for (const key of [{ ...rsaEnc, key_ops: ['decrypt', 'unwrapKey'] }, { ...ecEnc, key_ops: ['deriveBits'] }, { ...ecEnc, key_ops: ['deriveBits', 'deriveKey'] }, { ...plainSig, kid: 'verify-only', key_ops: ['verify'] }, { ...rsaSig, kid: 'sig-verify-only', key_ops: ['verify'] }]) {
+      expect({ ops: key.key_ops, outcome: refused(key) }).toEqual({ ops: key.key_ops, outcome: 'accepted' });
+    }
   });
 
   it('refuses an RSA key whose public exponent is 1 (every signature forgeable, request objects readable) or 3, as it refuses such client keys', async () => {
