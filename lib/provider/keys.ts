@@ -72,6 +72,9 @@ function decryptionOpsFault(key: JWK): string | undefined {
 function labelFault(key: JWK): string | undefined {
   if (key.key_ops !== undefined && !(Array.isArray(key.key_ops) && key.key_ops.every((op) => typeof op === 'string'))) return 'has key_ops that is not an array of strings';
   if (Array.isArray(key.key_ops) && key.key_ops.length === 0) return 'has an empty key_ops; leave it out, or name the ops the key is for';
+  if (key.x5c !== undefined && !(Array.isArray(key.x5c) && key.x5c.length > 0 && key.x5c.every((c) => typeof c === 'string' && c.length > 0))) {
+    return 'has an x5c that is not a list of certificates (base64 DER strings)';
+  }
   // oidc-provider picks a key by one op of its key_ops; jose then imports it with all of them as WebCrypto usages.
   const ops = key.key_ops ?? [];
   const picked = ['sign', key.kty === 'RSA' ? 'decrypt' : 'deriveBits'].find((op) => ops.includes(op));

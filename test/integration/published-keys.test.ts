@@ -130,12 +130,13 @@ describe('a decryption key whose key_ops do not let it decrypt', () => {
     expect(await sealedTo(running, client, rsaEnc())).toBe('interaction');
   });
 
-  it('attack: labelled ["decrypt"] (the spec\'s word alone) or with an empty key_ops, the file is refused at a reload naming the key and the fix; the keys in use stay, and still decrypt', async () => {
+  it('attack: labelled ["decrypt"] (the spec\'s word alone), with an empty key_ops or an x5c that is one string, the file is refused at a reload naming the key and the fix; the keys in use stay, and still decrypt', async () => {
     const client = await registerSigningClient(running, { request_object_signing_alg: 'PS256', request_object_encryption_alg: 'RSA-OAEP-256', request_object_encryption_enc: 'A256GCM' });
     const before = await jwksOf(running);
     const reasons: string[] = [];
-    for (const ops of [['decrypt'], []]) {
-      writeFileSync(keysFile, JSON.stringify({ keys: withOps(ops) }), { mode: 0o600 });
+    const files = [withOps(['decrypt']), withOps([]), keys.map((k) => (k.use === 'enc' && k.kty === 'RSA' ? { ...k, x5c: 'MIIBszCCAVmgAwIBAgIU' } : k))];
+    for (const file of files) {
+      writeFileSync(keysFile, JSON.stringify({ keys: file }), { mode: 0o600 });
       const reload = await running.app.svc.reloadKeys();
       expect(reload.reloaded).toBe(false);
       reasons.push(String(reload.reason).replace(/^.*\(svc\.keys\.file\): /, ''));
@@ -143,6 +144,7 @@ describe('a decryption key whose key_ops do not let it decrypt', () => {
     expect(reasons).toEqual([
       'key #3 is a decryption key whose key_ops ["decrypt"] lack "unwrapKey": oidc-provider picks it by "decrypt" and decrypts with "unwrapKey", so request objects encrypted to it would fail; give it key_ops ["decrypt", "unwrapKey"], or none',
       'key #3 has an empty key_ops; leave it out, or name the ops the key is for',
+      'key #3 has an x5c that is not a list of certificates (base64 DER strings)',
     ]);
     const failed = lines.map((l) => JSON.parse(l) as { e: string; reason?: string }).filter((l) => l.e === 'keys_reload_failed');
     expect(failed.map((l) => l.reason?.replace(/^.*\(svc\.keys\.file\): /, ''))).toEqual(reasons);

@@ -116,6 +116,15 @@ describe('the provider keys (svc.keys.file): signing and request-object decrypti
     }
   });
 
+  it('refuses an x5c that is not a list of certificates (a chain pasted as one string), naming the key, where oidc-provider stopped the start and a reload with a bare "Error"; honest: a list of base64 certificates is accepted', async () => {
+    const [rsaSig, ecSig, rsaEnc] = (await generateProviderKeys()).keys as [JWK, JWK, JWK];
+    const prefix = 'invalid signing keys in keys.json (svc.keys.file): ';
+    for (const x5c of ['MIIBszCCAVmgAwIBAgIU', [], [5], ['']]) {
+      expect({ x5c, outcome: reason({ keys: [rsaSig, ecSig, { ...rsaEnc, x5c } as JWK] }) }).toEqual({ x5c, outcome: `${prefix}key #3 has an x5c that is not a list of certificates (base64 DER strings)` });
+    }
+    expect(reason({ keys: [rsaSig, ecSig, { ...rsaEnc, x5c: ['MIIBszCCAVmgAwIBAgIU'] }] })).toBe('accepted');
+  });
+
   it('refuses an RSA key whose public exponent is 1 (every signature forgeable, request objects readable) or 3, as it refuses such client keys', async () => {
     const { keys } = await generateProviderKeys();
     const [rsaSig, ecSig, rsaEnc] = keys as [JWK, JWK, JWK];
