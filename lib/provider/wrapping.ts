@@ -165,7 +165,10 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: 'on http, SameSite=None cookies go out as Lax (browsers refuse None without Secure); a /logout POST without them is sent again as a GET', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
   { why: 'a request to /par by another method than POST is answered 405 (RFC 9126 2.3), its body unread', wrap: ({ logger }) => pushByPostOnly(logger) },
   { why: 'secrets hashed, ignored hints dropped, a hint encrypted to the client read as its client_id, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys, baseUrl }) => normalizeProviderRequests(logger, keys, publicPathsOf(baseUrl).issuer) },
-  { why: 'a decryption key is published only while current: a process reloaded first never lists one another process lacks', wrap: ({ unpublished = [], signingOnly = [] }) => (unpublished.length + signingOnly.length > 0 ? publishedKeysOnly(unpublished, signingOnly) : undefined) },
+  {
+    why: 'a decryption key is published only while current: a process reloaded first never lists one another process lacks; a key is listed with its public key_ops',
+    wrap: ({ unpublished = [], signingOnly = [], keys = [] }) => (unpublished.length + signingOnly.length > 0 || keys.some((k) => k.key_ops !== undefined) ? publishedKeysOnly(unpublished, signingOnly) : undefined),
+  },
   { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },
   { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
   { why: 'nothing of a resumed authorization reaches a redirect URI the client retracted meanwhile', wrap: () => resumedRedirectGuard() },

@@ -3,16 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { CompactEncrypt, importJWK, type JWK } from 'jose';
+import { CompactEncrypt, createRemoteJWKSet, importJWK, jwtVerify, type JWK } from 'jose';
+import * as oidc from 'openid-client';
 
 import { generateProviderKeys } from '../../lib/index.js';
 import { rotateKeysFile } from '../../lib/provider/key-rotation.js';
 import type { StatefulJwk } from '../../lib/provider/key-states.js';
 import { generatePrivateJwk } from '../../lib/provider/keys.js';
-import { authorizationUrl, pkcePair } from '../helpers/flow.js';
+import { authorizationUrl, pkcePair, runCodeFlow } from '../helpers/flow.js';
 import { outcomeOf, registerSigningClient, signRequestObject, type SigningClient } from '../helpers/request-objects.js';
 import { appPerSuite } from '../helpers/suite-app.js';
-import type { RunningApp } from '../helpers/app.js';
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
 import { capturingLogger } from '../helpers/logs.js';
 
 /*
@@ -124,9 +125,9 @@ describe('a decryption key whose key_ops do not let it decrypt', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const rsaEnc = (): JWK => keys.find((k) => k.use === 'enc' && k.kty === 'RSA') as JWK;
 
-  it('honest: labelled ["decrypt", "unwrapKey"], it is listed and decrypts the request objects encrypted to it', async () => {
+  it('honest: labelled ["decrypt", "unwrapKey"], it is listed (as the public key, ["encrypt", "wrapKey"]) and decrypts the request objects encrypted to it', async () => {
     const client = await registerSigningClient(running, { request_object_signing_alg: 'PS256', request_object_encryption_alg: 'RSA-OAEP-256', request_object_encryption_enc: 'A256GCM' });
-    expect((await jwksOf(running)).find((k) => k.kid === rsaEnc().kid)?.key_ops).toEqual(['decrypt', 'unwrapKey']);
+    expect((await jwksOf(running)).find((k) => k.kid === rsaEnc().kid)?.key_ops).toEqual(['encrypt', 'wrapKey']);
     expect(await sealedTo(running, client, rsaEnc())).toBe('interaction');
   });
 
@@ -151,5 +152,60 @@ describe('a decryption key whose key_ops do not let it decrypt', () => {
     expect(await jwksOf(running)).toEqual(before);
     expect(await sealedTo(running, client, rsaEnc())).toBe('interaction');
     for (const key of keys) expect(lines.join('\n')).not.toContain(String(key.d));
+  });
+});
+
+/*
+ * A private key exported by WebCrypto (crypto.subtle.exportKey) carries its private ops: ["sign"], ["decrypt",
+ * "unwrapKey"], ["deriveBits"]. oidc-provider lists key_ops as the file gives them; jose and openid-client (oauth4webapi)
+ * then find no key to verify with (a listed key_ops must hold "verify"), and refuse to encrypt to the listed keys.
+ */
+describe('a keys file whose keys carry the key_ops a WebCrypto export gives private keys', () => {
+  const client = confidentialClient({ client_id: 'webcrypto-labels-rp' });
+  const privateOps: Record<string, string[]> = { 'RSA/sig': ['sign'], 'EC/sig': ['sign'], 'RSA/enc': ['decrypt', 'unwrapKey'], 'EC/enc': ['deriveBits'] };
+  const running = appPerSuite(async () => ({
+    clients: [client],
+    jwks: { keys: (await generateProviderKeys()).keys.map((k) => ({ ...k, key_ops: privateOps[`${String(k.kty)}/${String(k.use)}`] })) },
+  }));
+
+  it('attack: the keys are listed with the public ops (verify; encrypt and wrapKey; none for ECDH), so relying parties on jose and openid-client verify the ID tokens and encrypt request objects to the listed keys as listed', async () => {
+    const listed = await jwksOf(running);
+    // First what relying parties do with the list, then the list itself.
+    const flowFirst = await runCodeFlow(running.issuer, client, { skipUserinfo: true, configure: (config) => oidc.enableNonRepudiationChecks(config) }).then(
+      () => 'verified',
+      (err: unknown) => `openid-client: ${err instanceof Error ? err.message : String(err)}`,
+    );
+    expect(flowFirst).toBe('verified');
+    expect(listed.map((k) => [`${String(k.kty)}/${String(k.use)}`, k.key_ops ?? null])).toEqual([
+      ['RSA/sig', ['verify']],
+      ['EC/sig', ['verify']],
+      ['RSA/enc', ['encrypt', 'wrapKey']],
+      ['EC/enc', null],
+    ]);
+    // openid-client verifying the ID token's signature against the JWKS, and jose's remote key set.
+    const flow = await runCodeFlow(running.issuer, client, { skipUserinfo: true, configure: (config) => oidc.enableNonRepudiationChecks(config) });
+    await expect(jwtVerify(String(flow.tokens.id_token), createRemoteJWKSet(new URL(`${running.issuer}/jwks`)), { issuer: running.issuer, audience: client.client_id })).resolves.toBeDefined();
+    const rp = await registerSigningClient(running, { request_object_signing_alg: 'PS256', request_object_encryption_alg: 'RSA-OAEP-256', request_object_encryption_enc: 'A256GCM' });
+    const jws = await signRequestObject(rp, running.issuer, { response_type: 'code', redirect_uri: 'https://rp.example/cb', scope: 'openid', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 'st' });
+    const sealed = async (alg: string, key: JWK | undefined): Promise<string> =>
+      new CompactEncrypt(new TextEncoder().encode(jws))
+        .setProtectedHeader({ alg, enc: 'A256GCM', cty: 'JWT', kid: String(key?.kid) })
+        .encrypt(key as JWK)
+        .catch((err: unknown) => `refused by jose: ${String(err)}`);
+    // jose encrypts to each listed key as listed (it refused the private ops: "wrapKey" missing; a public ECDH key with an op).
+    const [rsaJwe, ecJwe] = [await sealed('RSA-OAEP-256', listed[2]), await sealed('ECDH-ES', listed[3])];
+    expect([rsaJwe, ecJwe].map((jwe) => jwe.split('.').length)).toEqual([5, 5]);
+    const outcome = await outcomeOf(authorizationUrl(running.issuer, { client_id: rp.metadata.client_id, request: rsaJwe }));
+    expect(outcome.interaction ? 'interaction' : outcome.error).toBe('interaction');
+  });
+
+  it('honest: keys without key_ops are listed without them, as before', async () => {
+    const plain = (await generateProviderKeys()).keys;
+    const other = await startApp({ jwks: { keys: plain } });
+    try {
+      expect((await jwksOf(other)).map((k) => k.key_ops)).toEqual([undefined, undefined, undefined, undefined]);
+    } finally {
+      await other.close();
+    }
   });
 });
