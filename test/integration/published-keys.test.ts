@@ -209,3 +209,43 @@ describe('a keys file whose keys carry the key_ops a WebCrypto export gives priv
     }
   });
 });
+
+/*
+ * A key whose private ops have no public counterpart (ECDH's "deriveBits", an op RFC 7517 leaves to others) must not be
+ * listed as a key for anything: dropping its key_ops lists an EC key without `use` as one to verify ES256 with, and a key
+ * labelled with an unknown op alone as one to verify with and encrypt to, though the provider signs with neither (nor
+ * decrypts with the latter).
+ */
+describe('a key whose key_ops have no public op', () => {
+  const labelled: Record<string, JWK> = {};
+  const running = appPerSuite(async () => {
+    Object.assign(labelled, {
+      ecdhUnlabelled: { ...(await generatePrivateJwk('ECDH-ES', { crv: 'P-256' })), key_ops: ['deriveBits'] },
+      ecdhByUse: { ...(await generatePrivateJwk('ECDH-ES', { crv: 'P-256' }, 'enc')), key_ops: ['deriveBits', 'deriveKey'] },
+      unknownOnly: { ...(await generatePrivateJwk('RSA-OAEP-256', { modulusLength: 2048 })), key_ops: ['x-hsm-only'] },
+    });
+    return { jwks: { keys: [...(await generateProviderKeys()).keys, ...Object.values(labelled)] } };
+  });
+  const listedAs = async (name: string): Promise<Pick<JWK, 'use' | 'key_ops'> | undefined> => {
+    const found = (await jwksOf(running)).find((k) => k.kid === labelled[name]?.kid);
+    return found && { use: found.use, key_ops: found.key_ops };
+  };
+
+  it('attack: an ECDH key without use is listed for encryption only (use "enc"), not as a key to verify with', async () => {
+    expect(await listedAs('ecdhUnlabelled')).toEqual({ use: 'enc', key_ops: undefined });
+  });
+
+  it('attack: a key labelled with an op RFC 7517 does not define, alone, keeps it: jose neither verifies with it nor encrypts to it', async () => {
+    const listed = (await jwksOf(running)).find((k) => k.kid === labelled.unknownOnly?.kid) as JWK;
+    expect(listed.key_ops).toEqual(['x-hsm-only']);
+    const refused = await new CompactEncrypt(new TextEncoder().encode('x')).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM' }).encrypt(listed).then(
+      () => 'encrypted',
+      () => 'refused',
+    );
+    expect(refused).toBe('refused');
+  });
+
+  it('honest: an ECDH key with use "enc" is listed with its use and no key_ops (a public ECDH key takes none)', async () => {
+    expect(await listedAs('ecdhByUse')).toEqual({ use: 'enc', key_ops: undefined });
+  });
+});
