@@ -86,6 +86,7 @@ function labelFault(key: JWK): string | undefined {
     const fits = key.use === 'sig' ? signing.test(String(key.alg)) : key.use === 'enc' ? encryption.test(String(key.alg)) : signing.test(String(key.alg)) || encryption.test(String(key.alg));
     if (!fits) return `has alg ${String(key.alg)}, which does not fit a${key.use ? ` use "${key.use}"` : 'n'} ${String(key.kty)} key`;
   }
+  if (key.use === 'sig' && ops.some((op) => ENCRYPTION_OPS.includes(op))) return `has use "sig" and key_ops ${JSON.stringify(ops)}, which name decryption (RFC 7517 4.3: the two must agree); leave one of them out`;
   const opsFault = decryptionOpsFault(key);
   if (opsFault) return opsFault;
   // OpenSSL signs with RSA keys of at most 16384 bits; a longer member only makes the check below slow.

@@ -116,6 +116,17 @@ describe('the provider keys (svc.keys.file): signing and request-object decrypti
     }
   });
 
+  it('attack: refuses a key whose use "sig" and key_ops name decryption (RFC 7517 4.3: they must agree), published as one to sign with and to encrypt to; honest: use "sig" with "sign", use "enc" with the ops that decrypt', async () => {
+    const [rsaSig, ecSig, rsaEnc, ecEnc] = (await generateProviderKeys()).keys as [JWK, JWK, JWK, JWK];
+    const prefix = 'invalid signing keys in keys.json (svc.keys.file): ';
+    const refused = (key: JWK): string => reason({ keys: [rsaSig, ecSig, key] });
+    for (const [key, ops] of [[rsaEnc, ['decrypt', 'unwrapKey']], [ecEnc, ['deriveBits']], [ecEnc, ['deriveBits', 'deriveKey']]] as const) {
+      expect(refused({ ...key, use: 'sig', key_ops: [...ops] })).toBe(`${prefix}key #3 has use "sig" and key_ops ${JSON.stringify(ops)}, which name decryption (RFC 7517 4.3: the two must agree); leave one of them out`);
+    }
+    expect(refused({ ...rsaEnc, key_ops: ['decrypt', 'unwrapKey'] })).toBe('accepted');
+    expect(reason({ keys: [{ ...rsaSig, key_ops: ['sign'] }, { ...ecSig, key_ops: ['sign'] }] })).toBe('accepted');
+  });
+
   it('refuses an x5c that is not a list of certificates (a chain pasted as one string), naming the key, where oidc-provider stopped the start and a reload with a bare "Error"; honest: a list of base64 certificates is accepted', async () => {
     const [rsaSig, ecSig, rsaEnc] = (await generateProviderKeys()).keys as [JWK, JWK, JWK];
     const prefix = 'invalid signing keys in keys.json (svc.keys.file): ';
