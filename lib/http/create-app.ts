@@ -97,7 +97,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
   let provider: Provider;
   try {
     provider = providerFromRuntime(settings, runtime, metrics);
-    await checkStaticClients(provider, settings, runtime, () => Promise.resolve());
+    await checkStaticClients(provider, settings, runtime);
   } catch (err) {
     if (letGo(runtime.store)) await runtime.store.close();
     throw err;

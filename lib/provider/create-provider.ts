@@ -24,7 +24,13 @@ import { PROVIDER_EVENTS } from '../seams.js';
 export async function createProvider(settings: Settings, options: RuntimeOptions = {}): Promise<Provider> {
   const runtime = await resolveRuntime(settings, options);
   const provider = providerFromRuntime(settings, runtime);
-  await checkStaticClients(provider, settings, runtime);
+  try {
+    await checkStaticClients(provider, settings, runtime);
+  } catch (err) {
+    // Its store stays open while an open svc-connect instance uses it.
+    if (!inUse(runtime.store)) await runtime.store.close();
+    throw err;
+  }
   return provider;
 }
 
@@ -33,14 +39,12 @@ export async function createProvider(settings: Settings, options: RuntimeOptions
  * stops the start naming it instead of failing every authorization. One with a `sector_identifier_uri` is built at its
  * first use, when its document is fetched: a remote host down at start does not stop the provider.
  *
- * @throws {@link SettingsError} naming the client and oidc-provider's reason, after `release` (by default closing the
- * runtime's store, unless an open svc-connect instance uses it).
+ * @throws {@link SettingsError} naming the client and oidc-provider's reason.
  */
-export async function checkStaticClients(provider: Provider, settings: Settings, runtime: Pick<Runtime, 'clients' | 'store'>, release = async (): Promise<void> => (inUse(runtime.store) ? undefined : runtime.store.close())): Promise<void> {
+export async function checkStaticClients(provider: Provider, settings: Settings, runtime: Pick<Runtime, 'clients'>): Promise<void> {
   for (const { client_id: id, sector_identifier_uri: sector } of runtime.clients) {
     if (sector !== undefined) continue;
-    await provider.Client.find(id).catch(async (err: unknown) => {
-      await release();
+    await provider.Client.find(id).catch((err: unknown) => {
       if (!(err instanceof errors.InvalidClientMetadata)) throw err;
       throw new SettingsError(`static client ${JSON.stringify(id)}: ${String(err.error_description)}`, settings.clients.file ? ['svc.clients.file'] : []);
     });
