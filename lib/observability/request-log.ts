@@ -33,16 +33,16 @@ export function requestLogging(logger: Logger, metrics?: Metrics): Middleware {
     const id = typeof incoming === 'string' && VALID_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = id;
     ctx.res.setHeader('X-Request-Id', id);
-    let thrown: { failed: boolean; error?: unknown } = { failed: false };
+    let escaped: { error: unknown } | undefined;
     try {
       await next();
     } catch (error) {
-      thrown = { failed: true, error };
+      escaped = { error };
       throw error;
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = routeOf(ctx);
-      const status = thrown.failed ? answeredStatusOf(thrown.error) : ctx.status;
+      const status = escaped ? answeredStatusOf(escaped.error) : ctx.status;
       logger.info('request', { request_id: id, method: ctx.method, route, status, duration_ms: Math.round(seconds * 1000 * 10) / 10 });
       if (metrics) {
         const method = LABELLED_METHODS.has(ctx.method) ? ctx.method : 'other';
