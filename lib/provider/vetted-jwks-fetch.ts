@@ -130,12 +130,14 @@ export function vettedJwksFetch(fetch: ProviderFetch, logger: Logger): ProviderF
     // oidc-provider would keep the client's set fetched before as long as a failed answer's max-age or Expires
     // says (a day, say): dropped, so a set the client has replaced since is used at most 60 s more.
     if (response.status !== 200 || (!set && owner.scope !== '')) for (const name of ['cache-control', 'expires']) headers.delete(name);
-    if (ctx && owner.scope !== '' && (response.status !== 200 || !set)) unfetched.add(ctx);
+    // A client's set not fetched: the answer failed, or was no JWK Set.
+    const notFetched = owner.scope !== '' && (response.status !== 200 || !set);
+    if (ctx && notFetched) unfetched.add(ctx);
     // oidc-provider keeps the set it fetched before 60 s more after an answer it reads as JSON but not as a set (a 404 or
     // 503 with a JSON body, a 200 that is no JWK Set), and again after the next: a jwks_uri that fails for good would keep
     // a key it no longer publishes in use for ever. So only while that stays within an hour of the fetch of the set this
     // client object holds (a client cached for metadata changed back holds its own, older copy).
-    if (owner.scope !== '' && (response.status !== 200 || !set) && !(owner.client && Date.now() <= (servedAt.get(owner.client) ?? -Infinity) + LAST_FALLBACK_MS)) {
+    if (notFetched && !(owner.client && Date.now() <= (servedAt.get(owner.client) ?? -Infinity) + LAST_FALLBACK_MS)) {
       throw new OutboundFetchError(url, `answered HTTP ${response.status}${set ? '' : ' without a JWK Set'}, and no set fetched within the hour may serve meanwhile`);
     }
     if (!set) return new Response(body.length > 0 ? new Uint8Array(body) : null, { status: response.status, headers });
