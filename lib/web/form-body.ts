@@ -6,12 +6,12 @@ export const FORM_BODY_LIMIT = 16 * 1024;
 
 /**
  * Reads the request body as text in `charset`; `undefined` when larger than `limit` bytes.
- * @throws `invalid_request` for a charset this runtime cannot decode.
+ * @throws `invalid_request` for a charset this runtime cannot decode; with `fatal`, a `TypeError` for bytes that are not `charset`.
  */
-export async function readBodyText(ctx: Context, limit: number, charset = 'utf-8'): Promise<string | undefined> {
+export async function readBodyText(ctx: Context, limit: number, charset = 'utf-8', options: { fatal?: boolean } = {}): Promise<string | undefined> {
   let decoder: TextDecoder;
   try {
-    decoder = new TextDecoder(charset);
+    decoder = new TextDecoder(charset, { fatal: options.fatal === true });
   } catch {
     throw new errors.InvalidRequest('failed to parse the request body (unsupported charset)');
   }
