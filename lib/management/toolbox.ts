@@ -26,10 +26,13 @@ function inventoryOf(toolbox: Toolbox): StoreInventory {
 
 const staticClient = (toolbox: Toolbox, clientId: string): ClientMetadata | undefined => toolbox.staticClients.find((c) => c.client_id === clientId);
 
+/** 404 for an id that names no client; the id is not repeated: it may be a token pasted in the wrong place. */
+const noSuchClient = (): ToolboxError => new ToolboxError(404, 'not_found', 'no client with this id');
+
 /** The stored client `clientId`; 404 when there is none. */
 async function findStored(toolbox: Toolbox, clientId: string): Promise<AdapterPayload> {
   const payload = await toolbox.store.adapter('Client').find(clientId);
-  if (!payload) throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
+  if (!payload) throw noSuchClient();
   return payload;
 }
 
@@ -88,7 +91,7 @@ export async function setClientDisabled(toolbox: Toolbox, clientId: string, disa
     await marks.upsert(clientId, { disabled_at: Math.floor(Date.now() / 1000), disabled_by: user });
     if ((await toolbox.store.adapter(DELETION_MODEL).find(clientId)) && !(await toolbox.store.adapter('Client').find(clientId))) {
       await marks.destroy(clientId);
-      throw new ToolboxError(404, 'not_found', `no client ${clientId}`);
+      throw noSuchClient();
     }
   }
   if (!disabled && before) await marks.destroy(clientId);

@@ -159,7 +159,7 @@ describe('the svc-connect command line', () => {
     expect((await cli(['clients', 'delete', client.client_id, '--password-file', passwordFile], { SVC_BASE_URL: running.baseUrl })).code).toBe(0);
     const gone = await cli(['clients', 'show', client.client_id], env);
     expect(gone.code).toBe(1);
-    expect(gone.stderr).toContain(`show failed: HTTP 404 not_found: no client ${client.client_id}`);
+    expect(gone.stderr).toContain('show failed: HTTP 404 not_found: no client with this id');
   });
 
   it('invitations list/revoke, subjects revoke and logins reset over the management API', async () => {

@@ -363,6 +363,8 @@ describe('operator toolbox over HTTP', () => {
     ];
     expect(answers.map((a) => [a.status, a.body.error])).toEqual(Array.from({ length: 4 }, () => [404, 'not_found']));
     expect(lines.slice(from).join('\n')).not.toContain(token);
+    // Nor in the answer: an error message travels on (the CLI's stderr, a CI log, a proxy logging error bodies).
+    expect(JSON.stringify(answers.map((a) => a.body))).not.toContain(token);
     const shown = await call('GET', `${M}/clients/${encodeURIComponent(String(STATIC.client_id))}`);
     expect(shown.status).toBe(200);
     expect(audits('clients.show').at(-1)).toMatchObject({ client_id: STATIC.client_id, outcome: 'done' });
