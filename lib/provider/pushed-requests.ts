@@ -1,7 +1,8 @@
 import { decodeProtectedHeader, UnsecuredJWT } from 'jose';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
+import type { SvcStore } from '../../adapters/store.js';
 import type { Logger } from '../logger.js';
 import { pusherOf } from '../management/client-deletion.js';
 import { claim } from '../registration/single-use-tokens.js';
@@ -123,6 +124,26 @@ export function pushedRequests(inner: Adapter, uses: Adapter, deletions: Adapter
       return payload;
     },
   };
+}
+
+/** Requests whose pushed request was given back: once only, or a second give-back could reopen it after a reload spent it. */
+const givenBack = new WeakSet<Context>();
+
+/**
+ * Gives back the pushed request an `/authorize` answered 5xx spent (its use mark, and the pushed request itself when a
+ * code was issued at once), with the store's atomic `unconsume`, at most once per request: nothing of that answer went
+ * on, and the reload it invites may repeat the request (RFC 9126 4). A use refused as a replay loaded no pushed
+ * request, so it gives nothing back.
+ * @returns `false` when there was nothing to give back (another route, no pushed request loaded, given back already).
+ */
+export async function giveBackPushedRequest(ctx: Context, store: Pick<SvcStore, 'unconsume'>): Promise<boolean> {
+  const { oidc } = ctx as unknown as Partial<KoaContextWithOIDC>;
+  const jti = oidc?.route === ROUTE_NAMES.authorization ? oidc.entities?.PushedAuthorizationRequest?.jti : undefined;
+  if (typeof jti !== 'string' || givenBack.has(ctx)) return false;
+  givenBack.add(ctx);
+  await store.unconsume(PUSHED_REQUEST_USE_MODEL, jti);
+  await store.unconsume(MODEL_NAMES.pushedAuthorizationRequest, jti);
+  return true;
 }
 
 /** True when the request carries a pushed request stored checked at `/par` (an unsecured object). */

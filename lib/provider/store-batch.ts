@@ -7,13 +7,15 @@ import { answerError } from '../pages/error-page.js';
 import { giveBackConsumedCode } from '../registration/give-back-code.js';
 import { failureCauseFields, logCaughtError, oauthErrorBody, requestIdOf } from '../web/error-response.js';
 import { setSecurityHeaders } from '../web/security-headers.js';
+import { giveBackPushedRequest } from './pushed-requests.js';
 
 /**
  * Runs each request as one unit of store work (joining one already open), its writes sent together
  * before the response goes out. When they fail, the prepared response is replaced by a 503
  * `server_error`, so nobody is sent a code, token or cookie whose records were not stored. A token
  * request answered with a server error (that 503, or a failure while it was served) gives back the
- * code it consumed ({@link giveBackConsumedCode}), so the client's retry redeems it.
+ * code it consumed ({@link giveBackConsumedCode}), so the client's retry redeems it; an authorization
+ * request the `request_uri` it spent ({@link giveBackPushedRequest}), so her reload is served.
  */
 export function storeBatch(store: Pick<SvcStore, 'batch' | 'unconsume'>, logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -31,9 +33,11 @@ export function storeBatch(store: Pick<SvcStore, 'batch' | 'unconsume'>, logger:
       await answerError(ctx, out);
     }
     if (ctx.status < 500) return;
-    await giveBackConsumedCode(ctx, store).catch((err: unknown) => {
-      const { code, name } = err as { code?: string; name?: string };
-      logger.error('token_cleanup_failed', { request_id: requestIdOf(ctx), what: 'release AuthorizationCode', code, name, ...failureCauseFields(err) });
-    });
+    for (const [what, giveBack] of [['release AuthorizationCode', giveBackConsumedCode], ['release PushedAuthorizationRequest', giveBackPushedRequest]] as const) {
+      await giveBack(ctx, store).catch((err: unknown) => {
+        const { code, name } = err as { code?: string; name?: string };
+        logger.error('token_cleanup_failed', { request_id: requestIdOf(ctx), what, code, name, ...failureCauseFields(err) });
+      });
+    }
   };
 }

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { codeFlowUrl, FormBrowser } from '../helpers/flow.js';
+import { authorizationUrl, codeFlowParams, codeFlowUrl, FormBrowser, signIn } from '../helpers/flow.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/redis.js';
+import { basicAuthorization } from '../../lib/web/basic-auth.js';
 
 const client = confidentialClient();
 const PREFIX = 'batch:';
@@ -59,5 +60,61 @@ describe('a request whose writes fail when it ends (one unit of store work)', ()
     const step = await browser.follow(authorize(), running.baseUrl);
     expect(step.response?.status).toBe(200);
     expect(await admin.keys(`${PREFIX}Interaction:*`)).toHaveLength(1);
+  });
+
+  /** The `/authorize` URL of a request of the client pushed to `/par`. */
+  const pushed = async (): Promise<string> => {
+    const response = await fetch(`${running.issuer}/par`, {
+      method: 'POST',
+      headers: { authorization: basicAuthorization(client.client_id, client.client_secret as string, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(codeFlowParams(client, { state: 'st' })).toString(),
+    });
+    expect(response.status).toBe(201);
+    const { request_uri: requestUri } = (await response.json()) as { request_uri: string };
+    return authorizationUrl(running.issuer, { client_id: String(client.client_id), request_uri: requestUri });
+  };
+  /** Every key writable but those of `models` (as with the master of their slots away on a Cluster). */
+  const refuseWritesOf = (...models: string[]): Promise<unknown> => {
+    const others = ['PushedAuthorizationRequest', 'PushedAuthorizationRequestUse', 'Interaction', 'Session', 'sessionUid', 'Grant', 'grant', 'AuthorizationCode', 'Client', 'ClientSuspension', 'ClientDeletion', 'SessionRevocation', 'ConsentUndo', 'attempts'];
+    return acl('resetkeys', '%R~*', '&*', ...others.filter((m) => !models.includes(m)).map((m) => `~${PREFIX}${m}:*`));
+  };
+  /** `/authorize` at `url` while the store refuses writes of `models`: the status of the answer, then the store healed. */
+  const refusedAt = async (url: string, browser: FormBrowser, ...models: string[]): Promise<number> => {
+    await refuseWritesOf(...models);
+    try {
+      return (await browser.request(url)).status;
+    } finally {
+      await acl('resetkeys', '~*', '&*');
+      await running.app.svc.store.ping().catch(() => undefined);
+    }
+  };
+  it('honest: a request_uri whose /authorize answered 503 (the interaction not stored) works when she reloads the page once the store takes writes again (RFC 9126 4: a reload may repeat it), and once only', async () => {
+    const url = await pushed();
+    const browser = new FormBrowser();
+    const before = (await admin.keys(`${PREFIX}Interaction:*`)).length;
+    expect(await refusedAt(url, browser, 'Interaction')).toBe(503);
+    expect(await admin.keys(`${PREFIX}Interaction:*`)).toHaveLength(before);
+    expect((await browser.request(url)).headers.get('location')).toMatch(/\/interaction\/[\w-]+$/);
+    const again = await new FormBrowser().request(url);
+    expect([again.status, /<code>(\w+)<\/code>/.exec(await again.text())?.[1]]).toEqual([400, 'invalid_request_uri']);
+  });
+
+  it('honest: a request_uri answered with a code at once (she is signed in and consented) whose code could not be stored works on reload, and once only', async () => {
+    const { browser } = await signIn(codeFlowUrl(running.issuer, client));
+    const url = await pushed();
+    expect(await refusedAt(url, browser, 'AuthorizationCode')).toBe(503);
+    const retried = await browser.request(url);
+    expect(retried.headers.get('location')).toMatch(/^http:\/\/rp\.localhost\/cb\?code=/);
+    const again = await browser.request(url);
+    expect([again.status, /<code>(\w+)<\/code>/.exec(await again.text())?.[1]]).toEqual([400, 'invalid_request_uri']);
+  });
+
+  it('attack: a request_uri already used, sent again while the store refuses writes, is refused and given nothing back: it stays spent once the store heals', async () => {
+    const url = await pushed();
+    const first = await new FormBrowser().request(url);
+    expect(first.headers.get('location')).toMatch(/\/interaction\//);
+    expect(await refusedAt(url, new FormBrowser(), 'Interaction')).toBe(400);
+    const after = await new FormBrowser().request(url);
+    expect([after.status, /<code>(\w+)<\/code>/.exec(await after.text())?.[1]]).toEqual([400, 'invalid_request_uri']);
   });
 });
