@@ -235,17 +235,20 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     }
   };
 
-  /** Sends commands together: one pipeline on a standalone server, one per command on a Cluster (keys in different slots). */
-  const dispatch = (commands: AddCommand[]): Promise<Answer[]> =>
-    run(() => exchange(commands), !clustered, (answers) => answers.every(([err]) => !err));
-  const pipe = async (commands: AddCommand[]): Promise<Answer[]> => {
-    const pipeline = client.pipeline() as Pipe;
+  /**
+   * Sends commands together: one pipeline on a standalone server (`whole`: one MULTI, applied all or none), one per
+   * command on a Cluster (keys in different slots).
+   */
+  const dispatch = (commands: AddCommand[], whole = false): Promise<Answer[]> =>
+    run(() => exchange(commands, whole), !clustered, (answers) => answers.every(([err]) => !err));
+  const pipe = async (commands: AddCommand[], whole = false): Promise<Answer[]> => {
+    const pipeline = (whole ? client.multi() : client.pipeline()) as Pipe;
     for (const add of commands) add(pipeline);
     return (await pipeline.exec()) ?? [];
   };
   /** {@link dispatch} without the breaker (and on a standalone server without the timeout). */
-  const exchange = async (commands: AddCommand[]): Promise<Answer[]> => {
-    if (!clustered) return pipe(commands);
+  const exchange = async (commands: AddCommand[], whole = false): Promise<Answer[]> => {
+    if (!clustered) return pipe(commands, whole);
     // Each command goes to its own node, with its own timeout: a node that is away fails only its
     // own commands, and the others' answers (a reservation made, a write landed) count as made.
     return Promise.all(
@@ -275,16 +278,23 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const flush = async (batch: RequestBatch): Promise<void> => {
     if (!batch.pending) return;
     const { records, commands, lenient } = batch.take();
-    const adds: AddCommand[] = [];
+    const writes: AddCommand[] = [];
+    for (const [key, record] of records) if (record) writes.push(setRecord(key, record.value, record.ttl));
+    writes.push(...commands);
     const deleted = records.filter(([, r]) => r === null).map(([key]) => key);
-    if (deleted.length && !clustered) adds.push((p) => void p.del(...deleted));
-    else for (const key of deleted) adds.push((p) => void p.del(key));
-    for (const [key, record] of records) if (record) adds.push(setRecord(key, record.value, record.ttl));
-    adds.push(...commands);
-    const answers = await dispatch([...adds, ...lenient]);
-    const unsettled = answers.slice(adds.length).filter(([err]) => err);
+    const deletions: AddCommand[] = deleted.length && !clustered ? [(p) => void p.del(...deleted)] : deleted.map((key): AddCommand => (p) => void p.del(key));
+    // Its deletions (the interaction a resume ends, the session it replaces) land only with its writes, or a request
+    // answered 503 (a full Redis refusing the writes, taking deletions) could not be sent again: on a standalone server
+    // in one MULTI, on a Cluster once every write was answered.
+    const whole = deletions.length > 0 && writes.length > 0;
+    const adds = whole && clustered ? writes : [...deletions, ...writes];
+    const [answers, settled]: [Answer[], Answer[]] = whole && !clustered
+      ? await Promise.all([dispatch(adds, true), lenient.length ? dispatch(lenient).catch((err: unknown) => lenient.map((): Answer => [err as Error, undefined])) : []])
+      : await dispatch([...adds, ...lenient]).then((all) => [all.slice(0, adds.length), all.slice(adds.length)]);
+    const unsettled = settled.filter(([err]) => err);
     if (unsettled.length) logger.warn('attempt_settle_failed', { store: 'redis', count: unsettled.length, ...causeOf(unsettled[0]?.[0]) });
-    for (const answer of answers.slice(0, adds.length)) await resultOf(answer);
+    for (const answer of answers) await resultOf(answer);
+    if (adds === writes) for (const answer of await dispatch(deletions)) await resultOf(answer);
   };
 
   const cachedModels = new Set(options.cachedModels ?? DEFAULT_CACHED_MODELS);

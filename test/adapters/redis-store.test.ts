@@ -303,7 +303,8 @@ describe('redis store: one request as one unit of store work', () => {
       await store.adapter('Interaction').upsert('i2', { kind: 'Interaction' }, 60);
       await store.adapter('Grant').upsert('g', { kind: 'Grant', accountId: 'a' }, 60);
     });
-    expect(sent).toEqual({ trips: 2, commands: 2 + 3 });
+    // The deletion and the writes in one MULTI (two commands more), so neither lands without the other.
+    expect(sent).toEqual({ trips: 2, commands: 2 + 3 + 2 });
     expect(await store.adapter('Grant').find('g')).toEqual({ kind: 'Grant', accountId: 'a' });
   });
 
@@ -348,6 +349,85 @@ describe('redis store: one request as one unit of store work', () => {
       other.disconnect();
       own.dispose();
     }
+  });
+});
+
+describe('redis store: a request whose writes fail at the end deletes nothing either, so it can be sent again', () => {
+  /** Ends interaction `i` and replaces session `s` with `s2` as a resume does, giving code `code`: one batch. */
+  const resume = (store: Store, code = 'c'): Promise<void> | undefined =>
+    store.batch?.(async () => {
+      await store.adapter('Interaction').destroy('i');
+      await store.adapter('Session').destroy('s');
+      await store.adapter('Session').upsert('s2', { kind: 'Session', uid: 'u', accountId: 'a' }, 60);
+      await store.adapter('AuthorizationCode').upsert(code, { kind: 'AuthorizationCode', accountId: 'a' }, 60);
+    });
+  const before = async (store: Store): Promise<void> => {
+    await store.adapter('Interaction').upsert('i', { kind: 'Interaction', uid: 'i' }, 60);
+    await store.adapter('Session').upsert('s', { kind: 'Session', uid: 'u', accountId: 'a' }, 60);
+  };
+  const left = async (store: Store): Promise<boolean[]> =>
+    Promise.all([store.adapter('Interaction').find('i'), store.adapter('Session').find('s'), store.adapter('Session').find('s2'), store.adapter('AuthorizationCode').find('c')].map(async (found) => (await found) !== undefined));
+
+  it('attack: a full Redis (noeviction at its maxmemory) refuses the writes (OOM) and would take the deletions: the interaction and her session stay, nothing of the request lands (503)', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory-policy', 'noeviction'] });
+    const other = new Redis(own.url);
+    try {
+      const store = open(testPrefix('batch-whole'), own.url);
+      await before(store);
+      const used = Number(/^used_memory:(\d+)/m.exec(await other.info('memory'))?.[1]);
+      await other.config('SET', 'maxmemory', String(used - 1024));
+      try {
+        await expect(resume(store)).rejects.toBeInstanceOf(StoreUnavailableError);
+      } finally {
+        await other.config('SET', 'maxmemory', '0');
+      }
+      expect(await left(store)).toEqual([true, true, false, false]);
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    } finally {
+      other.disconnect();
+      own.dispose();
+    }
+  });
+
+  it('attack: on a Cluster whose master of the code refuses writes, the interaction and her session on other masters are not deleted (503); sent again once it takes them, it lands whole', async () => {
+    const cluster = await startOwnCluster();
+    let node: Redis | undefined;
+    try {
+      const prefix = testPrefix('batch-whole-cluster');
+      const store = createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+      stores.push(store);
+      await before(store);
+      const nodeOf = (model: string, id: string): string | undefined => (store.client as Cluster).slots[keySlot(`${prefix}${model}:${refOf(id)}`)]?.[0];
+      const apart = new Set([nodeOf('Interaction', 'i'), nodeOf('Session', 's')]);
+      let code = 'c';
+      for (let n = 0; apart.has(nodeOf('AuthorizationCode', code)); n += 1) code = `c${n}`;
+      const [host, port] = String(nodeOf('AuthorizationCode', code)).split(':');
+      node = new Redis({ host, port: Number(port) });
+      await node.call('ACL', 'SETUSER', 'default', '-set');
+      try {
+        await expect(resume(store, code)).rejects.toBeInstanceOf(StoreUnavailableError);
+      } finally {
+        await node.call('ACL', 'SETUSER', 'default', '+@all');
+      }
+      const [interaction, session, , issued] = await left(store);
+      expect({ interaction, session, issued }).toEqual({ interaction: true, session: true, issued: false });
+      await store.ping().catch(() => undefined);
+      await resume(store, code);
+      expect(await Promise.all([store.adapter('Interaction').find('i'), store.adapter('Session').find('s'), store.adapter('AuthorizationCode').find(code)])).toEqual([undefined, undefined, expect.objectContaining({ accountId: 'a' })]);
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    } finally {
+      node?.disconnect();
+      cluster.dispose();
+    }
+  }, 60_000);
+
+  it('honest: the same request on a Redis with room lands whole, in one round trip after its reads', async () => {
+    const store = open(fresh('batch-whole'));
+    await before(store);
+    const sent = countSent(store.client);
+    await resume(store);
+    expect(sent.trips).toBe(1);
+    expect(await left(store)).toEqual([false, false, true, true]);
   });
 });
 

@@ -117,4 +117,23 @@ describe('a request whose writes fail when it ends (one unit of store work)', ()
     const after = await new FormBrowser().request(url);
     expect([after.status, /<code>(\w+)<\/code>/.exec(await after.text())?.[1]]).toEqual([400, 'invalid_request_uri']);
   });
+
+  it('honest: the resume after her consent, answered 503 by a full Redis (it refuses her code and session, OOM, and takes deletions), gives her the code when she reloads once Redis has room: her interaction and session were kept', async () => {
+    const browser = new FormBrowser();
+    await browser.follow(authorize(), running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    const consent = await browser.post(browser.formAction('consent-allow', running.baseUrl), browser.hiddenFields('consent-allow'), running.baseUrl);
+    const resume = new URL(consent.headers.get('location') as string, running.baseUrl).href;
+    const used = Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
+    await admin.config('SET', 'maxmemory', String(used - 1024));
+    try {
+      expect((await browser.request(resume)).status).toBe(503);
+    } finally {
+      await admin.config('SET', 'maxmemory', '0');
+    }
+    await running.app.svc.store.ping().catch(() => undefined);
+    expect((await browser.request(resume)).headers.get('location')).toMatch(/^http:\/\/rp\.localhost\/cb\?code=[\w-]+&state=st&/);
+    // Once only: the interaction is ended with the code that went out.
+    expect((await browser.request(resume)).status).toBe(400);
+  });
 });
