@@ -85,7 +85,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
       if (hashSecrets(fields) || filled) text = JSON.stringify(fields);
     }
   }
-  replaceRequestBody(ctx, Buffer.from(text, 'utf8'), text === raw ? undefined : form ? FORM : JSON_TYPE);
+  replaceRequestBody(ctx, Buffer.from(text, 'utf8'), `${form ? FORM : JSON_TYPE}; charset=utf-8`);
   return true;
 }
 
@@ -101,6 +101,8 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
  *   decrypted with the provider's `decryptionKeys` when encrypted) and a `client_assertion` ({@link assertShallowJwts});
  * - `POST` on the canonical client configuration path is served as `PUT` (the seed spec updates by POST;
  *   RFC 7592 by PUT), `client_id` filled in when omitted;
+ * - a form or JSON body, read in the charset its Content-Type names, is handed on as the UTF-8 text judged and labelled
+ *   UTF-8: a reader honouring the client's charset would otherwise decode other fields than were judged;
  * - a response never repeats a stored (hashed) client secret.
  * A body that cannot be read is answered here with an OAuth JSON error, and logged.
  */
