@@ -66,7 +66,7 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
   const opsPort = settings.ops.port;
   const opsServer = opsPort === undefined ? undefined : createHttpServer(new Koa().use(app.svc.operations).callback());
   if (opsServer && opsPort !== undefined) {
-    logger.info('operations_listening', { host: settings.ops.host, port: await listen(opsServer, 'svc.ops.port', opsPort, settings.ops.host) });
+    logger.info('operations_listening', { host: settings.ops.host, port: await listen(opsServer, 'svc.ops.port', opsPort, { property: 'svc.ops.host', host: settings.ops.host }) });
     logger.flush?.();
   }
   let stopping = false;
@@ -112,15 +112,31 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
 const LISTEN_FAULTS: Record<string, string> = {
   EADDRINUSE: 'is in use by another process',
   EACCES: 'needs privileges this process lacks',
-  EADDRNOTAVAIL: 'cannot be opened on an address this machine does not have',
 };
 
-/** `server` listening on `port` (of `property`), its port once it does, or a {@link SettingsError} naming `property` when it cannot. */
-function listen(server: Server, property: string, port: number, host?: string): Promise<number> {
+/** What a failed listen means of the host it was asked on, by its error code: a fault of the host, not the port. */
+const HOST_FAULTS: Record<string, string> = {
+  EADDRNOTAVAIL: 'is not an address of this machine',
+  ENOTFOUND: 'is a name that cannot be resolved',
+  EAI_AGAIN: 'is a name that cannot be resolved',
+};
+
+/**
+ * `server` listening on `port` (of `property`), on `at.host` when given, its port once it does, or a {@link SettingsError}
+ * naming `property`, or `at.property` when the host is at fault, when it cannot.
+ */
+function listen(server: Server, property: string, port: number, at?: { property: string; host: string }): Promise<number> {
   return new Promise((resolve, reject) => {
-    const refused = (err: NodeJS.ErrnoException): void =>
-      reject(new SettingsError(`${property} ${port} ${LISTEN_FAULTS[err.code ?? ''] ?? 'cannot be listened on'} (${err.code ?? err.name})`, [property]));
-    server.once('error', refused).listen(port, host, () => {
+    const refused = (err: NodeJS.ErrnoException): void => {
+      const code = err.code ?? err.name;
+      const hostFault = at && HOST_FAULTS[code];
+      reject(
+        hostFault
+          ? new SettingsError(`${at.property} ${at.host} ${hostFault} (${code})`, [at.property])
+          : new SettingsError(`${property} ${port} ${LISTEN_FAULTS[code] ?? 'cannot be listened on'} (${code})`, [property]),
+      );
+    };
+    server.once('error', refused).listen(port, at?.host, () => {
       server.off('error', refused);
       const address = server.address();
       resolve(typeof address === 'object' && address ? address.port : port);

@@ -349,7 +349,7 @@ export const PROPERTY_DEFINITIONS = [
   }),
   row('svc.ops.host', 'ops.host', parseNonEmpty, {
     default: '127.0.0.1',
-    doc: 'Address the operations listener (`svc.ops.port`) binds to; keep it off the public network.',
+    doc: 'Address the operations listener (`svc.ops.port`) binds to; keep it off the public network. An address this machine does not have, or a name that does not resolve, stops the start naming this property.',
   }),
   row('svc.log.level', 'log.level', oneOf<LogLevel>(LOG_LEVELS, `one of ${LOG_LEVELS.join(', ')}`), {
     default: 'info',

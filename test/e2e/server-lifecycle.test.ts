@@ -96,4 +96,15 @@ describe('the bundled server starts, logs and stops for an operator', () => {
       await new Promise((resolve) => taken.close(resolve));
     }
   });
+
+  it.each([
+    // TEST-NET-1 (RFC 5737): an address no machine of ours has.
+    { host: '192.0.2.1', fault: 'is not an address of this machine \\(EADDRNOTAVAIL\\)' },
+    // .invalid never resolves (RFC 2606); without DNS at all the lookup fails as temporary.
+    { host: 'ops.invalid', fault: 'is a name that cannot be resolved \\((ENOTFOUND|EAI_AGAIN)\\)' },
+  ])('a mistyped svc.ops.host ($host) stops the start with one line naming svc.ops.host, not svc.ops.port, exit 1', async ({ host, fault }) => {
+    const server = startServerProcess({ PORT: String(await freePort()), SVC_OPS_PORT: String(await freePort()), SVC_OPS_HOST: host, SVC_LOG_LEVEL: 'silent' });
+    expect(await server.exited).toBe(1);
+    expect(server.output()).toMatch(new RegExp(`^svc-connect: cannot start: svc\\.ops\\.host ${host.replace(/\./g, '\\.')} ${fault}\\n$`));
+  });
 });
