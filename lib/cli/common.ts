@@ -10,6 +10,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CliError, fileErrorMessage } from '../errors.js';
 import { redactUrlCredentials } from '../logger.js';
 import { isLoopbackHost, LOCALHOST_NAME } from '../net/addresses.js';
+import { quoted } from '../settings/parse.js';
 
 /** One sub-command. */
 export interface Command {
@@ -78,7 +79,7 @@ export function writeSecretFile(path: string, content: string): string {
  */
 export function baseUrlFrom(url: string | undefined, env: NodeJS.ProcessEnv): string {
   const value = url ?? env.SVC_BASE_URL ?? 'http://localhost:3000';
-  if (!URL.canParse(value)) throw new CliError(`--url: ${value} is not an absolute URL`, 2);
+  if (!URL.canParse(value)) throw new CliError(`--url: ${quoted(value)} is not an absolute URL`, 2);
   const parsed = new URL(value);
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new CliError(`--url: ${redactUrlCredentials(value)} is not an https URL`, 2);
   if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {

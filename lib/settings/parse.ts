@@ -34,7 +34,7 @@ function absoluteUrl(raw: string, message: string): URL {
 }
 
 /** `raw` quoted for a refusal, unless it may carry credentials (an `@`): then said so, never repeated. */
-function quoted(raw: string): string {
+export function quoted(raw: string): string {
   return raw.includes('@') ? 'a value with an @ (not repeated: it may carry a password)' : `"${raw}"`;
 }
 

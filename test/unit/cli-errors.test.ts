@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 
-import { failOnError, retryAfterSeconds } from '../../lib/cli/common.js';
+import { baseUrlFrom, failOnError, retryAfterSeconds } from '../../lib/cli/common.js';
 
 const messageOf = (fn: () => void): string => {
   try {
@@ -41,5 +41,18 @@ describe('what the CLI says when the management API refuses it', () => {
     expect(retryAfterSeconds('Wed, 31 Dec 2025 23:00:00 GMT', now)).toBe(0);
     expect(retryAfterSeconds('-5', now)).toBeUndefined();
     expect(retryAfterSeconds(undefined, now)).toBeUndefined();
+  });
+});
+
+describe('what the CLI says of a --url it cannot use', () => {
+  it('attack: a URL carrying a password that is not a URL (a stray space, a port of letters) is refused without repeating it, from --url or SVC_BASE_URL', () => {
+    for (const url of ['https://admin:pw-SECRET-71c@id.example .com', 'https://admin:pw-SECRET-71c@id.example.com:44x']) {
+      const messages = [messageOf(() => baseUrlFrom(url, {})), messageOf(() => baseUrlFrom(undefined, { SVC_BASE_URL: url }))];
+      for (const message of messages) expect(message).toBe('--url: a value with an @ (not repeated: it may carry a password) is not an absolute URL');
+    }
+  });
+
+  it('honest: a value without an @ that is not a URL is named as given', () => {
+    expect(messageOf(() => baseUrlFrom('id.example.com', {}))).toBe('--url: "id.example.com" is not an absolute URL');
   });
 });
