@@ -5,7 +5,7 @@
  * modules while `svc.demo.enabled`).
  */
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 import Koa from 'koa';
 
@@ -14,6 +14,7 @@ import { SettingsError, startFailureReason } from './errors.js';
 import { createApp } from './http/create-app.js';
 import { createHttpServer } from './http/http-server.js';
 import { createSettingsLogger, defaultLogFormat } from './observability/pino-logger.js';
+import { defaultBaseUrl } from './settings/definitions.js';
 import { loadSettingsWithSources } from './settings/load.js';
 import { warnIfConfigFileExposed } from './settings/secret-files.js';
 
@@ -38,7 +39,9 @@ const PARENT_CHECK_MS = 1000;
  */
 export async function runServer(io: ServerIo = processIo): Promise<void> {
   const ignored: string[] = [];
-  const { settings, sources } = loadSettingsWithSources({ env: io.env, onIgnoredVariable: (variable) => ignored.push(variable) });
+  const loaded = loadSettingsWithSources({ env: io.env, onIgnoredVariable: (variable) => ignored.push(variable) });
+  const { sources } = loaded;
+  let { settings } = loaded;
   const logger = createSettingsLogger(settings.log, settings.production);
   // Listened for before anything is awaited: unheard, a SIGHUP during the start (a reload sent while the server restarts)
   // would end the process, which systemd counts as a clean exit and does not restart. It reloads once the app is built.
@@ -50,13 +53,18 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
   });
   for (const variable of ignored) logger.warn('environment_variable_ignored', { variable, reason: 'not an svc-connect property' });
   warnIfConfigFileExposed(logger, settings, sources);
+  // Listening first: with svc.port=0 the system chooses the port, which the default svc.base-url names. Until the app is
+  // built, requests are answered 503.
+  let serve: (req: IncomingMessage, res: ServerResponse) => unknown = starting;
+  const server = createHttpServer((req, res) => serve(req, res));
+  const port = await listen(server, 'svc.port', settings.port);
+  if (sources.get('svc.base-url')?.kind === 'default') settings = { ...settings, baseUrl: defaultBaseUrl(port) };
   const demoModules = settings.demo.enabled && !settings.claims.modules;
   const app = await createApp(settings, { logger, claimModules: demoModules ? createDemoClaimModules() : [] });
   hangup.reload = () => void app.svc.reloadKeys();
   if (hangup.pending) hangup.reload();
   const { info } = app.svc;
-  const server = createHttpServer(app.callback());
-  const port = await listen(server, 'svc.port', settings.port);
+  serve = app.callback();
   logger.info('listening', { port, url: settings.baseUrl, issuer: app.svc.paths.issuer, store: info.store, keys: info.keys, warnings: info.warnings });
   logger.flush?.();
   if ((settings.log.format ?? defaultLogFormat(settings.production)) === 'pretty') {
@@ -107,6 +115,12 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
   }, PARENT_CHECK_MS);
   watch.unref();
 }
+
+/** The answer while the app is built. */
+const starting = (_req: IncomingMessage, res: ServerResponse): void => {
+  const body = JSON.stringify({ error: 'temporarily_unavailable', error_description: 'the provider is starting' });
+  res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'retry-after': '1' }).end(body);
+};
 
 /** What a failed listen means, by its error code. */
 const LISTEN_FAULTS: Record<string, string> = {

@@ -148,12 +148,15 @@ export function ruleDerivedEnv(name: string): string {
   return name.toUpperCase().replace(/[.-]/g, '_');
 }
 
+/** `svc.base-url` when unset, for the port the server listens on. */
+export const defaultBaseUrl = (port: number): string => `http://localhost:${port}`;
+
 /** Every property svc-connect understands, in the order of the configuration reference. */
 export const PROPERTY_DEFINITIONS = [
-  row('svc.port', 'port', integer(0, 65535), { env: 'PORT', default: 3000, doc: 'TCP port the example server listens on.' }),
+  row('svc.port', 'port', integer(0, 65535), { env: 'PORT', default: 3000, doc: 'TCP port the example server listens on; `0` lets the system choose one, which the default `svc.base-url` then names (the server listens before it builds the app, answering 503 until it is ready).' }),
   row('svc.base-url', 'baseUrl', parseBaseUrl, {
     env: 'SVC_BASE_URL',
-    default: (s): string => `http://localhost:${s.port}`,
+    default: (s): string => defaultBaseUrl(s.port),
     defaultText: '`http://localhost:{port}`',
     doc: 'Public base URL of the provider. The issuer is `{base-url}/oidc/v1`. An `http` URL on a host other than loopback is warned about, and refused under `NODE_ENV=production` (the issuer is https even when TLS ends at a proxy).',
     unsafe: (s): string | undefined =>

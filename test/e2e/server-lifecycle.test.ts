@@ -49,6 +49,21 @@ describe('the bundled server starts, logs and stops for an operator', () => {
     expect(server.output()).toMatch(/"event":"stopped","signal":"SIGTERM"/);
   });
 
+  it.each<{ given: string; env: Record<string, string>; path: string; issuer: (port: number) => string }>([
+    { given: 'unset', env: {}, path: '', issuer: (port: number): string => `http://localhost:${port}/oidc/v1` },
+    { given: 'set', env: { SVC_BASE_URL: 'https://id.example.com/auth' }, path: '/auth', issuer: (): string => 'https://id.example.com/auth/oidc/v1' },
+  ])('svc.port 0 (a port the system chooses), svc.base-url $given: the issuer names the port it chose, unless given', async ({ env, path, issuer }) => {
+    const server = startServerProcess({ PORT: '0', ...env });
+    try {
+      const line = await untilOutput(() => server.output(), /"event":"listening".*\n/);
+      const port = Number(/"event":"listening","port":(\d+)/.exec(line)?.[1]);
+      const discovery = (await (await waitFor(`http://127.0.0.1:${port}${path}/oidc/v1/.well-known/openid-configuration`)).json()) as { issuer: string };
+      expect([port > 0, discovery.issuer]).toEqual([true, issuer(port)]);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('writes readable lines on a terminal, and stops on Ctrl-C (SIGINT) with exit 0', async () => {
     const port = await freePort();
     const server = startOnTerminal({ PORT: String(port) });
