@@ -46,13 +46,15 @@ export function connect(values: { url?: string; user?: string; 'password-file'?:
   let password: string | undefined;
   if (file !== undefined) {
     try {
-      password = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+      password = readFileSync(file, 'utf8');
     } catch (err) {
       throw new CliError(`--password-file: ${fileErrorMessage('read', file, err)}`, 2);
     }
   } else password = io.env.SVC_MANAGEMENT_PASSWORD;
+  // Trimmed, as the server reads svc.management.password and svc.management.user from the same variables or a file.
+  password = password?.trim();
   if (!password) throw new CliError('set SVC_MANAGEMENT_PASSWORD (or --password-file) to the management password', 2);
-  const user = values.user ?? io.env.SVC_MANAGEMENT_USER ?? 'admin';
+  const user = (values.user ?? io.env.SVC_MANAGEMENT_USER ?? 'admin').trim();
   return {
     root: `${baseUrlFrom(values.url, io.env)}/oidc/v1/management`,
     authorization: basicAuthorization(user, password),

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from '@jest/globals';
 
-import { issueInitialAccessToken } from '../../lib/index.js';
+import { issueInitialAccessToken, loadSettings } from '../../lib/index.js';
 import { validateProviderKeys } from '../../lib/provider/keys.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 import { runCli as cli } from '../helpers/cli.js';
@@ -160,6 +160,17 @@ describe('the svc-connect command line', () => {
     const gone = await cli(['clients', 'show', client.client_id], env);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('show failed: HTTP 404 not_found: no client with this id');
+  });
+
+  it('honest: the management password as the server reads it (surrounding spaces and blank lines are not part of it) lets the command in, from the same variable or a file', async () => {
+    const spaced = ' cli-password\t';
+    expect(loadSettings({ env: { SVC_MANAGEMENT_PASSWORD: spaced } }).management.password).toBe('cli-password');
+    const passwordFile = join(dir, 'spaced-password');
+    writeFileSync(passwordFile, 'cli-password \r\n\n', { mode: 0o600 });
+    const runs = [await cli(['clients', 'list'], { SVC_BASE_URL: running.baseUrl, SVC_MANAGEMENT_PASSWORD: spaced }), await cli(['clients', 'list', '--password-file', passwordFile], { SVC_BASE_URL: running.baseUrl })];
+    expect(runs.map((run) => [run.code, run.stderr])).toEqual([[0, ''], [0, '']]);
+    // Another password stays another password, spaces or not.
+    expect((await cli(['clients', 'list'], { SVC_BASE_URL: running.baseUrl, SVC_MANAGEMENT_PASSWORD: ' cli-passwor ' })).code).toBe(1);
   });
 
   it('invitations list/revoke, subjects revoke and logins reset over the management API', async () => {
