@@ -158,7 +158,7 @@ export const PROPERTY_DEFINITIONS = [
     env: 'SVC_BASE_URL',
     default: (s): string => defaultBaseUrl(s.port),
     defaultText: '`http://localhost:{port}`',
-    doc: 'Public base URL of the provider. The issuer is `{base-url}/oidc/v1`. An `http` URL on a host other than loopback is warned about, and refused under `NODE_ENV=production` (the issuer is https even when TLS ends at a proxy).',
+    doc: 'Public base URL of the provider. The issuer is `{base-url}/oidc/v1`. Its path may end in slashes but hold no empty segment (`//`), which would make every endpoint name another host. An `http` URL on a host other than loopback is warned about, and refused under `NODE_ENV=production` (the issuer is https even when TLS ends at a proxy).',
     unsafe: (s): string | undefined =>
       httpOffLoopback(s.baseUrl)
         ? 'the public issuer is http on a host other than loopback: browsers, relying parties and cookies then travel in clear (use https, also when TLS ends at a proxy)'

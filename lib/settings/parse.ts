@@ -38,13 +38,16 @@ export function quoted(raw: string): string {
   return raw.includes('@') ? 'a value with an @ (not repeated: it may carry a password)' : `"${raw}"`;
 }
 
-/** Parses an absolute http(s) URL without query or fragment; returns it without a trailing slash. */
+/** Parses an absolute http(s) URL without credentials, query, fragment or empty path segment; returns it without a trailing slash. */
 export function parseBaseUrl(raw: string): string {
   const url = absoluteUrl(raw, `expected an absolute URL, got ${quoted(raw)}`);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`expected an http or https URL, got ${quoted(raw)}`);
   // An empty `?` or `#` leaves `search` and `hash` empty but stays in `href`, and so in the issuer.
   if (/[?#]/.test(url.href) || url.username || url.password) throw new Error('must not carry credentials, a query or a fragment');
-  return url.href.replace(/\/+$/, '');
+  const base = url.href.replace(/\/+$/, '');
+  // Each endpoint is the path after the origin: one starting `//` names another host, and proxies merge slashes.
+  if (new URL(base).pathname.includes('//')) throw new Error('its path must not hold an empty segment (//)');
+  return base;
 }
 
 /** Parses a URL whose scheme is one of `schemes` (e.g. `redis:`) and whose credentials its client can decode, keeping it as written. */

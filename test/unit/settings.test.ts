@@ -413,6 +413,25 @@ describe('an http base URL', () => {
   });
 });
 
+describe('the path of the base URL', () => {
+  it.each(['https://id.example.com//auth', 'https://id.example.com//auth/', 'https://id.example.com/auth//sso', 'http://localhost:3000//x'])(
+    'attack on relying parties: %s, whose path holds an empty segment, stops the start naming svc.base-url (each endpoint would be //…, on another host)',
+    (baseUrl) => {
+      const err = captureError(() => loadSettings({ env: { SVC_BASE_URL: baseUrl } }));
+      expect([err.properties, err.message]).toEqual([['svc.base-url'], 'invalid value for svc.base-url (from SVC_BASE_URL): its path must not hold an empty segment (//)']);
+    },
+  );
+
+  it.each([
+    ['https://id.example.com', 'https://id.example.com'],
+    ['https://id.example.com//', 'https://id.example.com'],
+    ['https://ID.Example.com:443/auth/', 'https://id.example.com/auth'],
+    ['https://id.example.com/auth/sso//', 'https://id.example.com/auth/sso'],
+  ])('honest: %s (trailing slashes, letter case of the host, the default port) is %s', (given, baseUrl) => {
+    expect(loadSettings({ env: { SVC_BASE_URL: given } }).baseUrl).toBe(baseUrl);
+  });
+});
+
 describe('configuration files as editors save them', () => {
   it('reads a file that starts with a byte order mark (Notepad saves UTF-8 so), .properties and .json alike', () => {
     expect(loadSettings({ env: {}, file: file('bom.properties', '\uFEFFsvc.port=4000\r\nsvc.proxy=true\r\n') }).port).toBe(4000);
