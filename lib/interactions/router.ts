@@ -193,7 +193,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const wait = accountId ? await attempt.succeeded() : await attempt.failed();
     if (wait) return throttled('name', wait);
     if (!accountId) return page(401, { failed: true });
-    await finish(ctx, { login: { accountId }, ...bindSignIn(ctx, details.returnTo, details.exp) });
+    await finish(ctx, { login: { accountId }, ...bindSignIn(ctx, details) });
   });
 
   router.post('/:uid/confirm', sameOrigin, async (ctx) => {

@@ -1,13 +1,21 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 import type { Context } from 'koa';
-import type { Adapter, AdapterPayload, KoaContextWithOIDC } from 'oidc-provider';
+import type { Adapter, AdapterPayload, Interaction, KoaContextWithOIDC } from 'oidc-provider';
 
 import { currentRequest, ROUTE_NAMES } from '../seams.js';
 import { PROVIDER_PATH } from '../settings/paths.js';
 
-/** The cookie that ties a sign-in to the browser that signed in, at the path of the interaction's resume URL. */
+/** On an http base URL, the cookie that ties a sign-in to the browser that signed in, at the path of the interaction's resume URL. */
 export const SIGN_IN_COOKIE = 'svc.signin';
+
+/**
+ * The name of the cookie that ties the sign-in of interaction `uid` to the browser that signed in. Over https it is
+ * `__Host-svc.signin.{uid}`, at `/`: browsers take a `__Host-` cookie only from this host over https, so no sibling
+ * subdomain or http answer can plant it, and his sign-in, finished in his browser, cannot be resumed in hers with the
+ * cookies he planted there (she would be signed in as him). Its name is the interaction's, as two tabs may sign in at once.
+ */
+const signInCookieName = (secure: boolean, uid: string): string => (secure ? `__Host-${SIGN_IN_COOKIE}.${uid}` : SIGN_IN_COOKIE);
 
 /** Where the interaction result keeps the SHA-256 of that cookie's value, and a signed-in session that of {@link BROWSER_COOKIE}. */
 const BINDING = 'svc_browser';
@@ -32,13 +40,15 @@ export function browserCookieName(issuer: string): string {
 }
 
 /**
- * Gives the browser that signed in a fresh secret cookie for `returnTo` (the resume URL) and returns what the login
+ * Gives the browser that signed in on `interaction` a fresh secret cookie for its resume and returns what the login
  * result carries of it: only that browser resumes the sign-in, not one that started the interaction and planted its
- * cookie in hers (a sibling subdomain's `Domain=` cookie, an http response on her network).
+ * cookie in hers (a sibling subdomain's `Domain=` cookie, an http response on her network), nor, over https, hers
+ * when he signed in and planted all his browser holds for the resume.
  */
-export function bindSignIn(ctx: Context, returnTo: string, expiresAt: number): Record<typeof BINDING, string> {
+export function bindSignIn(ctx: Context, interaction: Pick<Interaction, 'uid' | 'returnTo' | 'exp'>): Record<typeof BINDING, string> {
   const secret = randomBytes(32).toString('base64url');
-  ctx.cookies.set(SIGN_IN_COOKIE, secret, { path: new URL(returnTo).pathname, httpOnly: true, sameSite: 'lax', signed: false, overwrite: true, expires: new Date(expiresAt * 1000) });
+  const path = ctx.secure ? '/' : new URL(interaction.returnTo).pathname;
+  ctx.cookies.set(signInCookieName(ctx.secure, interaction.uid), secret, { path, secure: ctx.secure, httpOnly: true, sameSite: 'lax', signed: false, overwrite: true, expires: new Date(interaction.exp * 1000) });
   return { [BINDING]: hashOf(secret) };
 }
 
@@ -104,8 +114,15 @@ export function boundSignIns(inner: Adapter): Partial<Adapter> {
       if (!payload || ctx?.oidc?.route !== ROUTE_NAMES.resume) return payload;
       const { result, session } = payload as AdapterPayload & { result?: Record<string, unknown>; session?: { uid?: string } };
       if (!result?.login || session?.uid) return payload;
-      const cookie = ctx.cookies.get(SIGN_IN_COOKIE, { signed: false });
+      const cookie = ctx.cookies.get(signInCookieName(ctx.secure, id), { signed: false });
       return cookie && result[BINDING] === hashOf(cookie) ? payload : undefined;
+    },
+    // Resumed (oidc-provider destroys it then): its `__Host-` cookie, sent to every path of the host, goes with it.
+    destroy: async (id) => {
+      const ctx = currentRequest();
+      const name = signInCookieName(true, id);
+      if (ctx?.secure && ctx.oidc?.route === ROUTE_NAMES.resume && ctx.cookies.get(name, { signed: false })) ctx.cookies.set(name, null, { path: '/', secure: true, httpOnly: true, sameSite: 'lax', signed: false, overwrite: true });
+      await inner.destroy(id);
     },
   };
 }

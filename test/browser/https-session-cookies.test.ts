@@ -179,6 +179,63 @@ describe('over https, a session counts only in the browser that signed in, whate
     await shared.close();
   });
 
+  /** Where a silent sign-in (`prompt=none`) at the relying party ends in `page`: the `sub` of its code, or its error. */
+  const silently = async (page: Page): Promise<unknown> => {
+    const { verifier, challenge } = pkcePair();
+    const landed = await openSignIn(page, { prompt: 'none', code_challenge: challenge });
+    if (landed === 'login form') return landed;
+    return landed.searchParams.get('error') ?? subOf(landed, verifier);
+  };
+
+  /**
+   * He signs in as himself on an interaction of his own browser, which he scripts so that it stops before the resume,
+   * has a sibling subdomain plant all his browser holds for that resume in hers, and sends her to the resume URL.
+   */
+  const plantedResume = async (victim: Page): Promise<void> => {
+    const his = await browser.newContext({ bypassCSP: true });
+    const page = await his.newPage();
+    expect(await openSignIn(page)).toBe('login form');
+    const uid = new URL(page.url()).pathname.split('/').pop() as string;
+    const login = (action: string): Promise<string> => fetch(action, { method: 'POST', body: new URLSearchParams({ login: 'demo-basic', password: 'demo-basic' }), redirect: 'manual' }).then((r) => r.type);
+    expect(await page.evaluate(login, `${issuer}/interaction/${uid}/login`)).toBe('opaqueredirect');
+    const resume = `/oidc/v1/authorize/${uid}`;
+    const planted = (await siteCookies(his)).filter((c) => c.path === resume || c.name.includes(uid));
+    expect(planted.length).toBeGreaterThanOrEqual(3);
+    await plant(victim, sibling, planted);
+    await his.close();
+    await victim.goto(`${idp.origin}${resume}`);
+    await victim.waitForSelector('h1');
+  };
+
+  it('attack: his sign-in, finished in his browser and planted by a sibling subdomain in a fresh browser with all he holds for its resume, does not sign hers in as him when she is sent to the resume', async () => {
+    const victim = await browser.newContext();
+    const page = await victim.newPage();
+    await plantedResume(page);
+    expect([new URL(page.url()).origin, await page.textContent('h1')]).toEqual([idp.origin, 'Sign-in could not continue']);
+    expect(await silently(page)).toBe('login_required');
+    await victim.close();
+  });
+
+  it('attack: planted so in a browser signed in as her, it neither signs her out nor signs her in as him', async () => {
+    const hers = await signedIn('demo');
+    await plantedResume(hers.page);
+    expect(await hers.page.textContent('h1')).toBe('Sign-in could not continue');
+    expect(await silently(hers.page)).toBe(hers.sub);
+    await hers.context.close();
+  });
+
+  it('honest: another person signs in in a browser signed in as her (prompt=login): she is signed out on the way, and he reaches consent and a code of his own', async () => {
+    const { context, page } = await signedIn('demo');
+    const { verifier, challenge } = pkcePair();
+    expect(await openSignIn(page, { prompt: 'login', code_challenge: challenge })).toBe('login form');
+    await fillLogin(page, 'demo-basic');
+    await page.click('#consent-allow button');
+    await page.waitForURL(onRp);
+    expect(await subOf(new URL(page.url()), verifier)).toBe(pairwiseSubOf(`${rp.origin}/cb`, 'demo-0002'));
+    expect((await siteCookies(context)).filter((c) => c.name.includes('svc.signin'))).toEqual([]);
+    await context.close();
+  });
+
   it('honest: signing in again in a browser already signed in (prompt=login in another tab), she stays signed in in every tab', async () => {
     const { context, page } = await signedIn('demo');
     const before = (await siteCookies(context)).find((c) => c.name === '__Host-svc.browser')?.value;
@@ -267,7 +324,7 @@ describe('over https, a session counts only in the browser that signed in, whate
     await host.close();
   });
 
-  it('honest: mounted at /auth in a host app (koa-mount) over https, she signs in and comes back silently; the sign-in cookie lives under /auth, every cookie Secure', async () => {
+  it('honest: mounted at /auth in a host app (koa-mount) over https, she signs in and comes back silently; every cookie Secure, the session cookie under /auth, no sign-in cookie left after her sign-in', async () => {
     const host = await startSite('host.svc.test', certificate);
     const mounted = { ...client, client_id: 'rp-mounted' };
     const svc = await createSvcConnect(loadSettings({ env: {}, properties: { 'svc.base-url': `${host.origin}/auth`, 'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS, 'svc.subject.pairwise-key': TEST_PAIRWISE_KEY } }), {
@@ -283,14 +340,15 @@ describe('over https, a session counts only in the browser that signed in, whate
     await page.waitForSelector('#login-form');
     await fillLogin(page, 'demo');
     await page.waitForSelector('#consent-allow');
-    const signInCookies = (await context.cookies()).filter((c) => c.name === 'svc.signin');
+    // Set at `/` (`__Host-`) by the login answer, gone once the sign-in resumed: none is left to travel with every request.
+    const signInCookies = (await context.cookies()).filter((c) => c.name.includes('svc.signin'));
     await page.click('#consent-allow button');
     await page.waitForURL(onRp);
     expect(new URL(page.url()).searchParams.get('code')).toEqual(expect.any(String));
     await page.goto(codeFlowUrl(svc.paths.issuer, mounted, { state: 'st', prompt: 'none' }));
     await page.waitForURL(onRp);
     expect(new URL(page.url()).searchParams.get('code')).toEqual(expect.any(String));
-    expect(signInCookies.map((c) => [c.path.replace(/[^/]+$/, '…'), c.secure])).toEqual([['/auth/oidc/v1/authorize/…', true]]);
+    expect(signInCookies).toEqual([]);
     const cookies = (await context.cookies()).filter((c) => c.domain === 'host.svc.test');
     for (const cookie of cookies) expect({ name: cookie.name, secure: cookie.secure }).toEqual({ name: cookie.name, secure: true });
     expect(cookies.filter((c) => c.name === '_session' || c.name.startsWith('__Host-')).map((c) => [c.name, c.path]).sort()).toEqual([[browserCookieName(svc.paths.issuer), '/'], ['_session', '/auth/oidc/v1']]);

@@ -129,7 +129,8 @@ describe('embedding in an existing Koa app (examples/embed-koa.ts)', () => {
       const signedIn = await browser.post(`${login}/login`, { login: 'demo', password: 'demo' }, wire.replace(/^http:/, `${scheme}:`));
       expect(signedIn.status).toBe(303);
       // The device cookie and the cookie that ties the sign-in to this browser.
-      for (const name of ['svc.device=', 'svc.signin=']) {
+      // Over https the latter is `__Host-svc.signin.{uid}` at `/`, which only this host can set.
+      for (const name of ['svc.device=', scheme === 'https' ? '__Host-svc.signin.' : 'svc.signin=']) {
         const set = browser.seenSetCookies.filter((line) => line.startsWith(name));
         expect(set).toHaveLength(1);
         if (scheme === 'https') expect(set[0]).toMatch(/;\s*secure/i);
