@@ -130,10 +130,16 @@ export interface ThrownShape {
 }
 
 const identifier = (value: unknown): string | undefined => (typeof value === 'string' && /^[A-Za-z][\w.-]{0,63}$/.test(value) ? value : undefined);
-const shapeOf = (thrown: unknown): ThrownShape => {
-  const { name, code } = (thrown !== null && typeof thrown === 'object' ? thrown : {}) as { name?: unknown; code?: unknown };
-  return { name: identifier(name), code: identifier(code) };
+/** Member `key` of what was thrown; a read that throws (a getter, a Proxy) reads as nothing, what it threw dropped. */
+const memberOf = (thrown: object, key: 'name' | 'code'): unknown => {
+  try {
+    return (thrown as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
 };
+const shapeOf = (thrown: unknown): ThrownShape =>
+  thrown !== null && typeof thrown === 'object' ? { name: identifier(memberOf(thrown, 'name')), code: identifier(memberOf(thrown, 'code')) } : {};
 
 /** A claim module threw: its message and cause are not kept, as they may say what her record holds. */
 export class ClaimModuleError extends Error {

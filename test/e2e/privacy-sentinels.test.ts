@@ -130,6 +130,9 @@ describe('what a claim module throws never reaches the client or the logs (C4) [
     'an HTTP error with expose (http-errors, ctx.throw)': () => Object.assign(new Error(`no record for ${SAID}`), { status: 404, statusCode: 404, expose: true }),
     "an oidc-provider error (exposed, its description shown)": () => new errors.InvalidRequest(`record of ${SAID} is locked`),
     'a plain error': () => new Error(`lookup of ${SAID} failed`),
+    // A driver's error whose code is read off a connection closed since: reading it throws, exposed.
+    'an error whose code getter throws an oidc-provider error': () =>
+      Object.defineProperty(new Error('lookup failed'), 'code', { get: () => { throw new errors.InvalidRequest(`record of ${SAID} is locked`); } }),
   };
   const client = confidentialClient({ client_id: 'optout-rp', allow_unencrypted_userinfo: true });
   const lines: string[] = [];

@@ -79,4 +79,14 @@ describe('one error vocabulary (lib/errors.ts)', () => {
     expect(isSvcError(Object.assign(new Error('x'), { code: ours.StoreUnavailableError.code }))).toBe(false);
     expect(isSvcError(undefined)).toBe(false);
   });
+
+  it("attack: a plug-in's thrown object whose name or code throws when read (a getter, a Proxy) keeps what reads, and what reading threw goes nowhere", () => {
+    const exposed = (): never => {
+      throw new errors.InvalidRequest('record of erika@example.com is locked');
+    };
+    const getter = Object.defineProperty(Object.assign(new Error('x'), { name: 'DriverError' }), 'code', { get: exposed });
+    const proxy = new Proxy({}, { get: exposed });
+    const shapes = [getter, proxy].flatMap((thrown) => [new ours.ClaimModuleError('m', thrown), new ours.AuthenticatorError(thrown), new ours.AuthenticatorUnavailableError({ cause: thrown })].map((e) => e.thrown));
+    expect(shapes).toEqual([{ name: 'DriverError' }, { name: 'DriverError' }, { name: 'DriverError' }, {}, {}, {}]);
+  });
 });
