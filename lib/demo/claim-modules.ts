@@ -49,9 +49,9 @@ export const DEMO_PEOPLE: Readonly<Record<string, DemoPerson>> = {
 /** Finds a person's data; the modules call this for every resolution. */
 export type PersonLookup = (accountId: string) => DemoPerson | undefined | Promise<DemoPerson | undefined>;
 
-/** A lookup over a fixed table. */
+/** A lookup over a fixed table, by its own keys: an account id such as `constructor` is no person of every object. */
 export function tableLookup(table: Readonly<Record<string, DemoPerson>> = DEMO_PEOPLE): PersonLookup {
-  return (accountId) => table[accountId];
+  return (accountId) => (Object.hasOwn(table, accountId) ? table[accountId] : undefined);
 }
 
 /** Provides `name`, `given_name`, `family_name` and `birthdate` (scope `profile`). */

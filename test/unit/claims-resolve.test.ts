@@ -30,6 +30,13 @@ describe('claim requests and resolution', () => {
     expect(Object.fromEntries(values)).toEqual({ nickname: 'Eri' });
   });
 
+  it.each(['constructor', 'toString', 'valueOf', '__proto__'])("attack: the example modules give account %s, a name every object has, nothing (not 'Object' as her name); honest: a demo person's claims", async (accountId) => {
+    const names = ['name', 'given_name', 'email', 'demo.ver.healthinsurance.l0.api.demo', 'svc.ver.idcard.l3.nfc', 'svc.auth.mobile.l2.otp'];
+    expect(Object.fromEntries(await registry.resolve(accountId, names))).toEqual({});
+    expect(await registry.resolveVerified(accountId)).toEqual([]);
+    expect((await registry.resolve('demo-0002', ['name'])).get('name')).toBe('Max Mustermann');
+  });
+
   it('honest: a module answering its whole record (a database row) gives the requested claims, though a member not asked for has no JSON (a BigInt id, a link back to its connection)', async () => {
     const row: Record<string, unknown> = { id: 9007199254740993n, nickname: 'Eri', member_since: new Date(Date.UTC(2026, 0, 2)) };
     row.connection = { rows: [row] };
