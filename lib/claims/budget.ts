@@ -61,3 +61,21 @@ export function decodeClaimsParameter(text: string, claims: Readonly<Record<stri
   }
   return decoded;
 }
+
+/**
+ * Whether a `claims` parameter (its text, or its object in a request object) is a JSON object naming neither channel,
+ * within the byte budget: it requests nothing. OpenID Connect Core 5.5 makes both members optional and has members not
+ * understood ignored, where oidc-provider refuses such a parameter; one over the budget is left to be refused.
+ */
+export function requestsNoClaims(claims: unknown): boolean {
+  const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const text = typeof claims === 'string' ? claims : isJsonObject(claims) ? JSON.stringify(claims) : undefined;
+  if (text === undefined || Buffer.byteLength(text, 'utf8') > CLAIMS_BUDGET.maxBytes) return false;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  return isJsonObject(parsed) && CLAIMS_CHANNELS.every((channel) => parsed[channel] === undefined);
+}

@@ -16,7 +16,7 @@ import { ROUTES } from '../settings/paths.js';
 import { PROVIDER_BODY_LIMIT_BYTES } from '../seams.js';
 import { openEncryptedHint } from './encrypted-hints.js';
 import { assertShallowJwts } from './nested-json.js';
-import { IGNORED_AUTHORIZATION_PARAMETERS, recordRequestEnvelope } from './request-objects.js';
+import { droppedParameters, recordRequestEnvelope } from './request-objects.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const JSON_TYPE = 'application/json';
@@ -42,10 +42,10 @@ function hashSecrets(fields: Fields): boolean {
   return true;
 }
 
-/** Drops {@link IGNORED_AUTHORIZATION_PARAMETERS} from an authorization request, told by its `response_type`, never its path. */
-function dropIgnoredHints(fields: Fields): boolean {
+/** Drops the {@link droppedParameters} of an authorization request, told by its `response_type`, never its path. */
+function dropIgnoredParameters(fields: Fields): boolean {
   if (fields.response_type === undefined) return false;
-  const present = IGNORED_AUTHORIZATION_PARAMETERS.filter((name) => fields[name] !== undefined);
+  const present = droppedParameters(fields);
   for (const name of present) delete fields[name];
   return present.length > 0;
 }
@@ -73,7 +73,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
     assertStoredStateSize(fields);
     await assertShallowJwts(fields, keys);
     recordRequestEnvelope(ctx, fields.request);
-    const changed = [hashSecrets(fields), await openEncryptedHint(fields, keys, issuer), dropIgnoredHints(fields)];
+    const changed = [hashSecrets(fields), await openEncryptedHint(fields, keys, issuer), dropIgnoredParameters(fields)];
     if (changed.includes(true)) text = querystring.stringify(fields as querystring.ParsedUrlQueryInput);
   } else {
     if (nestsDeeperThan(raw)) throw new errors.InvalidRequest(`the JSON body nests more than ${MAX_JSON_DEPTH} levels deep`);
@@ -96,7 +96,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
  * - a `state` over the stored-request bound is refused, in any request ({@link assertStoredStateSize});
  * - an `id_token_hint` encrypted to the provider is replaced by the signed ID token it holds, and one encrypted to the
  *   client read as the bare `client_id` its header names ({@link openEncryptedHint});
- * - the ignored parameters are dropped, and an encrypted `request`'s header recorded ({@link recordRequestEnvelope});
+ * - the ignored parameters, and a `claims` that requests nothing, are dropped, and an encrypted `request`'s header recorded ({@link recordRequestEnvelope});
  * - JSON nested deeper than oidc-provider's recursive cloning survives is refused: a JSON body, a `request` (judged
  *   decrypted with the provider's `decryptionKeys` when encrypted) and a `client_assertion` ({@link assertShallowJwts});
  * - `POST` on the canonical client configuration path is served as `PUT` (the seed spec updates by POST;
@@ -114,7 +114,7 @@ export function normalizeProviderRequests(logger: Logger, decryptionKeys: readon
       if (query) {
         assertStoredStateSize(query);
         await assertShallowJwts(query, decryptionKeys);
-        if ([await openEncryptedHint(query, decryptionKeys, issuer), dropIgnoredHints(query)].includes(true)) ctx.query = query;
+        if ([await openEncryptedHint(query, decryptionKeys, issuer), dropIgnoredParameters(query)].includes(true)) ctx.query = query;
       }
       recordRequestEnvelope(ctx, query?.request);
       const mappedClientId = ctx.method === 'POST' ? CLIENT_CONFIGURATION.exec(ctx.path)?.[1] : undefined;

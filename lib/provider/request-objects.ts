@@ -2,6 +2,7 @@ import { decodeProtectedHeader } from 'jose';
 import type { Context } from 'koa';
 import { errors, type Client, type KoaContextWithOIDC } from 'oidc-provider';
 
+import { requestsNoClaims } from '../claims/budget.js';
 import { MODEL_NAMES, PROVIDER_CLOCK_TOLERANCE_SECONDS, ROUTE_NAMES } from '../seams.js';
 
 /**
@@ -10,6 +11,12 @@ import { MODEL_NAMES, PROVIDER_CLOCK_TOLERANCE_SECONDS, ROUTE_NAMES } from '../s
  * an ID token encrypted to the client, and locales and display wishes say something about her too.
  */
 export const IGNORED_AUTHORIZATION_PARAMETERS = ['id_token_hint', 'login_hint', 'display', 'ui_locales', 'claims_locales', 'acr_values'] as const;
+
+/** The parameters of authorization request `params` dropped before oidc-provider reads them: the ignored ones, and a `claims` that requests nothing. */
+export function droppedParameters(params: Readonly<Record<string, unknown>>): string[] {
+  const names: string[] = IGNORED_AUTHORIZATION_PARAMETERS.filter((name) => params[name] !== undefined);
+  return requestsNoClaims(params.claims) ? [...names, 'claims'] : names;
+}
 
 /**
  * Longest lifetime a request object may claim, in seconds: one sent by value travels through the
@@ -69,7 +76,7 @@ function checkLifetime(claims: Record<string, unknown>, pushed: boolean): void {
  * oidc-provider's `assertJwtClaimsAndHeader`, run after its own checks: a client's request object must
  * carry `exp` at most {@link REQUEST_OBJECT_MAX_LIFETIME} seconds ahead (and {@link PROVIDER_CLOCK_TOLERANCE_SECONDS} for
  * a client's clock running ahead) and use its registered encryption;
- * the ignored parameters inside are dropped (C3). A pushed request loaded at `/authorize` was checked at
+ * the ignored parameters inside, and a `claims` that requests nothing, are dropped (C3, {@link droppedParameters}). A pushed request loaded at `/authorize` was checked at
  * `/par`: only the drop applies again.
  */
 export function assertRequestObject(ctx: KoaContextWithOIDC, claims: Record<string, unknown>, _header: unknown, client: Client): void {
@@ -80,5 +87,6 @@ export function assertRequestObject(ctx: KoaContextWithOIDC, claims: Record<stri
     checkEnvelope(ctx, client);
   }
   const params = ctx.oidc.params;
-  if (params) for (const name of IGNORED_AUTHORIZATION_PARAMETERS) if (name in params) delete params[name];
+  // A deleted key is not copied from the object into the request's parameters.
+  if (params) for (const name of droppedParameters(claims)) delete params[name];
 }

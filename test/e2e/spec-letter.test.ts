@@ -10,7 +10,8 @@ import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js
 import { authorizationUrl, codeFlowParams, FormBrowser, pkcePair, runCodeFlow, signIn, userData } from '../helpers/flow.js';
 import { register } from '../helpers/registration.js';
 import { rpKeyPair } from '../helpers/rp-keys.js';
-import { outcomeOf } from '../helpers/request-objects.js';
+import { completeFlow, outcomeOf, registerSigningClient, signRequestObject, type SigningClient } from '../helpers/request-objects.js';
+import { registerClient, registeredClientParams, registeredClientUrl, type RegisteredClient } from '../helpers/clients.js';
 
 const client = confidentialClient();
 const redirectUri = (client.redirect_uris as string[])[0] as string;
@@ -163,5 +164,73 @@ describe('every advertised ID token and UserInfo algorithm works with a real rel
       expect(flow.userinfo.sub).toBe(flow.claims.sub);
       expect(flow.userinfo.iss).toBe(running.issuer);
     }
+  });
+});
+
+/**
+ * OpenID Connect Core 5.5: the `claims` parameter's members `userinfo` and `id_token` are both OPTIONAL, and "any
+ * members used that are not understood MUST be ignored". A parameter naming neither requests nothing: it is served as
+ * a request without one, in the query, a pushed request and a request object alike, within the same budget (C5).
+ */
+describe('a claims parameter naming neither userinfo nor id_token requests nothing (OIDC Core 5.5)', () => {
+  let running: RunningApp;
+  let rsa: RegisteredClient;
+  let signing: SigningClient;
+
+  beforeAll(async () => {
+    running = await startApp({ claimModules: createDemoClaimModules() });
+    rsa = await registerClient(running, 'rsa');
+    signing = await registerSigningClient(running);
+  });
+  afterAll(async () => running.close());
+
+  const NOT_UNDERSTOOD = [{}, { essential_claims: { email: { essential: true } } }, { id_token_hint_claims: null, verified_claims: { email: null } }];
+  const stored = async (model: string): Promise<string> => JSON.stringify((await running.app.svc.store.inventory?.list(model, { limit: 500 }))?.records ?? []);
+
+  it('honest: each is served as a request without claims: openid-client signs in and receives no user data', async () => {
+    for (const claims of NOT_UNDERSTOOD) {
+      const flow = await runCodeFlow(running.issuer, rsa.metadata, { configure: rsa.configure, params: { claims: JSON.stringify(claims) } });
+      expect([claims, userData(flow.claims), userData(flow.userinfo)]).toEqual([claims, {}, {}]);
+    }
+  });
+
+  it('honest: the same in a pushed request (RFC 9126) and in a signed request object (RFC 9101)', async () => {
+    const config = await signing.config();
+    for (const claims of NOT_UNDERSTOOD) {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const nonce = oidc.randomNonce();
+      const params = { redirect_uri: 'https://rp.example/cb', scope: 'openid', nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', claims: JSON.stringify(claims) };
+      const pushed = await completeFlow(config, await oidc.buildAuthorizationUrlWithPAR(config, params), verifier, nonce);
+      expect([claims, userData(pushed.claims)]).toEqual([claims, {}]);
+      const request = await signRequestObject(signing, running.issuer, { ...params, response_type: 'code', claims });
+      const byValue = await completeFlow(config, new URL(authorizationUrl(running.issuer, { client_id: String(signing.metadata.client_id), request })), verifier, nonce);
+      expect([claims, userData(byValue.claims)]).toEqual([claims, {}]);
+    }
+  });
+
+  it('attack: a value hidden in a member not understood is stored nowhere, beside a channel or alone, pushed or not', async () => {
+    const sentinel = 'erika.mustermann@example.com';
+    const hidden = { later: { email: { value: sentinel } } };
+    for (const claims of [hidden, { ...hidden, id_token: { email: null } }]) {
+      const pushed = await fetch(`${running.issuer}/par`, {
+        method: 'POST',
+        headers: { authorization: basicAuthorization(String(rsa.metadata.client_id), String(rsa.metadata.client_secret), { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(registeredClientParams(rsa, { claims: JSON.stringify(claims) })).toString(),
+      });
+      expect(pushed.status).toBe(201);
+      expect((await outcomeOf(registeredClientUrl(running.issuer, rsa, { claims: JSON.stringify(claims) }))).interaction).toEqual(expect.stringContaining('/interaction/'));
+    }
+    expect(await stored('PushedAuthorizationRequest')).not.toContain(sentinel);
+    expect(await stored('Interaction')).not.toContain(sentinel);
+  });
+
+  it('attack: the budget holds for such a parameter too, and a channel that is not an object is still refused (invalid_request, nothing stored)', async () => {
+    const interactions = await stored('Interaction');
+    const oversized = await outcomeOf(registeredClientUrl(running.issuer, rsa, { claims: JSON.stringify({ later: 'x'.repeat(9000) }) }));
+    expect(oversized).toMatchObject({ error: 'invalid_request', state: 'st' });
+    const notAnObject = await outcomeOf(registeredClientUrl(running.issuer, rsa, { claims: JSON.stringify({ id_token: null }) }));
+    expect(notAnObject).toMatchObject({ error: 'invalid_request', description: 'claims.id_token should be an object', state: 'st' });
+    for (const claims of ['[]', 'null', '"text"']) expect((await outcomeOf(registeredClientUrl(running.issuer, rsa, { claims }))).error).toBe('invalid_request');
+    expect(await stored('Interaction')).toBe(interactions);
   });
 });
