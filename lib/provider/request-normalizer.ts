@@ -29,6 +29,12 @@ const CLIENT_CONFIGURATION = new RegExp(`^${ROUTES.registration}/([A-Za-z0-9_-]+
 
 type Fields = Record<string, unknown>;
 
+/** Descriptions of the errors oidc-provider answers without one (C2: every JSON error carries `error_description`). */
+const UNDESCRIBED_ERRORS: Readonly<Record<string, string>> = {
+  request_uri_not_supported: 'request_uri is accepted only at the authorization endpoint, and only as returned by the pushed authorization request endpoint; send a request object by value (request) otherwise',
+  registration_not_supported: 'the registration parameter is not supported: register the client at the registration endpoint',
+};
+
 /**
  * An empty secret stays empty: RFC 6749 2.3.1 lets a client omit an empty secret, so oidc-provider reads an empty
  * `client_secret` as none (a public client is served); its hash would be a secret presented, and refused.
@@ -103,7 +109,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
  *   RFC 7592 by PUT), `client_id` filled in when omitted;
  * - a form or JSON body, read in the charset its Content-Type names, is handed on as the UTF-8 text judged and labelled
  *   UTF-8: a reader honouring the client's charset would otherwise decode other fields than were judged;
- * - a response never repeats a stored (hashed) client secret.
+ * - a response never repeats a stored (hashed) client secret, and a JSON error always carries `error_description`.
  * A body that cannot be read is answered here with an OAuth JSON error, and logged.
  */
 export function normalizeProviderRequests(logger: Logger, decryptionKeys: readonly JWK[], issuer: string): (ctx: Context, next: Next) => Promise<void> {
@@ -126,6 +132,8 @@ export function normalizeProviderRequests(logger: Logger, decryptionKeys: readon
     }
     await next();
     const body = ctx.body as Record<string, unknown> | undefined;
-    if (body && typeof body === 'object' && isHashedClientSecret(body.client_secret)) delete body.client_secret;
+    if (!body || typeof body !== 'object') return;
+    if (isHashedClientSecret(body.client_secret)) delete body.client_secret;
+    if (typeof body.error === 'string' && body.error_description === undefined) body.error_description = UNDESCRIBED_ERRORS[body.error] ?? 'the request was refused';
   };
 }

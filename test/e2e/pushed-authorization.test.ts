@@ -275,7 +275,10 @@ describe('pushed authorization requests (RFC 9126, C2, C3)', () => {
     it('a push carrying request_uri, or an unsigned request object, is refused', async () => {
       const before = pushedWrites();
       const nested = await push(viaBasic, goodFields({ request_uri: `${URN}anything` }));
-      expect([nested.status, nested.body.error]).toEqual([400, 'request_uri_not_supported']);
+      // C2: every JSON error carries error_description; oidc-provider gives these two none.
+      expect([nested.status, nested.body.error, nested.body.error_description]).toEqual([400, 'request_uri_not_supported', expect.stringContaining('request_uri')]);
+      const registration = await push(viaBasic, goodFields({ registration: '{"client_name":"x"}' }));
+      expect([registration.status, registration.body.error, registration.body.error_description]).toEqual([400, 'registration_not_supported', expect.stringContaining('registration')]);
       const now = Math.floor(Date.now() / 1000);
       const none = new UnsecuredJWT({ ...goodFields(), iss: viaPost.metadata.client_id, aud: running.issuer, exp: now + 60, client_id: viaPost.metadata.client_id }).encode();
       const unsigned = await push(viaPost, { request: none, client_id: viaPost.metadata.client_id, client_secret: viaPost.metadata.client_secret }, null);
