@@ -73,10 +73,10 @@ export class RequestBatch {
     queued.forEach((q, i) => q.resolve(answers[i] ?? [new Error('no answer'), undefined]));
   }
 
-  /** Takes the deferred writes (record writes collapsed to the last one per key). */
-  take(): { records: [string, PendingRecord][]; commands: AddCommand[]; lenient: AddCommand[] } {
-    const out = { records: [...this.records], commands: [...this.commands], lenient: [...this.lenient] };
-    this.records.clear();
+  /** Takes the deferred writes (record writes collapsed to the last one per key); with `writesOnly` the deletions stay. */
+  take(writesOnly = false): { records: [string, PendingRecord][]; commands: AddCommand[]; lenient: AddCommand[] } {
+    const out = { records: [...this.records].filter(([, r]) => !writesOnly || r), commands: [...this.commands], lenient: [...this.lenient] };
+    for (const [key] of out.records) this.records.delete(key);
     this.commands.length = 0;
     this.lenient.length = 0;
     return out;

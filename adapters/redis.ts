@@ -159,9 +159,11 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   } else {
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }
-  const scripts = { svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcUnconsumeOwn: UNCONSUME_OWN, svcIndexAdd: INDEX_ADD, svcAttemptCheck: ATTEMPT_CHECK };
-  for (const [name, lua] of Object.entries(scripts)) client.defineCommand(name, { numberOfKeys: 1, lua });
-  client.defineCommand('svcAttemptFail', { numberOfKeys: 4, lua: ATTEMPT_FAIL });
+  const scripts: [string, string, number][] = [
+    ...Object.entries({ svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcUnconsumeOwn: UNCONSUME_OWN, svcIndexAdd: INDEX_ADD, svcAttemptCheck: ATTEMPT_CHECK }).map(([name, lua]): [string, string, number] => [name, lua, 1]),
+    ['svcAttemptFail', ATTEMPT_FAIL, 4],
+  ];
+  for (const [name, lua, numberOfKeys] of scripts) client.defineCommand(name, { numberOfKeys, lua });
 
   const masters = (): Redis[] => (clustered ? (client as Cluster).nodes('master') : [client as Redis]);
 
@@ -243,6 +245,9 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     run(() => exchange(commands, whole), !clustered, (answers) => answers.every(([err]) => !err));
   const pipe = async (commands: AddCommand[], whole = false): Promise<Answer[]> => {
     const pipeline = (whole ? client.multi() : client.pipeline()) as Pipe;
+    // In a MULTI a script goes as its text (EVAL): ioredis sends it by SHA once its text went on the connection, also in
+    // a MULTI the server discarded (OOM), and a SHA the server lacks fails alone at EXEC while the rest applies.
+    if (whole) for (const [name, lua, keys] of scripts) Object.assign(pipeline, { [name]: (...args: unknown[]) => pipeline.eval(lua, keys, ...(args as string[])) });
     for (const add of commands) add(pipeline);
     return (await pipeline.exec()) ?? [];
   };
@@ -275,9 +280,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return resultOf<T>(batch ? await batch.send(add) : ((await dispatch([add]))[0] as Answer));
   };
 
-  const flush = async (batch: RequestBatch): Promise<void> => {
+  const flush = async (batch: RequestBatch, writesOnly = false): Promise<void> => {
     if (!batch.pending) return;
-    const { records, commands, lenient } = batch.take();
+    const { records, commands, lenient } = batch.take(writesOnly);
+    if (!records.length && !commands.length && !lenient.length) return;
     const writes: AddCommand[] = [];
     for (const [key, record] of records) if (record) writes.push(setRecord(key, record.value, record.ttl));
     writes.push(...commands);
@@ -435,10 +441,14 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     for (const answer of await dispatch([add, ...extra])) await resultOf(answer);
   };
 
-  /** Runs an operation at once, after the request's deferred writes (consume, revoke). */
+  /**
+   * Runs an operation at once, after the request's deferred writes (consume, revoke). Its deletions stay deferred: they
+   * land with the writes still to come (a resume's ending of her interaction before the code of the pushed request it
+   * consumes), or a 503 for those would leave nothing to send again.
+   */
   const inOrder = async <T>(operation: () => Promise<T>): Promise<T> => {
     const batch = currentBatch();
-    if (batch) await flush(batch);
+    if (batch) await flush(batch, true);
     return operation();
   };
 

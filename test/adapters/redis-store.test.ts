@@ -389,6 +389,65 @@ describe('redis store: a request whose writes fail at the end deletes nothing ei
     }
   });
 
+  it('honest: a resume whose MULTI a full Redis discarded (with the first EVAL of a script on its connection) lands whole when sent again once Redis has room: no script goes by a SHA the server never loaded, failing alone at EXEC while the deletions land', async () => {
+    const own = await startOwnRedis({ extra: ['--maxmemory-policy', 'noeviction'] });
+    const other = new Redis(own.url);
+    try {
+      const store = open(testPrefix('batch-whole-script'), own.url);
+      await before(store);
+      // A code of a grant: its write adds it to the grant's index with a script.
+      const granted = (): Promise<void> | undefined =>
+        store.batch?.(async () => {
+          await store.adapter('Interaction').destroy('i');
+          await store.adapter('Session').upsert('s2', { kind: 'Session', uid: 'u', accountId: 'a' }, 60);
+          await store.adapter('AuthorizationCode').upsert('c', { kind: 'AuthorizationCode', accountId: 'a', grantId: 'g' }, 60);
+        });
+      const used = Number(/^used_memory:(\d+)/m.exec(await other.info('memory'))?.[1]);
+      await other.config('SET', 'maxmemory', String(used - 1024));
+      try {
+        await expect(granted()).rejects.toBeInstanceOf(StoreUnavailableError);
+      } finally {
+        await other.config('SET', 'maxmemory', '0');
+      }
+      expect(await left(store)).toEqual([true, true, false, false]);
+      await granted();
+      expect(await left(store)).toEqual([false, true, true, true]);
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    } finally {
+      other.disconnect();
+      own.dispose();
+    }
+  });
+
+  it('attack: a deletion deferred before an operation that acts at once (a consume) still lands only with the writes after it: refused (503), her interaction stays; honest: sent again, it lands whole', async () => {
+    const own = await startOwnRedis();
+    const other = new Redis(own.url);
+    try {
+      const prefix = testPrefix('batch-whole-consume');
+      await other.call('ACL', 'SETUSER', 'app', 'on', '>pw', '+@all', '&*', 'resetkeys', '%R~*', `~${prefix}Interaction:*`, `~${prefix}AuthorizationCode:*`);
+      const store = open(prefix, `redis://app:pw@127.0.0.1:${own.port}`);
+      await store.adapter('Interaction').upsert('i', { kind: 'Interaction', uid: 'i' }, 60);
+      const ending = async (code: string): Promise<void> => {
+        await store.adapter('AuthorizationCode').upsert(code, { kind: 'AuthorizationCode', accountId: 'a' }, 60);
+        await store.batch?.(async () => {
+          await store.adapter('Interaction').destroy('i');
+          await store.adapter('AuthorizationCode').consume(code);
+          await store.adapter('AccessToken').upsert('t', { kind: 'AccessToken', accountId: 'a' }, 60);
+        });
+      };
+      await expect(ending('x')).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await store.adapter('Interaction').find('i')).toEqual(expect.objectContaining({ uid: 'i' }));
+      // honest: once it takes them, the same request lands whole.
+      await other.call('ACL', 'SETUSER', 'app', 'resetkeys', '~*');
+      await ending('y');
+      expect([await store.adapter('Interaction').find('i'), await store.adapter('AccessToken').find('t')]).toEqual([undefined, expect.objectContaining({ accountId: 'a' })]);
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    } finally {
+      other.disconnect();
+      own.dispose();
+    }
+  });
+
   it('attack: on a Cluster whose master of the code refuses writes, the interaction and her session on other masters are not deleted (503); sent again once it takes them, it lands whole', async () => {
     const cluster = await startOwnCluster();
     let node: Redis | undefined;
