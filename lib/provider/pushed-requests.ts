@@ -114,6 +114,11 @@ export function pushedRequests(inner: Adapter, uses: Adapter, deletions: Adapter
       await uses.destroy(id);
       throw new errors.InvalidClientAuth('the client has been deleted');
     },
+    consume: async (id) => {
+      await inner.consume(id);
+      const ctx = currentRequest();
+      if (ctx) consumedBy.set(ctx, id);
+    },
     find: async (id) => {
       const ctx = currentRequest();
       if (ctx?.oidc?.route !== ROUTE_NAMES.authorization) return inner.find(id);
@@ -126,23 +131,27 @@ export function pushedRequests(inner: Adapter, uses: Adapter, deletions: Adapter
   };
 }
 
+/** The pushed request each request consumed (oidc-provider's `respond`, at `/authorize` or at the resume after it). */
+const consumedBy = new WeakMap<object, string>();
+
 /** Requests whose pushed request was given back: once only, or a second give-back could reopen it after a reload spent it. */
 const givenBack = new WeakSet<Context>();
 
 /**
- * Gives back the pushed request an `/authorize` answered 5xx spent (its use mark, and the pushed request itself when a
- * code was issued at once), with the store's atomic `unconsume`, at most once per request: nothing of that answer went
- * on, and the reload it invites may repeat the request (RFC 9126 4). A use refused as a replay loaded no pushed
- * request, so it gives nothing back.
- * @returns `false` when there was nothing to give back (another route, no pushed request loaded, given back already).
+ * Gives back what a request answered 5xx spent of a pushed request, with the store's atomic `unconsume`, at most once
+ * per request: the use mark an `/authorize` took, and the pushed request itself when this request consumed it (a code
+ * issued at once, or at the resume after her sign-in): nothing of that answer went on, and the reload it invites may
+ * repeat the request (RFC 9126 4). A use refused as a replay loaded no pushed request, so it gives nothing back.
+ * @returns `false` when there was nothing to give back (nothing of a pushed request spent, given back already).
  */
 export async function giveBackPushedRequest(ctx: Context, store: Pick<SvcStore, 'unconsume'>): Promise<boolean> {
   const { oidc } = ctx as unknown as Partial<KoaContextWithOIDC>;
-  const jti = oidc?.route === ROUTE_NAMES.authorization ? oidc.entities?.PushedAuthorizationRequest?.jti : undefined;
-  if (typeof jti !== 'string' || givenBack.has(ctx)) return false;
+  const used = oidc?.route === ROUTE_NAMES.authorization ? oidc.entities?.PushedAuthorizationRequest?.jti : undefined;
+  const consumed = consumedBy.get(ctx);
+  if ((typeof used !== 'string' && consumed === undefined) || givenBack.has(ctx)) return false;
   givenBack.add(ctx);
-  await store.unconsume(PUSHED_REQUEST_USE_MODEL, jti);
-  await store.unconsume(MODEL_NAMES.pushedAuthorizationRequest, jti);
+  if (typeof used === 'string') await store.unconsume(PUSHED_REQUEST_USE_MODEL, used);
+  if (consumed !== undefined) await store.unconsume(MODEL_NAMES.pushedAuthorizationRequest, consumed);
   return true;
 }
 

@@ -15,7 +15,7 @@ import { giveBackPushedRequest } from './pushed-requests.js';
  * `server_error`, so nobody is sent a code, token or cookie whose records were not stored. A token
  * request answered with a server error (that 503, or a failure while it was served) gives back the
  * code it consumed ({@link giveBackConsumedCode}), so the client's retry redeems it; an authorization
- * request the `request_uri` it spent ({@link giveBackPushedRequest}), so her reload is served.
+ * request or its resume what it spent of a pushed request ({@link giveBackPushedRequest}), so her reload is served.
  */
 export function storeBatch(store: Pick<SvcStore, 'batch' | 'unconsume'>, logger: Logger): Middleware {
   return async (ctx, next) => {

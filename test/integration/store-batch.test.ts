@@ -136,4 +136,18 @@ describe('a request whose writes fail when it ends (one unit of store work)', ()
     // Once only: the interaction is ended with the code that went out.
     expect((await browser.request(resume)).status).toBe(400);
   });
+
+  it('honest: the resume of a pushed request after her consent, answered 503 (her code not stored: its master away), gives her the code when she reloads: her interaction was kept and the pushed request it consumed given back; attack: its request_uri stays spent, and the code goes out once', async () => {
+    const url = await pushed();
+    const browser = new FormBrowser();
+    await browser.follow(url, running.baseUrl);
+    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    const consent = await browser.post(browser.formAction('consent-allow', running.baseUrl), browser.hiddenFields('consent-allow'), running.baseUrl);
+    const resume = new URL(consent.headers.get('location') as string, running.baseUrl).href;
+    expect(await refusedAt(resume, browser, 'AuthorizationCode')).toBe(503);
+    const reused = await new FormBrowser().request(url);
+    expect([reused.status, /<code>(\w+)<\/code>/.exec(await reused.text())?.[1]]).toEqual([400, 'invalid_request_uri']);
+    expect((await browser.request(resume)).headers.get('location')).toMatch(/^http:\/\/rp\.localhost\/cb\?code=[\w-]+&state=st&/);
+    expect((await browser.request(resume)).status).toBe(400);
+  });
 });
