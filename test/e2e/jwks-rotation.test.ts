@@ -448,6 +448,29 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     ]);
   });
 
+  it.each<[string, Record<string, unknown>, string]>([
+    ['a numeric kid', { kid: 7 }, 'key #1: kid must be a non-empty string'],
+    ['an x5c that is no list of certificates', { kid: 'bad-x5c', x5c: 'MIIB' }, 'key #1 ("bad-x5c"): x5c must be an array of non-empty strings (base64 DER certificates)'],
+  ])('attack: a set swapped to [a key with %s, a good key without kid]: that key alone is left out, the kid-less key serves (oidc-provider refused the whole set)', async (_name, malformed, rule) => {
+    const old = await encryptionKey(ALG, { kid: 'old' });
+    const next = await encryptionKey(ALG);
+    const { kid: _kid, ...kidless } = next.jwk;
+    const { client, where } = await registerAt([old.jwk]);
+    const hostile: JWK = { ...old.jwk, ...malformed };
+    sets.set(where, [hostile, kidless]);
+    advanceClock(61);
+    const before = refusals().length;
+    const { seen, result } = await flow(client, [{ privateKey: next.privateKey, jwk: kidless }]);
+    expect(hits.get(where)).toBe(2);
+    expect(result).not.toBeInstanceOf(Error);
+    for (const jwe of [rawIdToken(seen), seen.userinfo?.body ?? '']) {
+      expect(decodeProtectedHeader(jwe)).not.toHaveProperty('kid');
+      await expect(compactDecrypt(jwe, next.privateKey)).resolves.toBeDefined();
+    }
+    expect((result as { claims: Record<string, unknown> }).claims.email).toBe('erika.mustermann@example.com');
+    expect(refusals().slice(before)).toEqual([expect.objectContaining({ refused: 1, kept: 1, rule })]);
+  });
+
   it.each([
     ['a 503 with a JSON body', 503, '{"error":"temporarily_unavailable"}'],
     ['a 200 that is no JWK Set', 200, '{"keys":"none"}'],

@@ -172,6 +172,10 @@ export function hostileCases(m: KeyMaterial): HostileCase[] {
     rsa('key_ops ["deriveKey"] on an RSA key', weak(good, { use: undefined, key_ops: ['deriveKey'] }), 'key_ops ["deriveKey"]: an RSA public encryption key needs key_ops containing "encrypt" or "wrapKey" (or none, with use "enc")'),
     rsa('ext "yes" (jose refuses the key)', weak(good, { ext: 'yes' }), 'ext must be true or false'),
     rsa('use "encryption"', weak(good, { use: 'encryption' }), 'use "encryption" is neither "sig" nor "enc"'),
+    // A kid or x5c oidc-provider refuses makes it refuse the whole set, so every key beside it: refused by name, left out alone later.
+    { name: 'a numeric kid beside a good key', alg: 'RSA-OAEP-256', keys: [good, weak(m.rsaSig.jwk, { kid: 7 })], message: 'key #2: kid must be a non-empty string' },
+    { name: 'an empty kid', alg: 'RSA-OAEP-256', keys: [weak(good, { kid: '' })], message: 'key #1 (""): kid must be a non-empty string' },
+    rsa('an x5c that is a string', weak(good, { x5c: 'MIIB' }), 'x5c must be an array of non-empty strings (base64 DER certificates)'),
     rsa('alg RS256 on an encryption key', weak(good, { alg: 'RS256' }), 'alg "RS256" is a signature algorithm, but the key is marked for encryption'),
     rsa('alg ES256 on an RSA key', weak(good, { alg: 'ES256' }), 'alg "ES256" is not an algorithm for an RSA key (RS256, RS384, RS512, PS256, PS384, PS512, RSA-OAEP, RSA-OAEP-256, RSA-OAEP-384, RSA-OAEP-512, RSA1_5)'),
     { name: 'private member d', alg: 'RSA-OAEP-256', keys: [weak(good, { d: 'AAAA' })], message: 'key #1 ("weak") contains private key material; register public keys only' },

@@ -60,6 +60,12 @@ describe('keyDefect: every reason', () => {
     ['key_ops decrypt only on an EC key (an operation of the private half)', () => ({ ...m.ec['P-256'].jwk, use: undefined, key_ops: ['decrypt'] }), 'key_ops ["decrypt"]: an ECDH public encryption key needs key_ops containing "encrypt", "wrapKey", "deriveKey" or "deriveBits" (or none, with use "enc")'],
     ['key_ops verify on an EC key without use (a signature key)', () => ({ ...m.ec['P-384'].jwk, use: undefined, key_ops: ['verify'] }), undefined],
     ['ext "true"', () => rsa({ ext: 'true' }), 'ext must be true or false'],
+    // oidc-provider refuses a whole set (every key in it) for one key with such a kid or x5c: refused here, it is left out alone.
+    ['kid a number', () => rsa({ kid: 7 }), 'kid must be a non-empty string'],
+    ['kid empty', () => rsa({ kid: '' }), 'kid must be a non-empty string'],
+    ['no kid (the spec\'s keys carry none)', () => rsa({ kid: undefined }), undefined],
+    ['x5c a string', () => rsa({ x5c: 'MIIB' }), 'x5c must be an array of non-empty strings (base64 DER certificates)'],
+    ['x5c holding an empty string', () => rsa({ x5c: [''] }), 'x5c must be an array of non-empty strings (base64 DER certificates)'],
     ['key_ops unknown', () => rsa({ key_ops: ['Encrypt'] }), 'key_ops value "Encrypt" is not an RFC 7517 operation (sign, verify, encrypt, decrypt, wrapKey, unwrapKey, deriveKey, deriveBits)'],
     ['key_ops twice', () => rsa({ key_ops: ['wrapKey', 'encrypt', 'wrapKey'] }), 'key_ops lists "wrapKey" more than once'],
     ['key_ops mixed', () => rsa({ use: undefined, key_ops: ['sign', 'verify', 'deriveBits'] }), 'key_ops mixes signature operations ("sign", "verify") with encryption operations ("deriveBits")'],
