@@ -73,6 +73,13 @@ export function withJudgedInlineKeys(client: ClientMetadata): ClientMetadata {
   return inline ? { ...client, jwks: { keys: inline.keys } } : client;
 }
 
+/**
+ * The inline `jwks` of a client read from the store, as the key judgement keeps it ({@link judgeClientKeySet}): refused keys
+ * left out, as at every fetch of a `jwks_uri`. A record stored under fewer rules (a version that took e = 1) never has a
+ * key used that today's rules refuse, and one stored with labels as sent is used as registration stores it now.
+ */
+export const keptInlineKeys = (client: ClientMetadata): { keys: JWK[] } => ({ keys: judgeClientKeySet(client.jwks, requestedEncryption(client)).keys });
+
 /** The client's keys for this registration request, loaded once for all its policies; `undefined` without keys. */
 export function clientKeys(properties: ClientMetadata, deps: PolicyDependencies): Promise<ClientKeys | undefined> {
   let pending = loaded.get(properties);

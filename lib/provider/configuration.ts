@@ -1,6 +1,7 @@
 import type { Adapter, ClientMetadata, Configuration, FindAccount } from 'oidc-provider';
 
 import { createRegistrationPolicies } from '../../policies/index.js';
+import { keptInlineKeys } from '../../policies/client-keys.js';
 import { pairwiseSub, sectorOf, SUBJECT_TYPES, withSubjectDefaults } from '../../policies/subjects.js';
 import { assertScope, assertStoredClaimsReachClient, claimsParameterAssertion } from '../claims/authorization.js';
 import { deliveryTokenClaims } from '../claims/account.js';
@@ -119,8 +120,10 @@ export function createConfiguration(settings: Settings, parts: ConfigurationPart
     },
     extraClientMetadata: {
       properties: ['allow_unencrypted_userinfo'],
-      validator(_ctx, key, value, metadata) {
+      validator(ctx, key, value, metadata) {
         if (key !== 'allow_unencrypted_userinfo') return;
+        // Without ctx the client is built from stored or static metadata, not from a registration its policies just judged.
+        if (ctx === undefined && metadata.jwks !== undefined) metadata.jwks = keptInlineKeys(metadata);
         if (value === undefined) metadata.allow_unencrypted_userinfo = false;
         // Thrown as invalid_client_metadata by oidc-provider's schema validation.
         else if (typeof value !== 'boolean') throw new TypeError('allow_unencrypted_userinfo must be a boolean');
