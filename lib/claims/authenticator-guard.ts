@@ -17,8 +17,13 @@ const invalidAnswer = (code: string): Error => Object.assign(new TypeError('the 
  * reported, a fresh {@link AuthenticatorUnavailableError} (its fixed text, whatever the thrown one was given).
  */
 export const asAuthenticatorError = (thrown: unknown): AuthenticatorError | AuthenticatorUnavailableError => {
-  if (thrown instanceof AuthenticatorUnavailableError) return new AuthenticatorUnavailableError({ cause: thrown.thrown });
-  return thrown instanceof AuthenticatorError ? thrown : new AuthenticatorError(thrown);
+  try {
+    if (thrown instanceof AuthenticatorUnavailableError) return new AuthenticatorUnavailableError({ cause: thrown.thrown });
+    if (thrown instanceof AuthenticatorError) return thrown;
+  } catch {
+    // A Proxy whose prototype throws when read: none of ours, and what reading it threw goes nowhere.
+  }
+  return new AuthenticatorError(thrown);
 };
 
 /** Whether the authenticator reported an outage ({@link AuthenticatorUnavailableError}): it judged no password. */

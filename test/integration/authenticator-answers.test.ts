@@ -308,9 +308,27 @@ describe('what else an authenticator throws counts as a failed attempt', () => {
   const authenticator: Authenticator = {
     ...demo,
     // An embedder throwing the class svc-connect logs its faults with: a fault, not an outage.
-    authenticate: async (login, password) => (login === 'svc-error' ? Promise.reject(new AuthenticatorError(new Error('boom'))) : demo.authenticate(login, password)),
+    authenticate: async (login, password) => {
+      if (login === 'svc-error') throw new AuthenticatorError(new Error('boom'));
+      // A Proxy whose prototype throws itself when read (each `instanceof` of it): it took the process down from Koa's `onerror`.
+      if (login === 'lazy') {
+        const lazy: Error = new Proxy(Object.assign(new Error(`login ${login} is locked in the directory`), { status: 400, expose: true }), { getPrototypeOf: () => { throw lazy; } });
+        throw lazy;
+      }
+      return demo.authenticate(login, password);
+    },
   };
   const running = appPerSuite({ authenticator, clients: [client], properties: { 'svc.proxy': true } });
+
+  it('attack: a thrown Proxy whose prototype throws when read is a server_error page, never its message, and the server goes on', async () => {
+    const response = await (await loginAttempts(running, client)).attempt('lazy', 'a-password', freshAddress());
+    expect(response.status).toBe(500);
+    expect(await response.text()).not.toContain('is locked in the directory');
+  });
+
+  it('honest: the demo account signs in beside it', async () => {
+    expect((await (await loginAttempts(running, client)).attempt('demo', 'demo', freshAddress())).status).toBe(303);
+  });
 
   it('attack: an AuthenticatorError thrown by the authenticator is a fault: five lock the name', async () => {
     const form = await loginAttempts(running, client);
