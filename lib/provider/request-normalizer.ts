@@ -134,6 +134,7 @@ export function normalizeProviderRequests(logger: Logger, decryptionKeys: readon
     const body = ctx.body as Record<string, unknown> | undefined;
     if (!body || typeof body !== 'object') return;
     if (isHashedClientSecret(body.client_secret)) delete body.client_secret;
-    if (typeof body.error === 'string' && body.error_description === undefined) body.error_description = UNDESCRIBED_ERRORS[body.error] ?? 'the request was refused';
+    // An error's status only: a 2xx answer may hold a member `error` (her UserInfo claim of that name).
+    if (ctx.status >= 400 && typeof body.error === 'string' && body.error_description === undefined) body.error_description = UNDESCRIBED_ERRORS[body.error] ?? 'the request was refused';
   };
 }

@@ -5,7 +5,9 @@ import Koa, { type Context } from 'koa';
 
 import { createMemoryStore, type SvcStore } from '../../lib/index.js';
 import { logUnhandledErrors } from '../../lib/http/error-handler.js';
-import { startApp, type RunningApp } from '../helpers/app.js';
+import type { ClaimModule } from '../../lib/claims/modules.js';
+import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { runCodeFlow, userData } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
 
 const SECRET = 'do-not-log-this-0123456789';
@@ -145,5 +147,30 @@ describe('errors that escape every handler (Koa\'s error event)', () => {
       { e: 'request_failed', name: 'Error' },
     ]);
     expect(logs.lines.join('\n')).not.toContain(SECRET);
+  });
+});
+
+/**
+ * C2: every JSON error carries `error_description`, filled in where oidc-provider gives none. An answer that is no error
+ * is never touched: a claim module may provide a claim named `error`, and her UserInfo answer is her claims alone.
+ */
+describe('error_description is filled in on errors only, never on a person\'s answer', () => {
+  const client = confidentialClient({ allow_unencrypted_userinfo: true });
+  const status: ClaimModule = { name: 'account-status', provides: ['error'], resolve: () => ({ error: 'password_expired' }) };
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    running = await startApp({ clients: [client], claimModules: [status] });
+  });
+  afterAll(async () => running.close());
+
+  it('honest: her claim named error reaches the relying party as it is, no error_description beside it', async () => {
+    const flow = await runCodeFlow(running.issuer, client, { params: { claims: JSON.stringify({ userinfo: { error: null } }) } });
+    expect(userData(flow.userinfo)).toEqual({ error: 'password_expired' });
+  });
+
+  it('honest: a refused UserInfo request still carries its error_description', async () => {
+    const response = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: 'Bearer not-a-token' } });
+    expect([response.status, await response.json()]).toEqual([401, { error: 'invalid_token', error_description: expect.any(String) }]);
   });
 });
