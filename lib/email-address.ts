@@ -16,16 +16,16 @@ const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9
  * An address as svc-connect mails to or from it (`svc.mail.from`, invitees), or why it is none: a
  * plain `local@domain` with a dot-atom local part of at most 64 ASCII characters, no display name,
  * quoted part or space, at most {@link MAX_EMAIL_LENGTH} characters, at a host name (not an IP
- * address). The domain is returned as it is mailed to: in lower case, and a domain in Unicode (IDN)
- * in ASCII (`Bücher.example` → `xn--bcher-kva.example`), which shows a look-alike letter for what it is.
+ * address, `0x7f000001` included). The domain is returned as it is mailed to: in lower case, and a domain in Unicode
+ * (IDN) in ASCII (`Bücher.example` → `xn--bcher-kva.example`), which shows a look-alike letter for what it is.
  */
 export function canonicalEmailAddress(value: string): { address: string } | { defect: 'too long' | 'malformed' } {
   if (value.length > MAX_EMAIL_LENGTH) return { defect: 'too long' };
   const at = value.lastIndexOf('@');
   const local = value.slice(0, at);
   const written = value.slice(at + 1);
-  // eslint-disable-next-line no-control-regex -- ASCII is exactly \x00-\x7f
-  const domain = /^[\x00-\x7f]*$/.test(written) ? written.toLowerCase() : domainToASCII(written);
+  // As the mailer reads it (nodemailer's envelope): an ASCII domain too, where `0x7f000001` is 127.0.0.1.
+  const domain = domainToASCII(written);
   if (at < 1 || local.length > MAX_LOCAL_PART_LENGTH || !DOT_ATOM.test(local) || !HOST_NAME.test(domain)) return { defect: 'malformed' };
   // An all-digit last label makes an IP address of the name (`1.2.3` reads as 1.2.0.3), never a domain (RFC 3696 2).
   if (/(?:^|\.)\d+$/.test(domain)) return { defect: 'malformed' };

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { domainToASCII } from 'node:url';
 
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
@@ -10,6 +11,11 @@ export interface TestSmtp {
   mails: ParsedMail[];
   /** Raw messages, also those the server refused after receiving them. */
   raw: string[];
+  /**
+   * The envelope's recipients (`RCPT TO`) of each message in {@link raw}, their domains in ASCII as they travelled
+   * (smtp-server decodes them): who the mail goes to, whatever its header says.
+   */
+  recipients: string[][];
   /** When set, every message is received and then refused with this SMTP error. */
   refuseWith?: { code: number; message: string };
   /** Every sign-in the server was offered (`user`, and whether the connection was TLS by then). */
@@ -35,6 +41,7 @@ export async function startSmtp(options: TestSmtpOptions = {}): Promise<TestSmtp
     url: '',
     mails: [],
     raw: [],
+    recipients: [],
     signIns: [],
     next: () => {
       const mail = unread.shift();
@@ -54,12 +61,13 @@ export async function startSmtp(options: TestSmtpOptions = {}): Promise<TestSmtp
       if (auth.username === user?.name && auth.password === user?.password) callback(null, { user: auth.username });
       else callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
     },
-    onData(stream, _session, callback) {
+    onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
         smtp.raw.push(raw);
+        smtp.recipients.push(session.envelope.rcptTo.map((r) => r.address.replace(/@([^@]*)$/, (_, domain: string) => `@${domainToASCII(domain)}`)));
         if (smtp.refuseWith) {
           const err = Object.assign(new Error(smtp.refuseWith.message), { responseCode: smtp.refuseWith.code });
           callback(err);

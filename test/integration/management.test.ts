@@ -156,6 +156,8 @@ describe('management invitations over SMTP (C7)', () => {
     ['double-dot local part', 'a..b@example.com', 'the email query parameter is not a valid e-mail address'],
     ['overlong local part', `${'a'.repeat(65)}@example.com`, 'the email query parameter is not a valid e-mail address'],
     ['look-alike local part', 'pаrtner@example.com', 'the email query parameter is not a valid e-mail address'],
+    ['hexadecimal IP address domain (the mailer sent it to a@127.0.0.1)', 'a@0x7f000001', 'the email query parameter is not a valid e-mail address'],
+    ['IP address domain in hexadecimal pieces', 'a@0x7f.1', 'the email query parameter is not a valid e-mail address'],
   ])('refuses a %s email with 400', async (_name, email, description) => {
     const sent = smtp.raw.length;
     const res = await invite(running, email, basic(USER, PASSWORD));
@@ -170,11 +172,13 @@ describe('management invitations over SMTP (C7)', () => {
     ['capitals, the domain answered as it is mailed', 'PARTNER@EXAMPLE.COM', 'PARTNER@example.com'],
     ['an IDN domain, answered and mailed in ASCII', 'partner+tag@bücher.example', 'partner+tag@xn--bcher-kva.example'],
     ['a look-alike letter in the domain, answered for what it is', 'partner@еxample.com', 'partner@xn--xample-2of.com'],
-  ])('invites an address with %s', async (_name, email, invited) => {
+    ['a domain label that starts like a hexadecimal number', 'partner@0xc0ffee.example', 'partner@0xc0ffee.example'],
+  ])('invites an address with %s, and the mail goes to the address answered', async (_name, email, invited) => {
     const res = await invite(running, email, basic(USER, PASSWORD));
     expect([res.status, res.body.invited]).toEqual([202, invited]);
     await smtp.next();
     expect(smtp.raw[smtp.raw.length - 1]).toMatch(new RegExp(`^To: ${invited.replace(/[+.]/g, '\\$&')}$`, 'm'));
+    expect(smtp.recipients[smtp.recipients.length - 1]).toEqual([invited]);
   });
 
   it('honest: an operator who sends an invitation again (the first mail was lost) gets a second token; revoking the first leaves the second working', async () => {

@@ -12,6 +12,7 @@ describe('the one e-mail rule (lib/email-address.ts)', () => {
     'PARTNER@example.com',
     `${'a'.repeat(64)}@example.com`,
     `a@${'b'.repeat(63)}.example`,
+    'ops@0xc0ffee.example',
     `${'a'.repeat(64)}@${'b'.repeat(MAX_EMAIL_LENGTH - 64 - 1 - 8)}.example`.replace(/b{63}/g, (l) => `${l.slice(0, 62)}.`),
   ])('accepts %s as written', (address) => {
     expect(canonicalEmailAddress(address)).toEqual({ address });
@@ -39,6 +40,9 @@ describe('the one e-mail rule (lib/email-address.ts)', () => {
     ['an IP address as the domain', 'a@192.0.2.1'],
     ['a shorthand IP address as the domain', 'a@1.2.3'],
     ['an all-digit top-level label', 'a@example.123'],
+    ['a hexadecimal IP address as the domain (mailed to 127.0.0.1)', 'a@0x7f000001'],
+    ['an IP address in hexadecimal pieces as the domain', 'a@0x7f.1'],
+    ['a hexadecimal top-level label', 'a@example.0x1'],
     ['no domain', 'a@'],
     ['no local part', '@example.com'],
     ['two @', 'a@b@example.com'],
