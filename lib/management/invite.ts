@@ -17,6 +17,16 @@ function validateInvitationAddress(email: unknown): string {
   throw new InvalidInvitationAddressError('the email query parameter is not a valid e-mail address');
 }
 
+/**
+ * What a mailer resolved with, when it is a {@link MailReceipt} (its members alone); anything else, such as what
+ * nodemailer's `sendMail` answers (its stream and JSON transports hold the whole message, token included), is none.
+ */
+function receiptOf(value: unknown): MailReceipt | undefined {
+  const { transport, host, file } = (value ?? {}) as Partial<Record<'transport' | 'host' | 'file', unknown>>;
+  if (transport === 'smtp' && typeof host === 'string') return { transport, host };
+  return transport === 'outbox' && typeof file === 'string' ? { transport, file } : undefined;
+}
+
 /** What {@link inviteClient} needs. */
 export interface InviteOptions {
   provider: Provider;
@@ -33,7 +43,8 @@ export interface InviteOptions {
 
 /**
  * Invites a relying party: issues a single-use initial access token (two days) and mails it to `email`. The result
- * names the invitation (`inv_…`, as the toolbox lists and revokes it) and says where the mail went, never the token.
+ * names the invitation (`inv_…`, as the toolbox lists and revokes it) and, when the mailer resolved with a
+ * {@link MailReceipt}, where the mail went; never the token.
  * When the mail cannot be sent the token is destroyed and {@link MailDeliveryError} is thrown.
  *
  * @throws {@link InvalidInvitationAddressError} for a bad address (nothing is issued).
@@ -41,9 +52,9 @@ export interface InviteOptions {
 export async function inviteClient(options: InviteOptions): Promise<{ invited: string; expiresAt: number; invitation: string; mail?: MailReceipt }> {
   const email = validateInvitationAddress(options.email);
   const { token, expiresAt } = await issueInitialAccessToken(options.provider, { expiresIn: options.expiresIn });
-  let receipt: MailReceipt | void;
+  let receipt: MailReceipt | undefined;
   try {
-    receipt = await options.mailer.send(invitationMail({ from: options.from, to: email, token, expiresAt, registrationEndpoint: options.registrationEndpoint }));
+    receipt = receiptOf(await options.mailer.send(invitationMail({ from: options.from, to: email, token, expiresAt, registrationEndpoint: options.registrationEndpoint })));
   } catch (cause) {
     await revokeInitialAccessToken(options.provider, token);
     throw new MailDeliveryError({ cause, ...(options.mailer.where ? { where: options.mailer.where } : {}) });

@@ -20,7 +20,10 @@ export type MailReceipt = { transport: 'smtp'; host: string } | { transport: 'ou
 export interface Mailer {
   /** Where mail goes, for logs. */
   readonly kind: 'smtp' | 'outbox';
-  /** Sends one message; rejects when it was not delivered to the server or written. Embedders' mailers may resolve with nothing. */
+  /**
+   * Sends one message; rejects when it was not delivered to the server or written. Embedders' mailers may resolve with
+   * nothing: only a {@link MailReceipt} is answered (as `mail`), anything else (nodemailer's `info`) is dropped.
+   */
   send(message: MailMessage): Promise<MailReceipt | void>;
   /** Releases pooled connections. */
   close(): void;
