@@ -33,6 +33,9 @@ export interface Mailer {
   verify?(): Promise<void>;
 }
 
+/** How long one SMTP delivery may take, waiting for a pooled connection included, before it fails. */
+const SEND_DEADLINE_MS = 60_000;
+
 /** Options of {@link createMailer}. */
 export interface MailerOptions {
   /** `smtp://` or `smtps://` URL; unset → outbox. */
@@ -42,8 +45,8 @@ export interface MailerOptions {
 }
 
 /**
- * The mailer of the management invitations: SMTP through nodemailer (pooled, with timeouts), or
- * `.eml` files written to the outbox folder (mode 0600) when no SMTP server is configured. An
+ * The mailer of the management invitations: SMTP through nodemailer (pooled, with timeouts, each delivery given up
+ * after a minute), or `.eml` files written to the outbox folder (mode 0600) when no SMTP server is configured. An
  * `smtp://` URL with credentials requires STARTTLS (unless its query says `requireTLS=false`):
  * a server that does not offer it gets no credentials and no mail.
  */
@@ -60,7 +63,9 @@ export function createMailer(options: MailerOptions): Mailer {
       kind: 'smtp',
       where,
       async send(message) {
-        await transport.sendMail(message);
+        // A server trickling its replies resets every socket timeout: without a deadline it holds the request, and
+        // a pooled connection, for as long as it trickles.
+        await transport.sendMail({ ...message, signal: AbortSignal.timeout(SEND_DEADLINE_MS) });
         return { transport: 'smtp', host: `${where.host}:${where.port}` };
       },
       verify: async () => void (await transport.verify()),
