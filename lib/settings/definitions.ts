@@ -11,6 +11,7 @@ import {
   parseInteger,
   parseNonEmpty,
   parseSecretList,
+  parseSmtpUrl,
   parseUrlWithScheme,
 } from './parse.js';
 
@@ -189,10 +190,10 @@ export const PROPERTY_DEFINITIONS = [
     default: MEMORY_STORE_DEFAULT_MAX_MB,
     doc: 'Most the embedded in-memory store (no Redis configured) holds, in MiB of approximate record size; beyond it writes get 503 `server_error` and `/readyz` 503, as on a full Redis under `noeviction`, and new sign-ins are refused at nine tenths of it so those under way can finish ([limits](operations/redis.md#the-embedded-stores-limit)).',
   }),
-  row('svc.mail.smtp-url', 'mail.smtpUrl', (raw) => parseUrlWithScheme(raw, ['smtp:', 'smtps:']), {
+  row('svc.mail.smtp-url', 'mail.smtpUrl', parseSmtpUrl, {
     env: 'SMTP_URL',
     defaultText: 'unset → mails are written as `.eml` files to `svc.mail.outbox-dir` (warned, refused in production)',
-    doc: 'SMTP server for invitation mails, e.g. `smtp://user:pass@mail.example.com:587` (with credentials STARTTLS is required: a server that does not offer it gets no password and no mail; `?requireTLS=false` allows plain text, for a relay on the same machine) or `smtps://…:465`.',
+    doc: 'SMTP server for invitation mails, e.g. `smtp://user:pass@mail.example.com:587` (with credentials STARTTLS is required: a server that does not offer it gets no password and no mail; `?requireTLS=false` allows plain text, for a relay on the same machine) or `smtps://…:465`; a query turning on nodemailer\'s logging (`logger`, `debug`) is refused: it would write each token to the output.',
     secret: true,
     unsafe: (s, supplied): string | undefined => (supplied.management && !supplied.mailer && !s.mail.smtpUrl ? `invitation mails are written to ${s.mail.outboxDir} instead of being sent` : undefined),
   }),

@@ -63,6 +63,19 @@ export function parseUrlWithScheme(raw: string, schemes: string[]): string {
   return raw.trim();
 }
 
+/**
+ * An `smtp://` or `smtps://` URL whose query does not turn on nodemailer's own logging (`logger`, `debug`), which
+ * writes every mail, the initial access token in it, to stdout.
+ */
+export function parseSmtpUrl(raw: string): string {
+  const url = parseUrlWithScheme(raw, ['smtp:', 'smtps:']);
+  const logging = [...new URL(url).searchParams.keys()].filter((key) => key === 'logger' || key === 'debug');
+  if (logging.length > 0) {
+    throw new Error(`the query turns on nodemailer's logging (${logging.join(', ')}), which writes each mail and the token in it to the output; svc-connect config check --connect names why mail fails`);
+  }
+  return url;
+}
+
 /** The non-empty items of a comma-separated list, trimmed. */
 const commaList = (raw: string): string[] => raw.split(',').map((item) => item.trim()).filter(Boolean);
 

@@ -224,6 +224,9 @@ describe('loadSettings (C9)', () => {
     ['svc.redis.url', 'redis://:S3CRETpw@redis:6379/zero', 'the path is not a database number'],
     ['svc.redis.url', 'redis://redis:6379/0/1', 'the path is not a database number'],
     ['svc.mail.smtp-url', 'smtps://u:S3CRET%ZZpw@mail.example.com:465', 'the user name or password is not valid percent-encoding'],
+    // nodemailer's own logger writes every mail, the invitation's token in it, to stdout.
+    ['svc.mail.smtp-url', 'smtp://u:S3CRET@mail.example.com:587?logger=true&debug=true', "the query turns on nodemailer's logging (logger, debug)"],
+    ['svc.mail.smtp-url', 'smtp://u:S3CRET@mail.example.com:587?%6Cogger=true', "the query turns on nodemailer's logging (logger)"],
   ])('stops on %s %j its client cannot read, naming the fault and never the password', (name, raw, fault) => {
     const err = captureError(() => loadSettings({ env: {}, properties: { [name]: raw } }));
     expect(err.properties).toEqual([name]);
@@ -239,6 +242,7 @@ describe('loadSettings (C9)', () => {
     ['svc.redis.url', 'redis://redis/'],
     ['svc.mail.smtp-url', 'smtp://user:p%40ss@mail.example.com:587'],
     ['svc.mail.smtp-url', 'smtp://127.0.0.1:25/?requireTLS=false'],
+    ['svc.mail.smtp-url', 'smtp://localhost:25?ignoreTLS=true'],
   ])('accepts %s %j', (name, raw) => {
     expect(() => loadSettings({ env: {}, properties: { [name]: raw } })).not.toThrow();
   });
