@@ -33,20 +33,22 @@ export interface Mailer {
   verify?(): Promise<void>;
 }
 
-/** How long one SMTP delivery may take, waiting for a pooled connection included, before it fails. */
-const SEND_DEADLINE_MS = 60_000;
-
 /** Options of {@link createMailer}. */
 export interface MailerOptions {
   /** `smtp://` or `smtps://` URL; unset → outbox. */
   smtpUrl?: string;
   /** Folder for `.eml` files when there is no SMTP server. */
   outboxDir: string;
+  /**
+   * How long one SMTP delivery may take, waiting for a pooled connection included, before it fails.
+   * @default 60000
+   */
+  sendDeadlineMs?: number;
 }
 
 /**
  * The mailer of the management invitations: SMTP through nodemailer (pooled, with timeouts, each delivery given up
- * after a minute), or `.eml` files written to the outbox folder (mode 0600) when no SMTP server is configured. An
+ * after {@link MailerOptions.sendDeadlineMs}), or `.eml` files written to the outbox folder (mode 0600) when no SMTP server is configured. An
  * `smtp://` URL with credentials requires STARTTLS (unless its query says `requireTLS=false`):
  * a server that does not offer it gets no credentials and no mail.
  */
@@ -65,7 +67,7 @@ export function createMailer(options: MailerOptions): Mailer {
       async send(message) {
         // A server trickling its replies resets every socket timeout: without a deadline it holds the request, and
         // a pooled connection, for as long as it trickles.
-        await transport.sendMail({ ...message, signal: AbortSignal.timeout(SEND_DEADLINE_MS) });
+        await transport.sendMail({ ...message, signal: AbortSignal.timeout(options.sendDeadlineMs ?? 60_000) });
         return { transport: 'smtp', host: `${where.host}:${where.port}` };
       },
       verify: async () => void (await transport.verify()),
