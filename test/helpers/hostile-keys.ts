@@ -176,6 +176,7 @@ export function hostileCases(m: KeyMaterial): HostileCase[] {
     { name: 'a numeric kid beside a good key', alg: 'RSA-OAEP-256', keys: [good, weak(m.rsaSig.jwk, { kid: 7 })], message: 'key #2: kid must be a non-empty string' },
     { name: 'an empty kid', alg: 'RSA-OAEP-256', keys: [weak(good, { kid: '' })], message: 'key #1 (""): kid must be a non-empty string' },
     rsa('an x5c that is a string', weak(good, { x5c: 'MIIB' }), 'x5c must be an array of non-empty strings (base64 DER certificates)'),
+    rsa('a member named "constructor"', weak(good, JSON.parse('{"constructor":{}}') as Record<string, unknown>), 'a member named "constructor" is not allowed (it is no JWK parameter)'),
     rsa('alg RS256 on an encryption key', weak(good, { alg: 'RS256' }), 'alg "RS256" is a signature algorithm, but the key is marked for encryption'),
     rsa('alg ES256 on an RSA key', weak(good, { alg: 'ES256' }), 'alg "ES256" is not an algorithm for an RSA key (RS256, RS384, RS512, PS256, PS384, PS512, RSA-OAEP, RSA-OAEP-256, RSA-OAEP-384, RSA-OAEP-512, RSA1_5)'),
     { name: 'private member d', alg: 'RSA-OAEP-256', keys: [weak(good, { d: 'AAAA' })], message: 'key #1 ("weak") contains private key material; register public keys only' },

@@ -66,6 +66,10 @@ describe('keyDefect: every reason', () => {
     ['no kid (the spec\'s keys carry none)', () => rsa({ kid: undefined }), undefined],
     ['x5c a string', () => rsa({ x5c: 'MIIB' }), 'x5c must be an array of non-empty strings (base64 DER certificates)'],
     ['x5c holding an empty string', () => rsa({ x5c: [''] }), 'x5c must be an array of non-empty strings (base64 DER certificates)'],
+    // oidc-provider takes a key as an object only if its constructor is Object: a member named "constructor" refuses the whole set.
+    ['a member named "constructor"', () => rsa(JSON.parse('{"constructor":"x"}') as Record<string, unknown>), 'a member named "constructor" is not allowed (it is no JWK parameter)'],
+    ['kid with unusual but legal characters', () => rsa({ kid: 'enc 2024/06 #1 (ключ) "q" \\ constructor __proto__' }), undefined],
+    ['x5c empty', () => rsa({ x5c: [] }), undefined],
     ['key_ops unknown', () => rsa({ key_ops: ['Encrypt'] }), 'key_ops value "Encrypt" is not an RFC 7517 operation (sign, verify, encrypt, decrypt, wrapKey, unwrapKey, deriveKey, deriveBits)'],
     ['key_ops twice', () => rsa({ key_ops: ['wrapKey', 'encrypt', 'wrapKey'] }), 'key_ops lists "wrapKey" more than once'],
     ['key_ops mixed', () => rsa({ use: undefined, key_ops: ['sign', 'verify', 'deriveBits'] }), 'key_ops mixes signature operations ("sign", "verify") with encryption operations ("deriveBits")'],
