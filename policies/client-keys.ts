@@ -1,3 +1,5 @@
+import { hash } from 'node:crypto';
+
 import type { JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
@@ -5,7 +7,7 @@ import { ENCRYPTION_FIELDS } from './algorithms.js';
 import { budgetedFetch } from './fetch-budget.js';
 import { judgeClientKeySet, type KeySetJudgement } from './client-key-set.js';
 import { fetchJson, reject, type PolicyDependencies } from './types.js';
-import type { RequestedEncryption } from './jwk-rules.js';
+import { normaliseKeyLabels, type RequestedEncryption } from './jwk-rules.js';
 
 /** The client's keys from the metadata `field`, as the provider will hold them, and their whole judgement. */
 interface ClientKeys {
@@ -73,12 +75,29 @@ export function withJudgedInlineKeys(client: ClientMetadata): ClientMetadata {
   return inline ? { ...client, jwks: { keys: inline.keys } } : client;
 }
 
+/** Most stored sets whose judgement a process remembers; the oldest is forgotten first. */
+const MAX_REMEMBERED_SETS = 1000;
+/** Positions of the kept keys, by a hash of the set and the algorithms it was judged for. */
+const keptPositions = new Map<string, number[]>();
+
 /**
  * The inline `jwks` of a client read from the store, as the key judgement keeps it ({@link judgeClientKeySet}): refused keys
  * left out, as at every fetch of a `jwks_uri`. A record stored under fewer rules (a version that took e = 1) never has a
- * key used that today's rules refuse, and one stored with labels as sent is used as registration stores it now.
+ * key used that today's rules refuse, and one stored with labels as sent is used as registration stores it now. Judged
+ * once per set and process: oidc-provider builds a client again whenever its cache of 100 has dropped it.
  */
-export const keptInlineKeys = (client: ClientMetadata): { keys: JWK[] } => ({ keys: judgeClientKeySet(client.jwks, requestedEncryption(client)).keys });
+export function keptInlineKeys(client: ClientMetadata): { keys: JWK[] } {
+  const requested = requestedEncryption(client);
+  const id = hash('sha256', JSON.stringify([client.jwks, requested]), 'base64url');
+  let positions = keptPositions.get(id);
+  if (positions === undefined) {
+    positions = judgeClientKeySet(client.jwks, requested).positions;
+    if (keptPositions.size >= MAX_REMEMBERED_SETS) keptPositions.delete(keptPositions.keys().next().value as string);
+    keptPositions.set(id, positions);
+  }
+  const all = (client.jwks as { keys?: JWK[] } | null)?.keys ?? [];
+  return { keys: positions.map((i) => normaliseKeyLabels(all[i] as JWK)) };
+}
 
 /** The client's keys for this registration request, loaded once for all its policies; `undefined` without keys. */
 export function clientKeys(properties: ClientMetadata, deps: PolicyDependencies): Promise<ClientKeys | undefined> {

@@ -7,7 +7,7 @@ import { issueInitialAccessToken } from '../../lib/index.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { codeFlowUrl, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
 import { b64uint } from '../helpers/hostile-keys.js';
-import { encryptionKey, register } from '../helpers/registration.js';
+import { encryptionKey, manage, register } from '../helpers/registration.js';
 
 const ALG = 'RSA-OAEP-256';
 
@@ -62,6 +62,18 @@ describe('inline keys of a stored client are judged when the provider reads it (
     expect(decodeProtectedHeader(idToken)).toMatchObject({ alg: ALG, kid: 'good' });
     const inner = new TextDecoder().decode((await compactDecrypt(idToken, good.privateKey)).plaintext);
     expect(JSON.parse(Buffer.from(String(inner.split('.')[1]), 'base64url').toString())).toMatchObject({ email: 'erika.mustermann@example.com' });
+  });
+
+  it('honest: a client registered today (RSA labelled key_ops ["encrypt"], P-256 with key_ops ["deriveKey"], an unusual kid) reads back on its registration_client_uri the keys registration answered', async () => {
+    const rsa = await encryptionKey(ALG, { kid: 'enc 2024/06 #1 (ключ)', use: undefined, key_ops: ['encrypt'] });
+    const ec = await encryptionKey('ECDH-ES', { kid: 'ec', use: undefined, key_ops: ['deriveKey'] });
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const res = await register(running, { redirect_uris: ['https://rp.example/cb'], id_token_encrypted_response_alg: ALG, jwks: { keys: [rsa.jwk, ec.jwk] } }, token);
+    expect(res.status).toBe(201);
+    const read = await manage(String(res.body.registration_client_uri), 'GET', String(res.body.registration_access_token));
+    expect(read.status).toBe(200);
+    expect((read.body.jwks as { keys: JWK[] }).keys.map((k) => k.kid)).toEqual(['enc 2024/06 #1 (ключ)', 'ec']);
+    expect(read.body.jwks).toStrictEqual(res.body.jwks);
   });
 
   it('honest: an RSA key stored labelled key_ops ["encrypt"] (the seed spec\'s label, kept as sent before keys were normalised) is used as registration stores it now', async () => {
