@@ -53,9 +53,12 @@ describe('inline keys of a stored client are judged when the provider reads it (
     });
   });
 
-  it('honest: a stored e = 1 key beside a good one is left out; the ID token is encrypted to the good key', async () => {
+  it.each<[string, (good: JWK) => JWK]>([
+    ['an e = 1 key', (good) => ({ ...good, kid: 'weak', e: b64uint(1n) })],
+    ['a key with a member named "constructor" (oidc-provider refused the whole set: every request of the client failed)', (good) => ({ ...good, kid: 'weak', ...(JSON.parse('{"constructor":"x"}') as object) })],
+  ])('honest: %s stored beside a good one is left out; the ID token is encrypted to the good key', async (_name, refused) => {
     const good = await encryptionKey(ALG, { kid: 'good' });
-    const client = await storedWith([{ ...good.jwk, kid: 'weak', e: b64uint(1n) }, good.jwk], good.jwk);
+    const client = await storedWith([refused(good.jwk), good.jwk], good.jwk);
     const answer = await tokenAnswer(client);
     expect([answer.status, answer.body.error_description]).toEqual([200, undefined]);
     const idToken = String(answer.body.id_token);
