@@ -1,12 +1,14 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
-import { AlreadyConsumedError, InvalidCursorError } from '../lib/errors.js';
+import { AlreadyConsumedError, InvalidCursorError, type StoreUnavailableError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import { MEMORY_STORE_DEFAULT_MAX_MB } from '../lib/settings/types.js';
 import { isRef, listedPayload, pageSize, refOf, type StoreInventory } from './inventory.js';
 import { createMemoryAttempts } from './memory-attempts.js';
 import { createMemoryBudget } from './memory-budget.js';
-import { COUNTER_SHARE, GRANTABLE_MODELS, startsFlow, type SvcStore } from './store.js';
+import { COUNTER_SHARE, FLOW_MODELS, GRANTABLE_MODELS, startsFlow, type SvcStore } from './store.js';
 
 interface Entry {
   /** JSON text, so callers never share a reference with the store (as with Redis). */
@@ -20,6 +22,13 @@ interface Entry {
 }
 
 type Index = Map<string, { key: string; expiresAt: number }>;
+
+/** One request's store work (`SvcStore.batch`): the records of flow models it deleted, and a write of it the limit refused. */
+interface RequestWork {
+  deleted: Set<string>;
+  refused?: StoreUnavailableError;
+  ended?: boolean;
+}
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -51,7 +60,7 @@ const recordCost = (key: string, json: string): number => key.length + textBytes
  * the Redis store (TTLs, atomic consume, grant and uid indexes). Nothing is evicted before it
  * expires: writes beyond `maxBytes` are refused (503), as a full Redis under `noeviction` refuses them
  * (`memory-budget.ts`). One process only; everything is lost on restart. Every operation is one synchronous
- * step, so consume and unconsume are atomic.
+ * step, so consume and unconsume are atomic; writes act at once, and a request's deletions of flow models when it ends.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & { readonly inventory: StoreInventory } {
   /** `{Model}:{ref}` → record: the inventory names records by `ref` as the Redis store does. */
@@ -73,6 +82,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
     unset(key);
     return undefined;
   };
+  const scope = new AsyncLocalStorage<RequestWork>();
+  const work = (): RequestWork | undefined => {
+    const current = scope.getStore();
+    return current?.ended ? undefined : current;
+  };
+  /** {@link live}, but not a record the request under way deleted. */
+  const seen = (key: string): Entry | undefined => (work()?.deleted.has(key) ? undefined : live(key));
   const expiryOf = (expiresIn?: number): number =>
     typeof expiresIn === 'number' && Number.isFinite(expiresIn) ? now() + expiresIn * 1000 : Infinity;
 
@@ -108,7 +124,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
   const read = (entry: Entry | undefined): AdapterPayload | undefined => (entry ? (JSON.parse(entry.json) as AdapterPayload) : undefined);
   const lookup = (map: Index, value: string): AdapterPayload | undefined => {
     const ref = map.get(value);
-    return ref && ref.expiresAt > now() ? read(live(ref.key)) : undefined;
+    return ref && ref.expiresAt > now() ? read(seen(ref.key)) : undefined;
   };
 
   /** Removes a record and the indexes that point at it. */
@@ -136,7 +152,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       const json = JSON.stringify(payload);
       const cost = recordCost(key, json);
       const old = live(key);
-      if (!budget.fits(cost - (old?.cost ?? 0), !old && startsFlow(model, payload))) throw budget.refusal();
+      const [grows, start] = [cost - (old?.cost ?? 0), !old && startsFlow(model, payload)];
+      if (!budget.fits(grows, start)) {
+        const refusal = budget.refusal();
+        // Refused by the limit itself (a full Redis's OOM), not by the headroom kept from strangers: it fails the request.
+        const current = work();
+        if (current && (!start || !budget.fits(grows))) current.refused ??= refusal;
+        throw refusal;
+      }
+      work()?.deleted.delete(key);
       if (old) remove(key);
       const expiresAt = expiryOf(expiresIn);
       const grant = payload.grantId && GRANTABLE_MODELS.has(model) ? refOf(payload.grantId) : undefined;
@@ -147,11 +171,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       if (payload.userCode) userCodes.set(payload.userCode, { key, expiresAt });
       if (grant) grants.set(grant, (grants.get(grant) ?? new Map<string, number>()).set(key, expiresAt));
     },
-    find: async (id) => read(live(keyOf(model, id))),
+    find: async (id) => read(seen(keyOf(model, id))),
     findByUid: async (uid) => lookup(uids, uid),
     findByUserCode: async (userCode) => lookup(userCodes, userCode),
     async consume(id) {
-      const entry = live(keyOf(model, id));
+      const entry = seen(keyOf(model, id));
       if (!entry) throw new errors.InvalidGrant(`${model} not found or expired`);
       const payload = JSON.parse(entry.json) as AdapterPayload;
       if (payload.consumed) throw new AlreadyConsumedError(model);
@@ -159,7 +183,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       rewrite(entry, payload);
     },
     async destroy(id) {
-      if (live(keyOf(model, id))) remove(keyOf(model, id));
+      const current = FLOW_MODELS.has(model) ? work() : undefined;
+      if (current) current.deleted.add(keyOf(model, id));
+      else if (live(keyOf(model, id))) remove(keyOf(model, id));
     },
     async revokeByGrantId(grantId) {
       revokeGrant(refOf(grantId));
@@ -183,6 +209,19 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       return true;
     },
     attempts,
+    // Writes act at once; the deletions wait for the request's end and are dropped when the limit refused a write of it.
+    async batch<T>(fn: () => Promise<T>): Promise<T> {
+      if (work()) return fn();
+      const current: RequestWork = { deleted: new Set() };
+      try {
+        const result = await scope.run(current, fn);
+        if (current.refused) throw current.refused;
+        return result;
+      } finally {
+        current.ended = true;
+        if (!current.refused) for (const key of current.deleted) if (live(key)) remove(key);
+      }
+    },
     // Records ordered by reference, the cursor being the last one handed out (each page costs a
     // pass over the model's records: one process, small data).
     inventory: {

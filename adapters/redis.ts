@@ -16,7 +16,7 @@ import { createRedisInventory, nodeName } from './redis-inventory.js';
 import { createRecordCache, dropInProcess, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
 import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
-import { CROWDED_SHARE, FLOW_HEADROOM, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
+import { CROWDED_SHARE, FLOW_HEADROOM, FLOW_MODELS, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -69,9 +69,6 @@ function redisAddress(options: RedisStoreOptions): { host?: string; port?: numbe
     return {};
   }
 }
-
-/** Models whose writes a request may defer to its end and whose reads it remembers (see `SvcStore.batch`). */
-const FLOW_MODELS: ReadonlySet<string> = new Set(['Interaction', 'Session', 'Grant', 'AuthorizationCode', 'AccessToken']);
 
 type Client = (Redis | Cluster) & ScriptCommands;
 

@@ -28,12 +28,13 @@ export interface SvcStore {
   /** Listing and removal by reference for the operator's toolbox; without it only the toolbox is missing. */
   readonly inventory?: StoreInventory;
   /**
-   * Runs `fn` (one request) as one unit of store work: writes of the flow models may be deferred
-   * and sent together when `fn` settles (reads inside `fn` see them), and reads are remembered.
-   * Rejects with a 503 `server_error` when a deferred write failed, even if `fn` succeeded, so no
-   * response is sent for writes that did not happen. `consume`, revocations and other models act at
-   * once, after the writes deferred before them. Nested calls join the outer one. Optional (memory
-   * has no round trips to save).
+   * Runs `fn` (one request) as one unit of store work: writes of the {@link FLOW_MODELS} may be deferred
+   * and sent together when `fn` settles (reads inside `fn` see them), and reads are remembered; their deletions
+   * land only with its writes. Rejects with a 503 `server_error` when a deferred write failed or the store refused
+   * one at its limit, even if `fn` succeeded, so no response is sent for writes that did not happen, and the request,
+   * having deleted nothing (the interaction a resume ends, the session it replaces), can be sent again. `consume`,
+   * revocations and other models act at once, after the writes deferred before them. Nested calls join the outer one.
+   * Optional.
    */
   batch?<T>(fn: () => Promise<T>): Promise<T>;
   /**
@@ -63,6 +64,9 @@ export interface SvcStore {
   /** Releases connections and timers once the operations under way have settled: what was issued before it lands. */
   close(): Promise<void>;
 }
+
+/** Models whose writes a request may defer to its end and whose deletions land only with its writes (see {@link SvcStore.batch}). */
+export const FLOW_MODELS: ReadonlySet<string> = new Set(['Interaction', 'Session', 'Grant', 'AuthorizationCode', 'AccessToken']);
 
 /** Models whose records carry a `grantId` and are removed by `revokeByGrantId`. */
 export const GRANTABLE_MODELS: ReadonlySet<string> = new Set(

@@ -411,3 +411,62 @@ describe('memory store budget (svc.memory-store.max-mb): the maxmemory and noevi
     }
   });
 });
+
+describe('memory store: a request whose write the limit refuses deletes nothing either, so it can be sent again (as redis-store.test.ts)', () => {
+  type Store = ReturnType<typeof createMemoryStore>;
+  /** Ends interaction `i` and replaces session `s` with `s2` as a resume does, giving code `c`: one batch. */
+  const resume = (store: Store, swallow = false): Promise<void> | undefined =>
+    store.batch?.(async () => {
+      await store.adapter('Interaction').destroy('i');
+      await store.adapter('Session').destroy('s');
+      expect([await store.adapter('Interaction').find('i'), await store.adapter('Session').findByUid('u')]).toEqual([undefined, undefined]);
+      const writes = (async () => {
+        await store.adapter('Session').upsert('s2', { kind: 'Session', uid: 'u', accountId: 'a' }, 60);
+        await store.adapter('AuthorizationCode').upsert('c', { kind: 'AuthorizationCode', accountId: 'a' }, 60);
+      })();
+      await (swallow ? writes.catch(() => undefined) : writes);
+    });
+  const before = async (): Promise<Store> => {
+    const store = createMemoryStore({ maxBytes: 64 * 1024 });
+    await store.adapter('Interaction').upsert('i', { kind: 'Interaction', uid: 'i', session: { accountId: 'a' }, params: { state: 'x'.repeat(2000) } }, 60);
+    await store.adapter('Session').upsert('s', { kind: 'Session', uid: 'u', accountId: 'a' }, 60);
+    return store;
+  };
+  /** Fills the store to its limit, to the byte, with a token. */
+  const fill = async (store: Store): Promise<void> => {
+    let size = 0;
+    for (let step = 64 * 1024; step >= 1; step = Math.floor(step / 2)) {
+      while (await store.adapter('AccessToken').upsert('filler', { kind: 'AccessToken', pad: 'x'.repeat(size + step) }, 60).then(() => true, () => false)) size += step;
+    }
+  };
+  const left = async (store: Store): Promise<boolean[]> =>
+    Promise.all([store.adapter('Interaction').find('i'), store.adapter('Session').find('s'), store.adapter('Session').find('s2'), store.adapter('AuthorizationCode').find('c')].map(async (found) => (await found) !== undefined));
+
+  it('attack: the store full (what the deletions free would have made room, but they land only with the writes): 503, the interaction and her session stay, nothing of the request lands; also when the request went on past the refusal', async () => {
+    for (const swallow of [false, true]) {
+      const store = await before();
+      await fill(store);
+      await expect(resume(store, swallow)).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await left(store)).toEqual([true, true, false, false]);
+      expect(await store.adapter('Session').findByUid('u')).toMatchObject({ accountId: 'a' });
+      await store.adapter('AccessToken').destroy('filler');
+      await resume(store);
+      expect(await left(store)).toEqual([false, false, true, true]);
+      await store.close();
+    }
+  });
+
+  it('honest: the same request on a store with room lands whole; a stranger\'s new interaction refused for the headroom kept for flows under way is that write\'s own answer (as on Redis), and the request\'s deletions land', async () => {
+    const store = await before();
+    await resume(store);
+    expect(await left(store)).toEqual([false, false, true, true]);
+    expect(await store.adapter('Session').findByUid('u')).toMatchObject({ accountId: 'a' });
+    for (let i = 0; await store.adapter('Interaction').upsert(`stranger-${i}`, { kind: 'Interaction' }, 60).then(() => true, () => false); i += 1);
+    await store.batch?.(async () => {
+      await store.adapter('Session').destroy('s2');
+      await expect(store.adapter('Interaction').upsert('stranger', { kind: 'Interaction' }, 60)).rejects.toBeInstanceOf(StoreUnavailableError);
+    });
+    expect(await store.adapter('Session').find('s2')).toBeUndefined();
+    await store.close();
+  });
+});

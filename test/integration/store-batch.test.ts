@@ -1,13 +1,36 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 
-import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
+import { createMemoryStore } from '../../adapters/memory.js';
+import { confidentialClient, sessionsOf, startApp, type RunningApp } from '../helpers/app.js';
+import { accountsHeldAt, heldCall } from '../helpers/held-call.js';
 import { authorizationUrl, codeFlowParams, codeFlowUrl, FormBrowser, signIn } from '../helpers/flow.js';
 import { startOwnRedis, type OwnRedis } from '../helpers/redis.js';
+import { appPerSuite } from '../helpers/suite-app.js';
 import { basicAuthorization } from '../../lib/web/basic-auth.js';
 
 const client = confidentialClient();
 const PREFIX = 'batch:';
+
+/** The `/authorize` URL of a request of the client pushed to `/par` at `issuer`. */
+async function pushedAt(issuer: string): Promise<string> {
+  const response = await fetch(`${issuer}/par`, {
+    method: 'POST',
+    headers: { authorization: basicAuthorization(client.client_id, client.client_secret as string, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(codeFlowParams(client, { state: 'st' })).toString(),
+  });
+  expect(response.status).toBe(201);
+  const { request_uri: requestUri } = (await response.json()) as { request_uri: string };
+  return authorizationUrl(issuer, { client_id: String(client.client_id), request_uri: requestUri });
+}
+
+/** Follows `url` to her consent and allows it: the resume URL it sends her browser to (`GET /authorize/{uid}`). */
+async function consentedAt(url: string, browser: FormBrowser, origin: string): Promise<string> {
+  await browser.follow(url, origin);
+  await browser.submit('login-form', { login: 'demo', password: 'demo' }, origin);
+  const consent = await browser.post(browser.formAction('consent-allow', origin), browser.hiddenFields('consent-allow'), origin);
+  return new URL(consent.headers.get('location') as string, origin).href;
+}
 
 /**
  * A request's writes go to Redis together when it ends (issue 16). When they fail there, the answer
@@ -62,17 +85,7 @@ describe('a request whose writes fail when it ends (one unit of store work)', ()
     expect(await admin.keys(`${PREFIX}Interaction:*`)).toHaveLength(1);
   });
 
-  /** The `/authorize` URL of a request of the client pushed to `/par`. */
-  const pushed = async (): Promise<string> => {
-    const response = await fetch(`${running.issuer}/par`, {
-      method: 'POST',
-      headers: { authorization: basicAuthorization(client.client_id, client.client_secret as string, { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(codeFlowParams(client, { state: 'st' })).toString(),
-    });
-    expect(response.status).toBe(201);
-    const { request_uri: requestUri } = (await response.json()) as { request_uri: string };
-    return authorizationUrl(running.issuer, { client_id: String(client.client_id), request_uri: requestUri });
-  };
+  const pushed = (): Promise<string> => pushedAt(running.issuer);
   /** Every key writable but those of `models` (as with the master of their slots away on a Cluster). */
   const refuseWritesOf = (...models: string[]): Promise<unknown> => {
     const others = ['PushedAuthorizationRequest', 'PushedAuthorizationRequestUse', 'Interaction', 'Session', 'sessionUid', 'Grant', 'grant', 'AuthorizationCode', 'Client', 'ClientSuspension', 'ClientDeletion', 'SessionRevocation', 'ConsentUndo', 'attempts'];
@@ -120,10 +133,7 @@ describe('a request whose writes fail when it ends (one unit of store work)', ()
 
   it('honest: the resume after her consent, answered 503 by a full Redis (it refuses her code and session, OOM, and takes deletions), gives her the code when she reloads once Redis has room: her interaction and session were kept', async () => {
     const browser = new FormBrowser();
-    await browser.follow(authorize(), running.baseUrl);
-    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
-    const consent = await browser.post(browser.formAction('consent-allow', running.baseUrl), browser.hiddenFields('consent-allow'), running.baseUrl);
-    const resume = new URL(consent.headers.get('location') as string, running.baseUrl).href;
+    const resume = await consentedAt(authorize(), browser, running.baseUrl);
     const used = Number(/^used_memory:(\d+)/m.exec(await admin.info('memory'))?.[1]);
     await admin.config('SET', 'maxmemory', String(used - 1024));
     try {
@@ -140,11 +150,73 @@ describe('a request whose writes fail when it ends (one unit of store work)', ()
   it('honest: the resume of a pushed request after her consent, answered 503 (her code not stored: its master away), gives her the code when she reloads: her interaction was kept and the pushed request it consumed given back; attack: its request_uri stays spent, and the code goes out once', async () => {
     const url = await pushed();
     const browser = new FormBrowser();
-    await browser.follow(url, running.baseUrl);
-    await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
-    const consent = await browser.post(browser.formAction('consent-allow', running.baseUrl), browser.hiddenFields('consent-allow'), running.baseUrl);
-    const resume = new URL(consent.headers.get('location') as string, running.baseUrl).href;
+    const resume = await consentedAt(url, browser, running.baseUrl);
     expect(await refusedAt(resume, browser, 'AuthorizationCode')).toBe(503);
+    const reused = await new FormBrowser().request(url);
+    expect([reused.status, /<code>(\w+)<\/code>/.exec(await reused.text())?.[1]]).toEqual([400, 'invalid_request_uri']);
+    expect((await browser.request(resume)).headers.get('location')).toMatch(/^http:\/\/rp\.localhost\/cb\?code=[\w-]+&state=st&/);
+    expect((await browser.request(resume)).status).toBe(400);
+  });
+});
+
+/**
+ * The embedded store refuses a write beyond its limit (`svc.memory-store.max-mb`) as a full Redis does: the deletions of
+ * the request must not land without its writes there either.
+ */
+describe('on the embedded memory store, a resume refused for want of room deletes nothing', () => {
+  const store = createMemoryStore({ maxBytes: 2 ** 20 });
+  const lookup = heldCall();
+  const running = appPerSuite({ store, clients: [client], authenticator: accountsHeldAt(lookup) });
+  const fillers = store.adapter('AccessToken');
+  let filled = 0;
+  /** Fills the store to its limit, to the byte, with records nobody's flow needs. */
+  const fill = async (): Promise<void> => {
+    const put = (size: number): Promise<boolean> => fillers.upsert(`filler-${filled}`, { kind: 'AccessToken', pad: 'x'.repeat(size) }, 3600).then(() => true, () => false);
+    for (; await put(8000); filled += 1);
+    let size = 0;
+    for (let step = 4096; step >= 1; step = Math.floor(step / 2)) while (await put(size + step)) size += step;
+    filled += 1;
+  };
+  const makeRoom = async (): Promise<void> => {
+    for (; filled > 0; filled -= 1) await fillers.destroy(`filler-${filled - 1}`);
+  };
+  const interactions = async (): Promise<number> => (await store.inventory.list('Interaction', { limit: 1000 })).records.length;
+  /**
+   * `GET resume` with the store full, and what her request frees taken by others' writes meanwhile (while it waits on
+   * the authenticator): its answer, then room made.
+   */
+  const refusedResume = async (resume: string, browser: FormBrowser): Promise<Response> => {
+    await fill();
+    try {
+      const { arrived, release } = lookup.hold();
+      const answer = browser.request(resume);
+      await arrived;
+      await fill();
+      release();
+      return await answer;
+    } finally {
+      await makeRoom();
+    }
+  };
+
+  it('hostile: the resume after her consent, refused by the full store (503, no redirect, no cookie), keeps her interaction and session; honest: her reload once there is room gets the code, the interaction and the session it replaces are gone, and the code goes out once', async () => {
+    const browser = new FormBrowser();
+    const resume = await consentedAt(codeFlowUrl(running.issuer, client, { state: 'st' }), browser, running.baseUrl);
+    const before = [await interactions(), await sessionsOf(running, 'demo-0001')];
+    const refused = await refusedResume(resume, browser);
+    expect([refused.status, refused.headers.get('location'), refused.headers.getSetCookie()]).toEqual([503, null, []]);
+    expect([await interactions(), await sessionsOf(running, 'demo-0001')]).toEqual(before);
+    const served = await browser.request(resume);
+    expect(served.headers.get('location')).toMatch(/^http:\/\/rp\.localhost\/cb\?code=[\w-]+&state=st&/);
+    expect([await interactions(), await sessionsOf(running, 'demo-0001')]).toEqual([(before[0] as number) - 1, 1]);
+    expect((await browser.request(resume)).status).toBe(400);
+  });
+
+  it('hostile: the resume of a pushed request, refused by the full store, keeps her interaction and gives back the pushed request it consumed, while its request_uri stays spent; honest: her reload once there is room gets the code, once', async () => {
+    const url = await pushedAt(running.issuer);
+    const browser = new FormBrowser();
+    const resume = await consentedAt(url, browser, running.baseUrl);
+    expect((await refusedResume(resume, browser)).status).toBe(503);
     const reused = await new FormBrowser().request(url);
     expect([reused.status, /<code>(\w+)<\/code>/.exec(await reused.text())?.[1]]).toEqual([400, 'invalid_request_uri']);
     expect((await browser.request(resume)).headers.get('location')).toMatch(/^http:\/\/rp\.localhost\/cb\?code=[\w-]+&state=st&/);
