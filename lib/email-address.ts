@@ -24,8 +24,10 @@ export function canonicalEmailAddress(value: string): { address: string } | { de
   const at = value.lastIndexOf('@');
   const local = value.slice(0, at);
   const written = value.slice(at + 1);
-  // As the mailer reads it (nodemailer's envelope): an ASCII domain too, where `0x7f000001` is 127.0.0.1.
-  const domain = domainToASCII(written);
+  // As the mailer reads it (nodemailer's envelope): an ASCII domain too, where `0x7f000001` is 127.0.0.1. URL syntax
+  // is kept from it (as nodemailer does): the host parser cuts `evil.example/partner.example` to evil.example.
+  // eslint-disable-next-line no-control-regex -- controls and space, which the parser drops
+  const domain = /[/\\?#%\x00-\x20\x7f]/.test(written) ? '' : domainToASCII(written);
   if (at < 1 || local.length > MAX_LOCAL_PART_LENGTH || !DOT_ATOM.test(local) || !HOST_NAME.test(domain)) return { defect: 'malformed' };
   // An all-digit last label makes an IP address of the name (`1.2.3` reads as 1.2.0.3), never a domain (RFC 3696 2).
   if (/(?:^|\.)\d+$/.test(domain)) return { defect: 'malformed' };

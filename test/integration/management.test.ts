@@ -158,6 +158,7 @@ describe('management invitations over SMTP (C7)', () => {
     ['look-alike local part', 'pаrtner@example.com', 'the email query parameter is not a valid e-mail address'],
     ['hexadecimal IP address domain (the mailer sent it to a@127.0.0.1)', 'a@0x7f000001', 'the email query parameter is not a valid e-mail address'],
     ['IP address domain in hexadecimal pieces', 'a@0x7f.1', 'the email query parameter is not a valid e-mail address'],
+    ['domain the host parser cut at its slash (mailed to evil.example)', 'a@evil.example/partner.example', 'the email query parameter is not a valid e-mail address'],
   ])('refuses a %s email with 400', async (_name, email, description) => {
     const sent = smtp.raw.length;
     const res = await invite(running, email, basic(USER, PASSWORD));

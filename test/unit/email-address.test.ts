@@ -58,6 +58,13 @@ describe('the one e-mail rule (lib/email-address.ts)', () => {
     ['a look-alike Cyrillic а in the local part', 'pаrtner@example.com'],
     ['an IDN domain that is no host name', 'a@bü cher.example'],
     ['punycode that decodes to nothing valid after mapping', 'a@x\u200d.example'],
+    // The host parser behind domainToASCII cuts at URL syntax and percent-decodes: each was answered and mailed to another domain.
+    ['a slash, after which the host parser cut the domain (mailed to evil.example)', 'a@evil.example/partner.example'],
+    ['a backslash in the domain', 'a@evil.example\\partner.example'],
+    ['a question mark in the domain', 'a@evil.example?partner.example'],
+    ['a hash in the domain', 'a@evil.example#partner.example'],
+    ['percent-encoding in the domain', 'a@e%78ample.com'],
+    ['a tab inside the domain', 'a@exa\tmple.com'],
   ])('refuses %s', (_what, address) => {
     expect(canonicalEmailAddress(address)).toEqual({ defect: 'malformed' });
   });
