@@ -193,7 +193,7 @@ export const PROPERTY_DEFINITIONS = [
   row('svc.mail.smtp-url', 'mail.smtpUrl', parseSmtpUrl, {
     env: 'SMTP_URL',
     defaultText: 'unset → mails are written as `.eml` files to `svc.mail.outbox-dir` (warned, refused in production)',
-    doc: 'SMTP server for invitation mails, e.g. `smtp://user:pass@mail.example.com:587` (with credentials STARTTLS is required: a server that does not offer it gets no password and no mail; `?requireTLS=false` allows plain text, for a relay on the same machine) or `smtps://…:465`; a query turning on nodemailer\'s logging (`logger`, `debug`) is refused: it would write each token to the output.',
+    doc: 'SMTP server for invitation mails, e.g. `smtp://user:pass@mail.example.com:587` (with credentials STARTTLS is required: a server that does not offer it gets no password and no mail; `?requireTLS=false` allows plain text, for a relay on the same machine) or `smtps://…:465`; a query turning on nodemailer\'s logging (`logger`, `debug`, `transactionLog`) is refused: it would write each token to the output; so is one naming another transport (`jsonTransport`, `streamTransport`, `sendmail`), or `secure=true` on `smtp://` (nodemailer ignores it: write `smtps://`).',
     secret: true,
     unsafe: (s, supplied): string | undefined => (supplied.management && !supplied.mailer && !s.mail.smtpUrl ? `invitation mails are written to ${s.mail.outboxDir} instead of being sent` : undefined),
   }),

@@ -64,14 +64,21 @@ export function parseUrlWithScheme(raw: string, schemes: string[]): string {
 }
 
 /**
- * An `smtp://` or `smtps://` URL whose query does not turn on nodemailer's own logging (`logger`, `debug`), which
- * writes every mail, the initial access token in it, to stdout.
+ * An `smtp://` or `smtps://` URL whose query (nodemailer reads it over its other options) neither turns on its own
+ * logging (`logger`, `debug`, `transactionLog`), which writes every mail, the initial access token in it, to stdout,
+ * nor names another transport (`jsonTransport`, …: no mail sent, a receipt answered), nor says `secure` on `smtp://`
+ * (nodemailer reads only the scheme: the mail goes by STARTTLS or in plain text).
  */
 export function parseSmtpUrl(raw: string): string {
   const url = parseUrlWithScheme(raw, ['smtp:', 'smtps:']);
-  const logging = [...new URL(url).searchParams.keys()].filter((key) => key === 'logger' || key === 'debug');
-  if (logging.length > 0) {
-    throw new Error(`the query turns on nodemailer's logging (${logging.join(', ')}), which writes each mail and the token in it to the output; svc-connect config check --connect names why mail fails`);
+  const { protocol, searchParams } = new URL(url);
+  const keys = (names: string[]): string => [...new Set(searchParams.keys())].filter((key) => names.includes(key)).join(', ');
+  const logging = keys(['logger', 'debug', 'transactionLog']);
+  if (logging) throw new Error(`the query turns on nodemailer's logging (${logging}), which writes each mail and the token in it to the output; svc-connect config check --connect names why mail fails`);
+  const transports = keys(['jsonTransport', 'streamTransport', 'sendmail', 'SES']);
+  if (transports) throw new Error(`the query makes nodemailer send no mail over SMTP (${transports})`);
+  if (protocol === 'smtp:' && searchParams.getAll('secure').some((value) => value !== 'false')) {
+    throw new Error('secure in the query is ignored, the scheme decides: write smtps:// for implicit TLS (smtp:// is STARTTLS or plain text)');
   }
   return url;
 }

@@ -227,6 +227,12 @@ describe('loadSettings (C9)', () => {
     // nodemailer's own logger writes every mail, the invitation's token in it, to stdout.
     ['svc.mail.smtp-url', 'smtp://u:S3CRET@mail.example.com:587?logger=true&debug=true', "the query turns on nodemailer's logging (logger, debug)"],
     ['svc.mail.smtp-url', 'smtp://u:S3CRET@mail.example.com:587?%6Cogger=true', "the query turns on nodemailer's logging (logger)"],
+    ['svc.mail.smtp-url', 'smtp://u:S3CRET@mail.example.com:587?transactionLog=true', "the query turns on nodemailer's logging (transactionLog)"],
+    // With pool=false nodemailer built the transport the query named: 202 and a receipt for mail never sent.
+    ['svc.mail.smtp-url', 'smtp://u:S3CRET@mail.example.com:587?pool=false&jsonTransport=true', 'the query makes nodemailer send no mail over SMTP (jsonTransport)'],
+    ['svc.mail.smtp-url', 'smtp://mail.example.com?pool=false&sendmail=true&path=/usr/sbin/sendmail', 'the query makes nodemailer send no mail over SMTP (sendmail)'],
+    // nodemailer reads only the scheme: the mail went in plain text.
+    ['svc.mail.smtp-url', 'smtp://u:S3CRET@mail.example.com:465?secure=true', 'secure in the query is ignored, the scheme decides: write smtps:// for implicit TLS'],
   ])('stops on %s %j its client cannot read, naming the fault and never the password', (name, raw, fault) => {
     const err = captureError(() => loadSettings({ env: {}, properties: { [name]: raw } }));
     expect(err.properties).toEqual([name]);
@@ -243,6 +249,10 @@ describe('loadSettings (C9)', () => {
     ['svc.mail.smtp-url', 'smtp://user:p%40ss@mail.example.com:587'],
     ['svc.mail.smtp-url', 'smtp://127.0.0.1:25/?requireTLS=false'],
     ['svc.mail.smtp-url', 'smtp://localhost:25?ignoreTLS=true'],
+    ['svc.mail.smtp-url', 'smtps://user:pass@mail.example.com:465'],
+    ['svc.mail.smtp-url', 'smtps://mail.example.com?secure=true'],
+    ['svc.mail.smtp-url', 'smtp://relay.example.com:25?secure=false'],
+    ['svc.mail.smtp-url', 'smtp://mail.example.com:587?pool=true&tls.rejectUnauthorized=false'],
   ])('accepts %s %j', (name, raw) => {
     expect(() => loadSettings({ env: {}, properties: { [name]: raw } })).not.toThrow();
   });
