@@ -65,7 +65,7 @@ async function checkStore(redis: Omit<RedisStoreOptions, 'logger'>, timeoutMs: n
 async function checkMail(mail: MailerOptions, timeoutMs: number): Promise<ConnectionCheck> {
   if (!mail.smtpUrl) return { what: 'mail', ok: true, text: `outbox folder ${mail.outboxDir}: nothing to connect to` };
   const { createMailer } = await import('../management/mailer.js');
-  const mailer = createMailer(mail);
+  const mailer = createMailer({ ...mail, sendDeadlineMs: timeoutMs });
   const where = mailer.where;
   const at = where ? ` at ${where.host}:${where.port}` : '';
   try {

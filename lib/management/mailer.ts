@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 
 import nodemailer from 'nodemailer';
@@ -40,7 +41,8 @@ export interface MailerOptions {
   /** Folder for `.eml` files when there is no SMTP server. */
   outboxDir: string;
   /**
-   * How long one SMTP delivery may take, waiting for a pooled connection included, before it fails.
+   * How long one SMTP delivery may take, waiting for a pooled connection included, before it fails; and
+   * {@link Mailer.verify}.
    * @default 60000
    */
   sendDeadlineMs?: number;
@@ -59,18 +61,32 @@ export function createMailer(options: MailerOptions): Mailer {
     // Credentials go only over TLS: whoever strips STARTTLS from the server's answer would read them otherwise.
     // A `requireTLS=false` in the URL's query still opts out (nodemailer lets the URL win).
     const requireTLS = url.protocol === 'smtp:' && (url.username !== '' || url.password !== '');
-    const transport = nodemailer.createTransport({ url: options.smtpUrl, pool: true, maxConnections: 2, requireTLS, ...timeouts });
+    const transportOptions = { url: options.smtpUrl, pool: true, maxConnections: 2, requireTLS, ...timeouts };
+    const transport = nodemailer.createTransport(transportOptions);
     const where = { host: url.hostname, port: Number(url.port || (url.protocol === 'smtps:' ? 465 : 587)) };
+    const deadlineMs = options.sendDeadlineMs ?? 60_000;
     return {
       kind: 'smtp',
       where,
       async send(message) {
         // A server trickling its replies resets every socket timeout: without a deadline it holds the request, and
         // a pooled connection, for as long as it trickles.
-        await transport.sendMail({ ...message, signal: AbortSignal.timeout(options.sendDeadlineMs ?? 60_000) });
+        await transport.sendMail({ ...message, signal: AbortSignal.timeout(deadlineMs) });
         return { transport: 'smtp', host: `${where.host}:${where.port}` };
       },
-      verify: async () => void (await transport.verify()),
+      async verify() {
+        // nodemailer's verify takes no signal: it runs on a socket of ours, destroyed at the deadline (left open, a
+        // trickling server held it, and the process, for as long as it trickled).
+        const socket = new Socket();
+        const probe = nodemailer.createTransport({ ...transportOptions, socket });
+        const timer = setTimeout(() => socket.destroy(Object.assign(new Error(`SMTP timed out: no answer within ${deadlineMs} ms`), { code: 'ETIMEDOUT' })), deadlineMs);
+        try {
+          await probe.verify();
+        } finally {
+          clearTimeout(timer);
+          probe.close();
+        }
+      },
       close: () => transport.close(),
     };
   }

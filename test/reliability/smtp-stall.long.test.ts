@@ -2,6 +2,7 @@ import { createConnection, createServer, type AddressInfo, type Server, type Soc
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
+import { checkConnections } from '../../lib/cli/connection-checks.js';
 import { createMailer } from '../../lib/management/mailer.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
 import { register } from '../helpers/registration.js';
@@ -75,5 +76,36 @@ describe('an SMTP server that stalls a delivery by trickling its replies', () =>
     const pending = (await (await fetch(`${running.issuer}/management/invitations`, { headers: { authorization: AUTH } })).json()) as { invitations: { id: string }[] };
     expect(pending.invitations.map((i) => i.id)).toEqual([invitation]);
     expect((await register(running, { redirect_uris: ['https://partner.example/cb'] }, token)).status).toBe(201);
+    // The pool put a new connection in place of the one given up.
+    expect((await invite('second@example.com')).status).toBe(202);
+    expect((await smtp.next()).to).toMatchObject({ text: 'second@example.com' });
+  });
+});
+
+describe('config check --connect against an SMTP server that trickles its replies', () => {
+  let smtp: TestSmtp;
+  let stalling: Awaited<ReturnType<typeof stallingFirst>>;
+
+  beforeAll(async () => {
+    smtp = await startSmtp();
+    stalling = await stallingFirst(smtp);
+  });
+  afterAll(async () => {
+    for (const socket of stalling.sockets) socket.destroy();
+    await new Promise((resolve) => stalling.server.close(resolve));
+    await smtp.close();
+  });
+
+  const checkMail = async (): Promise<{ ok: boolean; text: string } | undefined> =>
+    (await checkConnections({ redis: {}, mail: { smtpUrl: stalling.url, outboxDir: '/nonexistent' } }, 2000)).find((c) => c.what === 'mail');
+
+  it('attack: the check fails as timed out and ends its connection (left open, the trickle kept the command from exiting); honest: the next check passes', async () => {
+    const checked = checkMail();
+    await stalling.stalling;
+    const [stalled] = stalling.sockets;
+    const closed = new Promise((resolve) => stalled?.once('close', resolve));
+    expect(await checked).toEqual({ what: 'mail', ok: false, text: expect.stringMatching(/^SMTP: timed out at 127\.0\.0\.1:\d+: /) });
+    await closed;
+    expect(await checkMail()).toEqual({ what: 'mail', ok: true, text: expect.stringMatching(/^SMTP at 127\.0\.0\.1:\d+ accepts a connection$/) });
   });
 });
