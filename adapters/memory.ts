@@ -23,7 +23,7 @@ interface Entry {
 
 type Index = Map<string, { key: string; expiresAt: number }>;
 
-/** One request's store work (`SvcStore.batch`): the records of flow models it deleted, and a write of it the limit refused. */
+/** One request's store work (`SvcStore.batch`): the records of flow models it deleted, and a write of one the limit refused. */
 interface RequestWork {
   deleted: Set<string>;
   refused?: StoreUnavailableError;
@@ -155,8 +155,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       const [grows, start] = [cost - (old?.cost ?? 0), !old && startsFlow(model, payload)];
       if (!budget.fits(grows, start)) {
         const refusal = budget.refusal();
-        // Refused by the limit itself (a full Redis's OOM), not by the headroom kept from strangers: it fails the request.
-        const current = work();
+        // A flow model's write refused by the limit itself (a full Redis's OOM on the request's deferred writes), not by the
+        // headroom kept from strangers, fails the request; other models' writes act at once on Redis too: their caller's answer.
+        const current = FLOW_MODELS.has(model) ? work() : undefined;
         if (current && (!start || !budget.fits(grows))) current.refused ??= refusal;
         throw refusal;
       }

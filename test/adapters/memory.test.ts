@@ -469,4 +469,20 @@ describe('memory store: a request whose write the limit refuses deletes nothing 
     expect(await store.adapter('Session').find('s2')).toBeUndefined();
     await store.close();
   });
+
+  it('honest: a write of another model refused at the limit is its own caller\'s answer, as on Redis where such writes act at once (a mark the caller goes on without): the request is served and its deletions land; attack: her code refused there still deletes nothing', async () => {
+    const store = await before();
+    await fill(store);
+    await store.batch?.(async () => {
+      await store.adapter('Session').destroy('s');
+      await expect(store.adapter('ManagementAddress').upsert('a', { pad: 'x'.repeat(100) }, 60)).rejects.toBeInstanceOf(StoreUnavailableError);
+    });
+    expect(await store.adapter('Session').find('s')).toBeUndefined();
+    await expect(store.batch?.(async () => {
+      await store.adapter('Interaction').destroy('i');
+      await store.adapter('AuthorizationCode').upsert('c', { kind: 'AuthorizationCode', accountId: 'a' }, 60).catch(() => undefined);
+    })).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(await store.adapter('Interaction').find('i')).toBeDefined();
+    await store.close();
+  });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 
 import { createMemoryStore } from '../../adapters/memory.js';
+import { KNOWN_ADDRESS_MODEL } from '../../lib/management/guard.js';
 import { confidentialClient, sessionsOf, startApp, type RunningApp } from '../helpers/app.js';
 import { accountsHeldAt, heldCall } from '../helpers/held-call.js';
 import { authorizationUrl, codeFlowParams, codeFlowUrl, FormBrowser, signIn } from '../helpers/flow.js';
@@ -221,5 +222,31 @@ describe('on the embedded memory store, a resume refused for want of room delete
     expect([reused.status, /<code>(\w+)<\/code>/.exec(await reused.text())?.[1]]).toEqual([400, 'invalid_request_uri']);
     expect((await browser.request(resume)).headers.get('location')).toMatch(/^http:\/\/rp\.localhost\/cb\?code=[\w-]+&state=st&/);
     expect((await browser.request(resume)).status).toBe(400);
+  });
+});
+
+describe('on the embedded memory store, a write refused at the limit that its caller goes on without fails nothing else', () => {
+  const store = createMemoryStore({ maxBytes: 2 ** 20 });
+  const [user, password] = ['ops', 'correct horse battery staple'];
+  const running = appPerSuite({ store, clients: [client], properties: { 'svc.management.user': user, 'svc.management.password': password, 'svc.proxy': true } });
+  /** A management call from `address`, where the operator has not signed in for 30 days. */
+  const manage = (method: string, path: string, address: string): Promise<Response> =>
+    fetch(`${running.issuer}/management${path}`, { method, headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`, 'x-forwarded-for': address } });
+
+  it('honest: the operator at a full store, from an address new to her (its mark not written), lists and revokes an invitation to make room: served 200 as on Redis, not 503 for an action that was done', async () => {
+    const issued = await manage('POST', '/initial-access-tokens', '203.0.113.1');
+    expect(issued.status).toBe(201);
+    const { invitations } = (await (await manage('GET', '/invitations', '203.0.113.1')).json()) as { invitations: { id: string }[] };
+    const id = invitations[0]?.id as string;
+    const put = (size: number): Promise<boolean> => store.adapter('AccessToken').upsert('filler', { kind: 'AccessToken', pad: 'x'.repeat(size) }, 3600).then(() => true, () => false);
+    let size = 0;
+    for (let step = 2 ** 20; step >= 1; step = Math.floor(step / 2)) while (await put(size + step)) size += step;
+    // Room for her address's failure counter (read, not written, by a right password), not for the mark of her address.
+    await put(size - 400);
+    expect((await manage('GET', '/clients', '203.0.113.2')).status).toBe(200);
+    expect((await manage('DELETE', `/invitations/${id}`, '203.0.113.3')).status).toBe(200);
+    // Only the mark of the address she signed in from with room: those of the full store's two were refused.
+    expect((await store.inventory.list(KNOWN_ADDRESS_MODEL, { limit: 10 })).records).toHaveLength(1);
+    expect((await manage('DELETE', `/invitations/${id}`, '203.0.113.4')).status).toBe(404);
   });
 });
