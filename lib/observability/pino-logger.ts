@@ -11,13 +11,15 @@ export type LogFormat = 'pretty' | 'json';
 
 /**
  * A {@link Logger} on pino: one JSON line per event, or with `format: "pretty"` one readable line, written
- * to `destination` (default stdout) at `level` and above; buffered unless `sync`, `flush()` writes the buffer.
+ * to `destination` (default stdout) at `level` and above; buffered unless `sync` (written within a second, warnings at
+ * once), `flush()` writes the buffer.
  */
 export function createPinoLogger(
   options: { level?: LogLevel; destination?: number | string; sync?: boolean; format?: LogFormat } = {},
 ): Logger & { pino: Pino } {
   const dest = options.destination ?? 1;
-  const destination = pino.destination({ dest, sync: options.sync ?? false, minLength: options.sync ? 0 : 4096 });
+  // Routine lines wait for 4 KiB of company, at most a second: a quiet server's audit line still reaches the journal.
+  const destination = pino.destination({ dest, sync: options.sync ?? false, minLength: options.sync ? 0 : 4096, periodicFlush: options.sync ? 0 : 1000 });
   const colour = typeof dest === 'number' && isatty(dest);
   // JSON lines too reach terminals (docker logs, journalctl, tail): what JSON leaves raw is written \uXXXX, the same value.
   const stream = { write: (line: string) => destination.write(options.format === 'pretty' ? prettyLine(line, colour) : terminalText(line, '\n')) };

@@ -92,6 +92,18 @@ describe('log formats (svc.log.format, issue 15 item 9)', () => {
     expect(JSON.parse(readFileSync(json, 'utf8'))).toMatchObject({ level: 'info', event: 'stopped', signal: 'SIGTERM' });
   });
 
+  it("honest: a quiet server's routine line reaches its log on its own, without a warning or 4 KiB of lines behind it (an operator's disable shows in journalctl -f)", async () => {
+    const file = join(dir, 'quiet.log');
+    const logger = createPinoLogger({ destination: file, format: 'json' });
+    logger.info('management_audit', { user: 'ops', action: 'clients.disable', outcome: 'done' });
+    let text = '';
+    while (!text.includes('management_audit')) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      text = readFileSync(file, 'utf8');
+    }
+    expect(JSON.parse(text)).toMatchObject({ level: 'info', event: 'management_audit', action: 'clients.disable' });
+  });
+
   it('defaults to JSON in production and when the output is not a terminal', () => {
     const notATerminal = openSync(join(dir, 'fd.log'), 'w');
     expect(defaultLogFormat(false, notATerminal)).toBe('json');
