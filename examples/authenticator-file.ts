@@ -8,7 +8,7 @@
  *
  *   npx tsx examples/authenticator-file.ts hash
  */
-import { createInterface } from 'node:readline/promises';
+import { createInterface } from 'node:readline';
 
 import type { Authenticator, ModuleContext } from '../lib/index.js';
 import { isMainModule } from '../lib/is-main.js';
@@ -50,18 +50,18 @@ if (isMainModule(import.meta.url)) {
     process.stderr.write('usage: npx tsx examples/authenticator-file.ts hash   (reads the password from standard input)\n');
     process.exit(2);
   }
-  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: false });
-  let answered = false;
-  rl.on('close', () => {
-    if (!answered) {
-      process.stderr.write('no password on standard input\n');
-      process.exit(2);
-    }
-  });
+  const rl = createInterface({ input: process.stdin, terminal: false });
   process.stderr.write('password: ');
-  const line = await rl.question('');
-  answered = true;
+  // The first line, also one without a line end (printf, a secret store): readline emits it as the input closes.
+  const line = await new Promise<string | undefined>((resolve) => {
+    rl.once('line', resolve);
+    rl.once('close', () => resolve(undefined));
+  });
   rl.close();
+  if (line === undefined) {
+    process.stderr.write('no password on standard input\n');
+    process.exit(2);
+  }
   if (!line) {
     process.stderr.write('the password must not be empty\n');
     process.exit(2);
