@@ -14,7 +14,7 @@ configuration file resolve against its folder, the environment's against the wor
 /** `svc-connect serve`. */
 export const serveCommand: Command = {
   name: 'serve',
-  summary: 'run the example server',
+  summary: 'run the server (the production command)',
   usage,
   async run(argv, io) {
     parseFlags(argv, {}, usage);
