@@ -68,7 +68,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
       if (err instanceof InvalidInvitationAddressError) return sendError(ctx, 400, 'invalid_request', err.message);
       if (err instanceof MailDeliveryError) {
         logger.error('invitation_mail_failed', { request_id: requestIdOf(ctx), code: err.code, transport: mailer.kind, ...failureCauseFields(err) });
-        return sendError(ctx, 502, 'mail_delivery_failed', 'the invitation mail could not be sent; no invitation was issued');
+        return sendError(ctx, 502, 'mail_delivery_failed', 'the invitation mail could not be sent; no invitation was issued (the invitation_mail_failed log line names the cause; svc-connect config check --connect tests the mail server)');
       }
       throw err;
     }

@@ -339,14 +339,18 @@ describe('management invitations over SMTP (C7)', () => {
 });
 
 describe('management invitations when SMTP is unreachable', () => {
-  it('answers 502', async () => {
+  it('answers 502, telling the operator where the cause is and how to test the mail server', async () => {
     const running = await startApp({
       properties: { 'svc.mail.smtp-url': `smtp://127.0.0.1:${await freePort()}`, 'svc.management.password': PASSWORD },
     });
     try {
       const res = await invite(running, 'partner@example.com', basic('admin', PASSWORD));
       expect(res.status).toBe(502);
-      expect(res.body.error).toBe('mail_delivery_failed');
+      expect(res.body).toEqual({
+        error: 'mail_delivery_failed',
+        error_description:
+          'the invitation mail could not be sent; no invitation was issued (the invitation_mail_failed log line names the cause; svc-connect config check --connect tests the mail server)',
+      });
     } finally {
       await running.close();
     }
