@@ -52,7 +52,7 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
     else hangup.pending = true;
   });
   for (const variable of ignored) logger.warn('environment_variable_ignored', { variable, reason: 'not an svc-connect property' });
-  warnIfConfigFileExposed(logger, settings, sources);
+  warnIfConfigFileExposed(logger, loaded.configFile);
   // Listening first: with svc.port=0 the system chooses the port, which the default svc.base-url names. Until the app is
   // built, requests are answered 503.
   let serve: (req: IncomingMessage, res: ServerResponse) => unknown = starting;

@@ -3,7 +3,7 @@ import { redactUrlCredentials, type LogFields } from '../logger.js';
 import type { ClusterNode } from '../settings/types.js';
 import { defaultLogFormat } from '../observability/pino-logger.js';
 import { PROPERTY_DEFINITIONS, readValue } from '../settings/definitions.js';
-import { loadSettingsWithSources, type SettingSource } from '../settings/load.js';
+import { loadSettingsWithSources, type ConfigFileValues, type SettingSource } from '../settings/load.js';
 import { warnIfConfigFileExposed } from '../settings/secret-files.js';
 import type { Settings } from '../settings/types.js';
 import { parseFlags, usageError, type CliIo, type Command } from './common.js';
@@ -58,10 +58,10 @@ function warningText(event: string, fields: LogFields): string {
 const startFailure = (err: unknown): CliError => new CliError(`cannot start: ${startFailureReason(err)}`);
 
 /** The start checks of the bundled server, without listening or connecting: resolves to the warnings. */
-async function startChecks(settings: Settings, sources: ReadonlyMap<string, SettingSource>): Promise<{ event: string; fields?: LogFields }[]> {
+async function startChecks(settings: Settings, configFile: ConfigFileValues | undefined): Promise<{ event: string; fields?: LogFields }[]> {
   const warnings: { event: string; fields?: LogFields }[] = [];
   const logger = { info: () => undefined, warn: (event: string, fields?: LogFields) => warnings.push({ event, fields }), error: (event: string, fields?: LogFields) => warnings.push({ event, fields }) };
-  warnIfConfigFileExposed(logger, settings, sources);
+  warnIfConfigFileExposed(logger, configFile);
   // createApp's checks (the bundled server serves management) against a throwaway memory store: Redis is not contacted.
   // Loaded here, not at the top: they bring oidc-provider, which the other commands do not need.
   const [{ createMemoryStore }, { resolveRuntime }] = await Promise.all([import('../../adapters/memory.js'), import('../provider/runtime.js')]);
@@ -102,7 +102,7 @@ export const configCommand: Command = {
     );
     io.out(`\nNODE_ENV=${io.env.NODE_ENV ?? '(unset)'}; log lines: ${settings.log.format ?? `${defaultLogFormat(settings.production)} (svc.log.format unset)`}\n`);
     for (const variable of ignored) io.out(`ignored: environment variable ${variable} (not an svc-connect property)\n`);
-    const warnings = await startChecks(settings, sources).catch((err: unknown) => {
+    const warnings = await startChecks(settings, loaded.configFile).catch((err: unknown) => {
       throw startFailure(err);
     });
     for (const { event, fields } of warnings) io.out(`warning: ${warningText(event, fields ?? {})}\n`);

@@ -86,17 +86,25 @@ interface GivenValue {
 /** Where a value came from, as messages name it: the file's path, the variable, or `code`. */
 const originOf = (source: GivenValue['source']): string => (source.kind === 'file' ? source.file : source.kind === 'env' ? source.variable : 'code');
 
-/** {@link loadSettings}, also saying where each property's value came from (for `svc-connect config check`). */
-export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { settings: Settings; sources: Map<string, SettingSource> } {
+/** What the configuration file gave: every property it names with its value as written, whatever overrides it. */
+export interface ConfigFileValues {
+  file: string;
+  given: ReadonlyMap<string, string>;
+}
+
+/**
+ * {@link loadSettings}, also saying where each property's value came from (for `svc-connect config check`), and what the
+ * configuration file gave.
+ */
+export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { settings: Settings; sources: Map<string, SettingSource>; configFile?: ConfigFileValues } {
   const env = options.env ?? process.env;
   refuseMisspeltProduction(env.NODE_ENV);
   const production = isProductionEnvironment(env.NODE_ENV);
   const raw = new Map<string, GivenValue>();
 
   const file = options.file ?? env.SVC_CONFIG;
-  if (file) {
-    for (const [name, value] of readConfigFile(file)) raw.set(name, { value, source: { kind: 'file', file } });
-  }
+  const configFile = file ? { file, given: readConfigFile(file) } : undefined;
+  for (const [name, value] of configFile?.given ?? []) raw.set(name, { value, source: { kind: 'file', file: configFile?.file ?? '' } });
   for (const [name, value] of Object.entries(options.properties ?? {})) raw.set(name, { value: String(value), source: { kind: 'code' } });
   for (const [name, entry] of fromEnvironment(env, options.onIgnoredVariable ?? warnOnce)) raw.set(name, entry);
 
@@ -136,7 +144,7 @@ export function loadSettingsWithSources(options: LoadSettingsOptions = {}): { se
     writeValue(settings, definition, value);
   }
   refuseSharedPort(settings, raw.get('svc.ops.port'));
-  return { settings, sources };
+  return { settings, sources, ...(configFile ? { configFile } : {}) };
 }
 
 /** Refuses an operations listener on the public port: its listen would fail as if another process held the port. */

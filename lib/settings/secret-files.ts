@@ -2,9 +2,8 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 import { redactUrlCredentials, type Logger } from '../logger.js';
-import { PROPERTY_DEFINITIONS, readValue, type PropertyDefinition } from './definitions.js';
-import type { SettingSource } from './load.js';
-import type { ClusterNode, Settings } from './types.js';
+import { PROPERTY_DEFINITIONS, type PropertyDefinition } from './definitions.js';
+import type { ConfigFileValues } from './load.js';
 
 /**
  * The mode of `file` (the file a link leads to) as octal, `0644`, when its group or anyone else may read or change
@@ -36,19 +35,20 @@ export function warnIfExposed(logger: Logger, property: string, file: string, ho
   logger.warn('secret_file_exposed', { property, file: absolute, mode: found.mode, holds, fix: `${fix}; only the service user may read it` });
 }
 
-/** True when a property's value is a secret: a secret property, or a URL (a Cluster seed node) carrying credentials. */
-function givesSecret(definition: PropertyDefinition, value: unknown): boolean {
-  if (definition.secret) return true;
-  if (typeof value === 'string') return redactUrlCredentials(value) !== value;
-  return Array.isArray(value) && value.some((node: Partial<ClusterNode>) => node.password !== undefined || node.username !== undefined);
+/** True when a value as written is a secret: of a secret property, or URLs (Cluster seed nodes) carrying credentials. */
+function givesSecret(definition: PropertyDefinition, written: string): boolean {
+  return definition.secret === true || written.split(',').some((item) => redactUrlCredentials(item.trim()) !== item.trim());
 }
 
 /**
- * {@link warnIfExposed} for the configuration file (`SVC_CONFIG`, `--file`) when it gave a secret property, or a URL
- * with a password (the store's, in `svc.redis.url`), naming those.
+ * {@link warnIfExposed} for the configuration file (`SVC_CONFIG`, `--file`) when it gives a secret property, or a URL
+ * with a password (the store's, in `svc.redis.url`), naming those, also where the environment overrides them: the
+ * file still holds them.
  */
-export function warnIfConfigFileExposed(logger: Logger, settings: Settings, sources: ReadonlyMap<string, SettingSource>): void {
-  const fromFile = PROPERTY_DEFINITIONS.filter((d) => sources.get(d.name)?.kind === 'file' && givesSecret(d, readValue(settings, d)));
-  const source = fromFile.length ? sources.get(fromFile[0]?.name ?? '') : undefined;
-  if (source?.kind === 'file') warnIfExposed(logger, 'SVC_CONFIG', source.file, fromFile.map((d) => d.name).join(', '));
+export function warnIfConfigFileExposed(logger: Logger, configFile: ConfigFileValues | undefined): void {
+  const secrets = PROPERTY_DEFINITIONS.filter((d) => {
+    const written = configFile?.given.get(d.name);
+    return written !== undefined && givesSecret(d, written);
+  });
+  if (configFile && secrets.length) warnIfExposed(logger, 'SVC_CONFIG', configFile.file, secrets.map((d) => d.name).join(', '));
 }

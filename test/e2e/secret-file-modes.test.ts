@@ -123,6 +123,16 @@ describe('a secret file others may read is warned about, never refused', () => {
     }
   });
 
+  it('attack: a secret the environment overrides is still named in a configuration file everyone may read (its value is still there, maybe the same one)', async () => {
+    const file = join(dir, 'overridden.properties');
+    writeFileSync(file, `svc.management.password = ${PASSWORD}\nsvc.redis.url = redis://:${PASSWORD}@127.0.0.1:6379/0\n`);
+    chmodSync(file, 0o644);
+    const checked = await cli(['config', 'check', '--file', file], { SVC_MANAGEMENT_PASSWORD: PASSWORD, REDIS_URL: 'redis://127.0.0.1:6379/0' });
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toContain(`warning: secret_file_exposed: ${file} (mode 0644) holds svc.redis.url, svc.management.password: chmod 600 ${file}`);
+    expect(checked.stdout).not.toContain(PASSWORD);
+  });
+
   it('honest: config check is silent about a configuration file of the service user alone, and about one everyone may read that holds no secret', async () => {
     const own = join(dir, 'own.properties');
     writeFileSync(own, `svc.management.password = ${PASSWORD}\n`);
