@@ -154,7 +154,7 @@ export const defaultBaseUrl = (port: number): string => `http://localhost:${port
 
 /** Every property svc-connect understands, in the order of the configuration reference. */
 export const PROPERTY_DEFINITIONS = [
-  row('svc.port', 'port', integer(0, 65535), { env: 'PORT', default: 3000, doc: 'TCP port the example server listens on; `0` lets the system choose one, which the default `svc.base-url` then names (the server listens before it builds the app, answering 503 until it is ready).' }),
+  row('svc.port', 'port', integer(0, 65535), { env: 'PORT', default: 3000, doc: 'TCP port the server (`svc-connect serve`, `npm start`) listens on; `0` lets the system choose one, which the default `svc.base-url` then names (the server listens before it builds the app, answering 503 until it is ready).' }),
   row('svc.base-url', 'baseUrl', parseBaseUrl, {
     env: 'SVC_BASE_URL',
     default: (s): string => defaultBaseUrl(s.port),
