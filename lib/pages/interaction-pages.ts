@@ -31,8 +31,14 @@ function loginMessage(model: LoginPageModel): string {
   return model.failed ? '<p class="error" role="alert" id="login-error">The login or password is not correct.</p>' : '';
 }
 
-/** The login page (C8): form `#login-form` with inputs `login` and `password`. */
+/**
+ * The login page (C8): form `#login-form` with inputs `login` and `password`. Shown again with her login filled in,
+ * the cursor waits in the password field: typed into the login field, her password would be shown and sent as a name.
+ * Both fields are described by the error line, so a screen reader names it in whichever field she is.
+ */
 export function loginPage(model: LoginPageModel): RenderedPage {
+  const [loginFocus, passwordFocus] = model.login ? ['', ' autofocus'] : [' autofocus', ''];
+  const described = model.failed || model.retryAfterSeconds ? ' aria-describedby="login-error"' : '';
   return renderPage({
     title: 'Sign in',
     formTargets: model.redirectTargets,
@@ -41,9 +47,9 @@ export function loginPage(model: LoginPageModel): RenderedPage {
 ${loginMessage(model)}
 <form id="login-form" method="post" action="${escapeHtml(model.action)}" autocomplete="on">
 <label for="login">Login</label>
-<input id="login" name="login" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${escapeHtml(model.login ?? '')}"${model.failed || model.retryAfterSeconds ? ' aria-describedby="login-error"' : ''}>
+<input id="login" name="login" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required${loginFocus} value="${escapeHtml(model.login ?? '')}"${described}>
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
+<input id="password" name="password" type="password" autocomplete="current-password" required${passwordFocus}${described}>
 <div class="actions"><button class="primary" type="submit">Sign in</button></div>
 </form>`,
   });

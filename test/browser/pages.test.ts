@@ -121,6 +121,38 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await page.close();
   });
 
+  /** Until the page has put the cursor in a field (autofocus applies after load): what she types lands there. */
+  const typingLands = (page: Page) => page.waitForFunction(() => document.activeElement instanceof HTMLInputElement);
+
+  it('after a wrong password her login stays and the cursor waits in the password field: what she types next is not shown in the login field', async () => {
+    const page = await freshPage();
+    await page.goto(codeFlowUrl(running.issuer, appA, { scope: 'openid email' }));
+    await typingLands(page);
+    await page.keyboard.type('demo');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('not-the-password');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#login-error');
+    await typingLands(page);
+    // A screen reader names the field she lands in with the error: the error line is its description.
+    const description = await page.evaluate(() => document.getElementById(document.activeElement?.getAttribute('aria-describedby') ?? '')?.textContent);
+    expect(description).toBe('The login or password is not correct.');
+    await page.keyboard.type('demo');
+    expect({ login: await page.inputValue('#login'), password: await page.inputValue('#password') }).toEqual({ login: 'demo', password: 'demo' });
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#consent-allow');
+    await page.close();
+  });
+
+  it('honest: a fresh login page puts the cursor in the login field', async () => {
+    const page = await freshPage();
+    await page.goto(codeFlowUrl(running.issuer, appA, { scope: 'openid email' }));
+    await typingLands(page);
+    await page.keyboard.type('demo');
+    expect({ login: await page.inputValue('#login'), password: await page.inputValue('#password') }).toEqual({ login: 'demo', password: '' });
+    await page.close();
+  });
+
   it('signs in once, then: no prompt → no pages; prompt=login → the login page; prompt=consent → consent again', async () => {
     const page = await freshPage();
     // Which of our pages the browser was shown, in order (login or consent), per step.
