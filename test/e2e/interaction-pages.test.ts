@@ -70,7 +70,7 @@ describe('the person-facing pages: form targets of native apps, ended interactio
       expect([json.status, ((await json.json()) as { error?: string }).error]).toEqual([400, 'invalid_request']);
     });
 
-    it('a request with no interaction cookie (opened in another browser) at the resume step says the same', async () => {
+    it('a request with no cookie at all (opened in another browser, or a browser blocking cookies) at the resume step says so, and that signing in needs cookies', async () => {
       const browser = new FormBrowser();
       await browser.follow(codeFlowUrl(running.issuer, web, { state: 'st' }), running.baseUrl);
       const action = browser.formAction('login-form', running.baseUrl);
@@ -78,7 +78,9 @@ describe('the person-facing pages: form targets of native apps, ended interactio
       const resume = login.headers.get('location') as string;
       const elsewhere = await fetch(resume, { headers: { accept: 'text/html' }, redirect: 'manual' });
       expect(elsewhere.status).toBe(400);
-      expect(await elsewhere.text()).toContain('Your sign-in expired, was finished already (the back button, another tab, another person signing in in this browser) or was opened in another browser.');
+      const html = await elsewhere.text();
+      expect(html).toContain('Your sign-in expired or was opened in another browser, or this browser blocks cookies for this site: signing in needs them, so allow them if it does.');
+      expect(html).not.toContain('The application that sent you here');
     });
 
     it('honest: a request the application got wrong is still explained as the application\'s', async () => {

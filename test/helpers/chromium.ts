@@ -17,15 +17,11 @@ export async function launchChromium(extraArgs: string[] = []): Promise<Browser>
   });
 }
 
-/**
- * Chromium on a profile of its own (in a temporary directory `close` removes) that lets third-party cookies through,
- * as a person's browser may: the contexts of {@link launchChromium}, as Chromium's own profile here, block them.
- */
-export async function launchChromiumAllowingThirdPartyCookies(extraArgs: string[] = []): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+/** Chromium on a profile of its own with `preferences` (Chromium's `Default/Preferences`), in a temporary directory `close` removes. */
+export async function launchChromiumWithPreferences(preferences: Record<string, unknown>, extraArgs: string[] = []): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-chromium-profile-'));
   mkdirSync(join(dir, 'Default'));
-  // Chromium's "Third-party cookies" setting: 0 allows them.
-  writeFileSync(join(dir, 'Default', 'Preferences'), JSON.stringify({ profile: { cookie_controls_mode: 0 } }));
+  writeFileSync(join(dir, 'Default', 'Preferences'), JSON.stringify(preferences));
   const context = await chromium.launchPersistentContext(dir, { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: [...CHROMIUM_ARGS, ...extraArgs] });
   return {
     context,
@@ -34,6 +30,21 @@ export async function launchChromiumAllowingThirdPartyCookies(extraArgs: string[
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Chromium that lets third-party cookies through, as a person's browser may: the contexts of {@link launchChromium},
+ * as Chromium's own profile here, block them.
+ */
+export function launchChromiumAllowingThirdPartyCookies(extraArgs: string[] = []): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  // Chromium's "Third-party cookies" setting: 0 allows them.
+  return launchChromiumWithPreferences({ profile: { cookie_controls_mode: 0 } }, extraArgs);
+}
+
+/** Chromium that keeps no cookie of any site, as a person may set hers ("Don't allow sites to save data"). */
+export function launchChromiumBlockingCookies(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  // Chromium's content setting for cookies: 2 blocks them.
+  return launchChromiumWithPreferences({ profile: { default_content_setting_values: { cookies: 2 } } });
 }
 
 /** Saves a full-page screenshot as `test-output/screenshots/<name>.png`. */
