@@ -80,18 +80,18 @@ export function createDemoRouter(options: { provider: Provider; paths: PublicPat
     const form = await readFormBody(ctx);
     const scopes = form.getAll('scope').filter((s) => (DEMO_SCOPES as readonly string[]).includes(s));
     let claims = (form.get('claims') ?? '').trim();
+    const refused = (error: string): void => {
+      const chosen = { scopes, claims, verified: form.get('verified') === 'yes', prompt: form.get('prompt') ?? '', par: form.get('par') === 'encrypted' };
+      sendPage(ctx, demoFormPage(again, error, chosen), 400);
+    };
     let parsed: unknown;
     if (claims) {
       // Deeper JSON would overflow the stack when it is written out again below (a 500 from one POST).
-      if (nestsDeeperThan(claims)) {
-        sendPage(ctx, demoFormPage(again, `The claims request nests more than ${MAX_JSON_DEPTH} levels deep.`), 400);
-        return;
-      }
+      if (nestsDeeperThan(claims)) return refused(`The claims request nests more than ${MAX_JSON_DEPTH} levels deep.`);
       try {
         parsed = JSON.parse(claims);
       } catch {
-        sendPage(ctx, demoFormPage(again, 'The claims request is not valid JSON.'), 400);
-        return;
+        return refused('The claims request is not valid JSON.');
       }
     }
     if (form.get('verified') === 'yes') {

@@ -23,8 +23,21 @@ export const DEMO_VERIFIED_CLAIMS = {
   claims: { given_name: null, family_name: null, birthdate: null },
 } as const;
 
-/** The demo form: scopes, a `claims` request and the prompt. */
-export function demoFormPage(action: string, error?: string): RenderedPage {
+/** What she chose on the demo form, shown again with an error so she mends it rather than starts over. */
+export interface DemoFormChoices {
+  scopes: readonly string[];
+  claims: string;
+  verified: boolean;
+  prompt: string;
+  par: boolean;
+}
+
+const PROMPTS = ['login', 'consent', 'none'] as const;
+const checked = (on: boolean): string => (on ? ' checked' : '');
+
+/** The demo form: scopes, a `claims` request and the prompt; with an error about the claims request, her choices kept. */
+export function demoFormPage(action: string, error?: string, chosen?: DemoFormChoices): RenderedPage {
+  const invalid = error ? ' aria-invalid="true" aria-describedby="demo-form-error"' : '';
   return renderPage({
     title: 'svc-connect demo',
     wide: true,
@@ -34,19 +47,19 @@ Sign in as <code>demo</code>/<code>demo</code> (every demo claim) or <code>demo-
 ${error ? `<p class="error" role="alert" id="demo-form-error">${escapeHtml(error)}</p>` : ''}
 <form id="demo-form" method="post" action="${escapeHtml(action)}">
 <fieldset><legend>Scopes (openid is always requested)</legend>
-${DEMO_SCOPES.map((s) => `<label><input type="checkbox" name="scope" value="${s}"> ${s}</label>`).join('\n')}
+${DEMO_SCOPES.map((s) => `<label><input type="checkbox" name="scope" value="${s}"${checked(chosen?.scopes.includes(s) ?? false)}> ${s}</label>`).join('\n')}
 </fieldset>
 <p>Each claim travels once: the claims of the ticked scopes in the ID token (in UserInfo when the
 provider sets <code>svc.stage.include-scopes-in-user-info</code>), a claims request's claims where it names them.</p>
 <label for="claims">claims request (JSON, optional)</label>
-<textarea id="claims" name="claims" rows="5" cols="60" placeholder="${escapeHtml(EXAMPLE_CLAIMS)}"></textarea>
-<label><input type="checkbox" id="verified" name="verified" value="yes"> Also ask for the verified name and date of birth, with how they were verified
+<textarea id="claims" name="claims" rows="5" cols="60" placeholder="${escapeHtml(EXAMPLE_CLAIMS)}"${invalid}>${escapeHtml(chosen?.claims ?? '')}</textarea>
+<label><input type="checkbox" id="verified" name="verified" value="yes"${checked(chosen?.verified ?? false)}> Also ask for the verified name and date of birth, with how they were verified
 (<code>verified_claims</code> of OpenID Connect for Identity Assurance, in UserInfo):</label>
 <pre id="verified-example">${escapeHtml(JSON.stringify({ userinfo: { verified_claims: DEMO_VERIFIED_CLAIMS } }))}</pre>
 <label for="prompt">prompt</label>
-<select id="prompt" name="prompt"><option value="">(none)</option><option>login</option><option>consent</option><option>none</option></select>
+<select id="prompt" name="prompt"><option value="">(none)</option>${PROMPTS.map((p) => `<option${chosen?.prompt === p ? ' selected' : ''}>${p}</option>`).join('')}</select>
 <fieldset><legend>How the request travels</legend>
-<label><input type="checkbox" id="par" name="par" value="encrypted"> As a signed request object, encrypted to the provider, through a pushed authorization request (PAR)</label>
+<label><input type="checkbox" id="par" name="par" value="encrypted"${checked(chosen?.par ?? false)}> As a signed request object, encrypted to the provider, through a pushed authorization request (PAR)</label>
 <p>The browser URL then holds only <code>client_id</code> and <code>request_uri</code>: the claims request never passes through the browser, its history or any log on the way.</p>
 </fieldset>
 <div class="actions"><button class="primary" type="submit">Run the flow</button></div>

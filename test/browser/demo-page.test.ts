@@ -100,6 +100,44 @@ describe('the demo page in Chromium (C8)', () => {
     await page.close();
   });
 
+  it('a claims request that is not JSON: the page says so at the field and keeps everything she chose, so she mends her typo and runs it', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${running.baseUrl}/oidcdemo/login`);
+    await page.check('input[name="scope"][value="email"]');
+    await page.fill('#claims', CLAIMS.slice(0, -1));
+    await page.check('#verified');
+    await page.selectOption('#prompt', 'login');
+    await page.check('#par');
+    await page.click('#demo-form button[type="submit"]');
+    await page.waitForSelector('#demo-form-error');
+    expect({
+      claims: await page.inputValue('#claims'),
+      scopes: await page.locator('input[name="scope"]:checked').evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).value)),
+      verified: await page.isChecked('#verified'),
+      prompt: await page.inputValue('#prompt'),
+      par: await page.isChecked('#par'),
+      describedBy: await page.getAttribute('#claims', 'aria-describedby'),
+      invalid: await page.getAttribute('#claims', 'aria-invalid'),
+    }).toEqual({ claims: CLAIMS.slice(0, -1), scopes: ['email'], verified: true, prompt: 'login', par: true, describedBy: 'demo-form-error', invalid: 'true' });
+    await page.fill('#claims', CLAIMS);
+    await page.click('#demo-form button[type="submit"]');
+    await page.waitForSelector('#login-form');
+    await page.close();
+  });
+
+  it('honest: a fresh demo form has nothing ticked, an empty claims request and no error', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${running.baseUrl}/oidcdemo/login`);
+    expect({
+      claims: await page.inputValue('#claims'),
+      checked: await page.locator('input:checked').count(),
+      prompt: await page.inputValue('#prompt'),
+      invalid: await page.getAttribute('#claims', 'aria-invalid'),
+      error: await page.locator('#demo-form-error').count(),
+    }).toEqual({ claims: '', checked: 0, prompt: '', invalid: null, error: 0 });
+    await page.close();
+  });
+
   it('shows access_denied when consent is denied', async () => {
     const page = await browser.newPage();
     await startFlow(page);

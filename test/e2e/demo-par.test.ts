@@ -57,3 +57,23 @@ describe('the demo page and a claims request nested too deep to write out again 
     expect((await postDemo('{"userinfo":{"email":null}}', extra)).status).toBe(303);
   });
 });
+
+describe('the demo form shown again after a refused claims request keeps what she chose, as text', () => {
+  const running = appPerSuite({ claimModules: createDemoClaimModules() });
+  const post = (fields: Record<string, string>) => new FormBrowser().post(`${running.baseUrl}/oidcdemo/login`, fields, running.baseUrl);
+
+  it('attack: a claims request closing the text field and a prompt or scope of its own come back inert: escaped text, no option or box added', async () => {
+    const res = await post({ scope: 'email', claims: '</textarea><script>alert(1)</script>{', prompt: '"><option selected>evil', verified: 'yes' });
+    const html = await res.text();
+    expect(res.status).toBe(400);
+    expect(html.match(/<\/textarea>/g)).toHaveLength(1);
+    expect(html).toContain('&lt;/textarea&gt;&lt;script&gt;alert(1)&lt;/script&gt;{</textarea>');
+    expect(html).not.toContain('evil');
+    expect(html.match(/ selected/g)).toBeNull();
+    expect(html.match(/ checked/g)).toHaveLength(2);
+  });
+
+  it('honest: a claims request that is valid JSON goes on to the provider (303)', async () => {
+    expect((await post({ scope: 'email', claims: '{"userinfo":{"email":null}}', prompt: 'login' })).status).toBe(303);
+  });
+});
