@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { redactUrlCredentials, type Logger } from '../logger.js';
 import { PROPERTY_DEFINITIONS, type PropertyDefinition } from './definitions.js';
 import type { ConfigFileValues } from './load.js';
+import type { ClusterNode } from './types.js';
 
 /**
  * The mode of `file` (the file a link leads to) as octal, `0644`, when its group or anyone else may read or change
@@ -35,9 +36,21 @@ export function warnIfExposed(logger: Logger, property: string, file: string, ho
   logger.warn('secret_file_exposed', { property, file: absolute, mode: found.mode, holds, fix: `${fix}; only the service user may read it` });
 }
 
-/** True when a value as written is a secret: of a secret property, or URLs (Cluster seed nodes) carrying credentials. */
+/**
+ * True when a value as written is a secret: of a secret property, or URLs (Cluster seed nodes) carrying credentials,
+ * judged as parsed (`HTTPS://ID.example.com:443` carries none, though its redaction is written otherwise).
+ */
 function givesSecret(definition: PropertyDefinition, written: string): boolean {
-  return definition.secret === true || written.split(',').some((item) => redactUrlCredentials(item.trim()) !== item.trim());
+  if (definition.secret === true) return true;
+  let value: unknown = written.split(',').map((item) => item.trim());
+  try {
+    value = definition.parse(written);
+  } catch {
+    // Overridden by the environment, so never refused, and not valid: judged as written.
+  }
+  return (Array.isArray(value) ? value : [value]).some((v: unknown) =>
+    typeof v === 'string' ? redactUrlCredentials(v) !== v : (v as Partial<ClusterNode> | null)?.password !== undefined || (v as Partial<ClusterNode> | null)?.username !== undefined,
+  );
 }
 
 /**

@@ -125,11 +125,12 @@ describe('a secret file others may read is warned about, never refused', () => {
 
   it('attack: a secret the environment overrides is still named in a configuration file everyone may read (its value is still there, maybe the same one)', async () => {
     const file = join(dir, 'overridden.properties');
-    writeFileSync(file, `svc.management.password = ${PASSWORD}\nsvc.redis.url = redis://:${PASSWORD}@127.0.0.1:6379/0\n`);
+    // A base URL with a password, refused were it in force, is judged as written.
+    writeFileSync(file, `svc.management.password = ${PASSWORD}\nsvc.redis.url = redis://:${PASSWORD}@127.0.0.1:6379/0\nsvc.base-url = https://ops:${PASSWORD}@ID.example.com\n`);
     chmodSync(file, 0o644);
-    const checked = await cli(['config', 'check', '--file', file], { SVC_MANAGEMENT_PASSWORD: PASSWORD, REDIS_URL: 'redis://127.0.0.1:6379/0' });
+    const checked = await cli(['config', 'check', '--file', file], { SVC_MANAGEMENT_PASSWORD: PASSWORD, REDIS_URL: 'redis://127.0.0.1:6379/0', SVC_BASE_URL: 'https://id.example.com' });
     expect(checked.code).toBe(0);
-    expect(checked.stdout).toContain(`warning: secret_file_exposed: ${file} (mode 0644) holds svc.redis.url, svc.management.password: chmod 600 ${file}`);
+    expect(checked.stdout).toContain(`warning: secret_file_exposed: ${file} (mode 0644) holds svc.base-url, svc.redis.url, svc.management.password: chmod 600 ${file}`);
     expect(checked.stdout).not.toContain(PASSWORD);
   });
 
@@ -143,6 +144,18 @@ describe('a secret file others may read is warned about, never refused', () => {
     for (const file of [own, plain]) {
       const checked = await cli(['config', 'check', '--file', file]);
       expect({ file, code: checked.code, exposed: checked.stdout.includes('secret_file_exposed') }).toEqual({ file, code: 0, exposed: false });
+    }
+  });
+
+  it('honest: a base URL written as people write it (capitals, the default port, an IDN host) is no secret, set or overridden', async () => {
+    const file = join(dir, 'base-url.properties');
+    for (const url of ['HTTPS://ID.Example.com:443/', 'https://bücher.example/oidc/../oidc']) {
+      writeFileSync(file, `svc.base-url = ${url}\n`);
+      chmodSync(file, 0o644);
+      for (const env of [{}, { SVC_BASE_URL: 'https://id.example.com' }] as Record<string, string>[]) {
+        const checked = await cli(['config', 'check', '--file', file], env);
+        expect({ url, env, code: checked.code, exposed: checked.stdout.includes('secret_file_exposed') }).toEqual({ url, env, code: 0, exposed: false });
+      }
     }
   });
 
