@@ -9,6 +9,7 @@
  *   npx tsx examples/authenticator-file.ts hash
  */
 import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
 
 import type { Authenticator, ModuleContext } from '../lib/index.js';
 import { isMainModule } from '../lib/is-main.js';
@@ -50,7 +51,10 @@ if (isMainModule(import.meta.url)) {
     process.stderr.write('usage: npx tsx examples/authenticator-file.ts hash   (reads the password from standard input)\n');
     process.exit(2);
   }
-  const rl = createInterface({ input: process.stdin, terminal: false });
+  // At a terminal, readline edits the line and echoes it to an output that shows nothing: the password stays off the screen.
+  const typed = process.stdin.isTTY;
+  const rl = createInterface({ input: process.stdin, ...(typed ? { output: new Writable({ write: (_chunk, _encoding, done) => done() }), terminal: true } : { terminal: false }) });
+  rl.on('SIGINT', () => process.exit(130));
   process.stderr.write('password: ');
   // The first line, also one without a line end (printf, a secret store): readline emits it as the input closes.
   const line = await new Promise<string | undefined>((resolve) => {
@@ -58,6 +62,7 @@ if (isMainModule(import.meta.url)) {
     rl.once('close', () => resolve(undefined));
   });
   rl.close();
+  if (typed) process.stderr.write('\n');
   if (line === undefined) {
     process.stderr.write('no password on standard input\n');
     process.exit(2);
