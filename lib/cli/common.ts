@@ -40,13 +40,25 @@ export function usageError(message: string, usage: string): CliError {
   return new CliError(`${message}\n\n${usage}`, 2);
 }
 
-/** Parses flags (and, when allowed, positionals) strictly: unknown flags and missing values are usage errors (exit 2). */
+/**
+ * Parses flags (and, when allowed, positionals) strictly: unknown flags, missing or empty values (an unset shell variable:
+ * `--out ""` would otherwise print a private key) and a single-value flag given twice are usage errors (exit 2).
+ */
 export function parseFlags<O extends FlagOptions>(argv: string[], options: O, usage: string, allowPositionals = false): ParsedFlags<O> {
+  let parsed;
   try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals });
+    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals, tokens: true });
   } catch (err) {
     throw usageError((err as Error).message, usage);
   }
+  const seen = new Set<string>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option' || token.value === undefined) continue;
+    if (token.value === '') throw usageError(`--${token.name} is given an empty value`, usage);
+    if (seen.has(token.name) && !options[token.name]?.multiple) throw usageError(`--${token.name} is given more than once`, usage);
+    seen.add(token.name);
+  }
+  return parsed;
 }
 
 /**
