@@ -37,7 +37,10 @@ export function sinceOf(key: StatefulJwk): number {
 /** The rotation members of a key are well formed; returns a fault, or undefined. */
 export function stateFault(key: StatefulJwk): string | undefined {
   if (key.svc_state !== undefined && !KEY_STATES.includes(key.svc_state as KeyState)) return `has svc_state ${JSON.stringify(key.svc_state)}; expected next, current or retiring`;
-  if (key.svc_since !== undefined && !(typeof key.svc_since === 'number' && Number.isInteger(key.svc_since) && key.svc_since >= 0)) return 'has an svc_since that is not epoch seconds';
+  // Below 10^11 (the year 5138): a larger value is milliseconds, or beyond any date keys status could print.
+  if (key.svc_since !== undefined && !(typeof key.svc_since === 'number' && Number.isInteger(key.svc_since) && key.svc_since >= 0 && key.svc_since < 1e11)) {
+    return 'has an svc_since that is not epoch seconds';
+  }
   return undefined;
 }
 

@@ -113,6 +113,9 @@ describe('signing key rotation', () => {
   it.each<[string, (keys: StatefulJwk[]) => StatefulJwk[], string]>([
     ['an unknown state', (k) => [{ ...k[0], svc_state: 'old' }, ...k.slice(1)], 'key #1 has svc_state "old"; expected next, current or retiring'],
     ['a since that is not epoch seconds', (k) => [{ ...k[0], svc_since: '2026-01-01' }, ...k.slice(1)], 'key #1 has an svc_since that is not epoch seconds'],
+    // Milliseconds (Date.now()) would date the key in the year 57000, and 1e17 beyond any date: keys status and rotate failed with "Invalid time value".
+    ['a since in milliseconds', (k) => [...k, { ...k[0], kid: 'retiring', svc_state: 'retiring', svc_since: T0 * 1000 }], 'key #3 has an svc_since that is not epoch seconds'],
+    ['a since beyond any date', (k) => [...k, { ...k[0], kid: 'retiring', svc_state: 'retiring', svc_since: 1e17 }], 'key #3 has an svc_since that is not epoch seconds'],
     ['no current RSA signing key', (k) => k.map((key) => (key.kty === 'RSA' ? { ...key, svc_state: 'next', svc_since: T0 } : key)), 'no current RSA signing key (every RSA signing key is next or retiring)'],
   ])('refuses a keys file with %s, naming it', async (_name, change, message) => {
     const file = await keysFile(change((await generateSigningKeys()).keys));
