@@ -1,6 +1,6 @@
 import { CliError } from '../errors.js';
 import { usageError, type Command } from './common.js';
-import { CONNECTION_HELP, connect, parseCommand, request } from './management-api.js';
+import { CONNECTION_HELP, connect, parseCommand, request, when } from './management-api.js';
 
 const usage = `Usage: svc-connect invite (--email ADDRESS | --print) [--url BASE_URL] [--user USER]
 
@@ -19,7 +19,8 @@ ${CONNECTION_HELP}`;
 /** One line saying where the invitation mail went, from the `mail` member of the answer. */
 function deliveryNote(body: Record<string, unknown>): string {
   const mail = body.mail as { transport?: string; host?: string; file?: string } | undefined;
-  const expires = typeof body.expires_at === 'number' ? ` (the token expires ${new Date(body.expires_at * 1000).toISOString()})` : '';
+  const until = when(body.expires_at);
+  const expires = until === '-' ? '' : ` (the token expires ${until})`;
   const who = typeof body.invited === 'string' ? body.invited : 'the invitee';
   if (mail?.transport === 'outbox' && mail.file) return `mail for ${who} written to ${mail.file} on the server${expires}; no SMTP server is configured, so forward that file`;
   if (mail?.transport === 'smtp' && mail.host) return `mail for ${who} handed to the SMTP server ${mail.host}${expires}`;
@@ -40,7 +41,8 @@ export const inviteCommand: Command = {
       const body = await request(connect(values, io), 'POST', '/initial-access-tokens', 'initial access token');
       if (typeof body.initial_access_token !== 'string') throw new CliError('initial access token failed: the answer holds no initial_access_token');
       io.out(`${body.initial_access_token}\n`);
-      const expires = typeof body.expires_at === 'number' ? `, until ${new Date(body.expires_at * 1000).toISOString()}` : '';
+      const until = when(body.expires_at);
+      const expires = until === '-' ? '' : `, until ${until}`;
       io.err?.(`initial access token issued: it registers one client${expires}; it is not shown again\n`);
       return;
     }

@@ -111,7 +111,8 @@ export function table(io: CliIo, header: string[], rows: string[][]): void {
   io.out(`${[header, ...rows].map(line).join('\n')}\n`);
 }
 
-/** An epoch-seconds value as an ISO date-time (or `-`). */
+/** An epoch-seconds value as an ISO date-time (or `-`, also for a number beyond any date a server may answer). */
 export function when(value: unknown): string {
-  return typeof value === 'number' ? new Date(value * 1000).toISOString().replace(/\.000Z$/, 'Z') : '-';
+  const date = new Date(typeof value === 'number' ? value * 1000 : Number.NaN);
+  return Number.isNaN(date.getTime()) ? '-' : date.toISOString().replace(/\.000Z$/, 'Z');
 }

@@ -62,6 +62,15 @@ describe('the command line takes only a JSON object from the provider for a succ
     expect([letters.code, letters.stdout, letters.stderr]).toEqual([1, '', expect.stringContaining("clients listing failed: the answer's clients is not a list")]);
   });
 
+  it('attack: a time beyond any date (1e400 reads as Infinity) is shown as "-": the listing is still printed, an issued token is no failure', async () => {
+    answer = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"clients":[{"client_id":"far","client_id_issued_at":1e400},{"client_id":"near","client_id_issued_at":1767225600}]}');
+    const listed = await cli(['clients', 'list', '--url', url], env);
+    expect([listed.code, listed.stdout.split('\n').slice(1, 3).map((row) => row.split(/ +/).slice(0, 3))]).toEqual([0, [['far', 'enabled', '-'], ['near', 'enabled', '2026-01-01T00:00:00Z']]]);
+    answer = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"initial_access_token":"a-token","expires_at":1e20}');
+    const printed = await cli(['invite', '--print', '--url', url], env);
+    expect([printed.code, printed.stdout, printed.stderr]).toEqual([0, 'a-token\n', 'initial access token issued: it registers one client; it is not shown again\n']);
+  });
+
   it('attack: a listing whose next_cursor comes back again stops at the repeat (exit 1) instead of asking for ever', async () => {
     heard.length = 0;
     // A server that, left to it, would answer the same page 50 times before it ends the listing.
