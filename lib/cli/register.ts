@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+
 import { PRIVATE_MEMBERS } from '../../policies/jwk-rules.js';
 import { CliError, readJsonFile } from '../errors.js';
 import { baseUrlFrom, call, failOnError, parseFlags, usageError, type Command } from './common.js';
@@ -28,6 +30,7 @@ export const registerCommand: Command = {
     let body: unknown;
     if (values.body) {
       body = readJsonFile(values.body, (reason) => new CliError(`--body: ${reason}`, 2));
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new CliError(`--body: ${resolve(values.body)} holds no JSON object (the registration body client-keys prints)`, 2);
       const registration = (body as { registration?: unknown }).registration;
       if (registration) body = registration;
       // The provider would refuse it, but only after receiving it: her private key never leaves her machine.

@@ -50,6 +50,21 @@ describe("svc-connect register never sends a relying party's private key", () =>
     expect(bodies).toEqual([]);
   });
 
+  it('attack: a body that is not a JSON object (null, a list, a string) is refused before anything is sent (exit 2); honest: one saved with a byte order mark registers', async () => {
+    for (const [name, text] of <[string, string][]>[['null', 'null'], ['list', '[{"redirect_uris":["https://rp.example/cb"]}]'], ['string', '"https://rp.example/cb"']]) {
+      const file = join(dir, `${name}.json`);
+      writeFileSync(file, text);
+      const run = await cli(['register', '--url', recorderUrl, '--body', file], { SVC_INITIAL_ACCESS_TOKEN: 'some-initial-access-token' });
+      expect([name, run.code, run.stdout, run.stderr]).toEqual([name, 2, '', `svc-connect register: --body: ${file} holds no JSON object (the registration body client-keys prints)\n`]);
+    }
+    expect(bodies).toEqual([]);
+    const bom = join(dir, 'bom.json');
+    writeFileSync(bom, '\ufeff{"redirect_uris":["https://rp.example/cb"]}');
+    const { token } = await issueInitialAccessToken(running.app.svc.provider);
+    const run = await cli(['register', '--url', running.baseUrl, '--body', bom], { SVC_INITIAL_ACCESS_TOKEN: token });
+    expect([run.code, (JSON.parse(run.stdout) as { redirect_uris: string[] }).redirect_uris]).toEqual([0, ['https://rp.example/cb']]);
+  });
+
   it('honest: the registration body client-keys printed registers with 201, its public key kept', async () => {
     const { registration } = await keyPair();
     const file = join(dir, 'registration.json');
