@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { statSync, type Stats } from 'node:fs';
 import { open, realpath, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -87,6 +88,14 @@ async function rotateKeys(jwks: { keys: StatefulJwk[] }, options: RotationOption
 
 /** The keys file as written (rotation members kept), and its keys validated in the provider's order. */
 function readKeysFile(file: string): { jwks: { keys: StatefulJwk[] }; ordered: JWK[] } {
+  // A pipe or device would be waited on for ever (a FIFO nobody writes), and rotate renames a file over it.
+  let kind: Stats | undefined;
+  try {
+    kind = statSync(file, { throwIfNoEntry: false });
+  } catch {
+    // Unreadable: reported below as readJsonFile words it.
+  }
+  if (kind && !kind.isFile() && !kind.isDirectory()) throw new SettingsError(`the keys file: ${file} is not a regular file (a pipe or a device); name the keys file itself`, ['svc.keys.file']);
   const parsed = readJsonFile(file, (reason) => new SettingsError(`the keys file: ${reason}`, ['svc.keys.file']));
   const { keys: ordered } = validateProviderKeys(parsed, file);
   return { jwks: parsed as { keys: StatefulJwk[] }, ordered };

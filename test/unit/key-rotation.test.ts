@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -146,6 +147,15 @@ describe('signing key rotation', () => {
     const before = readFileSync(file, 'utf8');
     await expect(rotateKeysFile(file, { now: T0 })).rejects.toThrow(`another rotation of ${file} is running`);
     expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('attack: a pipe named as the keys file (a FIFO nobody writes) is refused before it is read, not waited on for ever; honest: a link to a regular file is read', async () => {
+    const fifo = join(dir, `fifo-${(n += 1)}`);
+    execFileSync('mkfifo', [fifo]);
+    for (const call of [rotateKeysFile(fifo, { now: T0 }), keysStatus(fifo, { now: T0 })]) await expect(call).rejects.toThrow(`the keys file: ${fifo} is not a regular file`);
+    const link = join(dir, `link-${n}`);
+    symlinkSync(await keysFile(), link);
+    expect((await keysStatus(link, { now: T0 })).next.step).toBe('added');
   });
 
   it('rotates the file a symbolic link leads to and keeps the link, so processes reading that file through another link see the same rotation', async () => {
