@@ -1,6 +1,7 @@
 import { errors } from 'oidc-provider';
 
 import { ClaimSyntaxError } from '../errors.js';
+import { isObject } from './request.js';
 import { countClaimNames, isSvcClaimName, parseClaimName, type ClaimNameTree } from './syntax.js';
 import { countVerifiedClaims, VERIFIED_CLAIMS } from './verified-request.js';
 
@@ -68,8 +69,7 @@ export function decodeClaimsParameter(text: string, claims: Readonly<Record<stri
  * understood ignored, where oidc-provider refuses such a parameter; one over the budget is left to be refused.
  */
 export function requestsNoClaims(claims: unknown): boolean {
-  const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-  const text = typeof claims === 'string' ? claims : isJsonObject(claims) ? JSON.stringify(claims) : undefined;
+  const text = typeof claims === 'string' ? claims : isObject(claims) ? JSON.stringify(claims) : undefined;
   if (text === undefined || Buffer.byteLength(text, 'utf8') > CLAIMS_BUDGET.maxBytes) return false;
   let parsed: unknown;
   try {
@@ -77,5 +77,5 @@ export function requestsNoClaims(claims: unknown): boolean {
   } catch {
     return false;
   }
-  return isJsonObject(parsed) && CLAIMS_CHANNELS.every((channel) => parsed[channel] === undefined);
+  return isObject(parsed) && CLAIMS_CHANNELS.every((channel) => parsed[channel] === undefined);
 }
