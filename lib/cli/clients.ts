@@ -1,4 +1,4 @@
-import { usageError, type CliIo, type Command } from './common.js';
+import { expectAnswer, usageError, type AnswerShape, type CliIo, type Command } from './common.js';
 import { CONNECTION_HELP, connect, pages, parseListCommand, request, table, when } from './management-api.js';
 
 const usage = `Usage: svc-connect clients <command> [CLIENT_ID] [options]
@@ -14,18 +14,23 @@ Calls the provider's management API (role MANAGEMENT); every action is written t
 as a management_audit event. Statically provisioned clients are shown but not changed here.
 ${CONNECTION_HELP}`;
 
+const REVOKED = { revoked_grants: 'number', revoked_tokens: 'number' } as const;
 const ACTIONS = {
-  disable: { method: 'POST', suffix: '/disable', note: (id: string) => `client ${id} is disabled: refused at authorize, token, UserInfo and registration until enabled` },
-  enable: { method: 'POST', suffix: '/enable', note: (id: string) => `client ${id} is enabled` },
-  delete: { method: 'DELETE', suffix: '', note: (id: string) => `client ${id} is deleted, with its grants` },
-  'revoke-grants': { method: 'POST', suffix: '/revoke-grants', note: (id: string) => `every grant of client ${id} is revoked; its tokens no longer work` },
+  disable: { method: 'POST', suffix: '/disable', shape: { disabled: true, client_id: 'string' }, note: (id: string) => `client ${id} is disabled: refused at authorize, token, UserInfo and registration until enabled` },
+  enable: { method: 'POST', suffix: '/enable', shape: { disabled: false, client_id: 'string' }, note: (id: string) => `client ${id} is enabled` },
+  delete: { method: 'DELETE', suffix: '', shape: { deleted: true, client_id: 'string', ...REVOKED }, note: (id: string) => `client ${id} is deleted, with its grants` },
+  'revoke-grants': { method: 'POST', suffix: '/revoke-grants', shape: { ...REVOKED, client_id: 'string' }, note: (id: string) => `every grant of client ${id} is revoked; its tokens no longer work` },
 } as const;
+
+/** What a listed client must hold. */
+const LISTED: AnswerShape = { client_id: 'string' };
 
 const stateOf = (client: Record<string, unknown>): string => (client.static ? 'static' : client.disabled ? 'disabled' : 'enabled');
 
 async function list(values: ReturnType<typeof parseListCommand>['values'], io: CliIo): Promise<void> {
-  const { items, first, next } = await pages(connect(values, io), '/clients', 'clients', values);
-  const statics = (first.static_clients as Record<string, unknown>[] | undefined) ?? [];
+  const { items, first, next } = await pages(connect(values, io), '/clients', 'clients', LISTED, values);
+  const listed = expectAnswer(first, 'clients listing', { static_clients: 'list?' }).static_clients as unknown[] | undefined;
+  const statics = (listed ?? []).map((client, i) => expectAnswer(client, 'clients listing', LISTED, `static_clients[${i}]`));
   const json = { clients: items, ...(statics.length ? { static_clients: statics } : {}), ...(next ? { next_cursor: next } : {}) };
   if (values.json) return io.out(`${JSON.stringify(json, null, 2)}\n`);
   const rows = [...statics, ...items].map((c) => [
@@ -50,9 +55,9 @@ export const clientsCommand: Command = {
     if (!clientId) throw usageError(`${sub} needs a CLIENT_ID`, usage);
     const connection = connect(values, io);
     const path = `/clients/${encodeURIComponent(clientId)}`;
-    if (sub === 'show') return io.out(`${JSON.stringify(await request(connection, 'GET', path, 'show'), null, 2)}\n`);
+    if (sub === 'show') return io.out(`${JSON.stringify(await request(connection, 'GET', path, 'show', { client: 'object', disabled: 'boolean', static: 'boolean' }), null, 2)}\n`);
     const action = ACTIONS[sub as keyof typeof ACTIONS];
-    const body = await request(connection, action.method, `${path}${action.suffix}`, sub);
+    const body = await request(connection, action.method, `${path}${action.suffix}`, sub, action.shape);
     io.out(`${JSON.stringify(body)}\n`);
     io.err?.(`${action.note(clientId)}\n`);
   },

@@ -178,7 +178,7 @@ export async function call(url: string, init: CallInit): Promise<CallResult> {
 function jsonObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return isObject(value) ? value : undefined;
   } catch {
     return undefined;
   }
@@ -192,6 +192,42 @@ export function retryAfterSeconds(value: string | undefined, now = Date.now()): 
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
+/** What an answer that is no answer of svc-connect is told by. */
+const NOT_SVC_CONNECT = ' (not an answer of svc-connect: is --url the base URL of the provider?)';
+
+type Kind = 'string' | 'number' | 'boolean' | 'list' | 'object';
+/** What each named member of an answer must be: of a kind (with `?`: or absent), or exactly `true` or `false`. */
+export type AnswerShape = Record<string, Kind | `${Kind}?` | boolean>;
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const KINDS: Record<Kind, [string, (value: unknown) => boolean]> = {
+  string: ['a string', (value) => typeof value === 'string'],
+  number: ['a number', (value) => typeof value === 'number'],
+  boolean: ['true or false', (value) => typeof value === 'boolean'],
+  list: ['a list', Array.isArray],
+  object: ['an object', isObject],
+};
+
+/**
+ * `value` when it is an object holding each member of `shape` as `shape` says; else a CliError (exit 1) naming the
+ * first member missing or of another kind: a `200 {}` (a proxy, a broken or hostile server) is never read as done.
+ * `where` names the value in the message (`clients[3]`; default `the answer`).
+ */
+export function expectAnswer(value: unknown, what: string, shape: AnswerShape, where = 'the answer'): Record<string, unknown> {
+  const fail = (fault: string): never => {
+    throw new CliError(`${what} failed: ${fault}${NOT_SVC_CONNECT}`);
+  };
+  if (!isObject(value)) return fail(`${where} is not an object`);
+  for (const [name, expected] of Object.entries(shape)) {
+    const member = Object.hasOwn(value, name) ? value[name] : undefined;
+    if (member === undefined && typeof expected === 'string' && expected.endsWith('?')) continue;
+    if (member === undefined) fail(`${where} holds no ${name}`);
+    const [described, fits] = typeof expected === 'string' ? KINDS[expected.replace('?', '') as Kind] : [String(expected), (v: unknown) => v === expected];
+    if (!fits(member)) fail(`${where}'s ${name} is not ${described}`);
+  }
+  return value;
+}
+
 /** Throws a CliError for an OAuth error answer or a success that is not svc-connect's JSON, naming the user a management 401 tried, or how long a 429 waits. */
 export function failOnError(result: CallResult, what: string, management?: { user: string }): void {
   if (result.status < 300 && !result.foreign) return;
@@ -199,7 +235,7 @@ export function failOnError(result: CallResult, what: string, management?: { use
   const description = typeof result.body.error_description === 'string' ? result.body.error_description : '';
   let hint = '';
   if (result.status < 300) {
-    hint = ' (not an answer of svc-connect: is --url the base URL of the provider?)';
+    hint = NOT_SVC_CONNECT;
   } else if (result.status < 400) {
     hint = ' (a redirect, not followed: give the URL it points to as --url)';
   } else if (result.status === 401 && management) {

@@ -21,7 +21,7 @@ export const loginsCommand: Command = {
     const [sub, login, ...extra] = positionals;
     if (sub !== 'reset') throw usageError(`unknown logins command ${sub ?? '(none)'}`, usage);
     if (!login || extra.length > 0) throw usageError('reset takes exactly one LOGIN', usage);
-    const body = await request(connect(values, io), 'POST', '/logins/reset', 'reset', { login });
+    const body = await request(connect(values, io), 'POST', '/logins/reset', 'reset', { reset: true }, { form: { login } });
     io.out(`${JSON.stringify(body)}\n`);
   },
 };

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { CliError, fileErrorMessage } from '../errors.js';
 import { clip, terminalText } from '../terminal-text.js';
 import { basicAuthorization } from '../web/basic-auth.js';
-import { baseUrlFrom, call, failOnError, parseFlags, usageError, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
+import { baseUrlFrom, call, expectAnswer, failOnError, parseFlags, usageError, type AnswerShape, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
 
 /** The flags every toolbox command takes to reach the management API. */
 const CONNECTION_FLAGS = { url: { type: 'string' }, user: { type: 'string' }, 'password-file': { type: 'string' } } as const;
@@ -62,43 +62,47 @@ export function connect(values: { url?: string; user?: string; 'password-file'?:
   };
 }
 
-/** One management API call; an error answer becomes a CliError naming what failed (exit 1). */
+/** One management API call; an error answer, or a success whose body is not of `shape`, becomes a CliError naming what failed (exit 1). */
 export async function request(
   connection: ManagementConnection,
   method: 'GET' | 'POST' | 'DELETE',
   path: string,
   what: string,
-  form?: Record<string, string>,
+  shape: AnswerShape,
+  { form }: { form?: Record<string, string> } = {},
 ): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = { authorization: connection.authorization, accept: 'application/json' };
   if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
   const result = await call(`${connection.root}${path}`, { method, headers, body: form ? new URLSearchParams(form).toString() : undefined });
   failOnError(result, what, { user: connection.user });
-  return result.body;
+  return expectAnswer(result.body, what, shape);
 }
 
-/** Every page of a listing (`--all`), or one page from `--cursor` (and `--limit`); `key` names the array in the answer. */
+/**
+ * Every page of a listing (`--all`), or one page from `--cursor` (and `--limit`); `key` names the list in the answer,
+ * each of whose entries must be of `entry`.
+ */
 export async function pages(
   connection: ManagementConnection,
   path: string,
   key: string,
+  entry: AnswerShape,
   values: { limit?: string; cursor?: string; all?: boolean },
 ): Promise<{ items: Record<string, unknown>[]; first: Record<string, unknown>; next?: string }> {
+  const what = `${key} listing`;
   const items: Record<string, unknown>[] = [];
   let cursor = values.cursor;
   let first: Record<string, unknown> | undefined;
   const followed = new Set<string>();
   for (;;) {
     const query = new URLSearchParams({ ...(values.limit ? { limit: values.limit } : {}), ...(cursor ? { cursor } : {}) }).toString();
-    const body = await request(connection, 'GET', `${path}${query ? `?${query}` : ''}`, `${key} listing`);
+    const body = await request(connection, 'GET', `${path}${query ? `?${query}` : ''}`, what, { [key]: 'list', next_cursor: 'string?' });
     first ??= body;
-    const listed = body[key];
-    if (listed !== undefined && !Array.isArray(listed)) throw new CliError(`${key} listing failed: the answer's ${key} is not a list`);
-    items.push(...((listed as Record<string, unknown>[] | undefined) ?? []));
-    cursor = typeof body.next_cursor === 'string' ? body.next_cursor : undefined;
+    (body[key] as unknown[]).forEach((item, i) => items.push(expectAnswer(item, what, entry, `${key}[${i}]`)));
+    cursor = body.next_cursor as string | undefined;
     if (values.all !== true || !cursor) return { items, first, ...(cursor ? { next: cursor } : {}) };
     // A listing that comes back to a page it gave would be asked for ever.
-    if (followed.has(cursor)) throw new CliError(`${key} listing failed: the answer gave the cursor ${clip(cursor, 80)} a second time`);
+    if (followed.has(cursor)) throw new CliError(`${what} failed: the answer gave the cursor ${clip(cursor, 80)} a second time`);
     followed.add(cursor);
   }
 }

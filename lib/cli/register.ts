@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 
 import { PRIVATE_MEMBERS } from '../../policies/jwk-rules.js';
 import { CliError, readJsonFile } from '../errors.js';
-import { baseUrlFrom, call, failOnError, parseFlags, usageError, type Command } from './common.js';
+import { baseUrlFrom, call, expectAnswer, failOnError, parseFlags, usageError, type Command } from './common.js';
 
 /** True when `value` holds, at any depth, a JWK (`kty`) with a private or symmetric member. */
 const holdsPrivateKey = (value: unknown): boolean =>
@@ -43,6 +43,7 @@ export const registerCommand: Command = {
       body: JSON.stringify(body),
     });
     failOnError(result, 'registration');
+    expectAnswer(result.body, 'registration', { client_id: 'string', registration_access_token: 'string', registration_client_uri: 'string', client_secret: 'string?' });
     io.out(`${JSON.stringify(result.body, null, 2)}\n`);
   },
 };

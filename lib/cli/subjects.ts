@@ -23,7 +23,8 @@ export const subjectsCommand: Command = {
     if (sub !== 'revoke') throw usageError(`unknown subjects command ${sub ?? '(none)'}`, usage);
     if (!subject || extra.length > 0) throw usageError('revoke takes exactly one SUB', usage);
     const { client } = values;
-    const body = await request(connect(values, io), 'POST', '/subjects/revoke', 'revoke', { sub: subject, ...(client ? { client_id: client } : {}) });
+    const counts = { revoked_sessions: 'number', revoked_grants: 'number', revoked_tokens: 'number' } as const;
+    const body = await request(connect(values, io), 'POST', '/subjects/revoke', 'revoke', counts, { form: { sub: subject, ...(client ? { client_id: client } : {}) } });
     io.out(`${JSON.stringify(body)}\n`);
     io.err?.(`revoked ${String(body.revoked_sessions)} session(s) and ${String(body.revoked_grants)} grant(s) (${String(body.revoked_tokens)} token(s))\n`);
   },
