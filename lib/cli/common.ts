@@ -110,14 +110,16 @@ export interface CallResult {
   foreign?: true;
 }
 
-/** The most of an answer read: a page of 500 clients of the largest registration fits many times over. */
-const MAX_ANSWER_BYTES = 64 * 2 ** 20;
+/** The most of an answer read, and of the pages of one `--all` listing in all: a page of 500 clients of the largest registration fits many times over. */
+export const MAX_ANSWER_BYTES = 64 * 2 ** 20;
 
 /** What a command sends. */
 export interface CallInit {
   method: string;
   headers: Record<string, string>;
   body?: string | undefined;
+  /** The bytes the answers of one `--all` listing may still bring, shared by its pages; otherwise one answer's own. */
+  budget?: { left: number };
 }
 
 /**
@@ -129,7 +131,7 @@ const loopbackLookup: LookupFunction = (_hostname, options, callback) => lookup(
 
 /**
  * One request by node's own client (fetch cannot choose how a name is looked up); a redirect is never followed. An
- * answer beyond {@link MAX_ANSWER_BYTES} is cut off and refused.
+ * answer beyond {@link MAX_ANSWER_BYTES}, or beyond what the `budget` of its listing has left, is cut off and refused.
  */
 function send(url: URL, init: CallInit, signal: AbortSignal): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
   const local = url.protocol === 'http:' && LOCALHOST_NAME.test(url.hostname);
@@ -137,12 +139,13 @@ function send(url: URL, init: CallInit, signal: AbortSignal): Promise<{ status: 
     const options = { method: init.method, headers: init.headers, signal, ...(local ? { lookup: loopbackLookup } : {}) };
     const sent = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options, (response) => {
       const chunks: Buffer[] = [];
-      let bytes = 0;
+      const budget = init.budget ?? { left: MAX_ANSWER_BYTES };
       response.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (bytes <= MAX_ANSWER_BYTES) return void chunks.push(chunk);
+        budget.left -= chunk.length;
+        if (budget.left >= 0) return void chunks.push(chunk);
         sent.destroy();
-        reject(new CliError(`the answer of ${url.origin} is larger than ${MAX_ANSWER_BYTES / 2 ** 20} MiB; is --url the base URL of the provider?`));
+        const most = `${MAX_ANSWER_BYTES / 2 ** 20} MiB`;
+        reject(new CliError(init.budget ? `the pages of ${url.origin} come to more than ${most}; list them page by page with --cursor` : `the answer of ${url.origin} is larger than ${most}; is --url the base URL of the provider?`));
       });
       response.on('error', reject);
       response.on('end', () => {

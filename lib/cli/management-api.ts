@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { CliError, fileErrorMessage } from '../errors.js';
 import { clip, terminalText } from '../terminal-text.js';
 import { basicAuthorization } from '../web/basic-auth.js';
-import { baseUrlFrom, call, expectAnswer, failOnError, parseFlags, usageError, type AnswerShape, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
+import { baseUrlFrom, call, expectAnswer, MAX_ANSWER_BYTES, failOnError, parseFlags, usageError, type AnswerShape, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
 
 /** The flags every toolbox command takes to reach the management API. */
 const CONNECTION_FLAGS = { url: { type: 'string' }, user: { type: 'string' }, 'password-file': { type: 'string' } } as const;
@@ -62,25 +62,33 @@ export function connect(values: { url?: string; user?: string; 'password-file'?:
   };
 }
 
-/** One management API call; an error answer, or a success whose body is not of `shape`, becomes a CliError naming what failed (exit 1). */
+/**
+ * One management API call; an error answer, or a success whose body is not of `shape`, becomes a CliError naming
+ * what failed (exit 1). `budget`: the bytes a listing's pages share ({@link pages}).
+ */
 export async function request(
   connection: ManagementConnection,
   method: 'GET' | 'POST' | 'DELETE',
   path: string,
   what: string,
   shape: AnswerShape,
-  { form }: { form?: Record<string, string> } = {},
+  { form, budget }: { form?: Record<string, string>; budget?: { left: number } | undefined } = {},
 ): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = { authorization: connection.authorization, accept: 'application/json' };
   if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-  const result = await call(`${connection.root}${path}`, { method, headers, body: form ? new URLSearchParams(form).toString() : undefined });
+  const result = await call(`${connection.root}${path}`, { method, headers, body: form ? new URLSearchParams(form).toString() : undefined, ...(budget ? { budget } : {}) });
   failOnError(result, what, { user: connection.user });
   return expectAnswer(result.body, what, shape);
 }
 
+/** The most pages `--all` asks for: a server naming a next page every time is not asked for ever. */
+const MAX_PAGES = 1000;
+/** The largest page the provider gives (`limit`), which `--all` asks for unless given `--limit`. */
+const LARGEST_PAGE = '500';
+
 /**
- * Every page of a listing (`--all`), or one page from `--cursor` (and `--limit`); `key` names the list in the answer,
- * each of whose entries must be of `entry`.
+ * Every page of a listing (`--all`: at most {@link MAX_PAGES}, of {@link MAX_ANSWER_BYTES} in all), or one page from
+ * `--cursor` (and `--limit`); `key` names the list in the answer, each of whose entries must be of `entry`.
  */
 export async function pages(
   connection: ManagementConnection,
@@ -94,15 +102,18 @@ export async function pages(
   let cursor = values.cursor;
   let first: Record<string, unknown> | undefined;
   const followed = new Set<string>();
-  for (;;) {
-    const query = new URLSearchParams({ ...(values.limit ? { limit: values.limit } : {}), ...(cursor ? { cursor } : {}) }).toString();
-    const body = await request(connection, 'GET', `${path}${query ? `?${query}` : ''}`, what, { [key]: 'list', next_cursor: 'string?' });
+  const limit = values.limit ?? (values.all ? LARGEST_PAGE : undefined);
+  const budget = values.all ? { left: MAX_ANSWER_BYTES } : undefined;
+  for (let page = 1; ; page += 1) {
+    const query = new URLSearchParams({ ...(limit ? { limit } : {}), ...(cursor ? { cursor } : {}) }).toString();
+    const body = await request(connection, 'GET', `${path}${query ? `?${query}` : ''}`, what, { [key]: 'list', next_cursor: 'string?' }, { budget });
     first ??= body;
     (body[key] as unknown[]).forEach((item, i) => items.push(expectAnswer(item, what, entry, `${key}[${i}]`)));
     cursor = body.next_cursor as string | undefined;
     if (values.all !== true || !cursor) return { items, first, ...(cursor ? { next: cursor } : {}) };
     // A listing that comes back to a page it gave would be asked for ever.
     if (followed.has(cursor)) throw new CliError(`${what} failed: the answer gave the cursor ${clip(cursor, 80)} a second time`);
+    if (page === MAX_PAGES) throw new CliError(`${what} failed: --all stops after ${MAX_PAGES} pages; list them page by page with --cursor`);
     followed.add(cursor);
   }
 }

@@ -81,7 +81,41 @@ describe('the command line takes only a JSON object from the provider for a succ
     const run = await cli(['clients', 'list', '--all', '--url', url], env);
     expect([run.code, run.stdout]).toEqual([1, '']);
     expect(run.stderr).toContain('clients listing failed: the answer gave the cursor same a second time');
-    expect(heard).toEqual(['GET /oidc/v1/management/clients', 'GET /oidc/v1/management/clients?cursor=same']);
+    expect(heard).toEqual(['GET /oidc/v1/management/clients?limit=500', 'GET /oidc/v1/management/clients?limit=500&cursor=same']);
+  });
+
+  /** A server that names a new next page, holding `entry`, until it has answered `end` pages (then the last one). */
+  const endless = (end: number, entry: string): void => {
+    heard.length = 0;
+    answer = (_req, res) => {
+      const next = heard.length < end ? { next_cursor: `after-${heard.length}` } : {};
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ clients: [{ client_id: 'paged', client_name: entry }], ...next }));
+    };
+  };
+
+  it('attack: a listing that names a new next page every time stops after 1000 pages (exit 1) instead of paging for ever', async () => {
+    endless(1500, 'x');
+    const run = await cli(['clients', 'list', '--all', '--json', '--url', url], env);
+    expect([run.code, run.stdout]).toEqual([1, '']);
+    expect(run.stderr).toContain('clients listing failed: --all stops after 1000 pages; list them page by page with --cursor');
+    expect(heard).toHaveLength(1000);
+  });
+
+  it('attack: the pages of one --all listing come to 64 MiB at most (exit 1), not 64 MiB a page held for ever', async () => {
+    endless(100, 'x'.repeat(2 ** 20));
+    const run = await cli(['clients', 'list', '--all', '--json', '--url', url], env);
+    expect([run.code, run.stdout]).toEqual([1, '']);
+    expect(run.stderr).toContain(`svc-connect clients: the pages of ${url} come to more than 64 MiB; list them page by page with --cursor`);
+    expect(heard).toHaveLength(64);
+  });
+
+  it('honest: a listing of exactly 1000 pages, and one of 60 pages of 1 MiB, are read whole; --limit is asked as given', async () => {
+    endless(1000, 'x');
+    const many = await cli(['clients', 'list', '--all', '--json', '--limit', '7', '--url', url], env);
+    expect([many.code, (JSON.parse(many.stdout) as { clients: unknown[] }).clients.length, heard.length, heard[999]]).toEqual([0, 1000, 1000, 'GET /oidc/v1/management/clients?limit=7&cursor=after-999']);
+    endless(60, 'x'.repeat(2 ** 20));
+    const large = await cli(['clients', 'list', '--all', '--json', '--url', url], env);
+    expect([large.code, (JSON.parse(large.stdout) as { clients: unknown[] }).clients.length]).toEqual([0, 60]);
   });
 
   it('attack: an answer larger than 64 MiB is cut off and refused (exit 1), not held whole in memory', async () => {
