@@ -12,7 +12,8 @@ export type LogFormat = 'pretty' | 'json';
 /**
  * A {@link Logger} on pino: one JSON line per event, or with `format: "pretty"` one readable line, written
  * to `destination` (default stdout) at `level` and above; buffered unless `sync` (written within a second, warnings at
- * once), `flush()` writes the buffer.
+ * once, the rest at exit by pino's one exit listener for all its destinations, on the main thread), `flush()` writes
+ * the buffer.
  */
 export function createPinoLogger(
   options: { level?: LogLevel; destination?: number | string; sync?: boolean; format?: LogFormat } = {},
@@ -39,7 +40,6 @@ export function createPinoLogger(
     // Warnings and errors are rare and must be seen at once; request lines may wait in the buffer.
     if (urgent) flush();
   };
-  process.once('exit', flush);
   return { pino: instance, info: at('info', false), warn: at('warn', true), error: at('error', true), flush };
 }
 
