@@ -5,6 +5,8 @@ import { join, resolve } from 'node:path';
 
 import nodemailer from 'nodemailer';
 
+import { parseSmtpUrl } from '../settings/parse.js';
+
 /** One outgoing mail. */
 export interface MailMessage {
   from: string;
@@ -53,15 +55,17 @@ export interface MailerOptions {
  * after {@link MailerOptions.sendDeadlineMs}), or `.eml` files written to the outbox folder (mode 0600) when no SMTP server is configured. An
  * `smtp://` URL with credentials requires STARTTLS (unless its query says `requireTLS=false`):
  * a server that does not offer it gets no credentials and no mail.
+ * @throws Error for an SMTP URL `svc.mail.smtp-url` refuses (a proxy in its query, say), naming the fault.
  */
 export function createMailer(options: MailerOptions): Mailer {
   if (options.smtpUrl) {
     const timeouts = { connectionTimeout: 5000, greetingTimeout: 5000, socketTimeout: 10000 };
-    const url = new URL(options.smtpUrl);
+    const smtpUrl = parseSmtpUrl(options.smtpUrl);
+    const url = new URL(smtpUrl);
     // Credentials go only over TLS: whoever strips STARTTLS from the server's answer would read them otherwise.
     // A `requireTLS=false` in the URL's query still opts out (nodemailer lets the URL win).
     const requireTLS = url.protocol === 'smtp:' && (url.username !== '' || url.password !== '');
-    const transportOptions = { url: options.smtpUrl, pool: true, maxConnections: 2, requireTLS, ...timeouts };
+    const transportOptions = { url: smtpUrl, pool: true, maxConnections: 2, requireTLS, ...timeouts };
     const transport = nodemailer.createTransport(transportOptions);
     const where = { host: url.hostname, port: Number(url.port || (url.protocol === 'smtps:' ? 465 : 587)) };
     const deadlineMs = options.sendDeadlineMs ?? 60_000;

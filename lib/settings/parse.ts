@@ -66,8 +66,10 @@ export function parseUrlWithScheme(raw: string, schemes: string[]): string {
 /**
  * An `smtp://` or `smtps://` URL whose query (nodemailer reads it over its other options) neither turns on its own
  * logging (`logger`, `debug`, `transactionLog`), which writes every mail, the initial access token in it, to stdout,
- * nor names another transport (`jsonTransport`, …: no mail sent, a receipt answered), nor says `secure` on `smtp://`
- * (nodemailer reads only the scheme: the mail goes by STARTTLS or in plain text).
+ * nor names another transport (`jsonTransport`, …: no mail sent, a receipt answered), nor another way to the server
+ * (`proxy`, `connection`, `socket`, `service`, `url`: a connection no deadline of ours closes, a receipt naming a host
+ * never reached), nor says `secure` on `smtp://` (nodemailer reads only the scheme: the mail goes by STARTTLS or in
+ * plain text).
  */
 export function parseSmtpUrl(raw: string): string {
   const url = parseUrlWithScheme(raw, ['smtp:', 'smtps:']);
@@ -77,6 +79,8 @@ export function parseSmtpUrl(raw: string): string {
   if (logging) throw new Error(`the query turns on nodemailer's logging (${logging}), which writes each mail and the token in it to the output; svc-connect config check --connect names why mail fails`);
   const transports = keys(['jsonTransport', 'streamTransport', 'sendmail', 'SES']);
   if (transports) throw new Error(`the query makes nodemailer send no mail over SMTP (${transports})`);
+  const elsewhere = keys(['proxy', 'connection', 'socket', 'service', 'url']);
+  if (elsewhere) throw new Error(`the query makes nodemailer reach the SMTP server another way than straight to the host and port of the URL (${elsewhere}); svc-connect connects directly`);
   if (protocol === 'smtp:' && searchParams.getAll('secure').some((value) => value !== 'false')) {
     throw new Error('secure in the query is ignored, the scheme decides: write smtps:// for implicit TLS (smtp:// is STARTTLS or plain text)');
   }

@@ -233,6 +233,13 @@ describe('loadSettings (C9)', () => {
     ['svc.mail.smtp-url', 'smtp://mail.example.com?pool=false&sendmail=true&path=/usr/sbin/sendmail', 'the query makes nodemailer send no mail over SMTP (sendmail)'],
     // nodemailer reads only the scheme: the mail went in plain text.
     ['svc.mail.smtp-url', 'smtp://u:S3CRET@mail.example.com:465?secure=true', 'secure in the query is ignored, the scheme decides: write smtps:// for implicit TLS'],
+    // Through a proxy the connection is nodemailer's own: no deadline closes it, and the receipt names a host never reached.
+    ['svc.mail.smtp-url', 'smtp://u:S3CRET@mail.example.com:587?proxy=http://pu:S3CRET@proxy.example:3128', 'the query makes nodemailer reach the SMTP server another way than straight to the host and port of the URL (proxy)'],
+    ['svc.mail.smtp-url', 'smtps://mail.example.com?%70roxy=socks5://proxy.example:1080', '(proxy)'],
+    ['svc.mail.smtp-url', 'smtp://mail.example.com:587?connection=x', '(connection)'],
+    ['svc.mail.smtp-url', 'smtp://mail.example.com:587?socket=x', '(socket)'],
+    ['svc.mail.smtp-url', 'smtp://mail.example.com:587?service=gmail', '(service)'],
+    ['svc.mail.smtp-url', 'smtp://mail.example.com:587?url=smtp://u:S3CRET@other.example', '(url)'],
   ])('stops on %s %j its client cannot read, naming the fault and never the password', (name, raw, fault) => {
     const err = captureError(() => loadSettings({ env: {}, properties: { [name]: raw } }));
     expect(err.properties).toEqual([name]);
@@ -253,6 +260,7 @@ describe('loadSettings (C9)', () => {
     ['svc.mail.smtp-url', 'smtps://mail.example.com?secure=true'],
     ['svc.mail.smtp-url', 'smtp://relay.example.com:25?secure=false'],
     ['svc.mail.smtp-url', 'smtp://mail.example.com:587?pool=true&tls.rejectUnauthorized=false'],
+    ['svc.mail.smtp-url', 'smtp://mail.example.com:587?name=idp.example.com&tls.servername=mail.example.com'],
   ])('accepts %s %j', (name, raw) => {
     expect(() => loadSettings({ env: {}, properties: { [name]: raw } })).not.toThrow();
   });
