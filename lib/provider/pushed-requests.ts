@@ -90,9 +90,10 @@ export function pushedLifetimeAnswer(): Middleware {
  * - single use: the first `/authorize` that loads the `request_uri` consumes its mark atomically (a push whose write
  *   is refused leaves no mark); every later one, concurrent ones included, gets `invalid_request_uri`;
  * - bound to the client: another client's `client_id` gets `invalid_request_uri`, the mark unspent;
- * - not kept for a client deleted while the push was served (a mark in `deletions`): 401 `invalid_client`.
+ * - not kept for a client deleted or disabled while the push was served (a mark in `deletions` or `suspensions`): 401
+ *   `invalid_client`, as a push after the mark; one kept would start a sign-in after `enable`.
  */
-export function pushedRequests(inner: Adapter, uses: Adapter, deletions: Adapter): Partial<Adapter> {
+export function pushedRequests(inner: Adapter, uses: Adapter, deletions: Adapter, suspensions: Adapter): Partial<Adapter> {
   return {
     upsert: async (id, payload, expiresIn) => {
       const ctx = currentRequest();
@@ -107,12 +108,13 @@ export function pushedRequests(inner: Adapter, uses: Adapter, deletions: Adapter
         await uses.destroy(id).catch(() => undefined);
         throw err;
       });
-      // A push whose client was deleted while it was served (found before, waiting on its jwks_uri): the delete's scan
-      // of pushed requests, which its mark precedes, may have run before this write.
-      if (!(await deletions.find(String(ctx?.oidc.client?.clientId)))) return;
+      // A push whose client was deleted or disabled while it was served (found before, waiting on its jwks_uri): the
+      // delete's scan of pushed requests, which its mark precedes, may have run before this write.
+      const clientId = String(ctx?.oidc.client?.clientId);
+      if (!(await Promise.all([deletions.find(clientId), suspensions.find(clientId)])).some(Boolean)) return;
       await inner.destroy(id);
       await uses.destroy(id);
-      throw new errors.InvalidClientAuth('the client has been deleted');
+      throw new errors.InvalidClientAuth('the client has been deleted or disabled');
     },
     consume: async (id) => {
       await inner.consume(id);

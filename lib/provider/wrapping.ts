@@ -88,9 +88,9 @@ const CLIENTS = new Set([MODEL_NAMES.client]);
  */
 export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
   {
-    why: 'a pushed request is stored checked, used once and bound to its client (RFC 9126)',
+    why: 'a pushed request is stored checked, used once, bound to its client, and not kept for one deleted or disabled meanwhile (RFC 9126)',
     models: new Set([MODEL_NAMES.pushedAuthorizationRequest]),
-    wrap: (inner, _model, below) => pushedRequests(inner, below(PUSHED_REQUEST_USE_MODEL), below(DELETION_MODEL)),
+    wrap: (inner, _model, below) => pushedRequests(inner, below(PUSHED_REQUEST_USE_MODEL), below(DELETION_MODEL), below(SUSPENSION_MODEL)),
   },
   { why: "registration and update run today's policies, whatever their token was issued with", models: TOKENS, wrap: currentPolicies },
   {

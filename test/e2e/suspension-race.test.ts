@@ -1,15 +1,18 @@
 import { createHash } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { JWK } from 'jose';
+import { decodeJwt, SignJWT, type JWK } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
+import { PUSHED_REQUEST_USE_MODEL } from '../../lib/provider/pushed-requests.js';
+import { basicAuthorization } from '../../lib/web/basic-auth.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, signIn } from '../helpers/flow.js';
 import { managementCalls } from '../helpers/management-calls.js';
 import { encryptionKey, manage, register, startKeySetServer, type KeySetServer } from '../helpers/registration.js';
+import { outcomeOf, signingKey } from '../helpers/request-objects.js';
 
 const REDIRECT = 'https://rp.example/cb';
 const ALG = 'RSA-OAEP-256';
@@ -60,12 +63,25 @@ describe('requests in flight when the operator disables or deletes the client, o
     return models;
   }
 
-  async function registerAt(keys: JWK[]): Promise<{ client: ClientMetadata; where: string }> {
+  /** How many live records of `model` the store holds (those of `pushedBy` alone, when given). */
+  async function countOf(model: string, pushedBy?: string): Promise<number> {
+    const inventory = running.app.svc.store.inventory;
+    if (!inventory) throw new Error('the store has no inventory');
+    let [count, cursor]: [number, string | undefined] = [0, undefined];
+    do {
+      const page = await inventory.list(model, { limit: 500, ...(cursor ? { cursor } : {}) });
+      count += page.records.filter((r) => pushedBy === undefined || (typeof r.payload.request === 'string' && decodeJwt(r.payload.request).iss === pushedBy)).length;
+      cursor = page.cursor;
+    } while (cursor);
+    return count;
+  }
+
+  async function registerAt(keys: JWK[], extra: Partial<ClientMetadata> = {}): Promise<{ client: ClientMetadata; where: string }> {
     path += 1;
     const where = `/race-${path}/jwks`;
     docs.sets.set(where, keys);
     const { token } = await issueInitialAccessToken(running.app.svc.provider);
-    const res = await register(running, { redirect_uris: [REDIRECT], jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG, userinfo_encrypted_response_alg: ALG }, token);
+    const res = await register(running, { redirect_uris: [REDIRECT], jwks_uri: `${docs.url}${where}`, id_token_encrypted_response_alg: ALG, userinfo_encrypted_response_alg: ALG, ...extra }, token);
     expect(res.status).toBe(201);
     return { client: res.body as unknown as ClientMetadata, where };
   }
@@ -358,5 +374,69 @@ describe('requests in flight when the operator disables or deletes the client, o
     expect(await storedTokensOf(String(client.client_id))).toEqual(['AccessToken']);
     const userinfo = await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${String(tokens.body.access_token)}` } });
     expect(userinfo.status).toBe(200);
+  });
+
+  /** A client signing its request objects with a key at its `jwks_uri`, and a push of such an object to `/par` by it. */
+  async function pushingClient(): Promise<{ id: string; where: string; push: () => Promise<{ status: number; body: Record<string, unknown> }> }> {
+    const sig = await signingKey('PS256');
+    const { client, where } = await registerAt([sig.jwk, (await encryptionKey(ALG, { kid: 'rp-enc' })).jwk], { request_object_signing_alg: 'PS256' });
+    const id = String(client.client_id);
+    const headers = { authorization: basicAuthorization(id, String(client.client_secret), { formEncoded: true }), 'content-type': 'application/x-www-form-urlencoded' };
+    const push = async (): Promise<{ status: number; body: Record<string, unknown> }> => {
+      const now = Math.floor(Date.now() / 1000);
+      const request = await new SignJWT({ iss: id, aud: running.issuer, iat: now, exp: now + 60, client_id: id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })
+        .setProtectedHeader({ alg: 'PS256', kid: sig.jwk.kid, typ: 'oauth-authz-req+jwt' })
+        .sign(sig.privateKey);
+      const res = await fetch(`${running.issuer}/par`, { method: 'POST', headers, body: new URLSearchParams({ client_id: id, request }) });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    return { id, where, push };
+  }
+
+  /** `count` concurrent pushes of one client, each waiting on the one fetch of its `jwks_uri` (the request objects' key) the test holds. */
+  async function pushesHeld(count: number): Promise<{ id: string; push: () => Promise<{ status: number; body: Record<string, unknown> }>; gate: { release: () => void }; pushing: Promise<{ status: number; body: Record<string, unknown> }[]> }> {
+    const { id, where, push } = await pushingClient();
+    const gate = docs.hold(where);
+    const pushing = Promise.all(Array.from({ length: count }, push));
+    await gate.arrived;
+    return { id, push, gate, pushing };
+  }
+
+  const authorizeWith = (id: string, requestUri: unknown): string => `${running.issuer}/authorize?${new URLSearchParams({ client_id: id, request_uri: String(requestUri) })}`;
+
+  it('attack: pushes in flight when the client is disabled are answered 401 invalid_client as after it, and store nothing a later enable would bring back', async () => {
+    const marksBefore = await countOf(PUSHED_REQUEST_USE_MODEL);
+    const { id, push, gate, pushing } = await pushesHeld(4);
+    expect((await call()('POST', `/oidc/v1/management/clients/${id}/disable`)).status).toBe(200);
+    gate.release();
+    const answers = await pushing;
+    const after = await push();
+    expect(after).toEqual({ status: 401, body: { error: 'invalid_client', error_description: 'client authentication failed' } });
+    expect(answers).toEqual(answers.map(() => after));
+    expect([await countOf('PushedAuthorizationRequest', id), await countOf(PUSHED_REQUEST_USE_MODEL)]).toEqual([0, marksBefore]);
+    // Honest: enabled again, the client pushes and its request_uri starts her sign-in.
+    expect((await call()('POST', `/oidc/v1/management/clients/${id}/enable`)).status).toBe(200);
+    const pushed = await push();
+    expect(pushed.status).toBe(201);
+    expect((await outcomeOf(authorizeWith(id, pushed.body.request_uri))).interaction).toBeDefined();
+  });
+
+  it('honest: pushes in flight while the client is disabled and enabled again are stored (201), and each request_uri starts her sign-in', async () => {
+    const { id, gate, pushing } = await pushesHeld(4);
+    expect((await call()('POST', `/oidc/v1/management/clients/${id}/disable`)).status).toBe(200);
+    expect((await call()('POST', `/oidc/v1/management/clients/${id}/enable`)).status).toBe(200);
+    gate.release();
+    const answers = await pushing;
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201]);
+    for (const { body } of answers) expect((await outcomeOf(authorizeWith(id, body.request_uri))).interaction).toBeDefined();
+  });
+
+  it('honest: a push of another client in flight while one client is disabled is stored (201)', async () => {
+    const other = await pushingClient();
+    const { id, gate, pushing } = await pushesHeld(2);
+    expect((await call()('POST', `/oidc/v1/management/clients/${other.id}/disable`)).status).toBe(200);
+    gate.release();
+    expect((await pushing).map((a) => a.status)).toEqual([201, 201]);
+    expect(await countOf('PushedAuthorizationRequest', id)).toBe(2);
   });
 });
