@@ -20,6 +20,7 @@ input:focus,button:focus,textarea:focus,select:focus{outline:3px solid #1a5fb4;o
 button{font-size:1rem;padding:.6rem 1.2rem;border-radius:4px;border:1px solid #1a5fb4;cursor:pointer;margin-top:1rem}
 button.primary{background:#1a5fb4;color:#fff}
 button.secondary{background:#fff;color:#1a5fb4}
+button:disabled{opacity:.55;cursor:default}
 .error{color:#a51d2d;font-weight:600}
 .actions{display:flex;gap:.75rem;flex-wrap:wrap}
 code{word-break:break-all}
@@ -47,11 +48,12 @@ export interface RenderedPage {
   csp: string;
 }
 
-/** A self-contained page: style by nonce, no scripts, no frames, forms only to `'self'` and `formTargets`. */
-export function renderPage(options: { title: string; body: string; formTargets?: string[]; wide?: boolean }): RenderedPage {
+/** A self-contained page: style and its one `script` (if any) by nonce, no frames, forms only to `'self'` and `formTargets`. */
+export function renderPage(options: { title: string; body: string; formTargets?: string[]; wide?: boolean; script?: string }): RenderedPage {
   const nonce = randomBytes(16).toString('base64');
   const targets = ["'self'", ...(options.formTargets ?? [])].join(' ');
-  const csp = `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'`;
+  const scripts = options.script === undefined ? '' : ` script-src 'nonce-${nonce}';`;
+  const csp = `default-src 'none';${scripts} style-src 'nonce-${nonce}'; img-src 'self' data:; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'`;
   const html = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -59,7 +61,7 @@ export function renderPage(options: { title: string; body: string; formTargets?:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>${escapeHtml(options.title)}</title>
-<style nonce="${nonce}">${STYLE}</style>
+<style nonce="${nonce}">${STYLE}</style>${options.script === undefined ? '' : `\n<script nonce="${nonce}">${options.script}</script>`}
 </head>
 <body>
 <main${options.wide ? ' class="wide"' : ''}>

@@ -1,6 +1,7 @@
 import { isLoopbackHost } from '../net/addresses.js';
 import { clip } from '../terminal-text.js';
 import { escapeHtml, renderPage, type RenderedPage } from './html.js';
+import { SEEN_GATE_ATTRIBUTE, SEEN_GATE_SCRIPT } from './seen-gate.js';
 
 /** What the login page needs to know. */
 export interface LoginPageModel {
@@ -103,7 +104,10 @@ function destinationOf(redirectUri: string): string {
   return isLoopbackHost(url.hostname) ? 'an application on this device' : `<strong>${escapeHtml(url.host)}</strong>`;
 }
 
-/** The consent page (C8): form `#consent-allow` approves, form `#consent-deny` denies. */
+/**
+ * The consent page (C8): form `#consent-allow` approves, form `#consent-deny` denies. Allow is held off until she has
+ * seen the page ({@link SEEN_GATE_SCRIPT}): a page put under her pointer between two clicks does not take the second.
+ */
 export function consentPage(model: ConsentPageModel): RenderedPage {
   const items = model.items.length
     ? `<ul>${model.items.map((i) => `<li>${escapeHtml(i.text)}${i.essential ? ' <em>(required)</em>' : ''}${travel(i.channels, model.channels)}</li>`).join('')}</ul>`
@@ -111,6 +115,7 @@ export function consentPage(model: ConsentPageModel): RenderedPage {
   return renderPage({
     title: 'Allow access?',
     formTargets: model.redirectTargets,
+    script: SEEN_GATE_SCRIPT,
     body: `<h1>Allow access?</h1>
 <p><strong><bdi>${escapeHtml(shownName(model.clientName))}</bdi></strong> asks for:</p>
 ${items}
@@ -118,7 +123,7 @@ ${items}
 <p>How it is delivered:</p>
 <ul>${channelLine('Sign-in token', model.channels.idToken)}${channelLine('Profile request (UserInfo)', model.channels.userinfo)}</ul>
 <div class="actions">
-<form id="consent-allow" method="post" action="${escapeHtml(model.allowAction)}"><input type="hidden" name="delivery" value="${escapeHtml(model.delivery)}"><button class="primary" type="submit">Allow</button></form>
+<form id="consent-allow" method="post" action="${escapeHtml(model.allowAction)}"><input type="hidden" name="delivery" value="${escapeHtml(model.delivery)}"><button class="primary" type="submit" ${SEEN_GATE_ATTRIBUTE}>Allow</button></form>
 <form id="consent-deny" method="post" action="${escapeHtml(model.denyAction)}"><button class="secondary" type="submit">Deny</button></form>
 </div>`,
   });

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
-import { launchChromium, screenshot } from '../helpers/chromium.js';
+import { allow, launchChromium, screenshot } from '../helpers/chromium.js';
 import { signIn } from '../helpers/flow.js';
 import { register } from '../helpers/registration.js';
 import { llngVersion, reservePortal, startPortal, type LlngPortal, type PortalOptions } from './lemonldap-ng.js';
@@ -95,7 +95,7 @@ describe('LemonLDAP::NG brokering svc-connect (its OpenID Connect authentication
     await page.click('#login-form button[type="submit"]');
     await page.waitForSelector('#consent-allow');
     await screenshot(page, 'llng-svc-consent');
-    await page.click('#consent-allow button');
+    await allow(page);
     // The portal answers the callback with its menu, the signed-in page.
     await page.waitForSelector('#menucontent', { timeout: 20_000 }).catch(async (error: unknown) => {
       await screenshot(page, 'llng-portal-failed');

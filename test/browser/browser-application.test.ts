@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { allow, launchChromium } from '../helpers/chromium.js';
 import { codeFlowUrl, pkcePair } from '../helpers/flow.js';
 
 /**
@@ -55,7 +55,7 @@ describe('a browser application: its own fetches, and silent renew in a hidden i
     await page.fill('input[name="login"]', 'demo');
     await page.fill('input[name="password"]', 'demo');
     await page.click('#login-form button[type="submit"]');
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForURL(/\/cb\?/);
     await page.goto(`${origin(client)}/`);
     return { context, page };
@@ -82,7 +82,7 @@ describe('a browser application: its own fetches, and silent renew in a hidden i
       await page.fill('input[name="login"]', 'demo');
       await page.fill('input[name="password"]', 'demo');
       await page.click('#login-form button[type="submit"]');
-      await page.click('#consent-allow button');
+      await allow(page);
       await page.waitForURL(/\/cb\?/);
       const code = new URL(page.url()).searchParams.get('code') as string;
       await page.goto(`${origin(crossSite)}/`);

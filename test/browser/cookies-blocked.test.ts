@@ -4,7 +4,7 @@ import type { Browser } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { launchChromium, launchChromiumBlockingCookies } from '../helpers/chromium.js';
+import { allow, launchChromium, launchChromiumBlockingCookies } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
 
 const app: ClientMetadata = { client_id: 'cookie-app', client_name: 'Cookie App', client_secret: 'cookie-app-secret-that-is-long-enough-0123456789', redirect_uris: ['http://app.localhost/cb'] };
@@ -46,7 +46,7 @@ describe('the error page of a sign-in the browser kept no cookie of (C8)', () =>
     await page.fill('input[name="password"]', 'demo');
     await page.click('#login-form button[type="submit"]');
     await page.waitForSelector('#consent-allow');
-    await Promise.all([page.waitForRequest(/^http:\/\/app\.localhost\/cb\?code=/), page.click('#consent-allow button')]);
+    await Promise.all([page.waitForRequest(/^http:\/\/app\.localhost\/cb\?code=/), allow(page)]);
     await page.waitForURL(/^http:\/\/app\.localhost\//);
     await page.goBack();
     const text = await page.textContent('main');

@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { pairwiseSub, sectorOf } from '../../policies/subjects.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { launchChromium, screenshot } from '../helpers/chromium.js';
+import { allow, launchChromium, screenshot } from '../helpers/chromium.js';
 
 const PAIRWISE_KEY = 'browser-pairwise-key-0123456789abcdefgh';
 
@@ -49,7 +49,7 @@ describe('the demo page in Chromium (C8)', () => {
     expect(consent).toContain('Sign-in token: encrypted');
     const consentShot = await screenshot(page, 'consent');
     expect(existsSync(consentShot)).toBe(true);
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForSelector('#userinfo-claims');
     await screenshot(page, 'demo-result');
     const userinfo = JSON.parse((await page.textContent('#userinfo-claims')) ?? '{}') as Record<string, unknown>;
@@ -70,7 +70,7 @@ describe('the demo page in Chromium (C8)', () => {
       if (request.isNavigationRequest()) visited.push(request.url());
     });
     await startFlow(page, { par: true });
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForSelector('#userinfo-claims');
     await screenshot(page, 'demo-result-par');
     const authorize = visited.filter((u) => new URL(u).pathname === '/oidc/v1/authorize');
@@ -91,7 +91,7 @@ describe('the demo page in Chromium (C8)', () => {
   it('without the switch the result page shows every parameter in the URL, in a signed request object', async () => {
     const page = await browser.newPage();
     await startFlow(page);
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForSelector('#authorization-url-parameters');
     const names = ((await page.textContent('#authorization-url-parameters')) ?? '').split(' ').sort();
     expect(names).toEqual(['client_id', 'request']);

@@ -9,7 +9,7 @@ import type { Browser } from 'playwright-core';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createSvcConnect, loadSettings, silentLogger, type SvcConnect } from '../../lib/index.js';
 import { TEST_PAIRWISE_KEY } from '../helpers/app.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { allow, launchChromium } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
 
@@ -63,7 +63,7 @@ describe('svc-connect mounted in a host app that sets Referrer-Policy: no-referr
     await page.fill('input[name="password"]', 'demo');
     await page.click('#login-form button[type="submit"]');
     await page.waitForSelector('#consent-allow');
-    await page.click('#consent-allow');
+    await allow(page);
     const received = await callback;
     expect({ origins, referer: received.headers().referer, code: new URL(received.url()).searchParams.has('code') }).toEqual({ origins: [origin, origin], referer: undefined, code: true });
     await context.close();

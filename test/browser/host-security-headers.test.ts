@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { createSvcConnect, loadSettings, silentLogger, type SvcConnect } from '../../lib/index.js';
 import { TEST_PAIRWISE_KEY } from '../helpers/app.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { allow, launchChromium } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
 import { startPopupRelyingParty, type PopupRelyingParty } from '../helpers/popup-rp.js';
 import { startHostServer, type HostServer } from '../helpers/host-server.js';
@@ -66,7 +66,7 @@ describe("a host app with helmet's default headers before svc.middleware (Chromi
     await page.fill('input[name="login"]', 'demo');
     await page.fill('input[name="password"]', 'demo');
     await page.click('#login-form button[type="submit"]');
-    await page.click('#consent-allow button');
+    await allow(page);
   };
 
   it('a sign-in in a popup the relying party opened still hands it the code and state: no page of ours severs its opener', async () => {

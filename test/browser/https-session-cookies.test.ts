@@ -11,6 +11,7 @@ import { createApp, createSvcConnect, loadSettings, silentLogger, type SvcApp } 
 import { browserCookieName } from '../../lib/interactions/sign-in-binding.js';
 import { basicAuthorization } from '../../lib/web/basic-auth.js';
 import { pairwiseSubOf, TEST_PAIRWISE_KEY } from '../helpers/app.js';
+import { allow } from '../helpers/chromium.js';
 import { codeFlowUrl, pkcePair } from '../helpers/flow.js';
 import { launchChromiumFor, makeCertificate, startSite, type Site, type TestCertificate } from '../helpers/https-sites.js';
 import { clockAhead } from '../helpers/clock.js';
@@ -84,7 +85,7 @@ describe('over https, a session counts only in the browser that signed in, whate
     const { verifier, challenge } = pkcePair();
     expect(await openSignIn(page, { code_challenge: challenge })).toBe('login form');
     await fillLogin(page, login);
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForURL(onRp);
     return { context, page, sub: await subOf(new URL(page.url()), verifier) };
   };
@@ -155,7 +156,7 @@ describe('over https, a session counts only in the browser that signed in, whate
     // While his cookie stays ahead of hers at /authorize, no session is found there: her new sign-in holds no grant, and
     // the consent she gives cannot resume (a sibling subdomain can always keep her from signing in; never as him).
     await fillLogin(victim.page, 'demo');
-    await victim.page.click('#consent-allow button');
+    await allow(victim.page);
     await victim.page.waitForSelector('h1');
     expect([new URL(victim.page.url()).origin, await victim.page.textContent('h1')]).toEqual([idp.origin, 'Sign-in could not continue']);
     await attacker.context.close();
@@ -229,7 +230,7 @@ describe('over https, a session counts only in the browser that signed in, whate
     const { verifier, challenge } = pkcePair();
     expect(await openSignIn(page, { prompt: 'login', code_challenge: challenge })).toBe('login form');
     await fillLogin(page, 'demo-basic');
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForURL(onRp);
     expect(await subOf(new URL(page.url()), verifier)).toBe(pairwiseSubOf(`${rp.origin}/cb`, 'demo-0002'));
     expect((await siteCookies(context)).filter((c) => c.name.includes('svc.signin'))).toEqual([]);
@@ -291,7 +292,7 @@ describe('over https, a session counts only in the browser that signed in, whate
         await fillLogin(page, 'demo');
       }
       await page.waitForSelector('#consent-allow');
-      await page.click('#consent-allow button');
+      await allow(page);
       await page.waitForURL(onRp);
       expect(new URL(page.url()).searchParams.get('code')).toEqual(expect.any(String));
     };
@@ -342,7 +343,7 @@ describe('over https, a session counts only in the browser that signed in, whate
     await page.waitForSelector('#consent-allow');
     // Set at `/` (`__Host-`) by the login answer, gone once the sign-in resumed: none is left to travel with every request.
     const signInCookies = (await context.cookies()).filter((c) => c.name.includes('svc.signin'));
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForURL(onRp);
     expect(new URL(page.url()).searchParams.get('code')).toEqual(expect.any(String));
     await page.goto(codeFlowUrl(svc.paths.issuer, mounted, { state: 'st', prompt: 'none' }));
@@ -384,7 +385,7 @@ describe('over https, a session counts only in the browser that signed in, whate
     for (const instance of instances) {
       expect(await authorize(instance)).toBe('login form');
       await fillLogin(page, 'demo');
-      await page.click('#consent-allow button');
+      await allow(page);
       await page.waitForURL(onRp);
     }
     const silent: string[][] = [];

@@ -6,7 +6,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 import { confidentialClient, startApp, type RunningApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { allow, launchChromium } from '../helpers/chromium.js';
 import { codeFlowUrl, pkcePair, redeemCode } from '../helpers/flow.js';
 
 /**
@@ -52,7 +52,7 @@ describe('a logout form posted from another site on an http base URL (SameSite=L
     await page.fill('input[name="login"]', 'demo');
     await page.fill('input[name="password"]', 'demo');
     await page.click('#login-form button[type="submit"]');
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForURL(onSite);
     const { body } = await redeemCode(running.issuer, client, new URL(page.url()).searchParams.get('code') ?? '', verifier);
     return { page, context, accessToken: String(body.access_token), idToken: String(body.id_token) };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
-import { launchChromium, screenshot } from '../helpers/chromium.js';
+import { allow, launchChromium, screenshot } from '../helpers/chromium.js';
 import { pairwiseSub, sectorOf } from '../../policies/subjects.js';
 import { startMounted, type Mounting, type MountedApp } from '../helpers/mounted.js';
 
@@ -36,7 +36,7 @@ describe('the demo page under a base path, in Chromium (docs/embedding.md "Mount
       await page.fill('input[name="password"]', 'demo');
       await page.click('#login-form button[type="submit"]');
       await page.waitForSelector('#consent-allow');
-      await page.click('#consent-allow button');
+      await allow(page);
       await page.waitForSelector('#userinfo-claims');
       await screenshot(page, `demo-result-${mounting.replace(/[^a-z]+/gi, '-')}`);
       const idToken = JSON.parse((await page.textContent('#id-token-claims')) ?? '{}') as Record<string, unknown>;

@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { pairwiseSub, sectorOf } from '../../policies/subjects.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { launchChromium, screenshot } from '../helpers/chromium.js';
+import { allow, launchChromium, screenshot } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
 
 const PAIRWISE_KEY = 'browser-pairwise-key-0123456789abcdefgh';
@@ -74,6 +74,11 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await signIn(page, 'demo', 'demo');
     await page.waitForSelector('#consent-allow');
     expect(await axe(page)).toEqual([]);
+    // Allow is held off until a pointer moves on the page (lib/pages/seen-gate.ts): both states are checked.
+    await page.mouse.move(0, 0);
+    await page.mouse.move(200, 200, { steps: 4 });
+    expect(await page.locator('#consent-allow button').isEnabled()).toBe(true);
+    expect(await axe(page)).toEqual([]);
     await page.close();
   });
 
@@ -87,7 +92,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await page.waitForSelector('#login-form');
     await signIn(page, 'demo', 'demo');
     await page.waitForSelector('#consent-allow');
-    await page.click('#consent-allow');
+    await allow(page);
     await page.waitForURL((url) => url.pathname.endsWith('/callback'));
     // The demo form, the login form and the consent form; `Origin: null` would be refused without Sec-Fetch-Site.
     expect(origins).toEqual([running.baseUrl, running.baseUrl, running.baseUrl]);
@@ -100,7 +105,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     const callback = page.waitForRequest((request) => request.url().startsWith('http://a.localhost/cb'));
     await page.goto(codeFlowUrl(running.issuer, appA, { state: 'referer', scope: 'openid email' }));
     await signIn(page, 'demo', 'demo');
-    await page.click('#consent-allow');
+    await allow(page);
     expect((await callback).headers().referer).toBeUndefined();
     await page.close();
   });
@@ -176,7 +181,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await demo(page);
     await page.waitForSelector('#login-form');
     await signIn(page, 'demo', 'demo');
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForSelector('#userinfo-claims');
     expect(await subject()).toBe(await herSub());
     expect(pagesShown().length).toBeGreaterThanOrEqual(2); // login, then consent
@@ -200,7 +205,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
     await page.waitForSelector('#consent-allow');
     expect(await page.isVisible('#login-form')).toBe(false); // still signed in: consent only
     await screenshot(page, 'prompt-consent');
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForSelector('#userinfo-claims');
     expect(await subject()).toBe(await herSub());
     await page.close();
@@ -232,8 +237,8 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
       await signIn(a, 'demo', 'demo');
       await a.waitForSelector('#consent-allow');
       await signIn(b, 'demo', 'demo');
-      await Promise.all([b.waitForRequest(/^http:\/\/b\.localhost\//), b.click('#consent-allow button')]);
-      await Promise.all([a.waitForRequest(/^http:\/\/a\.localhost\//), a.click('#consent-allow button')]);
+      await Promise.all([b.waitForRequest(/^http:\/\/b\.localhost\//), allow(b)]);
+      await Promise.all([a.waitForRequest(/^http:\/\/a\.localhost\//), allow(a)]);
       expect(summary(callbacks)).toEqual(['b.localhost code tab-b', 'a.localhost code tab-a']);
     });
 
@@ -243,7 +248,7 @@ describe('login and consent pages in Chromium (C3, C8)', () => {
       await a.waitForSelector('#consent-allow');
       await signIn(b, 'demo-basic', 'demo-basic');
       await b.waitForSelector('#consent-allow');
-      await a.click('#consent-allow button');
+      await allow(a);
       await a.waitForSelector('h1:has-text("Sign-in could not continue")');
       expect({ callbacks: summary(callbacks), page: await a.textContent('main') }).toEqual({ callbacks: [], page: expect.stringContaining('Your sign-in expired, was finished already') });
     });

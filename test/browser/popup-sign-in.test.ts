@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { allow, launchChromium } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
 import { startPopupRelyingParty, type PopupRelyingParty } from '../helpers/popup-rp.js';
 
@@ -48,7 +48,7 @@ describe('sign-in in a popup window opened by the relying party', () => {
       await popup.fill('input[name="login"]', 'demo');
       await popup.fill('input[name="password"]', 'demo');
       await popup.click('#login-form button[type="submit"]');
-      await popup.click('#consent-allow button');
+      await allow(popup);
       const answer = new URLSearchParams((await opener.locator('#result').filter({ hasText: 'code=' }).textContent()) ?? '');
       expect([answer.get('code'), answer.get('state')]).toEqual([expect.any(String), 'st']);
     } finally {

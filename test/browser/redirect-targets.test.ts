@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { startApp, type RunningApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { allow, launchChromium } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
 
 /**
@@ -86,7 +86,7 @@ describe('redirect URIs of every kind receive their code in Chromium (form-actio
       await page.fill('input[name="password"]', 'demo');
       await page.click('#login-form button[type="submit"]');
       await page.waitForSelector('#consent-allow');
-      await page.click('#consent-allow button');
+      await allow(page);
       const reached = await outcome;
       if (!logout) return reached;
       // A tab of its own: the tab above may still be ending its navigation to the app, which would cancel this one's.

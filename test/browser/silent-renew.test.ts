@@ -4,6 +4,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 import { createApp, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
 import { TEST_PAIRWISE_KEY } from '../helpers/app.js';
+import { allow } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
 import { launchChromiumAllowingThirdPartyCookiesFor, launchChromiumFor, makeCertificate, startSite, type Site } from '../helpers/https-sites.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
@@ -65,7 +66,7 @@ describe('silent renew in a hidden iframe of a relying party on another site, ov
     await page.fill('input[name="login"]', 'demo');
     await page.fill('input[name="password"]', 'demo');
     await page.click('#login-form button[type="submit"]');
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForURL((url) => url.origin === rp.origin);
     await page.goto(`${rp.origin}/`);
     return page;
@@ -121,7 +122,7 @@ describe('silent renew in a hidden iframe of a relying party on another site, ov
       await page.fill('input[name="password"]', 'demo');
       await page.click('#login-form button[type="submit"]');
       const callback = page.waitForRequest((request) => request.url() === `${rp.origin}/cb` && request.method() === 'POST');
-      await page.click('#consent-allow button');
+      await allow(page);
       if (!javaScriptEnabled) await page.click('form[method="post"] button[type="submit"]');
       const { code, ...rest } = Object.fromEntries(new URLSearchParams((await callback).postData() ?? ''));
       posted.push({ ...rest, code: code !== undefined });

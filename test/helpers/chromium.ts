@@ -47,6 +47,18 @@ export function launchChromiumBlockingCookies(): Promise<{ context: BrowserConte
   return launchChromiumWithPreferences({ profile: { default_content_setting_values: { cookies: 2 } } });
 }
 
+/**
+ * She moves the pointer onto the consent page's Allow, as a person does (the page holds Allow off until a pointer
+ * moved on it: lib/pages/seen-gate.ts), and clicks it.
+ */
+export async function allow(page: Page): Promise<void> {
+  // Moved on the page shown before it, the pointer would be first seen on Allow itself: no move on this page.
+  await page.waitForSelector('#consent-allow button');
+  await page.mouse.move(0, 0);
+  await page.hover('#consent-allow button');
+  await page.click('#consent-allow button');
+}
+
 /** Saves a full-page screenshot as `test-output/screenshots/<name>.png`. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });

@@ -150,13 +150,17 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
     const browser = new FormBrowser();
     const login = await browser.follow(url(), running.baseUrl);
     const consentStep = await browser.submit('login-form', { login: 'demo', password: 'demo' }, running.baseUrl);
+    const consentPage = browser.lastPage;
     for (const response of [login.response, consentStep.response]) {
       const csp = response?.headers.get('content-security-policy') ?? '';
       expect(csp).toContain("default-src 'none'");
       expect(csp).toContain("frame-ancestors 'none'");
       expect(csp).toContain("base-uri 'none'");
       expect(csp).not.toContain('unsafe-inline');
-      expect(csp).not.toContain('script-src');
+      // The login page runs no script; the consent page its one, which holds off Allow (lib/pages/seen-gate.ts), by nonce.
+      const nonce = /script-src 'nonce-([A-Za-z0-9+/]{22}==)';/.exec(csp)?.[1];
+      if (response === login.response) expect(csp).not.toContain('script-src');
+      else expect([csp.match(/script-src/g)?.length, consentPage.match(/<script\b[^>]*>/g)]).toEqual([1, [`<script nonce="${String(nonce)}">`]]);
       expect(response?.headers.get('x-frame-options')).toBe('DENY');
       expect(response?.headers.get('cache-control')).toBe('no-store');
       expect(response?.headers.get('content-type')).toContain('text/html');
