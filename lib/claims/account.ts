@@ -1,7 +1,8 @@
-import type { Account, Client, FindAccount, KoaContextWithOIDC } from 'oidc-provider';
+import { errors, type Account, type Client, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
 
 import type { Authenticator } from './authenticator.js';
-import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, scopeClaimCovered, travelCovered, travelName, weakerThanConsented, type Delivery } from './delivery.js';
+import { deliveryOf, deliveryText, parseDelivery, recordedDelivery, scopeClaimCovered, subjectShared, travelCovered, travelName, weakerThanConsented, type Delivery } from './delivery.js';
+import { ROUTE_NAMES } from '../seams.js';
 import type { ClaimRegistry } from './modules.js';
 import { asAuthenticatorError } from './authenticator-guard.js';
 import { opaqueFailure } from './plugin-failure.js';
@@ -99,6 +100,11 @@ export function createFindAccount(options: AccountOptions): FindAccount {
         // Both the ID token and UserInfo are answered with an access token of this grant in hand.
         const token = ctx.oidc.accessToken;
         const consented = parseDelivery(token?.extra?.[DELIVERY_TOKEN_CLAIM]);
+        // Her account id is the `sub` itself: nothing of this grant's is answered once it would travel (C8).
+        if (client && subjectShared(deliveryOf(client), consented)) {
+          const why = 'the grant covers a pairwise subject identifier; the client now receives the account identifier';
+          throw ctx.oidc.route === ROUTE_NAMES.userinfo ? new errors.InvalidToken(why) : new errors.InvalidGrant(why);
+        }
         // Scope claims travel where the page said when she consented, also after the registration changed.
         const scopeHere = scopeChannelOf(consented ?? (client && deliveryOf(client)), includeScopesInUserInfo) === channel;
         const protocol: { sub: string; [claim: string]: unknown } = { sub };

@@ -9,8 +9,11 @@ import { claimsForScope } from './scopes.js';
 import { channelRequests, deliveredRequests } from './stored-form.js';
 import { verifiedGrantNames, verifiedRequestsOf } from './verified-request.js';
 
-/** How a client's registration delivers user data, per channel (C4). */
-export type Delivery = Record<Channel, ReturnType<typeof channelMode>>;
+/**
+ * How a client's registration delivers user data, per channel (C4), and the `sub` it receives: her account id, which
+ * every public client receives too, or a pairwise one. `subject` is missing from records made before it was recorded.
+ */
+export type Delivery = Record<Channel, ReturnType<typeof channelMode>> & { subject?: 'public' | 'pairwise' };
 
 const CHANNELS: readonly Channel[] = ['id_token', 'userinfo'];
 // A grant keeps no fields of ours, so the delivery consented to rides among its OIDC claim names,
@@ -39,14 +42,14 @@ export function scopeClaimCovered(approved: ReadonlySet<string>, channel: Channe
   return (name) => approved.has(namedName(channel, name));
 }
 
-/** The delivery `client`'s registration has now. */
+/** The delivery `client`'s registration has now (oidc-provider takes a client without `subject_type` as public). */
 export function deliveryOf(client: Client): Delivery {
-  return { id_token: channelMode(client, 'id_token'), userinfo: channelMode(client, 'userinfo') };
+  return { id_token: channelMode(client, 'id_token'), userinfo: channelMode(client, 'userinfo'), subject: client.subjectType === 'pairwise' ? 'pairwise' : 'public' };
 }
 
-/** The delivery as one line (`id_token=encrypted userinfo=withheld`), for a grant or an access token. */
+/** The delivery as one line (`id_token=encrypted userinfo=withheld subject=pairwise`), for a grant or an access token. */
 export function deliveryText(delivery: Delivery): string {
-  return CHANNELS.map((channel) => `${channel}=${delivery[channel]}`).join(' ');
+  return [...CHANNELS.map((channel) => `${channel}=${delivery[channel]}`), ...(delivery.subject ? [`subject=${delivery.subject}`] : [])].join(' ');
 }
 
 /** Reads {@link deliveryText}; `undefined` for anything else. */
@@ -55,7 +58,9 @@ export function parseDelivery(text: unknown): Delivery | undefined {
   const found = new Map(text.split(' ').map((part) => part.split('=') as [string, string]));
   const modes = CHANNELS.map((channel) => found.get(channel));
   if (!modes.every((m) => m === 'encrypted' || m === 'unencrypted' || m === 'withheld')) return undefined;
-  return Object.fromEntries(CHANNELS.map((channel, i) => [channel, modes[i]])) as Delivery;
+  const subject = found.get('subject');
+  if (subject !== undefined && subject !== 'public' && subject !== 'pairwise') return undefined;
+  return { ...(Object.fromEntries(CHANNELS.map((channel, i) => [channel, modes[i]])) as Record<Channel, ReturnType<typeof channelMode>>), ...(subject ? { subject } : {}) };
 }
 
 /** The delivery recorded when the person consented; `undefined` for a grant without a record. */
@@ -67,15 +72,29 @@ export function recordedDelivery(grant: Grant): Delivery | undefined {
 /** Records `delivery` on `grant`, replacing an earlier record. */
 export function recordDelivery(grant: Grant, delivery: Delivery): void {
   if (grant.openid?.claims) grant.openid.claims = grant.openid.claims.filter((c) => !c.startsWith(PREFIX));
-  grant.addOIDCClaims(CHANNELS.map((channel) => `${PREFIX}${channel}=${delivery[channel]}`));
+  grant.addOIDCClaims(deliveryText(delivery).split(' ').map((part) => `${PREFIX}${part}`));
+}
+
+/**
+ * True when `now` gives the client her account id where she consented to a pairwise `sub`: one every public client
+ * receives, so they could tell it is her. A record without a subject (made before it was recorded) covers either.
+ */
+export function subjectShared(now: Delivery, consented: Delivery | undefined): boolean {
+  return now.subject === 'public' && consented?.subject === 'pairwise';
 }
 
 /**
  * True when `now` sends more than `consented` covers (or nothing was recorded): it drops an encryption, adds an
- * opt-out, or carries user data on a channel the consent page told her carries none (withheld, then encrypted).
+ * opt-out, carries user data on a channel the consent page told her carries none (withheld, then encrypted), or
+ * gives her account id for a pairwise `sub` ({@link subjectShared}).
  */
 export function weakerThanConsented(now: Delivery, consented: Delivery | undefined): boolean {
-  return weakenedChannels(now, consented).length > 0;
+  return weakenedChannels(now, consented).length > 0 || subjectShared(now, consented);
+}
+
+/** True when a grant recording `recorded` records the delivery `now` (a record without a subject: of the subject now). */
+export function sameDelivery(recorded: Delivery, now: Delivery): boolean {
+  return deliveryText({ ...now, ...recorded }) === deliveryText(now);
 }
 
 /** The channels whose delivery `now` is not covered by `consented` ({@link weakerThanConsented}): all without a record. */

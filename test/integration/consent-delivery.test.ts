@@ -1,10 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { decodeJwt } from 'jose';
+import { compactDecrypt, decodeJwt, decodeProtectedHeader } from 'jose';
 
 import { recordedDelivery } from '../../lib/claims/delivery.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { appPerSuite } from '../helpers/suite-app.js';
-import { FormBrowser, redirectParams, runCodeFlow, userData } from '../helpers/flow.js';
+import { FormBrowser, pkcePair, redeemCode, redirectParams, runCodeFlow, userData } from '../helpers/flow.js';
+import { encryptionKey } from '../helpers/registration.js';
 import { registerClient, type RegisteredClient, registeredClientUrl, updateRegistration } from '../helpers/clients.js';
 
 /**
@@ -141,6 +142,33 @@ describe('consent covers how her data travels (C8)', () => {
     expect(silent.get('code')).toEqual(expect.any(String));
   });
 
+  it('honest: a client that changes the algorithm, encoding and key of its encrypted channels keeps her consent: its earlier code and token deliver to the new key, and she is not asked again', async () => {
+    const client = await registerClient(running, 'rsa');
+    const browser = new FormBrowser();
+    const first = await runCodeFlow(running.issuer, client.metadata, { scope: 'openid email', configure: client.configure, browser });
+    const { verifier, challenge } = pkcePair();
+    const code = (await silently(browser, client, { code_challenge: challenge })).get('code') as string;
+    const ecdh = await encryptionKey('ECDH-ES+A256KW');
+    const changed = { alg: 'ECDH-ES+A256KW', enc: 'A256GCM' };
+    await updateRegistration(client, {
+      id_token_encrypted_response_alg: changed.alg,
+      id_token_encrypted_response_enc: changed.enc,
+      userinfo_encrypted_response_alg: changed.alg,
+      userinfo_encrypted_response_enc: changed.enc,
+      jwks: { keys: [ecdh.jwk] },
+    });
+
+    const redeemed = await redeemCode(running.issuer, client.metadata, code, verifier);
+    const idToken = String(redeemed.body.id_token);
+    expect(decodeProtectedHeader(idToken)).toMatchObject({ ...changed, kid: ecdh.jwk.kid });
+    const userinfo = await (await fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${first.tokens.access_token}` } })).text();
+    expect(decodeProtectedHeader(userinfo)).toMatchObject({ ...changed, kid: ecdh.jwk.kid });
+    const opened = async (jwe: string): Promise<Record<string, unknown>> => decodeJwt(new TextDecoder().decode((await compactDecrypt(jwe, ecdh.privateKey)).plaintext));
+    expect(userData(await opened(idToken))).toEqual({ email: 'erika.mustermann@example.com', email_verified: true });
+    expect((await opened(userinfo)).sub).toBe(first.claims.sub);
+    expect((await silently(browser, client)).get('code')).toEqual(expect.any(String));
+  });
+
   it('counts a grant without a delivery record (made before this rule) as not covering', async () => {
     const client = await registerClient(running, 'rsa');
     const browser = new FormBrowser();
@@ -148,9 +176,23 @@ describe('consent covers how her data travels (C8)', () => {
     const accessToken = await running.app.svc.provider.AccessToken.find(flow.tokens.access_token);
     const grant = await running.app.svc.provider.Grant.find(accessToken?.grantId as string);
     if (!grant?.openid?.claims) throw new Error('the grant has no claims');
-    expect(recordedDelivery(grant)).toEqual({ id_token: 'encrypted', userinfo: 'encrypted' });
+    expect(recordedDelivery(grant)).toEqual({ id_token: 'encrypted', userinfo: 'encrypted', subject: 'pairwise' });
     grant.openid.claims = grant.openid.claims.filter((c) => !c.startsWith('svc:delivery:'));
     await grant.save();
     expect((await silently(browser, client)).get('error')).toBe('consent_required');
+  });
+
+  it('honest: a grant of a public client recorded before the subject was (its channels only) still covers it: no page again', async () => {
+    const client = await registerClient(running, 'rsa', { subject_type: 'public' });
+    const browser = new FormBrowser();
+    const flow = await runCodeFlow(running.issuer, client.metadata, { scope: 'openid email', configure: client.configure, browser });
+    expect(flow.claims.sub).toBe('demo-0001');
+    const accessToken = await running.app.svc.provider.AccessToken.find(flow.tokens.access_token);
+    const grant = await running.app.svc.provider.Grant.find(accessToken?.grantId as string);
+    if (!grant?.openid?.claims) throw new Error('the grant has no claims');
+    expect(recordedDelivery(grant)).toEqual({ id_token: 'encrypted', userinfo: 'encrypted', subject: 'public' });
+    grant.openid.claims = grant.openid.claims.filter((c) => c !== 'svc:delivery:subject=public');
+    await grant.save();
+    expect((await silently(browser, client)).get('code')).toEqual(expect.any(String));
   });
 });
