@@ -156,8 +156,11 @@ async function accountsInSector(inventory: StoreInventory, key: string, sector: 
  */
 async function accountsOf(toolbox: Toolbox, inventory: StoreInventory, sub: string, clientId?: string): Promise<Set<string>> {
   if (clientId === undefined) return new Set([sub]);
-  const metadata = await anyClient(toolbox, clientId);
-  if (subjectTypeFor(metadata, toolbox.subjects.defaultType) !== 'pairwise') return new Set([sub]);
+  const provisioned = staticClient(toolbox, clientId);
+  const metadata = provisioned ?? (await findStored(toolbox, clientId));
+  // As oidc-provider reads them: a static client gets the default, a stored one without subject_type (older than pairwise subjects) is public.
+  const type = provisioned ? subjectTypeFor(provisioned, toolbox.subjects.defaultType) : (metadata.subject_type ?? 'public');
+  if (type !== 'pairwise') return new Set([sub]);
   const sector = sectorOf(metadata);
   if (sector === undefined) throw new ToolboxError(409, 'no_sector', `client ${clientId} has no pairwise sector`);
   return accountsInSector(inventory, toolbox.subjects.pairwiseKey, sector, sub);

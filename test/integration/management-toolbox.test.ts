@@ -296,6 +296,21 @@ describe('operator toolbox over HTTP', () => {
     expect((await call('POST', `${M}/subjects/revoke?sub=x&client_id=a&client_id=b`)).body.error_description).toBe('give the client_id parameter once');
   });
 
+  it('revokes by the sub of a client stored without subject_type (registered before pairwise subjects): its account id, as oidc-provider gives it', async () => {
+    const client = await registerClient(running, 'plain', { redirect_uris: ['https://legacy.example/cb'], subject_type: 'public' });
+    const clientId = String(client.metadata.client_id);
+    const clients = running.app.svc.store.adapter('Client');
+    const { subject_type: _type, ...legacy } = (await clients.find(clientId)) as Record<string, unknown>;
+    // Clients are stored without expiry.
+    await clients.upsert(clientId, legacy, undefined);
+    const flow = await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true });
+    expect(flow.claims.sub).toBe('demo-0001');
+    const revoked = await call('POST', `${M}/subjects/revoke`, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ sub: flow.claims.sub, client_id: clientId }).toString() });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.revoked_grants).toBeGreaterThanOrEqual(1);
+    expect((await userinfo(flow.tokens.access_token)).status).toBe(401);
+  });
+
   it('refuses bad paging parameters and cursors it did not hand out', async () => {
     for (const query of ['limit=0', 'limit=501', 'limit=abc', 'limit=1&limit=2', 'limit=-1', 'cursor=a&cursor=b']) {
       const answer = await call('GET', `${M}/clients?${query}`);
