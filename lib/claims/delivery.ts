@@ -11,9 +11,9 @@ import { verifiedGrantNames, verifiedRequestsOf } from './verified-request.js';
 
 /**
  * How a client's registration delivers user data, per channel (C4), and the `sub` it receives: her account id, which
- * every public client receives too, or a pairwise one. `subject` is missing from records made before it was recorded.
+ * every public client receives too, or a pairwise one.
  */
-export type Delivery = Record<Channel, ReturnType<typeof channelMode>> & { subject?: 'public' | 'pairwise' };
+export type Delivery = Record<Channel, ReturnType<typeof channelMode>> & { subject: 'public' | 'pairwise' };
 
 const CHANNELS: readonly Channel[] = ['id_token', 'userinfo'];
 // A grant keeps no fields of ours, so the delivery consented to rides among its OIDC claim names,
@@ -49,7 +49,7 @@ export function deliveryOf(client: Client): Delivery {
 
 /** The delivery as one line (`id_token=encrypted userinfo=withheld subject=pairwise`), for a grant or an access token. */
 export function deliveryText(delivery: Delivery): string {
-  return [...CHANNELS.map((channel) => `${channel}=${delivery[channel]}`), ...(delivery.subject ? [`subject=${delivery.subject}`] : [])].join(' ');
+  return [...CHANNELS.map((channel) => `${channel}=${delivery[channel]}`), `subject=${delivery.subject}`].join(' ');
 }
 
 /** Reads {@link deliveryText}; `undefined` for anything else. */
@@ -59,8 +59,8 @@ export function parseDelivery(text: unknown): Delivery | undefined {
   const modes = CHANNELS.map((channel) => found.get(channel));
   if (!modes.every((m) => m === 'encrypted' || m === 'unencrypted' || m === 'withheld')) return undefined;
   const subject = found.get('subject');
-  if (subject !== undefined && subject !== 'public' && subject !== 'pairwise') return undefined;
-  return { ...(Object.fromEntries(CHANNELS.map((channel, i) => [channel, modes[i]])) as Record<Channel, ReturnType<typeof channelMode>>), ...(subject ? { subject } : {}) };
+  if (subject !== 'public' && subject !== 'pairwise') return undefined;
+  return { ...(Object.fromEntries(CHANNELS.map((channel, i) => [channel, modes[i]])) as Record<Channel, ReturnType<typeof channelMode>>), subject };
 }
 
 /** The delivery recorded when the person consented; `undefined` for a grant without a record. */
@@ -77,7 +77,7 @@ export function recordDelivery(grant: Grant, delivery: Delivery): void {
 
 /**
  * True when `now` gives the client her account id where she consented to a pairwise `sub`: one every public client
- * receives, so they could tell it is her. A record without a subject (made before it was recorded) covers either.
+ * receives, so they could tell it is her.
  */
 export function subjectShared(now: Delivery, consented: Delivery | undefined): boolean {
   return now.subject === 'public' && consented?.subject === 'pairwise';
@@ -90,11 +90,6 @@ export function subjectShared(now: Delivery, consented: Delivery | undefined): b
  */
 export function weakerThanConsented(now: Delivery, consented: Delivery | undefined): boolean {
   return weakenedChannels(now, consented).length > 0 || subjectShared(now, consented);
-}
-
-/** True when a grant recording `recorded` records the delivery `now` (a record without a subject: of the subject now). */
-export function sameDelivery(recorded: Delivery, now: Delivery): boolean {
-  return deliveryText({ ...now, ...recorded }) === deliveryText(now);
 }
 
 /** The channels whose delivery `now` is not covered by `consented` ({@link weakerThanConsented}): all without a record. */

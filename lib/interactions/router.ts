@@ -6,7 +6,7 @@ import type { Client, Grant, Interaction, InteractionResults } from 'oidc-provid
 import { asAuthenticatorError, isAuthenticatorOutage } from '../claims/authenticator-guard.js';
 import { opaqueFailure } from '../claims/plugin-failure.js';
 import { describeRequest } from '../claims/describe.js';
-import { carriedOver, consentGrantNames, deliveryOf, deliveryText, grantedOf, recordDelivery, recordedDelivery, sameDelivery } from '../claims/delivery.js';
+import { carriedOver, consentGrantNames, deliveryOf, deliveryText, grantedOf, recordDelivery, recordedDelivery } from '../claims/delivery.js';
 import { ESSENTIAL_CLAIMS_PROMPT } from '../claims/essential-check.js';
 import { scopeChannel } from '../claims/account.js';
 import { claimsForScope } from '../claims/scopes.js';
@@ -218,7 +218,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     // carried over but where they travel on a channel that now sends more): codes and tokens of the earlier grant end
     // with it (oidc-provider binds them to the session's grant).
     const recorded = existing && recordedDelivery(existing);
-    const kept = existing && recorded && sameDelivery(recorded, delivery) ? existing : undefined;
+    const kept = existing && recorded && deliveryText(recorded) === deliveryText(delivery) ? existing : undefined;
     const before = kept && { scope: kept.getOIDCScope(), names: [...kept.getOIDCClaims()] };
     const grant = kept ?? new provider.Grant({ accountId, clientId: client.clientId });
     if (existing && !kept) {

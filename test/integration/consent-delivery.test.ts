@@ -181,18 +181,4 @@ describe('consent covers how her data travels (C8)', () => {
     await grant.save();
     expect((await silently(browser, client)).get('error')).toBe('consent_required');
   });
-
-  it('honest: a grant of a public client recorded before the subject was (its channels only) still covers it: no page again', async () => {
-    const client = await registerClient(running, 'rsa', { subject_type: 'public' });
-    const browser = new FormBrowser();
-    const flow = await runCodeFlow(running.issuer, client.metadata, { scope: 'openid email', configure: client.configure, browser });
-    expect(flow.claims.sub).toBe('demo-0001');
-    const accessToken = await running.app.svc.provider.AccessToken.find(flow.tokens.access_token);
-    const grant = await running.app.svc.provider.Grant.find(accessToken?.grantId as string);
-    if (!grant?.openid?.claims) throw new Error('the grant has no claims');
-    expect(recordedDelivery(grant)).toEqual({ id_token: 'encrypted', userinfo: 'encrypted', subject: 'public' });
-    grant.openid.claims = grant.openid.claims.filter((c) => c !== 'svc:delivery:subject=public');
-    await grant.save();
-    expect((await silently(browser, client)).get('code')).toEqual(expect.any(String));
-  });
 });
