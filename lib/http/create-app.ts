@@ -146,6 +146,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
       insert: (id, payload, expiresIn) => runtime.store.insert(CONSENT_UNDO_MODEL, id, payload, expiresIn),
     },
     includeScopesInUserInfo: settings.stage.includeScopesInUserInfo,
+    cookieKeys: runtime.cookieKeys,
   });
   const mailer = options.mailer ?? createMailer(settings.mail);
   takeUp(mailer);

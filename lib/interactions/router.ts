@@ -14,7 +14,7 @@ import { channelMode } from '../claims/privacy.js';
 import { isObject } from '../claims/request.js';
 import { VERIFIED_CLAIMS, verifiedGrantNamesOf, verifiedRequestsOf } from '../claims/verified-request.js';
 import { parseJsonObject, readFormBody } from '../web/form-body.js';
-import { requestIdOf } from '../web/error-response.js';
+import { logCaughtError, noStore, requestIdOf } from '../web/error-response.js';
 import { formTargetsOf, sendPage } from '../pages/html.js';
 import { sameOriginPosts } from '../pages/same-origin-posts.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
@@ -24,6 +24,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { consentPage, loginPage, type LoginPageModel } from '../pages/interaction-pages.js';
 import { bindSignIn } from './sign-in-binding.js';
+import { failedSignIns } from './failed-sign-in.js';
 import { consentUndo, type ConsentUndoRecords, type GrantNames } from './consent-undo.js';
 
 /** What the interactions router needs. */
@@ -47,6 +48,8 @@ export interface InteractionsOptions {
   holdsOf?: (claim: string) => string | undefined;
   /** The store's `ConsentUndo` records (`CONSENT_UNDO_MODEL`): what the Allows of an interaction hold of the grant they extended, until her last answer. */
   consentUndo: ConsentUndoRecords;
+  /** The cookie keys, newest first: a failed sign-in travels to its page encrypted under the first; all open it. */
+  cookieKeys: readonly string[];
 }
 
 /** What oidc-provider's consent prompt found missing from her grant for this request. */
@@ -78,6 +81,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
   };
 
   const undo = consentUndo(provider, options.consentUndo);
+  const failures = failedSignIns(options.cookieKeys, (uid) => paths.interaction(uid));
 
   /**
    * What her consent page showed and her Allow approved, of this request alone (never of the grant it extends): its
@@ -102,6 +106,19 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const { name: clientName } = await clientFor(details.params.client_id);
     const action = `${paths.interaction(details.uid)}/login`;
     sendPage(ctx, loginPage({ action, clientName, redirectTargets: formTargetsOf(details.params.redirect_uri), ...model }), status);
+  };
+
+  /** The login page as her last failed sign-in in it left it: 401, 500 for a failed authenticator, or 429 while the throttle refuses the name (then with her login only). */
+  const showLoginAgain = (ctx: Context, details: Interaction): Promise<void> => {
+    const failure = failures.recall(ctx, details.uid);
+    if (!failure) return showLogin(ctx, details);
+    const { login, lockedUntil, fault } = failure;
+    if (fault) return showLogin(ctx, details, { login, fault }, 500);
+    if (lockedUntil === undefined) return showLogin(ctx, details, { login, failed: true }, 401);
+    const retryAfterSeconds = Math.ceil((lockedUntil - Date.now()) / 1000);
+    if (retryAfterSeconds < 1) return showLogin(ctx, details, { login });
+    ctx.set('Retry-After', String(retryAfterSeconds));
+    return showLogin(ctx, details, { login, retryAfterSeconds }, 429);
   };
 
   /** The interaction of the request's cookie, which must be the one its URL names (a page or form of another is refused). */
@@ -130,7 +147,7 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
 
   router.get('/:uid', async (ctx) => {
     const details = await interactionOf(ctx);
-    if (details.prompt.name === 'login') return showLogin(ctx, details);
+    if (details.prompt.name === 'login') return showLoginAgain(ctx, details);
     const path = paths.interaction(details.uid);
     const { name: clientName, client } = await clientFor(details.params.client_id);
     if (details.prompt.name === ESSENTIAL_CLAIMS_PROMPT) {
@@ -164,15 +181,20 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     const form = await readFormBody(ctx);
     const login = form.get('login') ?? '';
     const password = form.get('password') ?? '';
-    const page = (status: number, model: { failed?: boolean; retryAfterSeconds?: number }): Promise<void> => showLogin(ctx, details, { login, ...model }, status);
+    // Post/Redirect/Get: the page is shown by a GET, so reloading it sends nothing again (no attempt counted twice).
+    const failed = (failure: { lockedUntil?: number; fault?: boolean } = {}): void => {
+      failures.remember(ctx, details, { login, ...failure });
+      noStore(ctx);
+      ctx.status = 303;
+      ctx.redirect(paths.interaction(details.uid));
+    };
     // An empty field guesses nothing: the form is shown again without counting an attempt.
-    if (!login || !password) return page(401, { failed: true });
+    if (!login || !password) return failed();
     const attempt = await throttle.begin(ctx, login);
-    const throttled = async (locked: string, retryAfterSeconds: number): Promise<void> => {
+    const throttled = (locked: string, retryAfterSeconds: number): void => {
       options.logger?.warn('login_throttled', { request_id: requestIdOf(ctx), locked, retry_after: retryAfterSeconds });
       options.metrics?.securityEvents.inc({ event: 'login_throttled' });
-      ctx.set('Retry-After', String(retryAfterSeconds));
-      return page(429, { retryAfterSeconds });
+      failed({ lockedUntil: Date.now() + retryAfterSeconds * 1000 });
     };
     if (!attempt.allowed) return throttled(attempt.locked, attempt.retryAfterSeconds);
     let answered: string | undefined;
@@ -184,7 +206,9 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
       // Not answered (thrown, as an LDAP bind does for a wrong password; too late; no account id): counted as a failure.
       const wait = await attempt.failed();
       if (wait) return throttled('name', wait);
-      throw err;
+      // Logged as what a route throws is; the page its 303 sends her to says it went wrong.
+      if (options.logger) logCaughtError(options.logger, ctx, err);
+      return failed({ fault: true });
     }
     // An account its authenticator no longer knows (disabled) signs in nowhere: answered as a wrong password. Asked only
     // after a right password, so what it throws or leaves unanswered is no wrong guess and counts nothing.
@@ -192,7 +216,8 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     // Answered as judged only while no failure that settled first locked a counter; else 429 for right and wrong alike.
     const wait = accountId ? await attempt.succeeded() : await attempt.failed();
     if (wait) return throttled('name', wait);
-    if (!accountId) return page(401, { failed: true });
+    if (!accountId) return failed();
+    failures.forget(ctx, details.uid);
     await finish(ctx, { login: { accountId }, ...bindSignIn(ctx, details) });
   });
 

@@ -9,6 +9,8 @@ export interface LoginPageModel {
   /** The name the client registered, or its id. */
   clientName: string;
   failed?: boolean;
+  /** Her authenticator failed (threw, or gave no answer in time): counted as a failed attempt, and said so. */
+  fault?: boolean;
   /** The login the person typed (re-filled after a failure). */
   login?: string;
   /** `form-action` sources for the client's redirect URI (`formTargetsOf` in html.ts). */
@@ -29,6 +31,7 @@ function loginMessage(model: LoginPageModel): string {
     const wait = model.retryAfterSeconds < 120 ? `${model.retryAfterSeconds} seconds` : `${Math.ceil(model.retryAfterSeconds / 60)} minutes`;
     return `<p class="error" role="alert" id="login-error" data-retry-after="${model.retryAfterSeconds}">Too many failed sign-ins. Try again in ${wait} (after ${at} UTC).</p>`;
   }
+  if (model.fault) return '<p class="error" role="alert" id="login-error">Something went wrong while signing you in. Try again, or start again from the application. Error: <code>server_error</code></p>';
   return model.failed ? '<p class="error" role="alert" id="login-error">The login or password is not correct.</p>' : '';
 }
 
@@ -39,7 +42,7 @@ function loginMessage(model: LoginPageModel): string {
  */
 export function loginPage(model: LoginPageModel): RenderedPage {
   const [loginFocus, passwordFocus] = model.login ? ['', ' autofocus'] : [' autofocus', ''];
-  const described = model.failed || model.retryAfterSeconds ? ' aria-describedby="login-error"' : '';
+  const described = model.failed || model.fault || model.retryAfterSeconds ? ' aria-describedby="login-error"' : '';
   return renderPage({
     title: 'Sign in',
     formTargets: model.redirectTargets,

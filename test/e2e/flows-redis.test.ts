@@ -659,11 +659,19 @@ describe('two provider instances on one Redis act as one provider', () => {
     expect([(await useAt(b, first)).interaction, (await useAt(a, second)).interaction]).toEqual([expect.any(String), expect.any(String)]);
   });
 
-  /** A sign-in page of `client` served by `app`, each answer posted back to `app` from the public origin (A's). */
+  /**
+   * A sign-in page of `client` served by `app`, each answer posted back to `app` from the public origin (A's): the status
+   * of that answer, or, when it sent the browser back to the page (a failure, C8), of the page as the other instance shows it.
+   */
   const signInPageAt = async (app: RunningApp, client: RegisteredClient, browser = new FormBrowser()): Promise<(login: string, password: string, from: string) => Promise<number>> => {
     await loginAttempts(app, client.metadata, browser);
     const action = browser.formAction('login-form', app.baseUrl);
-    return async (login, password, from) => (await browser.post(action, { login, password }, a.baseUrl, { 'x-forwarded-for': from })).status;
+    const page = new URL(action).pathname.replace(/\/login$/, '');
+    return async (login, password, from) => {
+      const answer = await browser.post(action, { login, password }, a.baseUrl, { 'x-forwarded-for': from });
+      if (answer.status !== 303 || answer.headers.get('location') !== page) return answer.status;
+      return (await browser.request(`${(app === a ? b : a).baseUrl}${page}`)).status;
+    };
   };
 
   it('attack: wrong passwords for one name at A and B at once count together (threshold 3), and lock the right one out at both; honest: her own device signed in at A gets in at B, and a reset through A lets anyone in at B', async () => {

@@ -306,7 +306,9 @@ export function userData(claims: Record<string, unknown>): Record<string, unknow
 /**
  * A sign-in page of one browser (a fresh one unless given) for `client`, with `prompt=login`,
  * driven attempt by attempt from a chosen client address (`X-Forwarded-For`, for an app with
- * `svc.proxy`).
+ * `svc.proxy`). An attempt resolves the answer to the post, or, when that sent the browser back to
+ * the login page (a failure: 303 to the page, C8), the page it shows then (401, 500, or 429 with `Retry-After`),
+ * with the cookies the post set besides its own.
  */
 export async function loginAttempts(
   app: { issuer: string; baseUrl: string },
@@ -315,5 +317,16 @@ export async function loginAttempts(
 ): Promise<{ browser: FormBrowser; attempt(login: string, password: string, forwardedFor: string): Promise<Response> }> {
   await browser.follow(codeFlowUrl(app.issuer, client, { prompt: 'login' }), app.baseUrl);
   const action = browser.formAction('login-form', app.baseUrl);
-  return { browser, attempt: (login, password, forwardedFor) => browser.post(action, { login, password }, app.baseUrl, { 'x-forwarded-for': forwardedFor }) };
+  const page = new URL(action).pathname.replace(/\/login$/, '');
+  const attempt = async (login: string, password: string, forwardedFor: string): Promise<Response> => {
+    const answer = await browser.post(action, { login, password }, app.baseUrl, { 'x-forwarded-for': forwardedFor });
+    if (answer.status === 401 || answer.status === 429) throw new Error(`a sign-in post answered ${answer.status} with a page: it must redirect to its page (303)`);
+    if (answer.status !== 303 || answer.headers.get('location') !== page) return answer;
+    await answer.arrayBuffer();
+    const shown = await browser.request(new URL(page, app.baseUrl).href);
+    const headers = new Headers(shown.headers);
+    for (const line of answer.headers.getSetCookie()) headers.append('set-cookie', line);
+    return new Response(await shown.arrayBuffer(), { status: shown.status, headers });
+  };
+  return { browser, attempt };
 }

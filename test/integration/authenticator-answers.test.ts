@@ -73,8 +73,9 @@ describe('the account id an authenticator returns (the sub)', () => {
     const response = await form.attempt(label, RIGHT, freshAddress());
     expect(response.status).toBe(500);
     expect(await response.text()).not.toContain('The login or password is not correct');
-    // Not signed in: no sign-in cookie, no device cookie (a success would forget the name's failures and give one).
-    expect(response.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual([]);
+    // Not signed in: no sign-in cookie, no device cookie (a success would forget the name's failures and give one), only
+    // the one that carries the failure to the page its 303 sent the browser to.
+    expect(response.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual(['svc.login-failed']);
     // Only the honest ids of this suite's other tests are in the store.
     const signedIn = [...(await stored('Interaction')).map((p) => (p.result as { login?: { accountId?: unknown } } | undefined)?.login), ...(await stored('Session'))];
     expect(signedIn.filter((p) => p?.accountId !== undefined && !IDS.includes(p.accountId as string))).toEqual([]);
@@ -424,7 +425,7 @@ describe('an authenticator whose right answer comes after svc.authenticator.time
   };
   const running = appPerSuite({ authenticator, clients: [client], store, properties: { 'svc.proxy': true, 'svc.authenticator.timeout-ms': 300 } });
 
-  it('her late success leaves nothing behind: no cookie, no signed-in interaction, no session', async () => {
+  it('her late success leaves nothing behind: no cookie but the failure its page shows, no signed-in interaction, no session', async () => {
     const form = await loginAttempts(running, client);
     const held = call.hold();
     const answer = form.attempt('demo', 'demo', freshAddress());
@@ -433,7 +434,7 @@ describe('an authenticator whose right answer comes after svc.authenticator.time
     expect(response.status).toBe(500);
     held.release();
     expect(await late).toBe('demo-0001');
-    expect(response.headers.getSetCookie()).toEqual([]);
+    expect(response.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual(['svc.login-failed']);
     const interactions = (await store.inventory.list('Interaction', { limit: 500 })).records.map((r) => r.payload.result);
     expect(interactions.filter((result) => result !== undefined)).toEqual([]);
     expect((await store.inventory.list('Session', { limit: 500 })).records.filter((r) => r.payload.accountId !== undefined)).toEqual([]);
@@ -467,7 +468,7 @@ describe('an authenticator that signs in a disabled account (`exists` says no)',
   const authenticator: Authenticator = { ...demo, exists: async (accountId) => !disabled.has(accountId) && demo.exists(accountId) };
   const running = appPerSuite({ authenticator, clients: [client], store, properties: { 'svc.proxy': true } });
 
-  it('answers her right password as a wrong one (401, the same message), sets no cookie, stores no session, and counts the failure', async () => {
+  it('answers her right password as a wrong one (401, the same message), sets no cookie but the failure its page shows, stores no session, and counts the failure', async () => {
     const form = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i += 1) {
@@ -475,7 +476,7 @@ describe('an authenticator that signs in a disabled account (`exists` says no)',
       statuses.push(response.status);
       if (i === 0) {
         expect(await response.text()).toContain('The login or password is not correct');
-        expect(response.headers.getSetCookie()).toEqual([]);
+        expect(response.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual(['svc.login-failed']);
       }
     }
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);

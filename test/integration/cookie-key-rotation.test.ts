@@ -56,6 +56,21 @@ describe('svc.cookies.keys rotation, with the app restarted on the same store an
     expect(new URL(step.leftTo as string).searchParams.get('code')).toBeTruthy();
   });
 
+  it('the login page after a failed sign-in under the old key still says why, with her login, under the new list', async () => {
+    await restart([keyA]);
+    const browser = new FormBrowser();
+    await browser.follow(codeFlowUrl(`${base}/oidc/v1`, client), base);
+    const failed = await browser.submit('login-form', { login: 'demo', password: 'wrong' }, base);
+    expect(failed.response?.status).toBe(401);
+    await restart([keyB, keyA]);
+    const page = browser.formAction('login-form', base).replace(/\/login$/, '');
+    const shown = await browser.request(page);
+    expect(shown.status).toBe(401);
+    const html = await shown.text();
+    expect(html).toContain('id="login-error"');
+    expect(html).toContain('value="demo" aria-describedby="login-error"');
+  });
+
   it('a session signed with the second key is accepted and re-signed with the first', async () => {
     await restart([keyA]);
     const { browser } = await signIn(codeFlowUrl(`${base}/oidc/v1`, client));

@@ -101,7 +101,12 @@ export function twoProcessFlows(_kind: StoreKind, properties: () => Record<strin
             // Both processes serve one public origin (the base URL, A's).
             const response = await browser.post(action, { login: 'demo-basic', password }, urlA, { 'x-forwarded-for': `198.51.100.${n + (url === urlA ? 0 : 100)}` });
             await response.text();
-            return response.status;
+            // A failure sends the browser back to its page (C8), which the other process shows as this one would.
+            const page = new URL(action).pathname.replace(/\/login$/, '');
+            if (response.status !== 303 || response.headers.get('location') !== page) return response.status;
+            const shown = await browser.request(`${url === urlA ? urlB : urlA}${page}`);
+            await shown.text();
+            return shown.status;
           },
         };
       };
