@@ -374,7 +374,7 @@ export const PROPERTY_DEFINITIONS = [
   }),
   row('svc.authenticator.timeout-ms', 'authenticator.timeoutMs', integer(1, 600000), {
     default: 10000,
-    doc: 'Longest wait for one call into the authenticator (`authenticate`, `exists`) before the request fails with 500 `server_error`, logged as `AuthenticatorError` with `cause_name` `AuthenticatorTimeout`. A sign-in it did not answer in time counts as a failed attempt for the login throttle.',
+    doc: 'Longest wait for one call into the authenticator (`authenticate`, `exists`) before it counts as failed (a sign-in shows the login page again with status 500, another request fails with 500 `server_error`), logged as `AuthenticatorError` with `cause_name` `AuthenticatorTimeout`. A sign-in it did not answer in time counts as a failed attempt for the login throttle.',
   }),
   row('svc.claims.module-timeout-ms', 'claims.moduleTimeoutMs', integer(1, 600000), {
     default: 10000,
