@@ -1,7 +1,7 @@
 import { isLoopbackHost } from '../net/addresses.js';
 import { clip } from '../terminal-text.js';
 import { escapeHtml, renderPage, type RenderedPage } from './html.js';
-import { SEEN_GATE_ATTRIBUTE, SEEN_GATE_SCRIPT } from './seen-gate.js';
+import { SEEN_GATE_ATTRIBUTE, SEEN_GATE_HINT, SEEN_GATE_SCRIPT } from './seen-gate.js';
 
 /** What the login page needs to know. */
 export interface LoginPageModel {
@@ -128,6 +128,7 @@ ${items}
 <div class="actions">
 <form id="consent-allow" method="post" action="${escapeHtml(model.allowAction)}"><input type="hidden" name="delivery" value="${escapeHtml(model.delivery)}"><button class="primary" type="submit" ${SEEN_GATE_ATTRIBUTE}>Allow</button></form>
 <form id="consent-deny" method="post" action="${escapeHtml(model.denyAction)}"><button class="secondary" type="submit">Deny</button></form>
-</div>`,
+</div>
+${SEEN_GATE_HINT}`,
   });
 }

@@ -117,6 +117,55 @@ describe('double-clickjacking of the consent page', () => {
     await context.close();
   });
 
+  it('attack: a key held down since before the page appeared (its repeats: "hold Shift and double-click") is no key press', async () => {
+    const { page, context, steps, answered } = await signedIn();
+    const spot = await middleOf(page);
+    await page.goto('http://evil.localhost/');
+    await page.mouse.move(spot.x, spot.y);
+    await page.keyboard.down('Shift');
+    await Promise.all([page.waitForURL(/\/interaction\//), page.mouse.down()]);
+    await page.mouse.up();
+    await page.waitForSelector(ALLOW);
+    // The key she still holds repeats, now on the consent page.
+    await page.keyboard.down('Shift');
+    await page.keyboard.down('Shift');
+    expect(await page.locator(ALLOW).isDisabled()).toBe(true);
+    await page.keyboard.up('Shift');
+    steps.push('she moves the pointer');
+    await allow(page);
+    await answered;
+    expect(steps).toEqual(['she moves the pointer', 'confirm', 'code']);
+    await context.close();
+  });
+
+  /** Allow as assistive technology sees it (Chromium's accessibility tree): whether it is unavailable, and its description. */
+  const allowAsAssistiveTechnologySees = async (page: Page): Promise<{ disabled: boolean; description: string }> => {
+    const cdp = await page.context().newCDPSession(page);
+    const { root } = await cdp.send('DOM.getDocument');
+    const { nodes } = await cdp.send('Accessibility.queryAXTree', { nodeId: root.nodeId, accessibleName: 'Allow', role: 'button' });
+    await cdp.detach();
+    expect(nodes).toHaveLength(1);
+    const [node] = nodes;
+    return { disabled: node?.properties?.some((p) => p.name === 'disabled' && p.value.value === true) ?? false, description: String(node?.description?.value ?? '') };
+  };
+
+  it('honest: with no pointer to move (voice control, switch access, a screen reader), she is told on the page and in Allow\'s description how to turn it on; a key press ("press Tab"), then Allow by its accessibility action, allows', async () => {
+    const { page, context, steps, answered } = await signedIn();
+    const hint = 'Allow turns on once you move the pointer or press a key, such as Tab.';
+    expect(await allowAsAssistiveTechnologySees(page)).toEqual({ disabled: true, description: hint });
+    expect(await page.getByText(hint).isVisible()).toBe(true);
+    await screenshot(page, 'consent-allow-held-off-hint');
+    // Her voice command "press Tab": the key reaches the page; no pointer moved.
+    await page.keyboard.press('Tab');
+    expect(await allowAsAssistiveTechnologySees(page)).toEqual({ disabled: false, description: '' });
+    expect(await page.getByText(hint).isVisible()).toBe(false);
+    // "Click Allow": an accessibility action clicks with no pointer event and no key.
+    await page.locator(ALLOW).evaluate((button) => (button as HTMLButtonElement).click());
+    await answered;
+    expect(steps).toEqual(['confirm', 'code']);
+    await context.close();
+  });
+
   it('honest: she moves the mouse and clicks Allow; the form sends no field the script set', async () => {
     const { page, context, steps, answered } = await signedIn();
     await page.mouse.move(5, 5);
