@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -46,5 +46,35 @@ describe('loggers flush at exit through one shared listener', () => {
     const run = spawnSync(process.execPath, ['--import', `file://${root}node_modules/tsx/dist/loader.mjs`, '--input-type=module', '-e', script], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
     expect([run.status, run.stderr]).toEqual([0, expect.not.stringContaining('Error')]);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ level: 'info', event: 'management_audit', action: 'clients.disable' });
+  });
+  it('honest: in a worker thread (pino flushes only the main thread\'s), a routine line still in the buffer reaches the log when the worker ends; its loggers add one exit listener in all', () => {
+    const file = join(dir, 'worker.log');
+    const worker = join(dir, 'worker.mjs');
+    writeFileSync(
+      worker,
+      `
+      import { existsSync } from 'node:fs';
+      import { parentPort } from 'node:worker_threads';
+      import { tsImport } from '${root}node_modules/tsx/dist/esm/api/index.mjs';
+      const { createPinoLogger } = await tsImport('${root}lib/index.ts', import.meta.url);
+      const before = process.listenerCount('exit');
+      for (let i = 0; i < 25; i += 1) createPinoLogger({ destination: ${JSON.stringify(join(dir, 'worker-tenant.log'))} });
+      const logger = createPinoLogger({ destination: ${JSON.stringify(file)}, format: 'json' });
+      parentPort.postMessage(process.listenerCount('exit') - before);
+      while (!existsSync(${JSON.stringify(file)})) await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      logger.info('management_audit', { action: 'clients.enable', outcome: 'done' });
+    `,
+    );
+    const script = `
+      import { Worker } from 'node:worker_threads';
+      const worker = new Worker(${JSON.stringify(worker)}, { execArgv: [] });
+      worker.on('message', (added) => console.log(added));
+      worker.on('error', (err) => { console.error('Error', err); process.exitCode = 1; });
+    `;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    expect([run.status, run.stderr]).toEqual([0, expect.not.stringContaining('Error')]);
+    expect(readFileSync(file, 'utf8')).toContain('"event":"management_audit","action":"clients.enable"');
+    expect(Number(run.stdout)).toBeLessThanOrEqual(1);
   });
 });
