@@ -68,18 +68,19 @@ export function parseUrlWithScheme(raw: string, schemes: string[]): string {
  * logging (`logger`, `debug`, `transactionLog`), which writes every mail, the initial access token in it, to stdout,
  * nor names another transport (`jsonTransport`, …: no mail sent, a receipt answered), nor another way to the server
  * (`proxy`, `connection`, `socket`, `service`, `url`: a connection no deadline of ours closes, a receipt naming a host
- * never reached), nor says `secure` on `smtp://` (nodemailer reads only the scheme: the mail goes by STARTTLS or in
+ * never reached; `host`, `port`: taken where the URL names none, so the receipt named another), nor names no host, nor says `secure` on `smtp://` (nodemailer reads only the scheme: the mail goes by STARTTLS or in
  * plain text).
  */
 export function parseSmtpUrl(raw: string): string {
   const url = parseUrlWithScheme(raw, ['smtp:', 'smtps:']);
-  const { protocol, searchParams } = new URL(url);
+  const { protocol, hostname, searchParams } = new URL(url);
+  if (!hostname) throw new Error('the URL names no host (nodemailer would go to localhost, or to a host in the query)');
   const keys = (names: string[]): string => [...new Set(searchParams.keys())].filter((key) => names.includes(key)).join(', ');
   const logging = keys(['logger', 'debug', 'transactionLog']);
   if (logging) throw new Error(`the query turns on nodemailer's logging (${logging}), which writes each mail and the token in it to the output; svc-connect config check --connect names why mail fails`);
   const transports = keys(['jsonTransport', 'streamTransport', 'sendmail', 'SES']);
   if (transports) throw new Error(`the query makes nodemailer send no mail over SMTP (${transports})`);
-  const elsewhere = keys(['proxy', 'connection', 'socket', 'service', 'url']);
+  const elsewhere = keys(['proxy', 'connection', 'socket', 'service', 'url', 'host', 'port']);
   if (elsewhere) throw new Error(`the query makes nodemailer reach the SMTP server another way than straight to the host and port of the URL (${elsewhere}); svc-connect connects directly`);
   if (protocol === 'smtp:' && searchParams.getAll('secure').some((value) => value !== 'false')) {
     throw new Error('secure in the query is ignored, the scheme decides: write smtps:// for implicit TLS (smtp:// is STARTTLS or plain text)');

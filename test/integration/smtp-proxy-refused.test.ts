@@ -41,6 +41,13 @@ describe('an SMTP URL that routes through a proxy is refused', () => {
     expect(heard).toHaveLength(0);
   });
 
+  it('attack: a port or host in the query, which nodemailer takes where the URL names none, is refused: the receipt named port 587 or no host', () => {
+    const { port, hostname } = new URL(smtp.url);
+    for (const [url, fault] of [[`smtp://${hostname}?port=${port}`, '(port)'], [`smtp:///?host=${hostname}&port=${port}`, 'names no host']] as const) {
+      expect(() => createMailer({ smtpUrl: url, outboxDir: '/nonexistent', sendDeadlineMs: 1000 })).toThrow(fault);
+    }
+  });
+
   it('honest: a direct SMTP URL, with the query options nodemailer reads for it, is verified and sends', async () => {
     const mailer = createMailer({ smtpUrl: `${smtp.url}?name=idp.example.com&pool=true`, outboxDir: '/nonexistent', sendDeadlineMs: 10_000 });
     try {

@@ -240,6 +240,11 @@ describe('loadSettings (C9)', () => {
     ['svc.mail.smtp-url', 'smtp://mail.example.com:587?socket=x', '(socket)'],
     ['svc.mail.smtp-url', 'smtp://mail.example.com:587?service=gmail', '(service)'],
     ['svc.mail.smtp-url', 'smtp://mail.example.com:587?url=smtp://u:S3CRET@other.example', '(url)'],
+    // nodemailer takes a port or host from the query when the URL names none: the receipt named 587, or no host at all.
+    ['svc.mail.smtp-url', 'smtp://u:S3CRET@mail.example.com?port=2525', '(port)'],
+    ['svc.mail.smtp-url', 'smtp://mail.example.com:587?host=other.example', '(host)'],
+    ['svc.mail.smtp-url', 'smtp:///?host=mail.example.com', 'names no host'],
+    ['svc.mail.smtp-url', 'smtp:mail.example.com:25', 'names no host'],
   ])('stops on %s %j its client cannot read, naming the fault and never the password', (name, raw, fault) => {
     const err = captureError(() => loadSettings({ env: {}, properties: { [name]: raw } }));
     expect(err.properties).toEqual([name]);
@@ -261,6 +266,7 @@ describe('loadSettings (C9)', () => {
     ['svc.mail.smtp-url', 'smtp://relay.example.com:25?secure=false'],
     ['svc.mail.smtp-url', 'smtp://mail.example.com:587?pool=true&tls.rejectUnauthorized=false'],
     ['svc.mail.smtp-url', 'smtp://mail.example.com:587?name=idp.example.com&tls.servername=mail.example.com'],
+    ['svc.mail.smtp-url', 'smtp://mail.example.com:2525?name=idp.example.com'],
   ])('accepts %s %j', (name, raw) => {
     expect(() => loadSettings({ env: {}, properties: { [name]: raw } })).not.toThrow();
   });
