@@ -7,49 +7,22 @@ import type { LogFields, Logger, LogLevel } from '../logger.js';
 import { terminalText } from '../terminal-text.js';
 import { prettyLine } from './pretty.js';
 
-/** What a buffered destination offers at exit. */
-type Flushable = { flushSync(): void };
-
-/** This worker thread's buffered destinations, held weakly: one `exit` listener flushes them all. */
-let workerDestinations: Set<WeakRef<Flushable>> | undefined;
-const forgotten = new FinalizationRegistry<WeakRef<Flushable>>((ref) => workerDestinations?.delete(ref));
-
-/** Flushes `destination` when this thread ends, if it is a worker: pino's one listener flushes the main thread's only. */
-function flushAtWorkerExit(destination: Flushable): void {
-  if (isMainThread) return;
-  if (!workerDestinations) {
-    const kept = (workerDestinations = new Set());
-    process.once('exit', () => {
-      for (const ref of kept) {
-        try {
-          ref.deref()?.flushSync();
-        } catch {
-          // not open yet: nothing buffered
-        }
-      }
-    });
-  }
-  const ref = new WeakRef(destination);
-  workerDestinations.add(ref);
-  forgotten.register(destination, ref);
-}
-
 /** Log line formats accepted by `svc.log.format`. */
 export type LogFormat = 'pretty' | 'json';
 
 /**
  * A {@link Logger} on pino: one JSON line per event, or with `format: "pretty"` one readable line, written
- * to `destination` (default stdout) at `level` and above; buffered unless `sync` (written within a second, warnings at
- * once, the rest at exit: by pino's one exit listener for all its destinations on the main thread, by one of ours in a
- * worker thread), `flush()` writes the buffer.
+ * to `destination` (default stdout) at `level` and above; buffered unless `sync` (default: in a worker thread), written
+ * within a second, warnings at once, the rest at exit by pino's one exit listener, `flush()` writes the buffer.
  */
 export function createPinoLogger(
   options: { level?: LogLevel; destination?: number | string; sync?: boolean; format?: LogFormat } = {},
 ): Logger & { pino: Pino } {
   const dest = options.destination ?? 1;
+  // pino flushes buffers at exit on the main thread only: a worker thread's lines are written at once.
+  const sync = options.sync ?? !isMainThread;
   // Routine lines wait for 4 KiB of company, at most a second: a quiet server's audit line still reaches the journal.
-  const destination = pino.destination({ dest, sync: options.sync ?? false, minLength: options.sync ? 0 : 4096, periodicFlush: options.sync ? 0 : 1000 });
-  if (!options.sync) flushAtWorkerExit(destination);
+  const destination = pino.destination({ dest, sync, minLength: sync ? 0 : 4096, periodicFlush: sync ? 0 : 1000 });
   const colour = typeof dest === 'number' && isatty(dest);
   // JSON lines too reach terminals (docker logs, journalctl, tail): what JSON leaves raw is written \uXXXX, the same value.
   const stream = { write: (line: string) => destination.write(options.format === 'pretty' ? prettyLine(line, colour) : terminalText(line, '\n')) };
