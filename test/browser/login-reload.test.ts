@@ -6,6 +6,7 @@ import type { Authenticator } from '../../lib/claims/authenticator.js';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 import { createApp, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
 import { TEST_PAIRWISE_KEY } from '../helpers/app.js';
+import { allow } from '../helpers/chromium.js';
 import { codeFlowUrl } from '../helpers/flow.js';
 import { launchChromiumFor, makeCertificate, startSite, type Site, type TestCertificate } from '../helpers/https-sites.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
@@ -123,7 +124,7 @@ describe.each([
     await page.keyboard.press('Enter');
     await page.waitForSelector('#consent-allow');
     expect((await page.context().cookies()).map((c) => c.name)).not.toContain(failedCookie);
-    await page.click('#consent-allow button');
+    await allow(page);
     await page.waitForURL((url) => url.origin === 'https://app.rp.test');
     expect(new URL(page.url()).searchParams.get('code')).toEqual(expect.any(String));
     expect({ posts: posts(), judged: counting.judged() - judged }).toEqual({ posts: 3, judged: 3 });
