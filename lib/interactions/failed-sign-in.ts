@@ -19,8 +19,12 @@ const FAILED_SIGN_IN_COOKIE = 'svc.login-failed';
 /** The longest login name kept (UTF-8 bytes), so the cookie stays well within what browsers keep. */
 const LOGIN_KEPT_BYTES = 1024;
 
-/** Over https `__Host-svc.login-failed.{uid}` at `/`: only this host can set it, and each interaction has its own. */
-const cookieName = (secure: boolean, uid: string): string => (secure ? `__Host-${FAILED_SIGN_IN_COOKIE}.${uid}` : FAILED_SIGN_IN_COOKIE);
+/**
+ * Over https `__Host-svc.login-failed` at `/`, which only this host can set. Every request to the host carries it, so a
+ * browser holds one, of its last failed sign-in (one per interaction would pile up with each retry from the application
+ * within the hour); a tab whose failure a later one replaced shows its page plain on a reload.
+ */
+const cookieName = (secure: boolean): string => (secure ? `__Host-${FAILED_SIGN_IN_COOKIE}` : FAILED_SIGN_IN_COOKIE);
 
 /** Remembers, recalls and forgets the failed sign-in of an interaction (see {@link failedSignIns}). */
 export interface FailedSignIns {
@@ -28,15 +32,15 @@ export interface FailedSignIns {
   remember(ctx: Context, interaction: Pick<Interaction, 'uid' | 'exp'>, failure: FailedSignIn): void;
   /** The failure the request's cookie of interaction `uid` holds; nothing for a cookie of another, changed or forged. */
   recall(ctx: Context, uid: string): FailedSignIn | undefined;
-  /** Clears the cookie of interaction `uid`, when the request carries one. */
+  /** Clears the cookie at the page of interaction `uid`, when the request carries one. */
   forget(ctx: Context, uid: string): void;
 }
 
 /**
  * The failed sign-in of an interaction, kept from the post that failed to the page its 303 answer sends the browser
- * to, for every reload of that page: in a cookie of that interaction (`HttpOnly`, `SameSite=Lax`, until the interaction
- * expires), AES-256-GCM under a key derived from the newest cookie key with the interaction's uid as associated data,
- * so nothing of it is in the store or the URL, and a value moved to another interaction's page opens there to nothing.
+ * to, for every reload of that page: in a cookie (`HttpOnly`, `SameSite=Lax`, until the interaction expires),
+ * AES-256-GCM under a key derived from the newest cookie key with the interaction's uid as associated data, so nothing
+ * of it is in the store or the URL, and a value moved to another interaction's page opens there to nothing.
  * `pathOf` is the path of an interaction's page.
  */
 export function failedSignIns(cookieKeys: readonly string[], pathOf: (uid: string) => string): FailedSignIns {
@@ -60,10 +64,10 @@ export function failedSignIns(cookieKeys: readonly string[], pathOf: (uid: strin
       const plain = JSON.stringify({ l: Buffer.byteLength(login, 'utf8') > LOGIN_KEPT_BYTES ? '' : login, u: lockedUntil, f: fault });
       const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
       const value = Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
-      ctx.cookies.set(cookieName(ctx.secure, uid), value, options(ctx, uid, new Date(exp * 1000)));
+      ctx.cookies.set(cookieName(ctx.secure), value, options(ctx, uid, new Date(exp * 1000)));
     },
     recall(ctx, uid) {
-      const value = ctx.cookies.get(cookieName(ctx.secure, uid), { signed: false });
+      const value = ctx.cookies.get(cookieName(ctx.secure), { signed: false });
       if (!value || !/^[\w-]{40,}$/.test(value)) return undefined;
       const sealed = Buffer.from(value, 'base64url');
       for (const key of keys) {
@@ -73,7 +77,7 @@ export function failedSignIns(cookieKeys: readonly string[], pathOf: (uid: strin
       return undefined;
     },
     forget(ctx, uid) {
-      if (ctx.cookies.get(cookieName(ctx.secure, uid), { signed: false }) !== undefined) ctx.cookies.set(cookieName(ctx.secure, uid), null, options(ctx, uid));
+      if (ctx.cookies.get(cookieName(ctx.secure), { signed: false }) !== undefined) ctx.cookies.set(cookieName(ctx.secure), null, options(ctx, uid));
     },
   };
 }
