@@ -16,7 +16,7 @@ export interface FailedSignIn {
 /** On an http base URL, the cookie that carries a failed sign-in to its login page, at the interaction's path. */
 const FAILED_SIGN_IN_COOKIE = 'svc.login-failed';
 
-/** The longest login name kept (UTF-8 bytes), so the cookie stays well within what browsers keep. */
+/** The longest login name kept (UTF-8 bytes as the cookie holds it, in JSON), so the cookie stays well within what browsers keep (4096 bytes). */
 const LOGIN_KEPT_BYTES = 1024;
 
 /**
@@ -61,7 +61,7 @@ export function failedSignIns(cookieKeys: readonly string[], pathOf: (uid: strin
     remember(ctx, { uid, exp }, { login, lockedUntil, fault }) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', keys[0] as Buffer, iv).setAAD(Buffer.from(uid, 'utf8'));
-      const plain = JSON.stringify({ l: Buffer.byteLength(login, 'utf8') > LOGIN_KEPT_BYTES ? '' : login, u: lockedUntil, f: fault });
+      const plain = JSON.stringify({ l: Buffer.byteLength(JSON.stringify(login), 'utf8') - 2 > LOGIN_KEPT_BYTES ? '' : login, u: lockedUntil, f: fault });
       const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
       const value = Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
       ctx.cookies.set(cookieName(ctx.secure), value, options(ctx, uid, new Date(exp * 1000)));

@@ -296,6 +296,20 @@ describe.each(['http', 'https'] as const)('a failed sign-in answers 303 to its l
     expect(field(shown.html, 'login').value).toBe(login);
   });
 
+  it.each([
+    ['341 characters of 3 UTF-8 bytes each, kept', '€'.repeat(341), '€'.repeat(341)],
+    ['1000 control characters, 6 bytes each in the cookie, not kept', '\u0001'.repeat(1000), ''],
+    ['1000 quotes and backslashes, 2 bytes each in the cookie, not kept', '"\\'.repeat(500), ''],
+  ])('a long login name (%s): the failure cookie stays within what a browser keeps (4096 bytes), the page says the login or password is not correct', async (_what, login, kept) => {
+    const { browser, action, page } = await atLoginPage();
+    expect((await post(browser, action, login, 'wrong')).status).toBe(303);
+    expect((failedCookie(browser) ?? '').split(';')[0]?.length).toBeLessThanOrEqual(4096);
+    const shown = await reload(browser, page);
+    expect(shown.status).toBe(401);
+    expect(shown.html).toContain('The login or password is not correct.');
+    expect(field(shown.html, 'login').value).toBe(kept);
+  });
+
   it('after the interaction expired, its page says the sign-in ended and shows no login name', async () => {
     const { browser, action, page } = await atLoginPage();
     await (await post(browser, action, 'sentinel-expired-login-5', 'wrong')).arrayBuffer();
