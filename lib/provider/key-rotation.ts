@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { statSync, type Stats } from 'node:fs';
 import { open, realpath, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 import type { JWK } from 'jose';
 
-import { fileErrorMessage, readJsonFile, SettingsError } from '../errors.js';
+import { fileErrorMessage, SettingsError } from '../errors.js';
 import { RETIRE_AFTER_SECONDS, signingKids, sinceOf, stateOf, type KeyState, type StatefulJwk } from './key-states.js';
 import { EC_SIGNING_ALG, rsaBits } from '../../policies/jwk-rules.js';
-import { generatePrivateJwk, validateProviderKeys } from './keys.js';
+import { generatePrivateJwk, readKeysJson, validateProviderKeys } from './keys.js';
 
 /** Default seconds `next` keys are published before they sign, so relying parties that cache the JWKS learn them first. */
 export const DEFAULT_PUBLISH_SECONDS = 3600;
@@ -88,15 +87,7 @@ async function rotateKeys(jwks: { keys: StatefulJwk[] }, options: RotationOption
 
 /** The keys file as written (rotation members kept), and its keys validated in the provider's order. */
 function readKeysFile(file: string): { jwks: { keys: StatefulJwk[] }; ordered: JWK[] } {
-  // A pipe or device would be waited on for ever (a FIFO nobody writes), and rotate renames a file over it.
-  let kind: Stats | undefined;
-  try {
-    kind = statSync(file, { throwIfNoEntry: false });
-  } catch {
-    // Unreadable: reported below as readJsonFile words it.
-  }
-  if (kind && !kind.isFile() && !kind.isDirectory()) throw new SettingsError(`the keys file: ${file} is not a regular file (a pipe or a device); name the keys file itself`, ['svc.keys.file']);
-  const parsed = readJsonFile(file, (reason) => new SettingsError(`the keys file: ${reason}`, ['svc.keys.file']));
+  const parsed = readKeysJson(file, 'the keys file');
   const { keys: ordered } = validateProviderKeys(parsed, file);
   return { jwks: parsed as { keys: StatefulJwk[] }, ordered };
 }

@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from 'node:crypto';
+import { statSync, type Stats } from 'node:fs';
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
@@ -172,7 +173,23 @@ export function validateProviderKeys(jwks: unknown, source: string): ProviderKey
   return { keys: ordered.keys, unpublished: unpublishedKids(keys), signingOnly: signingOnlyKids(keys) };
 }
 
-/** Reads and validates the JWKS file named by `svc.keys.file`. */
+/**
+ * The JSON of the keys file, refused unread when it is no regular file: a pipe nobody writes would hold the process
+ * (a server reloading on SIGHUP stops answering) for ever, a device such as /dev/zero fill its memory.
+ * @throws {@link SettingsError} prefixed with `label`.
+ */
+export function readKeysJson(file: string, label: string): unknown {
+  let kind: Stats | undefined;
+  try {
+    kind = statSync(file, { throwIfNoEntry: false });
+  } catch {
+    // Unreadable: reported below as readJsonFile words it.
+  }
+  if (kind && !kind.isFile() && !kind.isDirectory()) throw new SettingsError(`${label}: ${file} is not a regular file (a pipe or a device); name the keys file itself`, ['svc.keys.file']);
+  return readJsonFile(file, (reason) => new SettingsError(`${label}: ${reason}`, ['svc.keys.file']));
+}
+
+/** Reads and validates the JWKS file named by `svc.keys.file` ({@link readKeysJson}). */
 export function readSigningKeys(file: string): ProviderKeys {
-  return validateProviderKeys(readJsonFile(file, (reason) => new SettingsError(`svc.keys.file: ${reason}`, ['svc.keys.file'])), file);
+  return validateProviderKeys(readKeysJson(file, 'svc.keys.file'), file);
 }

@@ -1,11 +1,12 @@
-import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
+import * as oidc from 'openid-client';
 
 import { generateProviderKeys } from '../../lib/index.js';
 import type { StatefulJwk } from '../../lib/provider/key-states.js';
@@ -184,6 +185,42 @@ describe('signing key rotation with a running server and a relying party holding
     } finally {
       writeFileSync(keysFile, good, { mode: 0o600 });
       await hup('keys_reloaded');
+    }
+  });
+
+  it('attack: the keys file made a link to a pipe nobody writes, then to /dev/zero, is refused at the reload unread (a pipe held the server for ever, /dev/zero filled its memory): it says so and goes on signing with the keys in use; honest: a link to a regular keys file reloads', async () => {
+    const before = await jwks();
+    const good = readFileSync(keysFile, 'utf8');
+    const fifo = join(dir, 'keys.fifo');
+    execFileSync('mkfifo', [fifo]);
+    // A real relying party that verifies the ID token's signature against the JWKS.
+    const verifiedByRp = async (): Promise<string | undefined> =>
+      kidOf(String((await runCodeFlow(issuer, client, { skipUserinfo: true, configure: (config) => oidc.enableNonRepudiationChecks(config) })).tokens.id_token));
+    const lastFailure = (): string => server.output().split('\n').filter((l) => l.includes('"event":"keys_reload_failed"')).at(-1) ?? '';
+    try {
+      for (const target of [fifo, '/dev/zero']) {
+        rmSync(keysFile);
+        symlinkSync(target, keysFile);
+        await hup('keys_reload_failed');
+        expect(lastFailure()).toContain(`${keysFile} is not a regular file`);
+        expect(await jwks()).toEqual(before);
+        expect(before.keys.map((k) => k.kid)).toContain(await verifiedByRp());
+      }
+    } finally {
+      rmSync(keysFile, { force: true });
+      writeFileSync(keysFile, good, { mode: 0o600 });
+    }
+    const version = join(dir, 'keys-v2.json');
+    writeFileSync(version, good, { mode: 0o600 });
+    rmSync(keysFile);
+    symlinkSync(version, keysFile);
+    try {
+      await hup('keys_reloaded');
+      expect(await jwks()).toEqual(before);
+      expect(before.keys.map((k) => k.kid)).toContain(await verifiedByRp());
+    } finally {
+      rmSync(keysFile);
+      writeFileSync(keysFile, good, { mode: 0o600 });
     }
   });
 });

@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { JWK } from 'jose';
 
 import { generateProviderKeys, SettingsError } from '../../lib/index.js';
-import { generateSigningKeys, validateProviderKeys } from '../../lib/provider/keys.js';
+import { generateSigningKeys, readSigningKeys, validateProviderKeys } from '../../lib/provider/keys.js';
 import { ID_TOKEN_TTL } from '../../lib/provider/configuration.js';
 import { keysStatus, rotateKeysFile } from '../../lib/provider/key-rotation.js';
 import { RETIRE_AFTER_SECONDS, signingKids, type StatefulJwk } from '../../lib/provider/key-states.js';
@@ -149,13 +149,21 @@ describe('signing key rotation', () => {
     expect(readFileSync(file, 'utf8')).toBe(before);
   });
 
-  it('attack: a pipe named as the keys file (a FIFO nobody writes) is refused before it is read, not waited on for ever; honest: a link to a regular file is read', async () => {
+  it('attack: a pipe named as the keys file (a FIFO nobody writes), or a link to one or to /dev/zero, is refused before it is read, not waited on for ever, by keys rotate, keys status and the server at its start; honest: a link to a regular file is read', async () => {
     const fifo = join(dir, `fifo-${(n += 1)}`);
     execFileSync('mkfifo', [fifo]);
-    for (const call of [rotateKeysFile(fifo, { now: T0 }), keysStatus(fifo, { now: T0 })]) await expect(call).rejects.toThrow(`the keys file: ${fifo} is not a regular file`);
+    const toFifo = join(dir, `link-fifo-${n}`);
+    const toZero = join(dir, `link-zero-${n}`);
+    symlinkSync(fifo, toFifo);
+    symlinkSync('/dev/zero', toZero);
+    for (const file of [fifo, toFifo, toZero]) {
+      for (const call of [rotateKeysFile(file, { now: T0 }), keysStatus(file, { now: T0 })]) await expect(call).rejects.toThrow(`the keys file: ${file} is not a regular file`);
+      expect(() => readSigningKeys(file)).toThrow(`svc.keys.file: ${file} is not a regular file`);
+    }
     const link = join(dir, `link-${n}`);
     symlinkSync(await keysFile(), link);
     expect((await keysStatus(link, { now: T0 })).next.step).toBe('added');
+    expect(readSigningKeys(link).keys).toHaveLength(2);
   });
 
   it('rotates the file a symbolic link leads to and keeps the link, so processes reading that file through another link see the same rotation', async () => {
