@@ -211,7 +211,10 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     }
     try {
       const jwks = readKeysFile(file, logger);
-      current = providerFromRuntime(settings, { ...runtime, jwks }, metrics);
+      const reloaded = providerFromRuntime(settings, { ...runtime, jwks }, metrics);
+      // As at the start: keys that sign no alg a static client is registered with would fail its every sign-in.
+      await checkStaticClients(reloaded, settings, runtime);
+      current = reloaded;
       providerMount = mountProvider(current, publicPath);
       const signing = signingKids(jwks.keys);
       logger.info('keys_reloaded', { file, published: jwks.keys.length - jwks.unpublished.length, signing: Object.entries(signing).map(([alg, kid]) => `${alg}=${kid}`).join(' ') });
