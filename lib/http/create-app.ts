@@ -16,7 +16,7 @@ import { KNOWN_ADDRESS_MODEL } from '../management/guard.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import { createMetrics, createMetricsRouter } from '../observability/metrics.js';
 import { readKeysFile, resolveRuntime, type RuntimeOptions } from '../provider/runtime.js';
-import { signingKids } from '../provider/key-states.js';
+import { signingKids, swappedSigners } from '../provider/key-states.js';
 import { frontDoor } from '../provider/wrapping.js';
 import { SettingsError } from '../errors.js';
 import type { Settings } from '../settings/types.js';
@@ -202,6 +202,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     return providerUnmatched(ctx, () => providerMount(ctx, next) as Promise<void>);
   });
   let closing: Promise<void> | undefined;
+  let keysInUse = runtime.jwks;
   const reloadKeys = async (): Promise<KeysReload> => {
     const file = settings.keys.file;
     if (info.keys !== 'file' || !file) {
@@ -217,7 +218,16 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
       current = reloaded;
       providerMount = mountProvider(current, publicPath);
       const signing = signingKids(jwks.keys);
+      const { dropped, unannounced } = swappedSigners(keysInUse, jwks);
+      keysInUse = jwks;
       logger.info('keys_reloaded', { file, published: jwks.keys.length - jwks.unpublished.length, signing: Object.entries(signing).map(([alg, kid]) => `${alg}=${kid}`).join(' ') });
+      if (dropped.length || unannounced.length) {
+        logger.warn('keys_swapped_without_rotation', {
+          dropped: dropped.join(' '),
+          unannounced: unannounced.join(' '),
+          fix: 'expected only when a compromised key is replaced: ID tokens the dropped keys signed no longer verify, and relying parties holding the JWKS meet the unannounced keys as unknown; otherwise rotate with keys rotate, reloading every server after each step',
+        });
+      }
       // Rare and operator-facing: written at once, not left in the log buffer.
       logger.flush?.();
       return { reloaded: true, signing };

@@ -75,6 +75,25 @@ export function signingKids(keys: readonly JWK[]): Record<string, string> {
   return Object.fromEntries(kids.filter((entry): entry is [string, string] => Boolean(entry[1])));
 }
 
+/** A set of provider keys in its order, with the kids of those held unpublished. */
+interface HeldKeys {
+  keys: readonly JWK[];
+  unpublished: readonly string[];
+}
+
+/**
+ * What a reload from the keys `before` to `after` does that the rotation steps, each followed by a reload, never do:
+ * `dropped`, the kids that signed until now and are published no more (ID tokens they signed stop verifying);
+ * `unannounced`, the kids that sign from now on and were not published until now (a relying party holding the JWKS meets
+ * an unknown kid).
+ */
+export function swappedSigners(before: HeldKeys, after: HeldKeys): { dropped: string[]; unannounced: string[] } {
+  const published = (set: HeldKeys): Set<string> => new Set(set.keys.map((k) => String(k.kid)).filter((kid) => !set.unpublished.includes(kid)));
+  const signers = (set: HeldKeys): string[] => [...new Set(Object.values(signingKids(set.keys)))];
+  const [was, is] = [published(before), published(after)];
+  return { dropped: signers(before).filter((kid) => !is.has(kid)), unannounced: signers(after).filter((kid) => !was.has(kid)) };
+}
+
 /** Whether `key` signs none of the algs the provider signs with, as oidc-provider picks keys: a decryption key (`use: "enc"`, an encryption `alg`, or `key_ops` without `sign`). */
 const signsNothing = (key: JWK): boolean => SIGNING_ALG_VALUES.every((alg) => signingKeyFor(alg, [key]) === undefined);
 
