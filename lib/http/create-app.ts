@@ -16,7 +16,7 @@ import { KNOWN_ADDRESS_MODEL } from '../management/guard.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import { createMetrics, createMetricsRouter } from '../observability/metrics.js';
 import { readKeysFile, resolveRuntime, type RuntimeOptions } from '../provider/runtime.js';
-import { signingKids, swappedSigners } from '../provider/key-states.js';
+import { reusedKidFault, signingKids, swappedSigners } from '../provider/key-states.js';
 import { frontDoor } from '../provider/wrapping.js';
 import { SettingsError } from '../errors.js';
 import type { Settings } from '../settings/types.js';
@@ -212,6 +212,8 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     }
     try {
       const jwks = readKeysFile(file, logger);
+      const reused = reusedKidFault(keysInUse.keys, jwks.keys);
+      if (reused) throw new SettingsError(`invalid signing keys in ${file} (svc.keys.file): ${reused}`, ['svc.keys.file']);
       const reloaded = providerFromRuntime(settings, { ...runtime, jwks }, metrics);
       // As at the start: keys that sign no alg a static client is registered with would fail its every sign-in.
       await checkStaticClients(reloaded, settings, runtime);

@@ -94,6 +94,19 @@ export function swappedSigners(before: HeldKeys, after: HeldKeys): { dropped: st
   return { dropped: signers(before).filter((kid) => !is.has(kid)), unannounced: signers(after).filter((kid) => !was.has(kid)) };
 }
 
+/**
+ * Why `after` may not replace the keys `before` in a running provider, or undefined: it gives a kid of theirs to another
+ * key (other public members). A relying party looks a key up by kid and fetches the JWKS again only for one it lacks, so
+ * it would go on verifying with (and encrypting to) the old key until its copy expires.
+ */
+export function reusedKidFault(before: readonly JWK[], after: readonly JWK[]): string | undefined {
+  const material = (k: JWK): string => JSON.stringify([k.kty, k.crv, k.n, k.e, k.x, k.y]);
+  const held = new Map(before.map((k) => [k.kid, material(k)]));
+  const reused = after.filter((k) => held.has(k.kid) && held.get(k.kid) !== material(k)).map((k) => String(k.kid));
+  if (reused.length === 0) return undefined;
+  return `kid ${reused.join(', ')} names another key than the one in use, which relying parties holding the JWKS would go on using; give each new key a kid of its own (keys generate and keys rotate name a key by its thumbprint)`;
+}
+
 /** Whether `key` signs none of the algs the provider signs with, as oidc-provider picks keys: a decryption key (`use: "enc"`, an encryption `alg`, or `key_ops` without `sign`). */
 const signsNothing = (key: JWK): boolean => SIGNING_ALG_VALUES.every((alg) => signingKeyFor(alg, [key]) === undefined);
 

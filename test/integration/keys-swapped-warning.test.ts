@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 
 import { generateProviderKeys } from '../../lib/index.js';
@@ -83,5 +83,85 @@ describe('a keys reload that swaps the signing keys without the rotation steps',
     expect((await running.app.svc.reloadKeys()).reloaded).toBe(true);
     expect(warnings()).toEqual([{ dropped: before.join(' '), unannounced: signers().join(' '), fix: expect.any(String) }]);
     expect(await verifiesNow(token)).toBe(false);
+  });
+});
+
+/*
+ * A relying party looks a key up by the kid in the token's header and fetches the JWKS again only for a kid it does not
+ * hold (openid-client: after a minute; it keeps a JWKS five minutes, jose ten). Another key under a kid already
+ * published fails its signature checks until its copy expires, and a token forged with the old key still passes there.
+ */
+describe('a keys reload that gives a kid already in use to another key (kids assigned by hand)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-keys-kid-reused-'));
+  const keysFile = join(dir, 'keys.json');
+  const rp = confidentialClient();
+  let running: RunningApp;
+  /** The relying party's JWKS cache, kept across its sign-ins as a running openid-client RP keeps it. */
+  let cache: oidc.ExportedJWKSCache | undefined;
+
+  /** The kid of the ID token openid-client received and verified with its cached JWKS, or its error message. */
+  const signIn = async (): Promise<string> => {
+    let used: oidc.Configuration | undefined;
+    const configure = (config: oidc.Configuration): void => {
+      oidc.enableNonRepudiationChecks(config);
+      if (cache) oidc.setJwksCache(config, cache);
+      used = config;
+    };
+    return runCodeFlow(running.issuer, rp, { skipUserinfo: true, configure }).then(
+      ({ tokens }) => {
+        cache = used && oidc.getJwksCache(used);
+        return String(decodeProtectedHeader(String(tokens.id_token)).kid);
+      },
+      (err: Error) => err.message,
+    );
+  };
+  const named = async (): Promise<JWK[]> => {
+    const names = ['sig-rsa', 'sig-ec', 'enc-rsa', 'enc-ec'];
+    return (await generateProviderKeys()).keys.map((k, i) => ({ ...k, kid: names[i] }));
+  };
+  const write = (keys: JWK[]): void => writeFileSync(keysFile, JSON.stringify({ keys }), { mode: 0o600 });
+
+  beforeAll(async () => {
+    write(await named());
+    running = await startApp({ properties: { 'svc.keys.file': keysFile }, clients: [rp] });
+  });
+  afterAll(async () => running.close());
+
+  it('attack: new keys under the kids in use (a file regenerated with the same names) are refused at the reload naming the kids; the keys in use stay, and the relying party verifies with its cached JWKS', async () => {
+    expect(await signIn()).toBe('sig-rsa');
+    const good = readFileSync(keysFile, 'utf8');
+    const fresh = await named();
+    try {
+      const inUse = (JSON.parse(good) as { keys: JWK[] }).keys;
+      const edits: Array<[JWK[], string]> = [
+        [fresh, 'kid sig-rsa, sig-ec, enc-rsa, enc-ec names another key than the one in use'],
+        // Only the EC decryption key: a relying party would encrypt request objects to the old one.
+        [inUse.map((k) => (k.kid === 'enc-ec' ? (fresh[3] as JWK) : k)), 'kid enc-ec names another key than the one in use'],
+      ];
+      for (const [keys, reason] of edits) {
+        write(keys);
+        expect(await running.app.svc.reloadKeys()).toEqual({ reloaded: false, reason: expect.stringContaining(reason) });
+        expect(await signIn()).toBe('sig-rsa');
+      }
+    } finally {
+      writeFileSync(keysFile, good, { mode: 0o600 });
+    }
+  });
+
+  it('honest: the same keys relabelled (an alg added) reload; rotated, the new keys get kids of their own and the relying party verifies through the rotation with its cached JWKS', async () => {
+    const { keys } = JSON.parse(readFileSync(keysFile, 'utf8')) as { keys: JWK[] };
+    write(keys.map((k) => (k.kid === 'sig-ec' ? { ...k, alg: 'ES256' } : k)));
+    expect((await running.app.svc.reloadKeys()).reloaded).toBe(true);
+    expect(await signIn()).toBe('sig-rsa');
+    const t = Math.floor(Date.now() / 1000);
+    expect((await rotateKeysFile(keysFile, { now: t })).step).toBe('added');
+    expect((await running.app.svc.reloadKeys()).reloaded).toBe(true);
+    // The hour before step 2 outlasts its copy of the JWKS: it fetches the one with the next keys.
+    cache = undefined;
+    expect(await signIn()).toBe('sig-rsa');
+    expect((await rotateKeysFile(keysFile, { now: t + 3601 })).step).toBe('promoted');
+    const reload = await running.app.svc.reloadKeys();
+    expect(reload.reloaded).toBe(true);
+    expect(await signIn()).toBe(reload.signing?.RS256);
   });
 });
