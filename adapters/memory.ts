@@ -173,7 +173,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): SvcStore & 
       if (grant) grants.set(grant, (grants.get(grant) ?? new Map<string, number>()).set(key, expiresAt));
     },
     find: async (id) => read(seen(keyOf(model, id))),
-    findByUid: async (uid) => lookup(uids, uid),
+    // Without its `jti` (her session cookie's value), as the Redis store, whose index holds no session id.
+    findByUid: async (uid) => {
+      const found = lookup(uids, uid);
+      return found && listedPayload(found);
+    },
     findByUserCode: async (userCode) => lookup(userCodes, userCode),
     async consume(id) {
       const entry = seen(keyOf(model, id));

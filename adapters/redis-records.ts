@@ -27,10 +27,11 @@ export function encodeRecord(id: string, payload: AdapterPayload): string {
 const HEADER = /^[j-](c\d+(\.[\w-]+)?)?$/;
 
 /**
- * The payload of the stored string `value` of the record `id` (a fresh object); `undefined` if missing.
+ * The payload of the stored string `value` of the record `id` (a fresh object); `undefined` if missing. Without `id`
+ * (a record found by its key's reference), a `jti` left out stays out.
  * @throws {@link StoreRecordUnreadableError} for a value that is not a header, `|` and a JSON object.
  */
-export function decodeRecord(id: string, value: string | null): AdapterPayload | undefined {
+export function decodeRecord(id: string | undefined, value: string | null): AdapterPayload | undefined {
   if (value === null) return undefined;
   const bar = value.indexOf('|');
   const header = bar < 0 ? '' : value.slice(0, bar);
@@ -42,7 +43,7 @@ export function decodeRecord(id: string, value: string | null): AdapterPayload |
   }
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new StoreRecordUnreadableError();
   const record = payload as AdapterPayload;
-  if (header.startsWith('j')) record.jti = id;
+  if (header.startsWith('j') && id !== undefined) record.jti = id;
   if (header.charAt(1) === 'c') record.consumed = Number.parseInt(header.slice(2), 10);
   return record;
 }

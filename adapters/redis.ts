@@ -346,14 +346,15 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const grantKey = (ref: string): string => `${prefix}grant:${ref}`;
   const uidKey = (uid: string): string => `${prefix}sessionUid:${refOf(uid)}`;
   const userCodeKey = (code: string): string => `${prefix}userCode:${refOf(code)}`;
+  /** Session uid → the key of the session record last written or found for it. */
   const uidMemo = new Map<string, string>();
-  const remember = (uid: string, id: string): void => {
+  const remember = (uid: string, key: string): void => {
     if (uidMemo.size >= UID_MEMO_ENTRIES) uidMemo.delete(uidMemo.keys().next().value as string);
-    uidMemo.set(uid, id);
+    uidMemo.set(uid, key);
   };
 
   /** {@link decodeRecord} of `value`, read under `key` (a record of `model`); a value the store did not write is logged. */
-  const decode = (model: string, key: string, id: string, value: string | null): AdapterPayload | undefined => {
+  const decode = (model: string, key: string, id: string | undefined, value: string | null): AdapterPayload | undefined => {
     try {
       return decodeRecord(id, value);
     } catch (err) {
@@ -396,28 +397,40 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const prefetch = (payload: AdapterPayload): void => {
     if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId)).catch(() => undefined);
     const uid = payload.sessionUid;
-    const id = typeof uid === 'string' && payload.expiresWithSession ? uidMemo.get(uid) : undefined;
-    if (id !== undefined) readRecord('Session', recordKey('Session', id)).catch(() => undefined);
+    const key = typeof uid === 'string' && payload.expiresWithSession ? uidMemo.get(uid) : undefined;
+    if (key !== undefined) readRecord('Session', key).catch(() => undefined);
   };
 
   /** Follows an index key to its record; a stale index (record rewritten or gone) finds nothing. */
-  const readIndexed = async (model: string, index: string, member: 'uid' | 'userCode', value: string): Promise<AdapterPayload | undefined> => {
+  const readIndexed = async (model: string, index: string, member: 'userCode', value: string): Promise<AdapterPayload | undefined> => {
     const id = await readRaw(index);
     if (!id) return undefined;
     const payload = decode(model, recordKey(model, id), id, await readRecord(model, recordKey(model, id)));
     return payload && payload[member] === value ? payload : undefined;
   };
 
-  /** A session by uid: the request's own writes, then the remembered id (checked against the record), then the index. */
+  /**
+   * A session by uid, without its `jti` (its cookie's value, which no index holds): the request's own writes, then the
+   * record remembered (checked against the uid), then the index, which holds the record's reference.
+   */
   const findByUid = async (model: string, uid: string): Promise<AdapterPayload | undefined> => {
-    for (const known of [() => currentBatch()?.uids.get(uid), () => (model === 'Session' ? uidMemo.get(uid) : undefined)]) {
-      const id = known();
-      const payload = id === undefined ? undefined : decode(model, recordKey(model, id), id, await readRecord(model, recordKey(model, id)));
-      if (payload?.uid === uid) return payload;
+    const found = async (key: string): Promise<AdapterPayload | undefined> => {
+      const payload = decode(model, key, undefined, await readRecord(model, key));
+      if (payload?.uid !== uid) return undefined;
+      if (model === 'Session') remember(uid, key);
+      return payload;
+    };
+    for (const key of [currentBatch()?.uids.get(uid), model === 'Session' ? uidMemo.get(uid) : undefined]) {
+      const payload = key === undefined ? undefined : await found(key);
+      if (payload) return payload;
     }
-    const found = await readIndexed(model, uidKey(uid), 'uid', uid);
-    if (found && typeof found.jti === 'string' && model === 'Session') remember(uid, found.jti);
-    return found;
+    const indexed = await readRaw(uidKey(uid));
+    // An index written before it held the reference holds the session id.
+    for (const ref of indexed === null ? [] : [indexed, refOf(indexed)]) {
+      const payload = await found(`${prefix}${model}:${ref}`);
+      if (payload) return payload;
+    }
+    return undefined;
   };
 
   /** Deferred inside a request for flow models; at once (one round trip) otherwise. */
@@ -523,8 +536,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const value = encodeRecord(id, payload);
       await keepHeadroom(model, key, value, payload);
       const extra: AddCommand[] = [];
-      // The uid index holds the session id, so `findByUid` can restore `jti`. A session id alone is no
-      // credential (the cookie is signed with keys not in Redis); bearer tokens have no such index.
+      // The uid index holds the session's reference, never its id: the value of her session cookie.
       if (model === 'Session' && payload.uid) {
         const batch = currentBatch();
         if (batch) {
@@ -532,10 +544,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
           const known = batch.records.get(key)?.value ?? (batch.reads.has(key) ? await batch.reads.get(key) : undefined);
           const before = known ? decode(model, key, id, known) : undefined;
           if (before && sameButExpiry(before, payload) && Math.abs(Number(payload.exp) - Number(before.exp)) < 60) return;
-          batch.uids.set(payload.uid, id);
+          batch.uids.set(payload.uid, key);
         }
-        remember(payload.uid, id);
-        extra.push(setRecord(uidKey(payload.uid), id, ttl));
+        remember(payload.uid, key);
+        extra.push(setRecord(uidKey(payload.uid), refOf(id), ttl));
       }
       if (payload.userCode) extra.push(setRecord(userCodeKey(payload.userCode), id, ttl));
       if (payload.grantId && GRANTABLE_MODELS.has(model)) {
@@ -746,7 +758,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       masters,
       prefix,
       run,
-      decode: (model, key, value) => decode(model, key, '', value),
+      decode: (model, key, value) => decode(model, key, undefined, value),
       revokeGrant: (ref) => revokeIndex(grantKey(ref)),
       remove: async (model, key) => {
         const del: AddCommand = (p) => void p.del(key);

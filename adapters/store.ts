@@ -5,7 +5,8 @@ import type { StoreInventory } from './inventory.js';
 /**
  * A store holds all provider state for one provider (or for several processes sharing it, on
  * Redis). The contract suite in `test/adapters/` checks what every store keeps: records and their
- * indexes expire with `expiresIn`; `find` returns a copy; `consume` and `insert` are atomic (of concurrent
+ * indexes expire with `expiresIn`; `find` returns a copy; `findByUid` a session without its `jti` (her cookie's
+ * value, which no index holds); `consume` and `insert` are atomic (of concurrent
  * consumers one wins, the others get `invalid_grant`; of concurrent inserts one writes); `revokeByGrantId` removes every record of
  * the grant, whatever its model.
  */

@@ -63,6 +63,9 @@ export const MODEL_NAMES = {
   pushedAuthorizationRequest: 'PushedAuthorizationRequest',
 } as const;
 
+/** The member of an interaction's `session` into which oidc-provider copies the session's id (her cookie's value); it never reads it back. */
+export const INTERACTION_SESSION_ID = 'cookie';
+
 /** oidc-provider keeps a client's JWK Set from `jwks_uri` fresh at least this many seconds (longer by `max-age`/`Expires`). */
 export const CLIENT_JWKS_MIN_FRESH_SECONDS = 60;
 

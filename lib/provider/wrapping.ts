@@ -1,6 +1,6 @@
 import type { JWK } from 'jose';
 import type { Middleware } from 'koa';
-import type { Adapter } from 'oidc-provider';
+import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
 import { decorateAdapter, type SvcStore } from '../../adapters/store.js';
@@ -15,7 +15,7 @@ import { endedSignIns, REVOCATION_MODEL, revokedSessions } from '../management/s
 import { currentPolicies } from '../registration/current-policies.js';
 import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.js';
 import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registration/single-use-tokens.js';
-import { currentRequest, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
+import { currentRequest, INTERACTION_SESSION_ID, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 import { publicPathsOf } from '../settings/paths.js';
 import { bodyLimit } from '../web/body-limit.js';
 import { CookieKeyring, ownCookieKeys } from '../web/cookie-keyring.js';
@@ -152,7 +152,19 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     models: new Set(['Interaction', 'Session', MODEL_NAMES.pushedAuthorizationRequest]),
     wrap: (inner, model, _below, { store, flowShare: share }) => (share ? flowShare(inner, model, { store, ...share }) : {}),
   },
+  {
+    why: "an interaction is stored without her session's id, which oidc-provider copies into it and never reads: no record holds a session cookie's value",
+    models: new Set(['Interaction']),
+    wrap: (inner) => ({ upsert: (id, payload, expiresIn) => inner.upsert(id, withoutSessionId(payload), expiresIn) }),
+  },
 ];
+
+/** An interaction's `payload` without the session id in its `session` ({@link INTERACTION_SESSION_ID}). */
+function withoutSessionId(payload: AdapterPayload): AdapterPayload {
+  if (!payload.session || !(INTERACTION_SESSION_ID in payload.session)) return payload;
+  const { [INTERACTION_SESSION_ID]: _id, ...session } = payload.session;
+  return { ...payload, session };
+}
 
 /**
  * The `provider.use()` chain, in order, all before oidc-provider's router. Mounted by `createApp`,

@@ -93,11 +93,11 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
       await client.destroy(key);
     });
 
-    it('finds sessions by uid and device codes by user code', async () => {
+    it('finds sessions by uid (without their id: her cookie\'s value) and device codes by user code', async () => {
       const sessionKey = id();
       const uid = id();
-      await store.adapter('Session').upsert(sessionKey, { uid, accountId: 'x' }, 60);
-      expect((await store.adapter('Session').findByUid(uid))?.accountId).toBe('x');
+      await store.adapter('Session').upsert(sessionKey, { uid, accountId: 'x', jti: sessionKey }, 60);
+      expect(await store.adapter('Session').findByUid(uid)).toEqual({ uid, accountId: 'x' });
       const deviceKey = id();
       const userCode = id();
       await store.adapter('DeviceCode').upsert(deviceKey, { userCode, clientId: 'c' }, 60);

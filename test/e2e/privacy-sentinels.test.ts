@@ -1,11 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { errors } from 'oidc-provider';
+import { errors, type AdapterPayload } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
 import { createMemoryStore } from '../../adapters/memory.js';
@@ -56,6 +57,9 @@ const S = {
 /** Values a client sends that the protocol must keep until it answers: the scan must see them (it reads what the flows stored). */
 const KEPT = { state: 'sentinel-state-c41e', nonce: 'sentinel-nonce-88af' };
 
+/** The models whose ids are bearer values, by the name of oidc-provider's event when one is saved: a session's id is her cookie's value. */
+const BEARERS = ['session', 'access_token', 'authorization_code', 'initial_access_token', 'registration_access_token'] as const;
+
 const PEOPLE: Record<string, DemoPerson> = {
   'demo-0001': {
     name: S.name,
@@ -82,9 +86,14 @@ class HerBrowser extends FormBrowser {
   }
 }
 
-/** `inner` with everything it is asked to keep (payloads, single-use inserts, attempt counters' calls) added to `writes` as JSON. */
+/**
+ * `inner` with everything it is asked to keep (payloads, single-use inserts, attempt counters' calls) added to `writes` as
+ * JSON, each record without its own id as its `jti` (the Redis store leaves it out; the memory store holds it in the heap
+ * beside the cookie keys, read by nobody else).
+ */
 function tapped(inner: SvcStore, writes: string[]): SvcStore {
   const keep = (...args: unknown[]): number => writes.push(JSON.stringify(args));
+  const record = (id: string, payload: AdapterPayload): AdapterPayload => (payload.jti === id ? { ...payload, jti: undefined } : payload);
   const attempts = new Proxy(inner.attempts, {
     get: (target, name) => {
       const member: unknown = Reflect.get(target, name);
@@ -96,9 +105,9 @@ function tapped(inner: SvcStore, writes: string[]): SvcStore {
     attempts,
     adapter: (model) => {
       const adapter = inner.adapter(model);
-      return decorateAdapter(adapter, { upsert: async (id, payload, expiresIn) => (keep(model, payload), adapter.upsert(id, payload, expiresIn)) });
+      return decorateAdapter(adapter, { upsert: async (id, payload, expiresIn) => (keep(model, record(id, payload)), adapter.upsert(id, payload, expiresIn)) });
     },
-    insert: async (model, id, payload, expiresIn) => (keep(model, payload), inner.insert(model, id, payload, expiresIn)),
+    insert: async (model, id, payload, expiresIn) => (keep(model, record(id, payload)), inner.insert(model, id, payload, expiresIn)),
   };
 }
 
@@ -199,7 +208,11 @@ describe.each(['memory', 'redis'] as const)('no user data in logs or in the stor
     redis?.dispose();
   });
 
-  it('runs every kind of flow (query, form post, pushed, request objects; hints, locales, failed logins, device cookie, consent withdrawn, logout, operator), then finds no sentinel in any log line or anything the store was given', async () => {
+  it('runs every kind of flow (query, form post, pushed, request objects; hints, locales, failed logins, device cookie, consent withdrawn, logout, operator), then finds no sentinel, and no session id or token in clear, in any log line or anything the store was given', async () => {
+    const handedOut = new Map<string, string>();
+    // The Provider is an EventEmitter; its typings list each event by name, not one built from a model's.
+    const events = running.app.svc.provider as unknown as EventEmitter;
+    for (const kind of BEARERS) events.on(`${kind}.saved`, (saved: { jti: string }) => void handedOut.set(saved.jti, kind));
     const rsa = await registerClient(running, 'rsa');
     const ecdh = await registerClient(running, 'ecdh');
     const plain = await registerClient(running, 'plain');
@@ -270,7 +283,10 @@ describe.each(['memory', 'redis'] as const)('no user data in logs or in the stor
         if (where === 'logs' && name === 'operatorAddress') continue;
         expect({ where, name, found: foundIn(text, sentinel, layers) }).toEqual({ where, name, found: undefined });
       }
+      // A bearer value's SHA-256 names its record: it cannot be guessed back from it (256 random bits and more).
+      for (const [value, kind] of handedOut) expect({ where, kind, found: foundIn(text, value, layers) }).toEqual({ where, kind, found: expect.not.stringMatching(/^(clear|encoded)$/) });
     }
+    expect(new Set(handedOut.values())).toEqual(new Set(BEARERS));
   });
 });
 

@@ -18,6 +18,7 @@ import {
   currentRequest,
   encryptionKeysFor,
   formPostOpening,
+  INTERACTION_SESSION_ID,
   MODEL_NAMES,
   OIDC_PROVIDER_VERSIONS,
   PROVIDER_BODY_LIMIT_BYTES,
@@ -328,6 +329,11 @@ describe('oidc-provider seams (lib/seams.ts): what an upgrade must keep', () => 
     // The login result was taken: the flow moves on to consent.
     expect(resumed.status).toBe(303);
     expect(resumed.headers.get('location')).toMatch(/^\/interaction\//);
+    // The consent interaction carries her session's id, her cookie's value, in the member we leave out of the store.
+    keep(resumed);
+    const consentUid = (resumed.headers.get('location') ?? '').split('/').pop() ?? '';
+    expect(cookies.get('_session')).toMatch(/^[\w-]{21,}$/);
+    expect((await store.adapter('Interaction').find(consentUid))?.session).toMatchObject({ [INTERACTION_SESSION_ID]: cookies.get('_session') });
     // interactionPolicy: the base policy has a login prompt (first: it runs at every resume) and a consent prompt
     // whose checks we add to.
     expect(interactionPolicy.base().map((prompt) => prompt.name).slice(0, 2)).toEqual(['login', 'consent']);
