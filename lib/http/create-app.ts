@@ -6,7 +6,7 @@ import type { SvcStore } from '../../adapters/store.js';
 import { deliverableClaims, scopeOffer } from '../claims/supported.js';
 import { createInteractionsRouter } from '../interactions/router.js';
 import { CONSENT_UNDO_MODEL } from '../interactions/consent-undo.js';
-import { checkStaticClients, providerFromRuntime } from '../provider/create-provider.js';
+import { checkStaticClients, providerFromRuntime, storeClaimOf } from '../provider/create-provider.js';
 import { letGo, takeUp } from '../provider/part-users.js';
 import { createDemoRouter } from '../demo/router.js';
 import { createMailer } from '../management/mailer.js';
@@ -15,7 +15,8 @@ import { createManagementRouter, registrationEndpointOf } from '../management/ro
 import { KNOWN_ADDRESS_MODEL } from '../management/guard.js';
 import { PROVIDER_PATH, type PublicPaths } from '../settings/paths.js';
 import { createMetrics, createMetricsRouter } from '../observability/metrics.js';
-import { readKeysFile, resolveRuntime, type RuntimeOptions } from '../provider/runtime.js';
+import { readKeysFile, resolveRuntime, type Runtime, type RuntimeOptions } from '../provider/runtime.js';
+import { claimedStore } from '../provider/store-issuer.js';
 import { reusedKidFault, signingKids, swappedSigners } from '../provider/key-states.js';
 import { frontDoor } from '../provider/wrapping.js';
 import { SettingsError } from '../errors.js';
@@ -89,17 +90,19 @@ export type SvcApp = Koa & { readonly svc: SvcConnect };
 
 /** Builds every piece of svc-connect for `settings` without creating a Koa app, for embedders who mount them into their own. */
 export async function createSvcConnect(settings: Settings, options: RuntimeOptions = {}): Promise<SvcConnect> {
-  const runtime = await resolveRuntime(settings, options, { management: true });
-  const { logger } = runtime;
+  const resolved = await resolveRuntime(settings, options, { management: true });
+  const { logger } = resolved;
   const metrics = settings.metrics.enabled ? createMetrics() : undefined;
   // Taken up before anything can fail: an old instance closing meanwhile leaves it open, and a failed start lets go of it.
-  takeUp(runtime.store);
+  takeUp(resolved.store);
+  let runtime: Runtime;
   let provider: Provider;
   try {
+    runtime = { ...resolved, store: await claimedStore(resolved.store, storeClaimOf(settings, !!options.store), logger) };
     provider = providerFromRuntime(settings, runtime, metrics);
     await checkStaticClients(provider, settings, runtime);
   } catch (err) {
-    if (letGo(runtime.store)) await runtime.store.close();
+    if (letGo(resolved.store)) await resolved.store.close();
     throw err;
   }
   const info: SvcInfo = {
@@ -254,7 +257,7 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     close() {
       closing ??= (async () => {
         if (letGo(mailer)) mailer.close();
-        if (letGo(runtime.store)) await runtime.store.close();
+        if (letGo(resolved.store)) await resolved.store.close();
         logger.flush?.();
       })();
       return closing;

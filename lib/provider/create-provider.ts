@@ -13,6 +13,8 @@ import { resolveRuntime, type Runtime, type RuntimeOptions } from './runtime.js'
 import { useProviderMiddleware, wrappedAdapter, type WrappingParts } from './wrapping.js';
 import { forgetRefusedSetsOf } from './vetted-jwks-fetch.js';
 import { inUse } from './part-users.js';
+import { claimedStore, type StoreClaim } from './store-issuer.js';
+import { publicPathsOf } from '../settings/paths.js';
 import { PROVIDER_EVENTS } from '../seams.js';
 
 /**
@@ -22,16 +24,27 @@ import { PROVIDER_EVENTS } from '../seams.js';
  * @throws {@link SettingsError} for unsafe defaults under `NODE_ENV=production` or unreadable files.
  */
 export async function createProvider(settings: Settings, options: RuntimeOptions = {}): Promise<Provider> {
-  const runtime = await resolveRuntime(settings, options);
-  const provider = providerFromRuntime(settings, runtime);
+  const resolved = await resolveRuntime(settings, options);
   try {
+    const runtime = { ...resolved, store: await claimedStore(resolved.store, storeClaimOf(settings, !!options.store), resolved.logger) };
+    const provider = providerFromRuntime(settings, runtime);
     await checkStaticClients(provider, settings, runtime);
+    return provider;
   } catch (err) {
     // Its store stays open while an open svc-connect instance uses it.
-    if (!inUse(runtime.store)) await runtime.store.close();
+    if (!inUse(resolved.store)) await resolved.store.close();
     throw err;
   }
-  return provider;
+}
+
+/** Who claims the store ({@link claimedStore}): the issuer of `svc.base-url`, moving from `svc.redis.previous-base-url`'s; `given`: passed in code. */
+export function storeClaimOf(settings: Settings, given: boolean): StoreClaim {
+  const { previousBaseUrl, keyPrefix } = settings.redis;
+  return {
+    issuer: publicPathsOf(settings.baseUrl).issuer,
+    ...(previousBaseUrl === undefined ? {} : { previousIssuer: publicPathsOf(previousBaseUrl).issuer }),
+    store: given ? 'passed in code' : `svc.redis.key-prefix ${JSON.stringify(keyPrefix)}`,
+  };
 }
 
 /**

@@ -181,6 +181,9 @@ export const PROPERTY_DEFINITIONS = [
     default: REDIS_DEFAULTS.keyPrefix,
     doc: 'Prefix of every Redis key the provider writes.',
   }),
+  row('svc.redis.previous-base-url', 'redis.previousBaseUrl', parseBaseUrl, {
+    doc: 'The `svc.base-url` the provider had, while moving it to a new one. The first start on a key prefix records its issuer there, and a provider of another issuer is refused on it (it would honour the first one\'s clients, codes, tokens and sessions); a start with this set takes over a prefix recorded for the issuer of this base URL, keeping what it holds ([one issuer per key prefix](operations/redis.md#one-issuer-per-key-prefix)).',
+  }),
   row('svc.redis.operation-timeout-ms', 'redis.operationTimeoutMs', integer(50, 60000), {
     env: 'SVC_REDIS_OPERATION_TIMEOUT_MS',
     default: REDIS_DEFAULTS.operationTimeoutMs,

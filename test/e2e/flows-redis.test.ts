@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -221,7 +221,7 @@ describe('the operator toolbox with two processes on one Redis', () => {
     const basicOf = `Basic ${Buffer.from(`${client.metadata.client_id}:${String(client.metadata.client_secret)}`).toString('base64')}`;
     const flow = await runCodeFlow(running.issuer, client.metadata, { skipUserinfo: true });
     // A second process on the same store: it serves the client until it is disabled.
-    const other = await startApp({ properties: { ...onRedis(prefix), 'svc.management.password': PASSWORD } });
+    const other = await startApp({ properties: { ...onRedis(prefix), 'svc.base-url': running.baseUrl, 'svc.management.password': PASSWORD } });
     const userinfoAtOther = async (): Promise<number> => (await fetch(`${other.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } })).status;
     try {
       expect(await userinfoAtOther()).toBe(200);
@@ -242,8 +242,10 @@ describe('the operator toolbox with two processes on one Redis', () => {
   });
 
   it('attack: a disabled client whose mark was overwritten with a value the store cannot read (an operator\'s edit) stays refused, at UserInfo and token (500 server_error, no token stored), logged with the mark\'s reference; honest: the key deleted, she is disabled and enabled as meant', async () => {
+    // An app of its own, of another issuer than the suite's: on a key prefix of its own.
+    const ownPrefix = `${prefix}own-${randomUUID().slice(0, 8)}:`;
     const { logger, lines } = capturingLogger();
-    const own = await startApp({ logger, properties: { ...onRedis(prefix), 'svc.management.user': 'operator', 'svc.management.password': PASSWORD, 'svc.proxy': true } });
+    const own = await startApp({ logger, properties: { ...onRedis(ownPrefix), 'svc.management.user': 'operator', 'svc.management.password': PASSWORD, 'svc.proxy': true } });
     const redis = new Redis(SHARED_REDIS_URL);
     try {
       const toolbox = managementCalls(own, AUTH);
@@ -258,19 +260,19 @@ describe('the operator toolbox with two processes on one Redis', () => {
           headers: { authorization: `Basic ${Buffer.from(`${id}:${String(client.metadata.client_secret)}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
           body: 'grant_type=authorization_code&code=nope&redirect_uri=https%3A%2F%2Frp.example%2Fcb',
         }));
-      const mark = `${prefix}ClientSuspension:${refOf(id)}`;
+      const mark = `${ownPrefix}ClientSuspension:${refOf(id)}`;
       const overwrite = async (value: string | null): Promise<void> => {
         await (value === null ? redis.del(mark) : redis.set(mark, value));
-        await redis.publish(`${prefix}invalidate`, `ClientSuspension:${refOf(id)}`);
+        await redis.publish(`${ownPrefix}invalidate`, `ClientSuspension:${refOf(id)}`);
       };
       expect((await toolbox('POST', `${M}/clients/${id}/disable`)).status).toBe(200);
-      const tokensBefore = await keysOf(prefix, 'AccessToken');
+      const tokensBefore = await keysOf(ownPrefix, 'AccessToken');
       for (const value of ['1', '-|null', '-|not json']) {
         await overwrite(value);
         expect(await userinfo()).toEqual([500, 'server_error']);
         expect(await token()).toEqual([500, 'server_error']);
       }
-      expect(await keysOf(prefix, 'AccessToken')).toEqual(tokensBefore);
+      expect(await keysOf(ownPrefix, 'AccessToken')).toEqual(tokensBefore);
       const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.e === 'store_record_unreadable');
       expect(logged.length).toBeGreaterThanOrEqual(6);
       expect(new Set(logged.map((line) => JSON.stringify(line)))).toEqual(new Set([JSON.stringify({ e: 'store_record_unreadable', store: 'redis', model: 'ClientSuspension', ref: refOf(id) })]));
@@ -287,8 +289,10 @@ describe('the operator toolbox with two processes on one Redis', () => {
   });
 
   it('honest: while other keys hold values the store did not write (a damaged restore), the toolbox still revokes her and deletes a client, those records skipped and logged: each signs nobody in, as every read of it fails', async () => {
+    // An app of its own, of another issuer than the suite's: on a key prefix of its own.
+    const ownPrefix = `${prefix}own-${randomUUID().slice(0, 8)}:`;
     const { logger, lines } = capturingLogger();
-    const own = await startApp({ logger, properties: { ...onRedis(prefix), 'svc.management.user': 'operator', 'svc.management.password': PASSWORD, 'svc.proxy': true } });
+    const own = await startApp({ logger, properties: { ...onRedis(ownPrefix), 'svc.management.user': 'operator', 'svc.management.password': PASSWORD, 'svc.proxy': true } });
     const redis = new Redis(SHARED_REDIS_URL);
     const damaged = ['Session', 'Grant', 'RegistrationAccessToken'].map((model) => ({ model, ref: refOf(`damaged-${model}`) }));
     try {
@@ -297,7 +301,7 @@ describe('the operator toolbox with two processes on one Redis', () => {
       const flow = await runCodeFlow(own.issuer, client.metadata, { skipUserinfo: true });
       const userinfo = async (): Promise<number> => (await fetch(`${own.issuer}/userinfo`, { headers: { authorization: `Bearer ${flow.tokens.access_token}` } })).status;
       expect(await userinfo()).toBe(200);
-      for (const { model, ref } of damaged) await redis.set(`${prefix}${model}:${ref}`, '-|not json');
+      for (const { model, ref } of damaged) await redis.set(`${ownPrefix}${model}:${ref}`, '-|not json');
 
       const revoked = await toolbox('POST', `${M}/subjects/revoke`, { body: 'sub=demo-0001', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
       expect([revoked.status, revoked.body]).toEqual([200, expect.objectContaining({ revoked_sessions: expect.any(Number), revoked_grants: expect.any(Number) })]);
@@ -307,9 +311,9 @@ describe('the operator toolbox with two processes on one Redis', () => {
       const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.e === 'store_record_unreadable');
       expect(new Set(logged.map((line) => `${String(line.model)}:${String(line.ref)}`))).toEqual(new Set(damaged.map(({ model, ref }) => `${model}:${ref}`)));
       // Skipped, not removed: the operator deletes each key the log names.
-      for (const { model, ref } of damaged) expect(await redis.get(`${prefix}${model}:${ref}`)).toBe('-|not json');
+      for (const { model, ref } of damaged) expect(await redis.get(`${ownPrefix}${model}:${ref}`)).toBe('-|not json');
     } finally {
-      for (const { model, ref } of damaged) await redis.del(`${prefix}${model}:${ref}`);
+      for (const { model, ref } of damaged) await redis.del(`${ownPrefix}${model}:${ref}`);
       redis.disconnect();
       await own.close();
     }

@@ -527,9 +527,11 @@ describe('svc.par.required: PAR for every client, those registered before includ
   beforeAll(async () => {
     before = await startApp({ properties: redis });
     registeredBefore = await registerSigningClient(before, {});
+    const previous = before.baseUrl;
     await before.close();
     before = undefined;
-    running = await startApp({ properties: { ...redis, 'svc.par.required': 'true' }, claimModules: createDemoClaimModules() });
+    // Restarted on another port, so under another base URL: it takes the key prefix over from the one it had.
+    running = await startApp({ properties: { ...redis, 'svc.par.required': 'true', 'svc.redis.previous-base-url': previous }, claimModules: createDemoClaimModules() });
     registeredAfter = await registerSigningClient(running, {});
   });
   afterAll(async () => {

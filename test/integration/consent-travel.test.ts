@@ -216,7 +216,8 @@ describe('a restart that moves the scope channel', () => {
     expect(browser.lastPage).toContain('your e-mail address — in the sign-in token');
     const code = redirectParams((await browser.submit('consent-allow', {}, before.baseUrl)).leftTo as string).get('code') as string;
     await before.close();
-    const restarted = await startApp({ store, claimModules: createDemoClaimModules(), properties: { 'svc.stage.include-scopes-in-user-info': after } });
+    // Restarted on another port, so under another base URL: it takes the store over from the one it had.
+    const restarted = await startApp({ store, claimModules: createDemoClaimModules(), properties: { 'svc.stage.include-scopes-in-user-info': after, 'svc.redis.previous-base-url': before.baseUrl } });
     const redeemed = await redeemCode(restarted.issuer, client.metadata, code, pkce.verifier);
     expect(redeemed.status).toBe(200);
     return { tokens: redeemed.body, client, issuer: restarted.issuer, close: () => restarted.close() };
@@ -252,7 +253,7 @@ describe('a restart that moves the scope channel', () => {
     await runCodeFlow(before.issuer, client.metadata, { configure: client.configure, browser, params: { claims }, skipUserinfo: true });
     expect(browser.lastPage).toContain('one of: your verified e-mail address (level 2): the address and when it was confirmed; your verified ID card (level 3, NFC): name, date of birth, nationality and when it was read — in the profile request');
     await before.close();
-    const restarted = await startApp({ store, claimModules: createDemoClaimModules(), properties: { ...properties, 'svc.stage.include-scopes-in-user-info': after } });
+    const restarted = await startApp({ store, claimModules: createDemoClaimModules(), properties: { ...properties, 'svc.stage.include-scopes-in-user-info': after, 'svc.redis.previous-base-url': before.baseUrl } });
     try {
       const done = await runCodeFlow(restarted.issuer, client.metadata, { configure: client.configure, browser, scope, params: { prompt: 'none' } }).catch((err: unknown) => String(err));
       const earlier = await fetch(`${restarted.issuer}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });

@@ -252,7 +252,7 @@ describe('a host that replaces its svc-connect by a new one on the same store an
       properties: {
         'svc.base-url': host.base,
         'svc.redis.url': SHARED_REDIS_URL,
-        'svc.redis.key-prefix': prefix,
+        'svc.redis.key-prefix': `${prefix}host:`,
         'svc.redis.operation-timeout-ms': TEST_STORE_TIMEOUT_MS,
         'svc.cookies.keys': randomBytes(32).toString('base64url'),
         'svc.subject.pairwise-key': TEST_PAIRWISE_KEY,

@@ -29,11 +29,11 @@ export function clientCacheFlows(kind: StoreKind, properties: () => Record<strin
     let issuerB = '';
 
     beforeAll(async () => {
-      // Process A: this one. Process B: the example server on the same Redis and key prefix.
+      // Process A: this one. Process B: the example server on the same Redis and key prefix, and the same base URL.
       shared = properties();
-      a = await startApp({ properties: shared });
       const port = await freePort();
       issuerB = `http://127.0.0.1:${port}/oidc/v1`;
+      a = await startApp({ properties: { ...shared, 'svc.base-url': `http://127.0.0.1:${port}` } });
       const store = Object.fromEntries(Object.entries(shared).map(([name, value]) => [ruleDerivedEnv(name), value]));
       b = startServerProcess({ ...store, PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_COOKIES_KEYS: randomBytes(32).toString('hex'), SVC_SUBJECT_PAIRWISE_KEY: TEST_PAIRWISE_KEY });
       await waitFor(`http://127.0.0.1:${port}/readyz`);
@@ -72,7 +72,9 @@ export function clientCacheFlows(kind: StoreKind, properties: () => Record<strin
         if (watcher) expect(reads.length > 0).toBe(i === 0);
       }
 
-      const updated = await manage(registered.body.registration_client_uri as string, 'PUT', registered.body.registration_access_token as string, {
+      // Its configuration URL names the shared base URL, B's port: sent to A.
+      const throughA = (registered.body.registration_client_uri as string).replace(issuerB, a.issuer);
+      const updated = await manage(throughA, 'PUT', registered.body.registration_access_token as string, {
         client_id: client.client_id,
         redirect_uris: [REDIRECT],
         id_token_encrypted_response_alg: 'RSA-OAEP-256',
@@ -83,7 +85,7 @@ export function clientCacheFlows(kind: StoreKind, properties: () => Record<strin
       expect(headerKid()).toBe('key-b');
       await expect(compactDecrypt(rawIdToken(seen), keyA.privateKey)).rejects.toThrow();
 
-      const deleted = await manage(registered.body.registration_client_uri as string, 'DELETE', updated.body.registration_access_token as string);
+      const deleted = await manage(throughA, 'DELETE', updated.body.registration_access_token as string);
       expect(deleted.status).toBe(204);
       const authorize = new URL(`${issuerB}/authorize`);
       for (const [k, v] of Object.entries({ client_id: client.client_id, response_type: 'code', scope: 'openid', redirect_uri: REDIRECT, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })) {

@@ -93,10 +93,13 @@ export function codeFlows(_kind: StoreKind, properties: () => Record<string, str
     });
 
     it('serves a public client (token_endpoint_auth_method none) with PKCE', async () => {
+      // A provider of another issuer than the suite's: on a key prefix of its own.
+      const store = properties();
+      const prefix = store['svc.redis.key-prefix'];
       const running2 = await startApp({
         // subject_type public: the test reads the account id as sub.
         clients: [{ client_id: 'public-rp', token_endpoint_auth_method: 'none', redirect_uris: [redirectUri], subject_type: 'public' }],
-        properties: properties(),
+        properties: { ...store, ...(prefix ? { 'svc.redis.key-prefix': `${prefix}public:` } : {}) },
       });
       try {
         const publicConfig = await oidc.discovery(new URL(running2.issuer), 'public-rp', undefined, oidc.None(), {
