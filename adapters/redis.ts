@@ -424,13 +424,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const payload = key === undefined ? undefined : await found(key);
       if (payload) return payload;
     }
-    const indexed = await readRaw(uidKey(uid));
-    // An index written before it held the reference holds the session id.
-    for (const ref of indexed === null ? [] : [indexed, refOf(indexed)]) {
-      const payload = await found(`${prefix}${model}:${ref}`);
-      if (payload) return payload;
-    }
-    return undefined;
+    const ref = await readRaw(uidKey(uid));
+    return ref === null ? undefined : found(`${prefix}${model}:${ref}`);
   };
 
   /** Deferred inside a request for flow models; at once (one round trip) otherwise. */

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RedisOptions } from 'ioredis';
 
@@ -50,7 +48,7 @@ describe('redis store key layout', () => {
     }
   });
 
-  it("keeps a session's id (her cookie's value) out of its uid index: it holds the record's reference, which another process follows; an index written before, holding the id, still finds it", async () => {
+  it("keeps a session's id (her cookie's value) out of its uid index: it holds the record's reference, which another process follows", async () => {
     const prefix = testPrefix('uid-index');
     const open = (): ReturnType<typeof createRedisStore> => createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
     const [writer, reader] = [open(), open()];
@@ -59,11 +57,6 @@ describe('redis store key layout', () => {
       await writer.adapter('Session').upsert(session, { jti: session, uid: 'her-uid', accountId: 'her' }, 60);
       expect(await writer.client.get(`${prefix}sessionUid:${refOf('her-uid')}`)).toBe(refOf(session));
       expect(await reader.adapter('Session').findByUid('her-uid')).toEqual({ uid: 'her-uid', accountId: 'her' });
-      // As oidc-provider makes a session id: 43 characters, as many as a reference has.
-      const old = randomBytes(32).toString('base64url');
-      await writer.client.set(`${prefix}sessionUid:${refOf('old-uid')}`, old);
-      await writer.client.set(`${prefix}Session:${refOf(old)}`, 'j|{"uid":"old-uid","accountId":"him"}');
-      expect(await reader.adapter('Session').findByUid('old-uid')).toEqual({ uid: 'old-uid', accountId: 'him' });
     } finally {
       await deletePrefix(SHARED_REDIS_URL, prefix);
       await Promise.all([writer.close(), reader.close()]);
