@@ -1,3 +1,5 @@
+import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+
 import type { JWK } from 'jose';
 
 import { EC_SIGNING_ALG } from '../../policies/jwk-rules.js';
@@ -96,13 +98,14 @@ export function swappedSigners(before: HeldKeys, after: HeldKeys): { dropped: st
 
 /**
  * Why `after` may not replace the keys `before` in a running provider, or undefined: it gives a kid of theirs to another
- * key (other public members). A relying party looks a key up by kid and fetches the JWKS again only for one it lacks, so
+ * key (another public key). A relying party looks a key up by kid and fetches the JWKS again only for one it lacks, so
  * it would go on verifying with (and encrypting to) the old key until its copy expires.
  */
 export function reusedKidFault(before: readonly JWK[], after: readonly JWK[]): string | undefined {
-  const material = (k: JWK): string => JSON.stringify([k.kty, k.crv, k.n, k.e, k.x, k.y]);
-  const held = new Map(before.map((k) => [k.kid, material(k)]));
-  const reused = after.filter((k) => held.has(k.kid) && held.get(k.kid) !== material(k)).map((k) => String(k.kid));
+  // Compared as keys: the same one may be written otherwise (n with a leading zero byte, padded, in base64).
+  const publicKey = (k: JWK): KeyObject => createPublicKey({ key: k as JsonWebKey, format: 'jwk' });
+  const held = new Map(before.map((k) => [k.kid, k]));
+  const reused = after.filter((k) => held.has(k.kid) && !publicKey(held.get(k.kid) as JWK).equals(publicKey(k))).map((k) => String(k.kid));
   if (reused.length === 0) return undefined;
   return `kid ${reused.join(', ')} names another key than the one in use, which relying parties holding the JWKS would go on using; give each new key a kid of its own (keys generate and keys rotate name a key by its thumbprint)`;
 }

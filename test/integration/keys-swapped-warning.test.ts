@@ -148,6 +148,28 @@ describe('a keys reload that gives a kid already in use to another key (kids ass
     }
   });
 
+  it('honest: the same keys written otherwise (members reordered, n with a leading zero byte, padded, in base64 with + and /), as another tool exports them, reload under their kids, and the relying party verifies with its cached JWKS', async () => {
+    const good = readFileSync(keysFile, 'utf8');
+    const inUse = (JSON.parse(good) as { keys: JWK[] }).keys;
+    const bytes = (member: string): Buffer => Buffer.from(member, 'base64url');
+    const spellings: Array<(n: string) => string> = [
+      (n) => Buffer.concat([Buffer.from([0]), bytes(n)]).toString('base64url'),
+      (n) => bytes(n).toString('base64').replace(/\+/g, '-').replace(/\//g, '_'),
+      (n) => bytes(n).toString('base64'),
+    ];
+    expect(await signIn()).toBe('sig-rsa');
+    try {
+      for (const spelled of spellings) {
+        write(inUse.map((k) => Object.fromEntries(Object.entries(k.kty === 'RSA' ? { ...k, n: spelled(String(k.n)) } : k).reverse()) as JWK));
+        expect(await running.app.svc.reloadKeys()).toEqual({ reloaded: true, signing: expect.objectContaining({ RS256: 'sig-rsa' }) });
+        expect(await signIn()).toBe('sig-rsa');
+      }
+    } finally {
+      writeFileSync(keysFile, good, { mode: 0o600 });
+    }
+    expect((await running.app.svc.reloadKeys()).reloaded).toBe(true);
+  });
+
   it('honest: the same keys relabelled (an alg added) reload; rotated, the new keys get kids of their own and the relying party verifies through the rotation with its cached JWKS', async () => {
     const { keys } = JSON.parse(readFileSync(keysFile, 'utf8')) as { keys: JWK[] };
     write(keys.map((k) => (k.kid === 'sig-ec' ? { ...k, alg: 'ES256' } : k)));
