@@ -396,6 +396,11 @@ export function readJsonFile(path: string, fail: (reason: string) => Error): unk
   } catch (err) {
     throw fail(fileErrorMessage('read', path, err));
   }
+  return jsonOfFile(bytes, path, fail);
+}
+
+/** The JSON value of `bytes`, read from the file at `path`, judged and worded as {@link readJsonFile} does. */
+export function jsonOfFile(bytes: Buffer, path: string, fail: (reason: string) => Error): unknown {
   let text: string;
   try {
     text = utf8Text(bytes);

@@ -1,10 +1,10 @@
 import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from 'node:crypto';
-import { statSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
 import { EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits, rsaExponentDefect } from '../../policies/jwk-rules.js';
-import { readJsonFile, SettingsError } from '../errors.js';
+import { fileErrorMessage, jsonOfFile, SettingsError } from '../errors.js';
 import { providerOrder, signingKeyFor, signingOnlyKids, stateFault, stateOf, unpublishedKids } from './key-states.js';
 
 /** A JSON Web Key Set with the provider's private keys: signing keys and, optionally, decryption keys. */
@@ -173,20 +173,35 @@ export function validateProviderKeys(jwks: unknown, source: string): ProviderKey
   return { keys: ordered.keys, unpublished: unpublishedKids(keys), signingOnly: signingOnlyKids(keys) };
 }
 
+/** The most a keys file holds: every key of a rotation, however large, takes a few kB. */
+const MAX_KEYS_FILE_BYTES = 2 ** 20;
+
 /**
- * The JSON of the keys file, refused unread when it is no regular file: a pipe nobody writes would hold the process
- * (a server reloading on SIGHUP stops answering) for ever, a device such as /dev/zero fill its memory.
+ * The JSON of the keys file, judged by what was opened (the name may lead elsewhere a moment later): refused unread when
+ * it is no regular file, as a pipe nobody writes would hold the process (a server reloading on SIGHUP stops answering)
+ * for ever and a device such as /dev/zero fill its memory; refused after {@link MAX_KEYS_FILE_BYTES} (a /proc file that
+ * says it is empty may never end).
  * @throws {@link SettingsError} prefixed with `label`.
  */
 export function readKeysJson(file: string, label: string): unknown {
-  let kind: Stats | undefined;
+  const fail = (reason: string): SettingsError => new SettingsError(`${label}: ${reason}`, ['svc.keys.file']);
+  // Read 64 KiB at a time, as Node reads a file (/proc/self/pagemap refuses reads of other sizes).
+  const bytes = Buffer.alloc(MAX_KEYS_FILE_BYTES + 2 ** 16);
+  let length = 0;
+  let fd: number | undefined;
   try {
-    kind = statSync(file, { throwIfNoEntry: false });
-  } catch {
-    // Unreadable: reported below as readJsonFile words it.
+    // Not blocking: opening a pipe would wait for a writer.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    const kind = fstatSync(fd);
+    if (!kind.isFile() && !kind.isDirectory()) throw fail(`${file} is not a regular file (a pipe or a device); name the keys file itself`);
+    for (let read = -1; read !== 0 && length <= MAX_KEYS_FILE_BYTES; length += read) read = readSync(fd, bytes, length, 2 ** 16, null);
+  } catch (err) {
+    throw err instanceof SettingsError ? err : fail(fileErrorMessage('read', file, err));
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
-  if (kind && !kind.isFile() && !kind.isDirectory()) throw new SettingsError(`${label}: ${file} is not a regular file (a pipe or a device); name the keys file itself`, ['svc.keys.file']);
-  return readJsonFile(file, (reason) => new SettingsError(`${label}: ${reason}`, ['svc.keys.file']));
+  if (length > MAX_KEYS_FILE_BYTES) throw fail(`${file} holds more than 1 MiB, which no keys file does; name the keys file itself`);
+  return jsonOfFile(bytes.subarray(0, length), file, fail);
 }
 
 /** Reads and validates the JWKS file named by `svc.keys.file` ({@link readKeysJson}). */
