@@ -86,14 +86,16 @@ interface HeldKeys {
 /**
  * What a reload from the keys `before` to `after` does that the rotation steps, each followed by a reload, never do:
  * `dropped`, the kids that signed until now and are published no more (ID tokens they signed stop verifying);
- * `unannounced`, the kids that sign from now on and were not published until now (a relying party holding the JWKS meets
- * an unknown kid).
+ * `unannounced`, the kids that sign from now on an alg signed until now and were not published until now (a relying party
+ * holding the JWKS meets an unknown kid).
  */
 export function swappedSigners(before: HeldKeys, after: HeldKeys): { dropped: string[]; unannounced: string[] } {
   const published = (set: HeldKeys): Set<string> => new Set(set.keys.map((k) => String(k.kid)).filter((kid) => !set.unpublished.includes(kid)));
-  const signers = (set: HeldKeys): string[] => [...new Set(Object.values(signingKids(set.keys)))];
+  const [signed, signs] = [signingKids(before.keys), signingKids(after.keys)];
   const [was, is] = [published(before), published(after)];
-  return { dropped: signers(before).filter((kid) => !is.has(kid)), unannounced: signers(after).filter((kid) => !was.has(kid)) };
+  // Under an alg no key signed until now no client signed in (oidc-provider refuses it), so none holds a JWKS to miss its key in.
+  const unannounced = Object.entries(signs).filter(([alg, kid]) => alg in signed && !was.has(kid));
+  return { dropped: [...new Set(Object.values(signed))].filter((kid) => !is.has(kid)), unannounced: [...new Set(unannounced.map(([, kid]) => kid))] };
 }
 
 /**

@@ -84,6 +84,22 @@ describe('a keys reload that swaps the signing keys without the rotation steps',
     expect(warnings()).toEqual([{ dropped: before.join(' '), unannounced: signers().join(' '), fix: expect.any(String) }]);
     expect(await verifiesNow(token)).toBe(false);
   });
+
+  it('honest: a kind of key added (an EC key to a file of RSA keys only) is not unannounced: no client can have used an alg no key signed (oidc-provider refuses it), so no relying party holds a JWKS to miss its key in', async () => {
+    const { keys } = JSON.parse(readFileSync(keysFile, 'utf8')) as { keys: StatefulJwk[] };
+    const rsaOnly = keys.filter((k) => k.kty === 'RSA');
+    writeFileSync(keysFile, JSON.stringify({ keys: rsaOnly }), { mode: 0o600 });
+    lines.length = 0;
+    expect((await running.app.svc.reloadKeys()).reloaded).toBe(true);
+    // Dropped, the EC key's ES256 ID tokens stop verifying: that is said.
+    expect(warnings()).toEqual([{ dropped: keys.filter((k) => k.kty === 'EC' && k.use === 'sig').map((k) => k.kid).join(' '), unannounced: '', fix: expect.any(String) }]);
+    lines.length = 0;
+    const ec = (await generateProviderKeys()).keys.filter((k) => k.kty === 'EC');
+    writeFileSync(keysFile, JSON.stringify({ keys: [...rsaOnly, ...ec] }), { mode: 0o600 });
+    expect(await running.app.svc.reloadKeys()).toEqual({ reloaded: true, signing: expect.objectContaining({ ES256: ec.find((k) => k.use === 'sig')?.kid }) });
+    expect(warnings()).toEqual([]);
+    expect(await verifiesNow(await idToken())).toBe(true);
+  });
 });
 
 /*
