@@ -100,6 +100,22 @@ describe('a keys reload that swaps the signing keys without the rotation steps',
     expect(warnings()).toEqual([]);
     expect(await verifiesNow(await idToken())).toBe(true);
   });
+
+  it('honest: a step rolled back (the file of the step before restored from its backup, and reloaded) reloads without a warning, and ID tokens signed on either side verify', async () => {
+    const t = Math.floor(Date.now() / 1000) + 100_000;
+    expect((await rotateKeysFile(keysFile, { now: t })).step).toBe('added');
+    expect((await running.app.svc.reloadKeys()).reloaded).toBe(true);
+    const backup = readFileSync(keysFile, 'utf8');
+    const before = await idToken();
+    expect((await rotateKeysFile(keysFile, { now: t + 3601 })).step).toBe('promoted');
+    expect((await running.app.svc.reloadKeys()).reloaded).toBe(true);
+    const promoted = await idToken();
+    lines.length = 0;
+    writeFileSync(keysFile, backup, { mode: 0o600 });
+    expect((await running.app.svc.reloadKeys()).reloaded).toBe(true);
+    expect(warnings()).toEqual([]);
+    for (const token of [before, promoted, await idToken()]) expect(await verifiesNow(token)).toBe(true);
+  });
 });
 
 /*
