@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
@@ -177,10 +177,10 @@ export function validateProviderKeys(jwks: unknown, source: string): ProviderKey
 const MAX_KEYS_FILE_BYTES = 2 ** 20;
 
 /**
- * The JSON of the keys file, judged by what was opened (the name may lead elsewhere a moment later): refused unread when
- * it is no regular file, as a pipe nobody writes would hold the process (a server reloading on SIGHUP stops answering)
- * for ever and a device such as /dev/zero fill its memory; refused after {@link MAX_KEYS_FILE_BYTES} (a /proc file that
- * says it is empty may never end).
+ * The JSON of the keys file, refused unread when it is no regular file, as it is named and as it was opened (the name may
+ * lead elsewhere a moment later): a pipe nobody writes would hold the process (a server reloading on SIGHUP stops
+ * answering) for ever, a device such as /dev/zero fill its memory; refused after {@link MAX_KEYS_FILE_BYTES} (a /proc
+ * file that says it is empty may never end).
  * @throws {@link SettingsError} prefixed with `label`.
  */
 export function readKeysJson(file: string, label: string): unknown {
@@ -189,11 +189,14 @@ export function readKeysJson(file: string, label: string): unknown {
   const bytes = Buffer.alloc(MAX_KEYS_FILE_BYTES + 2 ** 16);
   let length = 0;
   let fd: number | undefined;
+  const regular = (kind: Stats): boolean => kind.isFile() || kind.isDirectory();
+  const notRegular = `${file} is not a regular file (a pipe or a device); name the keys file itself`;
   try {
-    // Not blocking: opening a pipe would wait for a writer.
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-    const kind = fstatSync(fd);
-    if (!kind.isFile() && !kind.isDirectory()) throw fail(`${file} is not a regular file (a pipe or a device); name the keys file itself`);
+    // Unopened: opening some devices acts (a watchdog arms). Swapped meanwhile, a pipe must not be waited on for a writer,
+    // nor a terminal become the server's.
+    if (!regular(statSync(file))) throw fail(notRegular);
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    if (!regular(fstatSync(fd))) throw fail(notRegular);
     for (let read = -1; read !== 0 && length <= MAX_KEYS_FILE_BYTES; length += read) read = readSync(fd, bytes, length, 2 ** 16, null);
   } catch (err) {
     throw err instanceof SettingsError ? err : fail(fileErrorMessage('read', file, err));

@@ -7,9 +7,12 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 const real = await import('node:fs');
 /** A change made to the named file just after the provider first looks at it (stat or open), as a racing writer would. */
 let afterLook: { path: string; change: () => void } | undefined;
+/** Each path opened, with its flags. */
+const opened: Array<[unknown, unknown]> = [];
 const looked =
   <A extends [unknown, ...unknown[]], R>(call: (...args: A) => R) =>
   (...args: A): R => {
+    if ((call as unknown) === real.openSync) opened.push([args[0], args[1]]);
     const result = call(...args);
     if (afterLook && args[0] === afterLook.path) {
       const { change } = afterLook;
@@ -44,8 +47,8 @@ async function keysFile(tail = ''): Promise<{ file: string; kids: string[] }> {
 }
 
 describe('the keys file is read as what it is when opened', () => {
-  it('attack: swapped for a pipe just after it was looked at (a link retargeted, a rename), the pipe fed other keys is not read: what is read is the regular file that was opened', async () => {
-    const { file, kids } = await keysFile();
+  it('attack: swapped for a pipe just after it was looked at (a link retargeted, a rename), the pipe fed other keys is refused as what it is, unread', async () => {
+    const { file } = await keysFile();
     const other = await keysFile();
     const fifo = join(dir, `fifo-${n}`);
     execFileSync('mkfifo', [fifo]);
@@ -56,7 +59,21 @@ describe('the keys file is read as what it is when opened', () => {
         children.push(spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', other.file, file], { stdio: 'ignore' }));
       },
     };
-    expect(readSigningKeys(file).keys.map((k) => k.kid)).toEqual(kids);
+    expect(() => readSigningKeys(file)).toThrow(`svc.keys.file: ${file} is not a regular file`);
+  });
+
+  it('attack: a name that leads to no regular file (a pipe, /dev/zero; a watchdog device would arm at its opening, a free terminal become the server\'s) is refused unopened; honest: a regular one is opened without waiting on a pipe or taking a terminal, should it be swapped for one meanwhile', async () => {
+    const fifo = join(dir, `fifo-${(n += 1)}`);
+    execFileSync('mkfifo', [fifo]);
+    const zero = join(dir, `zero-${n}`);
+    real.symlinkSync('/dev/zero', zero);
+    opened.length = 0;
+    for (const file of [fifo, zero]) expect(() => readSigningKeys(file)).toThrow(`svc.keys.file: ${file} is not a regular file`);
+    expect(opened).toEqual([]);
+    const { file } = await keysFile();
+    readSigningKeys(file);
+    const { O_NONBLOCK, O_NOCTTY } = real.constants;
+    expect(opened.map(([path, flags]) => [path, Number(flags) & (O_NONBLOCK | O_NOCTTY)])).toEqual([[file, O_NONBLOCK | O_NOCTTY]]);
   });
 
   it('attack: a keys file longer than any keys file (valid keys followed by 1 MiB of spaces, a file that says it is empty but never ends: /proc/self/pagemap) is refused after its first MiB, at start and by keys status; honest: keys padded to exactly 1 MiB are read', async () => {
