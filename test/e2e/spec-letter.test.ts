@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { decodeProtectedHeader } from 'jose';
+import { decodeProtectedHeader, SignJWT } from 'jose';
 import type { ClientMetadata } from 'oidc-provider';
 import * as oidc from 'openid-client';
 
@@ -94,6 +94,76 @@ describe('authorization and token requests to the letter (OIDC Core 3.1.2.1, RFC
     expect(userinfo.status).toBe(401);
     expect(userinfo.headers.get('cache-control')).toBe('no-store');
     expect(userinfo.headers.get('pragma')).toBe('no-cache');
+  });
+});
+
+/**
+ * RFC 6749 5.2: a client refused at the token endpoint gets `invalid_client`, with 401 "to indicate which HTTP
+ * authentication schemes are supported", and HTTP gives no 401 without a `WWW-Authenticate` challenge (RFC 9110
+ * 15.5.2). RFC 9126 2.3 answers a pushed request the same way. oidc-provider challenges only a client that used the
+ * Authorization header; one that authenticated in the body (`client_secret_post`, `private_key_jwt`) or not at all got
+ * a bare 401.
+ */
+describe('every 401 invalid_client at /token and /par carries a Basic challenge (RFC 6749 5.2, RFC 9126 2.3)', () => {
+  const poster = confidentialClient({ client_id: 'post-rp', token_endpoint_auth_method: 'client_secret_post' });
+  let running: RunningApp;
+  let asserting: SigningClient;
+  let browser: FormBrowser;
+
+  beforeAll(async () => {
+    running = await startApp({ clients: [client, poster] });
+    asserting = await registerSigningClient(running, { token_endpoint_auth_method: 'private_key_jwt' });
+    ({ browser } = await signIn(authorizationUrl(running.issuer, codeFlowParams(poster, { state: 'st' }))));
+  });
+  afterAll(async () => running.close());
+
+  const post = (endpoint: 'token' | 'par', fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(`${running.issuer}/${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
+  const answer = async (response: Response): Promise<unknown[]> => [response.status, ((await response.json()) as { error?: string }).error, response.headers.get('www-authenticate')];
+  const pushed = async (): Promise<number> => (await running.app.svc.store.inventory?.list('PushedAuthorizationRequest', { limit: 500 }))?.records.length ?? -1;
+  const wrongAudience = async (): Promise<string> => {
+    const now = Math.floor(Date.now() / 1000);
+    const id = String(asserting.metadata.client_id);
+    return new SignJWT({ iss: id, sub: id, aud: `${running.issuer}/token`, jti: oidc.randomState(), iat: now, exp: now + 60 })
+      .setProtectedHeader({ alg: asserting.alg, kid: asserting.kid })
+      .sign(asserting.signingKey);
+  };
+  /** Client authentication in the body or none at all, each refused: `[name, fields]`. */
+  const refusedInTheBody = async (): Promise<[string, Record<string, string>][]> => [
+    ['client_secret_post with a wrong secret', { client_id: poster.client_id, client_secret: 'wrong' }],
+    ['an unknown client_id with a secret', { client_id: 'nobody', client_secret: 'wrong' }],
+    ['a confidential client sending no credentials', { client_id: poster.client_id }],
+    ['private_key_jwt with an assertion for the token endpoint', { client_id: String(asserting.metadata.client_id), client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: await wrongAudience() }],
+  ];
+  const challenge = (): RegExp => new RegExp(`^Basic realm="${running.issuer.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}", error="invalid_client"`);
+
+  it('attack: a token request authenticated in the body, or not at all, and refused gets 401 invalid_client with a Basic challenge, and the code stays good', async () => {
+    const { verifier, challenge: pkce } = pkcePair();
+    const code = new URL((await browser.request(authorizationUrl(running.issuer, codeFlowParams(poster, { state: 'st', prompt: 'none', code_challenge: pkce })))).headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const grant = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri };
+    for (const [name, credentials] of await refusedInTheBody()) {
+      expect([name, ...(await answer(await post('token', { ...grant, ...credentials })))]).toEqual([name, 401, 'invalid_client', expect.stringMatching(challenge())]);
+    }
+    const honest = await post('token', { ...grant, client_id: poster.client_id, client_secret: String(poster.client_secret) });
+    expect([honest.status, honest.headers.get('www-authenticate')]).toEqual([200, null]);
+  });
+
+  it('attack: the same at /par, where nothing is stored', async () => {
+    const before = await pushed();
+    const request = { response_type: 'code', scope: 'openid', redirect_uri: redirectUri, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' };
+    for (const [name, credentials] of await refusedInTheBody()) {
+      expect([name, ...(await answer(await post('par', { ...request, ...credentials })))]).toEqual([name, 401, 'invalid_client', expect.stringMatching(challenge())]);
+    }
+    expect(await pushed()).toBe(before);
+  });
+
+  it('honest: a client refused with Basic gets its one challenge, as before; pushes authenticated in the body side by side get 201 and no challenge', async () => {
+    const basic = await post('token', { grant_type: 'authorization_code', code: 'x', code_verifier: pkcePair().verifier, redirect_uri: redirectUri }, { authorization: basicAuthorization(client.client_id, 'wrong', { formEncoded: true }) });
+    expect(await answer(basic)).toEqual([401, 'invalid_client', `Basic realm="${running.issuer}", error="invalid_client", error_description="client authentication failed"`]);
+    const pushes = await Promise.all(
+      Array.from({ length: 8 }, () => post('par', { response_type: 'code', scope: 'openid', redirect_uri: redirectUri, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', client_id: poster.client_id, client_secret: String(poster.client_secret) })),
+    );
+    expect(pushes.map((r) => [r.status, r.headers.get('www-authenticate')])).toEqual(Array.from({ length: 8 }, () => [201, null]));
   });
 });
 
