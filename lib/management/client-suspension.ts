@@ -130,7 +130,5 @@ export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' 
     if (reason === 'grant_revoked') return sendError(ctx, 400, 'invalid_grant', 'grant request is invalid');
     await giveBackConsumedCode(ctx, store);
     sendError(ctx, 401, 'invalid_client', 'client authentication failed');
-    // RFC 6749 5.2: a client that authenticated with the Authorization header is told how, as oidc-provider tells one refused at once.
-    if (ctx.headers.authorization !== undefined) ctx.set('WWW-Authenticate', `Basic realm="${oidc.issuer}", error="invalid_client", error_description="client authentication failed"`);
   };
 }

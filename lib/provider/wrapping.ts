@@ -24,6 +24,7 @@ import { pinPublicOrigin } from '../web/public-origin.js';
 import { hostOpenerPolicyKept, noCachePragma, securityHeaders } from '../web/security-headers.js';
 import { resumedRedirectGuard } from '../interactions/redirect-check.js';
 import { boundSessions, boundSignIns } from '../interactions/sign-in-binding.js';
+import { clientAuthChallenge } from './client-auth-challenge.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
 import { publishedKeysOnly } from './published-keys.js';
 import { pushByPostOnly, PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
@@ -174,6 +175,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: "each provider request is one unit of store work (joining the front door's)", wrap: ({ store, logger }) => storeBatch(store, logger) },
   // Outside every layer that may replace an answer, so it judges the answer that goes out.
   { why: 'an answer not to be stored says so to HTTP/1.0 caches too (Pragma: no-cache, RFC 6749 5.1)', wrap: () => noCachePragma() },
+  { why: 'a 401 invalid_client carries a Basic challenge, however the client authenticated (RFC 6749 5.2)', wrap: () => clientAuthChallenge() },
   { why: 'on http, SameSite=None cookies go out as Lax (browsers refuse None without Secure); a /logout POST without them is sent again as a GET', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
   { why: 'a request to /par by another method than POST is answered 405 (RFC 9126 2.3), its body unread', wrap: ({ logger }) => pushByPostOnly(logger) },
   { why: 'secrets hashed, ignored parameters (and a claims parameter that requests nothing) dropped, a hint encrypted to the client read as its client_id, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys, baseUrl }) => normalizeProviderRequests(logger, keys, publicPathsOf(baseUrl).issuer) },
