@@ -81,6 +81,25 @@ describe('authorization endpoint rules (C3)', () => {
     expect(params.has('scope')).toBe(false);
   });
 
+  it('a scope without openid beside nonce, max_age or claims (what an OpenID Connect relying party sends) is invalid_request naming openid, redirected with state and no scope', async () => {
+    const { challenge } = pkcePair();
+    for (const [name, value] of [['nonce', 'n-1'], ['max_age', '60'], ['claims', '{"userinfo":{"sub":null}}']] as const) {
+      const { location } = await redirectFor({ ...baseParams(challenge), scope: 'profile', [name]: value });
+      expect(location?.startsWith(redirectUri)).toBe(true);
+      const params = redirectParams(location as string);
+      expect([name, params.get('error'), params.get('error_description'), params.get('state'), params.has('scope')]).toEqual([name, 'invalid_request', `openid scope must be requested when using the ${name} parameter`, 'st-123', false]);
+    }
+  });
+
+  it('attack: the same request to an unregistered redirect_uri gets the error page, never a redirect; honest: with openid it goes on to sign-in', async () => {
+    const { challenge } = pkcePair();
+    for (const extra of [{}, { nonce: 'n-1' }, { max_age: '60' }]) {
+      const response = await fetch(authorizationUrl(running.issuer, { ...baseParams(challenge), ...extra, scope: 'profile', redirect_uri: 'https://evil.example/cb' }), { redirect: 'manual' });
+      expect([response.status, response.headers.get('location')]).toEqual([400, null]);
+      expect((await redirectFor({ ...baseParams(challenge), ...extra, scope: 'openid profile' })).location).toMatch(/^\/oidc\/v1\/interaction\/[\w-]+$/);
+    }
+  });
+
   it('accepts and ignores display, ui_locales, claims_locales, login_hint and acr_values', async () => {
     const { challenge } = pkcePair();
     const { status, location } = await redirectFor({
