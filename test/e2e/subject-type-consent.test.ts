@@ -31,7 +31,8 @@ describe('a grant given for a pairwise sub does not cover a public one (C8)', ()
     after = await startApp({
       clients: [DEFAULTED, { ...EXPLICIT, subject_type: 'public' }, { ...WAS_PUBLIC, subject_type: 'pairwise' }],
       store: before.app.svc.store,
-      properties: { ...shared, 'svc.subject.default-type': 'public' },
+      // Another port, so another issuer: the store moves to it (before, claimed, goes on serving).
+      properties: { ...shared, 'svc.subject.default-type': 'public', 'svc.redis.previous-base-url': before.baseUrl },
     });
   });
   afterAll(async () => {
@@ -96,7 +97,7 @@ describe('a grant given for a pairwise sub does not cover a public one (C8)', ()
 
   it('honest: a client whose subject type did not change keeps working across the restart, public and pairwise alike', async () => {
     const browser = new FormBrowser();
-    const stays = await startApp({ clients: [WAS_PUBLIC, DEFAULTED], store: before.app.svc.store, properties: shared });
+    const stays = await startApp({ clients: [WAS_PUBLIC, DEFAULTED], store: before.app.svc.store, properties: { ...shared, 'svc.redis.previous-base-url': after.baseUrl } });
     try {
       await runCodeFlow(before.issuer, WAS_PUBLIC, { browser });
       await runCodeFlow(before.issuer, DEFAULTED, { browser });
