@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 
+import { refOf } from '../../adapters/inventory.js';
 import { createMemoryStore } from '../../adapters/memory.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { confidentialClient, startApp, type RunningApp, type StartOptions } from '../helpers/app.js';
@@ -23,6 +24,18 @@ async function start(options: StartOptions): Promise<RunningApp> {
   running.push(app);
   return app;
 }
+
+/**
+ * Removes the record `id` of `running`'s key prefix naming an issuer (by default the prefix's own), as an operator's
+ * `DEL` or `FLUSHDB` does, or a Redis restarted without persistence.
+ */
+async function dropIssuerRecord(running: RunningApp, id = 'issuer'): Promise<void> {
+  const { client } = running.app.svc.store as unknown as { client: { del(key: string): Promise<number> } };
+  expect(await client.del(`${running.settings.redis.keyPrefix}StoreIssuer:${refOf(id)}`)).toBe(1);
+}
+
+/** `/readyz` of `running`: its status. */
+const readiness = async (running: RunningApp): Promise<number> => (await fetch(`${running.baseUrl}/readyz`)).status;
 
 /** What a start refused for its store's issuer is rejected with. */
 const refused = (issuer: string) => expect.objectContaining({ name: 'SettingsError', properties: ['svc.redis.key-prefix', 'svc.base-url'], message: expect.stringContaining(`belongs to the issuer ${issuer}, not to this provider's`) });
@@ -80,6 +93,40 @@ describeEachStore('two issuers on one key prefix', (kind, storeProperties) => {
     // Restarts of the new base URL, with the setting left in place or removed.
     await expect(start({ properties: { ...properties, 'svc.base-url': 'https://new.example', 'svc.redis.previous-base-url': 'https://old.example' } })).resolves.toBeDefined();
     await expect(start({ properties: { ...properties, 'svc.base-url': 'https://new.example' } })).resolves.toBeDefined();
+  });
+
+  it("attack: the record gone while a provider serves (an operator's DEL or FLUSHDB, a Redis restarted empty): its /readyz claims the prefix again, so a provider of another issuer is refused; one that claimed it first leaves the first answering 503 until the prefix is its own again", async () => {
+    const properties = fresh();
+    const { logger, lines } = capturingLogger();
+    const first = await start({ logger, clients: [client], properties });
+    await dropIssuerRecord(first);
+    expect(await readiness(first)).toBe(200);
+    await expect(start({ properties })).rejects.toEqual(refused(first.issuer));
+    await dropIssuerRecord(first);
+    const other = await start({ clients: [client], properties });
+    expect(await readiness(first)).toBe(503);
+    for (let i = 0; i < 3; i += 1) expect(await tokenAttempt(first.issuer)).toMatchObject({ status: 503, error: 'server_error' });
+    expect(await readiness(first)).toBe(503);
+    expect(lines.filter((line) => line.includes('store_claim_refused'))).toEqual([expect.stringContaining(`belongs to the issuer ${other.issuer}`)]);
+    expect((await tokenAttempt(other.issuer)).error).toBe('invalid_grant');
+    await other.close();
+    await dropIssuerRecord(first);
+    expect(await readiness(first)).toBe(200);
+    expect((await tokenAttempt(first.issuer)).error).toBe('invalid_grant');
+  });
+
+  it('honest: processes of the old base URL running when the prefix moved go on serving, ready, and so does one of the new base URL', async () => {
+    const properties = { ...fresh(), 'svc.base-url': 'https://old.example' };
+    const old = await start({ clients: [client], properties });
+    const moved = await start({ clients: [client], properties: { ...properties, 'svc.base-url': 'https://new.example', 'svc.redis.previous-base-url': 'https://old.example' } });
+    for (const running of [old, moved, old]) {
+      expect(await readiness(running)).toBe(200);
+      expect((await tokenAttempt(running.issuer)).error).toBe('invalid_grant');
+    }
+    // Past the hour the move is marked for, until it stops.
+    await dropIssuerRecord(old, 'moved-from:https://old.example/oidc/v1');
+    expect(await readiness(old)).toBe(200);
+    expect((await tokenAttempt(old.issuer)).error).toBe('invalid_grant');
   });
 
   it('attack: two new base URLs moving from one issuer at once: one takes the key prefix, the other is refused', async () => {
