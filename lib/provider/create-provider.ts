@@ -12,7 +12,6 @@ import { observeProvider } from '../observability/provider-events.js';
 import { resolveRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 import { useProviderMiddleware, wrappedAdapter, type WrappingParts } from './wrapping.js';
 import { forgetRefusedSetsOf } from './vetted-jwks-fetch.js';
-import { inUse } from './part-users.js';
 import { claimedStore, type StoreClaim } from './store-issuer.js';
 import { publicPathsOf } from '../settings/paths.js';
 import { PROVIDER_EVENTS } from '../seams.js';
@@ -21,7 +20,8 @@ import { PROVIDER_EVENTS } from '../seams.js';
  * Builds a ready oidc-provider `Provider` for `settings`: keys, store, accounts and every hook of
  * svc-connect installed. Mount it at `/oidc/v1` (or use {@link createApp}, which does everything).
  *
- * @throws {@link SettingsError} for unsafe defaults under `NODE_ENV=production` or unreadable files.
+ * @throws {@link SettingsError} for unsafe defaults under `NODE_ENV=production`, unreadable files, or a store of another
+ * issuer; a start that fails closes the store it opened, never one passed in code.
  */
 export async function createProvider(settings: Settings, options: RuntimeOptions = {}): Promise<Provider> {
   const resolved = await resolveRuntime(settings, options);
@@ -31,8 +31,8 @@ export async function createProvider(settings: Settings, options: RuntimeOptions
     await checkStaticClients(provider, settings, runtime);
     return provider;
   } catch (err) {
-    // Its store stays open while an open svc-connect instance uses it.
-    if (!inUse(resolved.store)) await resolved.store.close();
+    // A store passed in code is the caller's: a provider built with it before may serve on it.
+    if (!options.store) await resolved.store.close();
     throw err;
   }
 }

@@ -15,6 +15,3 @@ export function letGo(part: object): boolean {
   usersOf.set(part, left);
   return left <= 0;
 }
-
-/** Whether an open instance uses `part`. */
-export const inUse = (part: object): boolean => (usersOf.get(part) ?? 0) > 0;

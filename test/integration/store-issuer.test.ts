@@ -2,13 +2,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 
 import { refOf } from '../../adapters/inventory.js';
 import { createMemoryStore } from '../../adapters/memory.js';
-import { issueInitialAccessToken } from '../../lib/index.js';
+import { createProvider, createRedisStore, issueInitialAccessToken, loadSettings, silentLogger } from '../../lib/index.js';
 import { confidentialClient, startApp, type RunningApp, type StartOptions } from '../helpers/app.js';
 import { registerClient, registeredClientUrl } from '../helpers/clients.js';
 import { pkcePair, redeemCode, signIn } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { tokenAttempt } from '../helpers/redis-fault-app.js';
-import { deletePrefix, SHARED_REDIS_URL, startOwnRedis, testPrefix, type OwnRedis } from '../helpers/redis.js';
+import { deletePrefix, SHARED_REDIS_URL, startOwnRedis, TEST_STORE_TIMEOUT_MS, testPrefix, type OwnRedis } from '../helpers/redis.js';
 import { describeEachStore } from '../helpers/stores.js';
 
 /** The client of {@link tokenAttempt}: a made-up code is `invalid_grant` while the store answers, 503 while not. */
@@ -146,6 +146,21 @@ describe('two issuers on one store passed in code', () => {
     await start({ store, properties });
     await expect(start({ store, properties: { 'svc.base-url': 'https://two.example' } })).rejects.toThrow('the store (passed in code) belongs to the issuer https://one.example/oidc/v1');
     await expect(start({ store, properties })).resolves.toBeDefined();
+  });
+
+  it('attack: createProvider of another issuer on a Redis store a running provider was built with is refused, and leaves the store open: the first keeps serving', async () => {
+    const prefix = testPrefix('issuer-code');
+    const store = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS });
+    const settings = (base: string) => loadSettings({ env: {}, properties: { 'svc.base-url': base } });
+    try {
+      const first = await createProvider(settings('https://one.example'), { store, logger: silentLogger });
+      await expect(createProvider(settings('https://two.example'), { store, logger: silentLogger })).rejects.toThrow('belongs to the issuer https://one.example/oidc/v1');
+      const { token } = await issueInitialAccessToken(first);
+      expect(await first.InitialAccessToken.find(token)).toBeDefined();
+    } finally {
+      await deletePrefix(SHARED_REDIS_URL, prefix);
+      await store.close();
+    }
   });
 });
 
