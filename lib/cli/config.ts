@@ -20,7 +20,9 @@ under NODE_ENV=production), the keys file, the clients file, the authenticator a
 
 --connect  also opens the store (Redis: PING) and the SMTP transport (connect and sign in; nothing
            is sent) and prints for each what answered, or why not: connection refused, host not
-           found, authentication failed, TLS failed, timed out, with the host and the error.
+           found, authentication failed, TLS failed, timed out, with the host and the error. Of
+           Redis it reads (writes nothing) which issuer the key prefix is recorded for: another
+           issuer's fails, as the start would.
 
 Exits 0 when the server would start (warnings are listed) and, with --connect, both connections
 work; 1 with the server's own message when it would not, or with the failed connections; 2 when the
@@ -109,7 +111,8 @@ export const configCommand: Command = {
     const count = warnings.length;
     io.out(`configuration OK: the server would start${count ? ` with ${count} warning${count === 1 ? '' : 's'}` : ''}\n`);
     if (!given.connect) return;
-    const connections = await checkConnections(settings);
+    const { storeClaimOf } = await import('../provider/create-provider.js');
+    const connections = await checkConnections({ ...settings, claim: storeClaimOf(settings, false) });
     for (const check of connections) io.out(`${check.what}: ${check.ok ? 'OK' : 'FAILED'}: ${check.text}\n`);
     const failed = connections.filter((c) => !c.ok).map((c) => c.what);
     if (failed.length) throw new CliError(`cannot connect: ${failed.join(', ')} (see above)`);

@@ -1,6 +1,9 @@
 import { describeFailure, silentLogger, type LogFields } from '../logger.js';
 import type { RedisStoreOptions } from '../../adapters/redis.js';
+import type { SvcStore } from '../../adapters/store.js';
 import type { MailerOptions } from '../management/mailer.js';
+import { SettingsError } from '../errors.js';
+import { recordedIssuer, type StoreClaim } from '../provider/store-issuer.js';
 
 /** The outcome of one connection check of `config check --connect`. */
 export interface ConnectionCheck {
@@ -43,8 +46,24 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
   }
 }
 
-/** Opens the configured store and sends PING; the embedded store has nothing to connect to. */
-async function checkStore(redis: Omit<RedisStoreOptions, 'logger'>, timeoutMs: number): Promise<ConnectionCheck> {
+/** Whose the store's key prefix is, read only: unclaimed, this issuer's, the previous one's (moved at start), or another's (refused). */
+async function prefixOwner(store: Pick<SvcStore, 'adapter'>, claim: StoreClaim): Promise<Omit<ConnectionCheck, 'what'>> {
+  try {
+    const owner = await recordedIssuer(store, claim);
+    if (owner === undefined) return { ok: true, text: `${claim.store} is unclaimed: the first start records it for ${claim.issuer}` };
+    if (owner === claim.issuer) return { ok: true, text: `${claim.store} belongs to this issuer, ${owner}` };
+    return { ok: true, text: `${claim.store} belongs to ${owner} (svc.redis.previous-base-url): the first start moves it to ${claim.issuer}` };
+  } catch (err) {
+    if (!(err instanceof SettingsError)) throw err;
+    return { ok: false, text: err.message };
+  }
+}
+
+/**
+ * Opens the configured store, sends PING and reads whose its key prefix is ({@link prefixOwner}): another issuer's fails
+ * as the start would. The embedded store has nothing to connect to.
+ */
+async function checkStore(redis: Omit<RedisStoreOptions, 'logger'>, claim: StoreClaim, timeoutMs: number): Promise<ConnectionCheck> {
   if (!redis.url && !redis.clusterNodes) return { what: 'store', ok: true, text: 'embedded memory store: nothing to connect to' };
   const { createStore } = await import('../../adapters/index.js');
   const store = createStore(redis, silentLogger);
@@ -52,7 +71,8 @@ async function checkStore(redis: Omit<RedisStoreOptions, 'logger'>, timeoutMs: n
   try {
     await within(store.ping(), timeoutMs, 'Redis');
     const url = redis.url ? new URL(redis.url) : undefined;
-    return { what: 'store', ok: true, text: `${target}${url ? ` at ${url.hostname}:${url.port || 6379}` : ''} answers PING` };
+    const prefix = await within(prefixOwner(store, claim), timeoutMs, 'Redis');
+    return { what: 'store', ok: prefix.ok, text: `${target}${url ? ` at ${url.hostname}:${url.port || 6379}` : ''} answers PING; ${prefix.text}` };
   } catch (err) {
     const where = (err as { where?: { host?: string; port?: number } }).where;
     return { what: 'store', ok: false, text: `${target}: ${failureText(describeFailure(err, where))}` };
@@ -79,9 +99,9 @@ async function checkMail(mail: MailerOptions, timeoutMs: number): Promise<Connec
 }
 
 /**
- * `config check --connect`: {@link checkStore} and {@link checkMail}, each within `timeoutMs`, each saying what
- * answered or why not, with the error's code and message without credentials or addresses.
+ * `config check --connect`: {@link checkStore} for `slices.claim` and {@link checkMail}, each within `timeoutMs`, each
+ * saying what answered or why not, with the error's code and message without credentials or addresses.
  */
-export async function checkConnections(slices: { redis: Omit<RedisStoreOptions, 'logger'>; mail: MailerOptions }, timeoutMs = 10_000): Promise<ConnectionCheck[]> {
-  return Promise.all([checkStore(slices.redis, timeoutMs), checkMail(slices.mail, timeoutMs)]);
+export async function checkConnections(slices: { redis: Omit<RedisStoreOptions, 'logger'>; mail: MailerOptions; claim: StoreClaim }, timeoutMs = 10_000): Promise<ConnectionCheck[]> {
+  return Promise.all([checkStore(slices.redis, slices.claim, timeoutMs), checkMail(slices.mail, timeoutMs)]);
 }

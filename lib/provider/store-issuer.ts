@@ -27,6 +27,25 @@ export interface StoreClaim {
   store: string;
 }
 
+/** Why a start of `claim` is refused on a store recorded for `owner`. */
+const refusal = (claim: StoreClaim, owner: unknown): SettingsError =>
+  new SettingsError(
+    `the store (${claim.store}) belongs to the issuer ${String(owner)}, not to this provider's ${claim.issuer}: each would honour the other's clients, codes, tokens and sessions. Give each issuer a key prefix of its own, or, to move the provider to a new svc.base-url, start it with svc.redis.previous-base-url set to the one it had (docs/operations/redis.md#one-issuer-per-key-prefix)`,
+    ['svc.redis.key-prefix', 'svc.base-url'],
+  );
+
+/**
+ * What a start of `claim` would find in the store, read only (`config check --connect`): the issuer recorded there, or
+ * `undefined` when none is and the start records `claim.issuer`. The prefix of `claim.issuer`, or of `claim.previousIssuer`
+ * (the start moves it), resolves.
+ * @throws {@link SettingsError} as {@link claimStore} refuses the start when the store belongs to another issuer.
+ */
+export async function recordedIssuer(store: Pick<SvcStore, 'adapter'>, claim: StoreClaim): Promise<string | undefined> {
+  const owner = (await store.adapter(STORE_ISSUER_MODEL).find(OWNER))?.issuer;
+  if (owner === undefined || owner === claim.issuer || owner === claim.previousIssuer) return owner as string | undefined;
+  throw refusal(claim, owner);
+}
+
 /**
  * Claims the store for `claim.issuer`, resolving to the issuer it then serves. The first claim of a store records its
  * issuer (atomically: of concurrent first claims one writes, and the others read it), and a claim of another issuer is
@@ -53,10 +72,7 @@ async function claimStore(store: Pick<SvcStore, 'adapter' | 'insert'>, claim: St
     if (mover === issuer) return (await records.upsert(OWNER, { issuer }), issuer);
     owner = mover ?? owner;
   }
-  throw new SettingsError(
-    `the store (${claim.store}) belongs to the issuer ${String(owner)}, not to this provider's ${issuer}: each would honour the other's clients, codes, tokens and sessions. Give each issuer a key prefix of its own, or, to move the provider to a new svc.base-url, start it with svc.redis.previous-base-url set to the one it had (docs/operations/redis.md#one-issuer-per-key-prefix)`,
-    ['svc.redis.key-prefix', 'svc.base-url'],
-  );
+  throw refusal(claim, owner);
 }
 
 const ADAPTER_METHODS = ['upsert', 'find', 'findByUid', 'findByUserCode', 'consume', 'destroy', 'revokeByGrantId'] as const;

@@ -60,7 +60,7 @@ describe('what a failure says: its cause, never a credential, an address or a Re
       SVC_MAIL_SMTP_URL: `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}${IN_CLEAR}`,
     });
     expect(result.code).toBe(0);
-    expect(lineOf(result.stdout, 'store')).toBe(`store: OK: Redis at 127.0.0.1:${redis.port} answers PING`);
+    expect(lineOf(result.stdout, 'store')).toBe(`store: OK: Redis at 127.0.0.1:${redis.port} answers PING; svc.redis.key-prefix "svc:" is unclaimed: the first start records it for http://localhost:3000/oidc/v1`);
     expect(lineOf(result.stdout, 'mail')).toBe(`mail: OK: SMTP at 127.0.0.1:${smtp.port} accepts a connection and the sign-in`);
     expect(result.stdout).toContain(`redis://:***@127.0.0.1:${redis.port}/0`);
     expect(result.stdout + result.stderr).not.toMatch(PASSWORDS);

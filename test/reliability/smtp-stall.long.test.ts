@@ -97,7 +97,7 @@ describe('config check --connect against an SMTP server that trickles its replie
   });
 
   const checkMail = async (): Promise<{ ok: boolean; text: string } | undefined> =>
-    (await checkConnections({ redis: {}, mail: { smtpUrl: stalling.url, outboxDir: '/nonexistent' } }, 2000)).find((c) => c.what === 'mail');
+    (await checkConnections({ redis: {}, mail: { smtpUrl: stalling.url, outboxDir: '/nonexistent' }, claim: { issuer: 'https://idp.example/oidc/v1', store: 'embedded' } }, 2000)).find((c) => c.what === 'mail');
 
   it('attack: the check fails as timed out and ends its connection (left open, the trickle kept the command from exiting); honest: the next check passes', async () => {
     const checked = checkMail();
