@@ -291,9 +291,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     // in one MULTI, on a Cluster once every write was answered.
     const whole = deletions.length > 0 && writes.length > 0;
     const adds = whole && clustered ? writes : [...deletions, ...writes];
+    // Not a MULTI: with the commands of this tick (`SvcStore.flush`'s read), in one pipeline after them.
     const [answers, settled]: [Answer[], Answer[]] = whole && !clustered
       ? await Promise.all([dispatch(adds, true), lenient.length ? dispatch(lenient).catch((err: unknown) => lenient.map((): Answer => [err as Error, undefined])) : []])
-      : await dispatch([...adds, ...lenient]).then((all) => [all.slice(0, adds.length), all.slice(adds.length)]);
+      : await Promise.all([...adds, ...lenient].map((add) => batch.send(add))).then((all) => [all.slice(0, adds.length), all.slice(adds.length)]);
     const unsettled = settled.filter(([err]) => err);
     if (unsettled.length) logger.warn('attempt_settle_failed', { store: 'redis', count: unsettled.length, ...causeOf(unsettled[0]?.[0]) });
     for (const answer of answers) await resultOf(answer);
@@ -730,7 +731,12 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       await track(flush(batch));
       return result;
     },
-    flush: () => inOrder(async () => undefined),
+    flush: (read) => {
+      const batch = currentBatch();
+      if (!batch || clustered) return inOrder(read);
+      // One server serves a connection's commands in order: what `read` sends now goes after the writes, in their round trip.
+      return Promise.all([flush(batch, true), read()]).then(([, answer]) => answer);
+    },
     crowded: async () => (await fill()) >= CROWDED_SHARE,
     refusesStart: async (model, id, payload) => {
       if (!startsFlow(model, payload)) return false;

@@ -39,12 +39,14 @@ export interface SvcStore {
    */
   batch?<T>(fn: () => Promise<T>): Promise<T>;
   /**
-   * Sends the current request's deferred writes (see {@link SvcStore.batch}) now: a write checked against a mark after
-   * it (a grant against a deletion or revocation mark) must be in the store before the mark is read, or a mark set in
-   * between is missed by the check, and the write reaches the store after the scan the mark preceded. Outside a
-   * batch, and for a store that defers nothing, it does nothing.
+   * Sends the current request's deferred writes (see {@link SvcStore.batch}) now, then runs `read` and resolves its
+   * answer: a write checked against a mark after it (a grant against a deletion or revocation mark) must be in the store
+   * before the mark is read, or a mark set in between is missed by the check, and the write reaches the store after the
+   * scan the mark preceded. A store may send the commands `read` issues at once in the same round trip, after the
+   * writes, where the store serves them in that order (one Redis server); it rejects when a write failed. Outside a
+   * batch, and for a store that defers nothing, it only runs `read`.
    */
-  flush?(): Promise<void>;
+  flush?<T>(read: () => Promise<T>): Promise<T>;
   /**
    * Resolves when the store answers, takes writes (Redis: no master full or read-only) and keeps what it is given until
    * it expires (Redis: `maxmemory-policy noeviction`); rejects otherwise (used by `/readyz`).
@@ -64,6 +66,11 @@ export interface SvcStore {
   refusesStart?(model: string, id: string, payload: AdapterPayload): Promise<boolean>;
   /** Releases connections and timers once the operations under way have settled: what was issued before it lands. */
   close(): Promise<void>;
+}
+
+/** Runs `read` once the request's deferred writes are in `store` ({@link SvcStore.flush}); a store without `flush` defers none. */
+export function afterWrites<T>(store: Pick<SvcStore, 'flush'>, read: () => Promise<T>): Promise<T> {
+  return store.flush ? store.flush(read) : read();
 }
 
 /** Models whose writes a request may defer to its end and whose deletions land only with its writes (see {@link SvcStore.batch}). */

@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { refOf } from '../../adapters/inventory.js';
-import type { SvcStore } from '../../adapters/store.js';
+import { afterWrites, type SvcStore } from '../../adapters/store.js';
 import { ClientDisabledError } from '../errors.js';
 import { giveBackConsumedCode } from '../registration/give-back-code.js';
 import { GRANT_REVOCATION_MODEL } from './grant-revocation.js';
@@ -80,15 +80,14 @@ export function suspendedClients(inner: Adapter, marks: Adapter, deletions: Adap
  * wrote again and answers 401 `invalid_token` (a grant: `invalid_grant`): a read or update that loaded the client before
  * the delete rotates its token after the delete removed the client's tokens, and the token, stored without expiry,
  * would stay in the store for good; her consent answered as the delete ran would keep a grant of a client that is gone.
- * `flush` sends the request's deferred writes ({@link SvcStore.flush}) between the write and the check.
+ * The mark is read once `store` holds the request's deferred writes ({@link SvcStore.flush}).
  */
-export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter, model: string, flush: () => Promise<void> = async () => undefined): Partial<Adapter> {
+export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter, model: string, store: Pick<SvcStore, 'flush'> = {}): Partial<Adapter> {
   return {
     upsert: async (id, payload, expiresIn) => {
       await inner.upsert(id, payload, expiresIn);
       // A grant's write is deferred in the request's batch: it must be stored before the mark is read.
-      await flush();
-      if (typeof payload.clientId !== 'string' || !(await deletions.find(payload.clientId))) return;
+      if (typeof payload.clientId !== 'string' || !(await afterWrites(store, () => deletions.find(payload.clientId as string)))) return;
       await inner.destroy(id);
       throw model === MODEL_NAMES.grant ? new errors.InvalidGrant('the client has been deleted') : new errors.InvalidToken('the client has been deleted');
     },
@@ -105,7 +104,7 @@ export function tokensOfDeletedClients(inner: Adapter, deletions: Adapter, model
  * `invalid_grant`, as for the code the revocation removed. A UserInfo answer in such a case carries no user data
  * either: it is 401 `invalid_token`, as after the mark (the access token of a disabled client is kept).
  */
-export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' | 'unconsume'>, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
+export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' | 'unconsume' | 'flush'>, logger: Logger): (ctx: Context, next: Next) => Promise<void> {
   const [marks, deletions, revocations] = [store.adapter(SUSPENSION_MODEL), store.adapter(DELETION_MODEL), store.adapter(GRANT_REVOCATION_MODEL)];
   return async (ctx, next) => {
     await next();
@@ -114,7 +113,8 @@ export function withdrawTokensOfDisabledClients(store: Pick<SvcStore, 'adapter' 
     if ((route !== ROUTE_NAMES.token && route !== ROUTE_NAMES.userinfo) || ctx.status !== 200 || !oidc.client) return;
     const { clientId } = oidc.client;
     const grantId = oidc.entities.Grant?.jti;
-    const [disabled, deleted, revoked] = await Promise.all([marks.find(clientId), deletions.find(clientId), grantId ? revocations.find(refOf(grantId)) : undefined]);
+    // Read once the tokens it issued are stored: on Redis in their round trip, which then ends the request's writes.
+    const [disabled, deleted, revoked] = await afterWrites(store, () => Promise.all([marks.find(clientId), deletions.find(clientId), grantId ? revocations.find(refOf(grantId)) : undefined]));
     if (!disabled && !deleted && !revoked) return;
     const reason = deleted ? 'client_deleted' : disabled ? 'client_disabled' : 'grant_revoked';
     if (route === ROUTE_NAMES.userinfo) {

@@ -1,6 +1,7 @@
 import { errors, type Adapter } from 'oidc-provider';
 
 import { refOf } from '../../adapters/inventory.js';
+import { afterWrites, type SvcStore } from '../../adapters/store.js';
 import { currentRequest, ROUTE_NAMES } from '../seams.js';
 
 /**
@@ -23,10 +24,10 @@ export async function markGrantRevoked(marks: Adapter, ref: string): Promise<voi
  * is oidc-provider revoking the grant of a replayed code, and of two redemptions that race one still wins (C3), as
  * without the mark (its access token is revoked with the grant). Its `upsert` of a marked grant (a consent or undo that
  * loaded the grant before it was revoked, writing it back after) removes what it wrote again and answers
- * `invalid_grant`: written back, the grant would outlive its mark and serve the session's next authorization. `flush`
- * sends the request's deferred writes (`SvcStore.flush`) between the write and the check.
+ * `invalid_grant`: written back, the grant would outlive its mark and serve the session's next authorization. The mark is
+ * read once `store` holds the request's deferred writes (`SvcStore.flush`).
  */
-export function markedGrantRevocations(inner: Adapter, marks: Adapter, flush: () => Promise<void> = async () => undefined): Partial<Adapter> {
+export function markedGrantRevocations(inner: Adapter, marks: Adapter, store: Pick<SvcStore, 'flush'> = {}): Partial<Adapter> {
   return {
     destroy: async (id) => {
       if (currentRequest()?.oidc?.route !== ROUTE_NAMES.token) await markGrantRevoked(marks, refOf(id));
@@ -35,8 +36,7 @@ export function markedGrantRevocations(inner: Adapter, marks: Adapter, flush: ()
     upsert: async (id, payload, expiresIn) => {
       await inner.upsert(id, payload, expiresIn);
       // Deferred in the request's batch, the write must be stored before the mark is read.
-      await flush();
-      if (!(await marks.find(refOf(id)))) return;
+      if (!(await afterWrites(store, () => marks.find(refOf(id))))) return;
       await inner.destroy(id);
       throw new errors.InvalidGrant('grant revoked');
     },

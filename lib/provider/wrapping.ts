@@ -75,11 +75,6 @@ interface AdapterWrapper extends Wrapper<(inner: Adapter, model: string, below: 
   readonly models: ReadonlySet<string>;
 }
 
-/** The store's {@link SvcStore.flush}, or nothing to do. */
-const flushOf = (store: AdapterParts['store']) => async (): Promise<void> => {
-  await store.flush?.();
-};
-
 const TOKENS = new Set([MODEL_NAMES.initialAccessToken, MODEL_NAMES.registrationAccessToken]);
 const CLIENTS = new Set([MODEL_NAMES.client]);
 
@@ -129,14 +124,15 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     wrap: (inner, _model, below) => revokedSessions(inner, below(REVOCATION_MODEL)),
   },
   {
-    why: 'a grant is marked revoked before it is destroyed outside the token endpoint (a logout): a token answer of it in flight is withdrawn',
-    models: new Set([MODEL_NAMES.grant]),
-    wrap: (inner, _model, below, { store }) => markedGrantRevocations(inner, below(GRANT_REVOCATION_MODEL), flushOf(store)),
-  },
-  {
     why: 'a registration access token or grant of a client deleted meanwhile is not written back',
     models: new Set([MODEL_NAMES.registrationAccessToken, MODEL_NAMES.grant]),
-    wrap: (inner, model, below, { store }) => tokensOfDeletedClients(inner, below(DELETION_MODEL), model, flushOf(store)),
+    wrap: (inner, model, below, { store }) => tokensOfDeletedClients(inner, below(DELETION_MODEL), model, store),
+  },
+  // Below the deletion check (its mark mostly cached): on Redis this mark is read in the round trip of the grant's write.
+  {
+    why: 'a grant is marked revoked before it is destroyed outside the token endpoint (a logout): a token answer of it in flight is withdrawn',
+    models: new Set([MODEL_NAMES.grant]),
+    wrap: (inner, _model, below, { store }) => markedGrantRevocations(inner, below(GRANT_REVOCATION_MODEL), store),
   },
   {
     why: 'over https a signed-in session is found only in the browser it was signed in in, not in one its cookie was planted in',

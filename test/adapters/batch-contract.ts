@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 import { AlreadyConsumedError } from '../../lib/errors.js';
-import type { SvcStore } from '../../adapters/store.js';
+import { afterWrites, type SvcStore } from '../../adapters/store.js';
 
 /**
  * The store contract of `SvcStore.batch` (one request as one unit of store work), run against every
@@ -95,6 +95,18 @@ export function describeBatchContract(name: string, makeStore: () => Promise<Svc
         }),
       ).rejects.toBe(boom);
       expect(await store.adapter('Grant').find(failed)).toBeDefined();
+    });
+
+    it('runs a read once the writes deferred before it are stored (a mark checked after a write), and answers what it read', async () => {
+      const [grant, other] = [id(), id()];
+      await store.adapter('Grant').upsert(other, { kind: 'Grant', accountId: 'b' }, 60);
+      await batch(async () => {
+        await store.adapter('Grant').upsert(grant, { kind: 'Grant', accountId: 'a' }, 60);
+        await store.adapter('Grant').upsert(other, { kind: 'Grant', accountId: 'c' }, 60);
+        const read = await afterWrites(store, () => Promise.all([store.adapter('Grant').find(grant), store.adapter('Grant').find(other)]));
+        expect(read.map((g) => g?.accountId)).toEqual(['a', 'c']);
+      });
+      expect((await store.adapter('Grant').find(other))?.accountId).toBe('c');
     });
 
     it('lands attempt settlements made inside a batch', async () => {

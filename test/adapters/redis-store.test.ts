@@ -328,6 +328,43 @@ describe('redis store: one request as one unit of store work', () => {
     expect(await store.adapter('Session').find('s')).toMatchObject({ exp: 1010, loginTs: 5 });
   });
 
+  it('honest: a read run after the request\'s writes (flush) goes in their round trip, after them, and sees them', async () => {
+    const prefix = fresh('batch-flush-read');
+    const store = open(prefix);
+    await store.client.ping();
+    const sent = countSent(store.client);
+    const found = await store.batch?.(async () => {
+      await store.adapter('Grant').upsert('g', { kind: 'Grant', accountId: 'a' }, 60);
+      return store.flush?.(() => store.adapter('Grant').find('g'));
+    });
+    expect(found).toMatchObject({ accountId: 'a' });
+    expect(sent).toEqual({ trips: 1, commands: 2 });
+  });
+
+  it('attack: a write refused as the request\'s writes are sent before a read (flush) rejects with 503, though the read was answered', async () => {
+    const own = await startOwnRedis();
+    const other = new Redis(own.url);
+    try {
+      const prefix = testPrefix('batch-flush-fail');
+      await other.call('ACL', 'SETUSER', 'app', 'on', '>pw', '+@all', '-set', '~*', '&*');
+      const store = open(prefix, `redis://app:pw@127.0.0.1:${own.port}`);
+      let read = false;
+      await expect(
+        store.batch?.(async () => {
+          await store.adapter('Grant').upsert('g', { kind: 'Grant' }, 60);
+          await store.flush?.(async () => {
+            read = (await store.adapter('GrantRevocation').find('g')) === undefined;
+          });
+        }),
+      ).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(read).toBe(true);
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    } finally {
+      other.disconnect();
+      own.dispose();
+    }
+  });
+
   it('rejects with 503 when its writes fail at the end, even though the request itself succeeded', async () => {
     const own = await startOwnRedis();
     const other = new Redis(own.url);
