@@ -394,9 +394,14 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     return readRaw(key);
   };
 
-  /** Reads a token's grant and session ahead, in the same round trip (a failure reaches the step that needs them). */
+  /** Reads a flow model's record into the request's batch, with the other reads of this tick (a failure reaches the step that needs it). */
+  const readAhead = (model: string, id: string): void => {
+    if (FLOW_MODELS.has(model) && currentBatch()) readRecord(model, recordKey(model, id)).catch(() => undefined);
+  };
+
+  /** Reads a token's grant and session ahead, in the same round trip. */
   const prefetch = (payload: AdapterPayload): void => {
-    if (typeof payload.grantId === 'string') readRecord('Grant', recordKey('Grant', payload.grantId)).catch(() => undefined);
+    if (typeof payload.grantId === 'string') readAhead('Grant', payload.grantId);
     const uid = payload.sessionUid;
     const key = typeof uid === 'string' && payload.expiresWithSession ? uidMemo.get(uid) : undefined;
     if (key !== undefined) readRecord('Session', key).catch(() => undefined);
@@ -731,6 +736,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       await track(flush(batch));
       return result;
     },
+    readAhead,
     flush: (read) => {
       const batch = currentBatch();
       if (!batch || clustered) return inOrder(read);

@@ -48,6 +48,12 @@ export interface SvcStore {
    */
   flush?<T>(read: () => Promise<T>): Promise<T>;
   /**
+   * Reads the record `id` of a {@link FLOW_MODELS} model ahead, within the current request's {@link SvcStore.batch}
+   * (a store that sends reads together sends it with the others of this tick): a `find` of it later in the request is
+   * answered from that read. Outside a batch it does nothing. Optional: a store whose reads cost no round trip needs none.
+   */
+  readAhead?(model: string, id: string): void;
+  /**
    * Resolves when the store answers, takes writes (Redis: no master full or read-only) and keeps what it is given until
    * it expires (Redis: `maxmemory-policy noeviction`); rejects otherwise (used by `/readyz`).
    */

@@ -30,6 +30,7 @@ import { publishedKeysOnly } from './published-keys.js';
 import { pushByPostOnly, PUSHED_REQUEST_USE_MODEL, pushedLifetimeAnswer, pushedRequests } from './pushed-requests.js';
 import { onceOnly, REPLAY_DETECTION_MODEL } from './replay-detection.js';
 import { normalizeProviderRequests } from './request-normalizer.js';
+import { readCookieRecordsAhead } from './cookie-reads-ahead.js';
 import { storeBatch } from './store-batch.js';
 import { explainUnfitClientKeys } from './unfit-client-keys.js';
 import { dropTokensOfFailedAnswers } from './failed-token-answers.js';
@@ -48,7 +49,7 @@ export type AdapterFactory = (model: string) => Adapter;
 
 /** What {@link wrappedAdapter} is built from: the store, and how a crowded store is shared out by client address. */
 export interface AdapterParts {
-  store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory' | 'flush' | 'attempts' | 'crowded' | 'refusesStart'>;
+  store: Pick<SvcStore, 'adapter' | 'unconsume' | 'insert' | 'batch' | 'inventory' | 'flush' | 'readAhead' | 'attempts' | 'crowded' | 'refusesStart'>;
   /** Whose address a request is and the counters' MAC key; without it, a crowded store is not shared out by address. */
   flowShare?: Omit<FlowShareParts, 'store'>;
 }
@@ -198,6 +199,7 @@ export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>
   { why: "a body the host app's parser read first is put back from its raw text, or refused: never served empty", wrap: ({ logger }) => hostParsedBody(logger) },
   { why: 'an oversized body is refused before anything reads it', wrap: () => bodyLimit() },
   { why: 'each request is one unit of store work, stored before its answer goes out', wrap: ({ store, logger }) => storeBatch(store, logger) },
+  { why: "an interaction and her session, both named by the request's cookies, are read together (oidc-provider reads one after the other)", wrap: ({ store, cookieKeys }) => readCookieRecordsAhead(store, cookieKeys) },
 ];
 
 /**

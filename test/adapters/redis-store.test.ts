@@ -365,6 +365,24 @@ describe('redis store: one request as one unit of store work', () => {
     }
   });
 
+  it('reads a flow record ahead with the other reads of its tick, so a find of it later in the request costs nothing; outside a request, or of another model, nothing', async () => {
+    const prefix = fresh('batch-read-ahead');
+    const store = open(prefix);
+    await store.adapter('Session').upsert('s', { kind: 'Session', uid: 'u', jti: 's' }, 60);
+    await store.adapter('Interaction').upsert('i', { kind: 'Interaction' }, 60);
+    const sent = countSent(store.client);
+    store.readAhead?.('Session', 's');
+    await store.batch?.(async () => {
+      store.readAhead?.('Client', 'c');
+      expect(sent).toEqual({ trips: 0, commands: 0 });
+      store.readAhead?.('Session', 's');
+      store.readAhead?.('Interaction', 'i');
+      expect(await store.adapter('Interaction').find('i')).toMatchObject({ kind: 'Interaction' });
+      expect(await store.adapter('Session').find('s')).toMatchObject({ uid: 'u' });
+    });
+    expect(sent).toEqual({ trips: 1, commands: 2 });
+  });
+
   it('rejects with 503 when its writes fail at the end, even though the request itself succeeded', async () => {
     const own = await startOwnRedis();
     const other = new Redis(own.url);

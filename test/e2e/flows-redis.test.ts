@@ -15,6 +15,7 @@ import { generateProviderKeys, issueInitialAccessToken } from '../../lib/index.j
 import { rotateKeysFile, type RotationStep } from '../../lib/provider/key-rotation.js';
 import type { StatefulJwk } from '../../lib/provider/key-states.js';
 import { throttleAddressKey } from '../../lib/web/client-address.js';
+import { CookieKeyring } from '../../lib/web/cookie-keyring.js';
 import { bracketFlood, bytesOf, countingModules, everySvcName, namesAcrossChannels, paddedTo, valuedFlood, type ClaimsObject } from '../helpers/claims-requests.js';
 import { confidentialClient, pairwiseSubOf, startApp, type RunningApp } from '../helpers/app.js';
 import { capturingLogger } from '../helpers/logs.js';
@@ -205,6 +206,101 @@ describe('the claims budget on Redis (C5, issue 14): a refused request stores no
     expect(largest.Interaction).toBeGreaterThan(minimum);
     for (const [model, bytes] of Object.entries(largest)) expect({ model, bytes, within: bytes <= RECORD_LIMIT }).toEqual({ model, bytes, within: true });
   }, 30_000);
+});
+
+describe('what one code flow costs Redis (docs/performance.md): round trips per request', () => {
+  const prefix = testPrefix('flow-trips');
+  const rp = confidentialClient({ client_id: 'trips-rp' });
+  const running = appPerSuite({ clients: [rp], properties: onRedis(prefix) });
+  afterAll(async () => deletePrefix(SHARED_REDIS_URL, prefix));
+
+  /** Counts the round trips the store's client sends (a pipeline or MULTI is one), leaving out its memory looks (INFO). */
+  function countTrips(client: Redis): { trips: number } {
+    const counted = { trips: 0 };
+    const pipelines = new WeakSet<object>();
+    const original = client.sendCommand.bind(client) as (command: { name: string }, stream?: { isPipeline?: boolean }) => unknown;
+    (client as { sendCommand: unknown }).sendCommand = (command: { name: string }, stream?: { isPipeline?: boolean }): unknown => {
+      if (command.name !== 'info' && (!stream?.isPipeline || !pipelines.has(stream))) counted.trips += 1;
+      if (stream?.isPipeline) pipelines.add(stream);
+      return original(command, stream);
+    };
+    return counted;
+  }
+
+  /** One code flow of a browser, its round trips by request: authorization, pages, forms, resumes, token, UserInfo. */
+  async function flowTrips(counted: { trips: number }): Promise<[string, number][]> {
+    const steps: [string, number][] = [];
+    const browser = new FormBrowser();
+    const request = browser.request.bind(browser);
+    const step = async <T>(name: string, send: () => Promise<T>): Promise<T> => {
+      const before = counted.trips;
+      const answer = await send();
+      steps.push([name, counted.trips - before]);
+      return answer;
+    };
+    browser.request = (url, init) => {
+      const { pathname } = new URL(url);
+      const name = init?.method === 'POST' ? pathname.split('/').pop() ?? '' : pathname.includes('/interaction/') ? 'page' : /\/authorize\/./.test(pathname) ? 'resume' : 'authorize';
+      return step(name, () => request(url, init));
+    };
+    const { verifier, challenge } = pkcePair();
+    const { callbackUrl } = await signIn(codeFlowUrl(running.issuer, rp, { code_challenge: challenge }), { browser });
+    const tokens = await step('token', () => redeemCode(running.issuer, rp, callbackUrl.searchParams.get('code') as string, verifier));
+    const userinfo = await step('userinfo', () => fetch(`${running.issuer}/userinfo`, { headers: { authorization: `Bearer ${String(tokens.body.access_token)}` } }));
+    expect([tokens.status, userinfo.status]).toEqual([200, 200]);
+    return steps;
+  }
+
+  let counter: { trips: number } | undefined;
+  const counted = (): { trips: number } => (counter ??= countTrips((running.app.svc.store as unknown as { client: Redis }).client));
+
+  it('honest: the reads a request names together go in one round trip, and a mark checked after a write in the write\'s', async () => {
+    // The first flow fills the process's caches (the client's disabling and deletion marks).
+    await flowTrips(counted());
+    expect(await flowTrips(counted())).toEqual([
+      ['authorize', 1],
+      ['page', 1],
+      ['login', 4],
+      ['resume', 2],
+      // Her interaction and session together (both named by cookies), then her session's revocation mark.
+      ['page', 2],
+      // Her interaction and session together; her grant's write and its revocation mark; the interaction's result.
+      ['confirm', 3],
+      // Her session and interaction together, the grant, the request's writes.
+      ['resume', 3],
+      // The code; its grant and session; the consume; the token's writes and its grant's revocation mark.
+      ['token', 4],
+      ['userinfo', 3],
+    ]);
+  });
+
+  it('attack: an interaction cookie whose signature does not verify reads nothing ahead (the page costs Redis nothing); honest: signed, it and her session are read in one round trip', async () => {
+    const browser = new FormBrowser();
+    await signIn(codeFlowUrl(running.issuer, rp), { browser });
+    await browser.follow(codeFlowUrl(running.issuer, rp, { prompt: 'login' }), running.baseUrl);
+    expect(browser.lastPage).toContain('id="login-form"');
+    const page = browser.formAction('login-form', running.baseUrl).replace(/\/login$/, '');
+    const [value, signature] = [browser.cookie('_interaction') as string, browser.cookie('_interaction.sig') as string];
+    const ring = new CookieKeyring(running.app.svc.cookieKeys);
+    // A browser sends the resume cookie only to the resume's path (this jar knows no paths).
+    browser.setCookie('_interaction_resume', '');
+    const tripsOf = async (cookies: [string, string | undefined][]): Promise<number> => {
+      for (const [name, v] of cookies) if (v !== undefined) browser.setCookie(name, v);
+      const before = counted().trips;
+      await browser.request(page);
+      browser.setCookie('_interaction', value);
+      browser.setCookie('_interaction.sig', signature);
+      return counted().trips - before;
+    };
+    const forged: [string, string | undefined][][] = [
+      [['_interaction', `${value}x`]],
+      [['_interaction.sig', new CookieKeyring(['another key of at least thirty-two characters']).sign(`_interaction=${value}`)]],
+      [['_interaction.sig', ring.sign(`_session=${value}`)]],
+      [['_interaction.sig', '']],
+    ];
+    for (const cookies of forged) expect({ cookies, trips: await tripsOf(cookies) }).toEqual({ cookies, trips: 0 });
+    expect(await tripsOf([])).toBe(1);
+  });
 });
 
 describe('the operator toolbox with two processes on one Redis', () => {
