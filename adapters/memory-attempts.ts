@@ -2,7 +2,7 @@ import type { Logger } from '../lib/logger.js';
 import { SWEEP_GAP_MS, type MemoryBudget } from './memory-budget.js';
 import { counterPool, runMemoryMs, type CounterPool, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule } from './store.js';
 
-/** The fields of the Redis scripts' hash (`ATTEMPT_HEAD`); times in epoch ms, `windowEnd` 0 while no window is open. */
+/** The fields of the Redis scripts' hash (`ATTEMPT_FIELDS`); times in epoch ms, `windowEnd` 0 while no window is open. */
 interface AttemptEntry {
   failures: number;
   windowEnd: number;

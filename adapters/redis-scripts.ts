@@ -54,15 +54,17 @@ end
 return 1`;
 
 /**
- * Shared head of the attempt scripts: the server's clock (so processes with skewed clocks agree)
- * and the hash's fields (`f` failures in the window, `w` window end ms, `u` locked until ms, `s`
- * lockouts, `r` failures since the last success). ARGV[1] consecutive limit (0: none), ARGV[2] max
- * cool-down ms. `wait` is what the pre-check answers.
+ * Shared head of the attempt scripts: the hash's fields (`f` failures in the window, `w` window end ms, `u` locked until
+ * ms, `s` lockouts, `r` failures since the last success), then ({@link ATTEMPT_CLOCK}) the server's clock (so processes
+ * with skewed clocks agree). ARGV[1] consecutive limit (0: none), ARGV[2] max cool-down ms. `wait` is what the
+ * pre-check answers.
  */
-const ATTEMPT_HEAD = `
+const ATTEMPT_FIELDS = `
+local h = redis.call('HMGET', KEYS[1], 'f', 'w', 'u', 's', 'r')
+`;
+const ATTEMPT_CLOCK = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local h = redis.call('HMGET', KEYS[1], 'f', 'w', 'u', 's', 'r')
 local f = tonumber(h[1] or '0')
 local w = tonumber(h[2] or '0')
 local u = tonumber(h[3] or '0')
@@ -74,13 +76,14 @@ if u > now then wait = u - now
 elseif consecutive > 0 and r >= consecutive then wait = math.max(1000, tonumber(ARGV[2])) end
 `;
 
-/** KEYS[1] attempt hash; ARGV as {@link ATTEMPT_HEAD}. Returns the pre-check's wait (0: may try). */
-export const ATTEMPT_CHECK = `${ATTEMPT_HEAD}
+/** KEYS[1] attempt hash; ARGV as {@link ATTEMPT_FIELDS}. Returns the pre-check's wait (0: may try); a key neither locked nor in a run asks no clock. */
+export const ATTEMPT_CHECK = `${ATTEMPT_FIELDS}
+if not h[3] and not h[5] then return 0 end${ATTEMPT_CLOCK}
 return wait`;
 
 /**
  * KEYS[1] attempt hash, KEYS[2] and KEYS[3] its bucket's counters by standing and by expiry, KEYS[4] the bucket's floor
- * (the standing of the last counter it replaced; all four of one hash tag); ARGV as {@link ATTEMPT_HEAD}, then limit,
+ * (the standing of the last counter it replaced; all four of one hash tag); ARGV as {@link ATTEMPT_FIELDS}, then limit,
  * window ms, base cool-down ms, strike memory ms (lockouts count towards the next cool-down until that long after the
  * last one ended), run memory ms (0 without a consecutive limit; a run shorter than the limit is kept in proportion, as
  * `runMemoryMs`), the bucket's cap (0: none; beyond it the counters of lowest standing other than this one are
@@ -89,7 +92,7 @@ return wait`;
  * `memory-attempts.ts`: counters that failed often once stand above the rest only until others replace them. Scores
  * are `standing * 1e10 + epoch seconds` of the last failure. Returns `AttemptCounter.fail`'s answer.
  */
-export const ATTEMPT_FAIL = `${ATTEMPT_HEAD}
+export const ATTEMPT_FAIL = `${ATTEMPT_FIELDS}${ATTEMPT_CLOCK}
 local limit = tonumber(ARGV[3])
 if u + tonumber(ARGV[6]) <= now then s = 0 end
 r = r + 1

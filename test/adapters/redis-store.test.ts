@@ -585,6 +585,28 @@ describe('redis store: a grant revocation that fails part-way can be finished', 
   });
 });
 
+describe('redis store: what a sign-in\'s counter checks cost Redis', () => {
+  it('honest: a check of counters that never failed reads them and asks no time (INFO commandstats); one that failed is still refused', async () => {
+    const own = await startOwnRedis();
+    const other = new Redis(own.url);
+    try {
+      const store = open(testPrefix('check-cost'), own.url);
+      const rule = { limit: 1, windowSeconds: 60, coolDownSeconds: 60, maxCoolDownSeconds: 60 };
+      await store.client.ping();
+      await other.config('RESETSTAT');
+      expect(await Promise.all([store.attempts.check('name', { ...rule, consecutiveLimit: 5 }), store.attempts.check('address', rule)])).toEqual([0, 0]);
+      const calls = (await other.info('commandstats')).match(/^cmdstat_(hmget|time):calls=\d+/gm);
+      expect(calls).toEqual(['cmdstat_hmget:calls=2']);
+      await store.attempts.fail('name', rule);
+      expect(await store.attempts.check('name', rule)).toBeGreaterThan(0);
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    } finally {
+      other.disconnect();
+      own.dispose();
+    }
+  });
+});
+
 describe('redis store: a consume whose answer never came', () => {
   /** A store on a Redis of its own whose writes are paused while `during` runs, then resumed; the store's consume times out. */
   async function withWritesPaused(run: (codes: ReturnType<Store['adapter']>, pause: () => Promise<void>, resume: () => Promise<void>) => Promise<void>): Promise<void> {
