@@ -74,9 +74,21 @@ export interface SvcStore {
   close(): Promise<void>;
 }
 
-/** Runs `read` once the request's deferred writes are in `store` ({@link SvcStore.flush}); a store without `flush` defers none. */
-export function afterWrites<T>(store: Pick<SvcStore, 'flush'>, read: () => Promise<T>): Promise<T> {
-  return store.flush ? store.flush(read) : read();
+/**
+ * Runs `read` once the request's deferred writes are in `store` ({@link SvcStore.flush}) and answers what it read; a
+ * store without `flush` defers none. A `flush` that resolves without running `read` fails it: its answer would read as
+ * "no mark".
+ */
+export async function afterWrites<T>(store: Pick<SvcStore, 'flush'>, read: () => Promise<T>): Promise<T> {
+  if (!store.flush) return read();
+  let answer: Promise<T> | undefined;
+  await store.flush(() => {
+    answer = read();
+    answer.catch(() => undefined);
+    return answer;
+  });
+  if (!answer) throw new Error('the store flushed without running the read it was given');
+  return answer;
 }
 
 /** Models whose writes a request may defer to its end and whose deletions land only with its writes (see {@link SvcStore.batch}). */
