@@ -5,7 +5,6 @@ export interface ScriptCommands {
   svcConsume(key: string, now: number, marker: string): Promise<number>;
   svcUnconsume(key: string): Promise<number>;
   svcUnconsumeOwn(key: string, marker: string): Promise<number>;
-  svcIndexAdd(key: string, member: string, ttl: number): Promise<number>;
   svcAttemptCheck(key: string, consecutive: number, maxMs: number): Promise<number>;
   svcAttemptFail(key: string, rank: string, expiry: string, floor: string, consecutive: number, maxMs: number, limit: number, windowMs: number, baseMs: number, strikeMs: number, runMs: number, cap: number, expendable: 0 | 1): Promise<number>;
 }

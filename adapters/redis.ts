@@ -157,7 +157,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     throw new TypeError('createRedisStore: options.url or options.clusterNodes is required');
   }
   const scripts: [string, string, number][] = [
-    ...Object.entries({ svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcUnconsumeOwn: UNCONSUME_OWN, svcIndexAdd: INDEX_ADD, svcAttemptCheck: ATTEMPT_CHECK }).map(([name, lua]): [string, string, number] => [name, lua, 1]),
+    ...Object.entries({ svcConsume: CONSUME, svcUnconsume: UNCONSUME, svcUnconsumeOwn: UNCONSUME_OWN, svcAttemptCheck: ATTEMPT_CHECK }).map(([name, lua]): [string, string, number] => [name, lua, 1]),
     ['svcAttemptFail', ATTEMPT_FAIL, 4],
   ];
   for (const [name, lua, numberOfKeys] of scripts) client.defineCommand(name, { numberOfKeys, lua });
@@ -553,7 +553,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       if (payload.userCode) extra.push(setRecord(userCodeKey(payload.userCode), id, ttl));
       if (payload.grantId && GRANTABLE_MODELS.has(model)) {
         const index = grantKey(refOf(payload.grantId));
-        extra.push((p) => void p.svcIndexAdd(index, key, ttl));
+        // As its text: a SHA the server lacks (NOSCRIPT) is sent again after the answers, behind a read sent with it (`flush`).
+        extra.push((p) => void p.eval(INDEX_ADD, 1, index, key, ttl));
       }
       await write(model, key, { value, ttl }, extra);
     },

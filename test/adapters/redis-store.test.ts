@@ -365,6 +365,42 @@ describe('redis store: one request as one unit of store work', () => {
     }
   });
 
+  it('attack: a deferred grant index write Redis answers NOSCRIPT (its script cache flushed) is in the store before the read sent with it (flush): its re-sent script does not land after the read', async () => {
+    const own = await startOwnRedis();
+    const other = new Redis(own.url);
+    const monitor = await other.monitor();
+    try {
+      const prefix = testPrefix('batch-flush-noscript');
+      const store = open(prefix, own.url);
+      // The connection sends the index script by its SHA from now on; then the server forgets it.
+      await store.adapter('AccessToken').upsert('t0', { kind: 'AccessToken', grantId: 'g' }, 60);
+      await other.script('FLUSH');
+      const seen: string[] = [];
+      const [index, mark] = [`${prefix}grant:${refOf('g')}`, `${prefix}GrantRevocation:${refOf('g')}`];
+      const done = new Promise<void>((resolve) => {
+        monitor.on('monitor', (_time: string, args: string[]) => {
+          if (args[0]?.toUpperCase() === 'ZADD' && args[1] === index) seen.push('index');
+          if (args[0]?.toUpperCase() === 'GET' && args[1] === mark) seen.push('read');
+          if (args[0]?.toUpperCase() === 'ECHO' && args[1] === prefix) resolve();
+        });
+      });
+      await store.batch?.(async () => {
+        await store.adapter('AccessToken').upsert('t1', { kind: 'AccessToken', grantId: 'g' }, 60);
+        expect(await store.flush?.(() => store.adapter('GrantRevocation').find('g'))).toBeUndefined();
+      });
+      // Monitored after everything the store sent, once its answer came.
+      await other.echo(prefix);
+      await done;
+      expect(seen).toEqual(['index', 'read']);
+      expect(await other.zcard(index)).toBe(2);
+    } finally {
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+      other.disconnect();
+      monitor.disconnect();
+      own.dispose();
+    }
+  });
+
   it('reads a flow record ahead with the other reads of its tick, so a find of it later in the request costs nothing; outside a request, or of another model, nothing', async () => {
     const prefix = fresh('batch-read-ahead');
     const store = open(prefix);
