@@ -5,6 +5,7 @@
  * modules while `svc.demo.enabled`).
  */
 import { readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 import Koa from 'koa';
@@ -12,7 +13,7 @@ import Koa from 'koa';
 import { createDemoClaimModules } from './demo/claim-modules.js';
 import { SettingsError, startFailureReason } from './errors.js';
 import { createApp } from './http/create-app.js';
-import { createHttpServer } from './http/http-server.js';
+import { createHttpServer, stopServing } from './http/http-server.js';
 import { createSettingsLogger, defaultLogFormat } from './observability/pino-logger.js';
 import { defaultBaseUrl } from './settings/definitions.js';
 import { loadSettingsWithSources } from './settings/load.js';
@@ -33,7 +34,8 @@ const PARENT_CHECK_MS = 1000;
 /**
  * Starts the example server: one `listening` line (URL, store, key source, warnings; on a terminal
  * also a plain sentence, never in JSON output), SIGHUP reloads the keys file, SIGINT/SIGTERM close
- * the server, the store and the mailer (`stopping`, `stopped`) and exit 0. A server whose parent
+ * the server once the requests under way are answered, the store and the mailer (`stopping`, `stopped`) and exit 0; a
+ * second one exits at once (`stop_forced`). A server whose parent
  * went away (`npm start` killed by a SIGHUP meant for the server) stops the same way (`parent_gone`),
  * so no orphan keeps serving keys it can no longer be told to reload.
  */
@@ -79,13 +81,17 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
   }
   let stopping = false;
   const stop = (signal: NodeJS.Signals | 'parent_gone'): void => {
-    if (stopping) return;
+    if (stopping) {
+      if (signal === 'parent_gone') return;
+      // A second signal: the requests still under way are cut, and the process ends as that signal would end it.
+      logger.warn('stop_forced', { signal });
+      logger.flush?.();
+      process.exit(128 + constants.signals[signal]);
+    }
     stopping = true;
     logger.info('stopping', { signal });
-    // Requests under way finish; idle keep-alive connections are closed now.
-    opsServer?.close();
-    opsServer?.closeIdleConnections();
-    server.close(() => {
+    if (opsServer) stopServing(opsServer, () => undefined);
+    stopServing(server, () => {
       void app.svc.close().then(
         () => {
           logger.info('stopped', { signal });
@@ -95,15 +101,14 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
         () => process.exit(1),
       );
     });
-    server.closeIdleConnections();
     setTimeout(() => {
       logger.warn('stop_timeout', { signal, after_ms: 5000 });
       logger.flush?.();
       process.exit(0);
     }, 5000).unref();
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   const lineage = ancestry();
   const watch = setInterval(() => {
     const now = ancestry();

@@ -20,6 +20,9 @@ function refusalOf(err: NodeJS.ErrnoException): string {
   return refusal('400 Bad Request', 'the request is not valid HTTP');
 }
 
+/** What {@link stopServing} calls: the servers of {@link createHttpServer} stopping their connections after each answer. */
+const stoppers = new WeakMap<Server, () => void>();
+
 /**
  * Node's HTTP server for `listener` (Koa's `app.callback()`, whose promise settles its own errors), as the bundled
  * server listens: request heads up to {@link MAX_REQUEST_HEAD_BYTES}, and a request it cannot read (a longer head,
@@ -28,15 +31,43 @@ function refusalOf(err: NodeJS.ErrnoException): string {
  */
 export function createHttpServer(listener: (req: IncomingMessage, res: ServerResponse) => unknown): Server {
   const unfinished = new WeakMap<Socket, Set<ServerResponse>>();
+  const answering = new Set<ServerResponse>();
+  let stopping = false;
+  // The last answer on its connection: `Connection: close`, or once begun, the connection closed when it is idle.
+  const last = (res: ServerResponse): void => {
+    if (!res.headersSent) res.shouldKeepAlive = false;
+    else res.once('finish', () => server.closeIdleConnections());
+  };
   const tracked: RequestListener = (req, res) => {
     const answers = unfinished.get(req.socket) ?? new Set<ServerResponse>();
     unfinished.set(req.socket, answers.add(res));
-    res.once('close', () => answers.delete(res));
+    answering.add(res);
+    res.once('close', () => {
+      answers.delete(res);
+      answering.delete(res);
+    });
+    if (stopping) last(res);
     void listener(req, res);
   };
-  return createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, tracked).on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+  const server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, tracked).on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const begun = [...(unfinished.get(socket) ?? [])].some((res) => res.headersSent);
     if (err.code !== 'ECONNRESET' && socket.writable && !begun) socket.end(refusalOf(err));
     else socket.destroy();
   });
+  stoppers.set(server, () => {
+    stopping = true;
+    answering.forEach(last);
+  });
+  return server;
+}
+
+/**
+ * Stops `server` (one of {@link createHttpServer}'s) taking connections, closes its idle ones now and every other after
+ * the answer under way (`Connection: close`: Node would keep serving one that was busy at `close()`, a proxy's pooled
+ * connection, until its keep-alive timeout); `done` once the last is closed.
+ */
+export function stopServing(server: Server, done: () => void): void {
+  stoppers.get(server)?.();
+  server.close(() => done());
+  server.closeIdleConnections();
 }

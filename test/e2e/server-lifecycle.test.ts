@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 
 import { describe, expect, it, jest } from '@jest/globals';
 
@@ -121,5 +121,93 @@ describe('the bundled server starts, logs and stops for an operator', () => {
     const server = startServerProcess({ PORT: String(await freePort()), SVC_OPS_PORT: String(await freePort()), SVC_OPS_HOST: host, SVC_LOG_LEVEL: 'silent' });
     expect(await server.exited).toBe(1);
     expect(server.output()).toMatch(new RegExp(`^svc-connect: cannot start: svc\\.ops\\.host ${host.replace(/\./g, '\\.')} ${fault}\\n$`));
+  });
+});
+
+/** A token request on a kept-alive connection whose body is held back: under way at the server (it answered `100 Continue`) until {@link HeldRequest.finish}. */
+interface HeldRequest {
+  finish(): void;
+  /** The answer's head and whether the server then closed the connection (`null` until it answers). */
+  answer: Promise<{ head: string; closedByServer: boolean }>;
+}
+
+async function holdRequest(port: number): Promise<HeldRequest> {
+  const body = 'grant_type=authorization_code&code=not-a-real-code&redirect_uri=x';
+  const socket: Socket = connect(port, '127.0.0.1');
+  let received = '';
+  const continued = new Promise<void>((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString();
+      if (received.startsWith('HTTP/1.1 100')) resolve();
+    });
+  });
+  const answer = new Promise<{ head: string; closedByServer: boolean }>((resolve) => {
+    socket.on('end', () => resolve({ head: received.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '').split('\r\n\r\n')[0] ?? '', closedByServer: true }));
+  });
+  socket.write(`POST /oidc/v1/token HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\nExpect: 100-continue\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n`);
+  await continued;
+  return { finish: () => void socket.write(body), answer };
+}
+
+describe('the bundled server stops for an operator: drain, second signal', () => {
+  it('attack: a request under way at SIGTERM on a kept-alive connection (a proxy\'s pooled connection) is answered with Connection: close and its connection ended, so the stop completes (stopped, exit 0) instead of the connection serving on until stop_timeout', async () => {
+    const port = await freePort();
+    const server = startServerProcess({ PORT: String(port) });
+    try {
+      await waitFor(`http://localhost:${port}/healthz`);
+      const held = await holdRequest(port);
+      server.child.kill('SIGTERM');
+      await untilOutput(() => server.output(), /"event":"stopping"/);
+      held.finish();
+      const { head, closedByServer } = await held.answer;
+      expect([head.split('\r\n')[0], /^connection: (.*)$/im.exec(head)?.[1], closedByServer]).toEqual(['HTTP/1.1 400 Bad Request', 'close', true]);
+      expect(await server.exited).toBe(0);
+      expect(server.output()).toMatch(/"event":"stopped","signal":"SIGTERM"/);
+      expect(server.output()).not.toContain('stop_timeout');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('honest: a stop with no request under way closes the idle kept-alive connections at once and exits 0 with stopped', async () => {
+    const port = await freePort();
+    const server = startServerProcess({ PORT: String(port) });
+    try {
+      await waitFor(`http://localhost:${port}/healthz`);
+      const idle = connect(port, '127.0.0.1');
+      const closed = new Promise<void>((resolve) => idle.on('close', () => resolve()));
+      await new Promise<void>((resolve) => idle.write('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n', () => resolve()));
+      await new Promise<void>((resolve) => idle.once('data', () => resolve()));
+      server.child.kill('SIGTERM');
+      await closed;
+      expect(await server.exited).toBe(0);
+      expect(server.output()).toMatch(/"event":"stopped","signal":"SIGTERM"/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it.each([
+    { first: 'SIGTERM', second: 'SIGTERM', code: 143 },
+    { first: 'SIGTERM', second: 'SIGINT', code: 130 },
+    { first: 'SIGINT', second: 'SIGINT', code: 130 },
+  ] as const)('a second signal while a request drains ($first, then $second) stops at once: stop_forced, the lines before it written, exit $code', async ({ first, second, code }) => {
+    const port = await freePort();
+    const server = startServerProcess({ PORT: String(port) });
+    try {
+      await waitFor(`http://localhost:${port}/healthz`);
+      const answered = await holdRequest(port);
+      await holdRequest(port);
+      server.child.kill(first);
+      await untilOutput(() => server.output(), /"event":"stopping"/);
+      answered.finish();
+      await answered.answer;
+      server.child.kill(second);
+      expect(await server.exited).toBe(code);
+      expect(server.output()).toMatch(new RegExp(`"event":"stopping","signal":"${first}"[\\s\\S]*"route":"/oidc/v1/token","status":400[\\s\\S]*"event":"stop_forced","signal":"${second}"`));
+      expect(server.output()).not.toContain('stop_timeout');
+    } finally {
+      await server.stop();
+    }
   });
 });
