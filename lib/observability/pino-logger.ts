@@ -10,10 +10,26 @@ import { prettyLine } from './pretty.js';
 /** Log line formats accepted by `svc.log.format`. */
 export type LogFormat = 'pretty' | 'json';
 
+type Destination = ReturnType<typeof pino.destination>;
+
+/** The buffered destinations of this thread's loggers, written by one exit listener; a logger nobody holds is let go. */
+const buffered = new Set<WeakRef<Destination>>();
+const letGo = new FinalizationRegistry<WeakRef<Destination>>((ref) => buffered.delete(ref));
+let listening = false;
+
+function writeAtExit(destination: Destination): void {
+  if (!listening) process.once('exit', () => buffered.forEach((ref) => ref.deref()?.flush()));
+  listening = true;
+  const ref = new WeakRef(destination);
+  buffered.add(ref);
+  letGo.register(destination, ref);
+}
+
 /**
  * A {@link Logger} on pino: one JSON line per event, or with `format: "pretty"` one readable line, written
  * to `destination` (default stdout) at `level` and above; buffered unless `sync` (default: in a worker thread), written
- * within a second, warnings at once, the rest at exit by pino's one exit listener, `flush()` writes the buffer.
+ * within a second, warnings at once, the rest at exit, `flush()` writes the buffer. A destination that fails (a pipe
+ * whose reader left, a terminal that hung up) gets no more lines: neither the process blocks on it nor it crashes.
  */
 export function createPinoLogger(
   options: { level?: LogLevel; destination?: number | string; sync?: boolean; format?: LogFormat } = {},
@@ -22,20 +38,21 @@ export function createPinoLogger(
   // pino flushes buffers at exit on the main thread only: a worker thread's lines are written at once.
   const sync = options.sync ?? !isMainThread;
   // Routine lines wait for 4 KiB of company, at most a second: a quiet server's audit line still reaches the journal.
-  const destination = pino.destination({ dest, sync, minLength: sync ? 0 : 4096, periodicFlush: sync ? 0 : 1000 });
+  // Each write is a write(2) that reports its failure; sonic-boom's asynchronous mode would need flushSync() for a
+  // warning and at exit, which retries a failed write for ever (a closed pipe: EPIPE, a hung-up terminal: EIO).
+  const destination = pino.destination({ dest, sync: true, minLength: sync ? 0 : 4096, periodicFlush: sync ? 0 : 1000 });
+  let failed = false;
+  destination.on('error', () => void (failed = true));
+  if (!sync) writeAtExit(destination);
   const colour = typeof dest === 'number' && isatty(dest);
   // JSON lines too reach terminals (docker logs, journalctl, tail): what JSON leaves raw is written \uXXXX, the same value.
-  const stream = { write: (line: string) => destination.write(options.format === 'pretty' ? prettyLine(line, colour) : terminalText(line, '\n')) };
+  const stream = { write: (line: string) => void (failed || destination.write(options.format === 'pretty' ? prettyLine(line, colour) : terminalText(line, '\n'))) };
   const instance = pino(
     { level: options.level ?? 'info', base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
     stream,
   );
   const flush = (): void => {
-    try {
-      destination.flushSync();
-    } catch {
-      // not open yet: nothing buffered
-    }
+    if (!failed) destination.flush();
   };
   const at = (level: Level, urgent: boolean) => (event: string, fields?: LogFields) => {
     instance[level]({ event, ...fields }, event);
