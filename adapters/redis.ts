@@ -167,16 +167,25 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
   const at = redisAddress(options);
   const causeOf = (err: unknown): ReturnType<typeof describeFailure> => describeFailure(err, at);
   let healthy = true;
+  /** Redis left an operation unanswered with its connection up (a frozen server): an outage no connection event ends. */
+  let stalled = false;
   /** While the connection is down, its last error: the cause of every operation failing meanwhile. */
   let connectionError: unknown;
-  client.on('error', (err: Error) => {
+  const outage = (err: Error): void => {
     if (healthy) logger.error('store_unavailable', { store: 'redis', name: err.name, ...causeOf(err) });
     healthy = false;
+  };
+  const recovered = (): void => {
+    if (!healthy) logger.info('store_recovered', { store: 'redis', host: at.host, port: at.port });
+    healthy = true;
+    stalled = false;
+  };
+  client.on('error', (err: Error) => {
+    outage(err);
     connectionError = err;
   });
   client.on('ready', () => {
-    if (!healthy) logger.info('store_recovered', { store: 'redis', host: at.host, port: at.port });
-    healthy = true;
+    recovered();
     connectionError = undefined;
   });
 
@@ -194,7 +203,14 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       return await Promise.race([
         operation(),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('store operation timed out')), timeoutMs);
+          timer = setTimeout(() => {
+            const err = new Error('store operation timed out');
+            if (client.status === 'ready') {
+              stalled = true;
+              outage(err);
+            }
+            reject(err);
+          }, timeoutMs);
         }),
       ]);
     } finally {
@@ -221,6 +237,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       // Only the probe closes the breaker, and only when everything it sent was answered (on a Cluster
       // an operation that succeeded on another node says nothing about the node that failed).
       if (open && allAnswered(result)) openUntil = 0;
+      if (stalled && allAnswered(result)) recovered();
       return result;
     } catch (err) {
       if (err instanceof errors.OIDCProviderError) {

@@ -892,3 +892,64 @@ describe('redis store: a command whose answer was lost with its Cluster node\'s 
     expect(await store.attempts.check('name-1', rule)).toBeGreaterThan(29_000);
   });
 });
+
+describe('redis store: a Redis that stops answering with its connection open', () => {
+  /** Each outage and recovery the store logged, in order. */
+  const storeEvents = (lines: string[]): Record<string, unknown>[] => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.e === 'store_unavailable' || l.e === 'store_recovered');
+
+  async function findUntilAnswered(store: Store): Promise<void> {
+    for (;;) {
+      try {
+        await store.adapter('Session').find('s-0');
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 50)); // a poll interval, not a bound
+      }
+    }
+  }
+
+  it('attack: a frozen Redis (SIGSTOP: a stalled host or VM) is one store_unavailable at the first unanswered operation and one store_recovered once it answers, however many failed between', async () => {
+    const own = await startOwnRedis();
+    const admin = new Redis(own.url);
+    const pid = Number(/process_id:(\d+)/.exec(await admin.info('server'))?.[1]);
+    admin.disconnect();
+    const { logger, lines } = capturingLogger();
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('frozen'), operationTimeoutMs: LOST_ANSWER_TIMEOUT_MS, logger });
+    stores.push(store);
+    try {
+      await store.adapter('Session').find('s-0');
+      process.kill(pid, 'SIGSTOP');
+      for (let i = 0; i < 3; i += 1) await expect(store.adapter('Session').find(`s-${i}`)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+      process.kill(pid, 'SIGCONT');
+      await findUntilAnswered(store);
+      await store.adapter('Session').find('s-1');
+      expect(storeEvents(lines)).toEqual([
+        { e: 'store_unavailable', store: 'redis', name: 'Error', cause: 'store operation timed out', host: '127.0.0.1', port: own.port },
+        { e: 'store_recovered', store: 'redis', host: '127.0.0.1', port: own.port },
+      ]);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+      own.dispose();
+    }
+  });
+
+  it('honest: a Redis shut down (its connection lost) is marked once too, not again by the operations that time out meanwhile', async () => {
+    const own = await startOwnRedis();
+    const { logger, lines } = capturingLogger();
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('shut-down'), operationTimeoutMs: LOST_ANSWER_TIMEOUT_MS, logger });
+    stores.push(store);
+    try {
+      await store.adapter('Session').find('s-0');
+      own.stop();
+      for (let i = 0; i < 3; i += 1) await expect(store.adapter('Session').find(`s-${i}`)).rejects.toBeInstanceOf(StoreUnavailableError);
+      own.start();
+      await findUntilAnswered(store);
+      expect(storeEvents(lines).map((l) => l.e)).toEqual(['store_unavailable', 'store_recovered']);
+    } finally {
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+      own.dispose();
+    }
+  });
+});
