@@ -805,7 +805,8 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     async close() {
       await Promise.allSettled(underway);
       cache?.close();
-      await client.quit().catch(() => client.disconnect());
+      // QUIT waits for the answer; a Redis frozen with the connection up would hold the process's stop for good.
+      await attempt(() => client.quit()).catch(() => client.disconnect());
     },
   };
 }

@@ -935,6 +935,25 @@ describe('redis store: a Redis that stops answering with its connection open', (
     }
   });
 
+  it('attack: close() of a store whose Redis is frozen resolves, its connection dropped: a process stopping is not held by it (the stop timer then cut a stop that had no request left)', async () => {
+    const own = await startOwnRedis();
+    const admin = new Redis(own.url);
+    const pid = Number(/process_id:(\d+)/.exec(await admin.info('server'))?.[1]);
+    admin.disconnect();
+    const store = createRedisStore({ url: own.url, keyPrefix: testPrefix('frozen-close'), operationTimeoutMs: LOST_ANSWER_TIMEOUT_MS });
+    try {
+      await store.adapter('Session').find('s-0');
+      process.kill(pid, 'SIGSTOP');
+      await store.close();
+      const { client } = store;
+      if (client.status !== 'end') await new Promise((resolve) => client.once('end', resolve));
+      expect(client.status).toBe('end');
+    } finally {
+      process.kill(pid, 'SIGCONT');
+      own.dispose();
+    }
+  });
+
   it('honest: a Redis shut down (its connection lost) is marked once too, not again by the operations that time out meanwhile', async () => {
     const own = await startOwnRedis();
     const { logger, lines } = capturingLogger();
