@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 
 import { describe, expect, it, jest } from '@jest/globals';
@@ -79,6 +80,21 @@ describe('the bundled server starts, logs and stops for an operator', () => {
     expect(plain(server.output())).toMatch(/INFO {2}stopping signal=SIGINT[\s\S]*INFO {2}stopped signal=SIGINT/);
     } finally {
       server.dispose();
+    }
+  });
+
+  it('attack: the terminal it runs on hangs up (an SSH session closed): it stops (parent_gone) and frees its port, never blocked writing its lines to that terminal', async () => {
+    const port = await freePort();
+    const server = startOnTerminal({ PORT: String(port) });
+    let pid = 0;
+    try {
+      await waitFor(`http://localhost:${port}/healthz`);
+      pid = Number(execFileSync('ps', ['-o', 'pid=', '--ppid', String(server.child.pid)], { encoding: 'utf8' }).trim().split('\n')[0]);
+      server.child.kill('SIGKILL');
+      while (existsSync(`/proc/${pid}`)) await new Promise((resolve) => setTimeout(resolve, 100)); // a poll interval, not a bound
+      await expect(fetch(`http://localhost:${port}/healthz`)).rejects.toThrow();
+    } finally {
+      if (pid > 0 && existsSync(`/proc/${pid}`)) process.kill(pid, 'SIGKILL');
     }
   });
 
