@@ -143,7 +143,7 @@ describe('the bundled server starts, logs and stops for an operator', () => {
 /** A token request on a kept-alive connection whose body is held back: under way at the server (it answered `100 Continue`) until {@link HeldRequest.finish}. */
 interface HeldRequest {
   finish(): void;
-  /** The answer's head and whether the server then closed the connection (`null` until it answers). */
+  /** The answer's head, once the server ended the connection (never, while it keeps the connection open). */
   answer: Promise<{ head: string; closedByServer: boolean }>;
 }
 
@@ -180,6 +180,24 @@ describe('the bundled server stops for an operator: drain, second signal', () =>
       expect(await server.exited).toBe(0);
       expect(server.output()).toMatch(/"event":"stopped","signal":"SIGTERM"/);
       expect(server.output()).not.toContain('stop_timeout');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('honest: many requests under way at SIGTERM, each on its own connection, are all answered before the process exits 0', async () => {
+    const port = await freePort();
+    const server = startServerProcess({ PORT: String(port) });
+    try {
+      await waitFor(`http://localhost:${port}/healthz`);
+      const held = await Promise.all(Array.from({ length: 5 }, () => holdRequest(port)));
+      server.child.kill('SIGTERM');
+      await untilOutput(() => server.output(), /"event":"stopping"/);
+      for (const request of held) request.finish();
+      const answers = await Promise.all(held.map(async (request) => (await request.answer).head.split('\r\n')[0]));
+      expect(answers).toEqual(Array(5).fill('HTTP/1.1 400 Bad Request'));
+      expect(await server.exited).toBe(0);
+      expect(server.output()).toMatch(/"event":"stopped","signal":"SIGTERM"/);
     } finally {
       await server.stop();
     }
