@@ -2,31 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 import type { Browser, Page } from 'playwright-core';
 
-import type { Authenticator } from '../../lib/claims/authenticator.js';
-import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 import { createApp, loadSettings, silentLogger, type SvcApp } from '../../lib/index.js';
 import { TEST_PAIRWISE_KEY } from '../helpers/app.js';
 import { allow } from '../helpers/chromium.js';
+import { countingAuthenticator } from '../helpers/counting-authenticator.js';
 import { codeFlowUrl } from '../helpers/flow.js';
 import { launchChromiumFor, makeCertificate, startSite, type Site, type TestCertificate } from '../helpers/https-sites.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
 import { TEST_STORE_TIMEOUT_MS } from '../helpers/redis.js';
-
-/** The demo accounts, counting the passwords judged: each wrong one judged is one failure counted against her name and address. */
-function countingAuthenticator(): { authenticator: Authenticator; judged: () => number } {
-  const inner = createStaticAuthenticator();
-  let judged = 0;
-  return {
-    judged: () => judged,
-    authenticator: {
-      authenticate: async (login, password) => {
-        judged += 1;
-        return inner.authenticate(login, password);
-      },
-      exists: (sub) => inner.exists(sub),
-    },
-  };
-}
 
 /**
  * She reloads the login page after a failed sign-in (F5): her browser asks the page again (Post/Redirect/Get, C8), and

@@ -1,38 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 
 import { createMemoryStore } from '../../adapters/memory.js';
-import type { Authenticator } from '../../lib/claims/authenticator.js';
-import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 import { confidentialClient, type StartOptions } from '../helpers/app.js';
 import { clockAhead } from '../helpers/clock.js';
+import { countingAuthenticator } from '../helpers/counting-authenticator.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { codeFlowUrl, FormBrowser } from '../helpers/flow.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 
 const client = confidentialClient();
-
-/**
- * The demo accounts and `person-{n}` (password `pw-person-{n}`), counting the passwords judged: each wrong one judged is
- * one failure counted. `bound-{n}` throws, as an LDAP bind refusing a wrong password does.
- */
-function countingAuthenticator(): { authenticator: Authenticator; judged: () => number } {
-  const inner = createStaticAuthenticator();
-  const person = (login: string): boolean => /^person-\d+$/.test(login);
-  let judged = 0;
-  return {
-    judged: () => judged,
-    authenticator: {
-      authenticate: async (login, password) => {
-        judged += 1;
-        if (login.startsWith('bound-')) throw Object.assign(new Error(`invalid credentials for ${login}`), { name: 'InvalidCredentialsError' });
-        if (person(login)) return password === `pw-${login}` ? login : undefined;
-        return inner.authenticate(login, password);
-      },
-      exists: async (sub) => person(sub) || inner.exists(sub),
-    },
-  };
-}
 
 /** Post/Redirect/Get (C8): a sign-in page is never the answer to her post, so reloading it sends nothing again. */
 describe.each(['http', 'https'] as const)('a failed sign-in answers 303 to its login page, %s base URL', (scheme) => {
