@@ -1,5 +1,4 @@
 import { isatty } from 'node:tty';
-import { isMainThread } from 'node:worker_threads';
 
 import { pino, type Logger as Pino, type Level } from 'pino';
 
@@ -27,7 +26,7 @@ function writeAtExit(destination: Destination): void {
 
 /**
  * A {@link Logger} on pino: one JSON line per event, or with `format: "pretty"` one readable line, written
- * to `destination` (default stdout) at `level` and above; buffered unless `sync` (default: in a worker thread), written
+ * to `destination` (default stdout) at `level` and above; buffered unless `sync`, written
  * within a second, warnings at once, the rest at exit, `flush()` writes the buffer. A destination that fails (a pipe
  * whose reader left, a terminal that hung up) gets no more lines: neither the process blocks on it nor it crashes.
  */
@@ -35,8 +34,7 @@ export function createPinoLogger(
   options: { level?: LogLevel; destination?: number | string; sync?: boolean; format?: LogFormat } = {},
 ): Logger & { pino: Pino } {
   const dest = options.destination ?? 1;
-  // pino flushes buffers at exit on the main thread only: a worker thread's lines are written at once.
-  const sync = options.sync ?? !isMainThread;
+  const sync = options.sync ?? false;
   // Routine lines wait for 4 KiB of company, at most a second: a quiet server's audit line still reaches the journal.
   // Each write is a write(2) that reports its failure; sonic-boom's asynchronous mode would need flushSync() for a
   // warning and at exit, which retries a failed write for ever (a closed pipe: EPIPE, a hung-up terminal: EIO).
