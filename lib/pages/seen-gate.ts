@@ -13,7 +13,8 @@ export const SEEN_GATE_HINT = `<p id="${HINT_ID}" hidden>Allow turns on once you
 /**
  * The script that holds off every button marked {@link SEEN_GATE_ATTRIBUTE} (double-clickjacking: a hostile page asks
  * for a double-click and puts this page under the pointer between its clicks, so the second lands on it): a form it
- * submits is not sent, and it is `disabled`, until the page, shown and focused, has seen a key pressed or a pointer
+ * submits is not sent (a click that comes too early, before the page is parsed, turns it off and shows the hint), and
+ * it is `disabled`, until the page, shown and focused, has seen a key pressed or a pointer
  * moved 10 CSS pixels, no button held, from where it first saw it (a key held since before, repeating, is no press;
  * {@link SEEN_GATE_HINT} says how meanwhile); on a device with no pointer that hovers (touch
  * only), until the page has been shown and focused for a second. Losing focus or being hidden (or brought back from
@@ -41,7 +42,7 @@ export const SEEN_GATE_SCRIPT = `(() => {
     if (touchOnly && shown()) timer = setTimeout(() => see(shown()), 1000);
   };
   const on = (target, type, listener) => target.addEventListener(type, listener, true);
-  on(window, 'submit', (e) => { if (!seen && e.submitter?.matches(gated)) e.preventDefault(); });
+  on(window, 'submit', (e) => { if (!seen && e.submitter?.matches(gated)) { e.preventDefault(); see(false); } });
   on(window, 'keydown', (e) => { if (e.isTrusted && !e.repeat && shown()) see(true); });
   for (const type of ['pointerover', 'pointerdown', 'pointermove']) on(window, type, (e) => {
     if (!e.isTrusted || !shown()) return;

@@ -117,6 +117,20 @@ describe('double-clickjacking of the consent page', () => {
     await context.close();
   });
 
+  it('attack: a click on Allow before the page held it off (still being parsed) is not sent; Allow turns off and she is told how to turn it on', async () => {
+    const { page, context, steps, answered } = await signedIn();
+    const spot = await middleOf(page);
+    // As before DOMContentLoaded, when the button is parsed but the script has not yet turned it off.
+    await page.locator(ALLOW).evaluate((button) => ((button as HTMLButtonElement).disabled = false));
+    await pressInPlace(page, spot);
+    expect({ disabled: await page.locator(ALLOW).isDisabled(), hint: await page.locator('#seen-gate-hint').isVisible(), steps }).toEqual({ disabled: true, hint: true, steps: [] });
+    steps.push('she moves the pointer');
+    await allow(page);
+    await answered;
+    expect(steps).toEqual(['she moves the pointer', 'confirm', 'code']);
+    await context.close();
+  });
+
   it('attack: a key held down since before the page appeared (its repeats: "hold Shift and double-click") is no key press', async () => {
     const { page, context, steps, answered } = await signedIn();
     const spot = await middleOf(page);

@@ -52,11 +52,17 @@ export function launchChromiumBlockingCookies(): Promise<{ context: BrowserConte
  * moved on it: lib/pages/seen-gate.ts), and clicks it.
  */
 export async function allow(page: Page): Promise<void> {
-  // Moved on the page shown before it, the pointer would be first seen on Allow itself: no move on this page.
-  await page.waitForSelector('#consent-allow button');
-  await page.mouse.move(0, 0);
-  await page.hover('#consent-allow button');
-  await page.click('#consent-allow button');
+  const button = page.locator('#consent-allow button');
+  const held = () => page.evaluate(() => document.querySelector<HTMLButtonElement>('#consent-allow button')?.disabled === true).catch(() => false);
+  for (let tries = 0; tries < 3; tries++) {
+    // Moved on the page shown before it, the pointer would be first seen on Allow itself: no move on this page.
+    await page.mouse.move(0, 0);
+    await button.hover();
+    // The page may start over (it lost focus, or she clicked before it was parsed): she sees Allow off and moves again.
+    if (await button.isEnabled()) await button.click();
+    if (!(await held())) return;
+  }
+  throw new Error('Allow stayed held off after three moves onto it');
 }
 
 /** Saves a full-page screenshot as `test-output/screenshots/<name>.png`. */
