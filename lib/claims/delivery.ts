@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import type { Client, Grant } from 'oidc-provider';
+import type { AdapterPayload, Client, Grant } from 'oidc-provider';
 
 import { GRANT_NAMESPACE } from './grant-namespace.js';
 import { channelMode, type Channel } from './privacy.js';
@@ -63,9 +63,10 @@ export function parseDelivery(text: unknown): Delivery | undefined {
   return { ...(Object.fromEntries(CHANNELS.map((channel, i) => [channel, modes[i]])) as Record<Channel, ReturnType<typeof channelMode>>), subject };
 }
 
-/** The delivery recorded when the person consented; `undefined` for a grant without a record. */
-export function recordedDelivery(grant: Grant): Delivery | undefined {
-  const names = (grant.openid?.claims ?? []).filter((c) => c.startsWith(PREFIX)).map((c) => c.slice(PREFIX.length));
+/** The delivery recorded when the person consented, of a grant or its stored payload; `undefined` for a grant without a record. */
+export function recordedDelivery(grant: Grant | AdapterPayload): Delivery | undefined {
+  const claims = (grant as { openid?: { claims?: unknown } }).openid?.claims;
+  const names = (Array.isArray(claims) ? claims : []).filter((c): c is string => typeof c === 'string' && c.startsWith(PREFIX)).map((c) => c.slice(PREFIX.length));
   return parseDelivery(names.sort().join(' '));
 }
 

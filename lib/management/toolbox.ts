@@ -8,6 +8,7 @@ import { DELETION_MODEL, SUSPENSION_MODEL, suspensionOf } from './client-suspens
 import { ToolboxError } from '../errors.js';
 import { REVOCATION_MODEL, SIGN_IN_SECONDS } from './subject-revocation.js';
 import { pairwiseSub, sectorOf, subjectTypeFor, type SubjectType } from '../../policies/subjects.js';
+import { recordedDelivery } from '../claims/delivery.js';
 
 /** What the toolbox acts on. */
 export interface Toolbox {
@@ -139,20 +140,12 @@ export async function revokeInvitation(toolbox: Toolbox, id: string): Promise<{ 
   return { id, revoked: true };
 }
 
-/** The account ids (of live sessions and grants) whose `sub` for a pairwise `sector` is `sub`. */
-async function accountsInSector(inventory: StoreInventory, key: string, sector: string, sub: string): Promise<Set<string>> {
-  const accounts = new Set<string>();
-  for (const model of ['Session', 'Grant']) {
-    await eachRecord(inventory, model, async ({ payload }) => {
-      if (typeof payload.accountId === 'string') accounts.add(payload.accountId);
-    });
-  }
-  return new Set([...accounts].filter((account) => pairwiseSub(key, sector, account) === sub));
-}
-
 /**
- * The account ids `sub` names: itself, or with a pairwise `clientId` the accounts with a live session
- * or grant whose pairwise `sub` for that client it is (the derivation is one-way).
+ * The account ids `sub` names: itself, or with `clientId` each person whose `sub` at that client it is, or was, so the
+ * `sub`s a static client kept after the operator changed its subject type still find her: a pairwise one in its
+ * sector (among the accounts of live sessions and grants: the derivation is one-way; only the key derives it, so
+ * only that sector was given it), and her account id while it is public, or where a grant of hers to it records a
+ * public subject. Not a pairwise client naming an account id it was never given.
  */
 async function accountsOf(toolbox: Toolbox, inventory: StoreInventory, sub: string, clientId?: string): Promise<Set<string>> {
   if (clientId === undefined) return new Set([sub]);
@@ -160,10 +153,18 @@ async function accountsOf(toolbox: Toolbox, inventory: StoreInventory, sub: stri
   const metadata = provisioned ?? (await findStored(toolbox, clientId));
   // As oidc-provider reads them: a static client gets the default, a stored one without subject_type (older than pairwise subjects) is public.
   const type = provisioned ? subjectTypeFor(provisioned, toolbox.subjects.defaultType) : (metadata.subject_type ?? 'public');
-  if (type !== 'pairwise') return new Set([sub]);
   const sector = sectorOf(metadata);
-  if (sector === undefined) throw new ToolboxError(409, 'no_sector', `client ${clientId} has no pairwise sector`);
-  return accountsInSector(inventory, toolbox.subjects.pairwiseKey, sector, sub);
+  if (type === 'pairwise' && sector === undefined) throw new ToolboxError(409, 'no_sector', `client ${clientId} has no pairwise sector`);
+  const accounts = new Set(type === 'pairwise' ? [] : [sub]);
+  for (const model of ['Session', 'Grant']) {
+    await eachRecord(inventory, model, async ({ payload }) => {
+      const account = payload.accountId;
+      if (typeof account !== 'string' || accounts.has(account)) return;
+      const wasPublic = account === sub && payload.clientId === clientId && recordedDelivery(payload)?.subject === 'public';
+      if (wasPublic || (sector !== undefined && pairwiseSub(toolbox.subjects.pairwiseKey, sector, account) === sub)) accounts.add(account);
+    });
+  }
+  return accounts;
 }
 
 /**
