@@ -37,6 +37,21 @@ describe('how the command line reads its flags', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it('attack: a SUB, CLIENT_ID or LOGIN after -- that reads like -h or --help is sent, never taken for help: no exit 0 with nothing done', async () => {
+    for (const args of [
+      ['subjects', 'revoke', '--', '-h'],
+      ['subjects', 'revoke', '--client', 'rp', '--', '--help'],
+      ['clients', 'delete', '--', '--help'],
+      ['clients', 'revoke-grants', '--', '-h'],
+      ['logins', 'reset', '--', '-h'],
+    ]) {
+      const run = await cli(args, { SVC_MANAGEMENT_PASSWORD: 'x', SVC_BASE_URL: 'http://127.0.0.1:9' });
+      expect([args.join(' '), run.code, run.stdout, run.stderr]).toEqual([args.join(' '), 1, '', expect.stringContaining('cannot reach http://127.0.0.1:9')]);
+    }
+    // Before --, each is the command's help.
+    for (const args of [['subjects', 'revoke', '-h', '--', 'a'], ['clients', '--help']]) expect((await cli(args)).code).toBe(0);
+  });
+
   it('honest: --flag=value and --flag value read alike, and a flag that takes a list takes it repeated', async () => {
     for (const args of [['--out', join(dir, 'spaced.json')], [`--out=${join(dir, 'joined.json')}`]]) {
       expect((await cli(['keys', 'generate', ...args])).code).toBe(0);
