@@ -44,7 +44,9 @@ export async function main(argv: string[], terminal: CliIo): Promise<number> {
     err(`svc-connect: unknown command ${name}\n\n${overview}\n`);
     return 2;
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
+  // Only a flag: after `--` it is a SUB, a CLIENT_ID or a LOGIN, and the action runs.
+  const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (flags.includes('--help') || flags.includes('-h')) {
     io.out(`${command.usage}\n`);
     return 0;
   }
