@@ -24,4 +24,12 @@ describe('what the CLI prints of client metadata cannot talk to the terminal', (
     expect(out).not.toContain('\u001b');
     expect(out).not.toContain('\r');
   });
+
+  it('honest: prints as many rows as --all gathers (up to 1000 pages of 500), aligned: 200 000 clients are no "Maximum call stack size exceeded"', () => {
+    const chunks: string[] = [];
+    const rows = Array.from({ length: 200_000 }, (_, i) => [`client-${i}`, 'enabled']);
+    table({ out: (text: string) => void chunks.push(text), env: {} }, ['CLIENT_ID', 'STATE'], rows);
+    const lines = chunks.join('').split('\n');
+    expect([lines.length, lines[0], lines[200_000]]).toEqual([200_002, 'CLIENT_ID      STATE', 'client-199999  enabled']);
+  });
 });
