@@ -121,7 +121,7 @@ export async function pages(
 /** Prints rows as aligned columns under a header; a cell's line feed or tab is escaped too, so each row stays one line. */
 export function table(io: CliIo, header: string[], rows: string[][]): void {
   rows = rows.map((row) => row.map((cell) => terminalText(cell)));
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const widths = header.map((h, i) => rows.reduce((widest, r) => Math.max(widest, (r[i] ?? '').length), h.length));
   const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
   io.out(`${[header, ...rows].map(line).join('\n')}\n`);
 }
