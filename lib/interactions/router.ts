@@ -108,13 +108,13 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     sendPage(ctx, loginPage({ action, clientName, redirectTargets: formTargetsOf(details.params.redirect_uri), ...model }), status);
   };
 
-  /** The login page as her last failed sign-in in it left it: 401, 500 for a failed authenticator, or 429 while the throttle refuses the name (then with her login only). */
+  /** The login page as her last failed sign-in in it left it: 403 (RFC 9110 15.5.4; a form has no scheme for the challenge a 401 must carry), 500 for a failed authenticator, or 429 while the throttle refuses the name (then with her login only). */
   const showLoginAgain = (ctx: Context, details: Interaction): Promise<void> => {
     const failure = failures.recall(ctx, details.uid);
     if (!failure) return showLogin(ctx, details);
     const { login, lockedUntil, fault } = failure;
     if (fault) return showLogin(ctx, details, { login, fault }, 500);
-    if (lockedUntil === undefined) return showLogin(ctx, details, { login, failed: true }, 401);
+    if (lockedUntil === undefined) return showLogin(ctx, details, { login, failed: true }, 403);
     const retryAfterSeconds = Math.ceil((lockedUntil - Date.now()) / 1000);
     if (retryAfterSeconds < 1) return showLogin(ctx, details, { login });
     ctx.set('Retry-After', String(retryAfterSeconds));

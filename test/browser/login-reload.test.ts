@@ -88,7 +88,7 @@ describe.each([
     for (let i = 0; i < 3; i += 1) {
       const reloaded = await page.reload();
       expect(reloaded?.request().method()).toBe('GET');
-      expect(reloaded?.status()).toBe(401);
+      expect(reloaded?.status()).toBe(403);
       await settled(page);
       expect(await shown(page)).toEqual(afterFailure);
     }

@@ -128,8 +128,8 @@ describe('the example server (npm start)', () => {
       expect(result.idTokenClaims).toMatchObject({ iss: issuer, sub: subFor('http://localhost:8080/callback', result.clientId), name: 'Alice Example', given_name: 'Alice', email: 'alice@example.com', email_verified: true });
       expect(result.userinfo.sub).toBe(subFor('http://localhost:8080/callback', result.clientId));
       // The demo accounts do not sign in; a wrong password does not either.
-      expect(await loginStatus(issuer, client, 'demo', 'demo')).toBe(401);
-      expect(await loginStatus(issuer, client, 'alice', `${password}!`)).toBe(401);
+      expect(await loginStatus(issuer, client, 'demo', 'demo')).toBe(403);
+      expect(await loginStatus(issuer, client, 'alice', `${password}!`)).toBe(403);
       expect((await runCodeFlow(issuer, client, { login: 'alice', password, scope: 'openid email' })).claims.sub).toBe(subFor((client.redirect_uris as string[])[0] as string, client.client_id));
       for (const secret of [password, hash, managementPassword]) expect(server.output()).not.toContain(secret);
     } finally {

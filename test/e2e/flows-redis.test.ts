@@ -449,7 +449,7 @@ describe('login throttling on Redis (C8): counters under keys that say nothing',
   it('counts one client once whatever port the trusted proxy appended, and keeps neither its address, a device id nor a plain hash of them in the store', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 7; i += 1) statuses.push((await (await loginAttempts(running, client)).attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 429, 429]);
     const device = await loginAttempts(running, client);
     await device.attempt('demo', 'demo', '198.51.100.200');
     const deviceId = (device.browser.cookie('svc.device') ?? '').split('.')[0] ?? '';
@@ -780,7 +780,7 @@ describe('two provider instances on one Redis act as one provider', () => {
     expect(await (await signInPageAt(a, client, device))('demo-basic', 'demo-basic', '198.51.100.40')).toBe(303);
     const pages = await Promise.all(Array.from({ length: 8 }, (_v, i) => signInPageAt(i % 2 ? b : a, client)));
     const statuses = await Promise.all(pages.map((attempt, i) => attempt('demo-basic', `wrong-${i}`, `198.51.100.${i + 1}`)));
-    expect({ refused: statuses.filter((s) => s === 401).length, locked: statuses.filter((s) => s === 429).length }).toEqual({ refused: 3, locked: 5 });
+    expect({ refused: statuses.filter((s) => s === 403).length, locked: statuses.filter((s) => s === 429).length }).toEqual({ refused: 3, locked: 5 });
     const late = await Promise.all([a, b].map(async (app, i) => (await signInPageAt(app, client))('demo-basic', 'demo-basic', `198.51.100.${50 + i}`)));
     expect(late).toEqual([429, 429]);
     expect(await (await signInPageAt(b, client, device))('demo-basic', 'demo-basic', '198.51.100.40')).toBe(303);

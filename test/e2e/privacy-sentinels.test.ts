@@ -233,8 +233,8 @@ describe.each(['memory', 'redis'] as const)('no user data in logs or in the stor
     const withheld = await runCodeFlow(running.issuer, plain.metadata, { scope: all, login: S.login, password: S.password });
     // Wrong passwords: hers from a browser without her device cookie, and a stranger's name; then one from her device.
     const guesses = await loginAttempts(running, rsa.metadata);
-    for (const login of [S.login, S.strangerLogin]) expect((await guesses.attempt(login, 'wrong', S.address)).status).toBe(401);
-    expect((await (await loginAttempts(running, rsa.metadata, her)).attempt(S.login, 'wrong', S.address)).status).toBe(401);
+    for (const login of [S.login, S.strangerLogin]) expect((await guesses.attempt(login, 'wrong', S.address)).status).toBe(403);
+    expect((await (await loginAttempts(running, rsa.metadata, her)).attempt(S.login, 'wrong', S.address)).status).toBe(403);
     const deviceId = (her.cookie('svc.device') ?? '').split('.')[0] as string;
     expect(deviceId).toMatch(/^[\w-]{22}$/);
     // Her consent to the opt-out client withdrawn for a wider request (prompt=consent, Deny).

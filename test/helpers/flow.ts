@@ -307,7 +307,7 @@ export function userData(claims: Record<string, unknown>): Record<string, unknow
  * A sign-in page of one browser (a fresh one unless given) for `client`, with `prompt=login`,
  * driven attempt by attempt from a chosen client address (`X-Forwarded-For`, for an app with
  * `svc.proxy`). An attempt resolves the answer to the post, or, when that sent the browser back to
- * the login page (a failure: 303 to the page, C8), the page it shows then (401, 500, or 429 with `Retry-After`),
+ * the login page (a failure: 303 to the page, C8), the page it shows then (403, 500, or 429 with `Retry-After`),
  * with the cookies the post set besides its own.
  */
 export async function loginAttempts(
@@ -320,7 +320,7 @@ export async function loginAttempts(
   const page = new URL(action).pathname.replace(/\/login$/, '');
   const attempt = async (login: string, password: string, forwardedFor: string): Promise<Response> => {
     const answer = await browser.post(action, { login, password }, app.baseUrl, { 'x-forwarded-for': forwardedFor });
-    if (answer.status === 401 || answer.status === 429) throw new Error(`a sign-in post answered ${answer.status} with a page: it must redirect to its page (303)`);
+    if (answer.status === 403 || answer.status === 429) throw new Error(`a sign-in post answered ${answer.status} with a page: it must redirect to its page (303)`);
     if (answer.status !== 303 || answer.headers.get('location') !== page) return answer;
     await answer.arrayBuffer();
     const shown = await browser.request(new URL(page, app.baseUrl).href);

@@ -106,13 +106,13 @@ describe('the account id an authenticator returns (the sub)', () => {
   });
 
   it.each([['undefined', undefined], ['null (a JavaScript module: `row?.id ?? null`)', null], ['false (`ok && row.id`)', false]])(
-    'honest: an answer of %s is the wrong-login page (401), as for an unknown login or a wrong password',
+    'honest: an answer of %s is the wrong-login page (403), as for an unknown login or a wrong password',
     async (_label, answer) => {
       const login = `no-account-${String(answer)}`;
       answers.set(login, answer);
       const form = await loginAttempts(running, client);
       const response = await form.attempt(login, RIGHT, freshAddress());
-      expect(response.status).toBe(401);
+      expect(response.status).toBe(403);
       expect(await response.text()).toContain('The login or password is not correct');
     },
   );
@@ -369,7 +369,7 @@ describe('an `exists` that throws or hangs after a right password', () => {
     const form = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i += 1) statuses.push((await form.attempt('demo-basic', `guess-${i}`, freshAddress())).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 429]);
   });
 });
 
@@ -468,7 +468,7 @@ describe('an authenticator that signs in a disabled account (`exists` says no)',
   const authenticator: Authenticator = { ...demo, exists: async (accountId) => !disabled.has(accountId) && demo.exists(accountId) };
   const running = appPerSuite({ authenticator, clients: [client], store, properties: { 'svc.proxy': true } });
 
-  it('answers her right password as a wrong one (401, the same message), sets no cookie but the failure its page shows, stores no session, and counts the failure', async () => {
+  it('answers her right password as a wrong one (403, the same message), sets no cookie but the failure its page shows, stores no session, and counts the failure', async () => {
     const form = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i += 1) {
@@ -479,7 +479,7 @@ describe('an authenticator that signs in a disabled account (`exists` says no)',
         expect(response.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual(['svc.login-failed']);
       }
     }
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 429]);
     const sessions = (await store.inventory?.list('Session', { limit: 500 }))?.records ?? [];
     expect(sessions.filter((r) => r.payload.accountId === 'demo-0002')).toEqual([]);
   });

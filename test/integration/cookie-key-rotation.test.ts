@@ -61,11 +61,11 @@ describe('svc.cookies.keys rotation, with the app restarted on the same store an
     const browser = new FormBrowser();
     await browser.follow(codeFlowUrl(`${base}/oidc/v1`, client), base);
     const failed = await browser.submit('login-form', { login: 'demo', password: 'wrong' }, base);
-    expect(failed.response?.status).toBe(401);
+    expect(failed.response?.status).toBe(403);
     await restart([keyB, keyA]);
     const page = browser.formAction('login-form', base).replace(/\/login$/, '');
     const shown = await browser.request(page);
-    expect(shown.status).toBe(401);
+    expect(shown.status).toBe(403);
     const html = await shown.text();
     expect(html).toContain('id="login-error"');
     expect(html).toContain('value="demo" aria-describedby="login-error"');
@@ -117,9 +117,9 @@ describe('svc.cookies.keys rotation, with the app restarted on the same store an
     };
     const statuses: number[] = [];
     for (let i = 0; i < 6; i += 1) statuses.push(await guess(i));
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 429]);
     await restart([randomBytes(32).toString('base64url'), keyC]);
-    expect(await guess(7)).toBe(401);
+    expect(await guess(7)).toBe(403);
   });
 
   it('a session and an interaction cookie signed only with a removed key are refused', async () => {

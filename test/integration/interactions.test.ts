@@ -210,7 +210,7 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
     expect(signedIn.status).toBe(303);
   });
 
-  it('answers a failed login with 401 and one message for unknown accounts and wrong passwords', async () => {
+  it('answers a failed login with 403 and one message for unknown accounts and wrong passwords', async () => {
     const texts: string[] = [];
     for (const [login, password] of [
       ['demo', 'wrong'],
@@ -219,7 +219,7 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
       const browser = new FormBrowser();
       await browser.follow(url(), running.baseUrl);
       const step = await browser.submit('login-form', { login: login as string, password: password as string }, running.baseUrl);
-      expect(step.response?.status).toBe(401);
+      expect(step.response?.status).toBe(403);
       texts.push(/<p class="error"[^>]*>([^<]*)<\/p>/.exec(browser.lastPage)?.[1] ?? '');
     }
     expect(texts).toEqual(['The login or password is not correct.', 'The login or password is not correct.']);
@@ -238,7 +238,7 @@ describe('interactions: prompt, max_age, headers, cross-site posts (C3, issue 7)
       expect(shown).not.toContain('id="login-error"');
       expect(shown).toContain('value=""');
       const step = await browser.submit('login-form', { login, password }, running.baseUrl);
-      expect(step.response?.status).toBe(401);
+      expect(step.response?.status).toBe(403);
       const page = browser.lastPage;
       expect(page).not.toContain(password);
       expect(page).toContain(`value="${login}" aria-describedby="login-error"`);

@@ -72,7 +72,7 @@ describe.each(['http', 'https'] as const)('a failed sign-in answers 303 to its l
     expect(counting.judged()).toBe(judged + 1);
     for (let i = 0; i < 3; i += 1) {
       const shown = await reload(browser, page);
-      expect(shown.status).toBe(401);
+      expect(shown.status).toBe(403);
       expect(shown.html).toContain('<p class="error" role="alert" id="login-error">The login or password is not correct.</p>');
       expect(field(shown.html, 'login')).toEqual({ value: 'demo', autofocus: false });
       expect(field(shown.html, 'password')).toEqual({ value: undefined, autofocus: true });
@@ -140,7 +140,7 @@ describe.each(['http', 'https'] as const)('a failed sign-in answers 303 to its l
     const answer = await post(browser, action, 'demo', '');
     expect(answer.status).toBe(303);
     const shown = await reload(browser, page);
-    expect(shown.status).toBe(401);
+    expect(shown.status).toBe(403);
     expect(shown.html).toContain('id="login-error"');
     expect(field(shown.html, 'login').value).toBe('demo');
     expect(counting.judged()).toBe(judged);
@@ -176,7 +176,7 @@ describe.each(['http', 'https'] as const)('a failed sign-in answers 303 to its l
     for (let i = 1; i <= 5; i += 1) {
       expect((await post(browser, action, login, 'wrong')).status).toBe(303);
       expect(counting.judged()).toBe(judged + i);
-      expect((await reload(browser, page)).status).toBe(401);
+      expect((await reload(browser, page)).status).toBe(403);
     }
     expect((await post(browser, action, login, 'wrong')).status).toBe(303);
     expect(counting.judged()).toBe(judged + 5);
@@ -282,7 +282,7 @@ describe.each(['http', 'https'] as const)('a failed sign-in answers 303 to its l
     expect((await post(browser, action, login, 'wrong')).status).toBe(303);
     expect((failedCookie(browser) ?? '').split(';')[0]?.length).toBeLessThanOrEqual(4096);
     const shown = await reload(browser, page);
-    expect(shown.status).toBe(401);
+    expect(shown.status).toBe(403);
     expect(shown.html).toContain('The login or password is not correct.');
     expect(field(shown.html, 'login').value).toBe(kept);
   });
@@ -309,7 +309,7 @@ describe.each(['http', 'https'] as const)('a failed sign-in answers 303 to its l
       people.map(async ({ browser, action, page }, n) => {
         const login = `person-${n}`;
         expect((await post(browser, action, login, 'typo', address)).status).toBe(303);
-        for (let i = 0; i < 2; i += 1) expect((await reload(browser, page)).status).toBe(401);
+        for (let i = 0; i < 2; i += 1) expect((await reload(browser, page)).status).toBe(403);
         const answer = await post(browser, action, login, `pw-${login}`, address);
         return answer.status === 303 && answer.headers.get('location') !== new URL(page).pathname;
       }),

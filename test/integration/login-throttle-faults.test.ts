@@ -65,7 +65,7 @@ const describeFaults = (kind: string, makeFaults: () => Promise<StoreFaults>): v
       const statuses: number[] = [];
       for (let i = 0; i < 4; i += 1) statuses.push(await (await loginForm()).attempt('demo', 'wrong', `192.0.2.${20 + i}`));
       statuses.push(await (await loginForm()).attempt('demo', 'demo', address));
-      expect(statuses).toEqual([401, 401, 401, 401, 303]);
+      expect(statuses).toEqual([403, 403, 403, 403, 303]);
       // Nothing named in the logs: not the login name, not the address.
       expect(lines.slice(from).join('\n')).not.toMatch(/"demo"|192\.0\.2\./);
     });
@@ -81,7 +81,7 @@ const describeFaults = (kind: string, makeFaults: () => Promise<StoreFaults>): v
       const statuses: number[] = [];
       for (let i = 0; i < 4; i += 1) statuses.push(await (await loginForm()).attempt(`after-${i}`, 'wrong', address));
       statuses.push(await (await loginForm()).attempt('demo-basic', 'demo-basic', address));
-      expect(statuses).toEqual([401, 401, 401, 401, 303]);
+      expect(statuses).toEqual([403, 403, 403, 403, 303]);
     });
 
     it('attack: failures counted before an outage are not erased by requests that fail during it', async () => {
@@ -96,7 +96,7 @@ const describeFaults = (kind: string, makeFaults: () => Promise<StoreFaults>): v
       await faults.heal();
       const after: number[] = [];
       for (let i = 0; i < 3; i += 1) after.push(await form.attempt(name, `late-guess-${i}`, `198.51.100.${30 + i}`));
-      expect({ before, during, after }).toEqual({ before: [401, 401, 401, 401], during: Array(10).fill(503), after: [401, 429, 429] });
+      expect({ before, during, after }).toEqual({ before: [403, 403, 403, 403], during: Array(10).fill(503), after: [403, 429, 429] });
     });
   });
 
@@ -160,7 +160,7 @@ describe('sign-in throttle when Redis stalls past the operation timeout (command
     for (let i = 0; i < 2; i += 1) after.push(await attempt(`someone-else-${i}`, 'wrong'));
     // Four failures stand: one more is judged, then the address is locked. Every give-back sent
     // again would have handed the attacker one more guess.
-    expect({ before, after }).toEqual({ before: [401, 401, 401, 401], after: [401, 429] });
+    expect({ before, after }).toEqual({ before: [403, 403, 403, 403], after: [403, 429] });
     expect(lines.slice(from).some((l) => l.includes('"e":"attempt_settle_failed"'))).toBe(true);
   });
 });

@@ -117,7 +117,7 @@ describe('login throttling by completed failures (C8)', () => {
       if (response.status === 429) locked = response;
       else await response.text();
     }
-    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(5);
     expect(statuses.slice(5).every((s) => s === 429)).toBe(true);
     expect(judgedInAll(counting.judged)).toBe(judgedBefore + 5);
     expect(Number(locked?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -146,7 +146,7 @@ describe('login throttling by completed failures (C8)', () => {
     const [a, b, c, d] = his.split('.').map(Number) as [number, number, number, number];
     const hex = `::ffff:${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
     const form = await loginAttempts(running, client);
-    for (let i = 0; i < 5; i += 1) expect((await form.attempt(`stranger-${i}`, 'wrong', `::FFFF:${his}`)).status).toBe(401);
+    for (let i = 0; i < 5; i += 1) expect((await form.attempt(`stranger-${i}`, 'wrong', `::FFFF:${his}`)).status).toBe(403);
     // His address is locked however it is spelled ...
     expect((await form.attempt('stranger-5', 'wrong', his)).status).toBe(429);
     expect((await form.attempt('stranger-6', 'wrong', hex)).status).toBe(429);
@@ -158,12 +158,12 @@ describe('login throttling by completed failures (C8)', () => {
     const form = await loginAttempts(running, client);
     const responses = await Promise.all(Array.from({ length: 20 }, (_v, i) => form.attempt('race-victim', `guess-${i}`, freshAddress())));
     const statuses = responses.map((r) => r.status).sort();
-    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(15);
     // The attack beside it: 19 wrong guesses and the right one, for a real account.
     const guesses = Array.from({ length: 20 }, (_v, i) => (i === 13 ? 'demo-basic' : `guess-${i}`));
     const answers = (await Promise.all(guesses.map((password) => form.attempt('demo-basic', password, freshAddress())))).map((r) => r.status);
-    expect(answers.filter((s) => s === 401 || s === 303)).toHaveLength(answers[13] === 303 ? 6 : 5);
+    expect(answers.filter((s) => s === 403 || s === 303)).toHaveLength(answers[13] === 303 ? 6 : 5);
     expect(answers.filter((s) => s === 429)).toHaveLength(answers[13] === 303 ? 14 : 15);
     // Her next sign-in after the cool-down ends the lock, for the tests after this one.
     expect((await afterCoolDown(() => form.attempt('demo-basic', 'demo-basic', freshAddress()), pass)).status).toBe(303);
@@ -176,7 +176,7 @@ describe('login throttling by completed failures (C8)', () => {
     const stranger = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 8; i += 1) statuses.push((await stranger.attempt('demo-basic', `guess-${i}`, freshAddress())).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 429, 429, 429]);
     expect((await (await loginAttempts(running, client, hers.browser)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
 
     // Her device cookie is for demo-basic: for another name, that browser is a stranger too.
@@ -244,7 +244,7 @@ describe('login throttling by completed failures (C8)', () => {
     statuses.push((await first.attempt('demo', 'demo', freshAddress())).status);
     const second = await loginAttempts(running, client);
     for (let i = 0; i < 4; i += 1) statuses.push((await second.attempt('demo', 'wrong', freshAddress())).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 303, 401, 401, 401, 401]);
+    expect(statuses).toEqual([403, 403, 403, 403, 303, 403, 403, 403, 403]);
   });
 
   it('counts one client address across names (5 here), a spoofed X-Forwarded-For left end does not escape it, and a correct sign-in from another account does not reset it', async () => {
@@ -254,7 +254,7 @@ describe('login throttling by completed failures (C8)', () => {
     // The client writes any left entries it likes; the trusted proxy appends the real peer.
     statuses.push((await (await loginAttempts(running, client)).attempt('demo', 'demo', `10.9.9.9, ${proxyPeer}`)).status);
     for (let i = 4; i < 7; i += 1) statuses.push((await (await loginAttempts(running, client)).attempt(`nobody-${i}`, 'wrong', `10.0.0.${i}, ${proxyPeer}`)).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 303, 401, 429, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 303, 403, 429, 429]);
     // A real account from the locked address is refused as well; another address is not.
     expect((await (await loginAttempts(running, client)).attempt('demo', 'demo', `10.9.9.9, ${proxyPeer}`)).status).toBe(429);
     expect((await (await loginAttempts(running, client)).attempt('demo', 'demo', freshAddress())).status).toBe(303);
@@ -263,14 +263,14 @@ describe('login throttling by completed failures (C8)', () => {
   it('does not count an empty field: it guesses nothing', async () => {
     const form = await loginAttempts(running, client);
     const address = freshAddress();
-    for (let i = 0; i < 8; i += 1) expect((await form.attempt('empty-fields', '', address)).status).toBe(401);
+    for (let i = 0; i < 8; i += 1) expect((await form.attempt('empty-fields', '', address)).status).toBe(403);
     expect((await form.attempt('demo', 'demo', address)).status).toBe(303);
   });
 
   it('counts one client once whatever port the trusted proxy appended', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 7; i += 1) statuses.push((await (await loginAttempts(running, client)).attempt(`port-user-${i}`, 'wrong', `evil, 203.0.113.177:5${i}`)).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 429, 429]);
   });
 });
 
@@ -290,7 +290,7 @@ describe('login throttling after 100 failures in a row (NIST SP 800-63B 5.2.2)',
     const stranger = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 101; i += 1) statuses.push((await stranger.attempt('demo', `guess-${i}`, shared)).status);
-    expect(statuses.filter((s) => s === 401)).toHaveLength(100);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(100);
     expect(statuses[100]).toBe(429);
     // A browser without her cookie, from anywhere, may not try her name any more.
     const elsewhere = await loginAttempts(running, client);
@@ -298,7 +298,7 @@ describe('login throttling after 100 failures in a row (NIST SP 800-63B 5.2.2)',
     // Her own browser, at the very address the stranger exhausted, signs in.
     expect((await (await loginAttempts(running, client, hers.browser)).attempt('demo', 'demo', shared)).status).toBe(303);
     // Her success ends the run: a new browser elsewhere is judged again.
-    expect((await elsewhere.attempt('demo', 'wrong', freshAddress())).status).toBe(401);
+    expect((await elsewhere.attempt('demo', 'wrong', freshAddress())).status).toBe(403);
   });
 
   it('a device cookie left on a shared computer gives a stranger no more than 100 failures in a row either; her other browser still signs in', async () => {
@@ -312,7 +312,7 @@ describe('login throttling after 100 failures in a row (NIST SP 800-63B 5.2.2)',
     const stranger = await loginAttempts(running, client, next);
     const statuses: number[] = [];
     for (let i = 0; i < 101; i += 1) statuses.push((await stranger.attempt('demo-basic', `guess-${i}`, freshAddress())).status);
-    expect(statuses.filter((s) => s === 401)).toHaveLength(100);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(100);
     expect(statuses[100]).toBe(429);
     expect((await (await loginAttempts(running, client, home.browser)).attempt('demo-basic', 'demo-basic', freshAddress())).status).toBe(303);
   });
@@ -378,7 +378,7 @@ describe('login throttling: correct sign-ins judged at the same time (C8 rule 1)
 
   it('behind one NAT, four typos of the crowd (below the address threshold of 5) do not make two people signing in at the same time wait for each other', async () => {
     const nat = freshAddress();
-    for (let i = 0; i < 4; i += 1) expect((await (await loginAttempts(behindNat, client)).attempt(`colleague-${i}`, 'typo', nat)).status).toBe(401);
+    for (let i = 0; i < 4; i += 1) expect((await (await loginAttempts(behindNat, client)).attempt(`colleague-${i}`, 'typo', nat)).status).toBe(403);
     const forms = await Promise.all([0, 1].map(() => loginAttempts(behindNat, client)));
     const statuses = await Promise.all(
       [forms[0]?.attempt('demo', 'demo', nat), forms[1]?.attempt('demo-basic', 'demo-basic', nat)].map(async (attempt) => {
@@ -412,7 +412,7 @@ describe('login throttling in a directory that tells `ERIKA` from `erika` (canon
     const stranger = await loginAttempts(running, client);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i += 1) statuses.push((await stranger.attempt('erika', `guess-${i}`, freshAddress())).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 429]);
     for (const [round, form] of minted.entries()) {
       expect((await (await loginAttempts(running, client, form.browser)).attempt('erika', `minted-${round}`, freshAddress())).status).toBe(429);
     }
@@ -424,7 +424,7 @@ describe('login throttling in a directory that tells `ERIKA` from `erika` (canon
     for (let i = 0; i < 4; i += 1) statuses.push((await stranger.attempt('anna', `guess-${i}`, freshAddress())).status);
     statuses.push((await (await loginAttempts(running, client)).attempt('ANNA', 'mallory-knows-this', freshAddress())).status);
     for (let i = 4; i < 6; i += 1) statuses.push((await stranger.attempt('anna', `guess-${i}`, freshAddress())).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 303, 401, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 303, 403, 429]);
   });
 
   it("her device cookie for 'maria' lets her in while a stranger has locked the name, and his for 'MARIA' lets him in", async () => {
@@ -464,7 +464,7 @@ describe('login throttling for a directory that matches logins by collation, cas
     const statuses: number[] = [];
     for (let i = 0; i < 5; i += 1) statuses.push((await stranger.attempt('erika', `guess-${i}`, freshAddress())).status);
     for (const login of ['eri\u200bka', 'e\u00adrika', 'erika\u2060', 'ERI\u200dKA', '\u200b\u200berika\ufe0f']) statuses.push((await stranger.attempt(login, 'her-secret', freshAddress())).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429, 429, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 429, 429, 429, 429, 429]);
   });
 
   it('5 wrong guesses at `Nguy\u1ec5n` lock the spellings whose invisible characters sit between a letter and its accents (each left decomposed once they are dropped): no fresh budget for each', async () => {
@@ -472,7 +472,7 @@ describe('login throttling for a directory that matches logins by collation, cas
     const statuses: number[] = [];
     for (let i = 0; i < 5; i += 1) statuses.push((await stranger.attempt('Nguy\u1ec5n', `guess-${i}`, freshAddress())).status);
     for (const login of ['Nguye\u200b\u0302\u0303n', 'Nguy\u00ea\u200b\u0303n', 'Nguye\u200b\u0302\u200b\u0303n']) statuses.push((await stranger.attempt(login, 'her-secret', freshAddress())).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 429, 429, 429]);
   });
 
   it('honest: she signs in with the joiner her name is written with, or without it, and in capitals', async () => {
@@ -499,7 +499,7 @@ describe('login throttling with the users-file authenticator: one budget however
     const statuses: number[] = [];
     for (let i = 0; i < 5; i += 1) statuses.push((await stranger.attempt(i % 2 ? 'Ren\u00e9e' : 'Rene\u0301e', `guess-${i}`, freshAddress())).status);
     for (const login of ['Ren\u00e9e', 'Rene\u0301e']) statuses.push((await stranger.attempt(login, 'her-secret', freshAddress())).status);
-    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+    expect(statuses).toEqual([403, 403, 403, 403, 403, 429, 429]);
   });
 
   it('honest: she signs in typing her login composed either way', async () => {
@@ -552,24 +552,24 @@ describe('login throttling: a guess refused by a lock that settled while it was 
   /**
    * 3 wrong guesses for `login` from `address`, then `guess` for it held in the authenticator while
    * two typos of other names lock the address, then released (answered 429). Returns that answer and
-   * how many wrong guesses for `login` from a fresh address are still judged (401) before 429.
+   * how many wrong guesses for `login` from a fresh address are still judged (403) before 429.
    */
   async function scenario(login: string, guess: string, address: string, elsewhere: string): Promise<{ refused: number; judgedAfter: number }> {
-    for (let i = 0; i < 3; i += 1) expect((await (await loginAttempts(running, client)).attempt(login, 'wrong', address)).status).toBe(401);
+    for (let i = 0; i < 3; i += 1) expect((await (await loginAttempts(running, client)).attempt(login, 'wrong', address)).status).toBe(403);
     const form = await loginAttempts(running, client);
     const held = gated.hold(login);
     const inFlight = form.attempt(login, guess, address);
     await held.entered;
     // The 4th and 5th failures of the address: it locks (the 5th is still answered as judged).
-    expect((await (await loginAttempts(running, client)).attempt(`${login}-colleague-1`, 'typo', address)).status).toBe(401);
-    expect((await (await loginAttempts(running, client)).attempt(`${login}-colleague-2`, 'typo', address)).status).toBe(401);
+    expect((await (await loginAttempts(running, client)).attempt(`${login}-colleague-1`, 'typo', address)).status).toBe(403);
+    expect((await (await loginAttempts(running, client)).attempt(`${login}-colleague-2`, 'typo', address)).status).toBe(403);
     held.release();
     const refused = (await inFlight).status;
     let judgedAfter = 0;
     for (let i = 0; i < 8; i += 1) {
       const status = (await (await loginAttempts(running, client)).attempt(login, 'wrong', elsewhere)).status;
       if (status === 429) break;
-      expect(status).toBe(401);
+      expect(status).toBe(403);
       judgedAfter += 1;
     }
     return { refused, judgedAfter };

@@ -112,7 +112,7 @@ export function twoProcessFlows(_kind: StoreKind, properties: () => Record<strin
       };
       const [onA, onB] = [await interaction(urlA), await interaction(urlB)];
       const statuses = [await onA.attempt('x1'), await onB.attempt('x2'), await onA.attempt('x3'), await onB.attempt('demo-basic'), await onA.attempt('demo-basic')];
-      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+      expect(statuses).toEqual([403, 403, 403, 429, 429]);
     });
 
     it('publishes the same keys from both processes', async () => {
