@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 
 import type { SvcStore } from '../../adapters/store.js';
+import { EXACT_PATHS } from '../settings/paths.js';
 import { noStore, sendError } from '../web/error-response.js';
 
 /** How long `/readyz` waits for the store. */
@@ -8,7 +9,7 @@ const READY_TIMEOUT_MS = 2000;
 
 /** `/healthz` (liveness: always 200 while the process serves) and `/readyz` (the store answers). */
 export function createHealthRouter(store: SvcStore): Router {
-  const router = new Router();
+  const router = new Router(EXACT_PATHS);
   router.get('/healthz', (ctx) => {
     noStore(ctx);
     ctx.body = { status: 'ok' };

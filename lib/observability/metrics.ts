@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+import { EXACT_PATHS } from '../settings/paths.js';
 import { noStore } from '../web/error-response.js';
 
 /** The Prometheus series of one svc-connect app (its own registry, so several apps can coexist). */
@@ -27,9 +28,9 @@ export function createMetrics() {
   };
 }
 
-/** `GET /metrics` in the Prometheus text format. */
+/** `GET /metrics` in the Prometheus text format, at that path exactly ({@link EXACT_PATHS}). */
 export function createMetricsRouter(metrics: Metrics): Router {
-  const router = new Router();
+  const router = new Router(EXACT_PATHS);
   router.get('/metrics', async (ctx) => {
     noStore(ctx);
     ctx.type = metrics.registry.contentType;

@@ -348,7 +348,7 @@ export const PROPERTY_DEFINITIONS = [
   row('svc.login.lockout-max-seconds', 'login.lockoutMaxSeconds', integer(1, 86400), { default: 3600, doc: 'Longest sign-in cool-down, in seconds.' }),
   row('svc.metrics.enabled', 'metrics.enabled', parseBoolean, {
     default: false,
-    doc: 'Serve Prometheus metrics at `/metrics` (keep that path off the public internet).',
+    doc: 'Serve Prometheus metrics at `/metrics` (keep that path off the public internet: `svc.ops.port`, or a proxy rule; no other spelling, `/METRICS` or `/metrics/`, is served).',
   }),
   row('svc.ops.port', 'ops.port', integer(0, 65535), {
     defaultText: 'unset → `/healthz`, `/readyz` and `/metrics` on the public listener',

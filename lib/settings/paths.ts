@@ -1,6 +1,12 @@
 /** The mount path of the provider below the base URL. */
 export const PROVIDER_PATH = '/oidc/v1';
 
+/**
+ * How the operations routes (`/healthz`, `/readyz`, `/metrics`) match: exactly as C2 writes them, no other letter case
+ * and no trailing slash, so a proxy rule keeping one of them off the public internet is not walked around by `/METRICS`.
+ */
+export const EXACT_PATHS = { sensitive: true, strict: true } as const;
+
 /** oidc-provider routes relative to {@link PROVIDER_PATH} (C2). */
 export const ROUTES = {
   authorization: '/authorize',

@@ -25,6 +25,19 @@ describe('health, readiness, headers and error rendering (C2)', () => {
     expect(await response.json()).toEqual({ status: 'ready' });
   });
 
+  it('attack: serves /healthz and /readyz under no other spelling (letter case, a trailing slash): 404, as C2 matches them exactly', async () => {
+    for (const path of ['/HEALTHZ', '/Healthz', '/healthz/', '/READYZ', '/readyz/']) {
+      const response = await fetch(`${running.baseUrl}${path}`);
+      expect([path, response.status, await response.json()]).toEqual([path, 404, { error: 'not_found', error_description: 'no such endpoint' }]);
+    }
+  });
+
+  it('honest: a probe with a query string is served as the path it names', async () => {
+    expect((await fetch(`${running.baseUrl}/healthz?probe=lb`)).status).toBe(200);
+    expect((await fetch(`${running.baseUrl}/readyz?probe=lb`)).status).toBe(200);
+    expect((await fetch(`${running.baseUrl}/healthz`, { method: 'HEAD' })).status).toBe(200);
+  });
+
   it('answers /readyz with 503 JSON when the store does not answer', async () => {
     const memory = createMemoryStore();
     const failing: SvcStore = { ...memory, ping: () => Promise.reject(new Error('down')) };

@@ -160,6 +160,14 @@ describe('structured logs and metrics', () => {
     expect(body).toMatch(/^svc_http_requests_total\{route="\/oidc\/v1\/register\/:clientId",method="GET",status="200"\} [1-9]/m);
   });
 
+  it('attack: serves /metrics under no other spelling (/METRICS, /Metrics, /metrics/): a proxy rule keeping /metrics off the public internet is not walked around', async () => {
+    for (const path of ['/METRICS', '/Metrics', '/metrics/']) {
+      const response = await fetch(`${running.baseUrl}${path}`);
+      const text = await response.text();
+      expect([path, response.status, text.includes('svc_')]).toEqual([path, 404, false]);
+    }
+  });
+
   it('does not serve /metrics unless enabled', async () => {
     const other = await startApp();
     try {
