@@ -332,6 +332,19 @@ describe('request objects by value (RFC 9101, C3)', () => {
       expect(store.writes('Interaction')).toBe(interactions);
     });
 
+    it('outside the object: a response_type other than its own is invalid_request_object (OpenID Connect Core 6.1: they must match); scope, prompt, max_age and state are neither honoured nor stored', async () => {
+      expect(await inObject({}, { response_type: 'code id_token', redirect_uri: REDIRECT, state: 'outer' })).toMatchObject({
+        error: 'invalid_request_object',
+        description: 'request response_type must equal the one in request parameters',
+        state: 'st-ro',
+      });
+      const interactions = store.writes('Interaction');
+      const outcome = await inObject({}, { response_type: 'code', scope: 'openid email profile', prompt: 'none', max_age: '0', state: 'outer' });
+      expect(outcome.interaction).toMatch(/\/interaction\//);
+      const params = (JSON.parse(store.written('Interaction').slice(interactions).join('') || '{}') as { params?: Record<string, unknown> }).params ?? {};
+      expect([params.scope, params.state, params.prompt, params.max_age]).toEqual(['openid', 'st-ro', undefined, undefined]);
+    });
+
     it('an accepted request object leads to the login page (the control case)', async () => {
       expect((await inObject({})).interaction).toMatch(/\/interaction\//);
     });
