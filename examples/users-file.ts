@@ -35,6 +35,8 @@ export function usersFilePath(env: NodeJS.ProcessEnv = process.env): string {
 /** scrypt parameters of new hashes (OWASP's minimum for scrypt: N=2^17, r=8, p=1). */
 const DEFAULT_PARAMS = { N: 2 ** 17, r: 8, p: 1 };
 const KEY_LENGTH = 32;
+/** The most a users file holds: tens of thousands of users with their claims. */
+const USERS_FILE_LIMIT = { maxBytes: 16 * 2 ** 20 };
 
 function scrypt(password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -97,7 +99,7 @@ export async function verifyPassword(password: string, encoded: string): Promise
  * claim value.
  */
 export function readUsersFile(path: string): FileUser[] {
-  const parsed = readJsonFile(path, (reason) => new Error(`the users file: ${reason}; set ${USERS_FILE_ENV} to its path`));
+  const parsed = readJsonFile(path, (reason) => new Error(`the users file: ${reason}; set ${USERS_FILE_ENV} to its path`), USERS_FILE_LIMIT);
   if (!Array.isArray(parsed)) throw new Error(`the users file ${path} must hold a JSON array of users`);
   const logins = new Set<string>();
   const subs = new Set<string>();

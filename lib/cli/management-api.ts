@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
-
-import { CliError, fileErrorMessage } from '../errors.js';
+import { CliError, readFileBytes } from '../errors.js';
 import { clip, terminalText } from '../terminal-text.js';
 import { basicAuthorization } from '../web/basic-auth.js';
 import { baseUrlFrom, call, expectAnswer, MAX_ANSWER_BYTES, failOnError, parseFlags, usageError, type AnswerShape, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
@@ -45,11 +43,7 @@ export function connect(values: { url?: string; user?: string; 'password-file'?:
   const file = values['password-file'];
   let password: string | undefined;
   if (file !== undefined) {
-    try {
-      password = readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new CliError(`--password-file: ${fileErrorMessage('read', file, err)}`, 2);
-    }
+    password = readFileBytes(file, (reason) => new CliError(`--password-file: ${reason}`, 2), { maxBytes: 2 ** 16, streams: true }).toString('utf8');
   } else password = io.env.SVC_MANAGEMENT_PASSWORD;
   // Trimmed, as the server reads svc.management.password and svc.management.user from the same variables or a file.
   password = password?.trim();

@@ -29,7 +29,7 @@ export const registerCommand: Command = {
     if (!token) throw usageError('an initial access token is required (SVC_INITIAL_ACCESS_TOKEN or --token)', usage);
     let body: unknown;
     if (values.body) {
-      body = readJsonFile(values.body, (reason) => new CliError(`--body: ${reason}`, 2));
+      body = readJsonFile(values.body, (reason) => new CliError(`--body: ${reason}`, 2), { maxBytes: 2 ** 20, streams: true });
       if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new CliError(`--body: ${resolve(values.body)} holds no JSON object (the registration body client-keys prints)`, 2);
       const registration = (body as { registration?: unknown }).registration;
       if (registration) body = registration;

@@ -1,10 +1,9 @@
 import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
 import { EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits, rsaExponentDefect } from '../../policies/jwk-rules.js';
-import { fileErrorMessage, jsonOfFile, SettingsError } from '../errors.js';
+import { readJsonFile, SettingsError } from '../errors.js';
 import { providerOrder, signingKeyFor, signingOnlyKids, stateFault, stateOf, unpublishedKids } from './key-states.js';
 
 /** A JSON Web Key Set with the provider's private keys: signing keys and, optionally, decryption keys. */
@@ -174,37 +173,15 @@ export function validateProviderKeys(jwks: unknown, source: string): ProviderKey
 }
 
 /** The most a keys file holds: every key of a rotation, however large, takes a few kB. */
-const MAX_KEYS_FILE_BYTES = 2 ** 20;
+const KEYS_FILE_LIMIT = { maxBytes: 2 ** 20 };
 
 /**
- * The JSON of the keys file, refused unread when it is no regular file, as it is named and as it was opened (the name may
- * lead elsewhere a moment later): a pipe nobody writes would hold the process (a server reloading on SIGHUP stops
- * answering) for ever, a device such as /dev/zero fill its memory; refused after {@link MAX_KEYS_FILE_BYTES} (a /proc
- * file that says it is empty may never end).
+ * The JSON of the keys file, read by the one reader of the files the user names ({@link readJsonFile}: a regular file
+ * as named and as opened, at most 1 MiB).
  * @throws {@link SettingsError} prefixed with `label`.
  */
 export function readKeysJson(file: string, label: string): unknown {
-  const fail = (reason: string): SettingsError => new SettingsError(`${label}: ${reason}`, ['svc.keys.file']);
-  // Read 64 KiB at a time, as Node reads a file (/proc/self/pagemap refuses reads of other sizes).
-  const bytes = Buffer.alloc(MAX_KEYS_FILE_BYTES + 2 ** 16);
-  let length = 0;
-  let fd: number | undefined;
-  const regular = (kind: Stats): boolean => kind.isFile() || kind.isDirectory();
-  const notRegular = `${file} is not a regular file (a pipe or a device); name the keys file itself`;
-  try {
-    // Unopened: opening some devices acts (a watchdog arms). Swapped meanwhile, a pipe must not be waited on for a writer,
-    // nor a terminal become the server's.
-    if (!regular(statSync(file))) throw fail(notRegular);
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
-    if (!regular(fstatSync(fd))) throw fail(notRegular);
-    for (let read = -1; read !== 0 && length <= MAX_KEYS_FILE_BYTES; length += read) read = readSync(fd, bytes, length, 2 ** 16, null);
-  } catch (err) {
-    throw err instanceof SettingsError ? err : fail(fileErrorMessage('read', file, err));
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-  if (length > MAX_KEYS_FILE_BYTES) throw fail(`${file} holds more than 1 MiB, which no keys file does; name the keys file itself`);
-  return jsonOfFile(bytes.subarray(0, length), file, fail);
+  return readJsonFile(file, (reason) => new SettingsError(`${label}: ${reason}`, ['svc.keys.file']), KEYS_FILE_LIMIT);
 }
 
 /** Reads and validates the JWKS file named by `svc.keys.file` ({@link readKeysJson}). */

@@ -110,9 +110,12 @@ export function readKeysFile(file: string, logger: Logger): ProviderKeys {
   return jwks;
 }
 
+/** The most a clients file holds: some 70 clients as large as registration takes (56 KiB of metadata), thousands of usual ones. */
+const CLIENTS_FILE_LIMIT = { maxBytes: 4 * 2 ** 20 };
+
 /** `svc.clients.file` read, and warned about when others than its owner may read the client secrets it gives. */
 function readClients(file: string, logger: Logger): ClientMetadata[] {
-  const parsed = readJsonFile(file, (reason) => new SettingsError(`svc.clients.file: ${reason}`, ['svc.clients.file']));
+  const parsed = readJsonFile(file, (reason) => new SettingsError(`svc.clients.file: ${reason}`, ['svc.clients.file']), CLIENTS_FILE_LIMIT);
   if (!Array.isArray(parsed) || !parsed.every((c) => c && typeof c === 'object' && typeof (c as ClientMetadata).client_id === 'string')) {
     throw new SettingsError(`svc.clients.file ${resolve(file)} must hold an array of client metadata objects with client_id`, ['svc.clients.file']);
   }

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 
-import { fileErrorMessage, SettingsError, utf8Text } from '../errors.js';
+import { readFileBytes, SettingsError, utf8Text } from '../errors.js';
 import { clip } from '../terminal-text.js';
 import { PROPERTY_DEFINITIONS, writeValue, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';
@@ -213,13 +212,9 @@ function fileVariableOf(variable: string, ours: readonly string[]): string | und
   return ours.find((name) => name === base);
 }
 
+/** The properties the configuration file gives, as written; read as every file the user names ({@link readFileBytes}: 1 MiB at most). */
 function readConfigFile(file: string): Map<string, string> {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(file);
-  } catch (err) {
-    throw new SettingsError(`the configuration file named by SVC_CONFIG: ${fileErrorMessage('read', file, err)}`, ['SVC_CONFIG']);
-  }
+  const bytes = readFileBytes(file, (reason) => new SettingsError(`the configuration file named by SVC_CONFIG: ${reason}`, ['SVC_CONFIG']));
   const extension = extname(file).toLowerCase();
   if (extension !== '.json' && extension !== '.properties') throw new SettingsError(`configuration file ${resolve(file)} must end in .properties or .json`, ['SVC_CONFIG']);
   try {
