@@ -63,6 +63,32 @@ function unsignedOctets(key: JWK, member: string): Buffer {
   return bytes;
 }
 
+/** The members RFC 7518 spells as integers, by key type (section 6.3 for RSA, 6.2 for EC). */
+const INTEGER_MEMBERS: Record<string, readonly string[]> = { RSA: ['n', 'e', 'd', 'p', 'q', 'dp', 'dq', 'qi'], EC: ['x', 'y', 'd'] };
+
+/**
+ * `key` with its integer members in the one spelling RFC 7518 gives them, which {@link keyDefect} demands of a client's
+ * key: base64url without padding, an RSA member in the fewest octets (Base64urlUInt, section 2), an EC member at its curve's
+ * size (section 6.2). The same key as another tool writes it (a Java BigInteger's sign byte before `n`, base64 with `+`,
+ * `/` and `=`, a coordinate that lost its leading zero byte); an EC member too long for its curve is left as written, for
+ * the key checks to refuse. A new object, or why a member is no base64 text at all (OpenSSL would skip what is not).
+ */
+export function canonicalJwk(key: JWK): JWK | string {
+  const size = key.kty === 'EC' ? own(POINT_SIZES.EC.bytes, key.crv) : undefined;
+  const spelled: Record<string, unknown> = { ...key };
+  for (const member of own(INTEGER_MEMBERS, key.kty) ?? []) {
+    const value = spelled[member];
+    if (typeof value !== 'string') continue;
+    if (!/^[\w+/-]+={0,2}$/.test(value)) return `has ${member} that is not base64url text`;
+    const bytes = Buffer.from(value, 'base64');
+    const first = bytes.findIndex((byte) => byte !== 0);
+    const fewest = bytes.subarray(first === -1 ? Math.max(bytes.length - 1, 0) : first);
+    if (size === undefined) spelled[member] = fewest.toString('base64url');
+    else if (fewest.length <= size) spelled[member] = Buffer.concat([Buffer.alloc(size - fewest.length), fewest]).toString('base64url');
+  }
+  return spelled;
+}
+
 /** Bits of the unsigned integer in minimal big-endian `bytes`, read without building a bigint. */
 const bitsOf = (bytes: Buffer): number => (bytes.length === 0 || bytes[0] === 0 ? 0 : (bytes.length - 1) * 8 + 32 - Math.clz32(bytes[0] as number));
 

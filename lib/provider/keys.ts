@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
-import { EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits, rsaExponentDefect } from '../../policies/jwk-rules.js';
+import { canonicalJwk, EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits, rsaExponentDefect } from '../../policies/jwk-rules.js';
 import { readJsonFile, SettingsError } from '../errors.js';
 import { providerOrder, signingKeyFor, signingOnlyKids, stateFault, stateOf, unpublishedKids } from './key-states.js';
 
@@ -135,7 +135,8 @@ function keyPairFault(key: JWK): string | undefined {
 
 /**
  * Checks a private JWKS (the rules below, each with its message) and returns its keys in the provider's
- * order (current, next, retiring) without their rotation members, and the kids of those not to publish (or to publish
+ * order (current, next, retiring) without their rotation members, each member spelled as RFC 7518 gives it
+ * ({@link canonicalJwk}), and the kids of those not to publish (or to publish
  * for signing only).
  * @throws {@link SettingsError} naming `svc.keys.file` and the faulty key's position.
  */
@@ -144,10 +145,13 @@ export function validateProviderKeys(jwks: unknown, source: string): ProviderKey
     throw new SettingsError(`invalid signing keys in ${source} (svc.keys.file): ${reason}`, ['svc.keys.file']);
   };
   if (!jwks || typeof jwks !== 'object' || !Array.isArray((jwks as PrivateJwks).keys)) return fail('expected a JSON object with a "keys" array');
-  const keys = (jwks as PrivateJwks).keys;
+  // Judged, used and published in the one spelling RFC 7518 gives each member, however the file wrote it.
+  const keys = (jwks as PrivateJwks).keys.map((key, i) => {
+    const spelled = key && typeof key === 'object' ? canonicalJwk(key) : fail(`key #${i + 1} is not an object`);
+    return typeof spelled === 'string' ? fail(`key #${i + 1} ${spelled}`) : spelled;
+  });
   const kids = new Set<string>();
   keys.forEach((key, i) => {
-    if (!key || typeof key !== 'object') fail(`key #${i + 1} is not an object`);
     if (key.kty !== 'RSA' && key.kty !== 'EC') fail(`key #${i + 1} has kty ${String(key.kty)}; only RSA and EC are accepted`);
     if (!key.d) fail(`key #${i + 1} has no private part`);
     if (key.kty === 'RSA' && [key.p, key.q, key.dp, key.dq, key.qi].some((m) => !m)) {

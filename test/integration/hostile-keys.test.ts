@@ -15,6 +15,7 @@ import { appPerSuite } from '../helpers/suite-app.js';
 import { countingStore, type CountingStore } from '../helpers/counting-store.js';
 import { hostileCases, keyMaterial, type HostileCase } from '../helpers/hostile-keys.js';
 import { isUnspent, manage, register, startDocServer, type DocServer } from '../helpers/registration.js';
+import { RFC7517_PUBLIC_KEYS } from '../helpers/rfc7517-keys.js';
 
 const R = ['https://rp.example/cb'];
 const material = keyMaterial();
@@ -139,6 +140,19 @@ describe('hostile client keys (C6 items 6-7)', () => {
 
   it.each(CASES.flatMap((c) => FIELDS.map((field) => [c.name, field, c] as const)))('rejects %s in %s', async (_name, field, c) => {
     await expectRejected(body(c, field), `${field}: ${c.message}`);
+  });
+
+  it.each(FIELDS)("honest: RFC 7517's example public keys (Appendix A.1) register by %s as written; attack: respelled (a leading zero byte before n, or before y), they are refused naming the key and the rule (RFC 7518: the fewest octets, a coordinate at its curve's size)", async (field) => {
+    const zeroed = (member: unknown): string => Buffer.concat([Buffer.alloc(1), Buffer.from(String(member), 'base64url')]).toString('base64url');
+    const [ec, rsa] = RFC7517_PUBLIC_KEYS;
+    const where = (keys: JWK[]): Record<string, unknown> => {
+      routes.set('/rfc7517', (res) => json(res, { keys }));
+      return { redirect_uris: R, ...(field === 'jwks' ? { jwks: { keys } } : { jwks_uri: `${docs.url}/rfc7517` }) };
+    };
+    const res = await register(running, where(RFC7517_PUBLIC_KEYS), (await issueInitialAccessToken(running.app.svc.provider)).token);
+    expect([res.status, field === 'jwks' ? res.body.jwks : res.body.jwks_uri]).toEqual([201, field === 'jwks' ? { keys: RFC7517_PUBLIC_KEYS } : `${docs.url}/rfc7517`]);
+    await expectRejected(where([ec, { ...rsa, n: zeroed(rsa.n) }]), `${field}: key #2 ("2011-04-29"): n carries 1 leading zero byte; RFC 7518 requires the fewest octets`);
+    await expectRejected(where([{ ...ec, y: zeroed(ec.y) }, rsa]), `${field}: key #1 ("1"): y is 33 bytes, but a P-256 coordinate is exactly 32`);
   });
 
   it.each([

@@ -7,6 +7,7 @@ import { CompactEncrypt, compactDecrypt, type JWK } from 'jose';
 import { judgeClientKeySet } from '../../policies/client-key-set.js';
 import { keyDefect, normaliseKeyLabels, unfitReason } from '../../policies/jwk-rules.js';
 import { b64uint, flipBit, keyMaterial, padModulus, uint, type KeyMaterial, type Pair } from '../helpers/hostile-keys.js';
+import { RFC7517_PUBLIC_KEYS } from '../helpers/rfc7517-keys.js';
 
 let m: KeyMaterial;
 /** A 4096-bit pair: above 3072 bits OpenSSL refuses exponents over 64 bits (issue 14 F3). */
@@ -123,6 +124,12 @@ describe('keyDefect: every reason', () => {
     ['X25519 u = 1 (low order)', () => ({ ...m.x25519.jwk, x: Buffer.concat([Buffer.from([1]), Buffer.alloc(31)]).toString('base64url') }), 'x is a low-order X25519 point (every shared secret would be zero)'],
     ['X25519 u = p (non-canonical zero)', () => ({ ...m.x25519.jwk, x: Buffer.from(b64uint((1n << 255n) - 19n), 'base64url').reverse().toString('base64url') }), 'x is a low-order X25519 point (every shared secret would be zero)'],
     ['X448 u = 0 (low order)', () => ({ kty: 'OKP', crv: 'X448', use: 'enc', x: Buffer.alloc(56).toString('base64url') }), 'x is a low-order X448 point (every shared secret would be zero)'],
+    // The spec's own keys pass as written; a client's key in another spelling is refused (the provider respells only its own).
+    ['RFC 7517 A.1: the example EC P-256 public key', () => RFC7517_PUBLIC_KEYS[0], undefined],
+    ['RFC 7517 A.1: the example RSA public key', () => RFC7517_PUBLIC_KEYS[1], undefined],
+    ['RFC 7517 A.1 RSA with a leading zero byte before n', () => padModulus(RFC7517_PUBLIC_KEYS[1], 1), 'n carries 1 leading zero byte; RFC 7518 requires the fewest octets'],
+    ['RFC 7517 A.1 RSA with n in base64 with + and /', () => ({ ...RFC7517_PUBLIC_KEYS[1], n: Buffer.from(String(RFC7517_PUBLIC_KEYS[1].n), 'base64url').toString('base64') }), 'n is not canonical base64url'],
+    ['RFC 7517 A.1 EC with a leading zero byte before y (33 bytes)', () => ({ ...RFC7517_PUBLIC_KEYS[0], y: Buffer.concat([Buffer.alloc(1), Buffer.from(String(RFC7517_PUBLIC_KEYS[0].y), 'base64url')]).toString('base64url') }), 'y is 33 bytes, but a P-256 coordinate is exactly 32'],
   ];
 
   it.each(table)('%s', (_name, key, reason) => {
