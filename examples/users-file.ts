@@ -10,7 +10,7 @@ import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOpti
 import { isAccountId } from '../lib/claims/authenticator-guard.js';
 import { fitsClaimType } from '../lib/claims/claim-types.js';
 import { PROTOCOL_CLAIMS } from '../lib/claims/scopes.js';
-import { readJsonFile } from '../lib/errors.js';
+import { readJsonFile } from '../lib/user-files.js';
 
 /** One person of the users file. */
 export interface FileUser {

@@ -7,7 +7,8 @@ import type { LookupFunction } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-import { CliError, fileErrorMessage } from '../errors.js';
+import { CliError } from '../errors.js';
+import { fileErrorMessage } from '../user-files.js';
 import { redactUrlCredentials } from '../logger.js';
 import { isLoopbackHost, LOCALHOST_NAME } from '../net/addresses.js';
 import { quoted } from '../settings/parse.js';

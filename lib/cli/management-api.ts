@@ -1,4 +1,5 @@
-import { CliError, readFileBytes } from '../errors.js';
+import { CliError } from '../errors.js';
+import { readFileBytes } from '../user-files.js';
 import { clip, terminalText } from '../terminal-text.js';
 import { basicAuthorization } from '../web/basic-auth.js';
 import { baseUrlFrom, call, expectAnswer, MAX_ANSWER_BYTES, failOnError, parseFlags, usageError, type AnswerShape, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';

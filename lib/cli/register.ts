@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 
 import { PRIVATE_MEMBERS } from '../../policies/jwk-rules.js';
-import { CliError, readJsonFile } from '../errors.js';
+import { CliError } from '../errors.js';
+import { readJsonFile } from '../user-files.js';
 import { baseUrlFrom, call, expectAnswer, failOnError, parseFlags, usageError, type Command } from './common.js';
 
 /** True when `value` holds, at any depth, a JWK (`kty`) with a private or symmetric member. */

@@ -4,7 +4,8 @@ import { dirname } from 'node:path';
 
 import type { JWK } from 'jose';
 
-import { fileErrorMessage, SettingsError } from '../errors.js';
+import { SettingsError } from '../errors.js';
+import { fileErrorMessage } from '../user-files.js';
 import { RETIRE_AFTER_SECONDS, signingKids, sinceOf, stateOf, type KeyState, type StatefulJwk } from './key-states.js';
 import { EC_SIGNING_ALG, rsaBits } from '../../policies/jwk-rules.js';
 import { generatePrivateJwk, readKeysJson, validateProviderKeys } from './keys.js';

@@ -3,7 +3,8 @@ import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
 import { canonicalJwk, EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits, rsaExponentDefect } from '../../policies/jwk-rules.js';
-import { readJsonFile, SettingsError } from '../errors.js';
+import { SettingsError } from '../errors.js';
+import { readJsonFile } from '../user-files.js';
 import { providerOrder, signingKeyFor, signingOnlyKids, stateFault, stateOf, unpublishedKids } from './key-states.js';
 
 /** A JSON Web Key Set with the provider's private keys: signing keys and, optionally, decryption keys. */

@@ -1,6 +1,7 @@
 import { dirname, extname, resolve } from 'node:path';
 
-import { readFileBytes, SettingsError, utf8Text } from '../errors.js';
+import { SettingsError } from '../errors.js';
+import { readFileBytes, utf8Text } from '../user-files.js';
 import { clip } from '../terminal-text.js';
 import { PROPERTY_DEFINITIONS, writeValue, type PropertyDefinition } from './definitions.js';
 import { parseProperties } from './properties-file.js';

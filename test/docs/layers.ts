@@ -19,7 +19,7 @@ export interface Layer {
  * above. `adapters/` and `policies/` may import only the base and settings layers of `lib/`.
  */
 export const LAYERS: Layer[] = [
-  { name: 'base', parts: ['lib/errors.ts', 'lib/email-address.ts', 'lib/logger.ts', 'lib/is-main.ts', 'lib/seams.ts', 'lib/terminal-text.ts', 'lib/net'] },
+  { name: 'base', parts: ['lib/errors.ts', 'lib/user-files.ts', 'lib/email-address.ts', 'lib/logger.ts', 'lib/is-main.ts', 'lib/seams.ts', 'lib/terminal-text.ts', 'lib/net'] },
   { name: 'settings', parts: ['lib/settings'] },
   { name: 'web', parts: ['lib/web'] },
   { name: 'pages', parts: ['lib/pages'] },

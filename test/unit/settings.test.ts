@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 
 import { loadSettings, silentLogger } from '../../lib/index.js';
-import { readJsonFile, SettingsError } from '../../lib/errors.js';
+import { SettingsError } from '../../lib/errors.js';
+import { readJsonFile } from '../../lib/user-files.js';
 import { generateSigningKeys, readSigningKeys } from '../../lib/provider/keys.js';
 import { findUnsafeDefaults, enforceSafeDefaults } from '../../lib/settings/unsafe.js';
 import { PROPERTY_DEFINITIONS, readValue, ruleDerivedEnv } from '../../lib/settings/definitions.js';
