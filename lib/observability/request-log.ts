@@ -23,13 +23,14 @@ function answeredStatusOf(error: unknown): number {
 }
 
 /**
- * Outermost middleware: gives every request an id (a well-formed incoming `X-Request-Id`, else a
- * UUID) in `ctx.state.requestId` and the answer, and logs one line per request, never a query string.
+ * Outermost middleware: gives every request an id (a well-formed incoming `X-Request-Id` when `proxy`, the trusted
+ * proxy having set it, else a UUID: a client's own would let it give its lines the id of another's requests) in
+ * `ctx.state.requestId` and the answer, and logs one line per request, never a query string.
  */
-export function requestLogging(logger: Logger, metrics?: Metrics): Middleware {
+export function requestLogging(logger: Logger, proxy: boolean, metrics?: Metrics): Middleware {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
-    const incoming = ctx.req.headers['x-request-id'];
+    const incoming = proxy ? ctx.req.headers['x-request-id'] : undefined;
     const id = typeof incoming === 'string' && VALID_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = id;
     ctx.res.setHeader('X-Request-Id', id);

@@ -194,7 +194,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
 export const FRONT_DOOR: readonly Wrapper<(parts: FrontDoorParts) => Middleware>[] = [
   { why: 'Host and scheme (and X-Forwarded-Proto) pinned to svc.base-url before anything reads them', wrap: ({ baseUrl, proxy, logger }) => pinPublicOrigin(baseUrl, proxy, logger) },
   // Paths are seen relative to where the front door is mounted (createApp mounts it at the base path).
-  { why: 'each request gets its id and one log line', wrap: ({ logger, metrics }) => requestLogging(logger, metrics) },
+  { why: 'each request gets its id (the one a trusted proxy set, else a new one) and one log line', wrap: ({ logger, proxy, metrics }) => requestLogging(logger, proxy, metrics) },
   { why: 'security headers on every response', wrap: () => securityHeaders() },
   { why: "a body the host app's parser read first is put back from its raw text, or refused: never served empty", wrap: ({ logger }) => hostParsedBody(logger) },
   { why: 'an oversized body is refused before anything reads it', wrap: () => bodyLimit() },
