@@ -310,7 +310,7 @@ export const PROPERTY_DEFINITIONS = [
   row('svc.proxy', 'proxy', parseBoolean, {
     env: 'SVC_PROXY',
     default: false,
-    doc: 'Trust `X-Forwarded-*` headers (set when running behind a TLS-terminating proxy): the client address, and the `X-Request-Id` the proxy sets (have it set or replace the header; one a client sent passes many proxies unchanged). Off, neither is read.',
+    doc: 'Trust `X-Forwarded-*` headers (set when running behind a TLS-terminating proxy): the client address, and the `X-Request-Id` the proxy sets (have it set or replace the header; one a client sent passes many proxies unchanged). Off, neither is read, and the first request carrying `X-Forwarded-For` or `Forwarded` is logged once (`proxy_headers_ignored`).',
   }),
   row('svc.proxy.hops', 'proxyHops', integer(1, 10), {
     env: 'SVC_PROXY_HOPS',

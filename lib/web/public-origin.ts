@@ -19,13 +19,21 @@ const originForm = (target: string): string => {
  * absolute-form target itself): `Host: evil.example` or `GET http://evil.example/…` would otherwise reach
  * discovery and registration responses, and an https base URL whose TLS ends in front of a process not told
  * `svc.proxy` would advertise http endpoints and set cookies without `Secure`. A host app whose `proxy` differs from
- * `svc.proxy` is told once to `logger` (`proxy_settings_differ`).
+ * `svc.proxy` is told once to `logger` (`proxy_settings_differ`), and so is the first request carrying `X-Forwarded-For`
+ * or `Forwarded` while `svc.proxy` is off (`proxy_headers_ignored`, naming no value: anyone may send them).
  */
 export function pinPublicOrigin(baseUrl: string, proxy: boolean, logger?: Logger): Middleware {
   const base = new URL(baseUrl);
   const scheme = base.protocol.slice(0, -1);
   let told = false;
+  let toldIgnored = proxy;
   return (ctx, next) => {
+    // Behind a proxy every client then counts as the proxy's address: one person's failures lock everyone out.
+    const forwarded = toldIgnored ? undefined : ['x-forwarded-for', 'forwarded'].find((name) => ctx.req.headers[name] !== undefined);
+    if (forwarded && logger) {
+      toldIgnored = true;
+      logger.warn('proxy_headers_ignored', { header: forwarded, fix: 'behind a proxy of yours set svc.proxy=true (and svc.proxy.hops), or every client counts as its address for the throttles; without one, a client sent it: leave svc.proxy off' });
+    }
     // A host app trusting X-Forwarded-* unlike svc.proxy: one of the two is wrong, and the throttles count by ours.
     if (!told && logger && ctx.app.proxy !== proxy) {
       told = true;
