@@ -357,6 +357,27 @@ describe('unsafe defaults', () => {
     expect(findUnsafeDefaults(settings, { management: true }).map((f) => f.property)).toEqual([property]);
   });
 
+  it.each([
+    ['SVC_DEMO_ENABLED', 'true', 'svc.demo.enabled=false'],
+    ['SVC_FETCH_ALLOW_PRIVATE_NETWORK', 'true', 'svc.fetch.allow-private-network=false'],
+    ['SVC_BASE_URL', 'http://idp.example.com', 'svc.base-url to an https URL'],
+    ['SVC_MAIL_FROM', 'idp@localhost', 'svc.mail.from to an address of your own domain'],
+    ['SVC_MANAGEMENT_PASSWORD', 'admin', 'svc.management.password to a password of your own'],
+  ])('a refusal of %s=%s the operator set says what to set it to (%s), in production and in the warning', (variable, value, fix) => {
+    const settings = loadSettings({ env: { ...production, [variable]: value } });
+    const found = findUnsafeDefaults(settings, { management: true });
+    expect(captureError(() => enforceSafeDefaults(settings, found, silentLogger)).message).toMatch(new RegExp(`; set ${fix.replace(/[.=]/g, '\\$&')} \\(`));
+    const fixes: unknown[] = [];
+    enforceSafeDefaults({ ...settings, production: false }, found, { ...silentLogger, warn: (_event: string, fields?: Record<string, unknown>) => void fixes.push(fields?.fix) });
+    expect(fixes).toEqual([`set ${fix} before production`]);
+  });
+
+  it('names the other way to set what an unset default lacks: svc.redis.url or svc.redis.cluster-nodes', () => {
+    const { REDIS_URL: _redis, ...withoutRedis } = production;
+    const settings = loadSettings({ env: withoutRedis });
+    expect(captureError(() => enforceSafeDefaults(settings, findUnsafeDefaults(settings, { management: true }), silentLogger)).message).toContain('; set svc.redis.url or svc.redis.cluster-nodes (');
+  });
+
   it('refuses the shipped password admin in production when only the user was changed', () => {
     const { SVC_MANAGEMENT_PASSWORD: _password, ...withoutPassword } = production;
     for (const env of [{ ...withoutPassword, SVC_MANAGEMENT_USER: 'ops' }, { ...production, SVC_MANAGEMENT_USER: 'ops', SVC_MANAGEMENT_PASSWORD: 'admin' }]) {
