@@ -55,12 +55,14 @@ export interface PropertyDefinition<P extends string = string, V = unknown, R ex
   fallback: (settings: Settings) => V | undefined;
   /** Why the value in force is unsafe for production, or `undefined` when it is not (`unsafe.ts`). */
   unsafe?: (settings: Settings, supplied: SuppliedParts) => string | undefined;
+  /** What to set when {@link unsafe} refuses, after `set ` (`svc.demo.enabled=false`); the name when unset will do. */
+  readonly fix?: string;
   /** Whether {@link Settings} always holds the value (the row has a default). */
   readonly required: R;
 }
 
 /** What a row says besides its name, place and parser; the reference shows `default` in backticks unless `defaultText` says more. */
-type Facts<V> = Pick<PropertyDefinition, 'env' | 'doc' | 'secret' | 'path' | 'unsafe'> & Partial<Pick<PropertyDefinition, 'defaultText'>> & {
+type Facts<V> = Pick<PropertyDefinition, 'env' | 'doc' | 'secret' | 'path' | 'unsafe' | 'fix'> & Partial<Pick<PropertyDefinition, 'defaultText'>> & {
   default?: V | ((settings: Settings) => V);
 };
 
@@ -164,6 +166,7 @@ export const PROPERTY_DEFINITIONS = [
       httpOffLoopback(s.baseUrl)
         ? 'the public issuer is http on a host other than loopback: browsers, relying parties and cookies then travel in clear (use https, also when TLS ends at a proxy)'
         : undefined,
+    fix: 'svc.base-url to an https URL',
   }),
   row('svc.redis.url', 'redis.url', redisUrl, {
     env: 'REDIS_URL',
@@ -171,6 +174,7 @@ export const PROPERTY_DEFINITIONS = [
     doc: 'Standalone Redis holding all provider state, e.g. `redis://127.0.0.1:6379/0`.',
     unsafe: (s, supplied): string | undefined =>
       !supplied.store && !s.redis.url && !s.redis.clusterNodes ? 'the embedded in-memory store serves one process and loses everything on restart' : undefined,
+    fix: 'svc.redis.url or svc.redis.cluster-nodes',
   }),
   row('svc.redis.cluster-nodes', 'redis.clusterNodes', parseClusterNodes, {
     env: 'SVC_REDIS_CLUSTER_NODES',
@@ -215,6 +219,7 @@ export const PROPERTY_DEFINITIONS = [
       supplied.management && (s.mail.smtpUrl || supplied.mailer) && /@(?:.+\.)?localhost$/.test(s.mail.from)
         ? `invitation mails go out from ${s.mail.from}, an address at localhost: relays and the invitees' servers refuse such mail or file it as spam`
         : undefined,
+    fix: 'svc.mail.from to an address of your own domain',
   }),
   row('svc.management.user', 'management.user', check(parseNonEmpty, /:/, 'must not contain ":"'), {
     env: 'SVC_MANAGEMENT_USER',
@@ -233,6 +238,7 @@ export const PROPERTY_DEFINITIONS = [
       supplied.management && s.management.password === 'admin'
         ? 'the management endpoint still uses the shipped password admin'
         : undefined,
+    fix: 'svc.management.password to a password of your own',
   }),
   row('svc.management.lockout-threshold', 'management.lockoutThreshold', integer(1, 1000), {
     default: 5,
@@ -292,6 +298,7 @@ export const PROPERTY_DEFINITIONS = [
         ? '/oidcdemo/login registers clients and runs flows for anyone who can sign in (the demo accounts do not: an authenticator is configured)'
         : 'the demo accounts demo/demo and demo-basic/demo-basic sign in, and /oidcdemo/login registers clients';
     },
+    fix: 'svc.demo.enabled=false',
   }),
   row('svc.fetch.allow-private-network', 'fetch.allowPrivateNetwork', parseBoolean, {
     env: 'SVC_FETCH_ALLOW_PRIVATE_NETWORK',
@@ -301,6 +308,7 @@ export const PROPERTY_DEFINITIONS = [
       s.fetch.allowPrivateNetwork
         ? 'jwks_uri and x5u are fetched over http and from loopback and private addresses (a server-side request forgery surface)'
         : undefined,
+    fix: 'svc.fetch.allow-private-network=false',
   }),
   row('svc.fetch.private-hosts', 'fetch.privateHosts', parsePrivateHosts, {
     default: [],

@@ -9,6 +9,8 @@ export interface UnsafeDefault {
   property: string;
   /** What is unsafe about it. */
   reason: string;
+  /** What to set, after `set `: the property, or with the value or kind of value (`svc.demo.enabled=false`). */
+  fix: string;
 }
 
 /**
@@ -19,23 +21,23 @@ export interface UnsafeDefault {
 export function findUnsafeDefaults(settings: Settings, supplied: SuppliedParts = {}): UnsafeDefault[] {
   return PROPERTY_DEFINITIONS.flatMap((d) => {
     const reason = d.unsafe?.(settings, supplied);
-    return reason === undefined ? [] : [{ property: d.name, reason }];
+    return reason === undefined ? [] : [{ property: d.name, reason, fix: d.fix ?? d.name }];
   });
 }
 
 /**
- * With `NODE_ENV=production` refuses to start while unsafe defaults remain (the error names every
- * property to set); otherwise warns once per default.
+ * With `NODE_ENV=production` refuses to start while unsafe defaults remain (the error says what to set, each
+ * property with the value or kind of value it needs when set already); otherwise warns once per default.
  *
  * @throws {@link SettingsError} in production when `found` is not empty.
  */
 export function enforceSafeDefaults(settings: Settings, found: UnsafeDefault[], logger: Logger): void {
   if (found.length === 0) return;
   if (settings.production) {
-    const fixes = found.map((f) => `${f.property} (${f.reason})`).join('; ');
+    const fixes = found.map((f) => `${f.fix} (${f.reason})`).join('; ');
     throw new SettingsError(`refusing to start with NODE_ENV=production while unsafe defaults remain; set ${fixes}`, found.map((f) => f.property));
   }
   for (const f of found) {
-    logger.warn('unsafe_default', { property: f.property, reason: f.reason, fix: `set ${f.property} before production` });
+    logger.warn('unsafe_default', { property: f.property, reason: f.reason, fix: `set ${f.fix} before production` });
   }
 }
