@@ -48,4 +48,12 @@ describe('an invitation mailed to a wrong address can be revoked alone', () => {
     expect(registered.status).toBe(201);
     expect(lines.join('\n')).not.toContain(tokenIn((meant.body.mail as { file: string }).file));
   });
+
+  it('names the management user who sent an invitation, as initial_access_token_issued does, and of the invitee only the domain', async () => {
+    const sent = await invite('alice.partner@example.net');
+    const line = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.e === 'invitation_sent' && l.invitation === sent.body.invitation);
+    expect(line).toMatchObject({ user: 'operator', domain: 'example.net' });
+    expect(lines.join('\n')).not.toContain('alice.partner');
+    expect(lines.join('\n')).not.toContain('invitation-id-password');
+  });
 });

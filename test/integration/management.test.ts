@@ -442,7 +442,8 @@ describe('a relay on the development machine whose STARTTLS certificate is self-
     const res = await inviteThrough(smtp.url);
     expect([res.status, res.body.error, res.pending]).toEqual([502, 'mail_delivery_failed', []]);
     const failed = res.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.e === 'invitation_mail_failed');
-    expect(failed).toMatchObject({ cause_code: 'ESOCKET', cause: expect.stringContaining('self-signed certificate') });
+    expect(failed).toMatchObject({ user: 'admin', cause_code: 'ESOCKET', cause: expect.stringContaining('self-signed certificate') });
+    expect(res.lines.join('\n')).not.toContain('partner@');
     expect(smtp.raw.length).toBe(sent);
   });
 

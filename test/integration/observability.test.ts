@@ -81,7 +81,7 @@ describe('structured logs and metrics', () => {
     const requests = lines.filter((l) => l.event === 'request');
     expect(requests.find((l) => l.request_id === inviteId)).toMatchObject({ route: '/oidc/v1/management/invite_client', status: 202, method: 'GET' });
     expect(requests.some((l) => l.route === '/oidc/v1/interaction/:uid/login')).toBe(true);
-    expect(lines.find((l) => l.event === 'invitation_sent')).toMatchObject({ request_id: inviteId, domain: 'example.com' });
+    expect(lines.find((l) => l.event === 'invitation_sent')).toMatchObject({ request_id: inviteId, user: 'admin', domain: 'example.com' });
 
     const secrets = {
       iat,
