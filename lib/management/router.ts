@@ -5,6 +5,7 @@ import { refOf } from '../../adapters/inventory.js';
 import { InvalidInvitationAddressError, MailDeliveryError } from '../errors.js';
 import { failureCauseFields, noStore, requestIdOf, sendError } from '../web/error-response.js';
 import { PROVIDER_PATH, ROUTES } from '../settings/paths.js';
+import { managementUserOf } from './audit.js';
 import { allowMethods, managementGuard, type GuardOptions } from './guard.js';
 import { issueInitialAccessToken } from '../registration/initial-access-tokens.js';
 import { inviteClient } from './invite.js';
@@ -42,6 +43,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
   const guard = managementGuard(options);
 
   router.all('/invite_client', allowMethods(['GET', 'POST'], { headAsGet: false }), guard, async (ctx) => {
+    const acted = { request_id: requestIdOf(ctx), user: managementUserOf(ctx) };
     const parameters = await singleParameters(ctx, ['email']);
     if ('error' in parameters) return sendError(ctx, parameters.status, 'invalid_request', parameters.error);
     try {
@@ -53,7 +55,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
         registrationEndpoint: options.registrationEndpoint,
       });
       logger.info('invitation_sent', {
-        request_id: requestIdOf(ctx),
+        ...acted,
         domain: invited.slice(invited.lastIndexOf('@') + 1),
         invitation,
         expires_at: expiresAt,
@@ -67,7 +69,7 @@ export function createManagementRouter(options: ManagementOptions): Router {
     } catch (err) {
       if (err instanceof InvalidInvitationAddressError) return sendError(ctx, 400, 'invalid_request', err.message);
       if (err instanceof MailDeliveryError) {
-        logger.error('invitation_mail_failed', { request_id: requestIdOf(ctx), code: err.code, transport: mailer.kind, ...failureCauseFields(err) });
+        logger.error('invitation_mail_failed', { ...acted, code: err.code, transport: mailer.kind, ...failureCauseFields(err) });
         return sendError(ctx, 502, 'mail_delivery_failed', 'the invitation mail could not be sent; no invitation was issued (the invitation_mail_failed log line names the cause; svc-connect config check --connect tests the mail server)');
       }
       throw err;
@@ -75,9 +77,8 @@ export function createManagementRouter(options: ManagementOptions): Router {
   });
   router.all('/initial-access-tokens', allowMethods(['POST']), guard, async (ctx) => {
     const { token, expiresAt } = await issueInitialAccessToken(provider);
-    const { managementUser } = ctx.state as { managementUser?: string };
     const invitation = invitationId(refOf(token));
-    logger.info('initial_access_token_issued', { request_id: requestIdOf(ctx), user: managementUser, invitation, expires_at: expiresAt });
+    logger.info('initial_access_token_issued', { request_id: requestIdOf(ctx), user: managementUserOf(ctx), invitation, expires_at: expiresAt });
     options.metrics?.securityEvents.inc({ event: 'initial_access_token_issued' });
     ctx.status = 201;
     noStore(ctx);
