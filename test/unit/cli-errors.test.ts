@@ -56,3 +56,12 @@ describe('what the CLI says of a --url it cannot use', () => {
     expect(messageOf(() => baseUrlFrom('id.example.com', {}))).toBe('--url: "id.example.com" is not an absolute URL');
   });
 });
+
+describe('what the CLI says of a gateway that gave up waiting', () => {
+  it('attack on the operator: a 504 of a proxy in front (a revoke scanning a large store outlasting its timeout) is not told as undone: the action may be done or under way', () => {
+    const result = { status: 504, body: { error: 'unexpected_response', error_description: 'HTTP 504 with a body that is not a JSON object' }, foreign: true as const };
+    expect(messageOf(() => failOnError(result, 'revoke', { user: 'ops' }))).toBe(
+      "revoke failed: HTTP 504 unexpected_response: HTTP 504 with a body that is not a JSON object (a gateway's timeout: the provider may have done it, or still be at it; check before repeating it)",
+    );
+  });
+});
