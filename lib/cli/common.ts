@@ -121,7 +121,12 @@ export interface CallInit {
   body?: string | undefined;
   /** The bytes the answers of one `--all` listing may still bring, shared by its pages; otherwise one answer's own. */
   budget?: { left: number };
+  /** Milliseconds the answer is waited for once the request is sent; default 10 s for a GET, 5 minutes for an action (a revoke walks every session and grant). */
+  wait?: number;
 }
+
+/** How long a connection may take to open (and the request to go out). */
+const CONNECT_MS = 10_000;
 
 /**
  * Looks a name under `localhost` up as `localhost` itself (RFC 6761 6.3), which the hosts file answers: DNS, which the
@@ -134,7 +139,7 @@ const loopbackLookup: LookupFunction = (_hostname, options, callback) => lookup(
  * One request by node's own client (fetch cannot choose how a name is looked up); a redirect is never followed. An
  * answer beyond {@link MAX_ANSWER_BYTES}, or beyond what the `budget` of its listing has left, is cut off and refused.
  */
-function send(url: URL, init: CallInit, signal: AbortSignal): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
+function send(url: URL, init: CallInit, signal: AbortSignal, onSent: () => void): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
   const local = url.protocol === 'http:' && LOCALHOST_NAME.test(url.hostname);
   return new Promise((resolve, reject) => {
     const options = { method: init.method, headers: init.headers, signal, ...(local ? { lookup: loopbackLookup } : {}) };
@@ -154,22 +159,39 @@ function send(url: URL, init: CallInit, signal: AbortSignal): Promise<{ status: 
         resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter });
       });
     });
-    sent.on('error', reject);
+    sent.on('error', reject).on('finish', onSent);
     sent.end(init.body);
   });
 }
 
-/** A request with a clear error when the server cannot be reached. */
+/**
+ * A request with a clear error when no answer comes: "cannot reach" only when the request never went out; once sent, an
+ * action (not a GET) may be done or still under way on the server, and the operator is told to check before repeating it.
+ */
 export async function call(url: string, init: CallInit): Promise<CallResult> {
   let answer: Awaited<ReturnType<typeof send>>;
-  const signal = AbortSignal.timeout(10_000);
+  const { origin } = new URL(url);
+  const controller = new AbortController();
+  // Unreferenced: a request whose answer came before it was all sent leaves no timer holding the process.
+  const abortIn = (ms: number): NodeJS.Timeout => setTimeout(() => controller.abort(), ms).unref();
+  let sent = false;
+  let timer = abortIn(CONNECT_MS);
+  const wait = init.wait ?? (init.method === 'GET' ? 10_000 : 300_000);
   try {
     // Not followed: a redirect would carry the body (an address, a registration) wherever it points, http included.
-    answer = await send(new URL(url), init, signal);
+    answer = await send(new URL(url), init, controller.signal, () => {
+      sent = true;
+      clearTimeout(timer);
+      timer = abortIn(wait);
+    });
   } catch (err) {
     if (err instanceof CliError) throw err;
-    const cause = signal.aborted ? 'no answer within 10 s' : ((err as NodeJS.ErrnoException).code ?? (err as Error).name);
-    throw new CliError(`cannot reach ${new URL(url).origin} (${cause})`);
+    const cause = (err as NodeJS.ErrnoException).code ?? (err as Error).name;
+    if (!sent) throw new CliError(`cannot reach ${origin} (${controller.signal.aborted ? `no connection within ${CONNECT_MS / 1000} s` : cause})`);
+    const what = `sent the request to ${origin}, but ${controller.signal.aborted ? `no answer came within ${wait / 1000} s` : `the connection closed without an answer (${cause})`}`;
+    throw new CliError(init.method === 'GET' ? what : `${what}: it may be done, or still under way on the server; check before repeating it (with the matching list or show command, or the management_audit line in the provider's log)`);
+  } finally {
+    clearTimeout(timer);
   }
   const retryAfter = answer.retryAfter !== undefined ? { retryAfter: answer.retryAfter } : {};
   const body = jsonObject(answer.text);
@@ -244,6 +266,8 @@ export function failOnError(result: CallResult, what: string, management?: { use
     hint = ' (a redirect, not followed: give the URL it points to as --url)';
   } else if (result.status === 401 && management) {
     hint = ` (tried the management user "${management.user}", from --user, SVC_MANAGEMENT_USER or the default admin; the password comes from SVC_MANAGEMENT_PASSWORD or --password-file)`;
+  } else if (result.status === 504) {
+    hint = " (a gateway's timeout: the provider may have done it, or still be at it; check before repeating it)";
   } else if (result.status === 429) {
     const seconds = retryAfterSeconds(result.retryAfter);
     hint = seconds === undefined ? ' (wait before trying again)' : ` (wait ${seconds} second${seconds === 1 ? '' : 's'} before trying again; every failed try counts towards the lockout)`;

@@ -5,13 +5,16 @@ import { basicAuthorization } from '../web/basic-auth.js';
 import { baseUrlFrom, call, expectAnswer, MAX_ANSWER_BYTES, failOnError, parseFlags, usageError, type AnswerShape, type CliIo, type FlagOptions, type ParsedFlags } from './common.js';
 
 /** The flags every toolbox command takes to reach the management API. */
-const CONNECTION_FLAGS = { url: { type: 'string' }, user: { type: 'string' }, 'password-file': { type: 'string' } } as const;
+const CONNECTION_FLAGS = { url: { type: 'string' }, user: { type: 'string' }, 'password-file': { type: 'string' }, wait: { type: 'string' } } as const;
 
 /** How to reach the management API, for usage texts. */
 export const CONNECTION_HELP = `Connection: --url BASE_URL (default SVC_BASE_URL or http://localhost:3000), --user USER
 (default SVC_MANAGEMENT_USER or admin); the password comes from --password-file FILE or
 SVC_MANAGEMENT_PASSWORD, never from a flag (so it stays out of shell history). An http URL
-is refused unless it names localhost or a loopback address: the password would travel in clear text.`;
+is refused unless it names localhost or a loopback address: the password would travel in clear text.
+--wait SECONDS: how long an answer is waited for once the request is sent (default 10 for a read,
+300 for an action: a revoke or delete walks every session and grant). An action unanswered in time
+may be done or still under way on the server: check before repeating it.`;
 
 /** Parses a toolbox command: its `options` and the connection flags, with positionals. */
 export function parseCommand<O extends FlagOptions>(argv: string[], options: O, usage: string): ParsedFlags<typeof CONNECTION_FLAGS & O> {
@@ -37,11 +40,18 @@ export interface ManagementConnection {
   authorization: string;
   /** The management user the credentials name (shown when they are refused). */
   user: string;
+  /** Milliseconds an answer is waited for (`--wait`); unset, the default for the method. */
+  wait?: number;
 }
 
+/** The longest `--wait` in seconds, a day (Node fires a timer of more than 24.8 days at once). */
+const MOST_WAIT = 86_400;
+
 /** The connection from `--url`, `--user`, `--password-file` and the environment. */
-export function connect(values: { url?: string; user?: string; 'password-file'?: string }, io: CliIo): ManagementConnection {
-  const file = values['password-file'];
+export function connect(values: { url?: string; user?: string; 'password-file'?: string; wait?: string }, io: CliIo): ManagementConnection {
+  const { 'password-file': file, wait } = values;
+  const seconds = wait !== undefined && /^\d+(\.\d+)?$/.test(wait) ? Number(wait) : 0;
+  if (wait !== undefined && !(seconds > 0 && seconds <= MOST_WAIT)) throw new CliError(`--wait: "${wait}" is not a number of seconds more than 0 and at most ${MOST_WAIT}`, 2);
   let password: string | undefined;
   if (file !== undefined) {
     password = readFileBytes(file, (reason) => new CliError(`--password-file: ${reason}`, 2), { maxBytes: 2 ** 16, streams: true }).toString('utf8');
@@ -54,6 +64,7 @@ export function connect(values: { url?: string; user?: string; 'password-file'?:
     root: `${baseUrlFrom(values.url, io.env)}/oidc/v1/management`,
     authorization: basicAuthorization(user, password),
     user,
+    ...(wait ? { wait: seconds * 1000 } : {}),
   };
 }
 
@@ -71,7 +82,8 @@ export async function request(
 ): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = { authorization: connection.authorization, accept: 'application/json' };
   if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-  const result = await call(`${connection.root}${path}`, { method, headers, body: form ? new URLSearchParams(form).toString() : undefined, ...(budget ? { budget } : {}) });
+  const body = form ? new URLSearchParams(form).toString() : undefined;
+  const result = await call(`${connection.root}${path}`, { method, headers, body, ...(budget ? { budget } : {}), ...(connection.wait ? { wait: connection.wait } : {}) });
   failOnError(result, what, { user: connection.user });
   return expectAnswer(result.body, what, shape);
 }
