@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `svc-connect` command line (package.json "bin"; the commands are {@link COMMANDS}).
- * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong.
+ * Exit codes: 0 success, 1 the operation failed, 2 the command line was wrong, 141 the reader of the output left
+ * (`| head`), as a shell reports for git or coreutils ended by SIGPIPE.
  */
 import { clientKeysCommand } from './cli/client-keys.js';
 import { clientsCommand } from './cli/clients.js';
@@ -60,6 +61,9 @@ export async function main(argv: string[], terminal: CliIo): Promise<number> {
 }
 
 if (isMainModule(import.meta.url)) {
+  // Stops quietly where Node would print an unhandled EPIPE; `serve` keeps serving (its logger drops lines it cannot write).
+  const serving = process.argv[2] === 'serve';
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', (err: NodeJS.ErrnoException) => void (serving || process.exit(err.code === 'EPIPE' ? 141 : 1)));
   const io: CliIo = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), env: process.env };
   const code = await main(process.argv.slice(2), io).catch(() => 1);
   if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
