@@ -14,6 +14,7 @@ import type { Authenticator } from '../claims/authenticator.js';
 import { guardAuthenticator } from '../claims/authenticator-guard.js';
 import { unfailingLogger, type Logger } from '../logger.js';
 import { createSettingsLogger } from '../observability/pino-logger.js';
+import { summariseRepeatedFailures } from '../observability/repeated-failures.js';
 import { loadAuthenticatorModule, loadClaimModules } from './plugin-modules.js';
 import { publicPathsOf, type PublicPaths } from '../settings/paths.js';
 import type { Settings } from '../settings/types.js';
@@ -69,7 +70,7 @@ export interface Runtime {
  * the keys when neither code nor `svc.keys.file` gives them (`config check`, which starts nothing, makes none).
  */
 export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}, served: SuppliedParts = {}, generateKeys = generateProviderKeys): Promise<Runtime> {
-  const logger = unfailingLogger(options.logger ?? createSettingsLogger(settings.log, settings.production));
+  const logger = unfailingLogger(summariseRepeatedFailures(options.logger ?? createSettingsLogger(settings.log, settings.production)));
   const supplied = { store: !!options.store, keys: !!options.jwks, authenticator: !!options.authenticator, mailer: !!options.mailer && options.mailer.kind !== 'outbox', ...served };
   const unsafe = findUnsafeDefaults(settings, supplied);
   enforceSafeDefaults(settings, unsafe, logger);
