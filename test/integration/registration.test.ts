@@ -317,6 +317,27 @@ describe('client registration (C6)', () => {
       expect((await manage(c.uri, 'PUT', c.token, { client_id: c.clientId, redirect_uris: [REDIRECT] })).status).toBe(401);
     });
 
+    it('honest: a PUT, then a POST, of exactly what GET answered updates nothing and rotates the token; the members the provider keeps are its own', async () => {
+      const key = await encryptionKey('RSA-OAEP-256', { use: undefined, key_ops: ['encrypt'] });
+      const registered = await register(running, { redirect_uris: [REDIRECT], client_name: 'echo', id_token_encrypted_response_alg: 'RSA-OAEP-256', jwks: { keys: [key.jwk] } }, await iat());
+      const uri = registered.body.registration_client_uri as string;
+      const read = await manage(uri, 'GET', registered.body.registration_access_token as string);
+      const put = await manage(uri, 'PUT', read.body.registration_access_token as string, read.body);
+      expect([put.status, put.body.error_description]).toEqual([200, undefined]);
+      const { registration_access_token: readToken, ...readRest } = read.body;
+      const { registration_access_token: putToken, ...putRest } = put.body;
+      expect(putRest).toEqual(readRest);
+      expect(putToken).not.toBe(readToken);
+      const again = await manage(uri, 'GET', putToken as string);
+      const posted = await manage(uri, 'POST', again.body.registration_access_token as string, again.body);
+      expect([posted.status, posted.body.error_description]).toEqual([200, undefined]);
+      const changed = { ...posted.body, client_id_issued_at: 1, client_secret_expires_at: 1, registration_client_uri: 'https://rp.example/elsewhere', registration_access_token: 'chosen' };
+      const kept = await manage(uri, 'PUT', posted.body.registration_access_token as string, changed);
+      expect([kept.status, kept.body.client_id_issued_at, kept.body.client_secret_expires_at, kept.body.registration_client_uri]).toEqual([200, read.body.client_id_issued_at, 0, uri]);
+      expect(kept.body.registration_access_token).not.toBe('chosen');
+      expect((await manage(uri, 'GET', 'chosen')).status).toBe(401);
+    });
+
     it('drops the secret of a client that updates to a method without one, and issues a new one when it returns (RFC 7592 2.2)', async () => {
       const registered = await register(running, { redirect_uris: [REDIRECT] }, await iat());
       const clientId = registered.body.client_id as string;
