@@ -29,6 +29,12 @@ const CLIENT_CONFIGURATION = new RegExp(`^${ROUTES.registration}/([A-Za-z0-9_-]+
 
 type Fields = Record<string, unknown>;
 
+/**
+ * The members of a client configuration answer the provider alone sets (RFC 7592 section 3): an update echoing them (a
+ * client that PUTs back what GET answered) is served with them left out, as oidc-provider would refuse the whole update.
+ */
+const PROVIDER_SET_MEMBERS = ['registration_access_token', 'registration_client_uri', 'client_id_issued_at', 'client_secret_expires_at'];
+
 /** Descriptions of the errors oidc-provider answers without one (C2: every JSON error carries `error_description`). */
 const UNDESCRIBED_ERRORS: Readonly<Record<string, string>> = {
   request_uri_not_supported: 'request_uri is accepted only at the authorization endpoint, and only as returned by the pushed authorization request endpoint; send a request object by value (request) otherwise',
@@ -88,7 +94,9 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
     if (fields) {
       const filled = mappedClientId !== undefined && fields.client_id === undefined;
       if (filled) fields.client_id = mappedClientId;
-      if (hashSecrets(fields) || filled) text = JSON.stringify(fields);
+      const echoed = ctx.method === 'PUT' ? PROVIDER_SET_MEMBERS.filter((name) => Object.hasOwn(fields, name)) : [];
+      for (const name of echoed) delete fields[name];
+      if (hashSecrets(fields) || filled || echoed.length > 0) text = JSON.stringify(fields);
     }
   }
   replaceRequestBody(ctx, Buffer.from(text, 'utf8'), `${form ? FORM : JSON_TYPE}; charset=utf-8`);
@@ -106,7 +114,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
  * - JSON nested deeper than oidc-provider's recursive cloning survives is refused: a JSON body, a `request` (judged
  *   decrypted with the provider's `decryptionKeys` when encrypted) and a `client_assertion` ({@link assertShallowJwts});
  * - `POST` on the canonical client configuration path is served as `PUT` (the seed spec updates by POST;
- *   RFC 7592 by PUT), `client_id` filled in when omitted;
+ *   RFC 7592 by PUT), `client_id` filled in when omitted; a `PUT` body's {@link PROVIDER_SET_MEMBERS} are left out;
  * - a form or JSON body, read in the charset its Content-Type names, is handed on as the UTF-8 text judged and labelled
  *   UTF-8: a reader honouring the client's charset would otherwise decode other fields than were judged;
  * - a response never repeats a stored (hashed) client secret, and a JSON error always carries `error_description`.
