@@ -63,7 +63,8 @@ async function someRevokedMeanwhile(state: RequestState): Promise<boolean> {
  *   answered 401 `invalid_token` and undone like a failure;
  * - a 2xx read answers with a fresh registration access token and destroys the presented one
  *   (update and delete already rotated it);
- * - any other outcome undoes what the request wrote, then gives the claimed tokens back; an initial
+ * - any other outcome, a success whose client hung up before its answer included, undoes what the request wrote, then
+ *   gives the claimed tokens back; an initial
  *   access token only when every client its request created is gone again, so one token never
  *   registers two clients.
  * Once a success is decided, clean-up failures are logged, never turned into an error response.
@@ -146,7 +147,8 @@ export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: 
 
   const settle = async (ctx: Context, state: RequestState): Promise<void> => {
     for (const c of state.claims) if (c.destroyFailed !== undefined) failed(ctx, `destroy ${c.model}`, c.destroyFailed);
-    if (ctx.status < 200 || ctx.status >= 300) return settleFailure(ctx, state);
+    // A client that hung up (its timeout ran out while the provider fetched its keys) is never sent the answer: undone.
+    if (ctx.status < 200 || ctx.status >= 300 || ctx.req.socket?.destroyed === true) return settleFailure(ctx, state);
     if (await someRevokedMeanwhile(state)) {
       const description = 'the initial access token was revoked while the registration was served';
       const realm = (ctx as unknown as KoaContextWithOIDC).oidc.issuer;
