@@ -4,6 +4,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import type { FetchedDocument } from '../../lib/net/fetch.js';
 import { budgetedFetch, FETCH_BUDGET_MS } from '../../policies/fetch-budget.js';
 import type { PolicyDependencies } from '../../policies/types.js';
+import { subjectTypePolicy } from '../../policies/subject-type.js';
 
 /** A fetch that answers only when the test says so, counting calls. */
 function slowFetch(): { deps: PolicyDependencies; urls: string[]; answer(url: string): void } {
@@ -49,6 +50,24 @@ describe('budgetedFetch: all outbound fetches of one registration request share 
     const other = budgetedFetch({} as ClientMetadata, slow.deps)('https://rp.example/d.pem', 'text/plain');
     slow.answer('https://rp.example/d.pem');
     await expect(other).resolves.toMatchObject({ status: 200 });
+  });
+
+  it("counts the sector_identifier_uri in: after keys that took the whole budget it is not fetched", async () => {
+    jest.useFakeTimers();
+    const slow = slowFetch();
+    const properties: ClientMetadata = { client_id: 'rp', redirect_uris: ['https://rp.example/cb'], subject_type: 'pairwise', sector_identifier_uri: 'https://rp.example/sector.json' };
+    const keys = budgetedFetch(properties, slow.deps)('https://rp.example/jwks', 'application/json');
+    const settled = expect(keys).rejects.toThrow('timed out');
+    await jest.advanceTimersByTimeAsync(FETCH_BUDGET_MS);
+    await settled;
+    const registration = { oidc: { route: 'registration' } } as unknown as Parameters<ReturnType<typeof subjectTypePolicy>>[0];
+    const judged = expect(subjectTypePolicy(slow.deps)(registration, properties)).rejects.toMatchObject({
+      error: 'invalid_client_metadata',
+      error_description: 'sector_identifier_uri: could not be fetched: https://rp.example/sector.json: not fetched: the outbound fetches of one registration request share 5 s, and they are spent',
+    });
+    await jest.advanceTimersByTimeAsync(0);
+    expect(slow.urls).toEqual(['https://rp.example/jwks']);
+    await judged;
   });
 
   it('passes errors of the fetch through unchanged', async () => {
