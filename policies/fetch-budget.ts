@@ -4,7 +4,7 @@ import { OutboundFetchError } from '../lib/errors.js';
 import type { FetchedDocument } from '../lib/net/fetch.js';
 import type { PolicyDependencies } from './types.js';
 
-/** How long all outbound fetches of one registration request (its `jwks_uri` and every `x5u`) may take together, in ms. */
+/** How long all outbound fetches of one registration request (its `jwks_uri`, every `x5u`, its `sector_identifier_uri`) may take together, in ms. */
 export const FETCH_BUDGET_MS = 5000;
 
 const deadlines = new WeakMap<ClientMetadata, number>();

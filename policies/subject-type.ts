@@ -2,13 +2,14 @@ import type { ClientMetadata } from 'oidc-provider';
 
 import { ROUTE_NAMES } from '../lib/seams.js';
 import { isUnowned, sectorOf, subjectTypeFor, SUBJECT_TYPES, type SubjectType } from './subjects.js';
+import { budgetedFetch } from './fetch-budget.js';
 import { fetchJson, reject, type PolicyDependencies, type RegistrationPolicy } from './types.js';
 
 /**
  * Policy `svc/subject-type` (OpenID Connect Core 8, Registration 2 and 5):
  * - a client registered without `subject_type` gets one ({@link subjectTypeFor}; RFC 7591 3.2.1
  *   lets the server substitute metadata);
- * - a `sector_identifier_uri` is fetched (C11) and must list every `redirect_uri` (Registration 5); a pairwise
+ * - a `sector_identifier_uri` is fetched (C11, in the request's one fetch budget) and must list every `redirect_uri` (Registration 5); a pairwise
  *   client naming one has no loopback or private-use redirect URI ({@link isUnowned}): any app receives codes there,
  *   so listing one in a sector document would let any app join that sector;
  *   it is checked at registration and update only (`sectorIdentifierUriValidate`);
@@ -56,7 +57,7 @@ async function checkSectorDocument(properties: ClientMetadata, deps: PolicyDepen
     reject('sector_identifier_uri', `cannot group ${unowned.join(', ')}: a loopback or private-use redirect URI names no relying party (any app on the device receives codes there); use claimed https redirect URIs, or register the app without sector_identifier_uri (a sector of its own)`);
   }
   const url = new URL(uri);
-  const listed = await fetchJson(deps.fetch, url.href, 'application/json', 'sector_identifier_uri', 'could not be fetched: ');
+  const listed = await fetchJson(budgetedFetch(properties, deps), url.href, 'application/json', 'sector_identifier_uri', 'could not be fetched: ');
   if (!Array.isArray(listed) || !listed.every((v): v is string => typeof v === 'string')) {
     reject('sector_identifier_uri', `${url.href}: the response must be a JSON array of URL strings`);
   }
