@@ -51,5 +51,23 @@ export function races(_kind: StoreKind, properties: () => Record<string, string>
         expect((await manage(uri, 'GET', winners[0]?.body.registration_access_token as string)).status).toBe(200);
       }
     }, 120_000);
+
+    it('10 concurrent updates and deletes (PUT, POST, DELETE) with one registration access token → exactly one applied, one live token after', async () => {
+      const tokensOf = async (clientId: string): Promise<number> =>
+        (await running.app.svc.store.inventory?.list('RegistrationAccessToken', { limit: 500 }))?.records.filter((r) => r.payload.clientId === clientId && r.payload.consumed === undefined).length ?? -1;
+      for (let i = 0; i < REPEATS; i += 1) {
+        const { token } = await issueInitialAccessToken(running.app.svc.provider);
+        const created = await register(running, { redirect_uris: ['https://rp.example/cb'] }, token);
+        const [uri, rat, clientId] = [created.body.registration_client_uri as string, created.body.registration_access_token as string, created.body.client_id as string];
+        const methods = ['PUT', 'POST', 'DELETE', 'PUT', 'POST', 'DELETE', 'PUT', 'POST', 'PUT', 'POST'] as const;
+        const results = await Promise.all(methods.map((method, n) => manage(uri, method, rat, method === 'DELETE' ? undefined : { client_id: clientId, redirect_uris: ['https://rp.example/cb'], client_name: `update ${n}` })));
+        const winners = results.flatMap((r, n) => (r.status < 300 ? [n] : []));
+        expect({ round: i, winners: winners.length, refused: results.filter((r) => r.status === 401 && r.body.error === 'invalid_token').length }).toEqual({ round: i, winners: 1, refused: 9 });
+        const won = winners[0] as number;
+        const stored = await running.app.svc.store.adapter('Client').find(clientId);
+        if (methods[won] === 'DELETE') expect({ round: i, stored, tokens: await tokensOf(clientId) }).toEqual({ round: i, stored: undefined, tokens: 0 });
+        else expect({ round: i, name: stored?.client_name, tokens: await tokensOf(clientId) }).toEqual({ round: i, name: `update ${won}`, tokens: 1 });
+      }
+    }, 120_000);
   });
 }
