@@ -9,6 +9,11 @@ const real = await import('node:fs');
 let afterLook: { path: string; change: () => void } | undefined;
 /** Each path opened, with its flags. */
 const opened: Array<[unknown, unknown]> = [];
+/** The files read as a pipe or a terminal gives them: a byte at a time (a writer that flushes each byte, a line typed). */
+const trickled = new Set<unknown>();
+const trickling = new Set<number>();
+/** The most memory held in array buffers while a trickled file was read. */
+let heldMost = 0;
 const isFifo = (path: unknown): boolean => typeof path === 'string' && real.statSync(path, { throwIfNoEntry: false })?.isFIFO() === true;
 /** A pipe, a device or a /proc file: read whole, it never ends (or waits for a writer for ever). */
 const endless = (path: unknown): boolean => {
@@ -34,7 +39,18 @@ jest.unstable_mockModule('node:fs', () => ({
   openSync: (path: Parameters<typeof real.openSync>[0], flags: number, mode?: number) => {
     opened.push([path, flags]);
     if (isFifo(path) && !(flags & real.constants.O_NONBLOCK)) wouldHang(path);
-    return real.openSync(path, flags, mode);
+    const fd = real.openSync(path, flags, mode);
+    if (trickled.has(path)) trickling.add(fd);
+    return fd;
+  },
+  readSync: (fd: number, buffer: NodeJS.ArrayBufferView, offset: number, length: number, position: null) => {
+    if (!trickling.has(fd)) return real.readSync(fd, buffer, offset, length, position);
+    heldMost = Math.max(heldMost, process.memoryUsage().arrayBuffers);
+    return real.readSync(fd, buffer, offset, Math.min(length, 1), position);
+  },
+  closeSync: (fd: number) => {
+    trickling.delete(fd);
+    real.closeSync(fd);
   },
   readFileSync: (...args: Parameters<typeof real.readFileSync>) => (endless(args[0]) ? wouldHang(args[0]) : real.readFileSync(...args)),
 }));
@@ -42,6 +58,7 @@ const { createMemoryStore, loadSettings, silentLogger } = await import('../../li
 const { generateSigningKeys, readSigningKeys } = await import('../../lib/provider/keys.js');
 const { resolveRuntime } = await import('../../lib/provider/runtime.js');
 const { readUsersFile } = await import('../../examples/users-file.js');
+const { readFileBytes } = await import('../../lib/user-files.js');
 
 const dir = real.realpathSync(real.mkdtempSync(join(tmpdir(), 'svc-json-files-')));
 let n = 0;
@@ -141,5 +158,19 @@ describe.each(READERS)('$name is read through the one JSON file reader', (reader
     real.symlinkSync('..2024_01_01', join(mount, '..data'));
     real.symlinkSync('..data/file.json', join(mount, 'file.json'));
     for (const file of [written(reader.text), join(mount, 'file.json'), written(`\uFEFF${reader.text}\n`)]) expect(await outcome(reader, file)).toBe('read');
+  });
+});
+
+describe('the memory a read holds', () => {
+  it('attack: a pipe or a terminal that gives a byte at a time (a line at a time) holds no more than the limit: each read is not kept in a 64 KiB buffer of its own', () => {
+    const text = 'x'.repeat(4096);
+    const file = written(text);
+    trickled.add(file);
+    const before = process.memoryUsage().arrayBuffers;
+    heldMost = before;
+    const bytes = readFileBytes(file, (reason) => new Error(reason), { maxBytes: 2 ** 16, streams: true });
+    trickled.delete(file);
+    expect(bytes.toString() === text).toBe(true);
+    expect(heldMost - before).toBeLessThan(4 * MiB);
   });
 });
