@@ -76,7 +76,9 @@ export function readFileBytes(path: string, fail: (reason: string) => Error, lim
   const { maxBytes, streams = false } = limit;
   const regular = (kind: Stats): boolean => kind.isFile() || kind.isDirectory();
   const notRegular = `${resolve(path)} is not a regular file (a pipe or a device); name the file itself`;
-  const chunks: Buffer[] = [];
+  // One buffer, read into 64 KiB at a time (as Node reads a file; /proc/self/pagemap refuses reads of other sizes): a
+  // pipe or a terminal gives a line or a byte a read, each of which would otherwise hold a 64 KiB buffer of its own.
+  const bytes = Buffer.allocUnsafe(maxBytes + 2 ** 16);
   let length = 0;
   let refusal: string | undefined;
   let fd: number | undefined;
@@ -87,12 +89,7 @@ export function readFileBytes(path: string, fail: (reason: string) => Error, lim
     else {
       fd = openSync(path, constants.O_RDONLY | constants.O_NOCTTY | (streams ? 0 : constants.O_NONBLOCK));
       if (!streams && !regular(fstatSync(fd))) refusal = notRegular;
-      // 64 KiB at a time, as Node reads a file (/proc/self/pagemap refuses reads of other sizes).
-      for (let read = -1; refusal === undefined && read !== 0 && length <= maxBytes; length += read) {
-        const chunk = Buffer.allocUnsafe(2 ** 16);
-        read = readSync(fd, chunk, 0, chunk.length, null);
-        chunks.push(chunk.subarray(0, read));
-      }
+      for (let read = -1; refusal === undefined && read !== 0 && length <= maxBytes; length += read) read = readSync(fd, bytes, length, 2 ** 16, null);
     }
   } catch (err) {
     refusal = fileErrorMessage('read', path, err);
@@ -101,7 +98,7 @@ export function readFileBytes(path: string, fail: (reason: string) => Error, lim
   }
   if (refusal === undefined && length > maxBytes) refusal = `${resolve(path)} holds more than ${sizeText(maxBytes)}, the most svc-connect reads from this file`;
   if (refusal !== undefined) throw fail(refusal);
-  return Buffer.concat(chunks, length);
+  return bytes.subarray(0, length);
 }
 
 /**
