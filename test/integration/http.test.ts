@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { connect } from 'node:net';
 
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
@@ -29,6 +30,13 @@ describe('health, readiness, headers and error rendering (C2)', () => {
     for (const path of ['/HEALTHZ', '/Healthz', '/healthz/', '/READYZ', '/readyz/']) {
       const response = await fetch(`${running.baseUrl}${path}`);
       expect([path, response.status, await response.json()]).toEqual([path, 404, { error: 'not_found', error_description: 'no such endpoint' }]);
+    }
+    // Sent as written (fetch drops a fragment): no request-target has one (RFC 9112 3.2).
+    for (const path of ['/healthz#', '/readyz#x']) {
+      const status = await new Promise<number | undefined>((resolve, reject) => {
+        request(running.baseUrl, { path }, (res) => resolve(res.resume().statusCode)).on('error', reject).end();
+      });
+      expect([path, status]).toEqual([path, 404]);
     }
   });
 

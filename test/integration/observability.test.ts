@@ -168,6 +168,18 @@ describe('structured logs and metrics', () => {
       const text = await response.text();
       expect([path, response.status, text.includes('svc_')]).toEqual([path, 404, false]);
     }
+    // Sent as written (fetch drops a fragment): no request-target has one (RFC 9112 3.2), and a proxy matching the path as sent sees another.
+    for (const path of ['/metrics#', '/metrics#x', '/metrics?a#b']) {
+      const [status, text] = await new Promise<[number | undefined, string]>((resolve, reject) => {
+        const req = request(running.baseUrl, { path }, (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve([res.statusCode, body]));
+        });
+        req.on('error', reject).end();
+      });
+      expect([path, status, text.includes('svc_')]).toEqual([path, 404, false]);
+    }
   });
 
   it('does not serve /metrics unless enabled', async () => {
