@@ -176,7 +176,11 @@ export async function createSvcConnect(settings: Settings, options: RuntimeOptio
     },
   });
   const demo = settings.demo.enabled ? createDemoRouter({ provider, paths: runtime.paths, clients: runtime.store.adapter('Client'), logger }) : undefined;
-  const operational = [createHealthRouter(runtime.store).routes(), ...(metrics ? [createMetricsRouter(metrics).routes()] : [])] as Middleware[];
+  // Not for a request-target with a fragment, which none has (RFC 9112 3.2; Koa drops it): `/metrics#` is no spelling a
+  // proxy rule on the path sees as /metrics.
+  const operational = ([createHealthRouter(runtime.store).routes(), ...(metrics ? [createMetricsRouter(metrics).routes()] : [])] as Middleware[]).map(
+    (routes): Middleware => (ctx, next) => (ctx.originalUrl.includes('#') ? next() : (routes(ctx, next) as Promise<void>)),
+  );
   const handled = (routes: Middleware[]) => handledRoutes(logger, routes);
   const pageRoutes = [interactions.routes(), interactions.allowedMethods()] as Middleware[];
   const guarded = handled([
