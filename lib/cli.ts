@@ -45,9 +45,11 @@ export async function main(argv: string[], terminal: CliIo): Promise<number> {
     err(`svc-connect: unknown command ${name}\n\n${overview}\n`);
     return 2;
   }
-  // Only a flag: after `--` it is a SUB, a CLIENT_ID or a LOGIN, and the action runs.
+  // Only a flag: after `--` it is a SUB, a CLIENT_ID or a LOGIN, and the action runs; after a flag (`--client -h`) it
+  // may be that flag's value, which the command's own parser refuses as ambiguous.
   const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
-  if (flags.includes('--help') || flags.includes('-h')) {
+  const help = flags.findIndex((arg, i) => (arg === '--help' || arg === '-h') && !/^--?[^-=][^=]*$/.test(flags[i - 1] ?? ''));
+  if (help >= 0) {
     io.out(`${command.usage}\n`);
     return 0;
   }

@@ -52,6 +52,17 @@ describe('how the command line reads its flags', () => {
     for (const args of [['subjects', 'revoke', '-h', '--', 'a'], ['clients', '--help']]) expect((await cli(args)).code).toBe(0);
   });
 
+  it('attack: -h or --help where a flag takes its value (--client -h, a CLIENT_ID from an unset-looking variable) is a wrong command line (2), not the help with exit 0 and nothing done', async () => {
+    for (const args of [
+      ['subjects', 'revoke', 'a', '--client', '-h'],
+      ['subjects', 'revoke', 'a', '--client', '--help'],
+      ['clients', 'list', '--cursor', '-h'],
+    ]) {
+      const run = await cli(args, { SVC_MANAGEMENT_PASSWORD: 'x', SVC_BASE_URL: 'http://127.0.0.1:9' });
+      expect([args.join(' '), run.code, run.stdout, run.stderr]).toEqual([args.join(' '), 2, '', expect.stringMatching(/^svc-connect [\w-]+: Option '--[\w-]+' argument is ambiguous/)]);
+    }
+  });
+
   it('honest: --flag=value and --flag value read alike, and a flag that takes a list takes it repeated', async () => {
     for (const args of [['--out', join(dir, 'spaced.json')], [`--out=${join(dir, 'joined.json')}`]]) {
       expect((await cli(['keys', 'generate', ...args])).code).toBe(0);
