@@ -35,6 +35,13 @@ type Fields = Record<string, unknown>;
  */
 const PROVIDER_SET_MEMBERS = ['registration_access_token', 'registration_client_uri', 'client_id_issued_at', 'client_secret_expires_at'];
 
+/**
+ * True when `value` holds, at any depth, a member named `__proto__`. oidc-provider copies a registration body onto the
+ * client's metadata with `Object.assign`, which makes a top-level one the prototype of what the policies judge (the
+ * stored client keeps its own members only); a nested one is a copy loop away from the same.
+ */
+const holdsProtoMember = (value: unknown): boolean => typeof value === 'object' && value !== null && (Object.hasOwn(value, '__proto__') || Object.values(value).some(holdsProtoMember));
+
 /** Descriptions of the errors oidc-provider answers without one (C2: every JSON error carries `error_description`). */
 const UNDESCRIBED_ERRORS: Readonly<Record<string, string>> = {
   request_uri_not_supported: 'request_uri is accepted only at the authorization endpoint, and only as returned by the pushed authorization request endpoint; send a request object by value (request) otherwise',
@@ -91,6 +98,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
     if (nestsDeeperThan(raw)) throw new errors.InvalidRequest(`the JSON body nests more than ${MAX_JSON_DEPTH} levels deep`);
     // Not a JSON object: passed on as it is, for oidc-provider to refuse.
     const fields = parseJsonObject(raw);
+    if (fields && holdsProtoMember(fields)) throw new errors.InvalidRequest('a JSON body may not hold a member named "__proto__"');
     if (fields) {
       const filled = mappedClientId !== undefined && fields.client_id === undefined;
       if (filled) fields.client_id = mappedClientId;
@@ -113,6 +121,7 @@ async function normalizeBody(ctx: Context, mappedClientId: string | undefined, k
  * - the ignored parameters, and a `claims` that requests nothing, are dropped, and an encrypted `request`'s header recorded ({@link recordRequestEnvelope});
  * - JSON nested deeper than oidc-provider's recursive cloning survives is refused: a JSON body, a `request` (judged
  *   decrypted with the provider's `decryptionKeys` when encrypted) and a `client_assertion` ({@link assertShallowJwts});
+ *   so is a JSON body holding a member named `__proto__` ({@link holdsProtoMember});
  * - `POST` on the canonical client configuration path is served as `PUT` (the seed spec updates by POST;
  *   RFC 7592 by PUT), `client_id` filled in when omitted; a `PUT` body's {@link PROVIDER_SET_MEMBERS} are left out;
  * - a form or JSON body, read in the charset its Content-Type names, is handed on as the UTF-8 text judged and labelled

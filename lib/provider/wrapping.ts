@@ -175,7 +175,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
   { why: 'a 401 invalid_client carries a Basic challenge, however the client authenticated (RFC 6749 5.2)', wrap: () => clientAuthChallenge() },
   { why: 'on http, SameSite=None cookies go out as Lax (browsers refuse None without Secure); a /logout POST without them is sent again as a GET', wrap: ({ baseUrl }) => (baseUrl.startsWith('https:') ? undefined : laxCookiesOnHttp()) },
   { why: 'a request to /par by another method than POST is answered 405 (RFC 9126 2.3), its body unread', wrap: ({ logger }) => pushByPostOnly(logger) },
-  { why: 'secrets hashed, ignored parameters (and a claims parameter that requests nothing) dropped, a hint encrypted to the client read as its client_id, JSON too deep to clone refused, POST on a configuration path served as PUT', wrap: ({ logger, keys, baseUrl }) => normalizeProviderRequests(logger, keys, publicPathsOf(baseUrl).issuer) },
+  { why: 'secrets hashed, ignored parameters (and a claims parameter that requests nothing) dropped, a hint encrypted to the client read as its client_id, JSON too deep to clone or holding a __proto__ member refused, POST on a configuration path served as PUT', wrap: ({ logger, keys, baseUrl }) => normalizeProviderRequests(logger, keys, publicPathsOf(baseUrl).issuer) },
   {
     why: 'a decryption key is published only while current: a process reloaded first never lists one another process lacks; a key is listed with its public key_ops',
     wrap: ({ unpublished = [], signingOnly = [], keys = [] }) => (unpublished.length + signingOnly.length > 0 || keys.some((k) => k.key_ops !== undefined) ? publishedKeysOnly(unpublished, signingOnly) : undefined),
