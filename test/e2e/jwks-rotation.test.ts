@@ -452,6 +452,8 @@ describe('keys fetched again from jwks_uri are vetted at that moment (C6, issue 
     ['a numeric kid', { kid: 7 }, 'key #1: kid must be a non-empty string'],
     ['an x5c that is no list of certificates', { kid: 'bad-x5c', x5c: 'MIIB' }, 'key #1 ("bad-x5c"): x5c must be an array of non-empty strings (base64 DER certificates)'],
     ['a member named "constructor"', JSON.parse('{"kid":"ctor","constructor":"x"}') as Record<string, unknown>, 'key #1 ("ctor"): a member named "constructor" is not allowed (it is no JWK parameter)'],
+    ['a member named "__proto__" holding a private d', JSON.parse('{"kid":"proto","__proto__":{"d":"AAAA"}}') as Record<string, unknown>, 'key #1 ("proto"): a member named "__proto__" is not allowed (it is no JWK parameter)'],
+    ['a member named "prototype"', JSON.parse('{"kid":"prototype","prototype":{}}') as Record<string, unknown>, 'key #1 ("prototype"): a member named "prototype" is not allowed (it is no JWK parameter)'],
   ])('attack: a set swapped to [a key with %s, a good key without kid]: that key alone is left out, the kid-less key serves (oidc-provider refused the whole set)', async (_name, malformed, rule) => {
     const old = await encryptionKey(ALG, { kid: 'old' });
     const next = await encryptionKey(ALG);

@@ -56,6 +56,7 @@ describe('inline keys of a stored client are judged when the provider reads it (
   it.each<[string, (good: JWK) => JWK]>([
     ['an e = 1 key', (good) => ({ ...good, kid: 'weak', e: b64uint(1n) })],
     ['a key with a member named "constructor" (oidc-provider refused the whole set: every request of the client failed)', (good) => ({ ...good, kid: 'weak', ...(JSON.parse('{"constructor":"x"}') as object) })],
+    ['a key with a member named "__proto__" holding a private d (registered before such keys were refused)', (good) => ({ ...good, kid: 'weak', ...(JSON.parse('{"__proto__":{"d":"AAAA"}}') as object) })],
   ])('honest: %s stored beside a good one is left out; the ID token is encrypted to the good key', async (_name, refused) => {
     const good = await encryptionKey(ALG, { kid: 'good' });
     const client = await storedWith([refused(good.jwk), good.jwk], good.jwk);

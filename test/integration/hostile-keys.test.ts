@@ -142,6 +142,27 @@ describe('hostile client keys (C6 items 6-7)', () => {
     await expectRejected(body(c, field), `${field}: ${c.message}`);
   });
 
+  it.each([
+    ['"__proto__" holding a private d', '{"__proto__":{"d":"AAAA"}}', '__proto__'],
+    ['"__proto__" holding use "enc" and a kid', '{"__proto__":{"use":"enc","kid":"lent"}}', '__proto__'],
+    ['"prototype"', '{"prototype":{"d":"AAAA"}}', 'prototype'],
+  ])('attack: a key with a member named %s is refused at jwks_uri (inline in jwks a "__proto__" is refused with the body); honest: a kid "__proto__" registers', async (_name, member, name) => {
+    const { use: _use, ...unlabelled } = material.rsa.jwk;
+    const key = { ...(name === 'prototype' ? material.rsa.jwk : unlabelled), kid: 'weak', ...(JSON.parse(member) as object) };
+    routes.set('/named', (res) => json(res, { keys: [key] }));
+    const rule = `key #1 ("weak"): a member named "${name}" is not allowed (it is no JWK parameter)`;
+    // Tokens of its own: the shared one stays unspent whatever this case comes to.
+    const own = async (): Promise<string> => (await issueInitialAccessToken(running.app.svc.provider)).token;
+    await expectRejected({ redirect_uris: R, jwks_uri: `${docs.url}/named` }, `jwks_uri: ${rule}`, await own());
+    if (name === 'prototype') await expectRejected({ redirect_uris: R, jwks: { keys: [key] } }, `jwks: ${rule}`, await own());
+    const honest = { ...material.rsa.jwk, kid: '__proto__' };
+    routes.set('/honest-kid', (res) => json(res, { keys: [honest] }));
+    for (const where of [{ jwks: { keys: [honest] } }, { jwks_uri: `${docs.url}/honest-kid` }]) {
+      const res = await register(running, { redirect_uris: R, userinfo_encrypted_response_alg: 'RSA-OAEP-256', ...where }, await own());
+      expect([res.status, res.body.error_description]).toEqual([201, undefined]);
+    }
+  });
+
   it.each(FIELDS)("honest: RFC 7517's example public keys (Appendix A.1) register by %s as written; attack: respelled (a leading zero byte before n, or before y), they are refused naming the key and the rule (RFC 7518: the fewest octets, a coordinate at its curve's size)", async (field) => {
     const zeroed = (member: unknown): string => Buffer.concat([Buffer.alloc(1), Buffer.from(String(member), 'base64url')]).toString('base64url');
     const [ec, rsa] = RFC7517_PUBLIC_KEYS;

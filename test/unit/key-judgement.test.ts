@@ -69,6 +69,10 @@ describe('keyDefect: every reason', () => {
     ['x5c holding an empty string', () => rsa({ x5c: [''] }), 'x5c must be an array of non-empty strings (base64 DER certificates)'],
     // oidc-provider takes a key as an object only if its constructor is Object: a member named "constructor" refuses the whole set.
     ['a member named "constructor"', () => rsa(JSON.parse('{"constructor":"x"}') as Record<string, unknown>), 'a member named "constructor" is not allowed (it is no JWK parameter)'],
+    // A copy of the key by assignment would make a "__proto__" member its prototype, lending it the members it holds (a private d).
+    ['a member named "__proto__" holding a private d', () => rsa(JSON.parse('{"__proto__":{"d":"AAAA"}}') as Record<string, unknown>), 'a member named "__proto__" is not allowed (it is no JWK parameter)'],
+    ['a member named "__proto__" holding use "enc"', () => rsa({ use: undefined, ...(JSON.parse('{"__proto__":{"use":"enc"}}') as Record<string, unknown>) }), 'a member named "__proto__" is not allowed (it is no JWK parameter)'],
+    ['a member named "prototype"', () => rsa(JSON.parse('{"prototype":{}}') as Record<string, unknown>), 'a member named "prototype" is not allowed (it is no JWK parameter)'],
     ['kid with unusual but legal characters', () => rsa({ kid: 'enc 2024/06 #1 (ключ) "q" \\ constructor __proto__' }), undefined],
     ['x5c empty', () => rsa({ x5c: [] }), undefined],
     ['key_ops unknown', () => rsa({ key_ops: ['Encrypt'] }), 'key_ops value "Encrypt" is not an RFC 7517 operation (sign, verify, encrypt, decrypt, wrapKey, unwrapKey, deriveKey, deriveBits)'],

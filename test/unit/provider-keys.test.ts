@@ -53,6 +53,15 @@ describe('the provider keys (svc.keys.file): signing and request-object decrypti
     expect(reason({ keys: [rsaSig, publicOnly] })).toBe('invalid signing keys in keys.json (svc.keys.file): key #2 has no private part');
   });
 
+  it('attack: refuses a key with a member named "__proto__" (a copy by assignment would make it the key\'s prototype), "prototype" or "constructor", naming the key; honest: a kid "__proto__" is accepted', async () => {
+    const [rsaSig, ecSig] = (await generateProviderKeys()).keys as [JWK, JWK];
+    for (const [member, name] of [['{"__proto__":{"use":"enc"}}', '__proto__'], ['{"prototype":{}}', 'prototype'], ['{"constructor":"x"}', 'constructor']] as const) {
+      const key = { ...ecSig, ...(JSON.parse(member) as object) };
+      expect(reason({ keys: [rsaSig, key] })).toBe(`invalid signing keys in keys.json (svc.keys.file): key #2: a member named "${name}" is not allowed (it is no JWK parameter)`);
+    }
+    expect(reason({ keys: [rsaSig, { ...ecSig, kid: '__proto__' }] })).toBe('accepted');
+  });
+
   it('names what an RSA private key given by its d alone lacks (RFC 7518 allows it; OpenSSL signs with the CRT members), not a foreign private part; honest: with them it is accepted', async () => {
     const [rsaSig, ecSig] = (await generateProviderKeys()).keys as [JWK, JWK];
     const { p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...dOnly } = rsaSig;
