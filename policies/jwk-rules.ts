@@ -186,7 +186,7 @@ function caught(judge: () => void): string | undefined {
 /**
  * Judges one client key as the key it is, independent of any algorithm (C6 item 6): a public RSA,
  * EC or OKP key without private members, a `kid` (if any) a non-empty string and an `x5c` (if any) a list of non-empty
- * strings, no member named `constructor`, whose labels agree ({@link usageDefect}), spelled in
+ * strings, no member named `constructor`, `__proto__` or `prototype` ({@link memberNameDefect}), whose labels agree ({@link usageDefect}), spelled in
  * canonical base64url, that imports as the public key it describes. RSA: `n` and `e` in the fewest
  * octets, a 2048–4096-bit modulus that passes NIST SP 800-89 partial validation
  * ({@link modulusDefect}), an odd exponent from 65537 to 64 bits. EC on P-256/384/521 and OKP on
@@ -208,9 +208,19 @@ export function keyDefect(key: JWK): string | undefined {
   const { kid, x5c } = key as { kid?: unknown; x5c?: unknown };
   if (kid !== undefined && (typeof kid !== 'string' || kid === '')) return 'kid must be a non-empty string';
   if (x5c !== undefined && !(Array.isArray(x5c) && x5c.every((c) => typeof c === 'string' && c !== ''))) return 'x5c must be an array of non-empty strings (base64 DER certificates)';
-  // oidc-provider takes a key as an object only if its `constructor` is `Object`.
-  if (Object.hasOwn(key, 'constructor')) return 'a member named "constructor" is not allowed (it is no JWK parameter)';
+  const named = memberNameDefect(key);
+  if (named !== undefined) return named;
   return usageDefect(key) ?? caught(() => (key.kty === 'RSA' ? judgeRsa(key) : key.kty === 'EC' ? judgeEc(key) : judgeOkp(key)));
+}
+
+/**
+ * Why `key` carries a member of an object's machinery rather than a JWK parameter, or `undefined`: oidc-provider takes a
+ * key as an object only if its `constructor` is `Object`, and a copy of the key by assignment makes a `__proto__` member
+ * its prototype, lending it the members that one holds (a private `d`). For client keys and the provider's own.
+ */
+export function memberNameDefect(key: object): string | undefined {
+  const name = ['constructor', '__proto__', 'prototype'].find((member) => Object.hasOwn(key, member));
+  return name === undefined ? undefined : `a member named "${name}" is not allowed (it is no JWK parameter)`;
 }
 
 /**

@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, sign, verify, type JsonWebKey } from
 
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 
-import { canonicalJwk, EC_CURVES, EC_SIGNING_ALG, MIN_RSA_BITS, rsaBits, rsaExponentDefect } from '../../policies/jwk-rules.js';
+import { canonicalJwk, EC_CURVES, EC_SIGNING_ALG, memberNameDefect, MIN_RSA_BITS, rsaBits, rsaExponentDefect } from '../../policies/jwk-rules.js';
 import { SettingsError } from '../errors.js';
 import { readJsonFile } from '../user-files.js';
 import { providerOrder, signingKeyFor, signingOnlyKids, stateFault, stateOf, unpublishedKids } from './key-states.js';
@@ -153,6 +153,8 @@ export function validateProviderKeys(jwks: unknown, source: string): ProviderKey
   });
   const kids = new Set<string>();
   keys.forEach((key, i) => {
+    const named = memberNameDefect(key);
+    if (named !== undefined) fail(`key #${i + 1}: ${named}`);
     if (key.kty !== 'RSA' && key.kty !== 'EC') fail(`key #${i + 1} has kty ${String(key.kty)}; only RSA and EC are accepted`);
     if (!key.d) fail(`key #${i + 1} has no private part`);
     if (key.kty === 'RSA' && [key.p, key.q, key.dp, key.dq, key.qi].some((m) => !m)) {
