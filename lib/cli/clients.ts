@@ -9,6 +9,8 @@ const usage = `Usage: svc-connect clients <command> [CLIENT_ID] [options]
   enable CLIENT_ID                                 lift a disable
   delete CLIENT_ID                                 delete the client and revoke its grants
   revoke-grants CLIENT_ID                          revoke every grant (and token) of the client
+  registration-token CLIENT_ID                     a new registration access token for the client, printed
+                                                   once; every earlier one stops working
 
 Calls the provider's management API (role MANAGEMENT); every action is written to the provider's log
 as a management_audit event. Statically provisioned clients are shown but not changed here.
@@ -46,16 +48,22 @@ async function list(values: ReturnType<typeof parseListCommand>['values'], io: C
 /** `svc-connect clients`. */
 export const clientsCommand: Command = {
   name: 'clients',
-  summary: 'list, show, disable, enable or delete clients; revoke their grants (management API)',
+  summary: 'list, show, disable, enable or delete clients; revoke their grants; issue a registration access token (management API)',
   usage,
   async run(argv, io) {
     const { values, sub, id: clientId } = parseListCommand(argv, usage, 'CLIENT_ID');
     if (sub === 'list') return list(values, io);
-    if (sub !== 'show' && !(sub && Object.hasOwn(ACTIONS, sub))) throw usageError(`unknown clients command ${sub ?? '(none)'}`, usage);
+    if (sub !== 'show' && sub !== 'registration-token' && !(sub && Object.hasOwn(ACTIONS, sub))) throw usageError(`unknown clients command ${sub ?? '(none)'}`, usage);
     if (!clientId) throw usageError(`${sub} needs a CLIENT_ID`, usage);
     const connection = connect(values, io);
     const path = `/clients/${encodeURIComponent(clientId)}`;
     if (sub === 'show') return io.out(`${JSON.stringify(await request(connection, 'GET', path, 'show', { client: 'object', disabled: 'boolean', static: 'boolean' }), null, 2)}\n`);
+    if (sub === 'registration-token') {
+      const body = await request(connection, 'POST', `${path}/registration-access-token`, 'registration token', { registration_access_token: 'string', client_id: 'string' });
+      io.out(`${String(body.registration_access_token)}\n`);
+      io.err?.(`client ${clientId} has a new registration access token; every earlier one stopped working. It is not shown again\n`);
+      return;
+    }
     const action = ACTIONS[sub as keyof typeof ACTIONS];
     const body = await request(connection, action.method, `${path}${action.suffix}`, sub, action.shape);
     io.out(`${JSON.stringify(body)}\n`);

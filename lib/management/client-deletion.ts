@@ -3,6 +3,7 @@ import type { AdapterPayload } from 'oidc-provider';
 
 import type { ListedRecord, StoreInventory } from '../../adapters/inventory.js';
 import type { SvcStore } from '../../adapters/store.js';
+import { REISSUE_MODEL } from '../registration/token-reissue.js';
 import { MODEL_NAMES } from '../seams.js';
 import { DELETION_MARK_SECONDS, DELETION_MODEL, SUSPENSION_MODEL } from './client-suspension.js';
 import { GRANT_REVOCATION_MODEL, markGrantRevoked } from './grant-revocation.js';
@@ -54,8 +55,8 @@ export async function revokeGrantsWhere(store: Pick<SvcStore, 'adapter'>, invent
  * Deletes client `clientId`, by the toolbox or by itself (RFC 7592), with `destroyClient` removing its record: a
  * deletion mark first (a request that loaded the client before cannot write it, its grant or its registration access
  * token back, and its token answer is withdrawn), then its grants (so no token or code of it, nor her consent to it,
- * outlives it), the client, its registration access tokens (stored without expiry), pushed requests and disabling
- * mark. Without an inventory only the mark is set and the client removed.
+ * outlives it), the client, its registration access tokens (stored without expiry), pushed requests, disabling
+ * mark and reissue mark. Without an inventory only the mark is set and the client removed.
  */
 export async function deleteClientRecords(store: Pick<SvcStore, 'adapter' | 'inventory'>, clientId: string, by: string, destroyClient: () => Promise<unknown>): Promise<Revoked> {
   const { inventory } = store;
@@ -69,5 +70,6 @@ export async function deleteClientRecords(store: Pick<SvcStore, 'adapter' | 'inv
     }
   }
   await store.adapter(SUSPENSION_MODEL).destroy(clientId);
+  await store.adapter(REISSUE_MODEL).destroy(clientId);
   return revoked;
 }

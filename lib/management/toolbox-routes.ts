@@ -13,6 +13,7 @@ import {
   deleteClient,
   listClients,
   listInvitations,
+  newRegistrationAccessToken,
   revokeClientGrants,
   revokeInvitation,
   revokeSubject,
@@ -115,6 +116,8 @@ export function addToolboxRoutes(router: Router, guard: Middleware, options: Too
     Object.assign(fields, revoked(result));
     return result;
   });
+  // The token is in the answer only, shown this once: never in the audit event.
+  clientRoute('/registration-access-token', ['POST'], named('clients.registration_access_token'), (clientId, ctx) => newRegistrationAccessToken(options, clientId, String(ctx.state.managementUser)));
   route('/invitations', ['GET'], named('invitations.list'), async (ctx, fields) => {
     const page = await listInvitations(options, pageOf(ctx));
     fields.count = page.invitations.length;

@@ -9,6 +9,8 @@ import { ToolboxError } from '../errors.js';
 import { REVOCATION_MODEL, SIGN_IN_SECONDS } from './subject-revocation.js';
 import { pairwiseSub, sectorOf, subjectTypeFor, type SubjectType } from '../../policies/subjects.js';
 import { recordedDelivery } from '../claims/delivery.js';
+import { outdated, reissueRegistrationAccessToken, REISSUE_MODEL } from '../registration/token-reissue.js';
+import { MODEL_NAMES } from '../seams.js';
 
 /** What the toolbox acts on. */
 export interface Toolbox {
@@ -112,6 +114,28 @@ export async function deleteClient(toolbox: Toolbox, clientId: string, user: str
   await storedClient(toolbox, clientId);
   const revoked = await deleteClientRecords(toolbox.store, clientId, user, () => toolbox.store.adapter('Client').destroy(clientId));
   return { client_id: clientId, deleted: true, ...revoked };
+}
+
+/**
+ * Issues a stored client a new registration access token ({@link reissueRegistrationAccessToken}): every earlier one
+ * stops working at once, and their records are removed (each judged {@link outdated} as it is removed, so a reissue
+ * answered meanwhile keeps its token). A client a delete removed meanwhile gets none (404, its marks
+ * cleared, as {@link setClientDisabled} does); of two reissues at once, the one whose mark was overwritten answers 409.
+ */
+export async function newRegistrationAccessToken(toolbox: Toolbox, clientId: string, user: string): Promise<{ client_id: string; registration_access_token: string }> {
+  await storedClient(toolbox, clientId);
+  const { store } = toolbox;
+  const model = MODEL_NAMES.registrationAccessToken;
+  const token = await reissueRegistrationAccessToken(store, clientId, user);
+  if (token === undefined) throw new ToolboxError(409, 'conflict', 'another new registration access token was issued to this client at the same time: that one is its token');
+  if ((await store.adapter(DELETION_MODEL).find(clientId)) && !(await store.adapter('Client').find(clientId))) {
+    await store.adapter(model).destroy(token);
+    await store.adapter(REISSUE_MODEL).destroy(clientId);
+    throw noSuchClient();
+  }
+  const [marks, { inventory }] = [store.adapter(REISSUE_MODEL), store];
+  if (inventory) await eachRecord(inventory, model, async ({ ref, payload }) => void (payload.clientId === clientId && (await outdated(payload, marks)) && (await inventory.destroy(model, ref))));
+  return { client_id: clientId, registration_access_token: token };
 }
 
 /** Invitation ids are `inv_` and the reference, so an id is never mistaken for (or logged as) a token. */

@@ -15,6 +15,7 @@ import { endedSignIns, REVOCATION_MODEL, revokedSessions } from '../management/s
 import { currentPolicies } from '../registration/current-policies.js';
 import { settleSingleUseTokens } from '../registration/settle-single-use-tokens.js';
 import { SINGLE_USE_MODELS, singleUseTokens, TRACKED_WRITES } from '../registration/single-use-tokens.js';
+import { REISSUE_MODEL, reissuedTokens } from '../registration/token-reissue.js';
 import { currentRequest, INTERACTION_SESSION_ID, MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 import { publicPathsOf } from '../settings/paths.js';
 import { bodyLimit } from '../web/body-limit.js';
@@ -125,6 +126,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     wrap: (inner, _model, below) => revokedSessions(inner, below(REVOCATION_MODEL)),
   },
   {
+    why: "a registration access token works only while of its client's generation: the operator's reissue ends every earlier one at once",
+    models: new Set([MODEL_NAMES.registrationAccessToken]),
+    wrap: (inner, _model, below) => reissuedTokens(inner, below(REISSUE_MODEL)),
+  },
+  {
     why: 'a registration access token or grant of a client deleted meanwhile is not written back',
     models: new Set([MODEL_NAMES.registrationAccessToken, MODEL_NAMES.grant]),
     wrap: (inner, model, below, { store }) => tokensOfDeletedClients(inner, below(DELETION_MODEL), model, store),
@@ -181,7 +187,7 @@ export const PROVIDER_MIDDLEWARE: readonly Wrapper<(parts: WrappingParts) => Mid
     wrap: ({ unpublished = [], signingOnly = [], keys = [] }) => (unpublished.length + signingOnly.length > 0 || keys.some((k) => k.key_ops !== undefined) ? publishedKeysOnly(unpublished, signingOnly) : undefined),
   },
   { why: "a /par answer's expires_in is how long the pushed request is kept (never past its object's exp)", wrap: () => pushedLifetimeAnswer() },
-  { why: 'a claimed single-use token is kept or given back by the resolved route and status', wrap: ({ logger, metrics }) => settleSingleUseTokens(logger, metrics) },
+  { why: 'a claimed single-use token is kept or given back by the resolved route and status; a request whose token died meanwhile is undone', wrap: ({ logger, metrics, store }) => settleSingleUseTokens(logger, metrics, store.adapter(REISSUE_MODEL)) },
   { why: 'nothing of a resumed authorization reaches a redirect URI the client retracted meanwhile', wrap: () => resumedRedirectGuard() },
   { why: "the form_post answer of /authorize may be framed by its redirect URI's origin (silent renew in an iframe), no other page", wrap: () => framedFormPostAnswers() },
   { why: 'a token answer other than a success leaves no token stored (oidc-provider stores the access token before the ID token can fail)', wrap: () => dropTokensOfFailedAnswers() },

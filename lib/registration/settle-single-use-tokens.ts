@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
 import { takeRequestState, withoutConsumedMark, type Claim, type RequestState } from './request-state.js';
+import { outdated } from './token-reissue.js';
 
 /** Seconds left until `payload.exp`; `undefined` when the record does not expire. */
 function remainingLifetime(payload: AdapterPayload): number | undefined {
@@ -60,7 +61,9 @@ async function someRevokedMeanwhile(state: RequestState): Promise<boolean> {
  * `provider.use` middleware that settles the tokens a request claimed, by oidc-provider's route name
  * and the response status, never the path:
  * - a 2xx registration destroys the initial access token; one whose token the operator revoked meanwhile is
- *   answered 401 `invalid_token` and undone like a failure;
+ *   answered 401 `invalid_token` and undone like a failure; so is a read or update whose registration access token
+ *   died meanwhile, the operator having issued the client a new one (a mark in `reissueMarks`), and its token is not
+ *   given back;
  * - a 2xx read answers with a fresh registration access token and destroys the presented one
  *   (update and delete already rotated it);
  * - any other outcome, a success whose client hung up before its answer included, undoes what the request wrote, then
@@ -69,7 +72,7 @@ async function someRevokedMeanwhile(state: RequestState): Promise<boolean> {
  *   registers two clients.
  * Once a success is decided, clean-up failures are logged, never turned into an error response.
  */
-export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: Context, next: Next) => Promise<void> {
+export function settleSingleUseTokens(logger: Logger, metrics?: Metrics, reissueMarks?: Adapter): (ctx: Context, next: Next) => Promise<void> {
   const event = (ctx: Context, level: 'info' | 'warn', name: string, fields: Record<string, string | undefined> = {}): void => {
     logger[level](name, { request_id: requestIdOf(ctx), ...fields });
     metrics?.securityEvents.inc({ event: name });
@@ -145,12 +148,23 @@ export function settleSingleUseTokens(logger: Logger, metrics?: Metrics): (ctx: 
     if (oidc.route !== ROUTE_NAMES.clientDelete) event(ctx, 'info', 'registration_access_token_rotated', { client_id: clientId });
   };
 
+  /** Why the token a served request claimed died meanwhile, or `undefined`; a dead registration access token is not given back. */
+  const diedMeanwhile = async (ctx: Context, state: RequestState): Promise<string | undefined> => {
+    if (await someRevokedMeanwhile(state)) return 'the initial access token was revoked while the registration was served';
+    // A delete is done for good: the mark went with the client.
+    if (!reissueMarks || (ctx as unknown as KoaContextWithOIDC).oidc.route === ROUTE_NAMES.clientDelete) return undefined;
+    const claim = state.claims.find((c) => c.model === MODEL_NAMES.registrationAccessToken);
+    if (!claim || !(await outdated(claim.snapshot, reissueMarks))) return undefined;
+    delete claim.snapshot;
+    return 'a new registration access token was issued to the client while the request was served';
+  };
+
   const settle = async (ctx: Context, state: RequestState): Promise<void> => {
     for (const c of state.claims) if (c.destroyFailed !== undefined) failed(ctx, `destroy ${c.model}`, c.destroyFailed);
     // A client that hung up (its timeout ran out while the provider fetched its keys) is never sent the answer: undone.
     if (ctx.status < 200 || ctx.status >= 300 || ctx.req.socket?.destroyed === true) return settleFailure(ctx, state);
-    if (await someRevokedMeanwhile(state)) {
-      const description = 'the initial access token was revoked while the registration was served';
+    const description = await diedMeanwhile(ctx, state);
+    if (description !== undefined) {
       const realm = (ctx as unknown as KoaContextWithOIDC).oidc.issuer;
       ctx.set('WWW-Authenticate', `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`);
       sendError(ctx, 401, 'invalid_token', description);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 
 import { issueInitialAccessToken } from '../../lib/index.js';
@@ -6,6 +6,7 @@ import { runCli } from '../helpers/cli.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { managementCalls } from '../helpers/management-calls.js';
 import { encryptionKey, manage, register, startKeySetServer, type HttpResult, type KeySetServer } from '../helpers/registration.js';
+import { describeEachStore } from '../helpers/stores.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 
 /*
@@ -21,13 +22,13 @@ const STATIC: ClientMetadata = { client_id: 'static-rp', client_secret: 'static-
 const REDIRECT = 'https://rp.example/cb';
 const M = '/oidc/v1/management';
 
-describe('a new registration access token from the operator (toolbox)', () => {
+describeEachStore('a new registration access token from the operator (toolbox)', (_kind, storeProperties) => {
   const { logger, lines } = capturingLogger();
-  const running = appPerSuite({
+  const running = appPerSuite(() => ({
     logger,
     clients: [STATIC],
-    properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.fetch.allow-private-network': true },
-  });
+    properties: { 'svc.management.user': USER, 'svc.management.password': PASSWORD, 'svc.fetch.allow-private-network': true, ...storeProperties() },
+  }));
   const call = managementCalls(running, AUTH);
   let keys: KeySetServer;
 
@@ -91,7 +92,7 @@ describe('a new registration access token from the operator (toolbox)', () => {
     const fresh = String((await reissue(client.id)).body.registration_access_token);
     held.release();
     const put = await inFlight;
-    expect([put.status, put.body.error]).toEqual([401, 'invalid_token']);
+    expect([put.status, put.body.error, put.body.error_description]).toEqual([401, 'invalid_token', 'a new registration access token was issued to the client while the request was served']);
     expect(await storedName(client.id)).toBe('before');
     expect((await manage(client.uri, 'GET', client.token)).status).toBe(401);
     expect((await manage(client.uri, 'GET', fresh)).status).toBe(200);
@@ -150,4 +151,4 @@ describe('a new registration access token from the operator (toolbox)', () => {
     const statik = await runCli(['clients', 'registration-token', 'static-rp'], env);
     expect([statik.code, statik.stderr]).toEqual([1, expect.stringContaining('HTTP 409 static_client')]);
   });
-});
+}, ['memory', 'redis standalone']);
