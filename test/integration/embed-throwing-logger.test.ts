@@ -36,3 +36,39 @@ describe('an embedder logger that throws (a full disk, a broken transport)', () 
     expect((await fetch(`${running.baseUrl}/healthz`)).status).toBe(200);
   });
 });
+
+describe('an embedder logger whose methods are async (a network transport) and reject', () => {
+  const unhandled: unknown[] = [];
+  const record = (reason: unknown): void => void unhandled.push(reason);
+  let rejecting = false;
+  const lost: string[] = [];
+  const write = async (event: string): Promise<void> => {
+    if (!rejecting) return;
+    lost.push(event);
+    throw new Error(`transport down: ${event}`);
+  };
+  // An async function fits Logger's void methods, so an embedder's TypeScript accepts it.
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the embedder's logger under test
+  const logger: Logger = { info: write, warn: write, error: write };
+  let running: RunningApp;
+
+  beforeAll(async () => {
+    process.on('unhandledRejection', record);
+    running = await startApp({ logger });
+    rejecting = true;
+  });
+  afterAll(async () => {
+    rejecting = false;
+    await running.close();
+    process.off('unhandledRejection', record);
+  });
+
+  it('loses its lines, never the process: no rejection is left unhandled (Node ends the process on one)', async () => {
+    expect((await fetch(`${running.baseUrl}/healthz`)).status).toBe(200);
+    expect((await fetch(`${running.baseUrl}/no-such-page`)).status).toBe(404);
+    // Lets the rejections of the turn be judged handled or not.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lost).toEqual(expect.arrayContaining(['request']));
+    expect(unhandled).toEqual([]);
+  });
+});
