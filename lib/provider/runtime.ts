@@ -70,7 +70,8 @@ export interface Runtime {
  * the keys when neither code nor `svc.keys.file` gives them (`config check`, which starts nothing, makes none).
  */
 export async function resolveRuntime(settings: Settings, options: RuntimeOptions = {}, served: SuppliedParts = {}, generateKeys = generateProviderKeys): Promise<Runtime> {
-  const logger = unfailingLogger(summariseRepeatedFailures(options.logger ?? createSettingsLogger(settings.log, settings.production)));
+  // Unfailing inside: the summary drops what the lines return, and an async logger's rejection left alone ends the process.
+  const logger = summariseRepeatedFailures(unfailingLogger(options.logger ?? createSettingsLogger(settings.log, settings.production)));
   const supplied = { store: !!options.store, keys: !!options.jwks, authenticator: !!options.authenticator, mailer: !!options.mailer && options.mailer.kind !== 'outbox', ...served };
   const unsafe = findUnsafeDefaults(settings, supplied);
   enforceSafeDefaults(settings, unsafe, logger);
