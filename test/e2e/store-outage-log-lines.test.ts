@@ -1,4 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+
+import { REPEATS_SUMMARISED_MS } from '../../lib/observability/repeated-failures.js';
+import { clockAhead } from '../helpers/clock.js';
+import { codeFlowUrl } from '../helpers/flow.js';
 
 import { capturingLogger } from '../helpers/logs.js';
 import { confidentialClient, startApp } from '../helpers/app.js';
@@ -43,6 +48,34 @@ describe('Redis away: the log lines a flood of failing requests writes', () => {
       const ofKind = failures.filter((l) => kindOf(l) === kind);
       expect({ kind, first: ofKind[0]?.request_id !== undefined && ofKind[0]?.repeated === undefined }).toEqual({ kind, first: true });
       expect({ kind, lines: ofKind.length <= 2 * (recoveries + 1) }).toEqual({ kind, lines: true });
+    }
+  });
+
+  it('honest: failures that end without store_recovered (a Redis demoted to a replica, answering READONLY while up) have their count written a minute later at the next line of any kind, not held until the app closes', async () => {
+    const redis = await startOwnRedis();
+    const { logger, lines } = capturingLogger();
+    const client = confidentialClient();
+    const running = await startApp({ logger, clients: [client], properties: { 'svc.redis.url': redis.url } });
+    const admin = new Redis(redis.url);
+    const parsed = (): Record<string, unknown>[] => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    let clock: { restore(): void } | undefined;
+    try {
+      // A failover demotes it: it answers every write with READONLY, its connection up.
+      await admin.call('REPLICAOF', '127.0.0.1', '1');
+      const sent = await Promise.all(Array.from({ length: 5 }, async () => (await fetch(codeFlowUrl(running.issuer, client), { redirect: 'manual' })).status));
+      expect(sent).toEqual(Array(5).fill(503));
+      await admin.call('REPLICAOF', 'NO', 'ONE');
+      expect((await fetch(codeFlowUrl(running.issuer, client), { redirect: 'manual' })).status).toBe(303);
+      clock = clockAhead(REPEATS_SUMMARISED_MS);
+      expect((await fetch(`${running.baseUrl}/healthz`)).status).toBe(200);
+      const failures = parsed().filter((l) => l.e === 'request_failed');
+      expect(failures.map((l) => [l.cause_code, l.request_id === undefined ? 'count' : 'whole', l.repeated])).toEqual([['READONLY', 'whole', undefined], ['READONLY', 'count', 4]]);
+      expect(parsed().filter((l) => l.e === 'store_recovered')).toEqual([]);
+    } finally {
+      clock?.restore();
+      admin.disconnect();
+      await running.close();
+      redis.dispose();
     }
   });
 });
