@@ -26,9 +26,10 @@ interface Kind {
 /**
  * `logger` writing a per-request failure line of the store being away ({@link storeAway}) once per kind (every field
  * alike but the `request_id`: another cause, host or event is another kind, written whole at once). Its repeats are
- * counted, and the count written as the kind's line with `repeated` (no `request_id`) at its first repeat
- * {@link REPEATS_SUMMARISED_MS} after the kind's last line, when the store recovers (`store_recovered`, which also
- * forgets every kind) and at `flush`. No timer: nothing keeps the process alive.
+ * counted, and the count written as the kind's line with `repeated` (no `request_id`) at the first line of any event
+ * {@link REPEATS_SUMMARISED_MS} after the kind's last line (a Redis answering READONLY while up ends its failures with no
+ * `store_recovered`), when the store recovers (`store_recovered`, which also forgets every kind) and at `flush`. No
+ * timer: nothing keeps the process alive.
  */
 export function summariseRepeatedFailures(logger: Logger): Logger {
   const kinds = new Map<string, Kind>();
@@ -42,25 +43,23 @@ export function summariseRepeatedFailures(logger: Logger): Logger {
     kinds.forEach(summarise);
     kinds.clear();
   };
+  // A kind due with no repeat is let go: quiet since its last line, it is written whole again.
+  const summariseDue = (): void => kinds.forEach((kind, key) => void (due(kind) && (kind.repeats > 0 ? summarise(kind) : kinds.delete(key))));
   const failure = (level: Kind['level']) => (event: string, fields?: LogFields): void => {
+    summariseDue();
     if (!storeAway(event, fields)) return logger[level](event, fields);
     const { request_id: _id, ...alike } = fields ?? {};
     const key = JSON.stringify([event, alike]);
     const kind = kinds.get(key);
-    // A kind quiet since its last line is written whole again.
-    if (kind && (kind.repeats > 0 || !due(kind))) {
-      kind.repeats += 1;
-      if (due(kind)) summarise(kind);
-      return;
-    }
+    if (kind) return void (kind.repeats += 1);
     logger[level](event, fields);
-    if (kind) return void (kind.lineAt = Date.now());
     // Kinds with no repeat pending owe no line: they are let go first.
     if (kinds.size >= KINDS_FOLLOWED) kinds.forEach((k, at) => k.repeats === 0 && kinds.delete(at));
     if (kinds.size < KINDS_FOLLOWED) kinds.set(key, { level, event, fields: alike, repeats: 0, lineAt: Date.now() });
   };
   return {
     info: (event, fields) => {
+      summariseDue();
       logger.info(event, fields);
       if (event === 'store_recovered') summariseAll();
     },
