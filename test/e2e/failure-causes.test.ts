@@ -40,6 +40,8 @@ async function startStrictSmtp(): Promise<{ port: number; close(): Promise<void>
 }
 
 const configCheckConnect = (env: Record<string, string>): ReturnType<typeof cli> => cli(['config', 'check', '--connect'], env);
+/** A test's wait for a Redis that answers, not the production fail-fast one: on a busy machine a PING may take longer. */
+const ANSWERING = { SVC_REDIS_OPERATION_TIMEOUT_MS: '10000' };
 const lineOf = (stdout: string, what: 'store' | 'mail'): string => stdout.split('\n').find((l) => l.startsWith(`${what}: `)) ?? '';
 
 describe('what a failure says: its cause, never a credential, an address or a Redis argument', () => {
@@ -56,6 +58,7 @@ describe('what a failure says: its cause, never a credential, an address or a Re
 
   it('config check --connect reports both connections OK with the right credentials, printing no password', async () => {
     const result = await configCheckConnect({
+      ...ANSWERING,
       SVC_REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`,
       SVC_MAIL_SMTP_URL: `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}${IN_CLEAR}`,
     });
@@ -68,6 +71,7 @@ describe('what a failure says: its cause, never a credential, an address or a Re
 
   it('config check --connect names a wrong password as an authentication failure, with the host, for each', async () => {
     const result = await configCheckConnect({
+      ...ANSWERING,
       SVC_REDIS_URL: `redis://:wrong-pw-Xy55@127.0.0.1:${redis.port}/0`,
       SVC_MAIL_SMTP_URL: `smtp://${SMTP_USER}:wrong-pw-Xy55@127.0.0.1:${smtp.port}${IN_CLEAR}`,
     });
@@ -80,6 +84,7 @@ describe('what a failure says: its cause, never a credential, an address or a Re
 
   it('config check --connect names a server that offers no STARTTLS to credentials as a TLS failure', async () => {
     const result = await configCheckConnect({
+      ...ANSWERING,
       SVC_REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}/0`,
       SVC_MAIL_SMTP_URL: `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}`,
     });
