@@ -85,7 +85,8 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
       if (signal === 'parent_gone') return;
       // A second signal: the requests still under way are cut, and the process ends as that signal would end it.
       logger.warn('stop_forced', { signal });
-      logger.flush?.();
+      // The app's logger: it writes the failure counts it still holds (lib/observability/repeated-failures.ts).
+      app.svc.logger.flush?.();
       process.exit(128 + constants.signals[signal]);
     }
     stopping = true;
@@ -103,7 +104,7 @@ export async function runServer(io: ServerIo = processIo): Promise<void> {
     });
     setTimeout(() => {
       logger.warn('stop_timeout', { signal, after_ms: 5000 });
-      logger.flush?.();
+      app.svc.logger.flush?.();
       process.exit(0);
     }, 5000).unref();
   };
