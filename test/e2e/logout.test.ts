@@ -18,7 +18,7 @@ import { rotateKeysFile } from '../../lib/provider/key-rotation.js';
 import { signingKeyFor } from '../../lib/provider/key-states.js';
 import { accountsHeldAt, heldCall } from '../helpers/held-call.js';
 import { confidentialClient, sessionsOf, startApp, type RunningApp } from '../helpers/app.js';
-import { registerClient } from '../helpers/clients.js';
+import { registerClient, updateRegistration, type RegisteredClient } from '../helpers/clients.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { codeFlowUrl, FormBrowser, redirectParams, runCodeFlow } from '../helpers/flow.js';
 import { testProviderKeys } from '../helpers/provider-keys.js';
@@ -506,6 +506,37 @@ describe('RP-initiated logout', () => {
       expect({ status: start.response?.status, confirmation: isConfirmation(browser.lastPage) }).toEqual({ status: 200, confirmation: true });
       const done = await browser.submit('op.logoutForm', { logout: 'yes' }, app.baseUrl);
       expect(done.leftTo).toBeUndefined();
+    });
+
+    it('her answer on a sign-out page shown before its client took the post_logout_redirect_uri out of its registration (RFC 7592), was disabled or was deleted sends her to no relying party, and says what holds', async () => {
+      const operator = { method: 'POST', headers: { authorization: auth } };
+      const changes = {
+        retracted: (c: RegisteredClient) => updateRegistration(c, { post_logout_redirect_uris: ['https://rp.example/other-bye'] }),
+        disabled: (c: RegisteredClient) => fetch(`${app.issuer}/management/clients/${String(c.metadata.client_id)}/disable`, operator),
+        deleted: (c: RegisteredClient) => fetch(String(c.metadata.registration_client_uri), { method: 'DELETE', headers: { authorization: `Bearer ${String(c.metadata.registration_access_token)}` } }),
+      };
+      const outcomes: Record<string, string | undefined> = {};
+      for (const [change, apply] of Object.entries(changes)) {
+        for (const [answer, fields] of [['yes', { logout: 'yes' }], ['no', {}]] as const) {
+          for (const named of ['id_token_hint', 'client_id'] as const) {
+            const client = await registerClient(app, 'plain', { post_logout_redirect_uris: ['https://rp.example/bye', 'https://rp.example/other-bye'] });
+            const { browser, idToken, accessToken } = await signedIn(app, client.metadata);
+            const hint: Record<string, string> = { [named]: named === 'id_token_hint' ? idToken : String(client.metadata.client_id) };
+            await browser.follow(logoutUrl(app, { ...hint, post_logout_redirect_uri: 'https://rp.example/bye', state: 'before' }), app.baseUrl);
+            expect(isConfirmation(browser.lastPage)).toBe(true);
+            await apply(client);
+            const done = await browser.submit('op.logoutForm', fields, app.baseUrl);
+            outcomes[`${change} ${answer} ${named}`] = done.leftTo ?? /<h1>([^<]*)<\/h1>/.exec(browser.lastPage)?.[1];
+            // Her "No" ended nothing of a client disabled since the page: enabled again, its token of her sign-in works.
+            if (change === 'disabled' && answer === 'no') {
+              await fetch(`${app.issuer}/management/clients/${String(client.metadata.client_id)}/enable`, operator);
+              outcomes[`${change} ${answer} ${named}`] += ` ${await userinfoStatus(app, accessToken)}`;
+            }
+          }
+        }
+      }
+      const pages = { yes: 'Signed out', no: 'Still signed in' };
+      expect(outcomes).toEqual(Object.fromEntries(Object.keys(outcomes).map((key) => [key, `${pages[key.split(' ')[1] as keyof typeof pages]}${key.startsWith('disabled no') ? ' 200' : ''}`])));
     });
   });
 
