@@ -1,7 +1,10 @@
-import type { Client, KoaContextWithOIDC } from 'oidc-provider';
+import type { Adapter, Client, KoaContextWithOIDC } from 'oidc-provider';
 
-import { ROUTE_NAMES } from '../seams.js';
+import { currentRequest, ROUTE_NAMES } from '../seams.js';
 import { escapeHtml, formTargetsOf, renderPage, sendPage } from './html.js';
+
+/** The member of a sign-out page's `session.state` naming the client its request named (oidc-provider's `clientId` is cleared unless the hint was hers). */
+const PAGE_CLIENT = 'svcClientId';
 
 /** Her `sub` at `client`, as her ID tokens for it carry it (pairwise or public). */
 export type SubjectAt = (ctx: KoaContextWithOIDC, accountId: string, client: Client) => Promise<string> | string;
@@ -10,14 +13,18 @@ export type SubjectAt = (ctx: KoaContextWithOIDC, accountId: string, client: Cli
  * The RP-initiated logout confirmation page (oidc-provider's `logoutSource`). "No" ends nothing; oidc-provider reads
  * it as "sign out of this client only" and revokes the client's grant, so the client is forgotten unless a valid
  * `id_token_hint` of hers named it (its `sub` is hers at that client): a bare `client_id` is public, and anyone's ID
- * token for the client validates, so any site could otherwise make her "No" withdraw her consent.
+ * token for the client validates, so any site could otherwise make her "No" withdraw her consent. The client is noted
+ * apart for {@link retractedLogoutTargets}.
  */
 export function logoutPage(subjectAt: SubjectAt): (ctx: KoaContextWithOIDC, form: string) => Promise<void> {
   return async (ctx, form) => {
     const { session, client, entities } = ctx.oidc;
     const hinted = entities.IdTokenHint?.payload.sub;
     const hers = hinted !== undefined && session?.accountId !== undefined && client !== undefined && hinted === (await subjectAt(ctx, session.accountId, client));
-    if (!hers && session?.state) session.state.clientId = undefined;
+    if (session?.state) {
+      session.state[PAGE_CLIENT] = client?.clientId;
+      if (!hers) session.state.clientId = undefined;
+    }
     // `form` is oidc-provider's hidden form (id "op.logoutForm") carrying its xsrf token.
     const body = `<h1>Sign out?</h1>
 <p>Do you want to sign out of ${escapeHtml(ctx.host)}?</p>
@@ -59,4 +66,26 @@ export function offerSignOutInstead(ctx: KoaContextWithOIDC, out: { error?: stri
   ctx.status = 303;
   ctx.redirect(ctx.oidc.urlFor(ROUTE_NAMES.endSession));
   return true;
+}
+
+/**
+ * The `Session` adapter, at her answer on a sign-out page: oidc-provider sends her to the post-logout redirect URI the
+ * page was shown with, unchecked. When its client took the URI out of its registration since (RFC 7592), it is
+ * dropped; when the client is no longer found (disabled or deleted since), the client is dropped too, so her "No"
+ * ends nothing of it. She lands on the page saying what holds.
+ */
+export function retractedLogoutTargets(inner: Adapter): Partial<Adapter> {
+  return {
+    find: async (id) => {
+      const payload = await inner.find(id);
+      const ctx = currentRequest();
+      const state = payload?.state;
+      const named = state?.[PAGE_CLIENT];
+      if (!payload || !state || typeof named !== 'string' || ctx?.oidc?.route !== ROUTE_NAMES.endSessionConfirm) return payload ?? undefined;
+      const client = await ctx.oidc.provider.Client.find(named);
+      const uri = state.postLogoutRedirectUri;
+      const kept = typeof uri === 'string' && client?.postLogoutRedirectUriAllowed(uri) ? uri : undefined;
+      return { ...payload, state: { ...state, postLogoutRedirectUri: kept, clientId: client ? state.clientId : undefined } };
+    },
+  };
 }

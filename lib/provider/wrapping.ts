@@ -25,6 +25,7 @@ import { pinPublicOrigin } from '../web/public-origin.js';
 import { hostOpenerPolicyKept, noCachePragma, securityHeaders } from '../web/security-headers.js';
 import { resumedRedirectGuard } from '../interactions/redirect-check.js';
 import { boundSessions, boundSignIns } from '../interactions/sign-in-binding.js';
+import { retractedLogoutTargets } from '../pages/logout-pages.js';
 import { clientAuthChallenge } from './client-auth-challenge.js';
 import { laxCookiesOnHttp } from './http-cookies.js';
 import { publishedKeysOnly } from './published-keys.js';
@@ -114,6 +115,11 @@ export const ADAPTER_WRAPPING: readonly AdapterWrapper[] = [
     why: 'a disabled client is not found, on every route; a deleted one is not written back',
     models: CLIENTS,
     wrap: (inner, _model, below) => suspendedClients(inner, below(SUSPENSION_MODEL), below(DELETION_MODEL)),
+  },
+  {
+    why: 'her answer on a sign-out page goes to no post-logout redirect URI its client took out or client gone since the page',
+    models: new Set(['Session']),
+    wrap: (inner) => retractedLogoutTargets(inner),
   },
   {
     why: 'a sign-in ends 14 days after it: a session saved again across that instant is not found after it',
