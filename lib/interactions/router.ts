@@ -227,6 +227,9 @@ export function createInteractionsRouter(options: InteractionsOptions): Router {
     if (details.prompt.name !== 'consent' || !accountId) {
       return ctx.throw(400, 'this interaction does not expect a consent');
     }
+    // Her account deleted since the page was shown: nothing is granted, and the resume, finding no account, ends her
+    // session and shows the login page.
+    if (!(await opaqueFailure(asAuthenticatorError, () => authenticator.exists(accountId)))) return finish(ctx, { consent: {} });
     const promptDetails = details.prompt.details as MissingNames;
     const existing = details.grantId ? await provider.Grant.find(details.grantId) : await joinedGrantOfAnotherTab(details, accountId);
     if (details.grantId && !existing) return ctx.throw(400, 'the grant of this interaction no longer exists');

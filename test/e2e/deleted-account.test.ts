@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { createStaticAuthenticator } from '../../lib/demo/accounts.js';
 import { createDemoClaimModules } from '../../lib/demo/claim-modules.js';
 import { confidentialClient, pairwiseSubOf } from '../helpers/app.js';
-import { codeFlowUrl, pkcePair, redeemCode, redirectParams, signIn } from '../helpers/flow.js';
+import { codeFlowUrl, FormBrowser, pkcePair, redeemCode, redirectParams, signIn } from '../helpers/flow.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 
 const client = confidentialClient({ redirect_uris: ['https://rp.example/cb'], allow_unencrypted_userinfo: true });
@@ -71,6 +71,41 @@ describe('a browser signed in to an account deleted since', () => {
     } finally {
       deleted.delete('demo-0001');
     }
+  });
+
+  describe('her consent page open when her account is deleted', () => {
+    const grantsOf = async (accountId: string): Promise<number> =>
+      ((await running.app.svc.store.inventory?.list('Grant', { limit: 500 }))?.records ?? []).filter((r) => r.payload.accountId === accountId).length;
+    /** `demo-basic` signed in, on the consent page of `client` (which she never approved). */
+    const onConsentPage = async (): Promise<FormBrowser> => {
+      const browser = new FormBrowser();
+      await browser.follow(codeFlowUrl(running.issuer, client, { scope: 'openid email' }), running.baseUrl);
+      await browser.submit('login-form', { login: 'demo-basic', password: 'demo-basic' }, running.baseUrl);
+      expect(browser.lastPage).toContain('id="consent-allow"');
+      return browser;
+    };
+
+    it('attack: her Allow stores no grant for the account that no longer exists and gives no code; she gets the login page', async () => {
+      try {
+        const browser = await onConsentPage();
+        deleted.add('demo-0002');
+        const before = await grantsOf('demo-0002');
+        const allowed = await browser.submit('consent-allow', {}, running.baseUrl);
+        expect(await grantsOf('demo-0002')).toBe(before);
+        expect(allowed.leftTo).toBeUndefined();
+        expect(browser.lastPage).toContain('id="login-form"');
+      } finally {
+        deleted.delete('demo-0002');
+      }
+    });
+
+    it('honest: an account that still exists gets exactly one grant from her Allow, and a code', async () => {
+      const browser = await onConsentPage();
+      const before = await grantsOf('demo-0002');
+      const allowed = await browser.submit('consent-allow', {}, running.baseUrl);
+      expect(await grantsOf('demo-0002')).toBe(before + 1);
+      expect(redirectParams(allowed.leftTo as string).get('code')).toEqual(expect.any(String));
+    });
   });
 
   it('honest: her account restored, her browser is still signed in and her application gets a code without asking her', async () => {
