@@ -36,6 +36,8 @@ export class RequestBatch {
   readonly records = new Map<string, PendingRecord>();
   /** Other deferred writes (indexes), in order. */
   readonly commands: AddCommand[] = [];
+  /** Record key → what removes its indexes, sent with its deletion (dropped if the record is written again). */
+  readonly unindex = new Map<string, AddCommand>();
   /** Deferred writes whose failure fails nothing else (a success's forgetting of failures): only logged. */
   readonly lenient: AddCommand[] = [];
   /** Record key → the stored string read in this request (`null`: not found), or the read under way. */
@@ -73,9 +75,14 @@ export class RequestBatch {
   }
 
   /** Takes the deferred writes (record writes collapsed to the last one per key); with `writesOnly` the deletions stay. */
-  take(writesOnly = false): { records: [string, PendingRecord][]; commands: AddCommand[]; lenient: AddCommand[] } {
-    const out = { records: [...this.records].filter(([, r]) => !writesOnly || r), commands: [...this.commands], lenient: [...this.lenient] };
-    for (const [key] of out.records) this.records.delete(key);
+  take(writesOnly = false): { records: [string, PendingRecord][]; commands: AddCommand[]; lenient: AddCommand[]; unindex: AddCommand[] } {
+    const out = { records: [...this.records].filter(([, r]) => !writesOnly || r), commands: [...this.commands], lenient: [...this.lenient], unindex: [] as AddCommand[] };
+    for (const [key, record] of out.records) {
+      const unindex = this.unindex.get(key);
+      if (unindex && !record) out.unindex.push(unindex);
+      this.unindex.delete(key);
+      this.records.delete(key);
+    }
     this.commands.length = 0;
     this.lenient.length = 0;
     return out;

@@ -35,6 +35,11 @@ local bar = string.find(v, '|', 1, true)
 if bar and bar > 2 then redis.call('SET', KEYS[1], string.sub(v, 1, 1) .. string.sub(v, bar), 'KEEPTTL') end
 return 1`;
 
+/** KEYS[1] an index key; ARGV[1] a record's reference. Deletes the index only while it still points at that record. */
+export const UNINDEX = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
 /**
  * KEYS[1] grant index (a sorted set: record key → its expiry in the server's epoch seconds, `inf` for none); ARGV[1]
  * member; ARGV[2] member ttl (0 = none). Members expired by then are dropped, so a grant in use for days keeps only

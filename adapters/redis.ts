@@ -15,7 +15,7 @@ import { attemptBucket, attemptCounterKey, BUCKET_TAGS, counterCapOf, keySlot } 
 import { createRedisInventory, nodeName } from './redis-inventory.js';
 import { createRecordCache, dropInProcess, type RecordCache } from './redis-record-cache.js';
 import { decodeRecord, encodeRecord, sameButExpiry } from './redis-records.js';
-import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN } from './redis-scripts.js';
+import { ATTEMPT_CHECK, ATTEMPT_FAIL, CONSUME, INDEX_ADD, UNCONSUME, UNCONSUME_OWN, UNINDEX } from './redis-scripts.js';
 import { CROWDED_SHARE, FLOW_HEADROOM, FLOW_MODELS, GRANTABLE_MODELS, RUN_MEMORY_SECONDS, startsFlow, STRIKE_MEMORY_SECONDS, type AttemptCounter, type AttemptRule, type SvcStore } from './store.js';
 
 /** Options of {@link createRedisStore}. */
@@ -296,13 +296,14 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
 
   const flush = async (batch: RequestBatch, writesOnly = false): Promise<void> => {
     if (!batch.pending) return;
-    const { records, commands, lenient } = batch.take(writesOnly);
+    const { records, commands, lenient, unindex } = batch.take(writesOnly);
     if (!records.length && !commands.length && !lenient.length) return;
     const writes: AddCommand[] = [];
     for (const [key, record] of records) if (record) writes.push(setRecord(key, record.value, record.ttl));
     writes.push(...commands);
     const deleted = records.filter(([, r]) => r === null).map(([key]) => key);
     const deletions: AddCommand[] = deleted.length && !clustered ? [(p) => void p.del(...deleted)] : deleted.map((key): AddCommand => (p) => void p.del(key));
+    deletions.push(...unindex);
     // Its deletions (the interaction a resume ends, the session it replaces) land only with its writes, or a request
     // answered 503 (a full Redis refusing the writes, taking deletions) could not be sent again: on a standalone server
     // in one MULTI, on a Cluster once every write was answered.
@@ -457,7 +458,10 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
     if (batch) {
       batch.records.set(key, record);
       batch.reads.delete(key);
-      batch.commands.push(...extra);
+      batch.unindex.delete(key);
+      // A deletion's index removal (one command) lands with it, a write's indexes with the writes.
+      if (record) batch.commands.push(...extra);
+      else if (extra[0]) batch.unindex.set(key, extra[0]);
       return;
     }
     const add: AddCommand = record ? setRecord(key, record.value, record.ttl) : (p) => void p.del(key);
@@ -597,7 +601,25 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
         if (result === -1) throw new errors.InvalidGrant(`${model} not found or expired`);
         if (result === 0) throw new AlreadyConsumedError(model);
       }),
-    destroy: (id) => write(model, recordKey(model, id), null, []),
+    destroy: async (id) => {
+      const key = recordKey(model, id);
+      const extra: AddCommand[] = [];
+      if (model === 'Session') {
+        // Her session as this request wrote or read it (a sign-out read it), adding no round trip; outside a request, read
+        // now. One a request destroys unread (none oidc-provider had) leaves its index to expire.
+        const batch = currentBatch();
+        const pending = batch?.records.get(key);
+        const value = pending !== undefined ? pending?.value : batch ? batch.reads.get(key) : readRaw(key);
+        let uid: unknown;
+        try {
+          uid = decode(model, key, id, (await value) ?? null)?.uid;
+        } catch {
+          // Unreadable (logged by `decode`) or not read: its record is deleted all the same.
+        }
+        if (typeof uid === 'string') extra.push((p) => void p.eval(UNINDEX, 1, uidKey(uid), refOf(id)));
+      }
+      await write(model, key, null, extra);
+    },
     revokeByGrantId: async (grantId) => {
       await inOrder(() => revokeIndex(grantKey(refOf(grantId))));
     },

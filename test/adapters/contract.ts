@@ -12,8 +12,10 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /**
  * The adapter contract: every store (memory, Redis standalone, Redis Cluster) runs this same suite.
  * `makeStore` is called once; ids are random so stores that hold other data are not disturbed.
+ * `uidIndexed` says whether the store holds a uid index entry for `uid`, where that index is a key of its own (Redis):
+ * a stale entry finds nothing through the adapter, but stays stored.
  */
-export function describeAdapterContract(name: string, makeStore: () => Promise<SvcStore>): void {
+export function describeAdapterContract(name: string, makeStore: () => Promise<SvcStore>, uidIndexed?: (store: SvcStore, uid: string) => Promise<boolean>): void {
   describe(`adapter contract: ${name}`, () => {
     let store: SvcStore;
     const id = (): string => randomUUID();
@@ -123,6 +125,30 @@ export function describeAdapterContract(name: string, makeStore: () => Promise<S
       await session.destroy(key);
       expect(await session.find(key)).toBeUndefined();
       expect(await session.findByUid(uid)).toBeUndefined();
+    });
+
+    it('a session destroyed (her sign-out, in a request or outside one) leaves no uid index behind; honest: one replaced by a new id keeps its uid found', async () => {
+      const session = store.adapter('Session');
+      const inRequest = <T>(fn: () => Promise<T>): Promise<T> => (store.batch ? store.batch(fn) : fn());
+      const [signedOut, destroyed, replaced] = [id(), id(), id()];
+      const [key, other, renewed] = [id(), id(), id()];
+      await session.upsert(key, { uid: signedOut, accountId: 'a' }, 60);
+      await session.upsert(other, { uid: destroyed, accountId: 'a' }, 60);
+      await session.upsert(renewed, { uid: replaced, accountId: 'a' }, 60);
+      await inRequest(async () => {
+        await session.find(key);
+        await session.destroy(key);
+      });
+      await session.destroy(other);
+      // oidc-provider's `resetIdentifier`: the old id destroyed, the same uid saved under a new id, in one request.
+      const next = id();
+      await inRequest(async () => {
+        await session.find(renewed);
+        await session.destroy(renewed);
+        await session.upsert(next, { uid: replaced, accountId: 'a' }, 60);
+      });
+      for (const uid of [signedOut, destroyed]) expect({ uid, found: await session.findByUid(uid), indexed: await uidIndexed?.(store, uid) }).toEqual({ uid, found: undefined, indexed: uidIndexed && false });
+      expect({ found: (await session.findByUid(replaced))?.uid, indexed: await uidIndexed?.(store, replaced) }).toEqual({ found: replaced, indexed: uidIndexed && true });
     });
 
     it('consumes once: marks the record consumed, a second consume rejects with invalid_grant', async () => {

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 
 import { refOf } from '../../adapters/inventory.js';
 import { InvalidCursorError } from '../../lib/errors.js';
 import { createRedisStore } from '../../adapters/redis.js';
 import { attemptCounterKey } from '../../adapters/redis-attempt-keys.js';
-import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS } from '../../adapters/store.js';
+import { RUN_MEMORY_SECONDS, STRIKE_MEMORY_SECONDS, type SvcStore } from '../../adapters/store.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { deletePrefix, SHARED_REDIS_URL, startOwnCluster, testPrefix, TEST_STORE_TIMEOUT_MS, type OwnCluster } from '../helpers/redis.js';
 import { describeBatchContract } from './batch-contract.js';
@@ -14,7 +14,10 @@ import { describeAdapterContract } from './contract.js';
 const standalonePrefix = testPrefix('contract');
 afterAll(async () => deletePrefix(SHARED_REDIS_URL, standalonePrefix));
 
-describeAdapterContract('redis standalone', async () => createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: standalonePrefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS }));
+/** Whether the store's uid index key of `uid` exists (`store` made with `prefix`). */
+const uidIndexed = (prefix: string) => async (store: SvcStore, uid: string): Promise<boolean> => (await (store as SvcStore & { client: Redis | Cluster }).client.exists(`${prefix}sessionUid:${refOf(uid)}`)) === 1;
+
+describeAdapterContract('redis standalone', async () => createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: standalonePrefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS }), uidIndexed(standalonePrefix));
 describeBatchContract('redis standalone', async () => createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: standalonePrefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS }));
 
 let cluster: OwnCluster;
@@ -23,7 +26,8 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(() => cluster?.dispose());
 
-describeAdapterContract('redis cluster (3 masters)', async () => createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: testPrefix('cluster'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS }));
+const clusterPrefix = testPrefix('cluster');
+describeAdapterContract('redis cluster (3 masters)', async () => createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: clusterPrefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS }), uidIndexed(clusterPrefix));
 describeBatchContract('redis cluster (3 masters)', async () => createRedisStore({ clusterNodes: cluster.nodes, keyPrefix: testPrefix('cluster'), operationTimeoutMs: TEST_STORE_TIMEOUT_MS }));
 
 describe('redis store key layout', () => {
