@@ -584,6 +584,7 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const payload = decode(model, key, id, await readRecord(model, key));
       const batch = currentBatch();
       if (payload && batch && (model === 'AccessToken' || model === 'AuthorizationCode')) prefetch(payload);
+      if (batch && model === 'Session' && typeof payload?.uid === 'string') batch.uids.set(payload.uid, key);
       return payload;
     },
     findByUid: (uid) => findByUid(model, uid),
@@ -605,16 +606,14 @@ export function createRedisStore(options: RedisStoreOptions): SvcStore & { reado
       const key = recordKey(model, id);
       const extra: AddCommand[] = [];
       if (model === 'Session') {
-        // Her session as this request wrote or read it (a sign-out read it), adding no round trip; outside a request, read
-        // now. One a request destroys unread (none oidc-provider had) leaves its index to expire.
+        // Her session's uid as this request wrote or found it (a sign-out found it), adding no round trip; outside a
+        // request, read now. One a request destroys unseen (none oidc-provider had) leaves its index to expire.
         const batch = currentBatch();
-        const pending = batch?.records.get(key);
-        const value = pending !== undefined ? pending?.value : batch ? batch.reads.get(key) : readRaw(key);
-        let uid: unknown;
+        let uid: unknown = batch && [...batch.uids].find(([, at]) => at === key)?.[0];
         try {
-          uid = decode(model, key, id, (await value) ?? null)?.uid;
+          if (!batch) uid = decode(model, key, id, await readRaw(key))?.uid;
         } catch {
-          // Unreadable (logged by `decode`) or not read: its record is deleted all the same.
+          // Unreadable (logged by `decode`): its record is deleted all the same.
         }
         if (typeof uid === 'string') extra.push((p) => void p.eval(UNINDEX, 1, uidKey(uid), refOf(id)));
       }

@@ -274,6 +274,20 @@ describe('what one code flow costs Redis (docs/performance.md): round trips per 
     ]);
   });
 
+  it('honest: her sign-out ends her session and its uid index, in as many round trips as it ended her session alone', async () => {
+    const browser = new FormBrowser();
+    await signIn(codeFlowUrl(running.issuer, rp), { browser });
+    const stored = async (): Promise<[number, number]> => [(await keysOf(prefix, 'Session:')).length, (await keysOf(prefix, 'sessionUid:')).length];
+    const [sessions, indexed] = await stored();
+    await browser.follow(`${running.issuer}/logout`, running.baseUrl);
+    const body = new URLSearchParams({ ...browser.hiddenFields('op.logoutForm'), logout: 'yes' }).toString();
+    const before = counted().trips;
+    await browser.request(browser.formAction('op.logoutForm', running.baseUrl), { method: 'POST', headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded', origin: running.baseUrl }, body });
+    // As many as before the index was removed with her session (in its deletion's round trip).
+    expect(counted().trips - before).toBe(10);
+    expect(await stored()).toEqual([sessions - 1, indexed - 1]);
+  });
+
   it('attack: an interaction cookie whose signature does not verify reads nothing ahead (the page costs Redis nothing); honest: signed, it and her session are read in one round trip', async () => {
     const browser = new FormBrowser();
     await signIn(codeFlowUrl(running.issuer, rp), { browser });
