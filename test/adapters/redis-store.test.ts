@@ -68,7 +68,7 @@ const jwks = (kid: string): { keys: { kty: string; kid: string; n: string; e: st
 const LOST_ANSWER_TIMEOUT_MS = 2000;
 
 describe('redis store: clients cached in every process, invalidated everywhere at once', () => {
-  it('serves a client from the cache, and sees an update, a disabling mark, its removal and a deletion made through another store at once', async () => {
+  it('serves a client (and its marks) from the cache, and sees an update, a disabling mark, its removal, a reissue mark and a deletion made through another store at once', async () => {
     const prefix = fresh('cache');
     const [a, b] = [open(prefix), open(prefix)];
     await subscribers(prefix, 2);
@@ -76,10 +76,14 @@ describe('redis store: clients cached in every process, invalidated everywhere a
     await a.adapter('Client').upsert('rp', { client_id: 'rp', jwks: jwks('one') });
     expect((await b.adapter('Client').find('rp'))?.jwks).toEqual(jwks('one'));
     expect(await b.adapter('ClientSuspension').find('rp')).toBeUndefined();
+    expect(await b.adapter('RegistrationAccessTokenReissue').find('rp')).toBeUndefined();
     const warm = sent.commands;
     expect((await b.adapter('Client').find('rp'))?.jwks).toEqual(jwks('one'));
     expect(await b.adapter('ClientSuspension').find('rp')).toBeUndefined();
+    expect(await b.adapter('RegistrationAccessTokenReissue').find('rp')).toBeUndefined();
     expect(sent.commands).toBe(warm);
+    await a.adapter('RegistrationAccessTokenReissue').upsert('rp', { generation: 'g1' });
+    expect(await b.adapter('RegistrationAccessTokenReissue').find('rp')).toEqual({ generation: 'g1' });
 
     await a.adapter('Client').upsert('rp', { client_id: 'rp', jwks: jwks('two') });
     expect((await b.adapter('Client').find('rp'))?.jwks).toEqual(jwks('two'));
@@ -217,7 +221,7 @@ describe('redis store: clients cached in every process, invalidated everywhere a
     }
   });
 
-  it('attack: a client disabled, a session revoked or a client deleted through a process that caches nothing (an admin process with `cachedModels: []`) is seen at once by one that cached them', async () => {
+  it('attack: a client disabled, a session revoked, a registration access token reissued or a client deleted through a process that caches nothing (an admin process with `cachedModels: []`) is seen at once by one that cached them', async () => {
     const prefix = fresh('cache-off-writer');
     const admin = createRedisStore({ url: SHARED_REDIS_URL, keyPrefix: prefix, operationTimeoutMs: TEST_STORE_TIMEOUT_MS, cachedModels: [] });
     stores.push(admin);
@@ -227,8 +231,11 @@ describe('redis store: clients cached in every process, invalidated everywhere a
     expect(await provider.adapter('Client').find('rp')).toBeDefined();
     expect(await provider.adapter('ClientSuspension').find('rp')).toBeUndefined();
     expect(await provider.adapter('SessionRevocation').find('uid-1')).toBeUndefined();
+    expect(await provider.adapter('RegistrationAccessTokenReissue').find('rp')).toBeUndefined();
     await admin.adapter('ClientSuspension').upsert('rp', { disabled_at: 1, disabled_by: 'admin' });
     await admin.adapter('SessionRevocation').upsert('uid-1', { revoked_at: 1 }, 60);
+    await admin.adapter('RegistrationAccessTokenReissue').upsert('rp', { generation: 'g1' });
+    expect(await provider.adapter('RegistrationAccessTokenReissue').find('rp')).toEqual({ generation: 'g1' });
     expect(await provider.adapter('ClientSuspension').find('rp')).toEqual({ disabled_at: 1, disabled_by: 'admin' });
     expect(await provider.adapter('SessionRevocation').find('uid-1')).toEqual({ revoked_at: 1 });
     expect(await admin.inventory.destroy('Client', refOf('rp'))).toBe(true);
