@@ -44,7 +44,7 @@ export interface RedisStoreOptions {
    * on `{prefix}invalidate`): read on nearly every request, written rarely. `[]` turns it off. Writes of these and of
    * the default models publish their invalidation whatever this process caches; list a model beyond the defaults in
    * every process on the store.
-   * @default ["Client", "ClientSuspension", "ClientDeletion", "SessionRevocation"]
+   * @default ["Client", "ClientSuspension", "ClientDeletion", "SessionRevocation", "RegistrationAccessTokenReissue"]
    */
   cachedModels?: string[];
   /**
@@ -57,7 +57,9 @@ export interface RedisStoreOptions {
 }
 
 /** The models every process caches unless told otherwise; their writes publish an invalidation in every process. */
-const DEFAULT_CACHED_MODELS = ['Client', 'ClientSuspension', 'ClientDeletion', 'SessionRevocation'];
+// RegistrationAccessTokenReissue: a client's reissue mark, read with each of its registration access tokens (and absent
+// for nearly every client), so a client's own registration requests cost the round trips they did before the reissue.
+const DEFAULT_CACHED_MODELS = ['Client', 'ClientSuspension', 'ClientDeletion', 'SessionRevocation', 'RegistrationAccessTokenReissue'];
 
 /** The host and port of a Redis store as logged: from its URL (never the credentials), or its Cluster seed nodes. */
 function redisAddress(options: RedisStoreOptions): { host?: string; port?: number } {
