@@ -63,6 +63,13 @@ describe('how the command line reads its flags', () => {
     }
   });
 
+  it('honest: -h or --help after a flag that takes no value (--all, --json, --print, --connect) is the help, exit 0 with nothing done', async () => {
+    for (const args of [['clients', 'list', '--all', '--help'], ['invitations', 'list', '--json', '-h'], ['invite', '--print', '--help'], ['config', 'check', '--connect', '-h']]) {
+      const run = await cli(args, { SVC_MANAGEMENT_PASSWORD: 'x', SVC_BASE_URL: 'http://127.0.0.1:9' });
+      expect([args.join(' '), run.code, run.stdout.split('\n')[0], run.stderr]).toEqual([args.join(' '), 0, expect.stringMatching(/^Usage: svc-connect /), '']);
+    }
+  });
+
   it('honest: --flag=value and --flag value read alike, and a flag that takes a list takes it repeated', async () => {
     for (const args of [['--out', join(dir, 'spaced.json')], [`--out=${join(dir, 'joined.json')}`]]) {
       expect((await cli(['keys', 'generate', ...args])).code).toBe(0);
