@@ -8,7 +8,7 @@ import { clientKeysCommand } from './cli/client-keys.js';
 import { clientsCommand } from './cli/clients.js';
 import { configCommand } from './cli/config.js';
 import { CliError } from './errors.js';
-import { type CliIo, type Command } from './cli/common.js';
+import { HelpWanted, type CliIo, type Command } from './cli/common.js';
 import { invitationsCommand } from './cli/invitations.js';
 import { inviteCommand } from './cli/invite.js';
 import { keysCommand } from './cli/keys.js';
@@ -46,7 +46,7 @@ export async function main(argv: string[], terminal: CliIo): Promise<number> {
     return 2;
   }
   // Only a flag: after `--` it is a SUB, a CLIENT_ID or a LOGIN, and the action runs; after a flag (`--client -h`) it
-  // may be that flag's value, which the command's own parser refuses as ambiguous.
+  // may be that flag's value, which the command's own parser refuses as ambiguous, or its help (`--all -h`: HelpWanted).
   const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
   const help = flags.findIndex((arg, i) => (arg === '--help' || arg === '-h') && !/^--?[^-=][^=]*$/.test(flags[i - 1] ?? ''));
   if (help >= 0) {
@@ -57,6 +57,10 @@ export async function main(argv: string[], terminal: CliIo): Promise<number> {
     await command.run(rest, io);
     return 0;
   } catch (failure) {
+    if (failure instanceof HelpWanted) {
+      io.out(`${command.usage}\n`);
+      return 0;
+    }
     err(`svc-connect ${name}: ${failure instanceof Error ? failure.message : String(failure)}\n`);
     return failure instanceof CliError ? failure.exitCode : 1;
   }

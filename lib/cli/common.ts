@@ -41,17 +41,23 @@ export function usageError(message: string, usage: string): CliError {
   return new CliError(`${message}\n\n${usage}`, 2);
 }
 
+/** Thrown by {@link parseFlags} for `-h` or `--help` read as a flag: the command's help is shown, exit 0, nothing done. */
+export class HelpWanted extends Error {}
+
 /**
  * Parses flags (and, when allowed, positionals) strictly: unknown flags, missing or empty values (an unset shell variable:
  * `--out ""` would otherwise print a private key) and a single-value flag given twice are usage errors (exit 2).
+ * `-h` or `--help` as a flag (after one that takes no value, `--all --help`) throws {@link HelpWanted}; as a flag's
+ * value (`--client -h`) it is refused as ambiguous.
  */
 export function parseFlags<O extends FlagOptions>(argv: string[], options: O, usage: string, allowPositionals = false): ParsedFlags<O> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options, strict: true, allowPositionals, tokens: true });
+    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals, tokens: true });
   } catch (err) {
     throw usageError((err as Error).message, usage);
   }
+  if ((parsed.values as { help?: boolean }).help === true) throw new HelpWanted();
   const seen = new Set<string>();
   for (const token of parsed.tokens) {
     if (token.kind !== 'option' || token.value === undefined) continue;
