@@ -1,12 +1,16 @@
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClientMetadata } from 'oidc-provider';
 
+import { createMemoryStore } from '../../adapters/memory.js';
+import type { SvcStore } from '../../adapters/store.js';
+import { StoreUnavailableError } from '../../lib/errors.js';
 import { issueInitialAccessToken } from '../../lib/index.js';
 import { runCli } from '../helpers/cli.js';
 import { capturingLogger } from '../helpers/logs.js';
 import { managementCalls } from '../helpers/management-calls.js';
-import { encryptionKey, manage, register, startKeySetServer, type HttpResult, type KeySetServer } from '../helpers/registration.js';
+import { encryptionKey, isUnspent, manage, register, startKeySetServer, type HttpResult, type KeySetServer } from '../helpers/registration.js';
 import { describeEachStore } from '../helpers/stores.js';
+import { withAdapter } from '../helpers/store-with-adapter.js';
 import { appPerSuite } from '../helpers/suite-app.js';
 
 /*
@@ -152,3 +156,42 @@ describeEachStore('a new registration access token from the operator (toolbox)',
     expect([statik.code, statik.stderr]).toEqual([1, expect.stringContaining('HTTP 409 static_client')]);
   });
 }, ['memory', 'redis standalone']);
+
+describe('the store failing as a read or update of a registration checks its token against the reissue mark, once served', () => {
+  /** Reads of the reissue mark (or of an initial access token) still to pass before one fails (0: none fails). */
+  let passing = 0;
+  const failing = (model: string) => (store: SvcStore): SvcStore =>
+    withAdapter(store, model, (adapter) => ({
+      find: async (id) => {
+        if (passing > 0 && --passing === 0) throw new StoreUnavailableError({ cause: new Error('injected') });
+        return adapter.find(id);
+      },
+    }));
+  const running = appPerSuite(() => ({ store: failing('InitialAccessToken')(failing('RegistrationAccessTokenReissue')(createMemoryStore())) }));
+  const metadata = { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', client_name: 'before' };
+
+  it('honest: the 503 changed nothing, and the same token is sent again and served (registration.md: "send it again with the same token")', async () => {
+    for (const method of ['PUT', 'GET'] as const) {
+      const res = await register(running, metadata, (await issueInitialAccessToken(running.app.svc.provider)).token);
+      const [id, uri, token] = [String(res.body.client_id), String(res.body.registration_client_uri), String(res.body.registration_access_token)];
+      // The first read (the token's lookup) passes; the second, once the request was served, fails.
+      passing = 2;
+      const failed = await manage(uri, method, token, method === 'PUT' ? { client_id: id, ...metadata, client_name: 'after' } : undefined);
+      passing = 0;
+      expect([method, failed.status, failed.body.error, failed.body.registration_access_token]).toEqual([method, 503, 'server_error', undefined]);
+      expect((await running.app.svc.store.adapter('Client').find(id))?.client_name).toBe('before');
+      const again = await manage(uri, method, token, method === 'PUT' ? { client_id: id, ...metadata, client_name: 'after' } : undefined);
+      expect([method, again.status]).toEqual([method, 200]);
+    }
+  });
+
+  it('honest: so is a registration whose initial access token cannot be checked once served (revoked meanwhile?): no client, the token unspent', async () => {
+    const token = (await issueInitialAccessToken(running.app.svc.provider)).token;
+    const before = (await running.app.svc.store.inventory?.list('Client', { limit: 500 }))?.records.length;
+    passing = 2;
+    const failed = await register(running, metadata, token);
+    passing = 0;
+    expect([failed.status, failed.body.error]).toEqual([503, 'server_error']);
+    expect([(await running.app.svc.store.inventory?.list('Client', { limit: 500 }))?.records.length, await isUnspent(running, token)]).toEqual([before, true]);
+  });
+});
