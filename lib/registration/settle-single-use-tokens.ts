@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { errors, type Adapter, type AdapterPayload, type KoaContextWithOIDC } from 'oidc-provider';
 
-import { failureCauseFields, requestIdOf, sendCaughtError, sendError } from '../web/error-response.js';
+import { failureCauseFields, logCaughtError, requestIdOf, sendCaughtError, sendError } from '../web/error-response.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { MODEL_NAMES, ROUTE_NAMES } from '../seams.js';
@@ -70,7 +70,8 @@ async function someRevokedMeanwhile(state: RequestState): Promise<boolean> {
  *   gives the claimed tokens back; an initial
  *   access token only when every client its request created is gone again, so one token never
  *   registers two clients.
- * Once a success is decided, clean-up failures are logged, never turned into an error response.
+ * A store failure while deciding (a mark not read) answers 503 and undoes the request as any failure; once a success is
+ * decided, clean-up failures are logged, never turned into an error response.
  */
 export function settleSingleUseTokens(logger: Logger, metrics?: Metrics, reissueMarks?: Adapter): (ctx: Context, next: Next) => Promise<void> {
   const event = (ctx: Context, level: 'info' | 'warn', name: string, fields: Record<string, string | undefined> = {}): void => {
@@ -163,7 +164,14 @@ export function settleSingleUseTokens(logger: Logger, metrics?: Metrics, reissue
     for (const c of state.claims) if (c.destroyFailed !== undefined) failed(ctx, `destroy ${c.model}`, c.destroyFailed);
     // A client that hung up (its timeout ran out while the provider fetched its keys) is never sent the answer: undone.
     if (ctx.status < 200 || ctx.status >= 300 || ctx.req.socket?.destroyed === true) return settleFailure(ctx, state);
-    const description = await diedMeanwhile(ctx, state);
+    let description: string | undefined;
+    try {
+      description = await diedMeanwhile(ctx, state);
+    } catch (err) {
+      // Not known to be alive: answered as failed, and undone, so the same token can be sent again (docs/registration.md).
+      logCaughtError(logger, ctx, err, sendCaughtError(ctx, err));
+      return settleFailure(ctx, state);
+    }
     if (description !== undefined) {
       const realm = (ctx as unknown as KoaContextWithOIDC).oidc.issuer;
       ctx.set('WWW-Authenticate', `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`);
