@@ -62,12 +62,15 @@ describe('fetchDocument: names that must resolve to public addresses are asked o
   let docs: HttpsDocServer;
   let dns: Awaited<ReturnType<typeof startDns>>;
   let port = '';
-  /** Strict options whose DNS is the test's server; the doc server's loopback address stands in for a public one. */
-  const options = (answerMs?: number, extra: Partial<OutboundFetchOptions> = {}): OutboundFetchOptions => ({
+  /**
+   * Strict options whose DNS is the test's server; the doc server's loopback address stands in for a public one. Its
+   * wait for an answer is a test's (60 s), not the production 1 s a busy machine can pass, unless a case sets one.
+   */
+  const options = (answerMs = 60_000, extra: Partial<OutboundFetchOptions> = {}): OutboundFetchOptions => ({
     allowPrivateNetwork: false,
     isForbidden: (address) => address !== '127.0.0.1' && address !== '::1',
     ca: docs.ca,
-    dns: { servers: [dns.server], ...(answerMs === undefined ? {} : { answerMs }) },
+    dns: { servers: [dns.server], answerMs },
     ...extra,
   });
 
